@@ -1,0 +1,104 @@
+#include "controller/common/money.h"
+
+#include <cctype>
+#include <limits>
+
+namespace gpufed {
+namespace {
+
+constexpr __int128 kMaxMicros = std::numeric_limits<int64_t>::max();
+
+int64_t DivRound(__int128 numerator, __int128 denominator) {
+  __int128 half = denominator / 2;
+  __int128 q = numerator >= 0 ? (numerator + half) / denominator : (numerator - half) / denominator;
+  if (q > kMaxMicros) return std::numeric_limits<int64_t>::max();
+  if (q < -kMaxMicros) return -std::numeric_limits<int64_t>::max();
+  return static_cast<int64_t>(q);
+}
+
+}  // namespace
+
+Result<Money> Money::Parse(std::string_view text, std::string_view default_currency) {
+  auto bad = [&](const std::string& why) {
+    return InvalidArgument("money '" + std::string(text) + "' " + why + " (example: \"400.00 EUR\")");
+  };
+  if (text.size() > 40) return bad("is too long");
+  size_t pos = 0;
+  while (pos < text.size() && text[pos] == ' ') ++pos;
+  bool negative = false;
+  if (pos < text.size() && text[pos] == '-') {
+    negative = true;
+    ++pos;
+  }
+  __int128 units = 0;
+  int64_t fraction = 0;
+  int fraction_digits = 0;
+  bool digits = false, in_fraction = false;
+  for (; pos < text.size(); ++pos) {
+    char ch = text[pos];
+    if (ch == '.' && !in_fraction) {
+      in_fraction = true;
+      continue;
+    }
+    if (!std::isdigit(static_cast<unsigned char>(ch))) break;
+    digits = true;
+    if (in_fraction) {
+      if (++fraction_digits > 6) return bad("has more than 6 decimals");
+      fraction = fraction * 10 + (ch - '0');
+    } else {
+      units = units * 10 + (ch - '0');
+      if (units * kMicrosPerUnit > kMaxMicros) return bad("is too large");
+    }
+  }
+  if (!digits) return bad("has no amount");
+  for (int i = fraction_digits; i < 6; ++i) fraction *= 10;
+  while (pos < text.size() && text[pos] == ' ') ++pos;
+  std::string currency(text.substr(pos));
+  if (currency.empty()) {
+    currency = std::string(default_currency);
+  } else {
+    if (currency.size() != 3) return bad("needs a three-letter currency code");
+    for (char ch : currency) {
+      if (!std::isupper(static_cast<unsigned char>(ch))) return bad("needs an upper-case currency code");
+    }
+  }
+  __int128 micros = units * kMicrosPerUnit + fraction;
+  return Money(static_cast<int64_t>(negative ? -micros : micros), currency);
+}
+
+Money Money::TimesHours(int64_t count, int64_t millis) const {
+  __int128 product = static_cast<__int128>(micros_) * count * millis;
+  return Money(DivRound(product, 3600000), currency_);
+}
+
+Money Money::TimesMilli(int64_t milli) const {
+  return Money(DivRound(static_cast<__int128>(micros_) * milli, 1000), currency_);
+}
+
+bool Money::SameCurrency(const Money& other) const {
+  return currency_.empty() || other.currency_.empty() || currency_ == other.currency_;
+}
+
+Money Money::Plus(const Money& other) const {
+  __int128 sum = static_cast<__int128>(micros_) + other.micros_;
+  if (sum > kMaxMicros) sum = kMaxMicros;
+  return Money(static_cast<int64_t>(sum), currency_.empty() ? other.currency_ : currency_);
+}
+
+Money Money::Minus(const Money& other) const {
+  return Money(micros_ - other.micros_, currency_.empty() ? other.currency_ : currency_);
+}
+
+std::string Money::AmountString() const {
+  int64_t abs = micros_ < 0 ? -micros_ : micros_;
+  std::string frac = std::to_string(abs % kMicrosPerUnit);
+  frac.insert(0, 6 - frac.size(), '0');
+  while (frac.size() > 2 && frac.back() == '0') frac.pop_back();
+  return (micros_ < 0 ? "-" : "") + std::to_string(abs / kMicrosPerUnit) + "." + frac;
+}
+
+std::string Money::ToString() const {
+  return currency_.empty() ? AmountString() : AmountString() + " " + currency_;
+}
+
+}  // namespace gpufed

@@ -1,0 +1,51 @@
+#pragma once
+// Exact decimal money: an int64 count of micro-units (1e-6) of a currency.
+// No binary floating point touches an amount; products with time are computed in
+// 128-bit integers and rounded half away from zero to the micro-unit.
+#include <compare>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "controller/common/status.h"
+
+namespace gpufed {
+
+class Money {
+ public:
+  static constexpr int64_t kMicrosPerUnit = 1000000;
+
+  Money() = default;
+  Money(int64_t micros, std::string currency) : micros_(micros), currency_(std::move(currency)) {}
+
+  // "400.00 EUR", "400 EUR", "1.10" (then default_currency applies; empty means none).
+  static Result<Money> Parse(std::string_view text, std::string_view default_currency = "");
+
+  int64_t micros() const { return micros_; }
+  const std::string& currency() const { return currency_; }
+  bool is_zero() const { return micros_ == 0; }
+
+  // price-per-hour x count x duration. `millis` of runtime; result in the same currency.
+  Money TimesHours(int64_t count, int64_t millis) const;
+  Money Plus(const Money& other) const;   // currencies must match (or one is zero/empty)
+  Money Minus(const Money& other) const;
+  // Scales by a ratio given as milli-units (e.g. GiB counts in milli).
+  Money TimesMilli(int64_t milli) const;
+
+  // "12.34 EUR" (two decimals unless more are needed; trailing zeros trimmed past 2).
+  std::string ToString() const;
+  // "12.34" without the currency.
+  std::string AmountString() const;
+
+  bool SameCurrency(const Money& other) const;
+  friend std::strong_ordering operator<=>(const Money& a, const Money& b) { return a.micros_ <=> b.micros_; }
+  friend bool operator==(const Money& a, const Money& b) {
+    return a.micros_ == b.micros_ && a.currency_ == b.currency_;
+  }
+
+ private:
+  int64_t micros_ = 0;
+  std::string currency_;
+};
+
+}  // namespace gpufed

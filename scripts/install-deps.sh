@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs gpufed's build and test dependencies from Debian packages. Idempotent:
+# only missing packages are installed. Works as root or through sudo.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build ccache pkg-config git
+  libyaml-cpp-dev liblua5.4-dev libcurl4-openssl-dev libssl-dev openssl
+  libspdlog-dev nlohmann-json3-dev libcli11-dev libcpp-httplib-dev
+  libsqlite3-dev sqlite3 libgtest-dev libgmock-dev libbenchmark-dev
+)
+if [[ "${GPUFED_TEST_DEPS:-0}" == 1 ]]; then
+  # The schema conformance test runs ajv from the npm registry.
+  packages+=(nodejs npm)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+# Node may come from outside Debian (a preinstalled toolchain); accept a working one.
+if [[ " ${missing[*]} " == *" nodejs "* ]] && command -v node >/dev/null && command -v npm >/dev/null; then
+  missing=("${missing[@]/nodejs}"); missing=("${missing[@]/npm}")
+fi
+read -r -a missing <<<"${missing[*]}"
+
+if ((${#missing[@]})); then
+  sudo_cmd=()
+  if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
+  echo "install-deps: installing ${missing[*]}"
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
