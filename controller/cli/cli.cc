@@ -1,0 +1,1 @@
+namespace gpufed::cli {}

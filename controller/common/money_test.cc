@@ -1,0 +1,43 @@
+#include "controller/common/money.h"
+
+#include <gtest/gtest.h>
+
+namespace gpufed {
+namespace {
+
+TEST(Money, ParsesExactDecimals) {
+  Result<Money> m = Money::Parse("400.00 EUR");
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->micros(), 400000000);
+  EXPECT_EQ(m->currency(), "EUR");
+  EXPECT_EQ(Money::Parse("1.10", "USD")->micros(), 1100000);
+  EXPECT_EQ(Money::Parse("1.10", "USD")->currency(), "USD");
+  EXPECT_EQ(Money::Parse("0.000001 EUR")->micros(), 1);
+}
+
+TEST(Money, RejectsBadText) {
+  for (std::string_view bad : {"", "EUR", "1.0000001 EUR", "12 eur", "12 EURO", "1,50 EUR", "99999999999999 EUR"}) {
+    EXPECT_FALSE(Money::Parse(bad).ok()) << bad;
+  }
+}
+
+TEST(Money, MultipliesByGpuHoursWithoutFloatingPoint) {
+  Money price = *Money::Parse("1.10 EUR");
+  // 0.1 + 0.2 style errors would show here: 3 GPUs for 20 minutes at 1.10/h = 1.10.
+  EXPECT_EQ(price.TimesHours(3, 20 * 60 * 1000).micros(), 1100000);
+  // 1 GPU for 1 ms rounds half away from zero to the micro-unit.
+  EXPECT_EQ(price.TimesHours(1, 1).micros(), 0);
+  EXPECT_EQ(Money::Parse("3.60 EUR")->TimesHours(1, 1).micros(), 1);
+}
+
+TEST(Money, AddsAndPrints) {
+  Money a = *Money::Parse("0.10 EUR");
+  Money b = *Money::Parse("0.20 EUR");
+  EXPECT_EQ(a.Plus(b).ToString(), "0.30 EUR");
+  EXPECT_EQ(Money::Parse("12.345 EUR")->ToString(), "12.345 EUR");
+  EXPECT_EQ(Money::Parse("7 EUR")->ToString(), "7.00 EUR");
+  EXPECT_EQ(a.Minus(b).ToString(), "-0.10 EUR");
+}
+
+}  // namespace
+}  // namespace gpufed

@@ -1,0 +1,150 @@
+#include "controller/config/decoders.h"
+
+#include <regex>
+
+namespace gpufed::config {
+namespace {
+
+void DecodeConnector(const YamlField& f, model::ConnectorSpec& out) {
+  if (!f.ExpectObject({"type", "endpoint", "tokenEnv", "tokenFile", "user", "partition", "apiVersion", "kubeconfig",
+                       "context", "namespace", "timeout", "qps", "burst"},
+                      Required::kYes)) {
+    return;
+  }
+  if (auto t = f.Child("type").Enum({"sim", "local", "slurm", "kubernetes"}, Required::kYes)) {
+    out.type = *t == "sim"     ? model::ConnectorType::kSim
+               : *t == "local" ? model::ConnectorType::kLocal
+               : *t == "slurm" ? model::ConnectorType::kSlurm
+                               : model::ConnectorType::kKubernetes;
+  }
+  auto str = [&](const char* key, std::string& dest) {
+    if (auto v = f.Child(key).String()) dest = *v;
+  };
+  str("endpoint", out.endpoint);
+  str("tokenEnv", out.token_env);
+  str("tokenFile", out.token_file);
+  str("user", out.user);
+  str("partition", out.partition);
+  str("apiVersion", out.api_version);
+  str("kubeconfig", out.kubeconfig);
+  str("context", out.context);
+  str("namespace", out.ns);
+  if (auto v = f.Child("timeout").DurationValue()) out.timeout = *v;
+  if (auto v = f.Child("qps").Number(0.001, 1e6)) out.qps = *v;
+  if (auto v = f.Child("burst").Int(1, 1000000)) out.burst = static_cast<int>(*v);
+}
+
+void DecodeGpu(const YamlField& f, model::GpuSpec& out) {
+  if (!f.ExpectObject({"model", "count", "memory", "nvlink", "sharing", "migProfiles"}, Required::kYes)) return;
+  if (auto v = f.Child("model").String(Required::kYes)) out.model = *v;
+  if (auto v = f.Child("count").Int(0, kMaxGpusPerNode, Required::kYes)) out.count = static_cast<int>(*v);
+  if (auto v = f.Child("memory").QuantityValue(Quantity::FromUnits(1), kMaxGpuMemory, Required::kYes)) out.memory = *v;
+  if (auto v = f.Child("nvlink").Bool()) out.nvlink = *v;
+  if (auto v = f.Child("sharing").Enum({"none", "mig", "memory"})) {
+    out.sharing = *v == "mig" ? model::GpuSharing::kMig
+                  : *v == "memory" ? model::GpuSharing::kMemory
+                                   : model::GpuSharing::kNone;
+  }
+  YamlField profiles = f.Child("migProfiles");
+  if (auto v = profiles.StringList()) {
+    static const std::regex kProfile(R"([1-7]g\.[0-9]+gb)");
+    for (size_t i = 0; i < v->size(); ++i) {
+      if (!std::regex_match((*v)[i], kProfile)) {
+        profiles.Elements()[i].Error("invalid MIG profile '" + (*v)[i] + "' (expected like 1g.10gb)");
+      }
+    }
+    out.mig_profiles = *v;
+  }
+  if (out.sharing == model::GpuSharing::kMig && out.mig_profiles.empty()) {
+    f.Child("migProfiles").Error("sharing: mig needs at least one MIG profile");
+  }
+}
+
+void DecodeNodePool(const YamlField& f, model::NodePool& out) {
+  if (!f.ExpectObject({"name", "count", "cpu", "memory", "spot", "gpu"})) return;
+  if (auto v = f.Child("name").String(Required::kYes)) {
+    out.name = *v;
+    if (!IsValidName(*v)) f.Child("name").Error("invalid name '" + *v + "' (lower-case letters, digits, '-', '.')");
+  }
+  if (auto v = f.Child("count").Int(0, kMaxNodesPerPool, Required::kYes)) out.count = static_cast<int>(*v);
+  if (auto v = f.Child("cpu").QuantityValue(Quantity(), kMaxCpu)) out.cpu = *v;
+  if (auto v = f.Child("memory").QuantityValue(Quantity(), kMaxNodeMemory)) out.memory = *v;
+  if (auto v = f.Child("spot").Bool()) out.spot = *v;
+  DecodeGpu(f.Child("gpu"), out.gpu);
+}
+
+void DecodePricing(const YamlField& f, model::Pricing& out) {
+  if (!f.ExpectObject({"currency", "gpuHour", "spotGpuHour", "egressPerGiB"})) return;
+  YamlField currency = f.Child("currency");
+  if (auto v = currency.String()) {
+    static const std::regex kCurrency("[A-Z]{3}");
+    if (!std::regex_match(*v, kCurrency)) currency.Error("currency must be a three-letter code such as EUR");
+    out.currency = *v;
+  }
+  auto prices = [&](const char* key, std::map<std::string, Money>& dest) {
+    YamlField table = f.Child(key);
+    if (!table.defined()) return;
+    if (!table.is_map()) {
+      table.Error("expected a mapping of GPU model to price per GPU-hour");
+      return;
+    }
+    for (const auto& [model, price] : table.Entries()) {
+      if (auto m = price.MoneyValue(out.currency)) dest[model] = *m;
+    }
+  };
+  prices("gpuHour", out.gpu_hour);
+  prices("spotGpuHour", out.spot_gpu_hour);
+  if (auto v = f.Child("egressPerGiB").MoneyValue(out.currency)) out.egress_per_gib = *v;
+  if (out.egress_per_gib.currency().empty()) out.egress_per_gib = Money(out.egress_per_gib.micros(), out.currency);
+}
+
+}  // namespace
+
+void DecodeClusterSpec(const YamlField& spec, model::Cluster& out) {
+  if (!spec.ExpectObject({"provider", "region", "zone", "connector", "attributes", "nodePools", "elasticity",
+                          "pricing", "network", "datasets"},
+                         Required::kYes)) {
+    return;
+  }
+  if (auto v = spec.Child("provider").String(Required::kYes)) out.provider = *v;
+  if (auto v = spec.Child("region").String()) out.region = *v;
+  if (auto v = spec.Child("zone").String(Required::kYes)) out.zone = *v;
+  DecodeConnector(spec.Child("connector"), out.connector);
+
+  YamlField attributes = spec.Child("attributes");
+  if (attributes.ExpectObject({"encryptionAtRest", "certifications", "labels"})) {
+    if (auto v = attributes.Child("encryptionAtRest").Bool()) out.attributes.encryption_at_rest = *v;
+    if (auto v = attributes.Child("certifications").StringList()) out.attributes.certifications = *v;
+    if (auto v = attributes.Child("labels").StringMap()) out.attributes.labels = *v;
+  }
+
+  YamlField pools = spec.Child("nodePools");
+  std::vector<YamlField> pool_fields = pools.Elements(Required::kYes);
+  if (pools.is_sequence() && pool_fields.empty()) pools.Error("a cluster needs at least one node pool");
+  for (const YamlField& pool_field : pool_fields) {
+    model::NodePool pool;
+    DecodeNodePool(pool_field, pool);
+    for (const model::NodePool& other : out.node_pools) {
+      if (!pool.name.empty() && other.name == pool.name) {
+        pool_field.Child("name").Error("duplicate node pool name '" + pool.name + "'");
+      }
+    }
+    out.node_pools.push_back(std::move(pool));
+  }
+
+  YamlField elasticity = spec.Child("elasticity");
+  if (elasticity.ExpectObject({"maxNodes", "provisionDelay", "idleTimeout"})) {
+    if (auto v = elasticity.Child("maxNodes").Int(0, kMaxNodesPerPool)) out.elasticity.max_nodes = static_cast<int>(*v);
+    if (auto v = elasticity.Child("provisionDelay").DurationValue()) out.elasticity.provision_delay = *v;
+    if (auto v = elasticity.Child("idleTimeout").DurationValue()) out.elasticity.idle_timeout = *v;
+  }
+
+  DecodePricing(spec.Child("pricing"), out.pricing);
+  YamlField network = spec.Child("network");
+  if (network.ExpectObject({"bandwidthGbps"})) {
+    if (auto v = network.Child("bandwidthGbps").Number(0.001, 1e6)) out.bandwidth_gbps = *v;
+  }
+  if (auto v = spec.Child("datasets").StringList()) out.datasets = *v;
+}
+
+}  // namespace gpufed::config

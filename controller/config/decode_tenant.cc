@@ -1,0 +1,70 @@
+#include "controller/config/decoders.h"
+
+namespace gpufed::config {
+
+void DecodeTenantSpec(const YamlField& spec, model::Tenant& out) {
+  if (!spec.ExpectObject({"weight", "quota", "budget"}, Required::kYes)) return;
+  YamlField weight = spec.Child("weight");
+  if (auto v = weight.Number(0, 1e6)) {
+    if (*v <= 0) weight.Error("weight must be above 0");
+    out.weight = *v;
+  }
+  YamlField quota = spec.Child("quota");
+  if (quota.ExpectObject({"guaranteedGpus", "maxGpus"})) {
+    if (auto v = quota.Child("guaranteedGpus").Int(0, 10000000)) out.guaranteed_gpus = static_cast<int>(*v);
+    if (auto v = quota.Child("maxGpus").Int(0, 10000000)) out.max_gpus = static_cast<int>(*v);
+    if (out.max_gpus && *out.max_gpus < out.guaranteed_gpus) {
+      quota.Child("maxGpus").Error("maxGpus is below guaranteedGpus");
+    }
+  }
+  YamlField budget = spec.Child("budget");
+  if (budget.ExpectObject({"period", "limit", "cloudLimit", "alertAt", "spent", "cloudSpent"})) {
+    if (auto v = budget.Child("period").Enum({"daily", "weekly", "monthly"})) {
+      out.budget.period = *v == "daily"    ? model::BudgetPeriod::kDaily
+                          : *v == "weekly" ? model::BudgetPeriod::kWeekly
+                                           : model::BudgetPeriod::kMonthly;
+    }
+    auto money = [&](const char* key) -> std::optional<Money> {
+      YamlField f = budget.Child(key);
+      std::optional<Money> m = f.MoneyValue("");
+      if (m && m->currency().empty()) {
+        f.Error(std::string(key) + " needs a currency, e.g. \"20000 EUR\"");
+        return std::nullopt;
+      }
+      return m;
+    };
+    out.budget.limit = money("limit");
+    out.budget.cloud_limit = money("cloudLimit");
+    if (auto m = money("spent")) out.budget.spent = *m;
+    if (auto m = money("cloudSpent")) out.budget.cloud_spent = *m;
+    for (const YamlField& level : budget.Child("alertAt").Elements()) {
+      if (auto v = level.Number(0, 10, Required::kYes)) out.budget.alert_at.push_back(*v);
+    }
+    if (out.budget.limit && out.budget.cloud_limit && !out.budget.limit->SameCurrency(*out.budget.cloud_limit)) {
+      budget.Child("cloudLimit").Error("cloudLimit and limit use different currencies");
+    }
+  }
+}
+
+void DecodeAuditSinkSpec(const YamlField& spec, model::AuditSink& out) {
+  if (!spec.ExpectObject({"type", "endpoint", "tls", "lagLimit", "batchSize"}, Required::kYes)) return;
+  if (auto v = spec.Child("type").Enum({"syslog-tls", "https"}, Required::kYes)) {
+    out.type = *v == "https" ? model::AuditSinkType::kHttps : model::AuditSinkType::kSyslogTls;
+  }
+  if (auto v = spec.Child("endpoint").String(Required::kYes)) out.endpoint = *v;
+  YamlField tls = spec.Child("tls");
+  if (tls.ExpectObject({"caFile", "certFile", "keyFile", "serverName"})) {
+    if (auto v = tls.Child("caFile").String()) out.tls.ca_file = *v;
+    if (auto v = tls.Child("certFile").String()) out.tls.cert_file = *v;
+    if (auto v = tls.Child("keyFile").String()) out.tls.key_file = *v;
+    if (auto v = tls.Child("serverName").String()) out.tls.server_name = *v;
+  }
+  YamlField lag = spec.Child("lagLimit");
+  if (lag.ExpectObject({"records", "seconds"})) {
+    if (auto v = lag.Child("records").Int(0, int64_t{1} << 40)) out.lag_limit_records = *v;
+    if (auto v = lag.Child("seconds").DurationValue()) out.lag_limit_time = *v;
+  }
+  if (auto v = spec.Child("batchSize").Int(1, 100000)) out.batch_size = static_cast<int>(*v);
+}
+
+}  // namespace gpufed::config

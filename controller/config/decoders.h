@@ -1,0 +1,33 @@
+#pragma once
+// One decoder per resource kind: a document's `spec` (already known to be a mapping
+// or reported) into the model. Decoders report every problem through the field's
+// diagnostics and always return an object, filled as far as the input allows.
+#include "controller/config/yaml_field.h"
+#include "controller/model/audit_sink.h"
+#include "controller/model/cluster.h"
+#include "controller/model/policy.h"
+#include "controller/model/policy_test.h"
+#include "controller/model/tenant.h"
+#include "controller/model/workload.h"
+
+namespace gpufed::config {
+
+// Bounds that make absurd input an error rather than a silent overflow later.
+inline constexpr int64_t kMaxGpusPerNode = 64;
+inline constexpr int64_t kMaxNodesPerPool = 100000;
+inline const Quantity kMaxNodeMemory = Quantity::FromUnits(int64_t{64} << 40);  // 64Ti
+inline const Quantity kMaxGpuMemory = Quantity::FromUnits(int64_t{1} << 40);    // 1Ti
+inline const Quantity kMaxCpu = Quantity::FromUnits(100000);
+inline const Quantity kMaxDatasetSize = Quantity::FromUnits(int64_t{1} << 60);  // 1Ei
+
+void DecodeClusterSpec(const YamlField& spec, model::Cluster& out);
+
+// `partial` allows omitting tenant and resources (PolicyTest cases fill defaults).
+void DecodeWorkloadSpec(const YamlField& spec, bool partial, model::Workload& out);
+
+void DecodeTenantSpec(const YamlField& spec, model::Tenant& out);
+void DecodeAuditSinkSpec(const YamlField& spec, model::AuditSink& out);
+void DecodePolicySpec(const YamlField& spec, model::Policy& out);
+void DecodePolicyTestSpec(const YamlField& spec, model::PolicyTest& out);
+
+}  // namespace gpufed::config

@@ -1,0 +1,193 @@
+#include "controller/config/loader.h"
+
+#include <filesystem>
+
+#include "controller/common/sha256.h"
+#include "controller/common/text.h"
+#include "controller/config/decoders.h"
+#include "controller/config/references.h"
+#include "controller/config/repository.h"
+
+namespace gpufed::config {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr std::string_view kKinds[] = {"Cluster", "Workload", "Tenant", "Policy", "PolicyTest", "AuditSink"};
+
+// Walks a document iteratively: depth and node count (alias expansion included) bounded.
+bool CheckShape(const YAML::Node& root, const LoadOptions& options, const YamlField& where) {
+  struct Item {
+    YAML::Node node;
+    int depth;
+  };
+  std::vector<Item> stack{{root, 1}};
+  size_t visited = 0;
+  while (!stack.empty()) {
+    Item item = std::move(stack.back());
+    stack.pop_back();
+    if (++visited > options.max_nodes_per_document) {
+      where.Error("document has more than " + std::to_string(options.max_nodes_per_document) +
+                  " nodes (after alias expansion); refusing it");
+      return false;
+    }
+    if (item.depth > options.max_depth) {
+      where.Error("document is nested deeper than " + std::to_string(options.max_depth) + " levels");
+      return false;
+    }
+    if (item.node.IsMap()) {
+      for (auto it = item.node.begin(); it != item.node.end(); ++it) stack.push_back({it->second, item.depth + 1});
+    } else if (item.node.IsSequence()) {
+      for (auto it = item.node.begin(); it != item.node.end(); ++it) stack.push_back({*it, item.depth + 1});
+    }
+  }
+  return true;
+}
+
+bool DecodeMetadata(const YamlField& f, model::ObjectMeta& out) {
+  out.location = f.location();
+  if (!f.ExpectObject({"name", "labels", "annotations"}, Required::kYes)) return false;
+  YamlField name = f.Child("name");
+  std::optional<std::string> value = name.String(Required::kYes);
+  if (value) {
+    out.name = *value;
+    out.location = name.location();
+    if (!IsValidName(*value)) {
+      name.Error("invalid name '" + *value +
+                 "' (at most 63 lower-case letters, digits, '-' or '.', starting and ending with a letter or digit)");
+    }
+  }
+  if (auto v = f.Child("labels").StringMap()) out.labels = *v;
+  if (auto v = f.Child("annotations").StringMap()) out.annotations = *v;
+  return value.has_value();
+}
+
+void DecodeDocument(const YamlField& doc, model::Config& config) {
+  if (!doc.ExpectObject({"apiVersion", "kind", "metadata", "spec"})) return;
+  YamlField api = doc.Child("apiVersion");
+  std::optional<std::string> version = api.String(Required::kYes);
+  if (version && *version != model::kApiVersion) {
+    api.Error("unsupported apiVersion '" + *version + "' (expected " + model::kApiVersion + ")");
+  }
+  YamlField kind_field = doc.Child("kind");
+  std::optional<std::string> kind = kind_field.String(Required::kYes);
+  if (!kind) return;
+  bool known = false;
+  for (std::string_view k : kKinds) known = known || k == *kind;
+  if (!known) {
+    std::string suggestion = ClosestMatch(*kind, kKinds);
+    kind_field.Error("unknown kind '" + *kind + "' (Cluster, Workload, Tenant, Policy, PolicyTest, AuditSink)" +
+                     (suggestion.empty() ? "" : "; did you mean '" + suggestion + "'?"));
+    return;
+  }
+  model::ObjectMeta meta;
+  DecodeMetadata(doc.Child("metadata"), meta);
+  YamlField spec = doc.Child("spec");
+  if (*kind == "Cluster") {
+    model::Cluster c{.metadata = meta};
+    DecodeClusterSpec(spec, c);
+    config.clusters.push_back(std::move(c));
+  } else if (*kind == "Workload") {
+    model::Workload w{.metadata = meta};
+    DecodeWorkloadSpec(spec, /*partial=*/false, w);
+    config.workloads.push_back(std::move(w));
+  } else if (*kind == "Tenant") {
+    model::Tenant t{.metadata = meta};
+    DecodeTenantSpec(spec, t);
+    config.tenants.push_back(std::move(t));
+  } else if (*kind == "Policy") {
+    model::Policy p{.metadata = meta};
+    DecodePolicySpec(spec, p);
+    config.policies.push_back(std::move(p));
+  } else if (*kind == "PolicyTest") {
+    model::PolicyTest t{.metadata = meta};
+    DecodePolicyTestSpec(spec, t);
+    config.policy_tests.push_back(std::move(t));
+  } else {
+    model::AuditSink s{.metadata = meta};
+    DecodeAuditSinkSpec(spec, s);
+    config.audit_sinks.push_back(std::move(s));
+  }
+}
+
+void LoadDocuments(const std::string& text, const std::string& file, const LoadOptions& options,
+                   std::vector<Reference>& references, LoadResult& result) {
+  DocumentContext context{file, &result.diagnostics, &references};
+  std::vector<YAML::Node> documents;
+  try {
+    documents = YAML::LoadAll(text);
+  } catch (const YAML::Exception& e) {
+    // yaml-cpp's messages carry the position in the mark; keep only the reason.
+    result.diagnostics.Add({file, e.mark.line + 1, e.mark.column + 1, "", "YAML syntax error: " + e.msg});
+    return;
+  } catch (const std::exception& e) {
+    result.diagnostics.Add({file, 0, 0, "", std::string("cannot parse YAML: ") + e.what()});
+    return;
+  }
+  for (const YAML::Node& node : documents) {
+    if (node.IsNull()) continue;  // empty documents between '---' separators
+    ++result.documents;
+    YamlField root = YamlField::Root(node, &context);
+    if (!CheckShape(node, options, root)) continue;
+    try {
+      DecodeDocument(root, result.config);
+    } catch (const YAML::Exception& e) {
+      result.diagnostics.Add({file, e.mark.line + 1, e.mark.column + 1, "", "malformed document: " + e.msg});
+    }
+  }
+}
+
+}  // namespace
+
+LoadResult LoadRepository(const std::vector<std::string>& paths, const LoadOptions& options) {
+  LoadResult result;
+  if (paths.empty()) {
+    result.diagnostics.Add({"", 0, 0, "", "no policy repository path given"});
+    return result;
+  }
+  std::error_code ec;
+  fs::path root = fs::is_directory(paths.front(), ec) ? fs::path(paths.front()) : fs::path(paths.front()).parent_path();
+  if (root.empty()) root = ".";
+  result.config.root = root.lexically_normal().string();
+
+  Result<std::vector<std::string>> files = ListResourceFiles(paths);
+  if (!files.ok()) {
+    result.diagnostics.Add({"", 0, 0, "", files.status().message()});
+    return result;
+  }
+  std::vector<Reference> references;
+  for (const std::string& file : *files) {
+    ++result.files;
+    Result<std::string> text = ReadFileBounded(file, options.max_file_bytes);
+    if (!text.ok()) {
+      result.diagnostics.Add({file, 0, 0, "", text.status().message()});
+      continue;
+    }
+    LoadDocuments(*text, file, options, references, result);
+  }
+  std::vector<std::string> hashed = *files;
+  LoadLuaSources(root.string(), references, options.max_file_bytes, result.config, result.diagnostics, hashed);
+  std::sort(hashed.begin(), hashed.end());
+  CheckRepository(references, result.config, result.diagnostics, nullptr);
+  result.config.revision = ComputeRevision(result.config.root, hashed);
+  result.diagnostics.Sort();
+  return result;
+}
+
+LoadResult LoadText(const std::string& text, const std::string& file_name, const model::Config* context,
+                    const LoadOptions& options) {
+  LoadResult result;
+  if (text.size() > options.max_file_bytes) {
+    result.diagnostics.Add({file_name, 0, 0, "", "input is " + std::to_string(text.size()) +
+                                                     " bytes, above the limit of " +
+                                                     std::to_string(options.max_file_bytes)});
+    return result;
+  }
+  std::vector<Reference> references;
+  LoadDocuments(text, file_name, options, references, result);
+  CheckRepository(references, result.config, result.diagnostics, context);
+  result.config.revision = "sha256:" + Sha256Hex(text);
+  result.diagnostics.Sort();
+  return result;
+}
+
+}  // namespace gpufed::config

@@ -1,0 +1,42 @@
+#pragma once
+// Loads a policy repository (directories and files of YAML resources plus the Lua
+// files policies name) into a validated model::Config.
+//
+// Every problem of the whole repository is collected in one pass; each names file,
+// line, column and field path. Oversize files, documents nested too deeply and alias
+// bombs are errors, never crashes. The loader never throws.
+#include <string>
+#include <vector>
+
+#include "controller/config/diagnostics.h"
+#include "controller/model/config.h"
+
+namespace gpufed::config {
+
+struct LoadOptions {
+  size_t max_file_bytes = size_t{4} << 20;  // per YAML or Lua file
+  int max_depth = 32;                       // nesting of mappings and lists
+  size_t max_nodes_per_document = 200000;   // counts alias expansions: bounds alias bombs
+};
+
+struct LoadResult {
+  model::Config config;     // complete only when diagnostics is empty
+  Diagnostics diagnostics;
+  int documents = 0;
+  int files = 0;
+
+  bool ok() const { return diagnostics.empty(); }
+};
+
+// `paths`: directories (walked recursively) and files. The repository root, against
+// which Lua paths resolve and the revision is computed, is the first path when it is a
+// directory, else that file's folder.
+LoadResult LoadRepository(const std::vector<std::string>& paths, const LoadOptions& options = {});
+
+// Parses YAML text as if it were the file `file_name` (API submissions, tests).
+// Names of other resources (tenants, clusters, priority classes) resolve against the
+// text itself and, when given, against `context` (the active repository).
+LoadResult LoadText(const std::string& text, const std::string& file_name, const model::Config* context = nullptr,
+                    const LoadOptions& options = {});
+
+}  // namespace gpufed::config

@@ -1,0 +1,310 @@
+#include "controller/config/yaml_field.h"
+
+#include <cmath>
+#include <regex>
+#include <set>
+#include <vector>
+
+#include "controller/common/text.h"
+
+namespace gpufed::config {
+namespace {
+
+bool IsPlain(const YAML::Node& node) { return node.Tag() == "?" || node.Tag().empty(); }
+
+bool MatchesInt(const std::string& s) {
+  static const std::regex kInt(R"([-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)");
+  return std::regex_match(s, kInt);
+}
+
+bool MatchesFloat(const std::string& s) {
+  static const std::regex kFloat(
+      R"([-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?|[-+]?\.(inf|Inf|INF)|\.nan|\.NaN|\.NAN)");
+  return std::regex_match(s, kFloat);
+}
+
+const char* KindName(ScalarKind kind) {
+  switch (kind) {
+    case ScalarKind::kNull: return "null";
+    case ScalarKind::kBool: return "a boolean";
+    case ScalarKind::kInt: return "an integer";
+    case ScalarKind::kFloat: return "a number";
+    case ScalarKind::kString: return "a string";
+  }
+  return "a value";
+}
+
+std::string Describe(const YAML::Node& node) {
+  if (node.IsMap()) return "a mapping";
+  if (node.IsSequence()) return "a list";
+  return KindName(ClassifyScalar(node));
+}
+
+}  // namespace
+
+ScalarKind ClassifyScalar(const YAML::Node& node) {
+  if (node.IsNull()) return ScalarKind::kNull;
+  if (!IsPlain(node)) return ScalarKind::kString;
+  const std::string& s = node.Scalar();
+  if (s == "true" || s == "True" || s == "TRUE" || s == "false" || s == "False" || s == "FALSE") {
+    return ScalarKind::kBool;
+  }
+  if (s == "null" || s == "Null" || s == "NULL" || s == "~" || s.empty()) return ScalarKind::kNull;
+  if (MatchesInt(s)) return ScalarKind::kInt;
+  if (MatchesFloat(s)) return ScalarKind::kFloat;
+  return ScalarKind::kString;
+}
+
+bool IsValidName(std::string_view name) {
+  static const std::regex kName(R"([a-z0-9]([-a-z0-9.]*[a-z0-9])?)");
+  return !name.empty() && name.size() <= 63 && std::regex_match(name.begin(), name.end(), kName);
+}
+
+YamlField::YamlField(YAML::Node node, std::string path, const DocumentContext* context, YAML::Mark mark)
+    : node_(std::move(node)), path_(std::move(path)), context_(context), mark_(mark) {
+  if (node_.IsDefined() && !node_.Mark().is_null()) mark_ = node_.Mark();
+}
+
+YamlField YamlField::Root(YAML::Node node, const DocumentContext* context) {
+  YAML::Mark mark = node.Mark();
+  return YamlField(std::move(node), "", context, mark);
+}
+
+model::SourceLocation YamlField::location() const {
+  return {context_->file, mark_.line + 1, mark_.column + 1};
+}
+
+void YamlField::Error(const std::string& message) const {
+  context_->diagnostics->Add({context_->file, mark_.line + 1, mark_.column + 1, path_, message});
+}
+
+void YamlField::NoteReference(ReferenceKind kind, const std::string& name) const {
+  if (context_->references != nullptr) context_->references->push_back({kind, name, path_, location()});
+}
+
+YamlField YamlField::Child(std::string_view key) const {
+  std::string child_path = path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+  if (!node_.IsMap()) return YamlField(YAML::Node(YAML::NodeType::Undefined), child_path, context_, mark_);
+  const YAML::Node& const_node = node_;
+  YAML::Node child = const_node[std::string(key)];
+  return YamlField(child, child_path, context_, mark_);
+}
+
+std::vector<YamlField> YamlField::Elements(Required required) const {
+  std::vector<YamlField> out;
+  if (!CheckPresent(required)) return out;
+  if (!node_.IsSequence()) {
+    Error("expected a list, got " + Describe(node_));
+    return out;
+  }
+  for (size_t i = 0; i < node_.size(); ++i) {
+    out.emplace_back(node_[i], path_ + "[" + std::to_string(i) + "]", context_, mark_);
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, YamlField>> YamlField::Entries() const {
+  std::vector<std::pair<std::string, YamlField>> out;
+  if (!node_.IsMap()) return out;
+  for (auto it = node_.begin(); it != node_.end(); ++it) {
+    std::string key = it->first.IsScalar() ? it->first.Scalar() : "?";
+    std::string child_path = path_.empty() ? key : path_ + "." + key;
+    out.emplace_back(key, YamlField(it->second, child_path, context_, it->first.Mark()));
+  }
+  return out;
+}
+
+bool YamlField::ExpectObject(std::initializer_list<std::string_view> allowed, Required required) const {
+  if (!CheckPresent(required)) return false;
+  if (!node_.IsMap()) {
+    Error("expected a mapping, got " + Describe(node_));
+    return false;
+  }
+  std::vector<std::string_view> names(allowed);
+  std::set<std::string> seen;
+  for (auto it = node_.begin(); it != node_.end(); ++it) {
+    YAML::Mark key_mark = it->first.Mark();
+    if (!it->first.IsScalar()) {
+      YamlField(it->first, path_, context_, key_mark).Error("keys must be plain strings");
+      continue;
+    }
+    const std::string& key = it->first.Scalar();
+    std::string key_path = path_.empty() ? key : path_ + "." + key;
+    YamlField key_field(it->first, key_path, context_, key_mark);
+    if (!seen.insert(key).second) {
+      key_field.Error("duplicate key '" + key + "'");
+      continue;
+    }
+    bool known = false;
+    for (std::string_view name : names) known = known || name == key;
+    if (!known) {
+      std::string suggestion = ClosestMatch(key, names);
+      key_field.Error("unknown field '" + key + "'" +
+                      (suggestion.empty() ? "" : " (did you mean '" + suggestion + "'?)"));
+    }
+  }
+  return true;
+}
+
+bool YamlField::CheckPresent(Required required) const {
+  if (defined()) return true;
+  if (required == Required::kYes) Error("missing required field");
+  return false;
+}
+
+bool YamlField::CheckScalar(const char* expected) const {
+  if (node_.IsScalar()) return true;
+  Error(std::string("expected ") + expected + ", got " + Describe(node_));
+  return false;
+}
+
+std::optional<std::string> YamlField::String(Required required) const {
+  if (!CheckPresent(required) || !CheckScalar("a string")) return std::nullopt;
+  ScalarKind kind = ClassifyScalar(node_);
+  if (kind != ScalarKind::kString) {
+    Error(std::string("expected a string, got ") + KindName(kind) + " (quote it: \"" + node_.Scalar() + "\")");
+    return std::nullopt;
+  }
+  return node_.Scalar();
+}
+
+std::optional<int64_t> YamlField::Int(int64_t min, int64_t max, Required required) const {
+  if (!CheckPresent(required) || !CheckScalar("an integer")) return std::nullopt;
+  if (ClassifyScalar(node_) != ScalarKind::kInt) {
+    Error("expected an integer, got " + Describe(node_) + " '" + node_.Scalar() + "'");
+    return std::nullopt;
+  }
+  errno = 0;
+  const std::string& s = node_.Scalar();
+  long long value = std::strtoll(s.c_str(), nullptr, s.rfind("0x", 0) == 0 ? 16 : 10);
+  if (errno == ERANGE || value < min || value > max) {
+    Error("value " + s + " is out of range [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+    return std::nullopt;
+  }
+  return value;
+}
+
+std::optional<double> YamlField::Number(double min, double max, Required required) const {
+  if (!CheckPresent(required) || !CheckScalar("a number")) return std::nullopt;
+  ScalarKind kind = ClassifyScalar(node_);
+  double value = kind == ScalarKind::kInt || kind == ScalarKind::kFloat ? std::strtod(node_.Scalar().c_str(), nullptr)
+                                                                        : std::nan("");
+  if (kind != ScalarKind::kInt && kind != ScalarKind::kFloat) {
+    Error("expected a number, got " + Describe(node_) + " '" + node_.Scalar() + "'");
+    return std::nullopt;
+  }
+  if (!std::isfinite(value) || value < min || value > max) {
+    Error("value " + node_.Scalar() + " is out of range");
+    return std::nullopt;
+  }
+  return value;
+}
+
+std::optional<bool> YamlField::Bool(Required required) const {
+  if (!CheckPresent(required) || !CheckScalar("a boolean")) return std::nullopt;
+  if (ClassifyScalar(node_) != ScalarKind::kBool) {
+    Error("expected true or false, got " + Describe(node_) + " '" + node_.Scalar() + "'");
+    return std::nullopt;
+  }
+  char first = node_.Scalar()[0];
+  return first == 't' || first == 'T';
+}
+
+std::optional<Quantity> YamlField::QuantityValue(Quantity min, Quantity max, Required required) const {
+  if (!CheckPresent(required) || !CheckScalar("a quantity")) return std::nullopt;
+  ScalarKind kind = ClassifyScalar(node_);
+  if (kind != ScalarKind::kString && kind != ScalarKind::kInt && kind != ScalarKind::kFloat) {
+    Error("expected a quantity such as 80Gi or 500m, got " + Describe(node_));
+    return std::nullopt;
+  }
+  Result<Quantity> q = Quantity::Parse(node_.Scalar());
+  if (!q.ok()) {
+    Error(q.status().message());
+    return std::nullopt;
+  }
+  if (*q < min || *q > max) {
+    Error("quantity " + node_.Scalar() + " is out of range [" + min.ToString() + ", " + max.ToString() + "]");
+    return std::nullopt;
+  }
+  return *q;
+}
+
+std::optional<Duration> YamlField::DurationValue(Required required) const {
+  if (!CheckPresent(required) || !CheckScalar("a duration")) return std::nullopt;
+  Result<Duration> d = Duration::Parse(node_.Scalar());
+  if (!d.ok()) {
+    Error(d.status().message());
+    return std::nullopt;
+  }
+  return *d;
+}
+
+std::optional<Money> YamlField::MoneyValue(std::string_view default_currency, Required required) const {
+  if (!CheckPresent(required) || !CheckScalar("an amount")) return std::nullopt;
+  ScalarKind kind = ClassifyScalar(node_);
+  if (kind != ScalarKind::kString && kind != ScalarKind::kInt && kind != ScalarKind::kFloat) {
+    Error("expected an amount such as \"400.00 EUR\", got " + Describe(node_));
+    return std::nullopt;
+  }
+  Result<Money> m = Money::Parse(node_.Scalar(), default_currency);
+  if (!m.ok()) {
+    Error(m.status().message());
+    return std::nullopt;
+  }
+  if (m->micros() < 0) {
+    Error("amount must not be negative");
+    return std::nullopt;
+  }
+  return *m;
+}
+
+std::optional<std::string> YamlField::Enum(std::initializer_list<std::string_view> names, Required required) const {
+  std::optional<std::string> value = String(required);
+  if (!value) return std::nullopt;
+  std::vector<std::string_view> candidates(names);
+  for (std::string_view name : candidates) {
+    if (name == *value) return value;
+  }
+  std::vector<std::string> quoted;
+  for (std::string_view name : candidates) quoted.emplace_back(name);
+  std::string suggestion = ClosestMatch(*value, candidates);
+  Error("invalid value '" + *value + "' (allowed: " + Join(quoted, ", ") + ")" +
+        (suggestion.empty() ? "" : "; did you mean '" + suggestion + "'?"));
+  return std::nullopt;
+}
+
+std::optional<std::vector<std::string>> YamlField::StringList(Required required) const {
+  if (!CheckPresent(required)) return std::nullopt;
+  if (!node_.IsSequence()) {
+    Error("expected a list of strings, got " + Describe(node_));
+    return std::nullopt;
+  }
+  std::vector<std::string> out;
+  bool ok = true;
+  for (const YamlField& element : Elements()) {
+    std::optional<std::string> s = element.String(Required::kYes);
+    if (s) out.push_back(*s);
+    ok = ok && s.has_value();
+  }
+  if (!ok) return std::nullopt;
+  return out;
+}
+
+std::optional<std::map<std::string, std::string>> YamlField::StringMap(Required required) const {
+  if (!CheckPresent(required)) return std::nullopt;
+  if (!node_.IsMap()) {
+    Error("expected a mapping of strings, got " + Describe(node_));
+    return std::nullopt;
+  }
+  std::map<std::string, std::string> out;
+  bool ok = true;
+  for (const auto& [key, value] : Entries()) {
+    std::optional<std::string> s = value.String(Required::kYes);
+    if (s) out[key] = *s;
+    ok = ok && s.has_value();
+  }
+  if (!ok) return std::nullopt;
+  return out;
+}
+
+}  // namespace gpufed::config

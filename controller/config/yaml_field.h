@@ -1,0 +1,99 @@
+#pragma once
+// A YAML node together with its field path and the document it came from: the unit
+// the decoders read. Every reader reports problems to Diagnostics with file, line,
+// column and field path, and returns std::nullopt, so decoding carries on and one pass
+// finds every error. Scalars are typed by the YAML 1.2 core schema (the one editors
+// and JSON Schema validators use): `yes` is a string, `"8"` is not a number.
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <initializer_list>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "controller/common/duration.h"
+#include "controller/common/money.h"
+#include "controller/common/quantity.h"
+#include "controller/config/diagnostics.h"
+#include "controller/model/meta.h"
+
+namespace gpufed::config {
+
+enum class ScalarKind { kNull, kBool, kInt, kFloat, kString };
+ScalarKind ClassifyScalar(const YAML::Node& node);
+
+// A name one document uses for another resource (or file), checked once the whole
+// repository is loaded.
+enum class ReferenceKind { kTenant, kCluster, kLuaFile, kPriorityClass, kWorkloadPath, kClusterPath, kNodePath };
+
+struct Reference {
+  ReferenceKind kind;
+  std::string name;
+  std::string field;
+  model::SourceLocation location;
+};
+
+struct DocumentContext {
+  std::string file;
+  Diagnostics* diagnostics = nullptr;
+  std::vector<Reference>* references = nullptr;
+};
+
+enum class Required { kNo, kYes };
+
+class YamlField {
+ public:
+  YamlField(YAML::Node node, std::string path, const DocumentContext* context, YAML::Mark mark);
+  static YamlField Root(YAML::Node node, const DocumentContext* context);
+
+  bool defined() const { return node_.IsDefined() && !node_.IsNull(); }
+  bool is_map() const { return node_.IsMap(); }
+  bool is_sequence() const { return node_.IsSequence(); }
+  const std::string& path() const { return path_; }
+  model::SourceLocation location() const;
+  const YAML::Node& node() const { return node_; }
+
+  void Error(const std::string& message) const;
+  // Records that this field names another resource, to be checked after loading.
+  void NoteReference(ReferenceKind kind, const std::string& name) const;
+
+  // The child at `key` (undefined when absent; errors then point at this node).
+  YamlField Child(std::string_view key) const;
+  // Elements of a sequence, with paths "path[i]". Reports a non-sequence.
+  std::vector<YamlField> Elements(Required required = Required::kNo) const;
+  // Entries of a mapping as (key, value) pairs, in document order.
+  std::vector<std::pair<std::string, YamlField>> Entries() const;
+
+  // Requires a mapping (reports otherwise) and reports every key not in `allowed`,
+  // with a "did you mean" suggestion, and duplicated keys. Returns false if not a map.
+  bool ExpectObject(std::initializer_list<std::string_view> allowed, Required required = Required::kNo) const;
+
+  std::optional<std::string> String(Required required = Required::kNo) const;
+  std::optional<int64_t> Int(int64_t min, int64_t max, Required required = Required::kNo) const;
+  std::optional<double> Number(double min, double max, Required required = Required::kNo) const;
+  std::optional<bool> Bool(Required required = Required::kNo) const;
+  std::optional<Quantity> QuantityValue(Quantity min, Quantity max, Required required = Required::kNo) const;
+  std::optional<Duration> DurationValue(Required required = Required::kNo) const;
+  std::optional<Money> MoneyValue(std::string_view default_currency, Required required = Required::kNo) const;
+  // One of `names`; reports the allowed values (and a suggestion) otherwise.
+  std::optional<std::string> Enum(std::initializer_list<std::string_view> names, Required required = Required::kNo) const;
+  std::optional<std::vector<std::string>> StringList(Required required = Required::kNo) const;
+  std::optional<std::map<std::string, std::string>> StringMap(Required required = Required::kNo) const;
+
+ private:
+  bool CheckPresent(Required required) const;
+  bool CheckScalar(const char* expected) const;
+
+  YAML::Node node_;
+  std::string path_;
+  const DocumentContext* context_;
+  YAML::Mark mark_;
+};
+
+// A metadata.name: lower-case DNS label style, at most 63 characters.
+bool IsValidName(std::string_view name);
+
+}  // namespace gpufed::config

@@ -1,0 +1,94 @@
+#pragma once
+// A Cluster as declared in the policy repository: where it is, how to reach it,
+// what hardware it has and what it costs. No I/O; built by config/.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "controller/common/duration.h"
+#include "controller/common/money.h"
+#include "controller/common/quantity.h"
+#include "controller/model/meta.h"
+
+namespace gpufed::model {
+
+enum class GpuSharing { kNone, kMig, kMemory };
+enum class ConnectorType { kSim, kLocal, kSlurm, kKubernetes };
+
+const char* GpuSharingName(GpuSharing sharing);
+const char* ConnectorTypeName(ConnectorType type);
+
+struct GpuSpec {
+  std::string model;
+  int count = 0;               // GPUs per node
+  Quantity memory;             // per GPU, bytes
+  bool nvlink = false;         // all GPUs of a node share one NVLink domain
+  GpuSharing sharing = GpuSharing::kNone;
+  std::vector<std::string> mig_profiles;  // allowed profiles when sharing == kMig
+};
+
+struct NodePool {
+  std::string name;
+  int count = 0;               // nodes present now
+  Quantity cpu;                // per node, cores (milli precision)
+  Quantity memory;             // per node, bytes
+  bool spot = false;
+  GpuSpec gpu;
+};
+
+// Connector settings; which fields matter depends on `type`. Secrets are never held
+// here, only the names of the environment variables or files that carry them.
+struct ConnectorSpec {
+  ConnectorType type = ConnectorType::kSim;
+  std::string endpoint;
+  std::string token_env;
+  std::string token_file;
+  std::string user;
+  std::string partition;
+  std::string api_version;
+  std::string kubeconfig;
+  std::string context;
+  std::string ns;
+  Duration timeout = Duration::FromSeconds(10);
+  double qps = 50;
+  int burst = 100;
+};
+
+struct ClusterAttributes {
+  bool encryption_at_rest = false;
+  std::vector<std::string> certifications;
+  std::map<std::string, std::string> labels;
+};
+
+struct Elasticity {
+  int max_nodes = 0;           // total nodes the cluster may grow to; 0 = fixed size
+  Duration provision_delay;
+  Duration idle_timeout;
+};
+
+struct Pricing {
+  std::string currency;
+  std::map<std::string, Money> gpu_hour;       // by GPU model
+  std::map<std::string, Money> spot_gpu_hour;  // by GPU model
+  Money egress_per_gib;
+};
+
+struct Cluster {
+  ObjectMeta metadata;
+  std::string provider;        // "onprem" or a cloud name
+  std::string region;
+  std::string zone;            // compliance zone
+  ConnectorSpec connector;
+  ClusterAttributes attributes;
+  std::vector<NodePool> node_pools;
+  Elasticity elasticity;
+  Pricing pricing;
+  double bandwidth_gbps = 10;
+  std::vector<std::string> datasets;
+
+  bool is_onprem() const { return provider == "onprem"; }
+  bool holds_dataset(const std::string& dataset) const;
+  int present_nodes() const;
+};
+
+}  // namespace gpufed::model

@@ -1,0 +1,31 @@
+#pragma once
+// An immutable, validated snapshot of a policy repository at one revision.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "controller/model/audit_sink.h"
+#include "controller/model/cluster.h"
+#include "controller/model/policy.h"
+#include "controller/model/policy_test.h"
+#include "controller/model/tenant.h"
+#include "controller/model/workload.h"
+
+namespace gpufed::model {
+
+struct Config {
+  std::string root;       // the repository folder (or the file) it was loaded from
+  std::string revision;   // Git commit, or sha256 over sorted paths and contents
+  std::vector<Cluster> clusters;
+  std::vector<Workload> workloads;
+  std::vector<Tenant> tenants;
+  std::vector<Policy> policies;
+  std::vector<PolicyTest> policy_tests;
+  std::vector<AuditSink> audit_sinks;
+  std::map<std::string, std::string> lua_sources;  // repo-relative path -> text
+
+  const Cluster* FindCluster(const std::string& name) const;
+  const Tenant* FindTenant(const std::string& name) const;
+};
+
+}  // namespace gpufed::model

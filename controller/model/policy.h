@@ -1,0 +1,64 @@
+#pragma once
+// A Policy: declarative rules (when workload matches, require of the cluster),
+// scoring weights, burst thresholds, priority classes and Lua hook files.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "controller/common/duration.h"
+#include "controller/model/meta.h"
+
+namespace gpufed::model {
+
+enum class Enforcement { kDeny, kWarn, kDryRun };
+const char* EnforcementName(Enforcement enforcement);
+
+enum class MatchOp { kEquals, kIn, kNotIn, kExists, kGte, kGt, kLte, kLt, kContains, kContainsAll };
+const char* MatchOpName(MatchOp op);
+
+// One `path: matcher` entry. `operand` is a JSON scalar, or an array for in/notIn/
+// containsAll, or a bool for exists. Numeric comparisons accept quantity strings.
+struct Condition {
+  std::string path;                  // as written, e.g. "data.sensitivity"
+  std::vector<std::string> segments; // path split on '.', without "workload."/"cluster." prefix
+  bool on_node = false;              // require paths starting with "node."
+  MatchOp op = MatchOp::kEquals;
+  nlohmann::json operand;
+  SourceLocation location;
+};
+
+struct Rule {
+  std::string name;
+  std::string description;
+  std::vector<Condition> when;       // all must hold for the rule to apply; empty = always
+  std::vector<Condition> require;    // all must hold of the cluster (or node pool)
+  SourceLocation location;
+};
+
+struct ScoringWeights {
+  double cost = 1;
+  double locality = 1;
+  double fragmentation = 1;
+  double onprem = 1;
+  double lua = 1;
+};
+
+struct BurstThresholds {
+  std::optional<Duration> queue_wait;
+  std::optional<int> queue_depth;
+};
+
+struct Policy {
+  ObjectMeta metadata;
+  Enforcement enforcement = Enforcement::kDeny;
+  std::vector<Rule> rules;
+  std::optional<ScoringWeights> weights;
+  BurstThresholds burst;
+  std::map<std::string, int> priority_classes;
+  std::vector<std::string> lua_files;  // paths relative to the repository root
+};
+
+}  // namespace gpufed::model

@@ -1,0 +1,32 @@
+#pragma once
+// A Tenant: a team with a fair-share weight, a GPU quota and a spending budget.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "controller/common/money.h"
+#include "controller/model/meta.h"
+
+namespace gpufed::model {
+
+enum class BudgetPeriod { kDaily, kWeekly, kMonthly };
+const char* BudgetPeriodName(BudgetPeriod period);
+
+struct Budget {
+  BudgetPeriod period = BudgetPeriod::kMonthly;
+  std::optional<Money> limit;        // all spending in the period
+  std::optional<Money> cloud_limit;  // spending on non-onprem clusters
+  std::vector<double> alert_at;      // fractions of the limit
+  Money spent;                       // already spent this period (seeded by the store later)
+  Money cloud_spent;
+};
+
+struct Tenant {
+  ObjectMeta metadata;
+  double weight = 1;
+  int guaranteed_gpus = 0;
+  std::optional<int> max_gpus;
+  Budget budget;
+};
+
+}  // namespace gpufed::model

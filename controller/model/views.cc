@@ -1,0 +1,122 @@
+#include "controller/model/views.h"
+
+namespace gpufed::model {
+namespace {
+
+double Decimal(const Money& m) { return static_cast<double>(m.micros()) / Money::kMicrosPerUnit; }
+
+nlohmann::json PriceMap(const std::map<std::string, Money>& prices) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [model, price] : prices) out[model] = Decimal(price);
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json WorkloadView(const Workload& w) {
+  const ResourceRequest& r = w.resources;
+  nlohmann::json view = {
+      {"name", w.metadata.name},
+      {"labels", w.metadata.labels},
+      {"tenant", w.tenant},
+      {"priority", w.priority},
+      {"priorityClass", w.priority_class},
+      {"type", WorkloadTypeName(w.type)},
+      {"resources",
+       {{"gpus", r.gpus},
+        {"totalGpus", r.total_gpus()},
+        {"gpuMemory", r.gpu_memory.milli() / 1000},
+        {"gpuShare", r.gpu_share.units()},
+        {"gpuModels", r.gpu_models},
+        {"migProfile", r.mig_profile},
+        {"fractional", r.is_fractional()},
+        {"topology", TopologyName(r.topology)},
+        {"nodes", r.nodes},
+        {"gpusPerNode", r.gpus_per_node},
+        {"cpu", r.cpu.units()},
+        {"memory", r.memory.milli() / 1000}}},
+      {"durationHint", w.duration_hint.seconds()},
+      {"data",
+       {{"dataset", w.data.dataset},
+        {"size", w.data.size.milli() / 1000},
+        {"sensitivity", SensitivityName(w.data.sensitivity)},
+        {"pii", w.data.pii},
+        {"residency", w.data.residency}}},
+      {"checkpoint", {{"enabled", w.checkpoint.enabled}, {"interval", w.checkpoint.interval.seconds()}}},
+      {"preemptible", w.preemptible},
+      {"spot", w.spot},
+      {"submittedAt", w.submitted_at.seconds()},
+  };
+  view["metadata"] = {{"name", w.metadata.name}, {"labels", w.metadata.labels}};
+  if (w.max_cost) view["maxCost"] = Decimal(*w.max_cost);
+  return view;
+}
+
+nlohmann::json NodePoolView(const NodePool& pool) {
+  const char* isolation = pool.gpu.sharing == GpuSharing::kMig      ? "hard"
+                          : pool.gpu.sharing == GpuSharing::kMemory ? "soft"
+                                                                    : "exclusive";
+  return {
+      {"name", pool.name},
+      {"count", pool.count},
+      {"cpu", pool.cpu.units()},
+      {"memory", pool.memory.milli() / 1000},
+      {"spot", pool.spot},
+      {"isolation", isolation},
+      {"gpu",
+       {{"model", pool.gpu.model},
+        {"count", pool.gpu.count},
+        {"memory", pool.gpu.memory.milli() / 1000},
+        {"nvlink", pool.gpu.nvlink},
+        {"sharing", GpuSharingName(pool.gpu.sharing)},
+        {"migProfiles", pool.gpu.mig_profiles}}},
+  };
+}
+
+nlohmann::json ClusterView(const Cluster& c) {
+  nlohmann::json pools = nlohmann::json::array();
+  std::vector<std::string> models;
+  int total_gpus = 0;
+  for (const NodePool& pool : c.node_pools) {
+    pools.push_back(NodePoolView(pool));
+    if (std::find(models.begin(), models.end(), pool.gpu.model) == models.end()) models.push_back(pool.gpu.model);
+    total_gpus += pool.count * pool.gpu.count;
+  }
+  return {
+      {"name", c.metadata.name},
+      {"labels", c.metadata.labels},
+      {"provider", c.provider},
+      {"onprem", c.is_onprem()},
+      {"region", c.region},
+      {"zone", c.zone},
+      {"connector", {{"type", ConnectorTypeName(c.connector.type)}}},
+      {"attributes",
+       {{"encryptionAtRest", c.attributes.encryption_at_rest},
+        {"certifications", c.attributes.certifications},
+        {"labels", c.attributes.labels}}},
+      {"nodePools", pools},
+      {"gpuModels", models},
+      {"totalGpus", total_gpus},
+      {"elastic", c.elasticity.max_nodes > c.present_nodes()},
+      {"pricing",
+       {{"currency", c.pricing.currency},
+        {"gpuHour", PriceMap(c.pricing.gpu_hour)},
+        {"spotGpuHour", PriceMap(c.pricing.spot_gpu_hour)},
+        {"egressPerGiB", Decimal(c.pricing.egress_per_gib)}}},
+      {"network", {{"bandwidthGbps", c.bandwidth_gbps}}},
+      {"datasets", c.datasets},
+  };
+}
+
+const nlohmann::json* ResolvePath(const nlohmann::json& view, const std::vector<std::string>& segments) {
+  const nlohmann::json* node = &view;
+  for (const std::string& segment : segments) {
+    if (!node->is_object()) return nullptr;
+    auto it = node->find(segment);
+    if (it == node->end()) return nullptr;
+    node = &*it;
+  }
+  return node;
+}
+
+}  // namespace gpufed::model

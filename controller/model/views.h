@@ -1,0 +1,25 @@
+#pragma once
+// JSON views of resources: what YAML rules (`when`/`require` paths) and Lua hooks see.
+// Field names follow the YAML (camelCase). Quantities become numbers in base units
+// (bytes for memory, cores for CPU, a fraction for gpuShare), durations seconds, and
+// money a decimal number: views are for reading and comparing, never for accounting.
+#include <nlohmann/json.hpp>
+
+#include "controller/model/cluster.h"
+#include "controller/model/workload.h"
+
+namespace gpufed::model {
+
+// {name, labels, tenant, priority, priorityClass, type, resources{...}, data{...}, ...}
+nlohmann::json WorkloadView(const Workload& workload);
+// {name, labels, provider, onprem, region, zone, connector, attributes{...}, nodePools[...],
+//  gpuModels[...], pricing{...}, datasets[...], elastic}
+nlohmann::json ClusterView(const Cluster& cluster);
+// {name, count, cpu, memory, spot, gpu{model, count, memory, nvlink, sharing, migProfiles},
+//  isolation: "exclusive" | "hard" (MIG) | "soft" (memory sharing)}
+nlohmann::json NodePoolView(const NodePool& pool);
+
+// Resolves a dotted path in a view; nullptr when any segment is missing.
+const nlohmann::json* ResolvePath(const nlohmann::json& view, const std::vector<std::string>& segments);
+
+}  // namespace gpufed::model

@@ -1,0 +1,136 @@
+#include "controller/placement/packing/frag_policy.h"
+
+#include <cmath>
+
+namespace gpufed::packing::internal {
+
+FragPolicy::FragPolicy(std::string name, uint64_t seed, const WorkloadDistribution& workload, bool random_ties)
+    : name_(std::move(name)), rng_(seed), random_ties_(random_ties), workload_(workload) {}
+
+void FragPolicy::Reset(const Fleet& fleet) {
+  fleet_ = &fleet;
+  model_.emplace(workload_, fleet);
+  shape_ids_.clear();
+  cache_.clear();
+  frag_.assign(fleet.size(), FragEntry{});
+}
+
+int FragPolicy::ShapeId(const PodRequest& pod) {
+  // Memory does not enter the score (feasibility is checked on every call), so
+  // shapes differing only in memory share cache entries.
+  std::string key = std::to_string(pod.cpu_milli) + "/" + std::to_string(pod.NeedsGpu() ? pod.gpu_milli : 0) + "/" +
+                    std::to_string(pod.NeedsGpu() ? pod.num_gpu : 0);
+  for (const std::string& m : pod.allowed_models) key += "/" + m;
+  auto [it, inserted] = shape_ids_.try_emplace(key, static_cast<int>(cache_.size()));
+  if (inserted) cache_.emplace_back(fleet_->size());
+  return it->second;
+}
+
+double FragPolicy::CurrentFrag(const Fleet& fleet, size_t node) {
+  FragEntry& e = frag_[node];
+  const NodeState& s = fleet.state(node);
+  if (e.version_plus_one != s.version + 1) {
+    e.frag = model_->NodeFrag(fleet.model_id(node), s.cpu_left, s.gpu_left);
+    e.version_plus_one = s.version + 1;
+  }
+  return e.frag;
+}
+
+void FragPolicy::Moves(const Fleet& fleet, size_t node, const PodRequest& pod) {
+  moves_.clear();
+  const NodeState& s = fleet.state(node);
+  const double before = CurrentFrag(fleet, node);
+  const int model = fleet.model_id(node);
+  const int64_t cpu_after = s.cpu_left - pod.cpu_milli;
+  scratch_gpus_ = s.gpu_left;
+  if (pod.IsShared()) {
+    // GPUs with the same milli left lead to the same node state; evaluate the
+    // first of each (lowest index), which is also the reference's tie-break.
+    for (size_t g = 0; g < s.gpu_left.size(); ++g) {
+      const int left = s.gpu_left[g];
+      if (left < pod.gpu_milli) continue;
+      bool seen = false;
+      for (size_t h = 0; h < g && !seen; ++h) seen = s.gpu_left[h] == left;
+      if (seen) continue;
+      scratch_gpus_[g] -= pod.gpu_milli;
+      moves_.push_back({static_cast<int>(g), before - model_->NodeFrag(model, cpu_after, scratch_gpus_)});
+      scratch_gpus_[g] += pod.gpu_milli;
+    }
+    return;
+  }
+  if (pod.NeedsGpu()) {
+    int wanted = pod.num_gpu;
+    for (size_t g = 0; g < scratch_gpus_.size() && wanted > 0; ++g) {
+      if (scratch_gpus_[g] == kMilliPerGpu) {
+        scratch_gpus_[g] = 0;
+        --wanted;
+      }
+    }
+  }
+  moves_.push_back({-1, before - model_->NodeFrag(model, cpu_after, scratch_gpus_)});
+}
+
+std::optional<Allocation> FragPolicy::Place(const Fleet& fleet, const PodRequest& pod) {
+  if (fleet_ != &fleet || frag_.size() != fleet.size()) Reset(fleet);
+  const int shape = ShapeId(pod);
+  std::vector<CacheEntry>& cache = cache_[static_cast<size_t>(shape)];
+  const uint64_t mask = fleet.ModelMask(pod.allowed_models);
+  bool found = false;
+  size_t best_node = 0;
+  FragVerdict best;
+  uint64_t ties = 0;
+  for (size_t n = 0; n < fleet.size(); ++n) {
+    if (!fleet.Fits(n, pod, mask)) continue;
+    CacheEntry& c = cache[n];
+    const uint64_t version = fleet.state(n).version;
+    if (c.version_plus_one != version + 1) {
+      Moves(fleet, n, pod);
+      c.verdict = Judge(fleet, n, pod, moves_);
+      c.version_plus_one = version + 1;
+    }
+    const FragVerdict& v = c.verdict;
+    if (!found || v.score > best.score || (!random_ties_ && v.score == best.score && v.tiebreak > best.tiebreak)) {
+      found = true;
+      best = v;
+      best_node = n;
+      ties = 1;
+    } else if (random_ties_ && v.score == best.score && rng_.Below(++ties) == 0) {
+      best = v;
+      best_node = n;
+    }
+  }
+  if (!found) return std::nullopt;
+  return MakeAllocation(fleet, best_node, pod, best.share_gpu);
+}
+
+namespace {
+
+// FGD as in the authors' simulator: score = int(100 * sigmoid(delta / 1000)),
+// best GPU of a node by that score (first on ties), random among equal nodes.
+class FgdPolicy : public FragPolicy {
+ public:
+  FgdPolicy(uint64_t seed, const WorkloadDistribution& workload) : FragPolicy("fgd", seed, workload, true) {}
+
+ protected:
+  FragVerdict Judge(const Fleet&, size_t, const PodRequest&, const std::vector<FragMove>& moves) override {
+    FragVerdict v;
+    bool first = true;
+    for (const FragMove& m : moves) {
+      const double score = static_cast<double>(static_cast<int64_t>(100.0 / (1.0 + std::exp(-m.delta / 1000.0))));
+      if (first || score > v.score) {
+        v.score = score;
+        v.share_gpu = m.share_gpu;
+        first = false;
+      }
+    }
+    return v;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<PackingPolicy> MakeFgdPolicy(uint64_t seed, const WorkloadDistribution& workload) {
+  return std::make_unique<FgdPolicy>(seed, workload);
+}
+
+}  // namespace gpufed::packing::internal

@@ -1,0 +1,70 @@
+#pragma once
+// Base of the fragmentation-driven policies (fgd, gpufed): evaluates, for each
+// feasible node, how much expected fragmentation the placement removes, with
+// per-node caches so that one arrival only re-evaluates nodes that changed since
+// the last pod of the same shape.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "controller/placement/packing/policy_internal.h"
+#include "controller/placement/packing/workload.h"
+
+namespace gpufed::packing::internal {
+
+// One way to place the pod on a node, with the fragmentation it removes
+// (old - new, milli-GPU; negative when fragmentation grows).
+struct FragMove {
+  int share_gpu = -1;
+  double delta = 0;
+};
+
+// The cached verdict on one node for one pod shape.
+struct FragVerdict {
+  double score = 0;      // primary, higher is better
+  double tiebreak = 0;   // secondary, higher is better (ignored when ties are random)
+  int share_gpu = -1;
+};
+
+class FragPolicy : public PackingPolicy {
+ public:
+  FragPolicy(std::string name, uint64_t seed, const WorkloadDistribution& workload, bool random_ties);
+  std::string_view name() const override { return name_; }
+  std::optional<Allocation> Place(const Fleet& fleet, const PodRequest& pod) override;
+
+ protected:
+  // Turns the candidate moves on `node` (at least one) into a verdict.
+  virtual FragVerdict Judge(const Fleet& fleet, size_t node, const PodRequest& pod,
+                            const std::vector<FragMove>& moves) = 0;
+
+ private:
+  struct CacheEntry {
+    uint64_t version_plus_one = 0;  // 0 = empty
+    FragVerdict verdict;
+  };
+  struct FragEntry {
+    uint64_t version_plus_one = 0;
+    double frag = 0;
+  };
+
+  void Reset(const Fleet& fleet);
+  int ShapeId(const PodRequest& pod);
+  double CurrentFrag(const Fleet& fleet, size_t node);
+  void Moves(const Fleet& fleet, size_t node, const PodRequest& pod);
+
+  std::string name_;
+  Rng rng_;
+  bool random_ties_;
+  WorkloadDistribution workload_;
+  std::optional<FragmentationModel> model_;
+  const Fleet* fleet_ = nullptr;
+  std::unordered_map<std::string, int> shape_ids_;
+  std::vector<std::vector<CacheEntry>> cache_;  // [shape][node]
+  std::vector<FragEntry> frag_;                 // [node]
+  std::vector<FragMove> moves_;                 // scratch
+  std::vector<int> scratch_gpus_;
+};
+
+}  // namespace gpufed::packing::internal
