@@ -106,10 +106,11 @@ std::optional<Allocation> FragPolicy::Place(const Fleet& fleet, const PodRequest
 namespace {
 
 // FGD as in the authors' simulator: score = int(100 * sigmoid(delta / 1000)),
-// best GPU of a node by that score (first on ties), random among equal nodes.
+// best GPU of a node by that score (first on ties), first node in fleet order
+// among equal nodes (see baselines.cc for why).
 class FgdPolicy : public FragPolicy {
  public:
-  FgdPolicy(uint64_t seed, const WorkloadDistribution& workload) : FragPolicy("fgd", seed, workload, true) {}
+  FgdPolicy(uint64_t seed, const WorkloadDistribution& workload) : FragPolicy("fgd", seed, workload, false) {}
 
  protected:
   FragVerdict Judge(const Fleet&, size_t, const PodRequest&, const std::vector<FragMove>& moves) override {

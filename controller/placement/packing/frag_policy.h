@@ -25,6 +25,7 @@ struct FragMove {
 struct FragVerdict {
   double score = 0;      // primary, higher is better
   double tiebreak = 0;   // secondary, higher is better (ignored when ties are random)
+                         // equal score and tiebreak: first node in fleet order
   int share_gpu = -1;
 };
 

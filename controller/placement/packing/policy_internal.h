@@ -41,13 +41,13 @@ struct NodeScore {
   int share_gpu = -1;  // device for shared pods
 };
 
-// Scores every feasible node in fleet order and keeps the best; equal scores are
-// resolved uniformly at random (reservoir sampling, as kube-scheduler does) or,
-// with first_on_tie, by fleet order.
+// Scores every feasible node in fleet order and keeps the best; equal scores go
+// to the first node in fleet order, or with random_ties to a uniformly random one
+// (reservoir sampling, as stock kube-scheduler does).
 class ScoringPolicy : public PackingPolicy {
  public:
-  ScoringPolicy(std::string name, uint64_t seed, bool first_on_tie)
-      : name_(std::move(name)), rng_(seed), first_on_tie_(first_on_tie) {}
+  ScoringPolicy(std::string name, uint64_t seed, bool random_ties)
+      : name_(std::move(name)), rng_(seed), random_ties_(random_ties) {}
   std::string_view name() const override { return name_; }
   std::optional<Allocation> Place(const Fleet& fleet, const PodRequest& pod) override;
 
@@ -60,7 +60,7 @@ class ScoringPolicy : public PackingPolicy {
  private:
   std::string name_;
   Rng rng_;
-  bool first_on_tie_;
+  bool random_ties_;
 };
 
 std::unique_ptr<PackingPolicy> MakeRandomPolicy(uint64_t seed);
