@@ -11,7 +11,7 @@
 //   packing     GPU packing: shared GPUs, then used nodes, then idle nodes
 //   clustering  GPU clustering: nodes already running the same kind of pod
 //   fgd         Fragmentation Gradient Descent (Weng et al., USENIX ATC'23)
-//   gpufed      our default: FGD's gradient at full resolution with packing tie-breaks
+//   gpufed      our default: FGD's gradient in fixed steps without saturation, first-fit ties
 // The baselines follow the FGD authors' simulator, including its integer scores
 // (0..100) and random choice among equally scored nodes, so that results are
 // comparable with the published ones.
