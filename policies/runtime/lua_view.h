@@ -1,0 +1,31 @@
+#pragma once
+// Internal to policies/runtime: read-only Lua views of nlohmann::json values.
+//
+// A view is a small userdata {const json*, generation}. Indexing an object view with a
+// string returns the member (JSON null and missing keys are nil), indexing an array
+// view with 1..#v returns the element; nested objects and arrays come back as views of
+// the same generation. `#` is the array length (0 for objects, like a Lua table with
+// only string keys), `pairs` iterates in key order, `ipairs` works through __index.
+// Writes raise; the metatable is locked. When the runtime's generation moves on (at the
+// end of every call) all earlier views are dead and any use of them raises, so a
+// stashed view never reads JSON that the caller has freed.
+#include <cstdint>
+
+#include <nlohmann/json_fwd.hpp>
+
+struct lua_State;
+
+namespace gpufed::policy::internal {
+
+// Creates the shared view metatable. May raise; run it protected.
+void RegisterViewMetatable(lua_State* L);
+
+// Pushes a view of `node` (an object or array that must outlive the generation).
+// May raise (memory); call only from protected code.
+void PushView(lua_State* L, const nlohmann::json* node, uint64_t generation);
+
+// Pushes `value` as Lua sees it: a view for objects and arrays, nil for null, else the
+// scalar. May raise (memory); call only from protected code.
+void PushValue(lua_State* L, const nlohmann::json* value, uint64_t generation);
+
+}  // namespace gpufed::policy::internal
