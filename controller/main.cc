@@ -1,1 +1,4 @@
-int main() { return 0; }
+// gpufed: wiring only; every command lives in controller/cli.
+#include "controller/cli/cli.h"
+
+int main(int argc, char** argv) { return gpufed::cli::Main(argc, argv); }

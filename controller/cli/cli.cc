@@ -1,1 +1,34 @@
-namespace gpufed::cli {}
+#include "controller/cli/cli.h"
+
+#include <iostream>
+
+#include "controller/cli/commands.h"
+#include "controller/cli/version.h"
+
+namespace gpufed::cli {
+
+int Main(int argc, char** argv) {
+  CLI::App app{"gpufed: policy-as-config federation controller for hybrid GPU fleets"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string(kVersion));
+  int exit_code = 0;
+  CLI::App* version = app.add_subcommand("version", "Print the gpufed version");
+  version->callback([] { std::cout << "gpufed " << kVersion << "\n"; });
+  AddValidateCommand(app, &exit_code);
+  AddPlanCommand(app, &exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;
+  }
+  return exit_code;
+}
+
+}  // namespace gpufed::cli

@@ -71,6 +71,11 @@ Money Money::TimesHours(int64_t count, int64_t millis) const {
   return Money(DivRound(product, 3600000), currency_);
 }
 
+Money Money::TimesGpuMilliHours(int64_t gpu_milli, int64_t millis) const {
+  __int128 product = static_cast<__int128>(micros_) * gpu_milli * millis;
+  return Money(DivRound(product, __int128{3600000} * 1000), currency_);
+}
+
 Money Money::TimesMilli(int64_t milli) const {
   return Money(DivRound(static_cast<__int128>(micros_) * milli, 1000), currency_);
 }

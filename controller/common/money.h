@@ -25,6 +25,8 @@ class Money {
   const std::string& currency() const { return currency_; }
   bool is_zero() const { return micros_ == 0; }
 
+  // price-per-GPU-hour x GPU share (1000 = one GPU) x runtime.
+  Money TimesGpuMilliHours(int64_t gpu_milli, int64_t millis) const;
   // price-per-hour x count x duration. `millis` of runtime; result in the same currency.
   Money TimesHours(int64_t count, int64_t millis) const;
   Money Plus(const Money& other) const;   // currencies must match (or one is zero/empty)

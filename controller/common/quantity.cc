@@ -81,6 +81,8 @@ Result<Quantity> Quantity::Parse(std::string_view text) {
                              "' (use Ki, Mi, Gi, Ti, k, M, G, T or m)");
     }
   }
+  constexpr __int128 kInt128Max = ~(static_cast<unsigned __int128>(1) << 127);
+  if (mantissa > kInt128Max / multiplier) return InvalidArgument("quantity '" + std::string(text) + "' is too large");
   __int128 value = mantissa * multiplier;
   int net = exponent - scale;
   for (; net > 0; --net) {

@@ -18,7 +18,7 @@ inline constexpr int64_t kMaxNodesPerPool = 100000;
 inline const Quantity kMaxNodeMemory = Quantity::FromUnits(int64_t{64} << 40);  // 64Ti
 inline const Quantity kMaxGpuMemory = Quantity::FromUnits(int64_t{1} << 40);    // 1Ti
 inline const Quantity kMaxCpu = Quantity::FromUnits(100000);
-inline const Quantity kMaxDatasetSize = Quantity::FromUnits(int64_t{1} << 60);  // 1Ei
+inline const Quantity kMaxDatasetSize = Quantity::FromUnits(int64_t{1} << 50);  // 1Pi
 
 void DecodeClusterSpec(const YamlField& spec, model::Cluster& out);
 

@@ -138,7 +138,8 @@ void LoadDocuments(const std::string& text, const std::string& file, const LoadO
 
 }  // namespace
 
-LoadResult LoadRepository(const std::vector<std::string>& paths, const LoadOptions& options) {
+LoadResult LoadRepository(const std::vector<std::string>& paths, const LoadOptions& options,
+                          const model::Config* context) {
   LoadResult result;
   if (paths.empty()) {
     result.diagnostics.Add({"", 0, 0, "", "no policy repository path given"});
@@ -167,7 +168,7 @@ LoadResult LoadRepository(const std::vector<std::string>& paths, const LoadOptio
   std::vector<std::string> hashed = *files;
   LoadLuaSources(root.string(), references, options.max_file_bytes, result.config, result.diagnostics, hashed);
   std::sort(hashed.begin(), hashed.end());
-  CheckRepository(references, result.config, result.diagnostics, nullptr);
+  CheckRepository(references, result.config, result.diagnostics, context);
   result.config.revision = ComputeRevision(result.config.root, hashed);
   result.diagnostics.Sort();
   return result;

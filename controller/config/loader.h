@@ -31,7 +31,10 @@ struct LoadResult {
 // `paths`: directories (walked recursively) and files. The repository root, against
 // which Lua paths resolve and the revision is computed, is the first path when it is a
 // directory, else that file's folder.
-LoadResult LoadRepository(const std::vector<std::string>& paths, const LoadOptions& options = {});
+// Names of other resources also resolve against `context` (may be null), e.g. the
+// active repository when loading extra Workload files.
+LoadResult LoadRepository(const std::vector<std::string>& paths, const LoadOptions& options = {},
+                          const model::Config* context = nullptr);
 
 // Parses YAML text as if it were the file `file_name` (API submissions, tests).
 // Names of other resources (tenants, clusters, priority classes) resolve against the

@@ -84,9 +84,12 @@ void YamlField::NoteReference(ReferenceKind kind, const std::string& name) const
 
 YamlField YamlField::Child(std::string_view key) const {
   std::string child_path = path_.empty() ? std::string(key) : path_ + "." + std::string(key);
-  if (!node_.IsMap()) return YamlField(YAML::Node(YAML::NodeType::Undefined), child_path, context_, mark_);
+  if (!node_.IsMap()) return YamlField(YAML::Node(), child_path, context_, mark_);
   const YAML::Node& const_node = node_;
   YAML::Node child = const_node[std::string(key)];
+  // A missing key yields an invalid "zombie" node whose type queries throw; stand in
+  // a plain null node, which reads as absent.
+  if (!child.IsDefined()) return YamlField(YAML::Node(), child_path, context_, mark_);
   return YamlField(child, child_path, context_, mark_);
 }
 

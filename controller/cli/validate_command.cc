@@ -1,0 +1,70 @@
+// gpufed validate PATH...: load a policy repository and report every error.
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "controller/cli/commands.h"
+#include "controller/config/loader.h"
+
+namespace gpufed::cli {
+namespace {
+
+struct ValidateOptions {
+  std::vector<std::string> paths;
+  std::string output = "text";
+};
+
+// GitHub Actions workflow commands turn these lines into annotations on the diff.
+std::string GithubEscape(std::string s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '%') out += "%25";
+    else if (c == '\n') out += "%0A";
+    else if (c == '\r') out += "%0D";
+    else out += c;
+  }
+  return out;
+}
+
+int RunValidate(const ValidateOptions& options) {
+  config::LoadResult result = config::LoadRepository(options.paths);
+  const auto& items = result.diagnostics.items();
+  if (options.output == "json") {
+    nlohmann::json errors = nlohmann::json::array();
+    for (const config::Diagnostic& d : items) {
+      errors.push_back({{"file", d.file}, {"line", d.line}, {"column", d.column}, {"field", d.field},
+                        {"message", d.message}});
+    }
+    nlohmann::json out = {{"valid", result.ok()}, {"documents", result.documents}, {"files", result.files},
+                          {"revision", result.config.revision}, {"errors", errors}};
+    std::cout << out.dump(2) << "\n";
+  } else if (options.output == "github") {
+    for (const config::Diagnostic& d : items) {
+      std::cout << "::error file=" << d.file << ",line=" << d.line << ",col=" << d.column << "::"
+                << GithubEscape((d.field.empty() ? "" : d.field + ": ") + d.message) << "\n";
+    }
+  } else {
+    for (const config::Diagnostic& d : items) std::cout << d.ToString() << "\n";
+    if (result.ok()) {
+      std::cout << "valid: " << result.files << " file(s), " << result.documents << " document(s), revision "
+                << result.config.revision << "\n";
+    } else {
+      std::cout << items.size() << " error(s) in " << result.files << " file(s)\n";
+    }
+  }
+  return result.ok() ? 0 : 1;
+}
+
+}  // namespace
+
+void AddValidateCommand(CLI::App& app, int* exit_code) {
+  auto options = std::make_shared<ValidateOptions>();
+  CLI::App* cmd = app.add_subcommand("validate", "Validate policy repository files (exit 0 valid, 1 invalid, 2 usage)");
+  cmd->add_option("paths", options->paths, "Directories (walked recursively) or YAML files")->required();
+  cmd->add_option("-o,--output", options->output, "Output format")
+      ->check(CLI::IsMember({"text", "json", "github"}))
+      ->capture_default_str();
+  cmd->callback([options, exit_code] { *exit_code = RunValidate(*options); });
+}
+
+}  // namespace gpufed::cli

@@ -1,0 +1,25 @@
+#pragma once
+// Projected cost of running a workload on a cluster: GPU-hours at the cluster's price
+// for the model (spot price when the workload accepts spot) plus egress of a dataset
+// the cluster does not hold. Exact money arithmetic; no floating point.
+#include <string>
+
+#include "controller/common/money.h"
+#include "controller/model/cluster.h"
+#include "controller/model/workload.h"
+
+namespace gpufed::placement {
+
+struct CostEstimate {
+  Money gpu;               // GPU-hours x price
+  Money egress;            // dataset size x egress price, when the data must move
+  Money total;
+  bool priced = true;      // false when the cluster has no price for the model
+  double transfer_seconds = 0;  // dataset size / link bandwidth
+};
+
+// `gpu_milli_total`: the GPU share taken (8000 for eight GPUs, 250 for a quarter).
+CostEstimate EstimateCost(const model::Cluster& cluster, const model::NodePool& pool, const model::Workload& workload,
+                          int64_t gpu_milli_total);
+
+}  // namespace gpufed::placement

@@ -1,0 +1,33 @@
+#pragma once
+// The placer's view of policy code (Lua hooks). Implemented in policies/runtime; the
+// placer only sees this interface, so it stays pure and testable with fakes.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace gpufed::placement {
+
+struct HookOutcome {
+  bool allowed = true;
+  std::string policy;       // the policy whose hook decided
+  std::string reason;
+  bool error = false;       // the hook failed; `reason` carries file:line and message
+  bool enforced = true;     // false for warn/dryrun policies: reported, never binding
+};
+
+class PolicyHooks {
+ public:
+  virtual ~PolicyHooks() = default;
+  // Every admit hook, in policy order; stops at the first enforced denial.
+  virtual std::vector<HookOutcome> Admit(const nlohmann::json& workload, double now_seconds) = 0;
+  // Every filter hook for one cluster; stops at the first enforced denial.
+  virtual std::vector<HookOutcome> Filter(const nlohmann::json& workload, const nlohmann::json& cluster,
+                                          double now_seconds) = 0;
+  // Sum of score hooks (each already multiplied by its policy's weight); errors are
+  // reported in `errors` and contribute nothing.
+  virtual double Score(const nlohmann::json& workload, const nlohmann::json& cluster, double now_seconds,
+                       std::vector<std::string>& errors) = 0;
+};
+
+}  // namespace gpufed::placement

@@ -1,0 +1,240 @@
+#include "controller/placement/inventory.h"
+
+#include <algorithm>
+#include <regex>
+
+#include "controller/common/quantity.h"
+
+namespace gpufed::placement {
+namespace {
+
+bool ModelAllowed(const model::NodePool& pool, const model::ResourceRequest& r) {
+  return r.gpu_models.empty() || std::find(r.gpu_models.begin(), r.gpu_models.end(), pool.gpu.model) != r.gpu_models.end();
+}
+
+int GpusPerNode(const model::ResourceRequest& r) { return r.nodes > 1 ? r.gpus_per_node : r.gpus; }
+
+// A single GPU asked by memory below the GPU's size, by share or by MIG profile.
+bool WantsFraction(const model::NodePool& pool, const model::ResourceRequest& r) {
+  if (r.is_fractional()) return true;
+  return r.gpus == 1 && r.nodes == 1 && r.gpu_memory.milli() > 0 && r.gpu_memory < pool.gpu.memory &&
+         pool.gpu.sharing != model::GpuSharing::kNone;
+}
+
+std::optional<std::string> SmallestMigProfile(const model::NodePool& pool, int64_t memory, int milli) {
+  std::optional<std::string> best;
+  MigProfileInfo best_info;
+  for (const std::string& p : pool.gpu.mig_profiles) {
+    std::optional<MigProfileInfo> info = ParseMigProfile(p);
+    if (!info) continue;
+    bool fits = (int64_t{info->memory_gb} << 30) >= memory &&
+                info->compute_slices * kMilliPerGpu >= milli * kMigComputeSlices;
+    if (fits && (!best || info->compute_slices < best_info.compute_slices ||
+                 (info->compute_slices == best_info.compute_slices && info->memory_gb < best_info.memory_gb))) {
+      best = p;
+      best_info = *info;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+std::optional<MigProfileInfo> ParseMigProfile(const std::string& profile) {
+  static const std::regex kProfile(R"(([1-7])g\.([0-9]+)gb)");
+  std::smatch m;
+  if (!std::regex_match(profile, m, kProfile)) return std::nullopt;
+  return MigProfileInfo{std::stoi(m[1]), std::stoi(m[2])};
+}
+
+int NodeState::FreeWholeGpus() const {
+  int n = 0;
+  for (const GpuState& g : gpus) n += (g.free_milli == kMilliPerGpu && !g.shared) ? 1 : 0;
+  return n;
+}
+
+std::string PoolShapeMismatch(const model::NodePool& pool, const model::ResourceRequest& r) {
+  if (GpusPerNode(r) == 0) {
+    if (r.cpu > pool.cpu && pool.cpu.milli() > 0) return "needs " + r.cpu.ToString() + " CPU per node";
+    return "";
+  }
+  if (!ModelAllowed(pool, r)) return "GPU model " + pool.gpu.model + " not in the allowed models";
+  if (r.gpu_memory > pool.gpu.memory) {
+    return "needs " + r.gpu_memory.ToString() + " per GPU, " + pool.gpu.model + " has " + pool.gpu.memory.ToString();
+  }
+  if (GpusPerNode(r) > pool.gpu.count) {
+    return "needs " + std::to_string(GpusPerNode(r)) + " GPUs on one node, nodes have " + std::to_string(pool.gpu.count);
+  }
+  if (r.topology == model::Topology::kSameNode && GpusPerNode(r) > 1 && !pool.gpu.nvlink) {
+    return "same-node topology needs NVLink, pool " + pool.name + " has none";
+  }
+  if (!r.mig_profile.empty()) {
+    if (pool.gpu.sharing != model::GpuSharing::kMig ||
+        std::find(pool.gpu.mig_profiles.begin(), pool.gpu.mig_profiles.end(), r.mig_profile) ==
+            pool.gpu.mig_profiles.end()) {
+      return "MIG profile " + r.mig_profile + " not offered by pool " + pool.name;
+    }
+  }
+  if (WantsFraction(pool, r) && pool.gpu.sharing == model::GpuSharing::kMig) {
+    GpuDemand d = DemandOn(pool, r);
+    if (d.mig_profile.empty()) return "no MIG profile of pool " + pool.name + " fits the request";
+  }
+  if (pool.cpu.milli() > 0 && r.cpu > pool.cpu) return "needs " + r.cpu.ToString() + " CPU, nodes have " + pool.cpu.ToString();
+  if (pool.memory.milli() > 0 && r.memory > pool.memory) {
+    return "needs " + r.memory.ToString() + " memory, nodes have " + pool.memory.ToString();
+  }
+  return "";
+}
+
+GpuDemand DemandOn(const model::NodePool& pool, const model::ResourceRequest& r) {
+  GpuDemand d;
+  d.gpus = GpusPerNode(r);
+  int64_t gpu_memory = pool.gpu.memory.milli() / 1000;
+  bool fraction = r.is_fractional() || (r.gpus == 1 && r.nodes == 1 && r.gpu_memory.milli() > 0 &&
+                                         r.gpu_memory < pool.gpu.memory);
+  if (!fraction) {
+    d.memory_each = gpu_memory;
+    return d;  // whole GPUs
+  }
+  int64_t memory = r.gpu_memory.milli() / 1000;
+  int milli = static_cast<int>(r.gpu_share.milli());
+  if (memory == 0 && milli > 0) memory = gpu_memory * milli / kMilliPerGpu;
+  if (milli == 0 && memory > 0) milli = static_cast<int>((memory * kMilliPerGpu + gpu_memory - 1) / gpu_memory);
+  if (milli == 0) milli = 1;
+  d.needed_milli = std::min(milli, kMilliPerGpu);
+  if (pool.gpu.sharing == model::GpuSharing::kNone) {
+    d.memory_each = gpu_memory;
+    return d;  // an unshared pool gives a whole GPU to a fraction
+  }
+  d.fractional = true;
+  if (pool.gpu.sharing == model::GpuSharing::kMig) {
+    std::optional<std::string> profile = r.mig_profile.empty() ? SmallestMigProfile(pool, memory, milli)
+                                                               : std::optional<std::string>(r.mig_profile);
+    if (!profile) return d;
+    MigProfileInfo info = *ParseMigProfile(*profile);
+    d.mig_profile = *profile;
+    d.mig_slices = info.compute_slices;
+    d.milli_each = info.compute_slices * kMilliPerGpu / kMigComputeSlices;
+    d.memory_each = std::min<int64_t>(int64_t{info.memory_gb} << 30, gpu_memory);
+    return d;
+  }
+  d.milli_each = std::min(milli, kMilliPerGpu);
+  d.memory_each = std::min(memory, gpu_memory);
+  return d;
+}
+
+ClusterState BuildClusterState(const model::Cluster& cluster) {
+  ClusterState state;
+  state.cluster = &cluster;
+  for (size_t p = 0; p < cluster.node_pools.size(); ++p) {
+    const model::NodePool& pool = cluster.node_pools[p];
+    for (int i = 0; i < pool.count; ++i) {
+      NodeState node;
+      node.name = pool.name + "-" + std::to_string(i);
+      node.pool = static_cast<int>(p);
+      node.free_cpu_milli = pool.cpu.milli();
+      node.free_memory = pool.memory.milli() / 1000;
+      node.cpu_limited = pool.cpu.milli() > 0;
+      node.gpus.assign(pool.gpu.count, GpuState{kMilliPerGpu, pool.gpu.memory.milli() / 1000, 0, false});
+      state.nodes.push_back(std::move(node));
+    }
+  }
+  state.elastic_nodes_left = std::max(0, cluster.elasticity.max_nodes - cluster.present_nodes());
+  return state;
+}
+
+namespace {
+
+// Fits `d` on `node`, choosing GPUs that keep whole GPUs free: fractions go to the
+// fullest shared GPU that still has room, whole GPUs take the lowest free indices.
+std::optional<NodeFit> FitOnNode(const NodeState& node, const model::NodePool& pool, const GpuDemand& d,
+                                 const model::ResourceRequest& r) {
+  if (node.cpu_limited && (node.free_cpu_milli < r.cpu.milli() || node.free_memory < r.memory.milli() / 1000)) {
+    return std::nullopt;
+  }
+  NodeFit fit;
+  fit.milli_each = d.milli_each;
+  fit.memory_each = d.memory_each;
+  fit.mig_profile = d.mig_profile;
+  if (d.fractional) {
+    int best = -1;
+    for (size_t g = 0; g < node.gpus.size(); ++g) {
+      const GpuState& gpu = node.gpus[g];
+      bool room = gpu.free_milli >= d.milli_each && gpu.free_memory >= d.memory_each &&
+                  (d.mig_slices == 0 || gpu.mig_slices_used + d.mig_slices <= kMigComputeSlices);
+      if (!room || (gpu.free_milli == kMilliPerGpu && !gpu.shared && best >= 0)) continue;
+      if (best < 0 || !node.gpus[best].shared || (gpu.shared && gpu.free_milli < node.gpus[best].free_milli)) {
+        best = static_cast<int>(g);
+      }
+    }
+    if (best < 0) return std::nullopt;
+    fit.gpus = {best};
+  } else {
+    for (size_t g = 0; g < node.gpus.size() && static_cast<int>(fit.gpus.size()) < d.gpus; ++g) {
+      if (node.gpus[g].free_milli == kMilliPerGpu && !node.gpus[g].shared) fit.gpus.push_back(static_cast<int>(g));
+    }
+    if (static_cast<int>(fit.gpus.size()) < d.gpus) return std::nullopt;
+  }
+  // Packing: the share of the node's GPU capacity in use after this placement.
+  int64_t used = 0;
+  for (const GpuState& gpu : node.gpus) used += kMilliPerGpu - gpu.free_milli;
+  used += int64_t{fit.milli_each} * static_cast<int64_t>(fit.gpus.size());
+  fit.packing = pool.gpu.count == 0 ? 0 : static_cast<double>(used) / (double{kMilliPerGpu} * pool.gpu.count);
+  fit.waste_milli = std::max(0, fit.milli_each - d.needed_milli);
+  return fit;
+}
+
+}  // namespace
+
+std::optional<std::pair<int, NodeFit>> FindNode(const ClusterState& state, const model::ResourceRequest& request,
+                                                const std::vector<bool>& pool_allowed) {
+  std::optional<std::pair<int, NodeFit>> best;
+  for (size_t n = 0; n < state.nodes.size(); ++n) {
+    const NodeState& node = state.nodes[n];
+    if (!pool_allowed[node.pool]) continue;
+    const model::NodePool& pool = state.cluster->node_pools[node.pool];
+    if (!PoolShapeMismatch(pool, request).empty()) continue;
+    std::optional<NodeFit> fit = FitOnNode(node, pool, DemandOn(pool, request), request);
+    if (fit && (!best || fit->Quality() > best->second.Quality())) best = std::make_pair(static_cast<int>(n), *fit);
+  }
+  return best;
+}
+
+std::optional<int> ProvisionNode(ClusterState& state, const model::ResourceRequest& request,
+                                 const std::vector<bool>& pool_allowed) {
+  if (state.elastic_nodes_left <= 0) return std::nullopt;
+  const model::Cluster& cluster = *state.cluster;
+  for (size_t p = 0; p < cluster.node_pools.size(); ++p) {
+    const model::NodePool& pool = cluster.node_pools[p];
+    if (!pool_allowed[p] || !PoolShapeMismatch(pool, request).empty()) continue;
+    NodeState node;
+    node.name = pool.name + "-" + std::to_string(state.nodes.size());
+    node.pool = static_cast<int>(p);
+    node.free_cpu_milli = pool.cpu.milli();
+    node.free_memory = pool.memory.milli() / 1000;
+    node.cpu_limited = pool.cpu.milli() > 0;
+    node.provisioned = true;
+    node.gpus.assign(pool.gpu.count, GpuState{kMilliPerGpu, pool.gpu.memory.milli() / 1000, 0, false});
+    state.nodes.push_back(std::move(node));
+    --state.elastic_nodes_left;
+    return static_cast<int>(state.nodes.size() - 1);
+  }
+  return std::nullopt;
+}
+
+void Reserve(ClusterState& state, int node_index, const NodeFit& fit, const model::ResourceRequest& request) {
+  NodeState& node = state.nodes[node_index];
+  if (node.cpu_limited) {
+    node.free_cpu_milli -= request.cpu.milli();
+    node.free_memory -= request.memory.milli() / 1000;
+  }
+  for (int g : fit.gpus) {
+    GpuState& gpu = node.gpus[g];
+    gpu.free_milli -= fit.milli_each;
+    gpu.free_memory -= fit.memory_each;
+    if (fit.milli_each < kMilliPerGpu || !fit.mig_profile.empty()) gpu.shared = true;
+    if (!fit.mig_profile.empty()) gpu.mig_slices_used += ParseMigProfile(fit.mig_profile)->compute_slices;
+  }
+}
+
+}  // namespace gpufed::placement

@@ -1,0 +1,88 @@
+#pragma once
+// Free capacity of every cluster, node and GPU, as the placer sees it during one plan.
+// Reservations are made as the plan proceeds, so one plan never over-commits.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "controller/model/cluster.h"
+#include "controller/model/workload.h"
+
+namespace gpufed::placement {
+
+inline constexpr int kMilliPerGpu = 1000;
+inline constexpr int kMigComputeSlices = 7;
+
+struct GpuState {
+  int free_milli = kMilliPerGpu;  // compute share left
+  int64_t free_memory = 0;        // bytes left
+  int mig_slices_used = 0;        // compute slices of MIG instances on this GPU
+  bool shared = false;            // holds fractional work (memory share or MIG)
+};
+
+struct NodeState {
+  std::string name;
+  int pool = 0;                   // index into the cluster's node pools
+  int64_t free_cpu_milli = 0;
+  int64_t free_memory = 0;
+  bool cpu_limited = true;        // false when the pool does not declare CPU/memory
+  bool provisioned = false;       // added on demand by elasticity (not yet running)
+  std::vector<GpuState> gpus;
+
+  int FreeWholeGpus() const;
+};
+
+struct ClusterState {
+  const model::Cluster* cluster = nullptr;
+  std::vector<NodeState> nodes;
+  int elastic_nodes_left = 0;     // nodes elasticity may still add
+};
+
+// How a request maps onto one node: which GPUs and how much of each.
+struct NodeFit {
+  std::vector<int> gpus;          // GPU indices on the node
+  int milli_each = kMilliPerGpu;  // share of each listed GPU
+  int64_t memory_each = 0;        // GPU memory of each listed GPU
+  std::string mig_profile;        // when placed as a MIG instance
+  double packing = 0;             // 0..1: how tightly the node is used afterwards
+  int waste_milli = 0;            // GPU share taken beyond what was asked (a whole GPU for 4Gi)
+
+  // 0..1, higher is better: tight packing that wastes little of what it takes.
+  double Quality() const { return packing * (1.0 - waste_milli / 1000.0); }
+};
+
+// A request normalised against one node pool: what it takes on each GPU.
+struct GpuDemand {
+  int gpus = 0;                   // GPUs per node
+  int milli_each = kMilliPerGpu;
+  int64_t memory_each = 0;
+  std::string mig_profile;
+  int mig_slices = 0;
+  bool fractional = false;
+  int needed_milli = kMilliPerGpu;  // what the request really uses of each GPU
+};
+
+// Why a pool's shape can never serve the request (empty when it can, when empty).
+std::string PoolShapeMismatch(const model::NodePool& pool, const model::ResourceRequest& request);
+// The per-GPU demand on `pool`; requires PoolShapeMismatch(...) to be empty.
+GpuDemand DemandOn(const model::NodePool& pool, const model::ResourceRequest& request);
+
+ClusterState BuildClusterState(const model::Cluster& cluster);
+
+// Best node fit for a single-node request (ties broken by node order).
+std::optional<std::pair<int, NodeFit>> FindNode(const ClusterState& state, const model::ResourceRequest& request,
+                                                const std::vector<bool>& pool_allowed);
+// Adds one node of the first allowed pool whose shape fits, if elasticity allows.
+std::optional<int> ProvisionNode(ClusterState& state, const model::ResourceRequest& request,
+                                 const std::vector<bool>& pool_allowed);
+void Reserve(ClusterState& state, int node, const NodeFit& fit, const model::ResourceRequest& request);
+
+// MIG profile data for the models gpufed knows (compute slices, memory in GB).
+struct MigProfileInfo {
+  int compute_slices = 0;
+  int memory_gb = 0;
+};
+std::optional<MigProfileInfo> ParseMigProfile(const std::string& profile);
+
+}  // namespace gpufed::placement
