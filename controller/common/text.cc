@@ -28,7 +28,8 @@ size_t EditDistance(std::string_view a, std::string_view b, size_t limit) {
 }
 
 std::string ClosestMatch(std::string_view word, std::span<const std::string_view> candidates) {
-  size_t limit = std::max<size_t>(1, word.size() / 3);
+  // Two edits cover a swapped pair of letters ("hihg" -> "high"), the most common typo.
+  size_t limit = std::max<size_t>(word.size() > 3 ? 2 : 1, word.size() / 3);
   std::string best;
   size_t best_distance = limit + 1;
   for (std::string_view candidate : candidates) {

@@ -1,4 +1,5 @@
 #include <regex>
+#include <set>
 
 #include "controller/config/decoders.h"
 
@@ -88,6 +89,9 @@ std::optional<model::Condition> DecodeCondition(const std::string& path, const Y
     return std::nullopt;
   }
   auto [op_name, operand] = f.Entries().front();
+  static const std::set<std::string> kOperators = {"in", "notIn", "exists", "gte", "gt", "lte", "lt", "contains",
+                                                   "containsAll"};
+  if (!kOperators.count(op_name)) return std::nullopt;  // reported by ExpectObject
   std::optional<nlohmann::json> value;
   if (op_name == "in" || op_name == "notIn" || op_name == "containsAll") {
     value = ScalarListOperand(operand);

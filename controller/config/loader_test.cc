@@ -1,0 +1,152 @@
+#include "controller/config/loader.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+namespace gpufed::config {
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kSource = GPUFED_SOURCE_DIR;
+
+struct Expected {
+  int line, column;
+  std::string field, message;
+};
+
+// Each fixture declares its expected diagnostics in "# expect: L:C FIELD | MESSAGE" lines.
+std::vector<Expected> ReadExpectations(const fs::path& file) {
+  std::vector<Expected> out;
+  std::ifstream in(file);
+  std::string line;
+  static const std::regex kExpect(R"(# expect: (\d+):(\d+) ?(\S*) \| (.*))");
+  while (std::getline(in, line)) {
+    std::smatch m;
+    if (std::regex_match(line, m, kExpect)) out.push_back({std::stoi(m[1]), std::stoi(m[2]), m[3], m[4]});
+  }
+  return out;
+}
+
+std::string Dump(const LoadResult& r) {
+  std::string s;
+  for (const Diagnostic& d : r.diagnostics.items()) s += "  " + d.ToString() + "\n";
+  return s;
+}
+
+TEST(Loader, EveryErrorFixtureReportsExactPositions) {
+  int fixtures = 0;
+  for (const auto& entry : fs::directory_iterator(kSource / "tests/fixtures/loader")) {
+    if (entry.path().extension() != ".yaml") continue;
+    ++fixtures;
+    SCOPED_TRACE(entry.path().filename().string());
+    std::vector<Expected> expected = ReadExpectations(entry.path());
+    ASSERT_FALSE(expected.empty()) << "fixture declares no expectation";
+    LoadResult result = LoadRepository({entry.path().string()});
+    EXPECT_EQ(result.diagnostics.size(), expected.size()) << Dump(result);
+    for (const Expected& e : expected) {
+      bool found = false;
+      for (const Diagnostic& d : result.diagnostics.items()) {
+        found = found || (d.line == e.line && d.column == e.column && d.field == e.field &&
+                          d.message.find(e.message) != std::string::npos && d.file == entry.path().string());
+      }
+      EXPECT_TRUE(found) << "missing " << e.line << ":" << e.column << " " << e.field << " | " << e.message << "\ngot:\n"
+                         << Dump(result);
+    }
+  }
+  EXPECT_GE(fixtures, 20);
+}
+
+TEST(Loader, QuickstartIsValid) {
+  LoadResult result = LoadRepository({(kSource / "examples/quickstart").string()});
+  EXPECT_TRUE(result.ok()) << Dump(result);
+  EXPECT_EQ(result.config.clusters.size(), 3u);
+  EXPECT_GE(result.config.workloads.size(), 30u);
+  EXPECT_EQ(result.config.revision.rfind("sha256:", 0), 0u);
+}
+
+class TempRepo : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("gpufed-loader-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  void Write(const std::string& name, const std::string& text) {
+    fs::create_directories((dir_ / name).parent_path());
+    std::ofstream(dir_ / name) << text;
+  }
+  fs::path dir_;
+};
+
+TEST_F(TempRepo, CollectsErrorsOfEveryFileInOnePass) {
+  Write("a.yaml", "apiVersion: gpufed/v1alpha1\nkind: Tenant\nmetadata: {name: t1}\nspec: {wieght: 1}\n");
+  Write("sub/b.yml", "apiVersion: gpufed/v1alpha1\nkind: Tenant\nmetadata: {name: t2}\nspec: {weight: -1}\n");
+  Write(".hidden/c.yaml", "not: [valid");
+  LoadResult result = LoadRepository({dir_.string()});
+  ASSERT_EQ(result.diagnostics.size(), 2u) << Dump(result);
+  EXPECT_THAT(result.diagnostics.items()[0].message, ::testing::HasSubstr("did you mean 'weight'"));
+  EXPECT_THAT(result.diagnostics.items()[1].message, ::testing::HasSubstr("out of range"));
+  EXPECT_EQ(result.files, 2);
+}
+
+TEST_F(TempRepo, RefusesOversizeFiles) {
+  Write("big.yaml", std::string(2048, '#'));
+  LoadOptions options;
+  options.max_file_bytes = 1024;
+  LoadResult result = LoadRepository({dir_.string()}, options);
+  ASSERT_EQ(result.diagnostics.size(), 1u);
+  EXPECT_THAT(result.diagnostics.items()[0].message, ::testing::HasSubstr("above the limit"));
+}
+
+TEST_F(TempRepo, HonoursIgnoreFile) {
+  Write(".gpufedignore", "kube\n");
+  Write("kube/config.yaml", "apiVersion: v1\nkind: Config\n");
+  Write("t.yaml", "apiVersion: gpufed/v1alpha1\nkind: Tenant\nmetadata: {name: t1}\nspec: {weight: 1}\n");
+  LoadResult result = LoadRepository({dir_.string()});
+  EXPECT_TRUE(result.ok()) << Dump(result);
+  EXPECT_EQ(result.files, 1);
+}
+
+TEST_F(TempRepo, RevisionDependsOnContentOnly) {
+  Write("t.yaml", "apiVersion: gpufed/v1alpha1\nkind: Tenant\nmetadata: {name: t1}\nspec: {weight: 1}\n");
+  std::string first = LoadRepository({dir_.string()}).config.revision;
+  EXPECT_EQ(first, LoadRepository({dir_.string()}).config.revision);
+  Write("t.yaml", "apiVersion: gpufed/v1alpha1\nkind: Tenant\nmetadata: {name: t1}\nspec: {weight: 2}\n");
+  EXPECT_NE(first, LoadRepository({dir_.string()}).config.revision);
+}
+
+TEST_F(TempRepo, RevisionIsTheGitCommitOfACheckout) {
+  Write("t.yaml", "apiVersion: gpufed/v1alpha1\nkind: Tenant\nmetadata: {name: t1}\nspec: {weight: 1}\n");
+  Write(".git/HEAD", "ref: refs/heads/main\n");
+  Write(".git/refs/heads/main", "0123456789abcdef0123456789abcdef01234567\n");
+  EXPECT_EQ(LoadRepository({dir_.string()}).config.revision, "0123456789abcdef0123456789abcdef01234567");
+}
+
+TEST_F(TempRepo, ReadsLuaFilesNamedByPolicies) {
+  Write("rules/x.lua", "function admit(w) return true end\n");
+  Write("p.yaml", "apiVersion: gpufed/v1alpha1\nkind: Policy\nmetadata: {name: p1}\nspec: {lua: [rules/x.lua]}\n");
+  LoadResult result = LoadRepository({dir_.string()});
+  ASSERT_TRUE(result.ok()) << Dump(result);
+  EXPECT_EQ(result.config.lua_sources.at("rules/x.lua"), "function admit(w) return true end\n");
+}
+
+TEST(Loader, LoadTextResolvesAgainstContext) {
+  LoadResult repo = LoadText("apiVersion: gpufed/v1alpha1\nkind: Tenant\nmetadata: {name: team-a}\nspec: {}\n", "t.yaml");
+  ASSERT_TRUE(repo.ok()) << Dump(repo);
+  std::string workload =
+      "apiVersion: gpufed/v1alpha1\nkind: Workload\nmetadata: {name: w}\nspec: {tenant: team-a, priority: high, "
+      "resources: {gpus: 1}}\n";
+  EXPECT_FALSE(LoadText(workload, "w.yaml").ok());
+  LoadResult ok = LoadText(workload, "w.yaml", &repo.config);
+  ASSERT_TRUE(ok.ok()) << Dump(ok);
+  EXPECT_EQ(ok.config.workloads[0].priority, 1000);
+}
+
+}  // namespace
+}  // namespace gpufed::config
