@@ -99,7 +99,11 @@ std::string Money::AmountString() const {
   std::string frac = std::to_string(abs % kMicrosPerUnit);
   frac.insert(0, 6 - frac.size(), '0');
   while (frac.size() > 2 && frac.back() == '0') frac.pop_back();
-  return (micros_ < 0 ? "-" : "") + std::to_string(abs / kMicrosPerUnit) + "." + frac;
+  std::string out = micros_ < 0 ? "-" : "";
+  out += std::to_string(abs / kMicrosPerUnit);
+  out += '.';
+  out += frac;
+  return out;
 }
 
 std::string Money::ToString() const {
