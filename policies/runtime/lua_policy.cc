@@ -200,16 +200,13 @@ bool LuaPolicyFile::Protected(int (*fn)(lua_State*), void* frame, int nresults, 
   } else if (rt->budget_exhausted) {
     kind = HookErrorKind::kBudget;
     message = "instruction budget of " + std::to_string(rt->limits.instructions) + " exhausted";
-  } else if (rt->memory_exceeded) {
+  } else if (rt->memory_exceeded || status == LUA_ERRMEM) {
     kind = HookErrorKind::kMemory;
     message = "memory limit of " + std::to_string(rt->limits.memory_bytes) + " bytes exceeded";
     line = 0;  // where the allocation failed is not known
   } else if (rt->depth_exceeded) {
     kind = HookErrorKind::kDepth;
     message = "call depth limit of " + std::to_string(rt->limits.max_depth) + " exceeded";
-  } else if (status == LUA_ERRMEM) {
-    kind = HookErrorKind::kMemory;
-    message = "out of memory";
   } else {
     // The error object, without running any policy code (__tostring) to describe it.
     const int type = lua_type(L, -1);

@@ -39,9 +39,17 @@ void* Allocate(void* ud, void* ptr, size_t osize, size_t nsize) {
   if (nsize > old_size) {
     const size_t growth = nsize - old_size;
     if (growth > rt->limits.memory_bytes - std::min(rt->used_bytes, rt->limits.memory_bytes)) {
-      rt->memory_exceeded = true;
-      return nullptr;  // Lua turns this into a memory error (after an emergency GC)
+      // Lua answers a refusal with an emergency full GC and the same request again.
+      // Only a refused retry (or a request beyond the whole cap) is a real memory
+      // error: garbage alone must not fail a call.
+      const SandboxRuntime::Request request{ptr, osize, nsize};
+      if ((rt->refused.has_value() && *rt->refused == request) || nsize > rt->limits.memory_bytes) {
+        rt->memory_exceeded = true;
+      }
+      rt->refused = request;
+      return nullptr;
     }
+    rt->refused.reset();
     if (rt->budget_active) {
       // Refusing growth once the budget is gone makes allocation-heavy code stop at
       // once instead of at the next hook.
@@ -81,12 +89,17 @@ void RecordErrorLine(lua_State* L, SandboxRuntime* rt) {
 }
 
 void CheckLimits(lua_State* L, SandboxRuntime* rt) {
+  const bool was_exhausted = rt->budget_exhausted || rt->deadline_exceeded;
   if (rt->remaining < 0) rt->budget_exhausted = true;
   if (!rt->budget_exhausted && !rt->deadline_exceeded && rt->limits.wall_time_ms > 0 &&
       std::chrono::steady_clock::now() > rt->deadline) {
     rt->deadline_exceeded = true;
   }
-  if (rt->budget_exhausted || rt->deadline_exceeded) RaiseLimit(L, rt);
+  if (!rt->budget_exhausted && !rt->deadline_exceeded) return;
+  // The error's line is where the limit was first hit, not where an earlier error
+  // (one being unwound when a __close handler ran out, say) was raised.
+  if (!was_exhausted) rt->error_line = 0;
+  RaiseLimit(L, rt);
 }
 
 void Hook(lua_State* L, lua_Debug* ar) {

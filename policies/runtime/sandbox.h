@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -29,6 +30,12 @@ struct SandboxRuntime {
 
   LuaLimits limits;
   size_t used_bytes = 0;  // all memory of the lua_State; capped at limits.memory_bytes
+  struct Request {
+    void* ptr;
+    size_t osize, nsize;
+    bool operator==(const Request&) const = default;
+  };
+  std::optional<Request> refused;  // the last allocation refused for the cap
 
   // Budget accounting; active only while policy code runs (top level, hook calls).
   bool budget_active = false;
@@ -41,7 +48,7 @@ struct SandboxRuntime {
   // the Lua error. Reset by BeginCall.
   bool budget_exhausted = false;
   bool deadline_exceeded = false;
-  bool memory_exceeded = false;
+  bool memory_exceeded = false;  // an allocation failed even after an emergency GC
   bool depth_exceeded = false;
   int error_line = 0;  // innermost Lua line when the error was raised; 0 if unknown
 
