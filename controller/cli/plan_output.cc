@@ -33,7 +33,7 @@ std::string Reason(const placement::Decision& d) {
 
 std::string DescribeGpus(const placement::Binding& b) {
   if (b.gpus.empty()) return "-";
-  std::string s = Ranges(b.gpus);
+  std::string s = Ranges(b.gpus.front());
   if (!b.mig_profile.empty()) return s + " (" + b.mig_profile + ")";
   if (b.gpu_milli_each < 1000) return s + " (" + std::to_string(b.gpu_milli_each) + "m)";
   if (b.nodes.size() > 1) return s + " x" + std::to_string(b.nodes.size()) + " nodes";

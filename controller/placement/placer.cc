@@ -478,7 +478,7 @@ void Placer::Bind(const model::Workload& w, const Candidate& candidate, Decision
     }
     Reserve(entry.state, index, fit, w.resources);
     d.binding.nodes.push_back(entry.state.nodes[index].name);
-    if (d.binding.gpus.empty()) d.binding.gpus = fit.gpus;
+    d.binding.gpus.push_back(fit.gpus);
     d.binding.gpu_milli_each = fit.milli_each;
     d.binding.mig_profile = fit.mig_profile;
   }

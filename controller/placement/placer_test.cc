@@ -100,7 +100,7 @@ TEST_F(PlacerTest, PrefersOnPremWhenItFits) {
   const Decision& d = Find(plan, "w");
   EXPECT_EQ(d.outcome, Outcome::kPlaced);
   EXPECT_EQ(d.binding.cluster, "onprem");
-  EXPECT_THAT(d.binding.gpus, ElementsAre(0, 1, 2, 3));
+  EXPECT_THAT(d.binding.gpus, ElementsAre(ElementsAre(0, 1, 2, 3)));
   EXPECT_EQ(d.cost.ToString(), "4.00 EUR");  // 4 GPUs x 1h x 1.00
 }
 
@@ -289,7 +289,9 @@ std::string Fingerprint(const Plan& plan) {
   for (const Decision& d : plan.decisions) {
     s += d.workload + OutcomeName(d.outcome) + d.binding.cluster + d.reason + d.cost.ToString();
     for (const std::string& n : d.binding.nodes) s += n;
-    for (int g : d.binding.gpus) s += std::to_string(g);
+    for (const auto& member : d.binding.gpus) {
+      for (int g : member) s += std::to_string(g);
+    }
     for (const ClusterVerdict& v : d.verdicts) s += v.rule + v.reason + std::to_string(v.score.total);
   }
   return s;

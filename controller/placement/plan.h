@@ -54,8 +54,8 @@ struct ClusterVerdict {
 
 struct Binding {
   std::string cluster;
-  std::vector<std::string> nodes;   // one per gang member node
-  std::vector<int> gpus;            // GPU indices (on the first node for single-node work)
+  std::vector<std::string> nodes;   // one per gang member (one for single-node work)
+  std::vector<std::vector<int>> gpus;  // GPU indices on each of `nodes`
   int gpu_milli_each = 1000;
   std::string mig_profile;
   bool provisions_node = false;     // an elastic node is added for it
