@@ -25,10 +25,12 @@ const char* HookErrorKindName(HookErrorKind kind) {
 }
 
 std::string HookError::ToString() const {
-  std::string out = "policy '" + policy + "' (" + file;
-  if (line > 0) out += ":" + std::to_string(line);
-  out += "): ";
-  out += message;
+  // Appended piecewise: GCC 12 warns falsely (-Wrestrict) on "literal" + std::string.
+  std::string out;
+  out.reserve(policy.size() + file.size() + message.size() + 24);
+  out.append("policy '").append(policy).append("' (").append(file);
+  if (line > 0) out.append(":").append(std::to_string(line));
+  out.append("): ").append(message);
   return out;
 }
 

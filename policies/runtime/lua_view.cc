@@ -14,13 +14,54 @@ namespace {
 
 using nlohmann::json;
 
-constexpr char kViewMetaKey = 0;
+// A view is a light userdata whose value encodes (generation, slot): the slot indexes
+// SandboxRuntime::views, the JSON nodes of the current call. Light userdata cost no
+// allocation, which keeps nested access cheap, and Lua code cannot forge one (only C
+// code creates them, and the sandbox hands out no others). All light userdata share
+// one metatable per state: the view metatable.
+constexpr int kSlotBits = 24;
+constexpr uint64_t kSlotMask = (uint64_t{1} << kSlotBits) - 1;
+constexpr uint64_t kGenerationMask = (uint64_t{1} << (64 - kSlotBits)) - 1;
+// Distinct objects/arrays one call may look at; bounds the C++ memory behind views.
+constexpr size_t kMaxViewsPerCall = 1 << 16;
+// Up to this many slots a linear scan beats hashing.
+constexpr size_t kLinearScanSlots = 32;
 
-struct View {
-  const json* node;
-  uint64_t generation;
-};
-static_assert(std::is_trivially_destructible_v<View>);
+void* Encode(uint64_t generation, uint32_t slot) {
+  return reinterpret_cast<void*>(((generation & kGenerationMask) << kSlotBits) | slot);
+}
+
+// The node behind a live view, or nullptr if the view belongs to an earlier call.
+const json* Decode(const SandboxRuntime* rt, const void* p) {
+  const auto bits = reinterpret_cast<uintptr_t>(p);
+  const uint64_t slot = bits & kSlotMask;
+  if ((bits >> kSlotBits) != (rt->generation & kGenerationMask) || slot >= rt->views.size()) {
+    return nullptr;
+  }
+  return rt->views[slot];
+}
+
+// The slot of `node` in this call, adding it if new; kMaxViewsPerCall when full.
+// Pure C++: no Lua calls, so nothing here can be unwound by a Lua error.
+size_t SlotFor(SandboxRuntime* rt, const json* node) {
+  auto& views = rt->views;
+  if (views.size() <= kLinearScanSlots) {
+    for (size_t i = 0; i < views.size(); ++i) {
+      if (views[i] == node) return i;
+    }
+  } else if (const auto it = rt->view_index.find(node); it != rt->view_index.end()) {
+    return it->second;
+  }
+  if (views.size() >= kMaxViewsPerCall) return kMaxViewsPerCall;
+  views.push_back(node);
+  const size_t slot = views.size() - 1;
+  if (views.size() == kLinearScanSlots + 1) {
+    for (size_t i = 0; i < views.size(); ++i) rt->view_index.emplace(views[i], static_cast<uint32_t>(i));
+  } else if (views.size() > kLinearScanSlots + 1) {
+    rt->view_index.emplace(node, static_cast<uint32_t>(slot));
+  }
+  return slot;
+}
 
 // The JSON helpers below finish (and destroy any temporaries) before the caller makes
 // its next Lua API call, so a Lua error never unwinds over a live C++ object.
@@ -48,24 +89,18 @@ const json* NextMember(const json& object, const char* key, size_t key_len,
   return &*it;
 }
 
-View* AliveView(lua_State* L, int idx) {
-  auto* view = static_cast<View*>(lua_touserdata(L, idx));
-  if (view->generation != RuntimeOf(L)->generation) {
+const json* AliveView(lua_State* L, int idx) {
+  const json* node = Decode(RuntimeOf(L), lua_touserdata(L, idx));
+  if (node == nullptr) {
     luaL_error(L, "a workload or cluster view was used after the hook call that received it "
                   "returned; views cannot be kept between calls");
   }
-  return view;
+  return node;
 }
 
 // For functions Lua code can call with any argument (the pairs iterator).
-View* CheckedView(lua_State* L, int idx) {
-  bool is_view = false;
-  if (lua_type(L, idx) == LUA_TUSERDATA && lua_getmetatable(L, idx) != 0) {
-    lua_rawgetp(L, LUA_REGISTRYINDEX, &kViewMetaKey);
-    is_view = lua_rawequal(L, -1, -2) != 0;
-    lua_pop(L, 2);
-  }
-  if (!is_view) luaL_typeerror(L, idx, "view");
+const json* CheckedView(lua_State* L, int idx) {
+  if (lua_type(L, idx) != LUA_TLIGHTUSERDATA) luaL_typeerror(L, idx, "view");
   return AliveView(L, idx);
 }
 
@@ -105,8 +140,7 @@ void PushJson(lua_State* L, const json& value, uint64_t generation) {
 }
 
 int ViewIndex(lua_State* L) {
-  const View* view = AliveView(L, 1);
-  const json& node = *view->node;
+  const json& node = *AliveView(L, 1);
   const json* child = nullptr;
   if (node.is_object()) {
     if (lua_type(L, 2) == LUA_TSTRING) {
@@ -124,7 +158,7 @@ int ViewIndex(lua_State* L) {
   if (child == nullptr) {
     lua_pushnil(L);
   } else {
-    PushJson(L, *child, view->generation);
+    PushJson(L, *child, RuntimeOf(L)->generation);
   }
   return 1;
 }
@@ -135,15 +169,14 @@ int ViewNewIndex(lua_State* L) {
 }
 
 int ViewLen(lua_State* L) {
-  const View* view = AliveView(L, 1);
-  const json& node = *view->node;
+  const json& node = *AliveView(L, 1);
   lua_pushinteger(L, node.is_array() ? static_cast<lua_Integer>(node.size()) : 0);
   return 1;
 }
 
 int ViewNext(lua_State* L) {
-  const View* view = CheckedView(L, 1);
-  const json& node = *view->node;
+  const json& node = *CheckedView(L, 1);
+  const uint64_t generation = RuntimeOf(L)->generation;
   if (!node.is_object() && !node.is_array()) {
     lua_pushnil(L);
     return 1;
@@ -156,7 +189,7 @@ int ViewNext(lua_State* L) {
       return 1;
     }
     lua_pushinteger(L, i + 1);
-    PushJson(L, node[static_cast<size_t>(i)], view->generation);
+    PushJson(L, node[static_cast<size_t>(i)], generation);
     return 2;
   }
   const char* key = nullptr;
@@ -171,7 +204,7 @@ int ViewNext(lua_State* L) {
     return 1;
   }
   lua_pushlstring(L, next_key.data(), next_key.size());
-  PushJson(L, *value, view->generation);
+  PushJson(L, *value, generation);
   return 2;
 }
 
@@ -184,24 +217,8 @@ int ViewPairs(lua_State* L) {
 }
 
 int ViewToString(lua_State* L) {
-  const auto* view = static_cast<const View*>(lua_touserdata(L, 1));
-  if (view->generation != RuntimeOf(L)->generation) {
-    lua_pushliteral(L, "view(dead)");
-  } else {
-    lua_pushstring(L, view->node->is_array() ? "view(array)" : "view(object)");
-  }
-  return 1;
-}
-
-// Two views are equal when they show the same JSON node in the same call.
-int ViewEq(lua_State* L) {
-  const auto* a = static_cast<const View*>(lua_touserdata(L, 1));
-  const auto* b = static_cast<const View*>(lua_touserdata(L, 2));
-  bool equal = false;
-  if (a != nullptr && b != nullptr && lua_getmetatable(L, 1) != 0 && lua_getmetatable(L, 2) != 0) {
-    equal = lua_rawequal(L, -1, -2) != 0 && a->node == b->node && a->generation == b->generation;
-  }
-  lua_pushboolean(L, equal ? 1 : 0);
+  const json* node = Decode(RuntimeOf(L), lua_touserdata(L, 1));
+  lua_pushstring(L, node == nullptr ? "view(dead)" : node->is_array() ? "view(array)" : "view(object)");
   return 1;
 }
 
@@ -210,13 +227,15 @@ int ViewEq(lua_State* L) {
 void RegisterViewMetatable(lua_State* L) {
   const luaL_Reg kMethods[] = {{"__index", ViewIndex},       {"__newindex", ViewNewIndex},
                                {"__len", ViewLen},           {"__pairs", ViewPairs},
-                               {"__tostring", ViewToString}, {"__eq", ViewEq},
-                               {nullptr, nullptr}};
+                               {"__tostring", ViewToString}, {nullptr, nullptr}};
   lua_createtable(L, 0, 7);
   luaL_setfuncs(L, kMethods, 0);
   lua_pushboolean(L, 0);  // getmetatable(view) is false; setmetatable cannot replace it
   lua_setfield(L, -2, "__metatable");
-  lua_rawsetp(L, LUA_REGISTRYINDEX, &kViewMetaKey);
+  lua_pushlightuserdata(L, nullptr);
+  lua_insert(L, -2);
+  lua_setmetatable(L, -2);  // the metatable of every light userdata in this state
+  lua_pop(L, 1);
 }
 
 void PushValue(lua_State* L, const nlohmann::json* value, uint64_t generation) {
@@ -224,11 +243,13 @@ void PushValue(lua_State* L, const nlohmann::json* value, uint64_t generation) {
 }
 
 void PushView(lua_State* L, const nlohmann::json* node, uint64_t generation) {
-  auto* view = static_cast<View*>(lua_newuserdatauv(L, sizeof(View), 0));
-  view->node = node;
-  view->generation = generation;
-  lua_rawgetp(L, LUA_REGISTRYINDEX, &kViewMetaKey);
-  lua_setmetatable(L, -2);
+  const size_t slot = SlotFor(RuntimeOf(L), node);
+  if (slot >= kMaxViewsPerCall) {
+    luaL_error(L, "a hook call may look at most at %d distinct objects and arrays",
+               static_cast<int>(kMaxViewsPerCall));
+  }
+  // Equal nodes get equal slots, so `w.resources == w.resources` holds.
+  lua_pushlightuserdata(L, Encode(generation, static_cast<uint32_t>(slot)));
 }
 
 }  // namespace gpufed::policy::internal

@@ -136,5 +136,28 @@ TEST(LuaView, ArrayAndScalarRootsWork) {
   EXPECT_EQ(verdict->reason, "x");
 }
 
+TEST(LuaView, ManyDistinctNodesAreBoundedPerCall) {
+  auto file = MustLoad(R"(
+function admit(w)
+  local sum = 0
+  for i = 1, #w.items do sum = sum + w.items[i].n end
+  for i = 1, #w.items do sum = sum + w.items[i].n end  -- same nodes, same slots
+  return w.items[40] == w.items[40] and w.items[40] ~= w.items[41], tostring(sum)
+end)");
+  ASSERT_TRUE(file);
+  nlohmann::json w = {{"items", nlohmann::json::array()}};
+  for (int i = 0; i < 1000; ++i) w["items"].push_back({{"n", 1}});
+  auto verdict = file->Admit(w, {});
+  ASSERT_TRUE(verdict.ok()) << verdict.error().ToString();
+  EXPECT_TRUE(verdict->allowed);
+  EXPECT_EQ(verdict->reason, "2000");
+  for (int i = 1000; i < 70000; ++i) w["items"].push_back({{"n", 1}});
+  verdict = file->Admit(w, {});
+  ASSERT_FALSE(verdict.ok());
+  EXPECT_NE(verdict.error().message.find("65536 distinct"), std::string::npos);
+  w["items"] = nlohmann::json::array({{{"n", 5}}});
+  EXPECT_TRUE(file->Admit(w, {}).ok());
+}
+
 }  // namespace
 }  // namespace gpufed::policy

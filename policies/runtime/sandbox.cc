@@ -359,6 +359,8 @@ void EndCall(lua_State* L, SandboxRuntime* rt) {
   rt->budget_active = false;
   rt->context = nullptr;
   ++rt->generation;
+  rt->views.clear();
+  if (!rt->view_index.empty()) rt->view_index.clear();
 }
 
 void ArmThread(lua_State* co, SandboxRuntime* rt) {

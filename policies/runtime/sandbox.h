@@ -11,6 +11,10 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "policies/runtime/lua_policy.h"
 
@@ -53,8 +57,12 @@ struct SandboxRuntime {
   int error_line = 0;  // innermost Lua line when the error was raised; 0 if unknown
 
   // Views carry the generation of the call that created them; EndCall bumps it, which
-  // makes every view handed out so far dead.
+  // makes every view handed out so far dead. `views` holds the JSON nodes of this
+  // call's views (a view is an index into it); `view_index` finds a node's slot once
+  // there are too many for a linear search. Both are emptied by EndCall.
   uint64_t generation = 1;
+  std::vector<const nlohmann::json*> views;
+  std::unordered_map<const nlohmann::json*, uint32_t> view_index;
   const HookContext* context = nullptr;  // null outside hook calls
   bool random_seeded = false;            // math.random seeded in this call yet?
 
