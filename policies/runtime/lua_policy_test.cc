@@ -86,6 +86,13 @@ TEST(LuaPolicyFile, SyntaxErrorIsALoadErrorWithLine) {
   EXPECT_EQ(e.ToStatus().code(), StatusCode::kInvalidArgument);
 }
 
+TEST(LuaPolicyFile, BinaryChunksAreRefused) {
+  const std::string chunk = std::string("\x1bLua\x54\x00\x19\x93\r\n\x1a\n", 12) + std::string(64, '\0');
+  HookError e = MustFailLoad(chunk);
+  EXPECT_EQ(e.kind, HookErrorKind::kLoad);
+  EXPECT_NE(e.message.find("attempt to load a binary chunk"), std::string::npos) << e.message;
+}
+
 TEST(LuaPolicyFile, TopLevelErrorIsALoadError) {
   HookError e = MustFailLoad("local a = 1\nerror('broken config')\n");
   EXPECT_EQ(e.kind, HookErrorKind::kLoad);
