@@ -16,6 +16,7 @@ int Main(int argc, char** argv) {
   version->callback([] { std::cout << "gpufed " << kVersion << "\n"; });
   AddValidateCommand(app, &exit_code);
   AddPlanCommand(app, &exit_code);
+  AddTestCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -7,5 +7,6 @@ namespace gpufed::cli {
 
 void AddValidateCommand(CLI::App& app, int* exit_code);
 void AddPlanCommand(CLI::App& app, int* exit_code);
+void AddTestCommand(CLI::App& app, int* exit_code);
 
 }  // namespace gpufed::cli

@@ -4,6 +4,7 @@
 #include "controller/cli/commands.h"
 #include "controller/cli/plan_output.h"
 #include "controller/config/loader.h"
+#include "policies/engine/activation.h"
 
 namespace gpufed::cli {
 namespace {
@@ -20,12 +21,15 @@ void PrintDiagnostics(const config::LoadResult& result) {
 }
 
 int RunPlan(const PlanOptions& options) {
-  config::LoadResult repo = config::LoadRepository({options.config_dir});
-  if (!repo.ok()) {
-    PrintDiagnostics(repo);
-    std::cerr << "gpufed plan: the policy repository is invalid; nothing was planned\n";
+  // The same activation rules as the controller: it validates, its Lua compiles and
+  // its PolicyTests pass, or nothing is planned.
+  policy::Candidate candidate = policy::PrepareRevision({options.config_dir});
+  if (!candidate.revision) {
+    for (const std::string& p : candidate.problems) std::cerr << p << "\n";
+    std::cerr << "gpufed plan: policy revision rejected; nothing was planned\n";
     return 1;
   }
+  policy::Revision& revision = *candidate.revision;
   Result<Duration> now = Duration::Parse(options.now);
   if (!now.ok()) {
     std::cerr << "gpufed plan: --now: " << now.status().message() << "\n";
@@ -34,7 +38,7 @@ int RunPlan(const PlanOptions& options) {
   std::vector<model::Workload> extra;
   if (!options.workloads.empty()) {
     // Workload files are read on their own, with names resolved against the repository.
-    config::LoadResult more = config::LoadRepository(options.workloads, {}, &repo.config);
+    config::LoadResult more = config::LoadRepository(options.workloads, {}, &revision.config);
     if (!more.ok()) {
       PrintDiagnostics(more);
       return 1;
@@ -42,15 +46,16 @@ int RunPlan(const PlanOptions& options) {
     extra = std::move(more.config.workloads);
   }
   placement::Snapshot snapshot;
-  snapshot.config = &repo.config;
+  snapshot.config = &revision.config;
   snapshot.now = *now;
-  const std::vector<model::Workload>& workloads = options.workloads.empty() ? repo.config.workloads : extra;
+  snapshot.hooks = revision.hooks.get();
+  const std::vector<model::Workload>& workloads = options.workloads.empty() ? revision.config.workloads : extra;
   for (const model::Workload& w : workloads) snapshot.pending.push_back(&w);
   placement::Plan plan = placement::MakePlan(snapshot);
   if (options.output == "json") {
     std::cout << PlanToJson(plan).dump(2) << "\n";
   } else {
-    std::cout << RenderPlanTable(plan, repo.config);
+    std::cout << RenderPlanTable(plan, revision.config);
   }
   return 0;
 }

@@ -71,8 +71,9 @@ std::string RenderPlanTable(const placement::Plan& plan, const model::Config& co
   std::map<std::string, double> allocated;
   for (const placement::Decision& d : plan.decisions) {
     if (d.outcome != placement::Outcome::kPlaced) continue;
-    allocated[d.binding.cluster] +=
-        d.binding.gpus.size() * d.binding.nodes.size() * (d.binding.gpu_milli_each / 1000.0);
+    for (const std::vector<int>& member : d.binding.gpus) {
+      allocated[d.binding.cluster] += member.size() * (d.binding.gpu_milli_each / 1000.0);
+    }
   }
   for (const model::Cluster& c : config.clusters) {
     int total = 0;

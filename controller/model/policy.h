@@ -43,7 +43,7 @@ struct ScoringWeights {
   double locality = 1;
   double fragmentation = 1;
   double onprem = 1;
-  double lua = 1;
+  double lua = 1;  // this policy's own Lua score weight
 };
 
 struct BurstThresholds {

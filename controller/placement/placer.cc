@@ -142,7 +142,8 @@ Plan Placer::Run() {
 }
 
 bool Placer::PassesPolicies(const model::Workload& w, const nlohmann::json& wv, const std::vector<bool>& applies,
-                            size_t c, ClusterVerdict& verdict, std::vector<bool>& pool_allowed) {
+                            size_t c, ClusterVerdict& verdict, std::vector<bool>& pool_allowed,
+                            std::vector<std::pair<std::string, std::string>>& pool_denials) {
   const ClusterEntry& entry = clusters_[c];
   for (size_t r = 0; r < rules_.size(); ++r) {
     if (!applies[r]) continue;
@@ -160,7 +161,20 @@ bool Placer::PassesPolicies(const model::Workload& w, const nlohmann::json& wv, 
       if (!any_pool) {
         failure = "no node pool satisfies the rule's node requirements";
       } else if (rules_[r].policy->enforcement == model::Enforcement::kDeny) {
-        for (size_t p = 0; p < pool_allowed.size(); ++p) pool_allowed[p] = pool_allowed[p] && rule_pools[p];
+        for (size_t p = 0; p < pool_allowed.size(); ++p) {
+          if (pool_allowed[p] && !rule_pools[p]) {
+            std::string why;
+            for (const model::Condition& cond : rule.require) {
+              if (cond.on_node && !ConditionHolds(cond, entry.pool_views[p])) {
+                why = DescribeFailure(cond, entry.pool_views[p]);
+                break;
+              }
+            }
+            pool_denials[p] = {rule.name, "pool " + entry.cluster->node_pools[p].name + ": " +
+                                              (rule.description.empty() ? why : rule.description + " (" + why + ")")};
+          }
+          pool_allowed[p] = pool_allowed[p] && rule_pools[p];
+        }
       }
     }
     if (failure.empty()) continue;
@@ -309,7 +323,8 @@ Decision Placer::Decide(const model::Workload& w) {
     ClusterVerdict v;
     v.cluster = cluster.metadata.name;
     std::vector<bool> pools(cluster.node_pools.size(), true);
-    bool passes = PassesPolicies(w, wv, applies, c, v, pools);
+    std::vector<std::pair<std::string, std::string>> pool_denials(pools.size());
+    bool passes = PassesPolicies(w, wv, applies, c, v, pools, pool_denials);
     if (passes) {
       std::string mismatch = "no node pool";
       bool shape_ok = false;
@@ -326,6 +341,14 @@ Decision Placer::Decide(const model::Workload& w) {
       if (!shape_ok) {
         v.rule = kRuleHardware;
         v.reason = mismatch;
+        // A pool a rule excluded would have fitted: that rule is the real reason.
+        for (size_t p = 0; p < pools.size(); ++p) {
+          if (!pool_denials[p].first.empty() && PoolShapeMismatch(cluster.node_pools[p], w.resources).empty()) {
+            v.rule = pool_denials[p].first;
+            v.reason = pool_denials[p].second;
+            break;
+          }
+        }
         passes = false;
       }
     }
@@ -415,7 +438,7 @@ Decision Placer::Decide(const model::Workload& w) {
       for (const std::string& e : errors) v.warnings.push_back("score hook error (ignored): " + e);
     }
     s.total = weights_.cost * s.cost + weights_.locality * s.locality + weights_.fragmentation * s.fragmentation +
-              weights_.onprem * s.onprem + weights_.lua * s.lua;
+              weights_.onprem * s.onprem + s.lua;  // hooks apply each policy's own lua weight
   }
   auto best_in = [&](bool onprem) -> std::optional<size_t> {
     std::optional<size_t> best;

@@ -42,8 +42,11 @@ class Placer {
 
   Decision Decide(const model::Workload& w);
   // Policy rules, residency and Lua filter for one cluster; fills pool_allowed.
+  // `pool_denials[p]` receives the rule (and reason) that excluded node pool p, so a
+  // later hardware mismatch can name the rule that really ruled the cluster out.
   bool PassesPolicies(const model::Workload& w, const nlohmann::json& wv, const std::vector<bool>& applies, size_t c,
-                      ClusterVerdict& verdict, std::vector<bool>& pool_allowed);
+                      ClusterVerdict& verdict, std::vector<bool>& pool_allowed,
+                      std::vector<std::pair<std::string, std::string>>& pool_denials);
   std::optional<Candidate> FindCandidate(const model::Workload& w, size_t c, const std::vector<bool>& pool_allowed);
   void Bind(const model::Workload& w, const Candidate& candidate, Decision& d);
   std::string BurstBlock(const model::Workload& w) const;

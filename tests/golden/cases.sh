@@ -4,3 +4,4 @@ golden_cases=(
   "quickstart_plan.json|plan --config examples/quickstart --output json"
   "quickstart_validate.txt|validate examples/quickstart"
 )
+golden_cases+=("quickstart_test.txt|test examples/quickstart --coverage")

@@ -1,0 +1,109 @@
+#include "policies/engine/hook_set.h"
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+namespace gpufed::policy {
+namespace {
+
+// The seed for math.random: fixed per (workload, cluster), so a decision never depends
+// on what was decided before it.
+uint64_t SeedFor(const nlohmann::json& w, const nlohmann::json* c) {
+  std::string key = w.value("name", "");
+  if (c != nullptr) key += "/" + c->value("name", "");
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (unsigned char ch : key) h = (h ^ ch) * 1099511628211ull;
+  return h;
+}
+
+placement::HookOutcome FromResult(const model::Policy& policy, bool enforced, const HookResult<Verdict>& r) {
+  placement::HookOutcome out;
+  out.policy = policy.metadata.name;
+  out.enforced = enforced;
+  if (r.ok()) {
+    out.allowed = r.value().allowed;
+    out.reason = r.value().reason.empty() ? (out.allowed ? "" : "denied by Lua hook") : r.value().reason;
+  } else {
+    out.allowed = false;
+    out.error = true;
+    out.reason = r.error().ToString();
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<HookSet>> HookSet::Compile(const model::Config& config, const LuaLimits& limits) {
+  auto set = std::make_unique<HookSet>();
+  std::vector<const model::Policy*> policies;
+  for (const model::Policy& p : config.policies) policies.push_back(&p);
+  std::sort(policies.begin(), policies.end(),
+            [](const auto* a, const auto* b) { return a->metadata.name < b->metadata.name; });
+  for (const model::Policy* p : policies) {
+    for (const std::string& path : p->lua_files) {
+      auto source = config.lua_sources.find(path);
+      if (source == config.lua_sources.end()) {
+        return FailedPrecondition("policy '" + p->metadata.name + "': Lua file " + path + " was not loaded");
+      }
+      HookResult<std::unique_ptr<LuaPolicyFile>> file = LuaPolicyFile::Load(p->metadata.name, path, source->second, limits);
+      if (!file.ok()) return file.error().ToStatus();
+      double weight = p->weights ? p->weights->lua : 1.0;
+      set->entries_.push_back({p, std::move(file).value(), p->enforcement == model::Enforcement::kDeny, weight});
+    }
+  }
+  return set;
+}
+
+std::vector<placement::HookOutcome> HookSet::Admit(const nlohmann::json& workload, double now_seconds) {
+  std::vector<placement::HookOutcome> outcomes;
+  HookContext ctx{now_seconds, SeedFor(workload, nullptr)};
+  for (Entry& e : entries_) {
+    if (!e.file->has_admit()) continue;
+    outcomes.push_back(FromResult(*e.policy, e.enforced, e.file->Admit(workload, ctx)));
+    if (e.enforced && !outcomes.back().allowed) break;
+  }
+  return outcomes;
+}
+
+std::vector<placement::HookOutcome> HookSet::Filter(const nlohmann::json& workload, const nlohmann::json& cluster,
+                                                    double now_seconds) {
+  std::vector<placement::HookOutcome> outcomes;
+  HookContext ctx{now_seconds, SeedFor(workload, &cluster)};
+  for (Entry& e : entries_) {
+    if (!e.file->has_filter()) continue;
+    outcomes.push_back(FromResult(*e.policy, e.enforced, e.file->Filter(workload, cluster, ctx)));
+    if (e.enforced && !outcomes.back().allowed) break;
+  }
+  return outcomes;
+}
+
+double HookSet::Score(const nlohmann::json& workload, const nlohmann::json& cluster, double now_seconds,
+                      std::vector<std::string>& errors) {
+  double total = 0;
+  HookContext ctx{now_seconds, SeedFor(workload, &cluster)};
+  for (Entry& e : entries_) {
+    if (!e.file->has_score()) continue;
+    HookResult<double> r = e.file->Score(workload, cluster, ctx);
+    if (r.ok()) {
+      total += e.weight * r.value();
+    } else {
+      errors.push_back(r.error().ToString());
+    }
+  }
+  return total;
+}
+
+void HookSet::EnableCoverage(bool enabled) {
+  for (Entry& e : entries_) e.file->EnableCoverage(enabled);
+}
+
+std::vector<HookSet::FileCoverage> HookSet::Coverage() const {
+  std::vector<FileCoverage> out;
+  for (const Entry& e : entries_) {
+    out.push_back({e.policy->metadata.name, e.file->file_path(), e.file->covered_lines(), e.file->executable_lines()});
+  }
+  return out;
+}
+
+}  // namespace gpufed::policy

@@ -1,0 +1,49 @@
+#pragma once
+// The compiled Lua hooks of one policy revision, behind the placer's PolicyHooks
+// interface. One LuaPolicyFile per (Policy, file): a file two policies share is
+// compiled twice, so each error names the policy whose rule it broke.
+//
+// Not thread-safe (each LuaPolicyFile owns a lua_State); one HookSet per worker.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "controller/model/config.h"
+#include "controller/placement/hooks.h"
+#include "policies/runtime/lua_policy.h"
+
+namespace gpufed::policy {
+
+class HookSet : public placement::PolicyHooks {
+ public:
+  // Compiles every Lua file every Policy of `config` names (sources come from
+  // config.lua_sources). Fails with the first file that does not load, naming the
+  // policy, file and line. `config` must outlive the HookSet.
+  static Result<std::unique_ptr<HookSet>> Compile(const model::Config& config, const LuaLimits& limits = {});
+
+  std::vector<placement::HookOutcome> Admit(const nlohmann::json& workload, double now_seconds) override;
+  std::vector<placement::HookOutcome> Filter(const nlohmann::json& workload, const nlohmann::json& cluster,
+                                             double now_seconds) override;
+  double Score(const nlohmann::json& workload, const nlohmann::json& cluster, double now_seconds,
+               std::vector<std::string>& errors) override;
+
+  bool empty() const { return entries_.empty(); }
+  void EnableCoverage(bool enabled);
+  // Per file: covered and executable lines (for `gpufed test --coverage`).
+  struct FileCoverage {
+    std::string policy, file;
+    std::set<int> covered, executable;
+  };
+  std::vector<FileCoverage> Coverage() const;
+
+ private:
+  struct Entry {
+    const model::Policy* policy;
+    std::unique_ptr<LuaPolicyFile> file;
+    bool enforced;
+    double weight;
+  };
+  std::vector<Entry> entries_;
+};
+
+}  // namespace gpufed::policy

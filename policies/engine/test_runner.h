@@ -1,0 +1,48 @@
+#pragma once
+// Runs a repository's PolicyTests: each case is one placer pass over the named clusters
+// and tenants with one workload, compared with the case's expectation.
+#include <map>
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "controller/model/config.h"
+#include "controller/placement/plan.h"
+
+namespace gpufed::policy {
+
+struct CaseResult {
+  std::string test;       // the PolicyTest's name
+  std::string name;       // the case's name
+  model::SourceLocation location;
+  bool passed = false;
+  std::string expected;   // "placed on provider=onprem"
+  std::string actual;     // "queued: waiting: ..."
+  std::vector<std::string> explanation;  // per cluster: rule and reason, or score
+  placement::Decision decision;
+
+  std::string full_name() const { return test + "/" + name; }
+};
+
+struct RuleCoverage {
+  std::string policy, rule;
+  int matched = 0;  // cases whose workload matched the rule's `when`
+  int denied = 0;   // cases where the rule rejected at least one cluster
+};
+
+struct TestReport {
+  std::vector<CaseResult> cases;
+  std::vector<RuleCoverage> rules;
+  int passed = 0;
+  int failed = 0;
+};
+
+struct TestOptions {
+  std::optional<std::regex> run;  // only cases whose "test/case" name matches
+};
+
+// `hooks` may be null (no Lua). Cases run in file order; deterministic.
+TestReport RunPolicyTests(const model::Config& config, placement::PolicyHooks* hooks, const TestOptions& options = {});
+
+}  // namespace gpufed::policy
