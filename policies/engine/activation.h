@@ -14,7 +14,7 @@
 
 namespace gpufed::policy {
 
-// A loaded, compiled and tested repository. Immovable: the hooks point into `config`.
+// A loaded, compiled and tested repository; the unit that is activated or rejected.
 struct Revision {
   model::Config config;
   std::unique_ptr<HookSet> hooks;

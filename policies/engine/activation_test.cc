@@ -1,0 +1,94 @@
+#include "policies/engine/activation.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/testutil/temp_dir.h"
+
+namespace gpufed::policy {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr const char* kCluster = R"(apiVersion: gpufed/v1alpha1
+kind: Cluster
+metadata: {name: onprem}
+spec:
+  provider: onprem
+  zone: eu
+  connector: {type: sim}
+  nodePools: [{name: a, count: 1, gpu: {model: A100-80GB, count: 8, memory: 80Gi}}]
+---
+apiVersion: gpufed/v1alpha1
+kind: Tenant
+metadata: {name: t}
+spec: {}
+)";
+
+std::string PolicyWithTest(const std::string& expect) {
+  return std::string(R"(apiVersion: gpufed/v1alpha1
+kind: Policy
+metadata: {name: p}
+spec: {lua: [rules/p.lua]}
+---
+apiVersion: gpufed/v1alpha1
+kind: PolicyTest
+metadata: {name: pt}
+spec:
+  cases:
+    - name: one gpu
+      workload: {resources: {gpus: 1}}
+      expect: )") + expect + "\n";
+}
+
+TEST(Activation, GoodRevisionActivatesAndBadOnesKeepTheLastGood) {
+  testutil::TempDir dir;
+  dir.Write("fleet.yaml", kCluster);
+  dir.Write("policy.yaml", PolicyWithTest("{placed: {cluster: onprem}}"));
+  dir.Write("rules/p.lua", "function admit(w) return true end\n");
+  PolicyActivator activator;
+  ASSERT_TRUE(activator.Reload({dir.str()}).ok());
+  ASSERT_NE(activator.active(), nullptr);
+  std::string good = activator.active()->config.revision;
+  EXPECT_EQ(activator.active()->tests.passed, 1);
+
+  // A PolicyTest that fails: rejected, the good revision stays.
+  dir.Write("policy.yaml", PolicyWithTest("{queued: {}}"));
+  Status status = activator.Reload({dir.str()});
+  EXPECT_EQ(status.code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(), HasSubstr("PolicyTest pt/one gpu"));
+  EXPECT_THAT(status.message(), HasSubstr("revision " + good + " stays active"));
+  EXPECT_EQ(activator.active()->config.revision, good);
+  EXPECT_NE(activator.rejected_revision(), good);
+
+  // Lua that does not compile: rejected with file and line.
+  dir.Write("policy.yaml", PolicyWithTest("{placed: {cluster: onprem}}"));
+  dir.Write("rules/p.lua", "function admit(w)\n  return true\n");
+  status = activator.Reload({dir.str()});
+  EXPECT_THAT(status.message(), HasSubstr("rules/p.lua"));
+  EXPECT_EQ(activator.active()->config.revision, good);
+
+  // Invalid YAML: rejected with the diagnostic.
+  dir.Write("rules/p.lua", "function admit(w) return true end\n");
+  dir.Write("bad.yaml", "apiVersion: gpufed/v1alpha1\nkind: Tenant\nmetadata: {name: t2}\nspec: {wieght: 1}\n");
+  status = activator.Reload({dir.str()});
+  EXPECT_THAT(status.message(), HasSubstr("did you mean 'weight'"));
+  EXPECT_EQ(activator.active()->config.revision, good);
+
+  // Fixed: the new revision activates.
+  dir.Write("bad.yaml", "apiVersion: gpufed/v1alpha1\nkind: Tenant\nmetadata: {name: t2}\nspec: {weight: 1}\n");
+  EXPECT_TRUE(activator.Reload({dir.str()}).ok());
+  EXPECT_NE(activator.active()->config.revision, good);
+  EXPECT_TRUE(activator.last_rejection().empty());
+}
+
+TEST(Activation, QuickstartActivatesWithAllTestsPassing) {
+  Candidate candidate = PrepareRevision({std::string(GPUFED_SOURCE_DIR) + "/examples/quickstart"});
+  ASSERT_TRUE(candidate.revision) << (candidate.problems.empty() ? "" : candidate.problems.front());
+  EXPECT_GE(candidate.revision->tests.passed, 15);
+  EXPECT_EQ(candidate.revision->tests.failed, 0);
+  EXPECT_FALSE(candidate.revision->hooks->empty());
+}
+
+}  // namespace
+}  // namespace gpufed::policy

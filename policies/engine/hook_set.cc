@@ -17,9 +17,9 @@ uint64_t SeedFor(const nlohmann::json& w, const nlohmann::json* c) {
   return h;
 }
 
-placement::HookOutcome FromResult(const model::Policy& policy, bool enforced, const HookResult<Verdict>& r) {
+placement::HookOutcome FromResult(const std::string& policy, bool enforced, const HookResult<Verdict>& r) {
   placement::HookOutcome out;
-  out.policy = policy.metadata.name;
+  out.policy = policy;
   out.enforced = enforced;
   if (r.ok()) {
     out.allowed = r.value().allowed;
@@ -49,7 +49,7 @@ Result<std::unique_ptr<HookSet>> HookSet::Compile(const model::Config& config, c
       HookResult<std::unique_ptr<LuaPolicyFile>> file = LuaPolicyFile::Load(p->metadata.name, path, source->second, limits);
       if (!file.ok()) return file.error().ToStatus();
       double weight = p->weights ? p->weights->lua : 1.0;
-      set->entries_.push_back({p, std::move(file).value(), p->enforcement == model::Enforcement::kDeny, weight});
+      set->entries_.push_back({p->metadata.name, std::move(file).value(), p->enforcement == model::Enforcement::kDeny, weight});
     }
   }
   return set;
@@ -60,7 +60,7 @@ std::vector<placement::HookOutcome> HookSet::Admit(const nlohmann::json& workloa
   HookContext ctx{now_seconds, SeedFor(workload, nullptr)};
   for (Entry& e : entries_) {
     if (!e.file->has_admit()) continue;
-    outcomes.push_back(FromResult(*e.policy, e.enforced, e.file->Admit(workload, ctx)));
+    outcomes.push_back(FromResult(e.policy, e.enforced, e.file->Admit(workload, ctx)));
     if (e.enforced && !outcomes.back().allowed) break;
   }
   return outcomes;
@@ -72,7 +72,7 @@ std::vector<placement::HookOutcome> HookSet::Filter(const nlohmann::json& worklo
   HookContext ctx{now_seconds, SeedFor(workload, &cluster)};
   for (Entry& e : entries_) {
     if (!e.file->has_filter()) continue;
-    outcomes.push_back(FromResult(*e.policy, e.enforced, e.file->Filter(workload, cluster, ctx)));
+    outcomes.push_back(FromResult(e.policy, e.enforced, e.file->Filter(workload, cluster, ctx)));
     if (e.enforced && !outcomes.back().allowed) break;
   }
   return outcomes;
@@ -101,7 +101,7 @@ void HookSet::EnableCoverage(bool enabled) {
 std::vector<HookSet::FileCoverage> HookSet::Coverage() const {
   std::vector<FileCoverage> out;
   for (const Entry& e : entries_) {
-    out.push_back({e.policy->metadata.name, e.file->file_path(), e.file->covered_lines(), e.file->executable_lines()});
+    out.push_back({e.policy, e.file->file_path(), e.file->covered_lines(), e.file->executable_lines()});
   }
   return out;
 }

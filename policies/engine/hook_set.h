@@ -18,7 +18,7 @@ class HookSet : public placement::PolicyHooks {
  public:
   // Compiles every Lua file every Policy of `config` names (sources come from
   // config.lua_sources). Fails with the first file that does not load, naming the
-  // policy, file and line. `config` must outlive the HookSet.
+  // policy, file and line. Keeps no reference to `config`.
   static Result<std::unique_ptr<HookSet>> Compile(const model::Config& config, const LuaLimits& limits = {});
 
   std::vector<placement::HookOutcome> Admit(const nlohmann::json& workload, double now_seconds) override;
@@ -38,7 +38,7 @@ class HookSet : public placement::PolicyHooks {
 
  private:
   struct Entry {
-    const model::Policy* policy;
+    std::string policy;
     std::unique_ptr<LuaPolicyFile> file;
     bool enforced;
     double weight;
