@@ -1,0 +1,49 @@
+#pragma once
+// What replay needs: the placer's inputs as JSON, kept in a content-addressed store
+// beside the journal (`<audit>/snapshots/<2 hex>/<64 hex>.json`). One snapshot per
+// placer pass; every decision record of that pass names it by digest ("inputs").
+//
+// Workloads are stored as Kubernetes-style JSON documents (`apiVersion`, `kind`,
+// `metadata`, `spec`). JSON is YAML, so replay loads them with config::LoadText against
+// the recorded (or a what-if) policy revision.
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "controller/audit/env.h"
+#include "controller/model/workload.h"
+#include "controller/placement/plan.h"
+
+namespace gpufed::audit {
+
+// The workload as a document the loader accepts; round-trips through config::LoadText.
+nlohmann::json WorkloadDocument(const model::Workload& workload);
+// "sha256:" + SHA-256 over the compact document: the workload's spec hash.
+std::string WorkloadSpecHash(const model::Workload& workload);
+
+// Snapshot format version 1:
+//   {"format":1, "revision":{"id":REV,"repo":ROOT}, "nowMillis":N, "onpremQueueDepth":N,
+//    "usage":{TENANT:{"gpuMilliInUse":N,"spent":"12.00 EUR","cloudSpent":"0 EUR"}},
+//    "pending":[WORKLOAD DOCUMENT, ...]}
+// `repo_root` is where the revision can be loaded from again.
+nlohmann::json SnapshotDocument(const placement::Snapshot& snapshot, const std::string& repo_root);
+
+// Content-addressed, write-once JSON documents. One writer at a time (the reconcile
+// loop); readers may run concurrently. `env` must outlive the store.
+class SnapshotStore {
+ public:
+  SnapshotStore(Env* env, std::string audit_dir);
+
+  // Stores `document` durably (fdatasync + rename + directory sync) before returning
+  // its digest ("sha256:<hex>"); a document already present is not rewritten.
+  Result<std::string> Put(const nlohmann::json& document);
+  // NotFound for an unknown digest; DataLoss when the stored bytes no longer match it.
+  Result<nlohmann::json> Get(const std::string& digest);
+
+ private:
+  std::string PathFor(const std::string& hex) const;
+  Env* env_;
+  std::string dir_;
+};
+
+}  // namespace gpufed::audit

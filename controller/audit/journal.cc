@@ -1,0 +1,356 @@
+#include "controller/audit/journal.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+
+namespace gpufed::audit {
+namespace {
+
+constexpr std::string_view kHeaderKeys[] = {"seq", "time", "kind", "controller", "prev", "hash"};
+
+bool ValidControllerId(const std::string& id) {
+  if (id.empty() || id.size() > 128) return false;
+  for (char c : id) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+              c == ':' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// The last complete line of `text` (without its newline), or empty.
+std::string_view LastLine(std::string_view text) {
+  if (text.empty() || text.back() != '\n') return {};
+  text.remove_suffix(1);
+  size_t start = text.rfind('\n');
+  return start == std::string_view::npos ? text : text.substr(start + 1);
+}
+
+}  // namespace
+
+struct AuditJournal::Writer {
+  struct Item {
+    const char* kind;
+    std::string payload;
+  };
+  std::vector<Item> items;
+  enum class Checkpoint { kNone, kForce, kIfDue } checkpoint = Checkpoint::kNone;
+  size_t bytes = 0;
+  Status status;
+  uint64_t last_seq = 0;
+  bool done = false;
+  std::condition_variable cv;
+};
+
+std::string SegmentName(uint64_t first_seq) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%020llu.log", static_cast<unsigned long long>(first_seq));
+  return buf;
+}
+
+Result<std::vector<std::pair<uint64_t, std::string>>> ListSegments(Env& env, const std::string& journal_dir) {
+  Result<std::vector<std::string>> names = env.ListDir(journal_dir);
+  if (!names.ok()) return names.status();
+  std::vector<std::pair<uint64_t, std::string>> out;
+  for (const std::string& name : *names) {
+    if (name.size() != 24 || name.substr(20) != ".log") continue;
+    uint64_t seq = 0;
+    auto [ptr, ec] = std::from_chars(name.data(), name.data() + 20, seq);
+    if (ec != std::errc() || ptr != name.data() + 20) continue;
+    out.emplace_back(seq, journal_dir + "/" + name);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+AuditJournal::AuditJournal(const JournalOptions& options)
+    : options_(options), env_(options.env), last_hash_(kGenesisHash) {}
+
+AuditJournal::~AuditJournal() { (void)Close(); }
+
+std::string AuditJournal::journal_dir() const { return options_.dir + "/journal"; }
+
+Result<std::unique_ptr<AuditJournal>> AuditJournal::Open(const JournalOptions& options, RecoveryInfo* info) {
+  if (options.env == nullptr || options.dir.empty()) return InvalidArgument("journal needs an Env and a directory");
+  if (!ValidControllerId(options.controller_id)) {
+    return InvalidArgument("controller id '" + options.controller_id + "' must match [A-Za-z0-9._:-]+");
+  }
+  if (options.checkpoint_every == 0) return InvalidArgument("checkpoint_every must be at least 1");
+  std::unique_ptr<AuditJournal> journal(new AuditJournal(options));
+  RecoveryInfo local;
+  GPUFED_RETURN_IF_ERROR(journal->Recover(info != nullptr ? info : &local));
+  return journal;
+}
+
+Status AuditJournal::Recover(RecoveryInfo* info) {
+  const std::string jdir = journal_dir();
+  GPUFED_RETURN_IF_ERROR(env_->CreateDirs(jdir));
+  Result<std::unique_ptr<FileLock>> lock = env_->LockFile(jdir + "/LOCK");
+  if (!lock.ok()) return lock.status();
+  lock_ = std::move(*lock);
+  last_checkpoint_time_ = env_->NowMicros();
+
+  Result<std::vector<std::pair<uint64_t, std::string>>> segments = ListSegments(*env_, jdir);
+  if (!segments.ok()) return segments.status();
+  while (!segments->empty()) {
+    auto [first_seq, path] = segments->back();
+    Result<std::string> text = env_->ReadFile(path);
+    if (!text.ok()) return text.status();
+    std::string_view data = *text;
+    uint64_t seq = first_seq - 1;
+    std::string hash;  // of the last good line; empty until one is read
+    size_t pos = 0, good_end = 0;
+    bool bad = false;
+    while (pos < data.size()) {
+      size_t nl = data.find('\n', pos);
+      if (nl == std::string_view::npos) {
+        bad = true;
+        break;
+      }
+      Result<ParsedLine> line = ParseRecordLine(data.substr(pos, nl - pos));
+      if (!line.ok() || line->header.seq != seq + 1 || (!hash.empty() && line->header.prev != hash)) {
+        bad = true;
+        break;
+      }
+      seq = line->header.seq;
+      hash = std::string(line->hash);
+      since_checkpoint_ = line->header.kind == "checkpoint" ? 0 : since_checkpoint_ + 1;
+      pos = nl + 1;
+      good_end = pos;
+    }
+    if (bad) {
+      // Torn tail or corruption? Intact records after the damage mean acknowledged data
+      // was damaged: refuse rather than silently drop them.
+      size_t scan = data.find('\n', good_end);
+      while (scan != std::string_view::npos && scan + 1 < data.size()) {
+        size_t next = data.find('\n', scan + 1);
+        if (next == std::string_view::npos) break;
+        if (ParseRecordLine(data.substr(scan + 1, next - scan - 1)).ok()) {
+          return Status(StatusCode::kDataLoss, path + ": damaged record at byte " + std::to_string(good_end) +
+                                                   " (after seq " + std::to_string(seq) +
+                                                   ") is followed by intact records; run gpufed audit verify");
+        }
+        scan = next;
+      }
+      info->dropped_lines = static_cast<uint64_t>(std::count(data.begin() + good_end, data.end(), '\n')) +
+                            (data.back() != '\n' ? 1 : 0);
+      info->truncated_bytes = data.size() - good_end;
+      GPUFED_RETURN_IF_ERROR(env_->Truncate(path, good_end));
+    }
+    if (good_end == 0) {
+      // Nothing of this segment survived: remove it and continue from the one before.
+      GPUFED_RETURN_IF_ERROR(env_->RemoveFile(path));
+      GPUFED_RETURN_IF_ERROR(env_->SyncDir(jdir));
+      segments->pop_back();
+      if (!segments->empty()) {
+        Result<std::string> prev_text = env_->ReadFile(segments->back().second);
+        if (!prev_text.ok()) return prev_text.status();
+        Result<ParsedLine> last = ParseRecordLine(LastLine(*prev_text));
+        if (!last.ok()) {
+          return Status(StatusCode::kDataLoss, segments->back().second + ": last record damaged: " + last.status().message());
+        }
+        last_seq_ = last->header.seq;
+        last_hash_ = std::string(last->hash);
+        Result<std::unique_ptr<WritableFile>> file = env_->NewWritableFile(segments->back().second, false);
+        if (!file.ok()) return file.status();
+        segment_ = std::move(*file);
+        segment_size_ = prev_text->size();
+      }
+      break;
+    }
+    last_seq_ = seq;
+    last_hash_ = hash;
+    Result<std::unique_ptr<WritableFile>> file = env_->NewWritableFile(path, false);
+    if (!file.ok()) return file.status();
+    segment_ = std::move(*file);
+    segment_size_ = good_end;
+    break;
+  }
+  info->last_seq = last_seq_;
+  info->segments = static_cast<int>(segments->size());
+  return Status::Ok();
+}
+
+Result<uint64_t> AuditJournal::Append(const AuditRecord& record) { return AppendBatch(std::span(&record, 1)); }
+
+Result<uint64_t> AuditJournal::AppendBatch(std::span<const AuditRecord> records) {
+  if (records.empty()) return InvalidArgument("nothing to append");
+  Writer w;
+  w.items.reserve(records.size());
+  // Serialise payloads on the caller's thread, outside the commit critical path.
+  for (const AuditRecord& r : records) {
+    if (r.kind == RecordKind::kCheckpoint) return InvalidArgument("checkpoints are written by the journal itself");
+    if (!r.payload.is_object()) return InvalidArgument("a record payload must be a JSON object");
+    for (std::string_view key : kHeaderKeys) {
+      if (r.payload.contains(key)) return InvalidArgument("payload uses the header key '" + std::string(key) + "'");
+    }
+    w.items.push_back({RecordKindName(r.kind), DumpPayload(r.payload)});
+    w.bytes += w.items.back().payload.size() + 256;
+  }
+  return Commit(&w);
+}
+
+Status AuditJournal::Checkpoint() {
+  if (options_.signer == nullptr) return FailedPrecondition("no signing key configured");
+  Writer w;
+  w.checkpoint = Writer::Checkpoint::kForce;
+  Result<uint64_t> r = Commit(&w);
+  return r.status();
+}
+
+Status AuditJournal::MaybeCheckpoint() {
+  if (options_.signer == nullptr) return Status::Ok();
+  Writer w;
+  w.checkpoint = Writer::Checkpoint::kIfDue;
+  return Commit(&w).status();
+}
+
+Result<uint64_t> AuditJournal::Commit(Writer* w) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (closed_) return FailedPrecondition("audit journal is closed");
+  if (!health_.ok()) return health_;
+  writers_.push_back(w);
+  while (!w->done && w != writers_.front()) w->cv.wait(lock);
+  if (w->done) {
+    if (!w->status.ok()) return w->status;
+    return w->last_seq;
+  }
+  // This writer leads: it commits itself and the writers queued behind it.
+  std::vector<Writer*> group;
+  size_t bytes = 0;
+  for (Writer* next : writers_) {
+    if (!group.empty() && bytes + next->bytes > options_.max_group_bytes) break;
+    group.push_back(next);
+    bytes += next->bytes;
+  }
+  Status status = health_;
+  if (closed_) status = FailedPrecondition("audit journal is closed");
+  uint64_t seq = last_seq_;
+  std::string hash = last_hash_;
+  uint64_t since_checkpoint = since_checkpoint_;
+  int64_t last_checkpoint_time = last_checkpoint_time_;
+  if (status.ok()) {
+    lock.unlock();
+    std::string data;
+    data.reserve(bytes);
+    uint64_t first_seq = seq + 1;
+    EncodeGroup(group, env_->NowMicros(), &data, &seq, &hash, &since_checkpoint, &last_checkpoint_time);
+    if (!data.empty()) status = WriteGroup(data, first_seq);
+    lock.lock();
+    if (status.ok()) {
+      last_seq_ = seq;
+      last_hash_ = hash;
+      since_checkpoint_ = since_checkpoint;
+      last_checkpoint_time_ = last_checkpoint_time;
+    } else {
+      // After a failed write or fdatasync the file's state is unknown (and a retried
+      // fsync may falsely succeed): fail for good; reopening recovers the torn tail.
+      health_ = status;
+    }
+  }
+  for (Writer* member : group) {
+    writers_.pop_front();
+    member->status = status;
+    member->done = true;
+    if (member != w) member->cv.notify_one();
+  }
+  if (!writers_.empty()) writers_.front()->cv.notify_one();
+  if (!status.ok()) return status;
+  return w->last_seq;
+}
+
+void AuditJournal::AppendCheckpoint(int64_t now, std::string* out, uint64_t* seq, std::string* hash) {
+  nlohmann::json payload = {{"alg", "ed25519"},
+                            {"keyId", options_.signer->key_id()},
+                            {"signedSeq", *seq},
+                            {"signedHash", *hash},
+                            {"sig", options_.signer->Sign(CheckpointMessage(*seq, *hash))}};
+  RecordHeader header{*seq + 1, now, "checkpoint", options_.controller_id, *hash};
+  std::string next_hash;
+  *out += EncodeRecordLine(header, DumpPayload(payload), &next_hash);
+  *out += '\n';
+  *seq += 1;
+  *hash = std::move(next_hash);
+}
+
+void AuditJournal::EncodeGroup(const std::vector<Writer*>& group, int64_t now, std::string* out, uint64_t* seq,
+                               std::string* hash, uint64_t* since_checkpoint, int64_t* last_checkpoint_time) {
+  const Signer* signer = options_.signer;
+  auto checkpoint = [&] {
+    AppendCheckpoint(now, out, seq, hash);
+    *since_checkpoint = 0;
+    *last_checkpoint_time = now;
+  };
+  for (Writer* w : group) {
+    for (const Writer::Item& item : w->items) {
+      RecordHeader header{*seq + 1, now, item.kind, options_.controller_id, *hash};
+      std::string next_hash;
+      *out += EncodeRecordLine(header, item.payload, &next_hash);
+      *out += '\n';
+      *seq += 1;
+      *hash = std::move(next_hash);
+      w->last_seq = *seq;
+      *since_checkpoint += 1;
+      if (signer != nullptr && *since_checkpoint >= options_.checkpoint_every) checkpoint();
+    }
+    if (signer != nullptr && *since_checkpoint > 0) {
+      bool due = now - *last_checkpoint_time >= options_.checkpoint_interval_micros;
+      if (w->checkpoint == Writer::Checkpoint::kForce || due) checkpoint();
+    }
+    if (w->items.empty()) w->last_seq = *seq;
+  }
+}
+
+Status AuditJournal::WriteGroup(const std::string& data, uint64_t first_seq) {
+  if (segment_ != nullptr && segment_size_ > 0 && segment_size_ + data.size() > options_.segment_bytes) {
+    GPUFED_RETURN_IF_ERROR(segment_->Close());
+    segment_.reset();
+  }
+  if (segment_ == nullptr) {
+    Result<std::unique_ptr<WritableFile>> file =
+        env_->NewWritableFile(journal_dir() + "/" + SegmentName(first_seq), /*truncate=*/true);
+    if (!file.ok()) return file.status();
+    segment_ = std::move(*file);
+    segment_size_ = 0;
+    GPUFED_RETURN_IF_ERROR(env_->SyncDir(journal_dir()));
+  }
+  GPUFED_RETURN_IF_ERROR(segment_->Append(data));
+  segment_size_ += data.size();
+  return segment_->Sync();
+}
+
+Status AuditJournal::Close() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closed_) return Status::Ok();
+  }
+  Status status = Status::Ok();
+  if (options_.signer != nullptr && health().ok()) status = Checkpoint();
+  std::lock_guard<std::mutex> lock(mu_);
+  closed_ = true;
+  if (segment_ != nullptr) {
+    Status s = segment_->Close();
+    if (status.ok()) status = s;
+    segment_.reset();
+  }
+  lock_.reset();
+  return status;
+}
+
+Status AuditJournal::health() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return health_;
+}
+
+uint64_t AuditJournal::last_seq() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_seq_;
+}
+
+std::string AuditJournal::last_hash() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_hash_;
+}
+
+}  // namespace gpufed::audit

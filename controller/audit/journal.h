@@ -1,0 +1,120 @@
+#pragma once
+// The audit journal: the controller's write-ahead log. A decision is appended (and
+// durable) before any connector acts on it.
+//
+// Layout under `dir` (docs/audit-format.md): `journal/<first seq, 20 digits>.log`
+// segments of newline-terminated record lines, `journal/LOCK`. Records are hash-chained
+// (each carries the previous record's hash) and, when a Signer is configured, an
+// Ed25519 checkpoint record signs the chain head every N records or T seconds.
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "controller/audit/env.h"
+#include "controller/audit/record.h"
+#include "controller/audit/signing.h"
+#include "controller/common/status.h"
+
+namespace gpufed::audit {
+
+struct JournalOptions {
+  Env* env = nullptr;              // required; must outlive the journal
+  std::string dir;                 // the audit folder; `journal/` is created inside it
+  std::string controller_id = "gpufed";  // [A-Za-z0-9._:-]+, stamped on every record
+  uint64_t segment_bytes = uint64_t{64} << 20;  // rotate once a segment reaches this size
+  size_t max_group_bytes = size_t{8} << 20;     // bytes one group commit writes at most
+  const Signer* signer = nullptr;  // null: no checkpoints; must outlive the journal
+  uint64_t checkpoint_every = 1000;             // records between checkpoints
+  int64_t checkpoint_interval_micros = 60'000'000;  // or this much time, if records wait
+};
+
+// What Open found and repaired.
+struct RecoveryInfo {
+  uint64_t last_seq = 0;          // head of the chain after recovery (0: empty journal)
+  uint64_t truncated_bytes = 0;   // torn tail removed from the last segment
+  uint64_t dropped_lines = 0;     // lines in that torn tail (never acknowledged)
+  int segments = 0;
+};
+
+class AuditJournal {
+ public:
+  // Opens (or creates) the journal, takes its lock, and recovers: the last segment is
+  // scanned; a torn tail (an incomplete or self-inconsistent last group, which no
+  // Append ever acknowledged) is truncated and the chain continues from the last good
+  // record. DataLoss when a damaged record is followed by intact ones (corruption of
+  // acknowledged data, not a torn write): nothing is truncated, the operator decides.
+  // FailedPrecondition when another writer holds the lock.
+  static Result<std::unique_ptr<AuditJournal>> Open(const JournalOptions& options, RecoveryInfo* info = nullptr);
+
+  // Writes a final checkpoint (if a signer is set) and closes; see Close().
+  ~AuditJournal();
+  AuditJournal(const AuditJournal&) = delete;
+  AuditJournal& operator=(const AuditJournal&) = delete;
+
+  // Appends one record and returns its sequence number once it is durable (written and
+  // fdatasync'ed). Concurrent callers are committed together: one write, one fdatasync.
+  // Thread-safe. Errors: InvalidArgument for a payload that uses a header key; after
+  // any write or sync failure the journal is failed for good (ResourceExhausted for a
+  // full disk, PermissionDenied, Internal) and every later call returns that error:
+  // the caller must stop acting (see health()).
+  Result<uint64_t> Append(const AuditRecord& record);
+  // Appends records in order, contiguously, with one fdatasync; returns the last seq.
+  Result<uint64_t> AppendBatch(std::span<const AuditRecord> records);
+
+  // Signs the current head now if records were appended since the last checkpoint.
+  Status Checkpoint();
+  // Signs the head if checkpoint_interval has passed since the last checkpoint and
+  // records wait for one. Call it from a timer (the reconcile loop's tick).
+  Status MaybeCheckpoint();
+
+  // Final checkpoint, then the segment is closed and the lock released. Later appends
+  // return FailedPrecondition. Idempotent.
+  Status Close();
+
+  // OK while appends can succeed; else the sticky error. For /readyz.
+  Status health() const;
+  uint64_t last_seq() const;        // durable head
+  std::string last_hash() const;    // hash of the durable head (genesis zeros if empty)
+  const std::string& dir() const { return options_.dir; }
+  std::string journal_dir() const;
+
+ private:
+  struct Writer;
+  explicit AuditJournal(const JournalOptions& options);
+  Status Recover(RecoveryInfo* info);
+  Result<uint64_t> Commit(Writer* w);
+  // Encodes the group into `out`; updates the pending chain state `*seq`, `*hash`.
+  void EncodeGroup(const std::vector<Writer*>& group, int64_t now, std::string* out, uint64_t* seq,
+                   std::string* hash, uint64_t* since_checkpoint, int64_t* last_checkpoint_time);
+  void AppendCheckpoint(int64_t now, std::string* out, uint64_t* seq, std::string* hash);
+  Status WriteGroup(const std::string& data, uint64_t first_seq);
+
+  const JournalOptions options_;
+  Env* const env_;
+  std::unique_ptr<FileLock> lock_;
+
+  mutable std::mutex mu_;
+  std::deque<Writer*> writers_;       // guarded by mu_; the front one is the leader
+  Status health_;                     // guarded by mu_
+  bool closed_ = false;               // guarded by mu_
+  uint64_t last_seq_ = 0;             // guarded by mu_
+  std::string last_hash_;             // guarded by mu_
+
+  // Touched only by the current leader (one at a time, handed over under mu_).
+  std::unique_ptr<WritableFile> segment_;
+  uint64_t segment_size_ = 0;
+  uint64_t since_checkpoint_ = 0;
+  int64_t last_checkpoint_time_ = 0;
+};
+
+// Segment file name for a segment whose first record is `first_seq`.
+std::string SegmentName(uint64_t first_seq);
+// Segments of `journal_dir` as (first seq, path), in order. Other files are ignored.
+Result<std::vector<std::pair<uint64_t, std::string>>> ListSegments(Env& env, const std::string& journal_dir);
+
+}  // namespace gpufed::audit

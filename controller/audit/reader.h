@@ -1,0 +1,57 @@
+#pragma once
+// Sequential reading of a journal folder: for shippers (from a cursor, up to the durable
+// head), for query and report. Each line is self-checked (ParseRecordLine); chain
+// checks across records are the Verifier's job.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "controller/audit/env.h"
+#include "controller/common/status.h"
+
+namespace gpufed::audit {
+
+struct JournalEntry {
+  uint64_t seq = 0;
+  int64_t time_micros = 0;
+  std::string kind;
+  std::string hash;
+  std::string line;  // the record line, without the newline
+};
+
+// Not thread-safe. `env` must outlive the reader.
+class JournalReader {
+ public:
+  // `audit_dir` is the folder given to the journal (segments are in its `journal/`).
+  JournalReader(Env* env, std::string audit_dir);
+  ~JournalReader();
+
+  // The next entry returned will be `seq` (or the first one after it that exists).
+  Status Seek(uint64_t seq);
+  // Appends up to `max` entries with seq <= `limit`, in order. Returns how many; 0 when
+  // nothing more is there yet. DataLoss for a damaged record (names segment and seq).
+  Result<size_t> Next(size_t max, uint64_t limit, std::vector<JournalEntry>* out);
+
+ private:
+  Status OpenSegment(size_t index);
+  Status Refresh();
+
+  Env* env_;
+  std::string journal_dir_;
+  std::vector<std::pair<uint64_t, std::string>> segments_;
+  size_t current_ = 0;
+  std::unique_ptr<SequentialFile> file_;
+  std::string buffer_;
+  size_t pos_ = 0;
+  uint64_t next_seq_ = 1;
+};
+
+// Calls `fn(line)` for every line of every segment, in order (the final line even if it
+// has no newline). Stops at the first error `fn` returns.
+template <typename Fn>
+Status ForEachJournalLine(Env& env, const std::string& audit_dir, Fn&& fn);
+
+}  // namespace gpufed::audit
+
+#include "controller/audit/reader_inl.h"

@@ -1,0 +1,80 @@
+#pragma once
+// Audit records and their on-disk line encoding (docs/audit-format.md).
+//
+// A record is one line of ASCII JSON whose first keys are fixed and whose last key is
+// its own hash:
+//   {"seq":7,"time":"2026-11-22T10:00:00.000000Z","kind":"decision","controller":"c1",
+//    "prev":"<64 hex>",...payload...,"hash":"<64 hex>"}
+// `hash` is SHA-256 over the line's bytes up to (not including) `,"hash":"`, followed
+// by `}`: byte-exact, so verifying never depends on how a JSON library re-serialises.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "controller/common/status.h"
+
+namespace gpufed::audit {
+
+enum class RecordKind {
+  kDecision,          // one placer decision (placed, queued, rejected)
+  kPolicyActivated,   // a policy revision became active
+  kPolicyRejected,    // a policy revision failed validation, compilation or its tests
+  kConnectorAction,   // the result of a connector action (submit, cancel, preempt, ...)
+  kControllerStart,
+  kControllerStop,
+  kCheckpoint,        // an Ed25519 signature over the chain head (written by the journal)
+};
+const char* RecordKindName(RecordKind kind);
+std::optional<RecordKind> ParseRecordKind(std::string_view name);
+
+// What a caller appends: a kind and its payload. The journal adds seq, time,
+// controller, prev and hash.
+struct AuditRecord {
+  RecordKind kind = RecordKind::kDecision;
+  // A JSON object. Its keys must not be one of the header keys (seq, time, kind,
+  // controller, prev, hash); the journal rejects such a record with InvalidArgument.
+  nlohmann::json payload = nlohmann::json::object();
+};
+
+inline constexpr std::string_view kGenesisHash = "0000000000000000000000000000000000000000000000000000000000000000";
+
+// The header fields of an encoded record.
+struct RecordHeader {
+  uint64_t seq = 0;
+  int64_t time_micros = 0;  // UTC microseconds since the epoch
+  std::string kind;
+  std::string controller;
+  std::string prev;
+};
+
+// Encodes one record line (without the trailing newline). `payload_json` is the
+// payload's dump, an object ("{...}"); `time_micros` is stamped as RFC 3339 UTC.
+std::string EncodeRecordLine(const RecordHeader& header, std::string_view payload_json, std::string* hash_hex);
+
+// A record line that passed its self-check: the hash matches its bytes. Views point
+// into the line given to ParseRecordLine and live as long as it.
+struct ParsedLine {
+  RecordHeader header;
+  std::string_view hash;
+  std::string_view line;
+};
+
+// Checks the line's shape and its own hash. DataLoss names what is wrong: not a record,
+// a malformed header, or a hash that does not match the bytes (a changed byte).
+Result<ParsedLine> ParseRecordLine(std::string_view line);
+
+// The whole record as JSON (header, payload and hash). InvalidArgument if not JSON.
+Result<nlohmann::json> RecordJson(std::string_view line);
+
+// "2026-11-22T10:00:00.000000Z" <-> microseconds since the epoch.
+std::string FormatTimeMicros(int64_t micros);
+std::optional<int64_t> ParseTimeMicros(std::string_view text);
+
+// Serialises a payload the way the journal does: compact, keys sorted, ASCII only
+// (so receivers that escape 8-bit bytes cannot change a record).
+std::string DumpPayload(const nlohmann::json& payload);
+
+}  // namespace gpufed::audit

@@ -1,0 +1,133 @@
+#include "controller/audit/records.h"
+
+#include <map>
+
+#include "controller/audit/inputs.h"
+
+namespace gpufed::audit {
+namespace {
+
+nlohmann::json ScoreJson(const placement::ScoreBreakdown& s) {
+  return {{"cost", s.cost}, {"locality", s.locality}, {"fragmentation", s.fragmentation},
+          {"onprem", s.onprem}, {"lua", s.lua}, {"total", s.total}};
+}
+
+}  // namespace
+
+AuditRecord DecisionRecord(const placement::Decision& d, const DecisionContext& c) {
+  nlohmann::json verdicts = nlohmann::json::array();
+  for (const placement::ClusterVerdict& v : d.verdicts) {
+    nlohmann::json j = {{"cluster", v.cluster}, {"eligible", v.eligible}, {"fitsNow", v.fits_now}};
+    if (!v.rule.empty()) j["rule"] = v.rule;
+    if (!v.reason.empty()) j["reason"] = v.reason;
+    if (v.eligible) j["cost"] = v.cost.ToString();
+    if (v.fits_now) j["score"] = ScoreJson(v.score);
+    if (!v.warnings.empty()) j["warnings"] = v.warnings;
+    verdicts.push_back(std::move(j));
+  }
+  nlohmann::json p = {{"revision", c.revision},
+                      {"inputs", c.inputs},
+                      {"workload", d.workload},
+                      {"uid", c.workload_uid},
+                      {"specHash", c.spec_hash},
+                      {"tenant", d.tenant},
+                      {"priority", d.priority},
+                      {"outcome", placement::OutcomeName(d.outcome)},
+                      {"reason", d.reason},
+                      {"decidedAtMillis", c.decided_at.millis()},
+                      {"verdicts", verdicts}};
+  if (!c.data.is_null()) p["data"] = c.data;
+  if (d.outcome == placement::Outcome::kPlaced) {
+    const placement::Binding& b = d.binding;
+    nlohmann::json target = {{"cluster", b.cluster}, {"nodes", b.nodes}, {"gpus", b.gpus},
+                             {"gpuMilliEach", b.gpu_milli_each}, {"provisionsNode", b.provisions_node},
+                             {"readyAfterMillis", b.ready_after.millis()}};
+    if (!b.mig_profile.empty()) target["migProfile"] = b.mig_profile;
+    if (c.target.is_object()) target.update(c.target);
+    p["target"] = target;
+    p["cost"] = d.cost.ToString();
+  }
+  if (c.budget_left) p["budgetLeft"] = c.budget_left->ToString();
+  if (c.cloud_budget_left) p["cloudBudgetLeft"] = c.cloud_budget_left->ToString();
+  if (!d.denied_by.empty()) p["deniedBy"] = d.denied_by;
+  if (!d.warnings.empty()) p["warnings"] = d.warnings;
+  return {RecordKind::kDecision, std::move(p)};
+}
+
+std::vector<AuditRecord> PlanRecords(const placement::Plan& plan, const placement::Snapshot& snapshot,
+                                     const std::string& inputs_digest,
+                                     const std::function<std::string(const model::Workload&)>& uid) {
+  std::map<std::string, const model::Workload*> by_name;
+  for (const model::Workload* w : snapshot.pending) by_name[w->metadata.name] = w;
+  struct Spend {
+    Money total, cloud;
+  };
+  std::map<std::string, Spend> spent;  // by tenant: before the plan, then as it places
+  std::vector<AuditRecord> records;
+  records.reserve(plan.decisions.size());
+  for (const placement::Decision& d : plan.decisions) {
+    DecisionContext c;
+    c.revision = plan.revision.empty() && snapshot.config != nullptr ? snapshot.config->revision : plan.revision;
+    c.inputs = inputs_digest;
+    c.decided_at = snapshot.now;
+    auto it = by_name.find(d.workload);
+    if (it != by_name.end()) {
+      const model::Workload& w = *it->second;
+      c.spec_hash = WorkloadSpecHash(w);
+      c.workload_uid = uid ? uid(w) : w.metadata.name + "@" + c.spec_hash.substr(7, 12);
+      c.data = {{"sensitivity", model::SensitivityName(w.data.sensitivity)}, {"pii", w.data.pii},
+                {"residency", w.data.residency}};
+    }
+    const model::Tenant* tenant = snapshot.config != nullptr ? snapshot.config->FindTenant(d.tenant) : nullptr;
+    const model::Cluster* cluster =
+        snapshot.config != nullptr && d.outcome == placement::Outcome::kPlaced ? snapshot.config->FindCluster(d.binding.cluster)
+                                                                               : nullptr;
+    if (cluster != nullptr) {
+      c.target = {{"zone", cluster->zone}, {"region", cluster->region}, {"provider", cluster->provider}};
+    }
+    if (tenant != nullptr) {
+      auto [entry, inserted] = spent.try_emplace(d.tenant);
+      if (inserted) {
+        auto u = snapshot.usage.find(d.tenant);
+        entry->second.total = u != snapshot.usage.end() ? u->second.spent : tenant->budget.spent;
+        entry->second.cloud = u != snapshot.usage.end() ? u->second.cloud_spent : tenant->budget.cloud_spent;
+      }
+      if (d.outcome == placement::Outcome::kPlaced) {
+        entry->second.total = entry->second.total.Plus(d.cost);
+        if (cluster != nullptr && !cluster->is_onprem()) entry->second.cloud = entry->second.cloud.Plus(d.cost);
+      }
+      if (tenant->budget.limit) c.budget_left = tenant->budget.limit->Minus(entry->second.total);
+      if (tenant->budget.cloud_limit) c.cloud_budget_left = tenant->budget.cloud_limit->Minus(entry->second.cloud);
+    }
+    records.push_back(DecisionRecord(d, c));
+  }
+  return records;
+}
+
+AuditRecord PolicyActivatedRecord(const std::string& revision, const std::string& repo, int tests_passed) {
+  return {RecordKind::kPolicyActivated, {{"revision", revision}, {"repo", repo}, {"testsPassed", tests_passed}}};
+}
+
+AuditRecord PolicyRejectedRecord(const std::string& revision, const std::string& repo,
+                                 const std::vector<std::string>& problems) {
+  return {RecordKind::kPolicyRejected, {{"revision", revision}, {"repo", repo}, {"problems", problems}}};
+}
+
+AuditRecord ConnectorActionRecord(const ConnectorActionResult& r) {
+  nlohmann::json p = {{"action", r.action},   {"key", r.key},         {"workload", r.workload},
+                      {"uid", r.workload_uid}, {"cluster", r.cluster}, {"attempt", r.attempt},
+                      {"decisionSeq", r.decision_seq}, {"ok", r.ok}, {"status", r.status}};
+  if (!r.message.empty()) p["message"] = r.message;
+  if (!r.external_id.empty()) p["externalId"] = r.external_id;
+  return {RecordKind::kConnectorAction, std::move(p)};
+}
+
+AuditRecord ControllerStartRecord(const std::string& version, const std::string& state_dir) {
+  return {RecordKind::kControllerStart, {{"version", version}, {"stateDir", state_dir}}};
+}
+
+AuditRecord ControllerStopRecord(const std::string& reason) {
+  return {RecordKind::kControllerStop, {{"reason", reason}}};
+}
+
+}  // namespace gpufed::audit

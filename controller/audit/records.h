@@ -1,0 +1,61 @@
+#pragma once
+// Builders of the record payloads the controller appends (docs/audit-format.md lists
+// every field). Pure functions: no I/O, no clock.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "controller/audit/record.h"
+#include "controller/common/money.h"
+#include "controller/model/workload.h"
+#include "controller/placement/plan.h"
+
+namespace gpufed::audit {
+
+// What a decision record needs besides the Decision itself.
+struct DecisionContext {
+  std::string revision;         // policy revision in force
+  std::string inputs;           // snapshot digest (SnapshotStore) of the placer pass
+  std::string workload_uid;
+  std::string spec_hash;        // WorkloadSpecHash
+  std::optional<Money> budget_left;        // tenant budget left after this decision
+  std::optional<Money> cloud_budget_left;
+  Duration decided_at;          // the plan's virtual time
+  nlohmann::json data;          // {"sensitivity", "pii", "residency"} of the workload
+  nlohmann::json target;        // {"zone", "region", "provider"} of the chosen cluster
+};
+
+AuditRecord DecisionRecord(const placement::Decision& decision, const DecisionContext& context);
+
+// Records for every decision of `plan`, in order, with spec hashes, budget left (the
+// tenant's limit minus its spend so far minus what this plan placed before) and the
+// compliance facts. `uid` maps a workload to its uid; default: "<name>@<spec hash 12>".
+std::vector<AuditRecord> PlanRecords(const placement::Plan& plan, const placement::Snapshot& snapshot,
+                                     const std::string& inputs_digest,
+                                     const std::function<std::string(const model::Workload&)>& uid = {});
+
+AuditRecord PolicyActivatedRecord(const std::string& revision, const std::string& repo, int tests_passed);
+AuditRecord PolicyRejectedRecord(const std::string& revision, const std::string& repo,
+                                 const std::vector<std::string>& problems);
+
+struct ConnectorActionResult {
+  std::string action;       // submit | cancel | preempt | requeue
+  std::string key;          // idempotency key (workload uid + attempt)
+  std::string workload;
+  std::string workload_uid;
+  std::string cluster;
+  int attempt = 1;
+  uint64_t decision_seq = 0;  // the decision record it carries out
+  bool ok = false;
+  std::string status;       // the connector's status code name
+  std::string message;
+  std::string external_id;  // e.g. the Slurm job id
+};
+AuditRecord ConnectorActionRecord(const ConnectorActionResult& result);
+
+AuditRecord ControllerStartRecord(const std::string& version, const std::string& state_dir);
+AuditRecord ControllerStopRecord(const std::string& reason);
+
+}  // namespace gpufed::audit

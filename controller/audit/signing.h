@@ -1,0 +1,55 @@
+#pragma once
+// Ed25519 keys for signed checkpoints (OpenSSL EVP). The private key stays with the
+// controller; the public key is all a verifier needs.
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "controller/common/status.h"
+
+namespace gpufed::audit {
+
+struct PkeyDeleter {
+  void operator()(void* pkey) const;
+};
+using PkeyPtr = std::unique_ptr<void, PkeyDeleter>;  // an EVP_PKEY*
+
+// The message a checkpoint signs: the chain head it covers.
+std::string CheckpointMessage(uint64_t seq, std::string_view hash_hex);
+
+// Holds a private key. Thread-safe for Sign.
+class Signer {
+ public:
+  static Result<Signer> Generate();
+  // PKCS#8 PEM ("-----BEGIN PRIVATE KEY-----"). InvalidArgument if not an Ed25519 key.
+  static Result<Signer> FromPrivateKeyPem(std::string_view pem);
+
+  // Base64 signature over `message`.
+  std::string Sign(std::string_view message) const;
+  std::string PrivateKeyPem() const;
+  std::string PublicKeyPem() const;
+  // First 16 hex digits of SHA-256 over the raw 32-byte public key.
+  const std::string& key_id() const { return key_id_; }
+
+ private:
+  explicit Signer(PkeyPtr key);
+  PkeyPtr key_;
+  std::string key_id_;
+};
+
+// Holds a public key. Thread-safe.
+class SignatureVerifier {
+ public:
+  // SubjectPublicKeyInfo PEM ("-----BEGIN PUBLIC KEY-----").
+  static Result<SignatureVerifier> FromPublicKeyPem(std::string_view pem);
+
+  bool Verify(std::string_view message, std::string_view signature_base64) const;
+  const std::string& key_id() const { return key_id_; }
+
+ private:
+  explicit SignatureVerifier(PkeyPtr key);
+  PkeyPtr key_;
+  std::string key_id_;
+};
+
+}  // namespace gpufed::audit

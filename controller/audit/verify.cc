@@ -1,0 +1,166 @@
+#include "controller/audit/verify.h"
+
+#include <charconv>
+
+#include "controller/audit/reader.h"
+#include "controller/audit/record.h"
+
+namespace gpufed::audit {
+namespace {
+
+constexpr std::string_view kRecordStart = "{\"seq\":";
+
+std::array<unsigned char, 32> HexToBytes(std::string_view hex) {
+  std::array<unsigned char, 32> out{};
+  auto nibble = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
+  for (size_t i = 0; i < 32 && 2 * i + 1 < hex.size(); ++i) {
+    out[i] = static_cast<unsigned char>(nibble(hex[2 * i]) << 4 | nibble(hex[2 * i + 1]));
+  }
+  return out;
+}
+
+// The seq a damaged line claims, when its header still reads as a number.
+uint64_t ClaimedSeq(std::string_view record) {
+  uint64_t seq = 0;
+  record.remove_prefix(std::min(record.size(), kRecordStart.size()));
+  std::from_chars(record.data(), record.data() + record.size(), seq);
+  return seq;
+}
+
+}  // namespace
+
+ChainVerifier::ChainVerifier(const VerifyOptions& options) : options_(options), last_hash_(kGenesisHash) {}
+
+bool ChainVerifier::Fail(uint64_t seq, std::string message) {
+  report_.ok = false;
+  report_.first_bad_seq = seq;
+  report_.error = std::move(message);
+  return false;
+}
+
+bool ChainVerifier::AddLine(std::string_view line) {
+  if (!report_.ok) return false;
+  ++report_.line_number;
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  std::string_view record = line;
+  Result<ParsedLine> parsed = Status(StatusCode::kDataLoss, "not an audit record");
+  if (options_.receiver_copy) {
+    size_t start = line.find(kRecordStart);
+    if (start == std::string_view::npos) {
+      ++report_.foreign_lines;
+      return true;
+    }
+    record = line.substr(start);
+    parsed = ParseRecordLine(record);
+    // A receiver killed mid-write leaves a partial record that the next line continues:
+    // the partial part is ignored when a complete record follows on the same line.
+    for (size_t next = start; !parsed.ok();) {
+      next = line.find(kRecordStart, next + 1);
+      if (next == std::string_view::npos) break;
+      Result<ParsedLine> later = ParseRecordLine(line.substr(next));
+      if (later.ok()) {
+        ++report_.torn_fragments;
+        record = line.substr(next);
+        parsed = std::move(later);
+      }
+    }
+  } else {
+    parsed = ParseRecordLine(line);
+  }
+  if (!parsed.ok()) {
+    uint64_t claimed = ClaimedSeq(record);
+    uint64_t bad = claimed != 0 && claimed <= report_.last_seq + 1 ? claimed : report_.last_seq + 1;
+    return Fail(bad, "line " + std::to_string(report_.line_number) + ": " + parsed.status().message());
+  }
+  const RecordHeader& h = parsed->header;
+  const uint64_t expected = report_.last_seq + 1;
+  if (h.seq < expected) {
+    if (options_.receiver_copy && h.seq <= hashes_.size() && hashes_[h.seq - 1] == HexToBytes(parsed->hash)) {
+      ++report_.duplicates;
+      return true;
+    }
+    return Fail(h.seq, "seq " + std::to_string(h.seq) + " appears again after seq " + std::to_string(report_.last_seq) +
+                           (options_.receiver_copy ? " with different content" : " (duplicated or reordered)"));
+  }
+  if (h.seq > expected) {
+    return Fail(expected, "seq " + std::to_string(expected) + " is missing (next record is seq " +
+                              std::to_string(h.seq) + "): deleted or reordered");
+  }
+  if (h.prev != last_hash_) {
+    return Fail(h.seq, "seq " + std::to_string(h.seq) + " does not follow seq " + std::to_string(report_.last_seq) +
+                           " (prev hash mismatch): replaced or reordered");
+  }
+  if (h.kind == "checkpoint" && !CheckCheckpoint(h.seq, record, h.prev)) return false;
+  report_.last_seq = h.seq;
+  ++report_.records;
+  last_hash_ = std::string(parsed->hash);
+  if (options_.receiver_copy) hashes_.push_back(HexToBytes(parsed->hash));
+  return true;
+}
+
+bool ChainVerifier::CheckCheckpoint(uint64_t seq, std::string_view line, const std::string& prev) {
+  ++report_.checkpoints;
+  Result<nlohmann::json> j = RecordJson(line);
+  if (!j.ok()) return Fail(seq, "checkpoint seq " + std::to_string(seq) + " is not JSON");
+  const nlohmann::json& cp = *j;
+  if (!cp.contains("signedSeq") || !cp["signedSeq"].is_number_unsigned() || cp["signedSeq"].get<uint64_t>() != seq - 1 ||
+      cp.value("signedHash", "") != prev) {
+    return Fail(seq, "checkpoint seq " + std::to_string(seq) + " does not sign the record before it");
+  }
+  if (options_.key != nullptr) {
+    if (cp.value("keyId", "") != options_.key->key_id()) {
+      return Fail(seq, "checkpoint seq " + std::to_string(seq) + " is signed by key " + cp.value("keyId", "?") +
+                           ", not by the given key " + options_.key->key_id());
+    }
+    if (!options_.key->Verify(CheckpointMessage(seq - 1, prev), cp.value("sig", ""))) {
+      return Fail(seq, "checkpoint seq " + std::to_string(seq) + ": bad signature");
+    }
+    ++report_.signatures_verified;
+    report_.last_signed_seq = seq;
+  }
+  return true;
+}
+
+VerifyReport ChainVerifier::Finish() {
+  if (report_.ok && options_.receiver_copy && report_.records == 0) {
+    report_.ok = false;
+    report_.first_bad_seq = 1;
+    report_.error = "no audit records found";
+  }
+  return report_;
+}
+
+Result<VerifyReport> VerifyJournalDir(Env& env, const std::string& audit_dir, const VerifyOptions& options) {
+  if (!env.FileExists(audit_dir + "/journal")) return NotFound(audit_dir + " holds no journal/ folder");
+  ChainVerifier verifier(options);
+  Status s = ForEachJournalLine(env, audit_dir, [&](std::string_view line) {
+    verifier.AddLine(line);
+    return Status::Ok();
+  });
+  if (!s.ok()) return s;
+  return verifier.Finish();
+}
+
+Result<VerifyReport> VerifyReceiverFile(Env& env, const std::string& path, VerifyOptions options) {
+  options.receiver_copy = true;
+  Result<std::unique_ptr<SequentialFile>> file = env.NewSequentialFile(path);
+  if (!file.ok()) return file.status();
+  ChainVerifier verifier(options);
+  std::string buffer;
+  std::vector<char> chunk(size_t{1} << 20);
+  for (;;) {
+    Result<size_t> n = (*file)->Read(chunk.data(), chunk.size());
+    if (!n.ok()) return n.status();
+    if (*n == 0) break;
+    buffer.append(chunk.data(), *n);
+    size_t start = 0;
+    for (size_t nl; (nl = buffer.find('\n', start)) != std::string::npos; start = nl + 1) {
+      verifier.AddLine(std::string_view(buffer).substr(start, nl - start));
+    }
+    buffer.erase(0, start);
+  }
+  if (!buffer.empty()) verifier.AddLine(buffer);
+  return verifier.Finish();
+}
+
+}  // namespace gpufed::audit

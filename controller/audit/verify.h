@@ -1,0 +1,67 @@
+#pragma once
+// Verification of a journal folder or of a receiver's copy (a syslog file whose lines
+// carry a prefix before the JSON record, or an HTTPS receiver's JSON lines).
+//
+// Checks, in order of the lines: every record's own hash (a changed byte), the chain
+// (each prev is the previous record's hash), sequence numbers (no gap: a deleted record;
+// no going back: a reordered or duplicated record) and, given the public key, every
+// checkpoint's Ed25519 signature. A receiver's copy may hold identical duplicates
+// (at-least-once delivery) and unrelated lines; a journal folder may not.
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "controller/audit/env.h"
+#include "controller/audit/signing.h"
+#include "controller/common/status.h"
+
+namespace gpufed::audit {
+
+struct VerifyOptions {
+  const SignatureVerifier* key = nullptr;  // null: signatures are not checked
+  bool receiver_copy = false;
+};
+
+struct VerifyReport {
+  bool ok = true;
+  uint64_t records = 0;               // distinct records, checkpoints included
+  uint64_t checkpoints = 0;
+  uint64_t signatures_verified = 0;
+  uint64_t duplicates = 0;            // identical re-deliveries (receiver copies only)
+  uint64_t foreign_lines = 0;         // lines without a record (receiver copies only)
+  uint64_t torn_fragments = 0;        // partial lines the receiver cut (receiver copies)
+  uint64_t last_seq = 0;
+  uint64_t last_signed_seq = 0;       // records after it carry no signature yet
+  // When !ok: the first sequence number whose integrity fails, the line it was found
+  // on (1-based) and why.
+  uint64_t first_bad_seq = 0;
+  uint64_t line_number = 0;
+  std::string error;
+};
+
+// Feeds lines one at a time; stops checking at the first problem.
+class ChainVerifier {
+ public:
+  explicit ChainVerifier(const VerifyOptions& options);
+  // Returns false once a problem has been found.
+  bool AddLine(std::string_view line);
+  VerifyReport Finish();
+
+ private:
+  bool Fail(uint64_t seq, std::string message);
+  bool CheckCheckpoint(uint64_t seq, std::string_view line, const std::string& prev);
+
+  VerifyOptions options_;
+  VerifyReport report_;
+  std::string last_hash_;
+  std::vector<std::array<unsigned char, 32>> hashes_;  // receiver copies: by seq - 1
+};
+
+// `audit_dir` holds `journal/`. NotFound if it has no journal.
+Result<VerifyReport> VerifyJournalDir(Env& env, const std::string& audit_dir, const VerifyOptions& options);
+// A receiver's file; options.receiver_copy is implied.
+Result<VerifyReport> VerifyReceiverFile(Env& env, const std::string& path, VerifyOptions options);
+
+}  // namespace gpufed::audit
