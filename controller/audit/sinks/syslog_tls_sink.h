@@ -1,0 +1,74 @@
+#pragma once
+// syslog over TLS (RFC 5425): each record is an RFC 5424 message
+//   <110>1 TIME HOST gpufed PID audit [gpufed@32473 seq="N" hash="H" kind="K"] {record JSON}
+// (facility 13 "log audit", severity 6), framed by octet counting ("LEN SP MSG"), over
+// TLS 1.2+ with the server verified against a CA file and a host name, and a client
+// certificate (mutual TLS). OpenSSL, non-blocking socket, bounded waits.
+//
+// Acknowledgement: syslog has none, and a receiver that rejects our certificate under
+// TLS 1.3 only shows it by closing later. A record counts as delivered once the
+// receiver's TCP has acknowledged the bytes that carried it (bytes written minus
+// SIOCOUTQ) and the connection has then stayed open, without an alert or EOF, for
+// `settle_micros`. A lost connection resends everything not yet settled (at-least-once;
+// receivers see duplicates). This is evidence, not proof: a receiver that holds records
+// in memory longer than the settle time and then dies loses them; give rsyslog a direct
+// or disk-assisted queue, or use the https sink, whose 2xx is an acknowledgement.
+#include <deque>
+#include <memory>
+#include <string>
+
+#include "controller/audit/env.h"
+#include "controller/audit/sinks/sink.h"
+
+namespace gpufed::audit {
+
+struct SyslogTlsOptions {
+  std::string host = "127.0.0.1";
+  int port = 6514;
+  std::string ca_file;
+  std::string cert_file;    // client certificate (PEM chain)
+  std::string key_file;
+  std::string server_name;  // checked against the server certificate; default: host
+  std::string hostname;     // HOSTNAME field of our messages; default: gethostname()
+  std::string app_name = "gpufed";
+  int64_t settle_micros = 2'000'000;
+  int64_t connect_timeout_micros = 5'000'000;
+  int64_t io_timeout_micros = 10'000'000;
+  size_t max_message_bytes = 65536;  // the receiver's limit (rsyslog maxMessageSize)
+};
+
+class SyslogTlsSink final : public Sink {
+ public:
+  // `env` (the clock) must outlive the sink.
+  SyslogTlsSink(Env* env, SyslogTlsOptions options);
+  ~SyslogTlsSink() override;
+
+  Status Connect() override;
+  Status Send(std::span<const JournalEntry> batch) override;
+  Result<uint64_t> Acknowledged() override;
+  void Disconnect() override;
+  std::string Describe() const override;
+
+  // One RFC 5424 message for `entry`, without framing. Exposed for tests.
+  std::string FormatMessage(const JournalEntry& entry) const;
+
+ private:
+  struct Tls;
+  Status WriteAll(const std::string& data);
+  Status CheckAlive();
+
+  Env* env_;
+  SyslogTlsOptions options_;
+  std::string procid_;
+  std::unique_ptr<Tls> tls_;
+  struct InFlight {
+    uint64_t seq;
+    uint64_t end_bytes;        // ciphertext bytes written through this batch
+    int64_t tcp_acked_micros;  // 0 until the receiver's TCP acknowledged it
+  };
+  std::deque<InFlight> in_flight_;
+  uint64_t acked_ = 0;
+  std::string buffer_;
+};
+
+}  // namespace gpufed::audit
