@@ -1,0 +1,73 @@
+#pragma once
+// An Env for tests: real files (through a wrapped Env), virtual time, and injected
+// faults: failing fdatasync, a full disk after N bytes, failing writes.
+#include <atomic>
+#include <memory>
+#include <mutex>
+
+#include "controller/audit/env.h"
+
+namespace gpufed::audit::testing {
+
+class FaultEnv : public Env {
+ public:
+  explicit FaultEnv(std::unique_ptr<Env> base = NewPosixEnv()) : base_(std::move(base)) {}
+
+  // Faults, settable at any time.
+  std::atomic<bool> fail_sync{false};
+  std::atomic<int64_t> disk_bytes_left{-1};  // -1: unlimited; else ENOSPC beyond it
+  std::atomic<int64_t> syncs{0};
+  // Virtual clock: SleepMicros advances it instead of sleeping.
+  std::atomic<int64_t> now_micros{1'795'000'000'000'000};  // 2026-11-18
+
+  Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path, bool truncate) override {
+    auto f = base_->NewWritableFile(path, truncate);
+    if (!f.ok()) return f.status();
+    return std::unique_ptr<WritableFile>(new File(this, std::move(*f)));
+  }
+  Result<std::unique_ptr<SequentialFile>> NewSequentialFile(const std::string& p) override { return base_->NewSequentialFile(p); }
+  Result<std::string> ReadFile(const std::string& p) override { return base_->ReadFile(p); }
+  Result<uint64_t> FileSize(const std::string& p) override { return base_->FileSize(p); }
+  bool FileExists(const std::string& p) override { return base_->FileExists(p); }
+  Result<std::vector<std::string>> ListDir(const std::string& d) override { return base_->ListDir(d); }
+  Status CreateDirs(const std::string& d) override { return base_->CreateDirs(d); }
+  Status SyncDir(const std::string& d) override { return base_->SyncDir(d); }
+  Status Truncate(const std::string& p, uint64_t s) override { return base_->Truncate(p, s); }
+  Status Rename(const std::string& a, const std::string& b) override { return base_->Rename(a, b); }
+  Status RemoveFile(const std::string& p) override { return base_->RemoveFile(p); }
+  Result<std::unique_ptr<FileLock>> LockFile(const std::string& p) override { return base_->LockFile(p); }
+  int64_t NowMicros() override { return now_micros.load(); }
+  void SleepMicros(int64_t micros) override { now_micros += micros; }
+  void Advance(int64_t micros) { now_micros += micros; }
+
+ private:
+  class File : public WritableFile {
+   public:
+    File(FaultEnv* env, std::unique_ptr<WritableFile> base) : env_(env), base_(std::move(base)) {}
+    Status Append(std::string_view data) override {
+      int64_t left = env_->disk_bytes_left.load();
+      if (left >= 0 && static_cast<int64_t>(data.size()) > left) {
+        // Like a real full disk: what fits is written, then ENOSPC.
+        (void)base_->Append(data.substr(0, static_cast<size_t>(left)));
+        env_->disk_bytes_left = 0;
+        return ResourceExhausted("write: No space left on device (injected)");
+      }
+      if (left >= 0) env_->disk_bytes_left -= static_cast<int64_t>(data.size());
+      return base_->Append(data);
+    }
+    Status Sync() override {
+      env_->syncs++;
+      if (env_->fail_sync) return Status(StatusCode::kInternal, "fdatasync: Input/output error (injected)");
+      return base_->Sync();
+    }
+    Status Close() override { return base_->Close(); }
+
+   private:
+    FaultEnv* env_;
+    std::unique_ptr<WritableFile> base_;
+  };
+
+  std::unique_ptr<Env> base_;
+};
+
+}  // namespace gpufed::audit::testing

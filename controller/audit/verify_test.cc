@@ -1,0 +1,137 @@
+#include "controller/audit/verify.h"
+
+#include <gtest/gtest.h>
+
+#include "controller/audit/journal.h"
+#include "controller/audit/testing/fault_env.h"
+#include "tests/testutil/temp_dir.h"
+
+namespace gpufed::audit {
+namespace {
+
+// Ten chained record lines, as a journal writes them.
+std::vector<std::string> Chain(int n) {
+  std::vector<std::string> lines;
+  std::string prev(kGenesisHash);
+  for (int i = 1; i <= n; ++i) {
+    std::string hash;
+    RecordHeader h{static_cast<uint64_t>(i), 1'795'000'000'000'000 + i, "decision", "c1", prev};
+    lines.push_back(EncodeRecordLine(h, DumpPayload({{"workload", "w" + std::to_string(i)}}), &hash));
+    prev = hash;
+  }
+  return lines;
+}
+
+VerifyReport VerifyLines(const std::vector<std::string>& lines, bool receiver = false) {
+  ChainVerifier v({nullptr, receiver});
+  for (const std::string& l : lines) v.AddLine(l);
+  return v.Finish();
+}
+
+TEST(ChainVerifier, AcceptsIntactChain) {
+  VerifyReport r = VerifyLines(Chain(10));
+  EXPECT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.records, 10u);
+}
+
+TEST(ChainVerifier, ChangedByteNamesThatRecord) {
+  auto lines = Chain(10);
+  lines[4][lines[4].find("w5")] = 'v';
+  VerifyReport r = VerifyLines(lines);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.first_bad_seq, 5u);
+}
+
+TEST(ChainVerifier, DeletedRecordIsAGap) {
+  auto lines = Chain(10);
+  lines.erase(lines.begin() + 6);
+  VerifyReport r = VerifyLines(lines);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.first_bad_seq, 7u);
+}
+
+TEST(ChainVerifier, DeletedFirstRecordIsDetected) {
+  auto lines = Chain(3);
+  lines.erase(lines.begin());
+  EXPECT_EQ(VerifyLines(lines).first_bad_seq, 1u);
+}
+
+TEST(ChainVerifier, ReorderedRecordsAreDetected) {
+  auto lines = Chain(10);
+  std::swap(lines[3], lines[4]);
+  VerifyReport r = VerifyLines(lines);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.first_bad_seq, 4u);
+}
+
+TEST(ChainVerifier, DuplicateInJournalIsTampering) {
+  auto lines = Chain(5);
+  lines.insert(lines.begin() + 3, lines[2]);
+  VerifyReport r = VerifyLines(lines);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.first_bad_seq, 3u);
+}
+
+TEST(ChainVerifier, ReceiverToleratesIdenticalRedeliveries) {
+  auto lines = Chain(6);
+  std::vector<std::string> received;
+  for (int i = 0; i < 4; ++i) received.push_back("2026-11-22T10:00:00Z peer=127.0.0.1 host gpufed 1 audit [x] " + lines[i]);
+  for (int i = 2; i < 6; ++i) received.push_back("2026-11-22T10:00:01Z peer=127.0.0.1 host gpufed 1 audit [x] " + lines[i]);
+  received.insert(received.begin() + 1, "Nov 22 10:00:00 host sshd[1]: unrelated line");
+  VerifyReport r = VerifyLines(received, true);
+  EXPECT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.records, 6u);
+  EXPECT_EQ(r.duplicates, 2u);
+  EXPECT_EQ(r.foreign_lines, 1u);
+}
+
+TEST(ChainVerifier, ReceiverRejectsDuplicateWithOtherContent) {
+  auto lines = Chain(4);
+  auto forged = Chain(4);  // same seqs, a different chain (other times)
+  std::string fake = lines[1];
+  fake[fake.find("w2")] = 'v';
+  std::vector<std::string> received = {lines[0], lines[1], lines[2], fake, lines[3]};
+  VerifyReport r = VerifyLines(received, true);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.first_bad_seq, 2u);
+}
+
+TEST(ChainVerifier, ReceiverIgnoresTornFragmentBeforeACompleteRecord) {
+  auto lines = Chain(3);
+  std::vector<std::string> received = {"p " + lines[0], "p " + lines[1].substr(0, 40) + "p " + lines[1], "p " + lines[2]};
+  VerifyReport r = VerifyLines(received, true);
+  EXPECT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.torn_fragments, 1u);
+}
+
+TEST(ChainVerifier, ReceiverCopyWithoutRecordsFails) {
+  EXPECT_FALSE(VerifyLines({"hello"}, true).ok);
+}
+
+TEST(ParseRecordLine, RoundTripsHeader) {
+  auto lines = Chain(2);
+  auto p = ParseRecordLine(lines[1]);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->header.seq, 2u);
+  EXPECT_EQ(p->header.kind, "decision");
+  EXPECT_EQ(p->header.controller, "c1");
+  EXPECT_EQ(p->header.time_micros, 1'795'000'000'000'002);
+  auto j = RecordJson(lines[1]);
+  ASSERT_TRUE(j.ok());
+  EXPECT_EQ((*j)["workload"], "w2");
+  EXPECT_EQ((*j)["hash"], std::string(p->hash));
+}
+
+TEST(ParseRecordLine, RejectsTruncatedLine) {
+  auto lines = Chain(1);
+  EXPECT_EQ(ParseRecordLine(lines[0].substr(0, lines[0].size() - 3)).status().code(), StatusCode::kDataLoss);
+}
+
+TEST(TimeFormat, RoundTrips) {
+  int64_t t = 1'795'000'123'456'789;
+  EXPECT_EQ(ParseTimeMicros(FormatTimeMicros(t)), t);
+  EXPECT_EQ(ParseTimeMicros("1970-01-02"), int64_t{86400} * 1000000);
+}
+
+}  // namespace
+}  // namespace gpufed::audit
