@@ -40,6 +40,31 @@ std::optional<nlohmann::json> ScalarListOperand(const YamlField& f) {
   return list;
 }
 
+// Any YAML value as JSON (for Policy params): scalars typed as in YAML 1.2 core.
+std::optional<nlohmann::json> ToJson(const YamlField& f) {
+  const YAML::Node& node = f.node();
+  if (node.IsMap()) {
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto& [key, value] : f.Entries()) {
+      std::optional<nlohmann::json> v = ToJson(value);
+      if (!v) return std::nullopt;
+      out[key] = std::move(*v);
+    }
+    return out;
+  }
+  if (node.IsSequence()) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const YamlField& element : f.Elements()) {
+      std::optional<nlohmann::json> v = ToJson(element);
+      if (!v) return std::nullopt;
+      out.push_back(std::move(*v));
+    }
+    return out;
+  }
+  if (node.IsScalar()) return ScalarToJson(node);
+  return nlohmann::json(nullptr);
+}
+
 // `path: value` or `path: {op: operand}`; `kind` is "when" or "require".
 std::optional<model::Condition> DecodeCondition(const std::string& path, const YamlField& f, bool is_require) {
   model::Condition c;
@@ -146,10 +171,25 @@ void DecodeRule(const YamlField& f, model::Rule& out) {
 }  // namespace
 
 void DecodePolicySpec(const YamlField& spec, model::Policy& out) {
-  if (!spec.ExpectObject({"enforcement", "rules", "scoring", "burst", "priorityClasses", "lua"}, Required::kYes)) {
+  if (!spec.ExpectObject({"enforcement", "rules", "scoring", "burst", "priorityClasses", "lua", "import", "params"},
+                         Required::kYes)) {
     return;
   }
+  YamlField import = spec.Child("import");
+  if (auto v = import.String()) {
+    out.import = *v;
+    import.NoteReference(ReferenceKind::kImport, *v);
+  }
+  YamlField params = spec.Child("params");
+  if (params.defined()) {
+    if (!params.is_map()) {
+      params.Error("expected a mapping of parameter names to values");
+    } else if (auto json = ToJson(params)) {
+      out.params = std::move(*json);
+    }
+  }
   if (auto v = spec.Child("enforcement").Enum({"deny", "warn", "dryrun"})) {
+    out.enforcement_set = true;
     out.enforcement = *v == "deny" ? model::Enforcement::kDeny
                       : *v == "warn" ? model::Enforcement::kWarn
                                      : model::Enforcement::kDryRun;

@@ -166,6 +166,7 @@ LoadResult LoadRepository(const std::vector<std::string>& paths, const LoadOptio
     LoadDocuments(*text, file, options, references, result);
   }
   std::vector<std::string> hashed = *files;
+  ResolveImports(references, result.config, result.diagnostics);
   LoadLuaSources(root.string(), references, options.max_file_bytes, result.config, result.diagnostics, hashed);
   std::sort(hashed.begin(), hashed.end());
   CheckRepository(references, result.config, result.diagnostics, context);
@@ -185,6 +186,14 @@ LoadResult LoadText(const std::string& text, const std::string& file_name, const
   }
   std::vector<Reference> references;
   LoadDocuments(text, file_name, options, references, result);
+  ResolveImports(references, result.config, result.diagnostics);
+  // Text has no repository to read files from: only standard-library Lua resolves.
+  std::vector<Reference> stdlib_lua;
+  for (const Reference& ref : references) {
+    if (ref.kind == ReferenceKind::kLuaFile && ref.name.rfind("stdlib/", 0) == 0) stdlib_lua.push_back(ref);
+  }
+  std::vector<std::string> unused;
+  LoadLuaSources("", stdlib_lua, options.max_file_bytes, result.config, result.diagnostics, unused);
   CheckRepository(references, result.config, result.diagnostics, context);
   result.config.revision = "sha256:" + Sha256Hex(text);
   result.diagnostics.Sort();

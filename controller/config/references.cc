@@ -4,7 +4,9 @@
 #include <set>
 
 #include "controller/common/text.h"
+#include "controller/config/loader.h"
 #include "controller/config/repository.h"
+#include "policies/stdlib/stdlib.h"
 #include "controller/model/views.h"
 
 namespace gpufed::config {
@@ -95,10 +97,68 @@ const std::map<std::string, int>& DefaultPriorityClasses() {
   return kDefaults;
 }
 
+void ResolveImports(const std::vector<Reference>& references, model::Config& config, Diagnostics& diagnostics) {
+  std::vector<std::string_view> available;
+  for (const auto& [path, text] : stdlib::Files()) {
+    if (path.size() > 5 && path.compare(path.size() - 5, 5, ".yaml") == 0) available.push_back(path);
+  }
+  std::set<std::string> bad;
+  for (const Reference& ref : references) {
+    if (ref.kind != ReferenceKind::kImport || stdlib::Files().count(ref.name + ".yaml")) continue;
+    std::vector<std::string_view> names;
+    std::vector<std::string> owned;
+    for (std::string_view a : available) owned.emplace_back(a.substr(0, a.size() - 5));
+    for (const std::string& o : owned) names.push_back(o);
+    Report(diagnostics, ref.location, ref.field,
+           "unknown standard-library policy '" + ref.name + "'" + Suggest(ref.name, names) + " (available: " +
+               Join(owned, ", ") + ")");
+    bad.insert(ref.name);
+  }
+  for (model::Policy& policy : config.policies) {
+    if (policy.import.empty() || bad.count(policy.import)) continue;
+    const std::string file = policy.import + ".yaml";
+    LoadResult library = LoadText(std::string(stdlib::Files().at(file)), file);
+    if (!library.ok() || library.config.policies.size() != 1) {
+      Report(diagnostics, policy.metadata.location, "spec.import",
+             "standard-library policy " + file + " is broken: " +
+                 (library.ok() ? "expected one Policy" : library.diagnostics.items()[0].ToString()));
+      continue;
+    }
+    const model::Policy& base = library.config.policies.front();
+    std::vector<model::Rule> rules = base.rules;
+    rules.insert(rules.end(), policy.rules.begin(), policy.rules.end());
+    policy.rules = std::move(rules);
+    std::vector<std::string> lua = base.lua_files;
+    lua.insert(lua.end(), policy.lua_files.begin(), policy.lua_files.end());
+    policy.lua_files = std::move(lua);
+    nlohmann::json params = base.params;
+    for (auto it = policy.params.begin(); it != policy.params.end(); ++it) params[it.key()] = it.value();
+    policy.params = std::move(params);
+    if (!policy.enforcement_set) policy.enforcement = base.enforcement;
+    if (!policy.weights) policy.weights = base.weights;
+    if (!policy.burst.queue_wait) policy.burst.queue_wait = base.burst.queue_wait;
+    if (!policy.burst.queue_depth) policy.burst.queue_depth = base.burst.queue_depth;
+    for (const auto& [name, value] : base.priority_classes) policy.priority_classes.emplace(name, value);
+    for (const std::string& path : base.lua_files) {
+      auto source = stdlib::Files().find(path);
+      if (source != stdlib::Files().end()) config.lua_sources[path] = std::string(source->second);
+    }
+  }
+}
+
 void LoadLuaSources(const std::string& root, const std::vector<Reference>& references, size_t max_bytes,
                     model::Config& config, Diagnostics& diagnostics, std::vector<std::string>& hashed_files) {
   for (const Reference& ref : references) {
     if (ref.kind != ReferenceKind::kLuaFile || config.lua_sources.count(ref.name)) continue;
+    if (ref.name.rfind("stdlib/", 0) == 0) {
+      auto source = stdlib::Files().find(ref.name);
+      if (source == stdlib::Files().end()) {
+        Report(diagnostics, ref.location, ref.field, "no standard-library Lua file '" + ref.name + "'");
+      } else {
+        config.lua_sources[ref.name] = std::string(source->second);
+      }
+      continue;
+    }
     fs::path relative = fs::path(ref.name).lexically_normal();
     if (relative.is_absolute() || relative.empty() || *relative.begin() == "..") {
       Report(diagnostics, ref.location, ref.field, "Lua file '" + ref.name + "' must be a path inside the repository");
@@ -174,7 +234,8 @@ void CheckRepository(const std::vector<Reference>& references, model::Config& co
       case ReferenceKind::kWorkloadPath: problem = CheckPath(workload_shape, ref.name); break;
       case ReferenceKind::kClusterPath: problem = CheckPath(cluster_shape, ref.name); break;
       case ReferenceKind::kNodePath: problem = CheckPath(node_shape, ref.name); break;
-      case ReferenceKind::kLuaFile: break;  // checked while loading the sources
+      case ReferenceKind::kLuaFile:  // checked while loading the sources
+      case ReferenceKind::kImport: break;  // checked while resolving imports
     }
     if (!problem.empty()) Report(diagnostics, ref.location, ref.field, problem);
   }

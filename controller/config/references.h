@@ -18,8 +18,14 @@ const std::map<std::string, int>& DefaultPriorityClasses();
 void ResolvePriority(model::Workload& workload, const std::map<std::string, int>& classes);
 void ResolvePriorities(model::Config& config, const std::map<std::string, int>& classes);
 
+// Merges the standard-library policy each Policy imports (`import: stdlib/NAME`): its
+// rules come first, its Lua files, params (the importer's override), burst, weights and
+// priority classes where the importer sets none; enforcement stays the importer's.
+void ResolveImports(const std::vector<Reference>& references, model::Config& config, Diagnostics& diagnostics);
+
 // Reads every Lua file a Policy names (repo-relative, inside the root, bounded in size)
-// into config.lua_sources, and appends the files read to `hashed_files`.
+// into config.lua_sources, and appends the files read to `hashed_files`. Paths under
+// stdlib/ come from the embedded standard library.
 void LoadLuaSources(const std::string& root, const std::vector<Reference>& references, size_t max_bytes,
                     model::Config& config, Diagnostics& diagnostics, std::vector<std::string>& hashed_files);
 

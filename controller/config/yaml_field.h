@@ -27,7 +27,9 @@ ScalarKind ClassifyScalar(const YAML::Node& node);
 
 // A name one document uses for another resource (or file), checked once the whole
 // repository is loaded.
-enum class ReferenceKind { kTenant, kCluster, kLuaFile, kPriorityClass, kWorkloadPath, kClusterPath, kNodePath };
+enum class ReferenceKind {
+  kTenant, kCluster, kLuaFile, kPriorityClass, kWorkloadPath, kClusterPath, kNodePath, kImport
+};
 
 struct Reference {
   ReferenceKind kind;

@@ -58,7 +58,10 @@ struct Policy {
   std::optional<ScoringWeights> weights;
   BurstThresholds burst;
   std::map<std::string, int> priority_classes;
-  std::vector<std::string> lua_files;  // paths relative to the repository root
+  std::vector<std::string> lua_files;  // paths relative to the repository root, or stdlib/...
+  std::string import;                  // a standard-library policy merged in, e.g. "stdlib/burst"
+  nlohmann::json params = nlohmann::json::object();  // handed to the Lua hooks as their last argument
+  bool enforcement_set = false;        // written explicitly (an import must not override it)
 };
 
 }  // namespace gpufed::model

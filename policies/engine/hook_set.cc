@@ -49,7 +49,8 @@ Result<std::unique_ptr<HookSet>> HookSet::Compile(const model::Config& config, c
       HookResult<std::unique_ptr<LuaPolicyFile>> file = LuaPolicyFile::Load(p->metadata.name, path, source->second, limits);
       if (!file.ok()) return file.error().ToStatus();
       double weight = p->weights ? p->weights->lua : 1.0;
-      set->entries_.push_back({p->metadata.name, std::move(file).value(), p->enforcement == model::Enforcement::kDeny, weight});
+      set->entries_.push_back(
+          {p->metadata.name, std::move(file).value(), p->enforcement == model::Enforcement::kDeny, weight, p->params});
     }
   }
   return set;
@@ -57,9 +58,9 @@ Result<std::unique_ptr<HookSet>> HookSet::Compile(const model::Config& config, c
 
 std::vector<placement::HookOutcome> HookSet::Admit(const nlohmann::json& workload, double now_seconds) {
   std::vector<placement::HookOutcome> outcomes;
-  HookContext ctx{now_seconds, SeedFor(workload, nullptr)};
   for (Entry& e : entries_) {
     if (!e.file->has_admit()) continue;
+    HookContext ctx{now_seconds, SeedFor(workload, nullptr), &e.params};
     outcomes.push_back(FromResult(e.policy, e.enforced, e.file->Admit(workload, ctx)));
     if (e.enforced && !outcomes.back().allowed) break;
   }
@@ -69,9 +70,9 @@ std::vector<placement::HookOutcome> HookSet::Admit(const nlohmann::json& workloa
 std::vector<placement::HookOutcome> HookSet::Filter(const nlohmann::json& workload, const nlohmann::json& cluster,
                                                     double now_seconds) {
   std::vector<placement::HookOutcome> outcomes;
-  HookContext ctx{now_seconds, SeedFor(workload, &cluster)};
   for (Entry& e : entries_) {
     if (!e.file->has_filter()) continue;
+    HookContext ctx{now_seconds, SeedFor(workload, &cluster), &e.params};
     outcomes.push_back(FromResult(e.policy, e.enforced, e.file->Filter(workload, cluster, ctx)));
     if (e.enforced && !outcomes.back().allowed) break;
   }
@@ -81,9 +82,9 @@ std::vector<placement::HookOutcome> HookSet::Filter(const nlohmann::json& worklo
 double HookSet::Score(const nlohmann::json& workload, const nlohmann::json& cluster, double now_seconds,
                       std::vector<std::string>& errors) {
   double total = 0;
-  HookContext ctx{now_seconds, SeedFor(workload, &cluster)};
   for (Entry& e : entries_) {
     if (!e.file->has_score()) continue;
+    HookContext ctx{now_seconds, SeedFor(workload, &cluster), &e.params};
     HookResult<double> r = e.file->Score(workload, cluster, ctx);
     if (r.ok()) {
       total += e.weight * r.value();

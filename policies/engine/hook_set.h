@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "controller/model/config.h"
 #include "controller/placement/hooks.h"
 #include "policies/runtime/lua_policy.h"
@@ -42,6 +44,7 @@ class HookSet : public placement::PolicyHooks {
     std::unique_ptr<LuaPolicyFile> file;
     bool enforced;
     double weight;
+    nlohmann::json params;  // the Policy's params (empty object when none)
   };
   std::vector<Entry> entries_;
 };

@@ -124,6 +124,7 @@ struct CallFrame {
   const nlohmann::json* w;
   const nlohmann::json* c;
   uint64_t generation;
+  const nlohmann::json* params;  // the Policy's params, passed last; may be null
 };
 
 int CallHook(lua_State* L) {
@@ -131,8 +132,16 @@ int CallHook(lua_State* L) {
   lua_settop(L, 0);
   lua_rawgeti(L, LUA_REGISTRYINDEX, frame->ref);
   internal::PushValue(L, frame->w, frame->generation);
-  if (frame->c != nullptr) internal::PushValue(L, frame->c, frame->generation);
-  lua_call(L, frame->c != nullptr ? 2 : 1, 2);
+  int nargs = 1;
+  if (frame->c != nullptr) {
+    internal::PushValue(L, frame->c, frame->generation);
+    ++nargs;
+  }
+  if (frame->params != nullptr) {
+    internal::PushValue(L, frame->params, frame->generation);
+    ++nargs;
+  }
+  lua_call(L, nargs, 2);
   return 2;
 }
 
@@ -289,7 +298,7 @@ HookResult<Verdict> LuaPolicyFile::CallVerdict(const char* hook, int ref, int li
   if (ref == LUA_NOREF) {
     return MakeError(HookErrorKind::kNotDefined, 0, std::string(hook) + " is not defined");
   }
-  CallFrame frame{ref, &w, c, runtime_->generation};
+  CallFrame frame{ref, &w, c, runtime_->generation, ctx.params};
   HookError error;
   if (!Protected(CallHook, &frame, 2, true, &ctx, &error)) return error;
   lua_State* L = state_;
@@ -330,7 +339,7 @@ HookResult<Verdict> LuaPolicyFile::Filter(const nlohmann::json& w, const nlohman
 HookResult<double> LuaPolicyFile::Score(const nlohmann::json& w, const nlohmann::json& c,
                                         const HookContext& ctx) {
   if (refs_.score == LUA_NOREF) return MakeError(HookErrorKind::kNotDefined, 0, "score is not defined");
-  CallFrame frame{refs_.score, &w, &c, runtime_->generation};
+  CallFrame frame{refs_.score, &w, &c, runtime_->generation, ctx.params};
   HookError error;
   if (!Protected(CallHook, &frame, 2, true, &ctx, &error)) return error;
   lua_State* L = state_;

@@ -79,6 +79,9 @@ struct LuaLimits {
 struct HookContext {
   double now_seconds = 0;  // what `now()` returns: the snapshot time, never a clock
   uint64_t seed = 0;       // math.random is seeded with this at the first use in a call
+  // The Policy's `params`, passed as the hooks' last argument (admit(w, p),
+  // filter(w, c, p), score(w, c, p)) as a read-only view; null passes nothing.
+  const nlohmann::json* params = nullptr;
 };
 
 struct Verdict {

@@ -55,6 +55,27 @@ function score(w, c) return c.free_gpus - w.resources.gpus + c.price_per_gpu_hou
   EXPECT_DOUBLE_EQ(score.value(), 10.5);
 }
 
+TEST(LuaPolicyFile, PolicyParamsArriveAsTheLastArgument) {
+  auto file = MustLoad(R"(
+function admit(w, p) return w.resources.gpus <= p.maxGpus, "limit " .. p.maxGpus end
+function filter(w, c, p) return p.zones[1] == "eu" end
+function score(w, c, p)
+  if p == nil then return -1 end
+  return p.weight
+end)");
+  ASSERT_TRUE(file);
+  nlohmann::json params = {{"maxGpus", 4}, {"zones", {"eu"}}, {"weight", 2.5}};
+  HookContext ctx;
+  ctx.params = &params;
+  auto verdict = file->Admit(Workload(), ctx);
+  ASSERT_TRUE(verdict.ok()) << verdict.error().ToString();
+  EXPECT_FALSE(verdict->allowed);
+  EXPECT_EQ(verdict->reason, "limit 4");
+  EXPECT_TRUE(file->Filter(Workload(), Cluster(), ctx)->allowed);
+  EXPECT_EQ(file->Score(Workload(), Cluster(), ctx).value(), 2.5);
+  EXPECT_EQ(file->Score(Workload(), Cluster(), {}).value(), -1);  // no params: nil
+}
+
 TEST(LuaPolicyFile, UndefinedHookIsReported) {
   auto file = MustLoad("function score(w, c) return 1 end");
   ASSERT_TRUE(file);

@@ -13,7 +13,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
 #include <optional>
 #include <filesystem>
 #include <fstream>
@@ -29,9 +28,7 @@ namespace gpufed::policy {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
 
-constexpr auto kFast = std::chrono::milliseconds(100);  // generous for sanitizer builds
 
 struct Expectation {
   std::string outcome;
@@ -46,6 +43,9 @@ struct Expectation {
 
 Expectation ParseHeader(const std::string& source) {
   Expectation e;
+  // Outcomes must not depend on how busy the machine is: the deterministic limits
+  // (instructions, memory, depth) decide, unless a file tests the wall-clock net itself.
+  e.limits.wall_time_ms = 0;
   std::istringstream in(source);
   std::string text;
   while (std::getline(in, text) && text.rfind("--", 0) == 0) {
@@ -175,23 +175,20 @@ TEST_P(HostilePolicy, BehavesAsDeclaredAndLeavesTheRuntimeHealthy) {
         CheckError(*result, e, path);
       }
       // The same state still answers: the hostile hook again (same outcome, no crash,
-      // no hang), then a normal call, quickly.
+      // no hang), then a normal call within the same instruction budget.
       auto again = Call(file, hook, "attack", e.limits);
       if (e.outcome == "hook-error") {
         EXPECT_TRUE(again.has_value());
       }
       if (e.normal) {
-        const auto start = Clock::now();
         auto normal = Call(file, hook, "normal", e.limits);
         EXPECT_FALSE(normal.has_value()) << normal->ToString();
-        EXPECT_LT(Clock::now() - start, kFast);
       }
     }
     EXPECT_LE(file.memory_in_use(), e.limits.memory_bytes);
   }
 
-  // A fresh state next to the wreckage runs a normal policy normally and fast.
-  const auto start = Clock::now();
+  // A fresh state next to the wreckage runs a normal policy normally.
   auto fresh = LuaPolicyFile::Load("normal", "normal.lua", kNormalPolicy);
   ASSERT_TRUE(fresh.ok()) << fresh.error().ToString();
   auto admit = fresh.value()->Admit(Workload("normal"), {});
@@ -200,7 +197,6 @@ TEST_P(HostilePolicy, BehavesAsDeclaredAndLeavesTheRuntimeHealthy) {
   auto score = fresh.value()->Score(Workload("normal"), Cluster(), {});
   ASSERT_TRUE(score.ok());
   EXPECT_EQ(score.value(), 4.0);
-  EXPECT_LT(Clock::now() - start, kFast);
 }
 
 INSTANTIATE_TEST_SUITE_P(Files, HostilePolicy, ::testing::ValuesIn(HostileFiles()),
