@@ -140,7 +140,15 @@ ClusterState BuildClusterState(const model::Cluster& cluster) {
     }
   }
   state.elastic_nodes_left = std::max(0, cluster.elasticity.max_nodes - cluster.present_nodes());
+  state.next_node_index = static_cast<int>(state.nodes.size());
   return state;
+}
+
+int ClusterState::FindNodeIndex(const std::string& name) const {
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    if (nodes[n].name == name) return static_cast<int>(n);
+  }
+  return -1;
 }
 
 namespace {
@@ -208,7 +216,7 @@ std::optional<int> ProvisionNode(ClusterState& state, const model::ResourceReque
     const model::NodePool& pool = cluster.node_pools[p];
     if (!pool_allowed[p] || !PoolShapeMismatch(pool, request).empty()) continue;
     NodeState node;
-    node.name = pool.name + "-" + std::to_string(state.nodes.size());
+    node.name = pool.name + "-" + std::to_string(state.next_node_index++);
     node.pool = static_cast<int>(p);
     node.free_cpu_milli = pool.cpu.milli();
     node.free_memory = pool.memory.milli() / 1000;
@@ -217,9 +225,74 @@ std::optional<int> ProvisionNode(ClusterState& state, const model::ResourceReque
     node.gpus.assign(pool.gpu.count, GpuState{kMilliPerGpu, pool.gpu.memory.milli() / 1000, 0, false});
     state.nodes.push_back(std::move(node));
     --state.elastic_nodes_left;
+    state.index_stale = true;
     return static_cast<int>(state.nodes.size() - 1);
   }
   return std::nullopt;
+}
+
+std::optional<int> AddObservedNode(ClusterState& state, const std::string& name) {
+  if (state.elastic_nodes_left <= 0) return std::nullopt;
+  const model::Cluster& cluster = *state.cluster;
+  size_t dash = name.rfind('-');
+  if (dash == std::string::npos || dash + 1 >= name.size()) return std::nullopt;
+  int suffix = 0;
+  for (size_t i = dash + 1; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9' || suffix > 100000000) return std::nullopt;
+    suffix = suffix * 10 + (name[i] - '0');
+  }
+  for (size_t p = 0; p < cluster.node_pools.size(); ++p) {
+    const model::NodePool& pool = cluster.node_pools[p];
+    if (pool.name != name.substr(0, dash)) continue;
+    NodeState node;
+    node.name = name;
+    node.pool = static_cast<int>(p);
+    node.free_cpu_milli = pool.cpu.milli();
+    node.free_memory = pool.memory.milli() / 1000;
+    node.cpu_limited = pool.cpu.milli() > 0;
+    node.provisioned = true;
+    node.gpus.assign(pool.gpu.count, GpuState{kMilliPerGpu, pool.gpu.memory.milli() / 1000, 0, false});
+    state.nodes.push_back(std::move(node));
+    --state.elastic_nodes_left;
+    state.next_node_index = std::max(state.next_node_index, suffix + 1);
+    state.index_stale = true;
+    return static_cast<int>(state.nodes.size() - 1);
+  }
+  return std::nullopt;
+}
+
+NodeFit FitOfBinding(const model::NodePool& pool, const model::ResourceRequest& request, const std::vector<int>& gpus,
+                     int gpu_milli_each, const std::string& mig_profile) {
+  NodeFit fit;
+  fit.gpus = gpus;
+  fit.milli_each = gpu_milli_each;
+  fit.mig_profile = mig_profile;
+  const int64_t gpu_memory = pool.gpu.memory.milli() / 1000;
+  fit.memory_each = gpu_memory;
+  if (PoolShapeMismatch(pool, request).empty()) {
+    fit.memory_each = DemandOn(pool, request).memory_each;
+  } else if (gpu_milli_each < kMilliPerGpu) {
+    fit.memory_each = gpu_memory * gpu_milli_each / kMilliPerGpu;
+  }
+  return fit;
+}
+
+bool MayFitWholeGpus(const ClusterState& state, const model::ResourceRequest& request) {
+  if (request.is_fractional() || request.gpu_memory.milli() > 0) return true;
+  const int per_node = request.nodes > 1 ? request.gpus_per_node : request.gpus;
+  const int members = std::max(1, request.nodes);
+  if (per_node <= 0) return true;
+  if (state.index_stale) {
+    state.nodes_with_free.assign(1, static_cast<int>(state.nodes.size()));
+    for (const NodeState& node : state.nodes) {
+      const int free = node.FreeWholeGpus();
+      if (static_cast<int>(state.nodes_with_free.size()) <= free) state.nodes_with_free.resize(free + 1, 0);
+      for (int k = 1; k <= free; ++k) ++state.nodes_with_free[k];
+    }
+    state.index_stale = false;
+  }
+  if (per_node >= static_cast<int>(state.nodes_with_free.size())) return false;
+  return state.nodes_with_free[per_node] >= members;
 }
 
 void Reserve(ClusterState& state, int node_index, const NodeFit& fit, const model::ResourceRequest& request) {
@@ -235,6 +308,29 @@ void Reserve(ClusterState& state, int node_index, const NodeFit& fit, const mode
     if (fit.milli_each < kMilliPerGpu || !fit.mig_profile.empty()) gpu.shared = true;
     if (!fit.mig_profile.empty()) gpu.mig_slices_used += ParseMigProfile(fit.mig_profile)->compute_slices;
   }
+  state.index_stale = true;
+}
+
+void Release(ClusterState& state, int node_index, const NodeFit& fit, const model::ResourceRequest& request) {
+  NodeState& node = state.nodes[node_index];
+  if (node.cpu_limited) {
+    node.free_cpu_milli += request.cpu.milli();
+    node.free_memory += request.memory.milli() / 1000;
+  }
+  const model::NodePool& pool = state.cluster->node_pools[node.pool];
+  for (int g : fit.gpus) {
+    GpuState& gpu = node.gpus[g];
+    gpu.free_milli = std::min(kMilliPerGpu, gpu.free_milli + fit.milli_each);
+    gpu.free_memory = std::min<int64_t>(pool.gpu.memory.milli() / 1000, gpu.free_memory + fit.memory_each);
+    if (!fit.mig_profile.empty()) {
+      gpu.mig_slices_used = std::max(0, gpu.mig_slices_used - ParseMigProfile(fit.mig_profile)->compute_slices);
+    }
+    if (gpu.free_milli == kMilliPerGpu) {  // nothing left on it: whole again
+      gpu.shared = false;
+      gpu.mig_slices_used = 0;
+    }
+  }
+  state.index_stale = true;
 }
 
 }  // namespace gpufed::placement

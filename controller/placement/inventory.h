@@ -37,6 +37,14 @@ struct ClusterState {
   const model::Cluster* cluster = nullptr;
   std::vector<NodeState> nodes;
   int elastic_nodes_left = 0;     // nodes elasticity may still add
+  int next_node_index = 0;        // suffix of the next elastic node's name
+  // nodes_with_free[k]: nodes with at least k whole GPUs free. A cheap upper bound that
+  // lets a plan skip node scans for whole-GPU requests that cannot fit; rebuilt lazily
+  // after Reserve/Release mark it stale.
+  mutable std::vector<int> nodes_with_free;
+  mutable bool index_stale = true;
+
+  int FindNodeIndex(const std::string& name) const;  // -1 when absent
 };
 
 // How a request maps onto one node: which GPUs and how much of each.
@@ -77,6 +85,18 @@ std::optional<std::pair<int, NodeFit>> FindNode(const ClusterState& state, const
 std::optional<int> ProvisionNode(ClusterState& state, const model::ResourceRequest& request,
                                  const std::vector<bool>& pool_allowed);
 void Reserve(ClusterState& state, int node, const NodeFit& fit, const model::ResourceRequest& request);
+// Undoes a Reserve with the same arguments (preemption frees a running workload).
+void Release(ClusterState& state, int node, const NodeFit& fit, const model::ResourceRequest& request);
+// False only when a whole-GPU request surely cannot fit on the nodes present (ignores
+// pools, CPU and memory, so true does not promise a fit). Elastic growth is not counted.
+bool MayFitWholeGpus(const ClusterState& state, const model::ResourceRequest& request);
+// Adds a node an earlier plan provisioned (named "<pool>-<n>") so running work bound to
+// it can be reserved; returns its index, or nothing when no pool matches the name or
+// elasticity is exhausted.
+std::optional<int> AddObservedNode(ClusterState& state, const std::string& name);
+// The NodeFit that reproduces a binding's use of one node (for Reserve/Release).
+NodeFit FitOfBinding(const model::NodePool& pool, const model::ResourceRequest& request, const std::vector<int>& gpus,
+                     int gpu_milli_each, const std::string& mig_profile);
 
 // MIG profile data for the models gpufed knows (compute slices, memory in GB).
 struct MigProfileInfo {

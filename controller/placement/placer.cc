@@ -1,44 +1,18 @@
 #include "controller/placement/placer.h"
 
 #include <algorithm>
+#include <deque>
 #include <set>
+#include <unordered_map>
 
 #include "controller/common/text.h"
 #include "controller/model/views.h"
+#include "controller/placement/fair_share.h"
 #include "controller/placement/matcher.h"
+#include "controller/placement/placer_rules.h"
 
 namespace gpufed::placement {
 namespace {
-
-// Built-in checks, named like rules so explanations and PolicyTests can refer to them.
-constexpr const char* kRuleResidency = "data-residency";
-constexpr const char* kRuleHardware = "hardware";
-constexpr const char* kRuleMaxCost = "max-cost";
-constexpr const char* kRuleBudget = "tenant-budget";
-constexpr const char* kRuleCapacity = "capacity";
-constexpr const char* kRuleBurst = "burst";
-constexpr const char* kRulePolicyError = "policy-error";
-
-// What a request counts against quotas and fair share: whole GPUs, or the share asked.
-int64_t RequestedGpuMilli(const model::ResourceRequest& r) {
-  if (r.gpu_share.milli() > 0) return r.gpu_share.milli();
-  if (!r.mig_profile.empty()) {
-    std::optional<MigProfileInfo> info = ParseMigProfile(r.mig_profile);
-    return info ? info->compute_slices * kMilliPerGpu / kMigComputeSlices : kMilliPerGpu;
-  }
-  return int64_t{r.total_gpus()} * kMilliPerGpu;
-}
-
-std::string FormatGpus(int64_t milli) {
-  char text[32];
-  std::snprintf(text, sizeof text, milli % 1000 == 0 ? "%.0f" : "%.2f", milli / 1000.0);
-  return text;
-}
-
-int64_t GpuMilli(const model::ResourceRequest& r, const GpuDemand& d) {
-  int per_node = d.milli_each * d.gpus;
-  return int64_t{per_node} * std::max(1, r.nodes);
-}
 
 bool AllConditions(const std::vector<model::Condition>& conditions, const nlohmann::json& view, bool node_level) {
   for (const model::Condition& c : conditions) {
@@ -47,23 +21,19 @@ bool AllConditions(const std::vector<model::Condition>& conditions, const nlohma
   return true;
 }
 
-const model::Condition* FirstFailing(const std::vector<model::Condition>& conditions, const nlohmann::json& view) {
-  for (const model::Condition& c : conditions) {
-    if (!c.on_node && !ConditionHolds(c, view)) return &c;
-  }
-  return nullptr;
-}
-
 }  // namespace
 
-Placer::Placer(const Snapshot& snapshot) : snapshot_(snapshot), config_(*snapshot.config), usage_(snapshot.usage) {
+Placer::Placer(const Snapshot& snapshot) : snapshot_(snapshot), config_(*snapshot.config) {
   std::vector<const model::Cluster*> sorted;
   for (const model::Cluster& c : config_.clusters) sorted.push_back(&c);
   std::sort(sorted.begin(), sorted.end(),
             [](const auto* a, const auto* b) { return a->metadata.name < b->metadata.name; });
   for (const model::Cluster* c : sorted) {
     ClusterEntry entry{c, model::ClusterView(*c), {}, BuildClusterState(*c)};
-    for (const model::NodePool& pool : c->node_pools) entry.pool_views.push_back(model::NodePoolView(pool));
+    for (const model::NodePool& pool : c->node_pools) {
+      entry.pool_views.push_back(model::NodePoolView(pool));
+      fleet_gpus_ += double{1} * pool.count * pool.gpu.count;
+    }
     clusters_.push_back(std::move(entry));
   }
   std::vector<const model::Policy*> policies;
@@ -80,203 +50,116 @@ Placer::Placer(const Snapshot& snapshot) : snapshot_(snapshot), config_(*snapsho
     if (p->burst.queue_wait && !burst_.queue_wait) burst_.queue_wait = p->burst.queue_wait;
     if (p->burst.queue_depth && !burst_.queue_depth) burst_.queue_depth = p->burst.queue_depth;
   }
+  needs_views_ = !rules_.empty() || snapshot.hooks != nullptr;
+  window_hours_ = DecayedWindowHours(snapshot.fair_share_half_life.millis() > 0 ? snapshot.fair_share_half_life
+                                                                               : kDefaultFairShareHalfLife);
   onprem_queue_depth_ = snapshot.onprem_queue_depth;
+  for (const auto& [name, usage] : snapshot.usage) tenants_[name].usage = usage;
   for (const model::Tenant& t : config_.tenants) {
-    if (usage_.count(t.metadata.name)) continue;
-    usage_[t.metadata.name] = TenantUsage{0, t.budget.spent, t.budget.cloud_spent};
+    auto [it, added] = tenants_.try_emplace(t.metadata.name);
+    it->second.tenant = &t;
+    if (added) it->second.usage = TenantUsage{0, t.budget.spent, t.budget.cloud_spent, 0};
+  }
+  ReserveRunning();
+}
+
+Placer::TenantState& Placer::Tenant(const std::string& name) { return tenants_[name]; }
+
+void Placer::ReserveRunning() {
+  std::vector<std::unordered_map<std::string, int>> node_index(clusters_.size());
+  for (size_t c = 0; c < clusters_.size(); ++c) {
+    const auto& nodes = clusters_[c].state.nodes;
+    for (size_t n = 0; n < nodes.size(); ++n) node_index[c].emplace(nodes[n].name, static_cast<int>(n));
+  }
+  for (const RunningWorkload& r : snapshot_.running) {
+    if (r.workload == nullptr) continue;
+    auto it = std::lower_bound(clusters_.begin(), clusters_.end(), r.binding.cluster,
+                               [](const ClusterEntry& e, const std::string& name) { return e.cluster->metadata.name < name; });
+    if (it == clusters_.end() || it->cluster->metadata.name != r.binding.cluster) continue;  // cluster no longer declared
+    const size_t c = static_cast<size_t>(it - clusters_.begin());
+    ClusterState& state = it->state;
+    RunningEntry entry{&r, c, {}, RequestedGpuMilli(r.workload->resources), true};
+    for (size_t m = 0; m < r.binding.nodes.size() && m < r.binding.gpus.size(); ++m) {
+      auto found = node_index[c].find(r.binding.nodes[m]);
+      int n = found == node_index[c].end() ? -1 : found->second;
+      if (n < 0) {
+        // Bound to an elastic node an earlier plan added: it exists now.
+        std::optional<int> added = AddObservedNode(state, r.binding.nodes[m]);
+        if (!added) continue;
+        n = *added;
+        node_index[c].emplace(r.binding.nodes[m], n);
+      }
+      const model::NodePool& pool = state.cluster->node_pools[state.nodes[n].pool];
+      NodeFit fit = FitOfBinding(pool, r.workload->resources, r.binding.gpus[m], r.binding.gpu_milli_each,
+                                 r.binding.mig_profile);
+      fit.gpus.erase(std::remove_if(fit.gpus.begin(), fit.gpus.end(),
+                                    [&](int g) { return g < 0 || g >= static_cast<int>(state.nodes[n].gpus.size()); }),
+                     fit.gpus.end());
+      Reserve(state, n, fit, r.workload->resources);
+      entry.nodes.emplace_back(n, std::move(fit));
+    }
+    Tenant(r.workload->tenant).usage.gpu_milli_in_use += entry.gpu_milli;
+    running_.push_back(std::move(entry));
   }
 }
 
-std::vector<const model::Workload*> Placer::FairOrder() const {
-  // Per tenant: priority first, then submission time, then name.
-  std::map<std::string, std::deque<const model::Workload*>> queues;
-  for (const model::Workload* w : snapshot_.pending) queues[w->tenant].push_back(w);
-  for (auto& [tenant, queue] : queues) {
-    std::stable_sort(queue.begin(), queue.end(), [](const auto* a, const auto* b) {
-      if (a->priority != b->priority) return a->priority > b->priority;
-      if (a->submitted_at != b->submitted_at) return a->submitted_at < b->submitted_at;
-      return a->metadata.name < b->metadata.name;
-    });
-  }
-  // Across tenants: highest priority head; then a tenant under its guarantee; then the
-  // lowest GPU share per unit of weight (weighted fair share); then the name.
-  std::map<std::string, double> share;
-  for (const auto& [tenant, queue] : queues) {
-    auto it = usage_.find(tenant);
-    share[tenant] = it == usage_.end() ? 0 : it->second.gpu_milli_in_use / 1000.0;
-  }
-  std::vector<const model::Workload*> order;
-  order.reserve(snapshot_.pending.size());
-  while (true) {
-    const std::string* best = nullptr;
-    auto better = [&](const std::string& a, const std::string& b) {
-      const model::Workload* wa = queues[a].front();
-      const model::Workload* wb = queues[b].front();
-      if (wa->priority != wb->priority) return wa->priority > wb->priority;
-      const model::Tenant* ta = config_.FindTenant(a);
-      const model::Tenant* tb = config_.FindTenant(b);
-      bool under_a = ta && share[a] < ta->guaranteed_gpus;
-      bool under_b = tb && share[b] < tb->guaranteed_gpus;
-      if (under_a != under_b) return under_a;
-      double fa = share[a] / (ta ? ta->weight : 1), fb = share[b] / (tb ? tb->weight : 1);
-      if (fa != fb) return fa < fb;
-      return a < b;
-    };
-    for (auto& [tenant, queue] : queues) {
-      if (!queue.empty() && (best == nullptr || better(tenant, *best))) best = &tenant;
-    }
-    if (best == nullptr) break;
-    const model::Workload* w = queues[*best].front();
-    queues[*best].pop_front();
-    share[*best] += RequestedGpuMilli(w->resources) / 1000.0;
-    order.push_back(w);
-  }
-  return order;
+double Placer::ShareOf(const std::string& tenant) {
+  const TenantState& t = Tenant(tenant);
+  return DominantShare(t.usage.gpu_milli_in_use / 1000.0, t.usage.decayed_gpu_hours, t.tenant ? t.tenant->weight : 1,
+                       fleet_gpus_, window_hours_);
+}
+
+bool Placer::ServedBefore(const std::string& a, const model::Workload& wa, const std::string& b,
+                          const model::Workload& wb) {
+  if (wa.priority != wb.priority) return wa.priority > wb.priority;
+  const TenantState& ta = Tenant(a);
+  const TenantState& tb = Tenant(b);
+  const bool under_a = ta.tenant && ta.usage.gpu_milli_in_use < int64_t{ta.tenant->guaranteed_gpus} * 1000;
+  const bool under_b = tb.tenant && tb.usage.gpu_milli_in_use < int64_t{tb.tenant->guaranteed_gpus} * 1000;
+  if (under_a != under_b) return under_a;
+  const double fa = ShareOf(a), fb = ShareOf(b);
+  if (fa != fb) return fa < fb;
+  return a < b;
 }
 
 Plan Placer::Run() {
   Plan plan;
   plan.revision = config_.revision;
-  for (const model::Workload* w : FairOrder()) plan.decisions.push_back(Decide(*w));
+  // Per tenant: priority first, then submission time, then name.
+  std::map<std::string, std::deque<const model::Workload*>> queues;
+  for (const model::Workload* w : snapshot_.pending) {
+    queues[w->tenant].push_back(w);
+    auto [it, added] = class_waiting_since_.try_emplace(w->priority, w->submitted_at);
+    if (!added && w->submitted_at < it->second) it->second = w->submitted_at;
+  }
+  for (auto& [tenant, queue] : queues) {
+    std::sort(queue.begin(), queue.end(), [](const auto* a, const auto* b) {
+      if (a->priority != b->priority) return a->priority > b->priority;
+      if (a->submitted_at != b->submitted_at) return a->submitted_at < b->submitted_at;
+      return a->metadata.name < b->metadata.name;
+    });
+  }
+  // Across tenants the order is decided one workload at a time, so a placement counts
+  // towards its tenant's share before the next choice (and a queued one does not).
+  plan.decisions.reserve(snapshot_.pending.size());
+  while (true) {
+    std::deque<const model::Workload*>* best = nullptr;
+    const std::string* best_name = nullptr;
+    for (auto& [tenant, queue] : queues) {
+      if (queue.empty()) continue;
+      if (best == nullptr || ServedBefore(tenant, *queue.front(), *best_name, *best->front())) {
+        best = &queue;
+        best_name = &tenant;
+      }
+    }
+    if (best == nullptr) break;
+    const model::Workload* w = best->front();
+    best->pop_front();
+    plan.decisions.push_back(Decide(*w));
+    const Decision& d = plan.decisions.back();
+    plan.alerts.insert(plan.alerts.end(), d.alerts.begin(), d.alerts.end());
+  }
   return plan;
-}
-
-bool Placer::PassesPolicies(const model::Workload& w, const nlohmann::json& wv, const std::vector<bool>& applies,
-                            size_t c, ClusterVerdict& verdict, std::vector<bool>& pool_allowed,
-                            std::vector<std::pair<std::string, std::string>>& pool_denials) {
-  const ClusterEntry& entry = clusters_[c];
-  for (size_t r = 0; r < rules_.size(); ++r) {
-    if (!applies[r]) continue;
-    const model::Rule& rule = *rules_[r].rule;
-    std::string failure;
-    if (const model::Condition* failed = FirstFailing(rule.require, entry.view)) {
-      failure = DescribeFailure(*failed, entry.view);
-    } else {
-      bool any_pool = false;
-      std::vector<bool> rule_pools(pool_allowed.size(), false);
-      for (size_t p = 0; p < entry.pool_views.size(); ++p) {
-        rule_pools[p] = AllConditions(rule.require, entry.pool_views[p], /*node_level=*/true);
-        any_pool = any_pool || (rule_pools[p] && pool_allowed[p]);
-      }
-      if (!any_pool) {
-        failure = "no node pool satisfies the rule's node requirements";
-      } else if (rules_[r].policy->enforcement == model::Enforcement::kDeny) {
-        for (size_t p = 0; p < pool_allowed.size(); ++p) {
-          if (pool_allowed[p] && !rule_pools[p]) {
-            std::string why;
-            for (const model::Condition& cond : rule.require) {
-              if (cond.on_node && !ConditionHolds(cond, entry.pool_views[p])) {
-                why = DescribeFailure(cond, entry.pool_views[p]);
-                break;
-              }
-            }
-            pool_denials[p] = {rule.name, "pool " + entry.cluster->node_pools[p].name + ": " +
-                                              (rule.description.empty() ? why : rule.description + " (" + why + ")")};
-          }
-          pool_allowed[p] = pool_allowed[p] && rule_pools[p];
-        }
-      }
-    }
-    if (failure.empty()) continue;
-    std::string because = rule.description.empty() ? failure : rule.description + " (" + failure + ")";
-    switch (rules_[r].policy->enforcement) {
-      case model::Enforcement::kDeny:
-        verdict.rule = rule.name;
-        verdict.reason = because;
-        return false;
-      case model::Enforcement::kWarn: verdict.warnings.push_back("warn " + rule.name + ": " + because); break;
-      case model::Enforcement::kDryRun: verdict.warnings.push_back("dryrun " + rule.name + " would deny: " + because); break;
-    }
-  }
-  if (!w.data.residency.empty() &&
-      std::find(w.data.residency.begin(), w.data.residency.end(), entry.cluster->zone) == w.data.residency.end()) {
-    verdict.rule = kRuleResidency;
-    verdict.reason = "data must stay in " + Join(w.data.residency, ", ") + "; cluster zone is " + entry.cluster->zone;
-    return false;
-  }
-  if (snapshot_.hooks != nullptr) {
-    for (const HookOutcome& o : snapshot_.hooks->Filter(wv, entry.view, snapshot_.now.seconds())) {
-      if (o.allowed && !o.error) continue;
-      if (!o.enforced) {
-        verdict.warnings.push_back("policy " + o.policy + (o.error ? " error (ignored): " : " would deny: ") + o.reason);
-        continue;
-      }
-      verdict.rule = o.error ? kRulePolicyError : o.policy;
-      verdict.reason = o.error ? "policy error: " + o.reason : o.reason;
-      return false;
-    }
-  }
-  return true;
-}
-
-std::optional<Placer::Candidate> Placer::FindCandidate(const model::Workload& w, size_t c,
-                                                       const std::vector<bool>& pool_allowed) {
-  ClusterEntry& entry = clusters_[c];
-  Candidate candidate;
-  candidate.cluster = c;
-  const model::ResourceRequest& r = w.resources;
-  if (r.nodes <= 1) {
-    if (auto found = FindNode(entry.state, r, pool_allowed)) {
-      candidate.nodes.push_back(*found);
-    } else if (entry.state.elastic_nodes_left > 0) {
-      ClusterState trial = entry.state;
-      if (auto added = ProvisionNode(trial, r, pool_allowed)) {
-        if (auto fit = FindNode(trial, r, pool_allowed)) {
-          candidate.nodes.push_back(*fit);
-          candidate.provision = true;
-        }
-      }
-    }
-  } else {
-    // A multi-node gang: all members in this cluster, one per node, or nothing.
-    ClusterState trial = entry.state;
-    for (int member = 0; member < r.nodes; ++member) {
-      auto found = FindNode(trial, r, pool_allowed);
-      if (!found) {
-        auto added = ProvisionNode(trial, r, pool_allowed);
-        if (added) found = FindNode(trial, r, pool_allowed);
-        if (added) candidate.provision = true;
-      }
-      if (!found) return std::nullopt;
-      candidate.nodes.push_back(*found);
-      for (GpuState& g : trial.nodes[found->first].gpus) g.free_milli = 0;  // one member per node
-    }
-  }
-  if (candidate.nodes.empty()) return std::nullopt;
-  int pool_index = candidate.nodes.front().first < static_cast<int>(entry.state.nodes.size())
-                       ? entry.state.nodes[candidate.nodes.front().first].pool
-                       : -1;
-  if (pool_index < 0) {
-    // The fit is on a node that only exists once provisioned: its pool is the first
-    // allowed pool whose shape fits (what ProvisionNode picks).
-    for (size_t p = 0; p < entry.cluster->node_pools.size(); ++p) {
-      if (pool_allowed[p] && PoolShapeMismatch(entry.cluster->node_pools[p], r).empty()) {
-        pool_index = static_cast<int>(p);
-        break;
-      }
-    }
-  }
-  candidate.pool = &entry.cluster->node_pools[pool_index];
-  return candidate;
-}
-
-std::string Placer::BurstBlock(const model::Workload& w) const {
-  if (!burst_.queue_wait && !burst_.queue_depth) return "";
-  Duration waited = snapshot_.now.millis() > w.submitted_at.millis()
-                        ? Duration::FromMillis(snapshot_.now.millis() - w.submitted_at.millis())
-                        : Duration();
-  if (burst_.queue_wait && waited >= *burst_.queue_wait) return "";
-  if (burst_.queue_depth && onprem_queue_depth_ >= *burst_.queue_depth) return "";
-  std::string why = "on-prem first: ";
-  if (burst_.queue_depth) {
-    why += "on-prem queue depth " + std::to_string(onprem_queue_depth_) + " below burst threshold " +
-           std::to_string(*burst_.queue_depth);
-  }
-  if (burst_.queue_wait) {
-    why += std::string(burst_.queue_depth ? " and " : "") + "waited " + waited.ToString() + " of " +
-           burst_.queue_wait->ToString();
-  }
-  return why;
 }
 
 Decision Placer::Decide(const model::Workload& w) {
@@ -284,9 +167,10 @@ Decision Placer::Decide(const model::Workload& w) {
   d.workload = w.metadata.name;
   d.tenant = w.tenant;
   d.priority = w.priority;
-  const nlohmann::json wv = model::WorkloadView(w);
-  const model::Tenant* tenant = config_.FindTenant(w.tenant);
-  TenantUsage& usage = usage_[w.tenant];
+  const nlohmann::json wv = needs_views_ ? model::WorkloadView(w) : nlohmann::json();
+  TenantState& tenant_state = Tenant(w.tenant);
+  const model::Tenant* tenant = tenant_state.tenant;
+  TenantUsage& usage = tenant_state.usage;
 
   // Admit: Lua admit hooks, then quota.
   if (snapshot_.hooks != nullptr) {
@@ -311,98 +195,36 @@ Decision Placer::Decide(const model::Workload& w) {
     return d;
   }
 
-  // Filter every cluster; score the ones that can run it now.
+  // Filter every cluster; find room on the on-prem ones that pass.
   std::vector<bool> applies(rules_.size());
   for (size_t r = 0; r < rules_.size(); ++r) {
     applies[r] = AllConditions(rules_[r].rule->when, wv, false) && AllConditions(rules_[r].rule->when, wv, true);
   }
   std::vector<std::optional<Candidate>> candidates(clusters_.size());
-  bool any_eligible = false, budget_blocked = false;
+  std::vector<std::vector<bool>> allowed(clusters_.size());
+  bool any_eligible = false, budget_blocked = false, budget_never = true;
+  bool onprem_eligible = false, cloud_eligible = false;
   for (size_t c = 0; c < clusters_.size(); ++c) {
     const model::Cluster& cluster = *clusters_[c].cluster;
     ClusterVerdict v;
     v.cluster = cluster.metadata.name;
-    std::vector<bool> pools(cluster.node_pools.size(), true);
-    std::vector<std::pair<std::string, std::string>> pool_denials(pools.size());
-    bool passes = PassesPolicies(w, wv, applies, c, v, pools, pool_denials);
-    if (passes) {
-      std::string mismatch = "no node pool";
-      bool shape_ok = false;
-      for (size_t p = 0; p < pools.size(); ++p) {
-        if (!pools[p]) continue;
-        std::string m = PoolShapeMismatch(cluster.node_pools[p], w.resources);
-        if (m.empty()) {
-          shape_ok = true;
-        } else if (mismatch == "no node pool") {
-          mismatch = m;
-        }
-        pools[p] = pools[p] && m.empty();
-      }
-      if (!shape_ok) {
-        v.rule = kRuleHardware;
-        v.reason = mismatch;
-        // A pool a rule excluded would have fitted: that rule is the real reason.
-        for (size_t p = 0; p < pools.size(); ++p) {
-          if (!pool_denials[p].first.empty() && PoolShapeMismatch(cluster.node_pools[p], w.resources).empty()) {
-            v.rule = pool_denials[p].first;
-            v.reason = pool_denials[p].second;
-            break;
-          }
-        }
-        passes = false;
-      }
-    }
-    if (passes) {
-      // Cost caps use the cheapest pool that can take it.
-      std::optional<CostEstimate> cheapest;
-      for (size_t p = 0; p < pools.size(); ++p) {
-        if (!pools[p]) continue;
-        const model::NodePool& pool = cluster.node_pools[p];
-        CostEstimate e = EstimateCost(cluster, pool, w, GpuMilli(w.resources, DemandOn(pool, w.resources)));
-        if (!cheapest || e.total < cheapest->total) cheapest = e;
-      }
-      v.cost = cheapest->total;
-      if (w.max_cost && (!cheapest->total.SameCurrency(*w.max_cost) || cheapest->total > *w.max_cost)) {
-        v.rule = kRuleMaxCost;
-        v.reason = cheapest->total.SameCurrency(*w.max_cost)
-                       ? "projected cost " + cheapest->total.ToString() + " exceeds maxCost " + w.max_cost->ToString()
-                       : "cluster prices in " + cheapest->total.currency() + ", maxCost is in " + w.max_cost->currency();
-        passes = false;
-      }
-    }
-    if (passes) {
+    if (FilterCluster(w, wv, applies, c, v, allowed[c])) {
       any_eligible = true;
       v.eligible = true;
-      const model::Budget* budget = tenant ? &tenant->budget : nullptr;
-      std::string over;
-      if (budget && budget->limit && usage.spent.Plus(v.cost) > *budget->limit) {
-        over = "projected cost " + v.cost.ToString() + " exceeds the budget left (" +
-               budget->limit->Minus(usage.spent).ToString() + " of " + budget->limit->ToString() + ")";
-      } else if (budget && budget->cloud_limit && !cluster.is_onprem() &&
-                 usage.cloud_spent.Plus(v.cost) > *budget->cloud_limit) {
-        over = "projected cost " + v.cost.ToString() + " exceeds the cloud budget left (" +
-               budget->cloud_limit->Minus(usage.cloud_spent).ToString() + " of " + budget->cloud_limit->ToString() + ")";
-      }
+      bool never = false;
+      std::string over = OverBudget(cluster, tenant_state, v.cost, never);
       if (!over.empty()) {
         v.rule = kRuleBudget;
         v.reason = over;
         v.eligible = false;
         budget_blocked = true;
+        budget_never = budget_never && never;
       } else {
-        candidates[c] = FindCandidate(w, c, pools);
-        v.fits_now = candidates[c].has_value();
-        if (!v.fits_now) {
-          v.rule = kRuleCapacity;
-          v.reason = "no free capacity for " + std::to_string(w.resources.total_gpus()) + " GPU(s) right now";
-        } else {
-          candidates[c]->cost = EstimateCost(cluster, *candidates[c]->pool, w,
-                                             GpuMilli(w.resources, DemandOn(*candidates[c]->pool, w.resources)));
-        }
+        (cluster.is_onprem() ? onprem_eligible : cloud_eligible) = true;
       }
     }
     d.verdicts.push_back(std::move(v));
   }
-
   if (!any_eligible) {
     d.outcome = Outcome::kRejected;
     std::set<std::string> seen;
@@ -415,31 +237,71 @@ Decision Placer::Decide(const model::Workload& w) {
     if (d.verdicts.empty()) d.reason = "no clusters declared";
     return d;
   }
-
-  // Score: cost relative to the cheapest candidate, data locality, packing, on-prem,
-  // and the policies' Lua score hooks.
-  std::optional<Money> min_cost;
-  for (const auto& cand : candidates) {
-    if (cand && (!min_cost || cand->cost.total < *min_cost)) min_cost = cand->cost.total;
-  }
-  for (size_t c = 0; c < clusters_.size(); ++c) {
-    if (!candidates[c]) continue;
-    ClusterVerdict& v = d.verdicts[c];
-    const Candidate& cand = *candidates[c];
-    ScoreBreakdown& s = v.score;
-    double cost = static_cast<double>(cand.cost.total.micros());
-    s.cost = cost <= 0 ? 1.0 : static_cast<double>(std::max<int64_t>(min_cost->micros(), 0)) / cost;
-    s.locality = w.data.dataset.empty() || clusters_[c].cluster->holds_dataset(w.data.dataset) ? 1.0 : 0.0;
-    s.fragmentation = cand.nodes.front().second.Quality();
-    s.onprem = clusters_[c].cluster->is_onprem() ? 1.0 : 0.0;
-    if (snapshot_.hooks != nullptr) {
-      std::vector<std::string> errors;
-      s.lua = snapshot_.hooks->Score(wv, clusters_[c].view, snapshot_.now.seconds(), errors);
-      for (const std::string& e : errors) v.warnings.push_back("score hook error (ignored): " + e);
+  if (budget_blocked && budget_never && !onprem_eligible && !cloud_eligible) {
+    // Over the whole period's limit everywhere it may run: waiting cannot help.
+    d.outcome = Outcome::kRejected;
+    d.denied_by = {kRuleBudget};
+    std::vector<std::string> parts;
+    for (const ClusterVerdict& v : d.verdicts) {
+      if (v.rule == kRuleBudget) parts.push_back(v.cluster + ": " + v.reason);
     }
-    s.total = weights_.cost * s.cost + weights_.locality * s.locality + weights_.fragmentation * s.fragmentation +
-              weights_.onprem * s.onprem + s.lua;  // hooks apply each policy's own lua weight
+    d.reason = "over the tenant budget: " + Join(parts, "; ");
+    return d;
   }
+
+  auto evaluate = [&](bool onprem) {
+    for (size_t c = 0; c < clusters_.size(); ++c) {
+      ClusterVerdict& v = d.verdicts[c];
+      if (!v.eligible || clusters_[c].cluster->is_onprem() != onprem) continue;
+      candidates[c] = FindCandidate(w, c, allowed[c]);
+      v.fits_now = candidates[c].has_value();
+      if (!v.fits_now) {
+        v.rule = kRuleCapacity;
+        v.reason = "no free capacity for " + std::to_string(w.resources.total_gpus()) + " GPU(s) right now";
+      }
+    }
+  };
+  auto any_candidate = [&](bool onprem) {
+    for (size_t c = 0; c < clusters_.size(); ++c) {
+      if (candidates[c] && clusters_[c].cluster->is_onprem() == onprem) return true;
+    }
+    return false;
+  };
+  evaluate(/*onprem=*/true);
+  std::string burst_note;
+  bool onprem_now = any_candidate(true);
+  if (!onprem_now && onprem_eligible) {
+    // Urgent work takes on-prem capacity from lower-priority preemptible work before
+    // anything goes to the cloud.
+    for (size_t c = 0; c < clusters_.size() && !onprem_now; ++c) {
+      if (!d.verdicts[c].eligible || !clusters_[c].cluster->is_onprem()) continue;
+      candidates[c] = PreemptFor(w, c, allowed[c], d);
+      if (candidates[c]) {
+        onprem_now = true;
+        d.verdicts[c].fits_now = true;
+        d.verdicts[c].rule.clear();
+        d.verdicts[c].reason.clear();
+      }
+    }
+  }
+  std::string block;
+  if (onprem_now) {
+    evaluate(/*onprem=*/false);  // scored too, so the explanation compares them
+  } else if (cloud_eligible) {
+    block = onprem_eligible ? BurstBlock(w) : "";
+    if (block.empty()) {
+      evaluate(/*onprem=*/false);
+      if (onprem_eligible && any_candidate(false)) burst_note = "burst to cloud: on-prem is full";
+    } else {
+      for (size_t c = 0; c < clusters_.size(); ++c) {
+        if (d.verdicts[c].eligible && !clusters_[c].cluster->is_onprem()) {
+          d.verdicts[c].rule = kRuleBurst;
+          d.verdicts[c].reason = block;
+        }
+      }
+    }
+  }
+  ScoreCandidates(w, wv, candidates, d);
   auto best_in = [&](bool onprem) -> std::optional<size_t> {
     std::optional<size_t> best;
     for (size_t c = 0; c < clusters_.size(); ++c) {
@@ -448,44 +310,34 @@ Decision Placer::Decide(const model::Workload& w) {
     }
     return best;
   };
-  bool onprem_eligible = false, cloud_eligible = false;
-  for (size_t c = 0; c < clusters_.size(); ++c) {
-    if (!d.verdicts[c].eligible) continue;
-    (clusters_[c].cluster->is_onprem() ? onprem_eligible : cloud_eligible) = true;
-  }
-
   std::optional<size_t> chosen = best_in(true);
-  std::string burst_note;
-  if (!chosen && cloud_eligible) {
-    std::string block = onprem_eligible ? BurstBlock(w) : "";
-    if (block.empty()) {
-      chosen = best_in(false);
-      if (chosen && onprem_eligible) burst_note = "burst to cloud: on-prem is full";
-    } else {
-      for (size_t c = 0; c < clusters_.size(); ++c) {
-        if (candidates[c] && !clusters_[c].cluster->is_onprem()) {
-          d.verdicts[c].rule = kRuleBurst;
-          d.verdicts[c].reason = block;
-        }
-      }
-    }
-  }
+  if (!chosen && block.empty()) chosen = best_in(false);
   if (!chosen) {
     d.outcome = Outcome::kQueued;
     std::vector<std::string> parts;
     bool only_budget = true;
     for (const ClusterVerdict& v : d.verdicts) {
       if (v.eligible || v.rule == kRuleBudget) parts.push_back(v.cluster + ": " + v.reason);
-      only_budget = only_budget && (v.eligible ? false : true);
+      only_budget = only_budget && !v.eligible;
     }
     d.reason = "waiting: " + Join(parts, "; ");
     if (budget_blocked && only_budget) d.reason = "tenant budget exhausted: " + Join(parts, "; ");
     if (onprem_eligible) ++onprem_queue_depth_;
     return d;
   }
+  std::vector<Preemption> preempted = std::move(d.preempted);
+  d.preempted.clear();
+  if (clusters_[*chosen].cluster->is_onprem()) d.preempted = std::move(preempted);
+  const TenantState before = tenant_state;
   Bind(w, *candidates[*chosen], d);
+  RaiseAlerts(before, tenant_state, d);
   d.warnings.insert(d.warnings.end(), d.verdicts[*chosen].warnings.begin(), d.verdicts[*chosen].warnings.end());
   if (!burst_note.empty()) d.reason = burst_note + "; " + d.reason;
+  if (!d.preempted.empty()) {
+    std::vector<std::string> names;
+    for (const Preemption& p : d.preempted) names.push_back(p.workload);
+    d.reason = "preempts " + Join(names, ", ") + "; " + d.reason;
+  }
   return d;
 }
 
@@ -513,7 +365,7 @@ void Placer::Bind(const model::Workload& w, const Candidate& candidate, Decision
   d.binding.ready_after = Duration::FromMillis(ready_ms);
   d.cost = candidate.cost.total;
 
-  TenantUsage& usage = usage_[w.tenant];
+  TenantUsage& usage = Tenant(w.tenant).usage;
   usage.gpu_milli_in_use += RequestedGpuMilli(w.resources);
   usage.spent = usage.spent.Plus(d.cost);
   if (!cluster.is_onprem()) usage.cloud_spent = usage.cloud_spent.Plus(d.cost);

@@ -156,11 +156,21 @@ TEST_F(PlacerTest, MaxCostFiltersExpensiveClusters) {
   EXPECT_THAT(d.verdicts[0].reason, HasSubstr("exceeds maxCost 20.00 EUR"));
 }
 
-TEST_F(PlacerTest, TenantBudgetQueuesWork) {
-  Plan plan = PlanFor(Workload("w", "{tenant: team-a, resources: {gpus: 8}, durationHint: 1000h}"));
-  const Decision& d = Find(plan, "w");
+TEST_F(PlacerTest, TenantBudgetQueuesWorkThatFitsALaterPeriod) {
+  Plan plan = PlanFor(Workload("w", "{tenant: team-a, resources: {gpus: 8}, durationHint: 200h}") +
+                      Workload("x", "{tenant: team-a, resources: {gpus: 8}, durationHint: 200h, submittedAt: 1s}"));
+  EXPECT_EQ(Find(plan, "w").outcome, Outcome::kPlaced);  // 3200.00 of the 5000.00 EUR cloud limit
+  const Decision& d = Find(plan, "x");
   EXPECT_EQ(d.outcome, Outcome::kQueued);
   EXPECT_THAT(d.reason, HasSubstr("tenant budget exhausted"));
+}
+
+TEST_F(PlacerTest, TenantBudgetRejectsWorkOverTheWholeLimit) {
+  Plan plan = PlanFor(Workload("w", "{tenant: team-a, resources: {gpus: 8}, durationHint: 1000h}"));
+  const Decision& d = Find(plan, "w");
+  EXPECT_EQ(d.outcome, Outcome::kRejected);
+  EXPECT_THAT(d.denied_by, ElementsAre("tenant-budget"));
+  EXPECT_THAT(d.reason, HasSubstr("over the tenant budget"));
 }
 
 TEST_F(PlacerTest, QuotaQueuesWork) {

@@ -17,6 +17,31 @@ struct TenantUsage {
   int64_t gpu_milli_in_use = 0;  // 1000 per whole GPU
   Money spent;        // this budget period, all clusters
   Money cloud_spent;  // this budget period, non-onprem clusters
+  // GPU-hours used recently, each hour weighted by 2^(-age / half-life) (fair_share.h
+  // keeps this ledger). Fair share compares it with what the fleet could have supplied
+  // over the same decayed window; 0 everywhere reduces fair share to GPUs in use.
+  double decayed_gpu_hours = 0;
+};
+
+// Where a workload runs (or will run once placed).
+struct Binding {
+  std::string cluster;
+  std::vector<std::string> nodes;   // one per gang member (one for single-node work)
+  std::vector<std::vector<int>> gpus;  // GPU indices on each of `nodes`
+  int gpu_milli_each = 1000;
+  std::string mig_profile;
+  bool provisions_node = false;     // an elastic node is added for it
+  Duration ready_after;             // provisioning delay plus data transfer
+};
+
+// A workload that holds capacity now (observed by connectors, or bound by an earlier
+// plan). The placer reserves its binding before placing anything, and may preempt it.
+struct RunningWorkload {
+  const model::Workload* workload = nullptr;  // must outlive the call
+  Binding binding;                  // cluster, nodes and GPUs it holds
+  Duration started_at;              // same epoch as Snapshot::now
+  Duration last_checkpoint;         // when its last checkpoint completed (0: none)
+  int attempt = 1;                  // 1 for the first run; +1 per requeue
 };
 
 struct Snapshot {
@@ -26,6 +51,12 @@ struct Snapshot {
   std::map<std::string, TenantUsage> usage;       // by tenant; absent: the Tenant's declared spend
   int onprem_queue_depth = 0;                     // workloads already waiting for on-prem
   PolicyHooks* hooks = nullptr;                   // Lua hooks; may be null
+  // Running work, reserved before any pending workload is considered. Running work is
+  // never moved (no ping-pong); on-prem work may be preempted by higher priorities.
+  std::vector<RunningWorkload> running;
+  // Half-life of the fair-share usage window (see TenantUsage::decayed_gpu_hours); used
+  // to express decayed GPU-hours as a share of the fleet. 0: the policies' value or 24h.
+  Duration fair_share_half_life;
 };
 
 enum class Outcome { kPlaced, kQueued, kRejected };
@@ -52,14 +83,28 @@ struct ClusterVerdict {
   std::vector<std::string> warnings;  // warn/dryrun rules that matched
 };
 
-struct Binding {
+// One running workload stopped to make room for a higher-priority one. The caller
+// stops it (checkpointing it first when it can) and requeues it as attempt + 1.
+struct Preemption {
+  std::string workload;
+  std::string tenant;
+  int priority = 0;
   std::string cluster;
-  std::vector<std::string> nodes;   // one per gang member (one for single-node work)
-  std::vector<std::vector<int>> gpus;  // GPU indices on each of `nodes`
-  int gpu_milli_each = 1000;
-  std::string mig_profile;
-  bool provisions_node = false;     // an elastic node is added for it
-  Duration ready_after;             // provisioning delay plus data transfer
+  std::vector<std::string> nodes;
+  int64_t gpu_milli = 0;            // capacity it frees
+  bool checkpointable = false;      // resumes from its last checkpoint
+  Duration lost_work;               // run time since its last checkpoint (or start)
+  std::string reason;
+};
+
+// A tenant's projected spend crossed one of its alertAt levels with this decision.
+struct BudgetAlert {
+  std::string tenant;
+  bool cloud = false;               // the cloud-only limit rather than the total limit
+  double level = 0;                 // the alertAt fraction crossed, e.g. 0.8
+  Money spent;                      // projected spend after the decision
+  Money limit;
+  std::string message;
 };
 
 struct Decision {
@@ -73,11 +118,14 @@ struct Decision {
   std::vector<std::string> denied_by;  // rules that denied every cluster (rejected)
   std::vector<std::string> warnings;
   std::vector<ClusterVerdict> verdicts;  // one per cluster, in cluster name order
+  std::vector<Preemption> preempted;     // running work this placement displaces
+  std::vector<BudgetAlert> alerts;       // budget alert levels this placement crosses
 };
 
 struct Plan {
   std::string revision;
   std::vector<Decision> decisions;  // in the order they were made
+  std::vector<BudgetAlert> alerts;  // every decision's alerts, in decision order
 };
 
 Plan MakePlan(const Snapshot& snapshot);

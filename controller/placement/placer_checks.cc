@@ -1,0 +1,312 @@
+// The placer's per-cluster checks: policy filters, hardware shape, cost caps, budgets,
+// the burst gate, capacity search and scoring. See placer.cc for the decision flow.
+#include <algorithm>
+#include <cstdio>
+
+#include "controller/common/text.h"
+#include "controller/placement/matcher.h"
+#include "controller/placement/placer.h"
+#include "controller/placement/placer_rules.h"
+
+namespace gpufed::placement {
+namespace {
+
+bool AllConditions(const std::vector<model::Condition>& conditions, const nlohmann::json& view, bool node_level) {
+  for (const model::Condition& c : conditions) {
+    if (c.on_node == node_level && !ConditionHolds(c, view)) return false;
+  }
+  return true;
+}
+
+const model::Condition* FirstFailing(const std::vector<model::Condition>& conditions, const nlohmann::json& view) {
+  for (const model::Condition& c : conditions) {
+    if (!c.on_node && !ConditionHolds(c, view)) return &c;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+int64_t RequestedGpuMilli(const model::ResourceRequest& r) {
+  if (r.gpu_share.milli() > 0) return r.gpu_share.milli();
+  if (!r.mig_profile.empty()) {
+    std::optional<MigProfileInfo> info = ParseMigProfile(r.mig_profile);
+    return info ? info->compute_slices * kMilliPerGpu / kMigComputeSlices : kMilliPerGpu;
+  }
+  return int64_t{r.total_gpus()} * kMilliPerGpu;
+}
+
+std::string FormatGpus(int64_t milli) {
+  char text[32];
+  std::snprintf(text, sizeof text, milli % 1000 == 0 ? "%.0f" : "%.2f", milli / 1000.0);
+  return text;
+}
+
+bool Placer::PassesPolicies(const model::Workload& w, const nlohmann::json& wv, const std::vector<bool>& applies,
+                            size_t c, ClusterVerdict& verdict, std::vector<bool>& pool_allowed,
+                            std::vector<std::pair<std::string, std::string>>& pool_denials) {
+  const ClusterEntry& entry = clusters_[c];
+  for (size_t r = 0; r < rules_.size(); ++r) {
+    if (!applies[r]) continue;
+    const model::Rule& rule = *rules_[r].rule;
+    std::string failure;
+    if (const model::Condition* failed = FirstFailing(rule.require, entry.view)) {
+      failure = DescribeFailure(*failed, entry.view);
+    } else {
+      bool any_pool = false;
+      std::vector<bool> rule_pools(pool_allowed.size(), false);
+      for (size_t p = 0; p < entry.pool_views.size(); ++p) {
+        rule_pools[p] = AllConditions(rule.require, entry.pool_views[p], /*node_level=*/true);
+        any_pool = any_pool || (rule_pools[p] && pool_allowed[p]);
+      }
+      if (!any_pool) {
+        failure = "no node pool satisfies the rule's node requirements";
+      } else if (rules_[r].policy->enforcement == model::Enforcement::kDeny) {
+        for (size_t p = 0; p < pool_allowed.size(); ++p) {
+          if (pool_allowed[p] && !rule_pools[p]) {
+            std::string why;
+            for (const model::Condition& cond : rule.require) {
+              if (cond.on_node && !ConditionHolds(cond, entry.pool_views[p])) {
+                why = DescribeFailure(cond, entry.pool_views[p]);
+                break;
+              }
+            }
+            pool_denials[p] = {rule.name, "pool " + entry.cluster->node_pools[p].name + ": " +
+                                              (rule.description.empty() ? why : rule.description + " (" + why + ")")};
+          }
+          pool_allowed[p] = pool_allowed[p] && rule_pools[p];
+        }
+      }
+    }
+    if (failure.empty()) continue;
+    std::string because = rule.description.empty() ? failure : rule.description + " (" + failure + ")";
+    switch (rules_[r].policy->enforcement) {
+      case model::Enforcement::kDeny:
+        verdict.rule = rule.name;
+        verdict.reason = because;
+        return false;
+      case model::Enforcement::kWarn: verdict.warnings.push_back("warn " + rule.name + ": " + because); break;
+      case model::Enforcement::kDryRun: verdict.warnings.push_back("dryrun " + rule.name + " would deny: " + because); break;
+    }
+  }
+  if (!w.data.residency.empty() &&
+      std::find(w.data.residency.begin(), w.data.residency.end(), entry.cluster->zone) == w.data.residency.end()) {
+    verdict.rule = kRuleResidency;
+    verdict.reason = "data must stay in " + Join(w.data.residency, ", ") + "; cluster zone is " + entry.cluster->zone;
+    return false;
+  }
+  if (snapshot_.hooks != nullptr) {
+    for (const HookOutcome& o : snapshot_.hooks->Filter(wv, entry.view, snapshot_.now.seconds())) {
+      if (o.allowed && !o.error) continue;
+      if (!o.enforced) {
+        verdict.warnings.push_back("policy " + o.policy + (o.error ? " error (ignored): " : " would deny: ") + o.reason);
+        continue;
+      }
+      verdict.rule = o.error ? kRulePolicyError : o.policy;
+      verdict.reason = o.error ? "policy error: " + o.reason : o.reason;
+      return false;
+    }
+  }
+  return true;
+}
+
+bool Placer::FilterCluster(const model::Workload& w, const nlohmann::json& wv, const std::vector<bool>& applies,
+                           size_t c, ClusterVerdict& v, std::vector<bool>& pools) {
+  const model::Cluster& cluster = *clusters_[c].cluster;
+  pools.assign(cluster.node_pools.size(), true);
+  std::vector<std::pair<std::string, std::string>> pool_denials(pools.size());
+  if (!PassesPolicies(w, wv, applies, c, v, pools, pool_denials)) return false;
+  std::string mismatch = "no node pool";
+  bool shape_ok = false;
+  for (size_t p = 0; p < pools.size(); ++p) {
+    if (!pools[p]) continue;
+    std::string m = PoolShapeMismatch(cluster.node_pools[p], w.resources);
+    if (m.empty()) {
+      shape_ok = true;
+    } else if (mismatch == "no node pool") {
+      mismatch = m;
+    }
+    pools[p] = pools[p] && m.empty();
+  }
+  if (!shape_ok) {
+    v.rule = kRuleHardware;
+    v.reason = mismatch;
+    // A pool a rule excluded would have fitted: that rule is the real reason.
+    for (size_t p = 0; p < pools.size(); ++p) {
+      if (!pool_denials[p].first.empty() && PoolShapeMismatch(cluster.node_pools[p], w.resources).empty()) {
+        v.rule = pool_denials[p].first;
+        v.reason = pool_denials[p].second;
+        break;
+      }
+    }
+    return false;
+  }
+  // Cost caps use the cheapest pool that can take it.
+  std::optional<CostEstimate> cheapest;
+  for (size_t p = 0; p < pools.size(); ++p) {
+    if (!pools[p]) continue;
+    const model::NodePool& pool = cluster.node_pools[p];
+    CostEstimate e = EstimateCost(cluster, pool, w, GpuMilli(w.resources, DemandOn(pool, w.resources)));
+    if (!cheapest || e.total < cheapest->total) cheapest = e;
+  }
+  v.cost = cheapest->total;
+  if (w.max_cost && (!cheapest->total.SameCurrency(*w.max_cost) || cheapest->total > *w.max_cost)) {
+    v.rule = kRuleMaxCost;
+    v.reason = cheapest->total.SameCurrency(*w.max_cost)
+                   ? "projected cost " + cheapest->total.ToString() + " exceeds maxCost " + w.max_cost->ToString()
+                   : "cluster prices in " + cheapest->total.currency() + ", maxCost is in " + w.max_cost->currency();
+    return false;
+  }
+  return true;
+}
+
+std::string Placer::OverBudget(const model::Cluster& cluster, const TenantState& t, const Money& cost,
+                               bool& never) const {
+  never = false;
+  const model::Budget* budget = t.tenant ? &t.tenant->budget : nullptr;
+  if (budget == nullptr) return "";
+  if (budget->limit && t.usage.spent.Plus(cost) > *budget->limit) {
+    never = cost > *budget->limit;
+    return "projected cost " + cost.ToString() + " exceeds the budget left (" +
+           budget->limit->Minus(t.usage.spent).ToString() + " of " + budget->limit->ToString() + ")";
+  }
+  if (budget->cloud_limit && !cluster.is_onprem() && t.usage.cloud_spent.Plus(cost) > *budget->cloud_limit) {
+    never = cost > *budget->cloud_limit;
+    return "projected cost " + cost.ToString() + " exceeds the cloud budget left (" +
+           budget->cloud_limit->Minus(t.usage.cloud_spent).ToString() + " of " + budget->cloud_limit->ToString() + ")";
+  }
+  return "";
+}
+
+void Placer::RaiseAlerts(const TenantState& before, const TenantState& after, Decision& d) const {
+  if (after.tenant == nullptr) return;
+  const model::Budget& budget = after.tenant->budget;
+  auto check = [&](const std::optional<Money>& limit, const Money& was, const Money& now, bool cloud) {
+    if (!limit || limit->micros() <= 0) return;
+    for (double level : budget.alert_at) {
+      const int64_t threshold = static_cast<int64_t>(static_cast<double>(limit->micros()) * level);
+      if (was.micros() < threshold && now.micros() >= threshold) {
+        BudgetAlert a;
+        a.tenant = after.tenant->metadata.name;
+        a.cloud = cloud;
+        a.level = level;
+        a.spent = now;
+        a.limit = *limit;
+        char pct[16];
+        std::snprintf(pct, sizeof pct, "%g%%", level * 100);
+        a.message = "tenant " + a.tenant + " reaches " + pct + " of its " + (cloud ? "cloud " : "") + "budget: " +
+                    now.ToString() + " of " + limit->ToString() + " (" + model::BudgetPeriodName(budget.period) + ")";
+        d.alerts.push_back(std::move(a));
+      }
+    }
+  };
+  check(budget.limit, before.usage.spent, after.usage.spent, false);
+  check(budget.cloud_limit, before.usage.cloud_spent, after.usage.cloud_spent, true);
+}
+
+std::optional<Placer::Candidate> Placer::FindCandidate(const model::Workload& w, size_t c,
+                                                       const std::vector<bool>& pool_allowed) {
+  ClusterEntry& entry = clusters_[c];
+  const model::ResourceRequest& r = w.resources;
+  // Skip the node scan when a whole-GPU request cannot fit and nothing can be added.
+  if (entry.state.elastic_nodes_left == 0 && !MayFitWholeGpus(entry.state, r)) return std::nullopt;
+  Candidate candidate;
+  candidate.cluster = c;
+  if (r.nodes <= 1) {
+    if (auto found = FindNode(entry.state, r, pool_allowed)) {
+      candidate.nodes.push_back(*found);
+    } else if (entry.state.elastic_nodes_left > 0) {
+      ClusterState trial = entry.state;
+      if (auto added = ProvisionNode(trial, r, pool_allowed)) {
+        if (auto fit = FindNode(trial, r, pool_allowed)) {
+          candidate.nodes.push_back(*fit);
+          candidate.provision = true;
+        }
+      }
+    }
+  } else {
+    // A multi-node gang: all members in this cluster, one per node, or nothing.
+    ClusterState trial = entry.state;
+    for (int member = 0; member < r.nodes; ++member) {
+      auto found = FindNode(trial, r, pool_allowed);
+      if (!found) {
+        auto added = ProvisionNode(trial, r, pool_allowed);
+        if (added) found = FindNode(trial, r, pool_allowed);
+        if (added) candidate.provision = true;
+      }
+      if (!found) return std::nullopt;
+      candidate.nodes.push_back(*found);
+      for (GpuState& g : trial.nodes[found->first].gpus) g.free_milli = 0;  // one member per node
+    }
+  }
+  if (candidate.nodes.empty()) return std::nullopt;
+  int pool_index = candidate.nodes.front().first < static_cast<int>(entry.state.nodes.size())
+                       ? entry.state.nodes[candidate.nodes.front().first].pool
+                       : -1;
+  if (pool_index < 0) {
+    // The fit is on a node that only exists once provisioned: its pool is the first
+    // allowed pool whose shape fits (what ProvisionNode picks).
+    for (size_t p = 0; p < entry.cluster->node_pools.size(); ++p) {
+      if (pool_allowed[p] && PoolShapeMismatch(entry.cluster->node_pools[p], r).empty()) {
+        pool_index = static_cast<int>(p);
+        break;
+      }
+    }
+  }
+  candidate.pool = &entry.cluster->node_pools[pool_index];
+  candidate.cost = EstimateCost(*entry.cluster, *candidate.pool, w, GpuMilli(r, DemandOn(*candidate.pool, r)));
+  return candidate;
+}
+
+std::string Placer::BurstBlock(const model::Workload& w) const {
+  if (!burst_.queue_wait && !burst_.queue_depth) return "";
+  // The class's queue wait: from the earliest submission among pending work of the
+  // same priority (the head of the class's queue).
+  Duration since = w.submitted_at;
+  if (auto it = class_waiting_since_.find(w.priority); it != class_waiting_since_.end() && it->second < since) {
+    since = it->second;
+  }
+  Duration waited = snapshot_.now > since ? Duration::FromMillis(snapshot_.now.millis() - since.millis()) : Duration();
+  if (burst_.queue_wait && waited >= *burst_.queue_wait) return "";
+  if (burst_.queue_depth && onprem_queue_depth_ >= *burst_.queue_depth) return "";
+  std::string why = "on-prem first: ";
+  if (burst_.queue_depth) {
+    why += "on-prem queue depth " + std::to_string(onprem_queue_depth_) + " below burst threshold " +
+           std::to_string(*burst_.queue_depth);
+  }
+  if (burst_.queue_wait) {
+    why += std::string(burst_.queue_depth ? " and " : "") + "waited " + waited.ToString() + " of " +
+           burst_.queue_wait->ToString();
+  }
+  return why;
+}
+
+void Placer::ScoreCandidates(const model::Workload& w, const nlohmann::json& wv,
+                             const std::vector<std::optional<Candidate>>& candidates, Decision& d) {
+  // Cost relative to the cheapest candidate, data locality, packing, on-prem, and the
+  // policies' Lua score hooks.
+  std::optional<Money> min_cost;
+  for (const auto& cand : candidates) {
+    if (cand && (!min_cost || cand->cost.total < *min_cost)) min_cost = cand->cost.total;
+  }
+  for (size_t c = 0; c < clusters_.size(); ++c) {
+    if (!candidates[c]) continue;
+    ClusterVerdict& v = d.verdicts[c];
+    const Candidate& cand = *candidates[c];
+    ScoreBreakdown& s = v.score;
+    double cost = static_cast<double>(cand.cost.total.micros());
+    s.cost = cost <= 0 ? 1.0 : static_cast<double>(std::max<int64_t>(min_cost->micros(), 0)) / cost;
+    s.locality = w.data.dataset.empty() || clusters_[c].cluster->holds_dataset(w.data.dataset) ? 1.0 : 0.0;
+    s.fragmentation = cand.nodes.front().second.Quality();
+    s.onprem = clusters_[c].cluster->is_onprem() ? 1.0 : 0.0;
+    if (snapshot_.hooks != nullptr) {
+      std::vector<std::string> errors;
+      s.lua = snapshot_.hooks->Score(wv, clusters_[c].view, snapshot_.now.seconds(), errors);
+      for (const std::string& e : errors) v.warnings.push_back("score hook error (ignored): " + e);
+    }
+    s.total = weights_.cost * s.cost + weights_.locality * s.locality + weights_.fragmentation * s.fragmentation +
+              weights_.onprem * s.onprem + s.lua;  // hooks apply each policy's own lua weight
+  }
+}
+
+}  // namespace gpufed::placement
