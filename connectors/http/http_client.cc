@@ -101,7 +101,8 @@ Client::~Client() {
 }
 
 Result<std::unique_ptr<Client>> Client::Create(ClientOptions options, SleepFn sleep) {
-  if (options.base_url.rfind("https://", 0) != 0) {
+  bool plain = options.allow_plain_http && options.base_url.rfind("http://", 0) == 0;
+  if (options.base_url.rfind("https://", 0) != 0 && !plain) {
     return InvalidArgument("server URL must start with https:// (TLS is required): " + options.base_url);
   }
   while (!options.base_url.empty() && options.base_url.back() == '/') options.base_url.pop_back();
@@ -134,7 +135,7 @@ Status Client::Configure() {
   if (curl == nullptr) return Internal("curl_easy_init failed");
   curl_ = curl;
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "https");
+  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, options_.allow_plain_http ? "http,https" : "https");
   curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
   curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
   curl_easy_setopt(curl, CURLOPT_SSLVERSION, static_cast<long>(CURL_SSLVERSION_TLSv1_2));

@@ -43,6 +43,10 @@ struct ClientOptions {
   double qps = 50;                  // <= 0: unlimited
   int burst = 100;
   std::string user_agent = "gpufed";
+  // Accept http:// base URLs too. Off by default; for APIs that are commonly served in
+  // plain HTTP on loopback or behind a TLS proxy (slurmrestd). The caller decides when
+  // that is acceptable: any header it sends (tokens included) travels unencrypted.
+  bool allow_plain_http = false;
 };
 
 struct Request {
@@ -69,7 +73,8 @@ using SleepFn = std::function<void(Duration)>;
 
 class Client {
  public:
-  // InvalidArgument for a URL that is not https:// or a cert without its key;
+  // InvalidArgument for a URL that is not https:// (or http:// with allow_plain_http) or
+  // a cert without its key;
   // FailedPrecondition when a PEM file cannot be read.
   static Result<std::unique_ptr<Client>> Create(ClientOptions options, SleepFn sleep = {});
   ~Client();
