@@ -237,18 +237,6 @@ Decision Placer::Decide(const model::Workload& w) {
     if (d.verdicts.empty()) d.reason = "no clusters declared";
     return d;
   }
-  if (budget_blocked && budget_never && !onprem_eligible && !cloud_eligible) {
-    // Over the whole period's limit everywhere it may run: waiting cannot help.
-    d.outcome = Outcome::kRejected;
-    d.denied_by = {kRuleBudget};
-    std::vector<std::string> parts;
-    for (const ClusterVerdict& v : d.verdicts) {
-      if (v.rule == kRuleBudget) parts.push_back(v.cluster + ": " + v.reason);
-    }
-    d.reason = "over the tenant budget: " + Join(parts, "; ");
-    return d;
-  }
-
   auto evaluate = [&](bool onprem) {
     for (size_t c = 0; c < clusters_.size(); ++c) {
       ClusterVerdict& v = d.verdicts[c];
@@ -321,7 +309,11 @@ Decision Placer::Decide(const model::Workload& w) {
       only_budget = only_budget && !v.eligible;
     }
     d.reason = "waiting: " + Join(parts, "; ");
-    if (budget_blocked && only_budget) d.reason = "tenant budget exhausted: " + Join(parts, "; ");
+    if (budget_blocked && only_budget) {
+      // Budgets queue rather than reject: the next period (or a raised limit) lets it run.
+      d.reason = "tenant budget exhausted: " + Join(parts, "; ");
+      if (budget_never) d.reason += "; it costs more than the whole limit, so it waits for a higher limit";
+    }
     if (onprem_eligible) ++onprem_queue_depth_;
     return d;
   }

@@ -165,12 +165,12 @@ TEST_F(PlacerTest, TenantBudgetQueuesWorkThatFitsALaterPeriod) {
   EXPECT_THAT(d.reason, HasSubstr("tenant budget exhausted"));
 }
 
-TEST_F(PlacerTest, TenantBudgetRejectsWorkOverTheWholeLimit) {
+TEST_F(PlacerTest, TenantBudgetQueuesWorkOverTheWholeLimitAndSaysSo) {
   Plan plan = PlanFor(Workload("w", "{tenant: team-a, resources: {gpus: 8}, durationHint: 1000h}"));
   const Decision& d = Find(plan, "w");
-  EXPECT_EQ(d.outcome, Outcome::kRejected);
-  EXPECT_THAT(d.denied_by, ElementsAre("tenant-budget"));
-  EXPECT_THAT(d.reason, HasSubstr("over the tenant budget"));
+  EXPECT_EQ(d.outcome, Outcome::kQueued);
+  EXPECT_THAT(d.reason, HasSubstr("tenant budget exhausted"));
+  EXPECT_THAT(d.reason, HasSubstr("costs more than the whole limit"));
 }
 
 TEST_F(PlacerTest, QuotaQueuesWork) {

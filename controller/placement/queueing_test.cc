@@ -252,15 +252,15 @@ TEST_F(QueueingTest, BudgetAlertsAppearInTheDecisionStream) {
   ASSERT_EQ(plan.alerts.size(), 1u);
 }
 
-TEST_F(QueueingTest, WorkOverTheWholeBudgetIsRejectedAndOverTheRestQueues) {
+TEST_F(QueueingTest, WorkOverTheBudgetQueuesWithItsReason) {
   model::Tenant& t = config_.tenants[0];
   t.budget.limit = Money(100 * Money::kMicrosPerUnit, "EUR");
   t.budget.spent = Money(90 * Money::kMicrosPerUnit, "EUR");
-  Add("huge", "t0", 4).duration_hint = Hours(30);   // 120.00 on-prem: never fits the budget
+  Add("huge", "t0", 4).duration_hint = Hours(30);   // 120.00 on-prem: more than the whole budget
   Add("medium", "t0", 4).duration_hint = Hours(5);  // 20.00: fits next period
   Plan plan = Run({"huge", "medium"});
-  EXPECT_EQ(Find(plan, "huge").outcome, Outcome::kRejected);
-  EXPECT_THAT(Find(plan, "huge").denied_by, ElementsAre("tenant-budget"));
+  EXPECT_EQ(Find(plan, "huge").outcome, Outcome::kQueued);
+  EXPECT_THAT(Find(plan, "huge").reason, HasSubstr("costs more than the whole limit"));
   EXPECT_EQ(Find(plan, "medium").outcome, Outcome::kQueued);
   EXPECT_THAT(Find(plan, "medium").reason, HasSubstr("tenant budget exhausted"));
 }
