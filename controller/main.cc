@@ -1,4 +1,17 @@
-// gpufed: wiring only; every command lives in controller/cli.
+// gpufed: wiring only; every command lives in controller/cli. main owns the connector
+// registry and registers the built-in connectors explicitly (no static registries).
+#include <iostream>
+
+#include "connectors/core/registry.h"
+#include "connectors/sim/sim_connector.h"
 #include "controller/cli/cli.h"
 
-int main(int argc, char** argv) { return gpufed::cli::Main(argc, argv); }
+int main(int argc, char** argv) {
+  gpufed::connectors::ConnectorRegistry registry;
+  gpufed::Status registered = gpufed::connectors::sim::RegisterSimConnector(registry);
+  if (!registered.ok()) {
+    std::cerr << "gpufed: " << registered.ToString() << "\n";
+    return 1;
+  }
+  return gpufed::cli::Main(argc, argv, &registry);
+}

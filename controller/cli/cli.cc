@@ -7,7 +7,7 @@
 
 namespace gpufed::cli {
 
-int Main(int argc, char** argv) {
+int Main(int argc, char** argv, const connectors::ConnectorRegistry* registry) {
   CLI::App app{"gpufed: policy-as-config federation controller for hybrid GPU fleets"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string(kVersion));
@@ -17,6 +17,11 @@ int Main(int argc, char** argv) {
   AddValidateCommand(app, &exit_code);
   AddPlanCommand(app, &exit_code);
   AddTestCommand(app, &exit_code);
+  AddRunCommand(app, &exit_code, registry);
+  AddSubmitCommand(app, &exit_code);
+  AddGetCommand(app, &exit_code);
+  AddCancelCommand(app, &exit_code);
+  AddExplainCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

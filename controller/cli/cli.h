@@ -1,9 +1,14 @@
 #pragma once
 // The gpufed command line: one file per command; this wires them into CLI11.
+namespace gpufed::connectors {
+class ConnectorRegistry;
+}
+
 namespace gpufed::cli {
 
 // Runs the CLI; returns the process exit code (0 ok, 1 failure such as invalid input,
 // 2 usage error).
-int Main(int argc, char** argv);
+// `registry` holds the connector factories main registered (may be null: `run` fails).
+int Main(int argc, char** argv, const connectors::ConnectorRegistry* registry = nullptr);
 
 }  // namespace gpufed::cli

@@ -1,0 +1,94 @@
+#include "connectors/core/ledger.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace gpufed::connectors {
+namespace {
+
+// Parses complete lines; returns the byte length of the complete prefix.
+size_t ParseRecords(const std::string& text, std::vector<LedgerRecord>& out) {
+  size_t pos = 0;
+  while (true) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) return pos;
+    std::string line = text.substr(pos, end - pos);
+    size_t t1 = line.find('\t');
+    size_t t2 = t1 == std::string::npos ? t1 : line.find('\t', t1 + 1);
+    if (t2 != std::string::npos) {
+      out.push_back({line.substr(0, t1), line.substr(t1 + 1, t2 - t1 - 1), line.substr(t2 + 1)});
+    }
+    pos = end + 1;
+  }
+}
+
+Result<std::string> ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::string();
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+Result<std::vector<LedgerRecord>> ReadLedger(const std::string& path) {
+  Result<std::string> text = ReadAll(path);
+  if (!text.ok()) return text.status();
+  std::vector<LedgerRecord> records;
+  ParseRecords(*text, records);
+  return records;
+}
+
+Result<std::unique_ptr<ActionLedger>> ActionLedger::Open(const std::string& path) {
+  Result<std::string> text = ReadAll(path);
+  if (!text.ok()) return text.status();
+  std::vector<LedgerRecord> records;
+  size_t complete = ParseRecords(*text, records);
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (fd < 0) return Unavailable("open " + path + ": " + std::strerror(errno));
+  if (complete < text->size() && ::ftruncate(fd, static_cast<off_t>(complete)) != 0) {
+    ::close(fd);
+    return Unavailable("truncate torn record in " + path + ": " + std::strerror(errno));
+  }
+  std::unique_ptr<ActionLedger> ledger(new ActionLedger(path, fd));
+  for (LedgerRecord& r : records) {
+    ledger->index_[{r.kind, r.key}] = ledger->records_.size();
+    ledger->records_.push_back(std::move(r));
+  }
+  return ledger;
+}
+
+ActionLedger::~ActionLedger() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+bool ActionLedger::Contains(const std::string& kind, const std::string& key) const {
+  return index_.count({kind, key}) > 0;
+}
+
+Status ActionLedger::Append(const LedgerRecord& record) {
+  if (Contains(record.kind, record.key)) return {StatusCode::kAlreadyExists, record.kind + " " + record.key};
+  for (const std::string* field : {&record.kind, &record.key, &record.payload}) {
+    if (field->find_first_of("\t\n") != std::string::npos) return InvalidArgument("ledger field holds a tab or newline");
+  }
+  std::string line = record.kind + "\t" + record.key + "\t" + record.payload + "\n";
+  size_t done = 0;
+  while (done < line.size()) {
+    ssize_t n = ::write(fd_, line.data() + done, line.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Unavailable("write " + path_ + ": " + std::strerror(errno));
+    done += static_cast<size_t>(n);
+  }
+  if (::fdatasync(fd_) != 0) return Unavailable("fsync " + path_ + ": " + std::strerror(errno));
+  index_[{record.kind, record.key}] = records_.size();
+  records_.push_back(record);
+  return Status::Ok();
+}
+
+}  // namespace gpufed::connectors

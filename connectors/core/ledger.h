@@ -1,0 +1,49 @@
+#pragma once
+// A connector's own record of the actions it accepted: one line per (kind, key), made
+// durable (fsync) before the action takes effect. It is what makes Apply idempotent
+// across controller restarts, and what tests read to prove no action ran twice.
+//
+// Format (text, one record per line): "<kind>\t<key>\t<payload>\n". A final line
+// without '\n' is a torn write from a crash and is ignored (and cut off on open).
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "controller/common/status.h"
+
+namespace gpufed::connectors {
+
+struct LedgerRecord {
+  std::string kind;
+  std::string key;
+  std::string payload;   // connector-specific (JSON), no tabs or newlines
+};
+
+class ActionLedger {
+ public:
+  // Opens or creates `path` (its folder must exist) and reads the records back.
+  static Result<std::unique_ptr<ActionLedger>> Open(const std::string& path);
+  ~ActionLedger();
+  ActionLedger(const ActionLedger&) = delete;
+  ActionLedger& operator=(const ActionLedger&) = delete;
+
+  bool Contains(const std::string& kind, const std::string& key) const;
+  // Appends and fsyncs. AlreadyExists when (kind, key) is present.
+  Status Append(const LedgerRecord& record);
+  const std::vector<LedgerRecord>& records() const { return records_; }
+
+ private:
+  ActionLedger(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  std::string path_;
+  int fd_ = -1;
+  std::vector<LedgerRecord> records_;
+  std::map<std::pair<std::string, std::string>, size_t> index_;
+};
+
+// Reads a ledger file without opening it for writing (tests, reports).
+Result<std::vector<LedgerRecord>> ReadLedger(const std::string& path);
+
+}  // namespace gpufed::connectors

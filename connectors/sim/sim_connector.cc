@@ -1,0 +1,94 @@
+#include "connectors/sim/sim_connector.h"
+
+#include <filesystem>
+
+#include "connectors/core/action_json.h"
+
+namespace gpufed::connectors::sim {
+
+SimConnector::SimConnector(const model::Cluster& cluster, std::vector<Failure> failures,
+                           std::unique_ptr<ActionLedger> ledger)
+    : sim_(cluster, std::move(failures)), ledger_(std::move(ledger)) {
+  if (!ledger_) return;
+  // Replay: the same actions at the same virtual times rebuild the same cluster.
+  for (const LedgerRecord& r : ledger_->records()) {
+    nlohmann::json j = nlohmann::json::parse(r.payload, nullptr, false);
+    if (j.is_discarded()) continue;
+    Result<Action> action = ActionFromJson(j);
+    if (!action.ok()) continue;
+    sim_.AdvanceTo(Duration::FromMillis(j.value("t", int64_t{0})));
+    (void)ApplyToSim(*action);  // it succeeded when it was recorded
+  }
+}
+
+Status SimConnector::ApplyToSim(const Action& action) {
+  switch (action.kind) {
+    case ActionKind::kSubmit: return sim_.Submit(action);
+    case ActionKind::kCancel: return sim_.Stop(action, RunState::kCancelled);
+    case ActionKind::kPreempt: return sim_.Stop(action, RunState::kPreempted);
+  }
+  return Internal("unknown action kind");
+}
+
+Result<Observation> SimConnector::Observe(const CallContext& ctx) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (ctx.clock) sim_.AdvanceTo(ctx.clock->Now());
+  if (sim_.down()) return Unavailable("cluster does not answer (simulated outage)");
+  return sim_.Observe();
+}
+
+Result<ApplyOutcome> SimConnector::Apply(const Action& action, const CallContext& ctx) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (broken_) return Unavailable("sim ledger is not writable");
+  if (ctx.clock) sim_.AdvanceTo(ctx.clock->Now());
+  if (sim_.down()) return Unavailable("cluster does not answer (simulated outage)");
+  std::string kind = ActionKindName(action.kind);
+  bool seen = ledger_ ? ledger_->Contains(kind, action.key) : seen_.count({kind, action.key}) > 0;
+  if (seen) {
+    ++duplicates_;
+    return ApplyOutcome{true};
+  }
+  GPUFED_RETURN_IF_ERROR(ApplyToSim(action));
+  if (ledger_) {
+    nlohmann::json j = ActionToJson(action);
+    j["t"] = sim_.now().millis();
+    Status s = ledger_->Append({kind, action.key, j.dump()});
+    if (!s.ok()) {
+      broken_ = true;
+      return Unavailable("sim ledger: " + s.message());
+    }
+  } else {
+    seen_.insert({kind, action.key});
+  }
+  return ApplyOutcome{false};
+}
+
+int SimConnector::duplicates_suppressed() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return duplicates_;
+}
+
+Status RegisterSimConnector(ConnectorRegistry& registry) {
+  return registry.Register("sim", [](const model::Cluster& cluster,
+                                     const FactoryContext& ctx) -> Result<std::unique_ptr<Connector>> {
+    std::vector<Failure> failures;
+    auto it = ctx.settings.find("sim.scenario");
+    if (it != ctx.settings.end() && !it->second.empty()) {
+      Result<Scenario> scenario = LoadScenario(it->second);
+      if (!scenario.ok()) return scenario.status();
+      failures = scenario->FailuresOf(cluster.metadata.name);
+    }
+    std::unique_ptr<ActionLedger> ledger;
+    if (!ctx.state_dir.empty()) {
+      std::error_code ec;
+      std::filesystem::create_directories(ctx.state_dir, ec);
+      if (ec) return Unavailable("create " + ctx.state_dir + ": " + ec.message());
+      Result<std::unique_ptr<ActionLedger>> opened = ActionLedger::Open(ctx.state_dir + "/ledger.log");
+      if (!opened.ok()) return opened.status();
+      ledger = std::move(opened).value();
+    }
+    return std::unique_ptr<Connector>(std::make_unique<SimConnector>(cluster, std::move(failures), std::move(ledger)));
+  });
+}
+
+}  // namespace gpufed::connectors::sim

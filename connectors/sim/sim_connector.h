@@ -1,0 +1,43 @@
+#pragma once
+// The `sim` connector: a SimCluster behind the Connector interface, advanced to the
+// caller's clock on every call. With a state folder it keeps an ActionLedger and
+// rebuilds the simulated cluster from it on start, so a controller restart finds the
+// cluster as it left it (the simulator's analogue of a real cluster that kept running).
+#include <memory>
+#include <mutex>
+#include <set>
+
+#include "connectors/core/ledger.h"
+#include "connectors/core/registry.h"
+#include "connectors/sim/sim_cluster.h"
+
+namespace gpufed::connectors::sim {
+
+class SimConnector : public Connector {
+ public:
+  // `ledger` may be null (no persistence).
+  SimConnector(const model::Cluster& cluster, std::vector<Failure> failures, std::unique_ptr<ActionLedger> ledger);
+
+  Result<Observation> Observe(const CallContext& ctx) override;
+  Result<ApplyOutcome> Apply(const Action& action, const CallContext& ctx) override;
+
+  // How many Apply calls repeated an already-applied key (for tests and reports).
+  int duplicates_suppressed() const;
+
+ private:
+  Status ApplyToSim(const Action& action);
+
+  mutable std::mutex mu_;
+  SimCluster sim_;
+  std::unique_ptr<ActionLedger> ledger_;
+  std::set<std::pair<std::string, std::string>> seen_;  // (kind, key) when no ledger
+  int duplicates_ = 0;
+  bool broken_ = false;   // a ledger write failed after the sim changed
+};
+
+// Registers the "sim" factory. Settings: "sim.scenario" (a scenario file with
+// failures to inject). With a FactoryContext state_dir, the ledger is
+// <state_dir>/ledger.log.
+Status RegisterSimConnector(ConnectorRegistry& registry);
+
+}  // namespace gpufed::connectors::sim

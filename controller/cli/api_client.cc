@@ -1,0 +1,55 @@
+#include "controller/cli/api_client.h"
+
+#include <httplib.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+
+namespace gpufed::cli {
+
+void AddApiTargetOptions(CLI::App* cmd, ApiTarget& target) {
+  cmd->add_option("--server", target.server, "Controller URL (default $GPUFED_SERVER or http://127.0.0.1:8080)");
+  cmd->add_option("--token", target.token, "Bearer token (default $GPUFED_TOKEN or the file $GPUFED_TOKEN_FILE)");
+  cmd->add_option("--ca-cert", target.ca_cert, "CA certificate to verify an HTTPS controller");
+}
+
+Result<ApiResponse> CallApi(const ApiTarget& t, const std::string& method, const std::string& path,
+                            const std::string& body, const std::string& content_type) {
+  std::string server = t.server;
+  if (server.empty() && std::getenv("GPUFED_SERVER")) server = std::getenv("GPUFED_SERVER");
+  if (server.empty()) server = "http://127.0.0.1:8080";
+  std::string token = t.token;
+  if (token.empty() && std::getenv("GPUFED_TOKEN")) token = std::getenv("GPUFED_TOKEN");
+  if (token.empty() && std::getenv("GPUFED_TOKEN_FILE")) {
+    std::ifstream in(std::getenv("GPUFED_TOKEN_FILE"));
+    std::getline(in, token);
+  }
+  httplib::Client client(server);
+  if (!t.ca_cert.empty()) client.set_ca_cert_path(t.ca_cert.c_str());
+  client.enable_server_certificate_verification(true);
+  client.set_connection_timeout(5, 0);
+  client.set_read_timeout(30, 0);
+  httplib::Headers headers;
+  if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
+  httplib::Result res = method == "POST"     ? client.Post(path, headers, body, content_type)
+                        : method == "DELETE" ? client.Delete(path, headers)
+                                             : client.Get(path, headers);
+  if (!res) return Unavailable("cannot reach " + server + ": " + httplib::to_string(res.error()));
+  ApiResponse out;
+  out.status = res->status;
+  out.body = nlohmann::json::parse(res->body, nullptr, false);
+  return out;
+}
+
+int ReportApiError(const std::string& command, const ApiResponse& r) {
+  std::string code = "HTTP " + std::to_string(r.status), message;
+  if (r.body.is_object() && r.body.contains("error")) {
+    code = r.body["error"].value("code", code);
+    message = r.body["error"].value("message", "");
+  }
+  std::cerr << "gpufed " << command << ": " << code << ": " << message << "\n";
+  return 1;
+}
+
+}  // namespace gpufed::cli

@@ -1,0 +1,34 @@
+#pragma once
+// The HTTP client side of `gpufed submit|get|cancel|explain`: where the controller is
+// (--server, else $GPUFED_SERVER, else http://127.0.0.1:8080) and the bearer token
+// (--token, else $GPUFED_TOKEN, else $GPUFED_TOKEN_FILE's content).
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "controller/common/status.h"
+
+namespace gpufed::cli {
+
+struct ApiTarget {
+  std::string server;
+  std::string token;
+  std::string ca_cert;  // verify HTTPS against this CA (default: system store)
+};
+
+void AddApiTargetOptions(CLI::App* cmd, ApiTarget& target);
+
+struct ApiResponse {
+  int status = 0;
+  nlohmann::json body;
+};
+
+// Unavailable when the server cannot be reached.
+Result<ApiResponse> CallApi(const ApiTarget& target, const std::string& method, const std::string& path,
+                            const std::string& body = "", const std::string& content_type = "");
+
+// Prints an error body ("error: CODE: message") to stderr; returns the exit code (1).
+int ReportApiError(const std::string& command, const ApiResponse& response);
+
+}  // namespace gpufed::cli

@@ -1,0 +1,145 @@
+#include "controller/cli/run_view.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <ostream>
+#include <sstream>
+
+namespace gpufed::cli {
+namespace {
+
+std::string Clock(Duration d) {
+  int64_t s = d.millis() / 1000;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%02lld:%02lld:%02lld", static_cast<long long>(s / 3600),
+                static_cast<long long>(s / 60 % 60), static_cast<long long>(s % 60));
+  return buf;
+}
+
+std::string Bar(int used, int total, int width = 20) {
+  int filled = total > 0 ? used * width / total : 0;
+  return "[" + std::string(filled, '#') + std::string(width - filled, '.') + "]";
+}
+
+}  // namespace
+
+void RunView::Event(Duration now, const std::string& line) {
+  if (tty_ && drawn_lines_ > 0) {
+    out_ << "\x1b[" << drawn_lines_ << "F\x1b[J";
+    drawn_lines_ = 0;
+  }
+  out_ << "[" << Clock(now) << "] " << line << "\n";
+}
+
+void RunView::Update(reconcile::Controller& controller, Duration now, bool force) {
+  if (!tty_ && !force && now < next_plain_) return;
+  while (next_plain_ <= now) next_plain_ = next_plain_ + every_;
+  Result<std::vector<store::WorkloadRecord>> all = controller.List("");
+  if (!all.ok()) return;
+  int waiting = 0, running = 0, done = 0, bursts = 0;
+  std::map<std::string, Money> burn;
+  for (const store::WorkloadRecord& r : *all) {
+    if (store::IsWaiting(r.state)) ++waiting;
+    if (store::IsActive(r.state)) ++running;
+    if (store::IsTerminal(r.state)) ++done;
+    if (store::IsActive(r.state) && r.cloud) ++bursts;
+    burn[r.tenant] = burn[r.tenant].Plus(r.cost).Plus(store::IsActive(r.state) ? r.estimate : Money());
+  }
+  std::vector<std::string> lines;
+  char head[160];
+  std::snprintf(head, sizeof head, "t=%s  queued %d  running %d  finished %d  on cloud now %d", Clock(now).c_str(),
+                waiting, running, done, bursts);
+  lines.push_back(head);
+  for (const auto& c : controller.Clusters()) {
+    int total = c.value("gpus", 0), used = total - c.value("gpus_free", 0);
+    char line[200];
+    std::snprintf(line, sizeof line, "  %-12s %s %3d/%-3d GPUs busy  %s", c.value("name", "").c_str(),
+                  Bar(used, total).c_str(), used, total, c.value("healthy", false) ? "" : "UNHEALTHY");
+    lines.push_back(line);
+  }
+  std::string costs = "  spend:";
+  for (const auto& [tenant, money] : burn) costs += " " + tenant + " " + money.ToString();
+  lines.push_back(costs);
+  if (tty_) {
+    if (drawn_lines_ > 0) out_ << "\x1b[" << drawn_lines_ << "F";
+    for (const std::string& l : lines) out_ << "\x1b[2K" << l << "\n";
+    drawn_lines_ = static_cast<int>(lines.size());
+  } else {
+    out_ << lines[0];
+    for (size_t i = 1; i + 1 < lines.size(); ++i) {
+      std::string l = lines[i];
+      l.erase(0, l.find_first_not_of(' '));
+      out_ << " | " << l.substr(0, l.find('[')) << l.substr(l.find(']') + 1);
+    }
+    out_ << "\n";
+  }
+  out_.flush();
+}
+
+std::string RenderSummary(reconcile::Controller& controller, const model::Config& config, Duration makespan,
+                          double wall_seconds) {
+  std::ostringstream out;
+  Result<std::vector<store::WorkloadRecord>> all = controller.List("");
+  Result<std::vector<store::AttemptRow>> attempts = controller.store()->Attempts();
+  if (!all.ok() || !attempts.ok()) return "summary unavailable\n";
+  std::map<std::string, int> outcomes;
+  std::vector<double> waits;
+  std::map<std::string, Money> per_tenant;
+  std::map<std::string, int> jobs_per_tenant;
+  Money total;
+  int succeeded = 0;
+  for (const store::WorkloadRecord& r : *all) {
+    ++outcomes[StateName(r.state)];
+    if (r.started.millis() > 0 || r.state == store::WorkloadState::kSucceeded) {
+      waits.push_back(std::max<int64_t>(0, r.started.millis() - r.submitted.millis()) / 60000.0);
+    }
+    if (r.state == store::WorkloadState::kSucceeded) ++succeeded;
+  }
+  std::map<std::string, double> gpu_seconds;
+  int requeues = 0;
+  for (const store::AttemptRow& a : *attempts) {
+    gpu_seconds[a.cluster] += a.gpu_seconds;
+    per_tenant[a.tenant] = per_tenant[a.tenant].Plus(a.cost);
+    total = total.Plus(a.cost);
+    if (a.outcome == "lost" || a.outcome == "preempted") ++requeues;
+  }
+  for (const store::WorkloadRecord& r : *all) ++jobs_per_tenant[r.tenant];
+  out << "\n== gpufed run summary ==\n";
+  out << "virtual time " << makespan.ToString() << " in " << static_cast<int>(wall_seconds * 1000) << " ms wall time\n";
+  out << "workloads:";
+  for (const auto& [state, n] : outcomes) out << " " << state << " " << n;
+  out << "  (" << requeues << " attempts requeued: lost or preempted)\n";
+  double hours = makespan.seconds() / 3600.0;
+  char line[200];
+  std::snprintf(line, sizeof line, "throughput: %.2f workloads/hour (virtual)\n", hours > 0 ? succeeded / hours : 0.0);
+  out << line;
+  std::sort(waits.begin(), waits.end());
+  double mean = 0;
+  for (double w : waits) mean += w;
+  mean = waits.empty() ? 0 : mean / waits.size();
+  double p95 = waits.empty() ? 0 : waits[std::min(waits.size() - 1, static_cast<size_t>(waits.size() * 0.95))];
+  std::snprintf(line, sizeof line, "wait before start: mean %.1f min, p95 %.1f min (%zu started)\n", mean, p95,
+                waits.size());
+  out << line;
+  out << "GPU utilisation (GPU-hours used / declared GPUs x run time):\n";
+  for (const model::Cluster& c : config.clusters) {
+    int gpus = 0;
+    for (const model::NodePool& p : c.node_pools) gpus += p.count * p.gpu.count;
+    double used_h = gpu_seconds[c.metadata.name] / 3600.0;
+    double cap_h = gpus * hours;
+    std::snprintf(line, sizeof line, "  %-12s %8.1f GPU-h of %8.1f  %5.1f%%\n", c.metadata.name.c_str(), used_h, cap_h,
+                  cap_h > 0 ? 100 * used_h / cap_h : 0.0);
+    out << line;
+  }
+  out << "cost: total " << total.ToString();
+  if (succeeded > 0) out << ", per succeeded job " << Money(total.micros() / succeeded, total.currency()).ToString();
+  out << "\n";
+  for (const auto& [tenant, money] : per_tenant) {
+    int jobs = std::max(1, jobs_per_tenant[tenant]);
+    out << "  " << tenant << ": " << money.ToString() << " (" << jobs_per_tenant[tenant] << " workloads, "
+        << Money(money.micros() / jobs, money.currency()).ToString() << " per workload)\n";
+  }
+  return out.str();
+}
+
+}  // namespace gpufed::cli

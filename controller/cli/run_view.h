@@ -1,0 +1,35 @@
+#pragma once
+// What `gpufed run` shows: a live view redrawn in place on a terminal (plain lines
+// otherwise), notable events, and the final summary.
+#include <iosfwd>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "controller/common/duration.h"
+#include "controller/reconcile/controller.h"
+
+namespace gpufed::cli {
+
+class RunView {
+ public:
+  // `tty`: redraw in place with ANSI escapes; else print a status line per `every`.
+  RunView(std::ostream& out, bool tty, Duration every = Duration::FromSeconds(3600)) : out_(out), tty_(tty), every_(every) {}
+  void Update(reconcile::Controller& controller, Duration now, bool force = false);
+  // A notable event (requeue, preemption, outage, revision change), kept above the view.
+  void Event(Duration now, const std::string& line);
+
+ private:
+  std::ostream& out_;
+  bool tty_;
+  Duration every_;
+  Duration next_plain_;
+  int drawn_lines_ = 0;
+};
+
+// Outcomes, GPU utilisation per cluster, throughput, mean/p95 wait, cost per job and
+// per tenant. `makespan` is the virtual time the run covered.
+std::string RenderSummary(reconcile::Controller& controller, const model::Config& config, Duration makespan,
+                          double wall_seconds);
+
+}  // namespace gpufed::cli

@@ -1,0 +1,85 @@
+#pragma once
+// The running controller: the active policy revision, the store, the connectors and
+// the reconcile loop behind one mutex, so the HTTP server and the run loop can share
+// it. The run loop calls Pass; the server calls the API methods. Tenants: an empty
+// tenant means the caller is an admin (sees and cancels everything).
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "connectors/core/registry.h"
+#include "controller/reconcile/reconciler.h"
+
+namespace gpufed::reconcile {
+
+struct ControllerOptions {
+  std::string config_dir;
+  std::string state_dir = "gpufed-state";
+  std::string scenario;               // sim scenario file; empty: none
+  ReconcilerOptions reconcile;
+};
+
+class Controller {
+ public:
+  // Activates the policy repository (it must validate, compile and pass its tests),
+  // opens the store under state_dir, creates a connector per Cluster. `registry` and
+  // `clock` must outlive the Controller.
+  static Result<std::unique_ptr<Controller>> Open(const ControllerOptions& options,
+                                                  const connectors::ConnectorRegistry& registry,
+                                                  const connectors::Clock* clock);
+
+  // Re-reads the repository. OK when the new revision is active; FailedPrecondition
+  // (with the reasons) when it was rejected and the last good one keeps serving.
+  Status Reload();
+  // Submits scenario workloads whose submittedAt has come, then runs one pass.
+  Result<PassStats> Pass();
+  // Nothing waiting or active, and no scenario submission to come.
+  bool Idle();
+  // Nothing active and no event to come: waiting work can never be placed by time alone.
+  bool Stuck();
+  Duration NextEvent();
+
+  // API. PermissionDenied when a tenant caller touches another tenant's workload.
+  // Submit: InvalidArgument with the loader's file/line/field messages.
+  Result<store::WorkloadRecord> Submit(const std::string& text, const std::string& file_name,
+                                       const std::string& tenant);
+  Status Cancel(const std::string& name, const std::string& tenant);
+  Result<std::vector<store::WorkloadRecord>> List(const std::string& tenant);
+  Result<store::WorkloadRecord> Get(const std::string& name, const std::string& tenant);
+  Result<std::vector<store::DecisionRow>> Decisions(const std::string& name, const std::string& tenant);
+  // Why pending / why this cluster / why not each other cluster, from the last decision.
+  Result<nlohmann::json> Explain(const std::string& name, const std::string& tenant);
+  nlohmann::json Clusters();
+  std::string Metrics();
+  std::string active_revision();
+  bool ready();
+
+  store::Store* store() { return store_.get(); }
+
+ private:
+  Controller(ControllerOptions options, const connectors::ConnectorRegistry& registry, const connectors::Clock* clock)
+      : options_(std::move(options)), registry_(registry), clock_(clock) {}
+  Status CreateConnectors();
+  Result<store::WorkloadRecord> Owned(const std::string& name, const std::string& tenant);
+
+  std::mutex mu_;
+  ControllerOptions options_;
+  const connectors::ConnectorRegistry& registry_;
+  const connectors::Clock* clock_;
+  policy::PolicyActivator activator_;
+  std::unique_ptr<store::Store> store_;
+  std::unique_ptr<StoreDecisionLog> log_;
+  std::unique_ptr<Reconciler> reconciler_;
+  std::vector<model::Workload> scenario_;         // not yet submitted, by submittedAt
+  std::map<std::string, int64_t> decisions_by_outcome_;
+  std::vector<double> pass_seconds_;              // decision latency samples (bounded)
+  int64_t passes_ = 0;
+  int64_t seq_ = 0;
+};
+
+}  // namespace gpufed::reconcile

@@ -1,0 +1,210 @@
+// Controller: the API methods behind the HTTP server and CLI.
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include "controller/config/loader.h"
+#include "controller/reconcile/controller.h"
+
+namespace gpufed::reconcile {
+
+using store::WorkloadRecord;
+
+Result<WorkloadRecord> Controller::Submit(const std::string& text, const std::string& file_name,
+                                          const std::string& tenant) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const model::Config& active = activator_.active()->config;
+  // The loader gives API submissions the same file/line/field messages as `validate`.
+  config::LoadResult loaded = config::LoadText(text, file_name, &active);
+  if (!loaded.ok()) {
+    std::string why;
+    for (const auto& d : loaded.diagnostics.items()) why += (why.empty() ? "" : "\n") + d.ToString();
+    return InvalidArgument(why);
+  }
+  if (loaded.config.workloads.size() != 1 || loaded.documents != 1) {
+    return InvalidArgument(file_name + ": expected exactly one Workload document");
+  }
+  const model::Workload& w = loaded.config.workloads[0];
+  if (!tenant.empty() && w.tenant != tenant) {
+    return Status(StatusCode::kPermissionDenied, "token of tenant " + tenant + " cannot submit for tenant " + w.tenant);
+  }
+  Result<std::optional<std::string>> counter = store_->GetMeta("uid_counter");
+  if (!counter.ok()) return counter.status();
+  int64_t next = (*counter ? std::stoll(**counter) : 0) + 1;
+  GPUFED_RETURN_IF_ERROR(store_->SetMeta("uid_counter", std::to_string(next)));
+  WorkloadRecord r;
+  r.name = w.metadata.name;
+  r.uid = w.metadata.name + "-u" + std::to_string(next);
+  r.tenant = w.tenant;
+  r.source = "api";
+  r.spec_text = text;
+  r.submitted = clock_->Now();
+  r.gpu_milli = int64_t{w.resources.total_gpus()} * 1000;
+  GPUFED_RETURN_IF_ERROR(store_->Submit(r, r.submitted));
+  return r;
+}
+
+Result<WorkloadRecord> Controller::Owned(const std::string& name, const std::string& tenant) {
+  Result<std::optional<WorkloadRecord>> r = store_->Get(name);
+  if (!r.ok()) return r.status();
+  // A tenant cannot tell another tenant's workload from a missing one.
+  if (!*r || (!tenant.empty() && (*r)->tenant != tenant)) return NotFound("no workload " + name);
+  return **r;
+}
+
+Status Controller::Cancel(const std::string& name, const std::string& tenant) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<WorkloadRecord> r = Owned(name, tenant);
+  if (!r.ok()) return r.status();
+  if (store::IsTerminal(r->state)) return FailedPrecondition("workload " + name + " is already " + StateName(r->state));
+  return store_->RequestCancel(name);
+}
+
+Result<std::vector<WorkloadRecord>> Controller::List(const std::string& tenant) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return store_->List(tenant);
+}
+
+Result<WorkloadRecord> Controller::Get(const std::string& name, const std::string& tenant) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return Owned(name, tenant);
+}
+
+Result<std::vector<store::DecisionRow>> Controller::Decisions(const std::string& name, const std::string& tenant) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!name.empty()) {
+    Result<WorkloadRecord> r = Owned(name, tenant);
+    if (!r.ok()) return r.status();
+  } else if (!tenant.empty()) {
+    return Status(StatusCode::kPermissionDenied, "listing every decision needs an admin token");
+  }
+  return store_->Decisions(name, 200);
+}
+
+Result<nlohmann::json> Controller::Explain(const std::string& name, const std::string& tenant) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<WorkloadRecord> r = Owned(name, tenant);
+  if (!r.ok()) return r.status();
+  nlohmann::json out = {{"workload", r->name}, {"tenant", r->tenant},   {"state", StateName(r->state)},
+                        {"reason", r->reason}, {"attempt", r->attempt}, {"cluster", r->cluster}};
+  Result<std::vector<store::DecisionRow>> decisions = store_->Decisions(name, 20);
+  if (!decisions.ok()) return decisions.status();
+  std::vector<std::string> lines;
+  for (const store::DecisionRow& row : *decisions) {
+    if (row.outcome == "preempted") continue;
+    nlohmann::json d = nlohmann::json::parse(row.record_json, nullptr, false);
+    if (d.is_discarded()) continue;
+    out["decision"] = d;
+    std::string head = row.outcome == "placed"   ? "placed on " + row.cluster + ": " + row.reason
+                       : row.outcome == "queued" ? "pending: " + row.reason
+                                                 : "rejected: " + row.reason;
+    lines.push_back(head);
+    for (const auto& v : d["verdicts"]) {
+      std::string c = v.value("cluster", "");
+      if (!v.value("eligible", false)) {
+        lines.push_back("not " + c + ": rule " + v.value("rule", "?") + ": " + v.value("reason", ""));
+      } else {
+        char score[32];
+        std::snprintf(score, sizeof score, "%.2f", v["score"].value("total", 0.0));
+        std::string what = c == row.cluster && row.outcome == "placed" ? "chosen " : "eligible ";
+        lines.push_back(what + c + ": score " + score + ", cost " + v.value("cost", "") +
+                        (v.value("fits_now", false) ? "" : ", no free capacity at decision time"));
+      }
+    }
+    break;
+  }
+  if (lines.empty()) lines.push_back("no decision yet: " + r->reason);
+  out["why"] = lines;
+  Result<std::vector<store::Transition>> history = store_->History(name);
+  if (history.ok()) {
+    nlohmann::json h = nlohmann::json::array();
+    for (const store::Transition& t : *history) {
+      h.push_back({{"attempt", t.attempt}, {"from", t.from}, {"to", t.to}, {"reason", t.reason}, {"at", t.at.ToString()}});
+    }
+    out["history"] = h;
+  }
+  return out;
+}
+
+nlohmann::json Controller::Clusters() {
+  std::lock_guard<std::mutex> lock(mu_);
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [name, cs] : reconciler_->clusters()) {
+    int total = 0, free = 0, running = 0;
+    for (const auto& n : cs.last.nodes) {
+      for (const auto& g : n.gpus) {
+        ++total;
+        free += g.free_milli == 1000 ? 1 : 0;
+      }
+    }
+    for (const auto& w : cs.last.workloads) running += w.state == connectors::RunState::kRunning ? 1 : 0;
+    out.push_back({{"name", name},
+                   {"healthy", cs.healthy},
+                   {"observed", cs.observed},
+                   {"nodes", cs.last.nodes.size()},
+                   {"gpus", total},
+                   {"gpus_free", free},
+                   {"running", running},
+                   {"errors", cs.total_errors},
+                   {"last_error", cs.last_error}});
+  }
+  return out;
+}
+
+std::string Controller::Metrics() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::ostringstream m;
+  Result<std::vector<WorkloadRecord>> all = store_->List();
+  std::map<std::string, int> depth, by_state;
+  std::map<std::string, Money> burn;
+  if (all.ok()) {
+    for (const WorkloadRecord& r : *all) {
+      if (store::IsWaiting(r.state)) ++depth[r.tenant];
+      ++by_state[StateName(r.state)];
+      burn[r.tenant] = burn[r.tenant].Plus(r.cost);
+    }
+  }
+  m << "# HELP gpufed_queue_depth Workloads waiting for placement.\n# TYPE gpufed_queue_depth gauge\n";
+  for (const auto& [t, n] : depth) m << "gpufed_queue_depth{tenant=\"" << t << "\"} " << n << "\n";
+  m << "# HELP gpufed_workloads Workloads by state.\n# TYPE gpufed_workloads gauge\n";
+  for (const auto& [s, n] : by_state) m << "gpufed_workloads{state=\"" << s << "\"} " << n << "\n";
+  m << "# HELP gpufed_decisions_total Placement decisions by outcome.\n# TYPE gpufed_decisions_total counter\n";
+  for (const auto& [o, n] : decisions_by_outcome_) m << "gpufed_decisions_total{outcome=\"" << o << "\"} " << n << "\n";
+  m << "# HELP gpufed_decision_latency_seconds Reconcile pass latency.\n# TYPE gpufed_decision_latency_seconds histogram\n";
+  const double bounds[] = {0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5};
+  double sum = 0;
+  for (double s : pass_seconds_) sum += s;
+  for (double b : bounds) {
+    long n = std::count_if(pass_seconds_.begin(), pass_seconds_.end(), [b](double s) { return s <= b; });
+    m << "gpufed_decision_latency_seconds_bucket{le=\"" << b << "\"} " << n << "\n";
+  }
+  m << "gpufed_decision_latency_seconds_bucket{le=\"+Inf\"} " << pass_seconds_.size() << "\n";
+  m << "gpufed_decision_latency_seconds_sum " << sum << "\ngpufed_decision_latency_seconds_count " << pass_seconds_.size()
+    << "\n";
+  m << "# HELP gpufed_gpu_allocated GPUs in use by cluster and model.\n# TYPE gpufed_gpu_allocated gauge\n";
+  for (const auto& [name, cs] : reconciler_->clusters()) {
+    std::map<std::string, double> used;
+    const model::Cluster* c = activator_.active()->config.FindCluster(name);
+    for (const auto& n : cs.last.nodes) {
+      std::string gpu_model = "unknown";
+      if (c) {
+        for (const auto& p : c->node_pools) {
+          if (p.name == n.pool) gpu_model = p.gpu.model;
+        }
+      }
+      for (const auto& g : n.gpus) used[gpu_model] += (1000 - g.free_milli) / 1000.0;
+    }
+    for (const auto& [gm, u] : used) m << "gpufed_gpu_allocated{cluster=\"" << name << "\",model=\"" << gm << "\"} " << u << "\n";
+  }
+  m << "# HELP gpufed_cost_total Metered spend by tenant (currency units).\n# TYPE gpufed_cost_total counter\n";
+  for (const auto& [t, money] : burn) {
+    m << "gpufed_cost_total{tenant=\"" << t << "\",currency=\"" << money.currency() << "\"} " << money.AmountString() << "\n";
+  }
+  m << "# HELP gpufed_connector_errors_total Failed connector calls.\n# TYPE gpufed_connector_errors_total counter\n";
+  for (const auto& [name, cs] : reconciler_->clusters()) {
+    m << "gpufed_connector_errors_total{cluster=\"" << name << "\"} " << cs.total_errors << "\n";
+  }
+  return m.str();
+}
+
+}  // namespace gpufed::reconcile

@@ -1,0 +1,58 @@
+#include "controller/reconcile/decision_log.h"
+
+namespace gpufed::reconcile {
+
+nlohmann::json DecisionToJson(const placement::Decision& d, const DecisionContext& ctx) {
+  nlohmann::json verdicts = nlohmann::json::array();
+  for (const placement::ClusterVerdict& v : d.verdicts) {
+    nlohmann::json j = {{"cluster", v.cluster}, {"eligible", v.eligible}, {"fits_now", v.fits_now}};
+    if (!v.rule.empty()) j["rule"] = v.rule;
+    if (!v.reason.empty()) j["reason"] = v.reason;
+    if (v.eligible) {
+      j["score"] = {{"cost", v.score.cost},         {"locality", v.score.locality}, {"fragmentation", v.score.fragmentation},
+                    {"onprem", v.score.onprem},     {"lua", v.score.lua},           {"total", v.score.total}};
+      j["cost"] = v.cost.ToString();
+    }
+    if (!v.warnings.empty()) j["warnings"] = v.warnings;
+    verdicts.push_back(j);
+  }
+  nlohmann::json out = {{"kind", ctx.kind},
+                        {"workload", d.workload},
+                        {"tenant", d.tenant},
+                        {"priority", d.priority},
+                        {"attempt", ctx.attempt},
+                        {"revision", ctx.revision},
+                        {"at_ms", ctx.at.millis()},
+                        {"outcome", ctx.kind == "preempt" ? "preempted" : placement::OutcomeName(d.outcome)},
+                        {"reason", d.reason},
+                        {"cost", d.cost.ToString()},
+                        {"verdicts", verdicts}};
+  if (!d.denied_by.empty()) out["denied_by"] = d.denied_by;
+  if (!d.warnings.empty()) out["warnings"] = d.warnings;
+  if (d.outcome == placement::Outcome::kPlaced || ctx.kind == "preempt") {
+    out["binding"] = {{"cluster", d.binding.cluster},
+                      {"nodes", d.binding.nodes},
+                      {"gpus", d.binding.gpus},
+                      {"gpu_milli_each", d.binding.gpu_milli_each},
+                      {"mig_profile", d.binding.mig_profile},
+                      {"provisions_node", d.binding.provisions_node},
+                      {"ready_after_ms", d.binding.ready_after.millis()}};
+  }
+  return out;
+}
+
+Status StoreDecisionLog::Record(const placement::Decision& d, const DecisionContext& ctx) {
+  store::DecisionRow row;
+  row.at = ctx.at;
+  row.workload = d.workload;
+  row.attempt = ctx.attempt;
+  row.revision = ctx.revision;
+  row.outcome = ctx.kind == "preempt" ? "preempted" : placement::OutcomeName(d.outcome);
+  row.cluster = d.binding.cluster;
+  row.reason = d.reason;
+  row.record_json = DecisionToJson(d, ctx).dump();
+  Result<int64_t> seq = store_->RecordDecision(row);
+  return seq.status();
+}
+
+}  // namespace gpufed::reconcile

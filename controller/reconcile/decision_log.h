@@ -1,0 +1,57 @@
+#pragma once
+// Where the loop records each decision before acting on it (write-ahead). The store
+// implementation below indexes decisions for `explain` and the API; the audit journal
+// (controller/audit) plugs in behind the same interface as the tamper-evident log.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "controller/common/status.h"
+#include "controller/placement/plan.h"
+#include "controller/store/store.h"
+
+namespace gpufed::reconcile {
+
+struct DecisionContext {
+  std::string revision;   // the policy revision the decision was made under
+  Duration at;
+  int attempt = 1;
+  std::string kind = "place";  // "place", or "preempt" for a victim the loop stops
+};
+
+class DecisionLog {
+ public:
+  virtual ~DecisionLog() = default;
+  // Durable when OK. The loop does not act on a decision whose Record failed.
+  virtual Status Record(const placement::Decision& decision, const DecisionContext& ctx) = 0;
+};
+
+// The decision as stored and served: outcome, binding, cost, reason and every
+// cluster's verdict (rule and reason, or score breakdown).
+nlohmann::json DecisionToJson(const placement::Decision& decision, const DecisionContext& ctx);
+
+class StoreDecisionLog : public DecisionLog {
+ public:
+  explicit StoreDecisionLog(store::Store* store) : store_(store) {}  // store must outlive this
+  Status Record(const placement::Decision& decision, const DecisionContext& ctx) override;
+
+ private:
+  store::Store* store_;
+};
+
+// Records to every log in order; stops at the first failure.
+class TeeDecisionLog : public DecisionLog {
+ public:
+  explicit TeeDecisionLog(std::vector<DecisionLog*> logs) : logs_(std::move(logs)) {}
+  Status Record(const placement::Decision& decision, const DecisionContext& ctx) override {
+    for (DecisionLog* log : logs_) GPUFED_RETURN_IF_ERROR(log->Record(decision, ctx));
+    return Status::Ok();
+  }
+
+ private:
+  std::vector<DecisionLog*> logs_;
+};
+
+}  // namespace gpufed::reconcile

@@ -1,0 +1,296 @@
+#include "controller/reconcile/reconciler.h"
+
+#include <nlohmann/json.hpp>
+
+#include "connectors/core/action_json.h"
+#include "controller/config/loader.h"
+
+namespace gpufed::reconcile {
+
+using store::WorkloadRecord;
+using store::WorkloadState;
+
+Reconciler::Reconciler(store::Store* store, DecisionLog* log, const connectors::Clock* clock, ReconcilerOptions options)
+    : store_(store), log_(log), clock_(clock), options_(options) {}
+
+void Reconciler::SetConnectors(std::map<std::string, std::unique_ptr<connectors::Connector>> connectors) {
+  connectors_ = std::move(connectors);
+  for (const auto& [name, c] : connectors_) clusters_.try_emplace(name);
+}
+
+void Reconciler::AddSpecs(std::vector<model::Workload> specs) {
+  for (model::Workload& w : specs) scenario_specs_[w.metadata.name] = std::move(w);
+}
+
+int64_t Reconciler::connector_errors(const std::string& cluster) const {
+  auto it = clusters_.find(cluster);
+  return it == clusters_.end() ? 0 : it->second.total_errors;
+}
+
+connectors::CallContext Reconciler::Context(const std::string& cluster) const {
+  connectors::CallContext ctx;
+  ctx.clock = clock_;
+  if (revision_) {
+    if (const model::Cluster* c = revision_->config.FindCluster(cluster)) ctx.timeout = c->connector.timeout;
+  }
+  return ctx;
+}
+
+Status Reconciler::SyncRepositoryWorkloads() {
+  if (!revision_) return FailedPrecondition("no active policy revision");
+  for (const model::Workload& w : revision_->config.workloads) {
+    Result<std::optional<WorkloadRecord>> existing = store_->Get(w.metadata.name);
+    if (!existing.ok()) return existing.status();
+    if (*existing) continue;
+    WorkloadRecord r;
+    r.name = w.metadata.name;
+    r.uid = w.metadata.name + "-" + revision_->config.revision.substr(0, 8);
+    r.tenant = w.tenant;
+    r.source = "repo";
+    r.submitted = w.submitted_at;
+    r.gpu_milli = int64_t{w.resources.total_gpus()} * 1000;
+    GPUFED_RETURN_IF_ERROR(store_->Submit(r, clock_->Now()));
+  }
+  return Status::Ok();
+}
+
+const model::Workload* Reconciler::SpecOf(const WorkloadRecord& r, std::string* why) {
+  if (!revision_) return nullptr;
+  std::string cache_key = r.uid + "@" + revision_->config.revision;
+  auto cached = api_specs_.find(r.name);
+  if (cached != api_specs_.end() && cached->second.first == cache_key) return &cached->second.second;
+  model::Workload spec;
+  if (r.source == "repo") {
+    const model::Workload* found = nullptr;
+    for (const model::Workload& w : revision_->config.workloads) {
+      if (w.metadata.name == r.name) found = &w;
+    }
+    if (!found) {
+      if (why) *why = "removed from the policy repository";
+      return nullptr;
+    }
+    spec = *found;
+  } else if (r.source == "scenario") {
+    auto it = scenario_specs_.find(r.name);
+    if (it == scenario_specs_.end()) {
+      if (why) *why = "scenario spec not loaded";
+      return nullptr;
+    }
+    spec = it->second;
+  } else {
+    config::LoadResult loaded = config::LoadText(r.spec_text, "api/" + r.name + ".yaml", &revision_->config);
+    if (!loaded.ok() || loaded.config.workloads.size() != 1) {
+      if (why) {
+        *why = "invalid under revision " + revision_->config.revision.substr(0, 12);
+        for (const auto& d : loaded.diagnostics.items()) *why += "; " + d.ToString();
+      }
+      return nullptr;
+    }
+    spec = loaded.config.workloads[0];
+  }
+  spec.submitted_at = r.submitted;
+  api_specs_[r.name] = {cache_key, std::move(spec)};
+  return &api_specs_[r.name].second;
+}
+
+void Reconciler::ObserveClusters(PassStats& stats) {
+  Duration now = clock_->Now();
+  for (auto& [name, connector] : connectors_) {
+    ClusterStatus& cs = clusters_[name];
+    std::string key = "cluster/" + name;
+    if (!queue_.Ready(key, now)) continue;
+    Result<connectors::Observation> obs = connector->Observe(Context(name));
+    if (obs.ok() && obs->healthy) {
+      cs.last = std::move(obs).value();
+      cs.healthy = true;
+      cs.observed = true;
+      cs.consecutive_errors = 0;
+      queue_.Forget(key);
+      ++stats.observed_clusters;
+      continue;
+    }
+    if (cs.consecutive_errors == 0) cs.failing_since = now;
+    ++cs.consecutive_errors;
+    ++cs.total_errors;
+    cs.last_error = obs.ok() ? "reports unhealthy" : obs.status().message();
+    queue_.Backoff(key, now);
+    if (Duration::FromMillis(now.millis() - cs.failing_since.millis()) >= options_.unhealthy_grace) cs.healthy = false;
+  }
+}
+
+const connectors::ObservedWorkload* Reconciler::Seen(const std::string& cluster, const std::string& key) const {
+  auto it = clusters_.find(cluster);
+  if (it == clusters_.end()) return nullptr;
+  for (const connectors::ObservedWorkload& w : it->second.last.workloads) {
+    if (w.key == key) return &w;
+  }
+  return nullptr;
+}
+
+Status Reconciler::BookAttempt(const WorkloadRecord& r, const connectors::ObservedWorkload* seen,
+                               const std::string& outcome) {
+  store::AttemptRow a;
+  a.workload = r.name;
+  a.attempt = r.attempt;
+  a.tenant = r.tenant;
+  a.cluster = r.cluster;
+  a.outcome = outcome;
+  a.cloud = r.cloud;
+  if (seen) {
+    a.gpu_seconds = seen->gpu_seconds;
+    a.cost = seen->cost;
+    a.started = seen->started_at;
+    a.finished = seen->finished_at;
+  }
+  return store_->FinishAttempt(a);
+}
+
+Status Reconciler::Requeue(WorkloadRecord& r, const std::string& why, bool counts_as_failure, PassStats& stats) {
+  const model::Workload* spec = SpecOf(r);
+  bool checkpointable = spec && spec->checkpoint.enabled;
+  Duration now = clock_->Now();
+  if (!checkpointable && counts_as_failure && r.attempt >= options_.max_attempts) {
+    r.state = WorkloadState::kFailed;
+    r.reason = why + "; gave up after " + std::to_string(r.attempt) + " attempts";
+    r.finished = now;
+    return store_->Update(r, r.reason, now);
+  }
+  r.state = WorkloadState::kRequeued;
+  r.resume_from = checkpointable ? r.checkpoint : Duration();
+  r.reason = why + (checkpointable ? "; resumes from checkpoint at " + r.resume_from.ToString() : "; restarts from the beginning");
+  ++r.attempt;
+  r.cluster.clear();
+  r.binding_json = "{}";
+  r.estimate = Money(0, r.estimate.currency());
+  r.cloud = false;
+  ++stats.requeued;
+  return store_->Update(r, r.reason, now);
+}
+
+Status Reconciler::ApplyAction(const connectors::Action& action, const std::string& cluster, PassStats& stats) {
+  std::string kind = connectors::ActionKindName(action.kind);
+  Duration now = clock_->Now();
+  if (!queue_.Ready(action.workload, now)) return Unavailable("backing off");
+  auto it = connectors_.find(cluster);
+  if (it == connectors_.end()) return FailedPrecondition("no connector for cluster " + cluster);
+  Result<connectors::ApplyOutcome> out = it->second->Apply(action, Context(cluster));
+  if (out.ok()) {
+    queue_.Forget(action.workload);
+    ++stats.actions_applied;
+    return store_->MarkAction(kind, action.key, store::ActionState::kApplied, "");
+  }
+  ++stats.action_errors;
+  ++clusters_[cluster].total_errors;
+  StatusCode code = out.status().code();
+  if (code == StatusCode::kUnavailable || code == StatusCode::kDeadlineExceeded) {
+    queue_.Backoff(action.workload, now);
+    return out.status();
+  }
+  GPUFED_RETURN_IF_ERROR(store_->MarkAction(kind, action.key, store::ActionState::kFailed, out.status().message()));
+  return out.status();
+}
+
+Status Reconciler::SyncActive(WorkloadRecord& r, PassStats& stats) {
+  Duration now = clock_->Now();
+  auto cit = clusters_.find(r.cluster);
+  bool have_connector = connectors_.count(r.cluster) > 0;
+  if (!have_connector || (cit != clusters_.end() && !cit->second.healthy && cit->second.consecutive_errors > 0)) {
+    std::string why = have_connector ? "cluster " + r.cluster + " unhealthy (" + cit->second.last_error + ")"
+                                     : "cluster " + r.cluster + " left the federation";
+    GPUFED_RETURN_IF_ERROR(BookAttempt(r, Seen(r.cluster, r.ActionKey()), "lost"));
+    return Requeue(r, why, true, stats);
+  }
+  if (cit == clusters_.end() || cit->second.consecutive_errors > 0 || !cit->second.observed) return Status::Ok();
+  const std::string key = r.ActionKey();
+  const connectors::ObservedWorkload* seen = Seen(r.cluster, key);
+  if (seen == nullptr) {
+    Result<std::optional<store::ActionRow>> submit = store_->GetAction("submit", key);
+    if (!submit.ok()) return submit.status();
+    if (*submit && (*submit)->state == store::ActionState::kIntent) {
+      // Recorded but maybe never applied (a crash, a timeout): apply again, same key.
+      Result<connectors::Action> action = connectors::ActionFromJson(nlohmann::json::parse((*submit)->payload));
+      if (action.ok()) (void)ApplyAction(*action, r.cluster, stats);
+      return Status::Ok();
+    }
+    if (r.cancel_requested) {
+      r.state = WorkloadState::kCancelled;
+      r.finished = now;
+      return store_->Update(r, "cancelled before it started", now);
+    }
+    GPUFED_RETURN_IF_ERROR(BookAttempt(r, nullptr, "lost"));
+    return Requeue(r, "cluster " + r.cluster + " no longer reports " + key, true, stats);
+  }
+  bool checkpointed = seen->checkpoint != r.checkpoint;
+  r.progress = seen->progress;
+  r.checkpoint = seen->checkpoint;
+  switch (seen->state) {
+    case connectors::RunState::kStarting:
+    case connectors::RunState::kRunning: {
+      if (r.cancel_requested) {
+        connectors::Action cancel{connectors::ActionKind::kCancel, key, r.name, r.tenant, r.attempt};
+        cancel.reason = "cancelled by request";
+        GPUFED_RETURN_IF_ERROR(store_->RecordActionIntent(
+            {"cancel", key, r.name, r.attempt, r.cluster, store::ActionState::kIntent, "", now,
+             connectors::ActionToJson(cancel).dump()}));
+        (void)ApplyAction(cancel, r.cluster, stats);
+        return Status::Ok();
+      }
+      if (seen->state == connectors::RunState::kRunning && r.state == WorkloadState::kPlaced) {
+        r.state = WorkloadState::kRunning;
+        if (r.started.millis() == 0) r.started = seen->started_at;
+        r.reason = "running on " + r.cluster;
+        return store_->Update(r, r.reason, seen->started_at);
+      }
+      // Checkpoints are durable so a requeue after a controller crash resumes from them.
+      if (checkpointed) return store_->Update(r, r.reason, now);
+      return Status::Ok();
+    }
+    case connectors::RunState::kSucceeded:
+      GPUFED_RETURN_IF_ERROR(BookAttempt(r, seen, "succeeded"));
+      r.cost = r.cost.Plus(seen->cost);
+      r.state = WorkloadState::kSucceeded;
+      r.reason = "completed on " + r.cluster;
+      r.finished = seen->finished_at;
+      ++stats.finished;
+      return store_->Update(r, r.reason, seen->finished_at);
+    case connectors::RunState::kFailed:
+      GPUFED_RETURN_IF_ERROR(BookAttempt(r, seen, seen->lost ? "lost" : "failed"));
+      r.cost = r.cost.Plus(seen->cost);
+      if (seen->lost) return Requeue(r, "lost on " + r.cluster + ": " + seen->reason, true, stats);
+      r.state = WorkloadState::kFailed;
+      r.reason = seen->reason;
+      r.finished = seen->finished_at;
+      ++stats.finished;
+      return store_->Update(r, r.reason, seen->finished_at);
+    case connectors::RunState::kPreempted: {
+      GPUFED_RETURN_IF_ERROR(BookAttempt(r, seen, "preempted"));
+      r.cost = r.cost.Plus(seen->cost);
+      preempting_.erase(r.name);
+      r.state = WorkloadState::kPreempted;
+      r.reason = seen->reason.empty() ? "preempted" : seen->reason;
+      GPUFED_RETURN_IF_ERROR(store_->Update(r, r.reason, seen->finished_at));
+      return Requeue(r, r.reason, false, stats);
+    }
+    case connectors::RunState::kCancelled:
+      GPUFED_RETURN_IF_ERROR(BookAttempt(r, seen, "cancelled"));
+      r.cost = r.cost.Plus(seen->cost);
+      r.state = r.cancel_requested ? WorkloadState::kCancelled : WorkloadState::kFailed;
+      r.reason = r.cancel_requested ? "cancelled by request" : "cancelled on the cluster: " + seen->reason;
+      r.finished = seen->finished_at;
+      ++stats.finished;
+      return store_->Update(r, r.reason, seen->finished_at);
+  }
+  return Status::Ok();
+}
+
+Duration Reconciler::NextEvent() const {
+  Duration now = clock_->Now();
+  Duration best = queue_.NextDue(now);
+  for (const auto& [name, cs] : clusters_) {
+    Duration e = cs.last.next_event;
+    if (e.millis() > 0 && e > now && (best.millis() == 0 || e < best)) best = e;
+  }
+  return best;
+}
+
+}  // namespace gpufed::reconcile

@@ -1,0 +1,117 @@
+#pragma once
+// The level-triggered reconcile loop. Each Pass re-reads everything (store, observed
+// clusters, active revision), so a crash between any two steps is repaired by the
+// next pass:
+//   1. observe every cluster (per-cluster backoff; unhealthy after a grace period);
+//   2. sync each placed/running workload with what its cluster reports: running,
+//      finished (attempt booked once), preempted or lost -> requeued as attempt + 1 from
+//      its last checkpoint; re-apply submit intents that never reached the cluster;
+//      carry out cancellations;
+//   3. plan every waiting workload (MakePlan over the residual fleet), record each
+//      decision in the DecisionLog (durable) before acting, record the action intent in
+//      the store, apply it through the connector (idempotent by uid + attempt), update
+//      status;
+//   4. preempt lower-priority preemptible work for high-priority work that waits for
+//      capacity only (see preemption.cc).
+// Not thread-safe: callers serialise Pass and the accessors (the Controller does).
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "connectors/core/connector.h"
+#include "controller/reconcile/capacity.h"
+#include "controller/reconcile/decision_log.h"
+#include "controller/reconcile/work_queue.h"
+#include "controller/store/store.h"
+#include "policies/engine/activation.h"
+
+namespace gpufed::reconcile {
+
+struct ReconcilerOptions {
+  Duration unhealthy_grace = Duration::FromSeconds(120);  // failing observe this long -> unhealthy
+  int max_attempts = 3;          // restarts of work that cannot resume from a checkpoint
+  bool preemption = true;
+  Duration preempt_after = Duration::FromSeconds(60);  // a workload waits this long before preempting
+};
+
+struct ClusterStatus {
+  bool healthy = false;
+  bool observed = false;         // at least one successful observe
+  Duration failing_since;        // when the current run of failures began
+  int consecutive_errors = 0;
+  int64_t total_errors = 0;
+  std::string last_error;
+  connectors::Observation last;  // last successful observation
+};
+
+struct PassStats {
+  int observed_clusters = 0;
+  int decisions = 0;
+  int placed = 0;
+  int queued = 0;
+  int rejected = 0;
+  int preempted = 0;
+  int requeued = 0;
+  int finished = 0;
+  int actions_applied = 0;
+  int action_errors = 0;
+};
+
+class Reconciler {
+ public:
+  // All pointers must outlive the Reconciler.
+  Reconciler(store::Store* store, DecisionLog* log, const connectors::Clock* clock, ReconcilerOptions options = {});
+
+  // The active revision (owned by the caller's PolicyActivator; may change between
+  // passes) and connectors by cluster name (owned here).
+  void SetRevision(const policy::Revision* revision) { revision_ = revision; }
+  void SetConnectors(std::map<std::string, std::unique_ptr<connectors::Connector>> connectors);
+  // Specs for workloads of source "scenario" (the scenario file is their desired state).
+  void AddSpecs(std::vector<model::Workload> specs);
+
+  // Inserts the active revision's Workloads the store does not know yet.
+  Status SyncRepositoryWorkloads();
+  Result<PassStats> Pass();
+
+  const std::map<std::string, ClusterStatus>& clusters() const { return clusters_; }
+  // The spec of a stored workload under the active revision; null when it has none
+  // (a repo workload removed, or an API submission invalid under the new revision).
+  const model::Workload* SpecOf(const store::WorkloadRecord& record, std::string* why = nullptr);
+  // Earliest time something changes without an external event (a cluster's next
+  // event, a backoff expiring); zero when unknown.
+  Duration NextEvent() const;
+  // Connector errors by cluster since start (metrics).
+  int64_t connector_errors(const std::string& cluster) const;
+
+ private:
+  void ObserveClusters(PassStats& stats);
+  Status SyncActive(store::WorkloadRecord& r, PassStats& stats);
+  Status Requeue(store::WorkloadRecord& r, const std::string& why, bool counts_as_failure, PassStats& stats);
+  Status Preempt(std::vector<store::WorkloadRecord>& records, const placement::Plan& plan, PassStats& stats);
+  Status BookAttempt(const store::WorkloadRecord& r, const connectors::ObservedWorkload* seen, const std::string& outcome);
+  Status ApplyAction(const connectors::Action& action, const std::string& cluster, PassStats& stats);
+  Status PlanWaiting(std::vector<store::WorkloadRecord>& records, PassStats& stats);
+  Result<connectors::Action> BuildSubmit(const store::WorkloadRecord& r, const model::Workload& w,
+                                         const placement::Decision& d, const ResidualFleet& fleet);
+  std::map<std::string, placement::TenantUsage> Usage(const std::vector<store::WorkloadRecord>& records);
+  const connectors::ObservedWorkload* Seen(const std::string& cluster, const std::string& key) const;
+  connectors::CallContext Context(const std::string& cluster) const;
+
+  store::Store* store_;
+  DecisionLog* log_;
+  const connectors::Clock* clock_;
+  ReconcilerOptions options_;
+  const policy::Revision* revision_ = nullptr;
+  std::map<std::string, std::unique_ptr<connectors::Connector>> connectors_;
+  std::map<std::string, ClusterStatus> clusters_;
+  std::map<std::string, model::Workload> scenario_specs_;
+  std::map<std::string, std::pair<std::string, model::Workload>> api_specs_;  // name -> (uid@revision, spec)
+  std::map<std::string, std::string> last_decision_;                         // name -> outcome|reason
+  std::map<std::string, Duration> preempting_;                                // victim -> when asked
+  placement::Plan last_plan_;
+  WorkQueue queue_;
+};
+
+}  // namespace gpufed::reconcile

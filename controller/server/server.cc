@@ -1,0 +1,235 @@
+#include "controller/server/server.h"
+
+#include <httplib.h>
+#include <openssl/rand.h>
+#include <sys/stat.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace gpufed::server {
+namespace {
+
+int HttpStatus(StatusCode code) {
+  switch (code) {
+    case StatusCode::kInvalidArgument: return 400;
+    case StatusCode::kUnauthenticated: return 401;
+    case StatusCode::kPermissionDenied: return 403;
+    case StatusCode::kNotFound: return 404;
+    case StatusCode::kAlreadyExists:
+    case StatusCode::kFailedPrecondition: return 409;
+    case StatusCode::kResourceExhausted: return 413;
+    case StatusCode::kUnavailable: return 503;
+    default: return 500;
+  }
+}
+
+void SendError(httplib::Response& res, const Status& s) {
+  res.status = HttpStatus(s.code());
+  nlohmann::json body = {{"error", {{"code", StatusCodeName(s.code())}, {"message", s.message()}}}};
+  res.set_content(body.dump() + "\n", "application/json");
+}
+
+void SendJson(httplib::Response& res, const nlohmann::json& body, int status = 200) {
+  res.status = status;
+  res.set_content(body.dump() + "\n", "application/json");
+}
+
+nlohmann::json WorkloadJson(const store::WorkloadRecord& r) {
+  return {{"name", r.name},
+          {"uid", r.uid},
+          {"tenant", r.tenant},
+          {"source", r.source},
+          {"state", StateName(r.state)},
+          {"reason", r.reason},
+          {"attempt", r.attempt},
+          {"cluster", r.cluster},
+          {"submitted", r.submitted.ToString()},
+          {"started", r.started.ToString()},
+          {"finished", r.finished.ToString()},
+          {"progress", r.progress.ToString()},
+          {"checkpoint", r.checkpoint.ToString()},
+          {"estimate", r.estimate.ToString()},
+          {"cost", r.cost.ToString()},
+          {"binding", nlohmann::json::parse(r.binding_json, nullptr, false)}};
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+Result<std::map<std::string, std::string>> ParseTokens(const std::string& text) {
+  std::map<std::string, std::string> tokens;
+  std::istringstream in(text);
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream fields(line);
+    std::string token, tenant, extra;
+    fields >> token >> tenant >> extra;
+    if (token.empty()) continue;
+    if (tenant.empty() || !extra.empty()) {
+      return InvalidArgument("tokens line " + std::to_string(n) + ": expected 'TOKEN TENANT' or 'TOKEN admin'");
+    }
+    if (token.size() < 16) return InvalidArgument("tokens line " + std::to_string(n) + ": token shorter than 16 characters");
+    tokens[token] = tenant == "admin" ? "" : tenant;
+  }
+  return tokens;
+}
+
+Result<ServerOptions> MakeServerOptions(const std::string& listen, const std::string& tokens_file,
+                                        const std::string& tls_cert, const std::string& tls_key,
+                                        const std::string& state_dir) {
+  ServerOptions o;
+  size_t colon = listen.rfind(':');
+  if (colon == std::string::npos) return InvalidArgument("--listen: expected ADDR:PORT, got " + listen);
+  o.host = listen.substr(0, colon);
+  try {
+    o.port = std::stoi(listen.substr(colon + 1));
+  } catch (const std::exception&) {
+    return InvalidArgument("--listen: bad port in " + listen);
+  }
+  if (o.port < 0 || o.port > 65535) return InvalidArgument("--listen: port out of range");
+  if ((tls_cert.empty()) != (tls_key.empty())) return InvalidArgument("--tls-cert and --tls-key go together");
+  o.tls_cert = tls_cert;
+  o.tls_key = tls_key;
+  if (!tokens_file.empty()) {
+    Result<std::map<std::string, std::string>> t = ParseTokens(ReadFile(tokens_file));
+    if (!t.ok()) return Status(t.status().code(), tokens_file + ": " + t.status().message());
+    o.tokens = *t;
+    return o;
+  }
+  std::string path = state_dir + "/admin.token";
+  std::string token = ReadFile(path);
+  while (!token.empty() && (token.back() == '\n' || token.back() == ' ')) token.pop_back();
+  if (token.empty()) {
+    unsigned char raw[24];
+    if (RAND_bytes(raw, sizeof raw) != 1) return Internal("cannot generate an admin token");
+    static const char* kHex = "0123456789abcdef";
+    for (unsigned char c : raw) token += std::string{kHex[c >> 4], kHex[c & 15]};
+    std::ofstream out(path, std::ios::trunc);
+    out << token << "\n";
+    if (!out) return Unavailable("cannot write " + path);
+    ::chmod(path.c_str(), 0600);
+  }
+  o.tokens[token] = "";
+  return o;
+}
+
+Result<std::unique_ptr<ApiServer>> ApiServer::Start(reconcile::Controller* controller, const ServerOptions& o) {
+  std::unique_ptr<ApiServer> s(new ApiServer());
+  if (!o.tls_cert.empty()) {
+    s->http_ = std::make_unique<httplib::SSLServer>(o.tls_cert.c_str(), o.tls_key.c_str());
+    if (!s->http_->is_valid()) return InvalidArgument("TLS certificate or key could not be loaded");
+  } else {
+    s->http_ = std::make_unique<httplib::Server>();
+  }
+  httplib::Server& http = *s->http_;
+  http.set_payload_max_length(o.max_body_bytes);
+  http.set_read_timeout(10, 0);
+  http.set_write_timeout(10, 0);
+  auto tokens = o.tokens;
+  // Resolves the caller's tenant ("" for admin); false (with a 401 sent) when not allowed.
+  auto auth = [tokens](const httplib::Request& req, httplib::Response& res, std::string& tenant) {
+    std::string header = req.get_header_value("Authorization");
+    const std::string prefix = "Bearer ";
+    auto it = header.rfind(prefix, 0) == 0 ? tokens.find(header.substr(prefix.size())) : tokens.end();
+    if (it == tokens.end()) {
+      SendError(res, Status(StatusCode::kUnauthenticated, "missing or unknown bearer token"));
+      res.set_header("WWW-Authenticate", "Bearer");
+      return false;
+    }
+    tenant = it->second;
+    return true;
+  };
+  http.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    std::string code = res.status == 413 ? "RESOURCE_EXHAUSTED" : res.status == 404 ? "NOT_FOUND" : "ERROR";
+    std::string message = res.status == 413 ? "request body too large" : "HTTP " + std::to_string(res.status);
+    res.set_content(nlohmann::json{{"error", {{"code", code}, {"message", message}}}}.dump() + "\n", "application/json");
+  });
+  http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { SendJson(res, {{"status", "ok"}}); });
+  http.Get("/readyz", [controller](const httplib::Request&, httplib::Response& res) {
+    bool ready = controller->ready();
+    SendJson(res, {{"ready", ready}, {"revision", controller->active_revision()}}, ready ? 200 : 503);
+  });
+  http.Get("/metrics", [controller, auth](const httplib::Request& req, httplib::Response& res) {
+    std::string tenant;
+    if (!auth(req, res, tenant)) return;
+    res.set_content(controller->Metrics(), "text/plain; version=0.0.4");
+  });
+  http.Post("/v1/workloads", [controller, auth](const httplib::Request& req, httplib::Response& res) {
+    std::string tenant;
+    if (!auth(req, res, tenant)) return;
+    std::string type = req.get_header_value("Content-Type");
+    std::string file = type.find("json") != std::string::npos ? "request.json" : "request.yaml";
+    Result<store::WorkloadRecord> r = controller->Submit(req.body, file, tenant);
+    if (!r.ok()) return SendError(res, r.status());
+    SendJson(res, WorkloadJson(*r), 201);
+  });
+  http.Get("/v1/workloads", [controller, auth](const httplib::Request& req, httplib::Response& res) {
+    std::string tenant;
+    if (!auth(req, res, tenant)) return;
+    Result<std::vector<store::WorkloadRecord>> all = controller->List(tenant);
+    if (!all.ok()) return SendError(res, all.status());
+    nlohmann::json items = nlohmann::json::array();
+    for (const auto& r : *all) items.push_back(WorkloadJson(r));
+    SendJson(res, {{"items", items}});
+  });
+  http.Get(R"(/v1/workloads/([A-Za-z0-9._-]+))", [controller, auth](const httplib::Request& req, httplib::Response& res) {
+    std::string tenant;
+    if (!auth(req, res, tenant)) return;
+    Result<store::WorkloadRecord> r = controller->Get(req.matches[1], tenant);
+    if (!r.ok()) return SendError(res, r.status());
+    SendJson(res, WorkloadJson(*r));
+  });
+  http.Delete(R"(/v1/workloads/([A-Za-z0-9._-]+))", [controller, auth](const httplib::Request& req, httplib::Response& res) {
+    std::string tenant;
+    if (!auth(req, res, tenant)) return;
+    Status s = controller->Cancel(req.matches[1], tenant);
+    if (!s.ok()) return SendError(res, s);
+    SendJson(res, {{"name", std::string(req.matches[1])}, {"cancel_requested", true}}, 202);
+  });
+  http.Get("/v1/clusters", [controller, auth](const httplib::Request& req, httplib::Response& res) {
+    std::string tenant;
+    if (!auth(req, res, tenant)) return;
+    SendJson(res, {{"items", controller->Clusters()}});
+  });
+  http.Get("/v1/decisions", [controller, auth](const httplib::Request& req, httplib::Response& res) {
+    std::string tenant;
+    if (!auth(req, res, tenant)) return;
+    Result<std::vector<store::DecisionRow>> rows = controller->Decisions(req.get_param_value("workload"), tenant);
+    if (!rows.ok()) return SendError(res, rows.status());
+    nlohmann::json items = nlohmann::json::array();
+    for (const auto& row : *rows) items.push_back(nlohmann::json::parse(row.record_json, nullptr, false));
+    SendJson(res, {{"items", items}});
+  });
+  http.Get(R"(/v1/explain/([A-Za-z0-9._-]+))", [controller, auth](const httplib::Request& req, httplib::Response& res) {
+    std::string tenant;
+    if (!auth(req, res, tenant)) return;
+    Result<nlohmann::json> e = controller->Explain(req.matches[1], tenant);
+    if (!e.ok()) return SendError(res, e.status());
+    SendJson(res, *e);
+  });
+  int port = o.port == 0 ? http.bind_to_any_port(o.host) : (http.bind_to_port(o.host, o.port) ? o.port : -1);
+  if (port < 0) return Unavailable("cannot listen on " + o.host + ":" + std::to_string(o.port));
+  s->port_ = port;
+  s->thread_ = std::thread([&http] { http.listen_after_bind(); });
+  return s;
+}
+
+void ApiServer::Stop() {
+  if (http_) http_->stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+ApiServer::~ApiServer() { Stop(); }
+
+}  // namespace gpufed::server

@@ -1,0 +1,55 @@
+#pragma once
+// The HTTP API (cpp-httplib), served on its own threads next to the run loop:
+//   POST   /v1/workloads          YAML or JSON Workload; 201 with the record
+//   GET    /v1/workloads[/{name}] DELETE /v1/workloads/{name} (cancel)
+//   GET    /v1/clusters, /v1/decisions?workload=, /v1/explain/{name}
+//   GET    /healthz, /readyz (no token), /metrics (Prometheus text)
+// Every /v1 and /metrics request needs "Authorization: Bearer TOKEN"; a tenant token
+// sees and cancels only its tenant's workloads (others look absent), an admin token
+// sees all. Errors are JSON: {"error": {"code": "...", "message": "..."}}.
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "controller/reconcile/controller.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace gpufed::server {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 0;                                  // 0: any free port
+  std::map<std::string, std::string> tokens;     // token -> tenant; "" = admin
+  std::string tls_cert;                          // PEM files; empty: plain HTTP
+  std::string tls_key;
+  size_t max_body_bytes = size_t{1} << 20;
+};
+
+// Parses "ADDR:PORT" and the tokens file ("TOKEN TENANT" or "TOKEN admin" per line, '#'
+// comments). Without a tokens file an admin token is generated once and kept in
+// <state_dir>/admin.token (mode 0600); it is never logged.
+Result<ServerOptions> MakeServerOptions(const std::string& listen, const std::string& tokens_file,
+                                        const std::string& tls_cert, const std::string& tls_key,
+                                        const std::string& state_dir);
+Result<std::map<std::string, std::string>> ParseTokens(const std::string& text);
+
+class ApiServer {
+ public:
+  // Binds and starts serving; `controller` must outlive the server.
+  static Result<std::unique_ptr<ApiServer>> Start(reconcile::Controller* controller, const ServerOptions& options);
+  ~ApiServer();
+  int port() const { return port_; }
+  void Stop();
+
+ private:
+  ApiServer() = default;
+  std::unique_ptr<httplib::Server> http_;
+  std::thread thread_;
+  int port_ = 0;
+};
+
+}  // namespace gpufed::server

@@ -1,0 +1,119 @@
+#pragma once
+// Rows of the controller's store, as plain structs. Times are virtual-clock offsets
+// (the run's clock), stored as milliseconds.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "controller/common/duration.h"
+#include "controller/common/money.h"
+#include "controller/common/status.h"
+
+namespace gpufed::store {
+
+// A workload's lifecycle. Terminal: Succeeded, Failed, Rejected, Cancelled.
+// Pending -> Queued|Placed|Rejected; Placed -> Running -> Succeeded|Failed;
+// Placed|Running -> Preempted|Failed(lost) -> Requeued (attempt + 1) -> Queued|Placed.
+enum class WorkloadState {
+  kPending,
+  kQueued,
+  kPlaced,
+  kRunning,
+  kSucceeded,
+  kFailed,
+  kPreempted,
+  kRequeued,
+  kRejected,
+  kCancelled,
+};
+const char* StateName(WorkloadState state);
+Result<WorkloadState> ParseState(const std::string& name);
+bool IsTerminal(WorkloadState state);
+// Waiting for the placer: Pending, Queued, Requeued.
+bool IsWaiting(WorkloadState state);
+// Holding capacity on a cluster: Placed, Running.
+bool IsActive(WorkloadState state);
+
+struct WorkloadRecord {
+  std::string name;
+  std::string uid;              // unique per accepted submission; action keys derive from it
+  std::string tenant;
+  std::string source;           // "repo", "api" or "scenario"
+  std::string spec_text;        // the submitted document (api); empty for repo/scenario
+  Duration submitted;
+  WorkloadState state = WorkloadState::kPending;
+  std::string reason;
+  int attempt = 1;
+  std::string cluster;          // of the current attempt, when placed
+  std::string binding_json = "{}";
+  Duration resume_from;         // checkpointed progress the current attempt starts from
+  Duration progress;            // last observed
+  Duration checkpoint;          // last observed checkpoint
+  Duration started;             // first time any attempt ran (wait time ends here)
+  Duration finished;
+  Money estimate;               // the current attempt's decision cost estimate
+  Money cost;                   // metered, all finished attempts
+  int64_t gpu_milli = 0;        // requested, for usage
+  bool cloud = false;           // current attempt runs off-prem
+  bool cancel_requested = false;
+  int64_t updated_seq = 0;      // bumps on every write (optimistic checks, tests)
+
+  // "<uid>.a<attempt>": the idempotency key of the current attempt's actions.
+  std::string ActionKey() const { return uid + ".a" + std::to_string(attempt); }
+};
+
+struct Transition {
+  std::string workload;
+  int attempt = 0;
+  std::string from;
+  std::string to;
+  std::string reason;
+  Duration at;
+};
+
+struct DecisionRow {
+  int64_t seq = 0;
+  Duration at;
+  std::string workload;
+  int attempt = 0;
+  std::string revision;
+  std::string outcome;          // placed, queued, rejected, preempt
+  std::string cluster;
+  std::string reason;
+  std::string record_json;      // the full decision with every cluster's verdict
+};
+
+enum class ActionState { kIntent, kApplied, kFailed };
+struct ActionRow {
+  std::string kind;
+  std::string key;
+  std::string workload;
+  int attempt = 0;
+  std::string cluster;
+  ActionState state = ActionState::kIntent;
+  std::string error;
+  Duration created;
+  std::string payload = "{}";   // the action as the connector receives it (JSON)
+};
+
+struct AttemptRow {
+  std::string workload;
+  int attempt = 0;
+  std::string tenant;
+  std::string cluster;
+  std::string outcome;
+  double gpu_seconds = 0;
+  Money cost;
+  bool cloud = false;
+  Duration started;
+  Duration finished;
+};
+
+struct UsageRow {
+  std::string tenant;
+  Money spent;
+  Money cloud_spent;
+  double gpu_seconds = 0;
+};
+
+}  // namespace gpufed::store

@@ -1,0 +1,67 @@
+#include "controller/store/sqlite.h"
+
+namespace gpufed::store {
+namespace {
+
+Status Error(sqlite3* db, const std::string& what) {
+  int code = sqlite3_errcode(db);
+  std::string msg = what + ": " + sqlite3_errmsg(db);
+  if (code == SQLITE_BUSY || code == SQLITE_LOCKED || code == SQLITE_IOERR || code == SQLITE_FULL) return Unavailable(msg);
+  if (code == SQLITE_CONSTRAINT) return {StatusCode::kAlreadyExists, msg};
+  if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB) return {StatusCode::kDataLoss, msg};
+  return Internal(msg);
+}
+
+}  // namespace
+
+Result<bool> Statement::Step() {
+  int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  return Error(db_, "sqlite step");
+}
+
+Status Statement::Run() {
+  while (true) {
+    Result<bool> r = Step();
+    if (!r.ok()) return r.status();
+    if (!*r) return Status::Ok();
+  }
+}
+
+Result<std::unique_ptr<Database>> Database::Open(const std::string& path) {
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    Status s = Unavailable("open " + path + ": " + (db ? sqlite3_errmsg(db) : "out of memory"));
+    sqlite3_close(db);
+    return s;
+  }
+  sqlite3_busy_timeout(db, 5000);
+  std::unique_ptr<Database> out(new Database(db));
+  GPUFED_RETURN_IF_ERROR(out->Exec("PRAGMA journal_mode=WAL"));
+  GPUFED_RETURN_IF_ERROR(out->Exec("PRAGMA synchronous=FULL"));
+  GPUFED_RETURN_IF_ERROR(out->Exec("PRAGMA foreign_keys=ON"));
+  return out;
+}
+
+Database::~Database() { sqlite3_close(db_); }
+
+Status Database::Exec(const std::string& sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : "unknown error";
+    sqlite3_free(err);
+    Status s = Error(db_, "sqlite");
+    return Status(s.code(), msg);
+  }
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<Statement>> Database::Prepare(const std::string& sql) {
+  sqlite3_stmt* stmt = nullptr;
+  if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK) return Error(db_, "prepare");
+  return std::make_unique<Statement>(db_, stmt);
+}
+
+}  // namespace gpufed::store

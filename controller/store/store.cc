@@ -1,0 +1,286 @@
+#include "controller/store/store.h"
+
+#include <array>
+
+namespace gpufed::store {
+namespace {
+
+// Versioned schema. Never edit a released migration; append a new one.
+const std::array<const char*, 2> kMigrations = {
+    // 1: the initial schema.
+    R"sql(
+CREATE TABLE workloads(
+  name TEXT PRIMARY KEY,
+  uid TEXT NOT NULL UNIQUE,
+  tenant TEXT NOT NULL,
+  source TEXT NOT NULL,
+  spec_text TEXT NOT NULL DEFAULT '',
+  submitted_ms INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  state TEXT NOT NULL,
+  reason TEXT NOT NULL DEFAULT '',
+  attempt INTEGER NOT NULL DEFAULT 1,
+  cluster TEXT NOT NULL DEFAULT '',
+  binding_json TEXT NOT NULL DEFAULT '{}',
+  resume_ms INTEGER NOT NULL DEFAULT 0,
+  progress_ms INTEGER NOT NULL DEFAULT 0,
+  checkpoint_ms INTEGER NOT NULL DEFAULT 0,
+  started_ms INTEGER NOT NULL DEFAULT -1,
+  finished_ms INTEGER NOT NULL DEFAULT -1,
+  estimate_micros INTEGER NOT NULL DEFAULT 0,
+  cost_micros INTEGER NOT NULL DEFAULT 0,
+  currency TEXT NOT NULL DEFAULT '',
+  gpu_milli INTEGER NOT NULL DEFAULT 0,
+  cloud INTEGER NOT NULL DEFAULT 0,
+  cancel_requested INTEGER NOT NULL DEFAULT 0);
+CREATE INDEX workloads_by_tenant ON workloads(tenant, seq);
+CREATE TABLE status_history(
+  id INTEGER PRIMARY KEY,
+  workload TEXT NOT NULL,
+  attempt INTEGER NOT NULL,
+  from_state TEXT NOT NULL,
+  to_state TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  at_ms INTEGER NOT NULL);
+CREATE INDEX history_by_workload ON status_history(workload, id);
+CREATE TABLE decisions(
+  seq INTEGER PRIMARY KEY,
+  at_ms INTEGER NOT NULL,
+  workload TEXT NOT NULL,
+  attempt INTEGER NOT NULL,
+  revision TEXT NOT NULL,
+  outcome TEXT NOT NULL,
+  cluster TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  record_json TEXT NOT NULL);
+CREATE INDEX decisions_by_workload ON decisions(workload, seq);
+CREATE TABLE actions(
+  kind TEXT NOT NULL,
+  key TEXT NOT NULL,
+  workload TEXT NOT NULL,
+  attempt INTEGER NOT NULL,
+  cluster TEXT NOT NULL,
+  state TEXT NOT NULL,
+  error TEXT NOT NULL DEFAULT '',
+  created_ms INTEGER NOT NULL,
+  payload TEXT NOT NULL DEFAULT '{}',
+  PRIMARY KEY(kind, key));
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+)sql",
+    // 2: finished attempts and tenant usage (fair share, budgets, reports).
+    R"sql(
+CREATE TABLE attempts(
+  workload TEXT NOT NULL,
+  attempt INTEGER NOT NULL,
+  tenant TEXT NOT NULL,
+  cluster TEXT NOT NULL,
+  outcome TEXT NOT NULL,
+  gpu_seconds REAL NOT NULL,
+  cost_micros INTEGER NOT NULL,
+  currency TEXT NOT NULL,
+  cloud INTEGER NOT NULL,
+  started_ms INTEGER NOT NULL,
+  finished_ms INTEGER NOT NULL,
+  PRIMARY KEY(workload, attempt));
+CREATE TABLE tenant_usage(
+  tenant TEXT PRIMARY KEY,
+  currency TEXT NOT NULL,
+  spent_micros INTEGER NOT NULL,
+  cloud_spent_micros INTEGER NOT NULL,
+  gpu_seconds REAL NOT NULL);
+)sql",
+};
+
+const char* kWorkloadColumns =
+    "name, uid, tenant, source, spec_text, submitted_ms, state, reason, attempt, cluster, binding_json, resume_ms, "
+    "progress_ms, checkpoint_ms, started_ms, finished_ms, estimate_micros, cost_micros, currency, gpu_milli, cloud, "
+    "cancel_requested, seq";
+
+WorkloadRecord ReadWorkload(const Statement& s) {
+  WorkloadRecord r;
+  r.name = s.Text(0);
+  r.uid = s.Text(1);
+  r.tenant = s.Text(2);
+  r.source = s.Text(3);
+  r.spec_text = s.Text(4);
+  r.submitted = Duration::FromMillis(s.Int(5));
+  Result<WorkloadState> state = ParseState(s.Text(6));
+  r.state = state.ok() ? *state : WorkloadState::kPending;
+  r.reason = s.Text(7);
+  r.attempt = static_cast<int>(s.Int(8));
+  r.cluster = s.Text(9);
+  r.binding_json = s.Text(10);
+  r.resume_from = Duration::FromMillis(s.Int(11));
+  r.progress = Duration::FromMillis(s.Int(12));
+  r.checkpoint = Duration::FromMillis(s.Int(13));
+  r.started = Duration::FromMillis(s.Int(14) < 0 ? 0 : s.Int(14));
+  r.finished = Duration::FromMillis(s.Int(15) < 0 ? 0 : s.Int(15));
+  r.estimate = Money(s.Int(16), s.Text(18));
+  r.cost = Money(s.Int(17), s.Text(18));
+  r.gpu_milli = s.Int(19);
+  r.cloud = s.Int(20) != 0;
+  r.cancel_requested = s.Int(21) != 0;
+  r.updated_seq = s.Int(22);
+  return r;
+}
+
+}  // namespace
+
+int Store::LatestSchemaVersion() { return static_cast<int>(kMigrations.size()); }
+
+Result<std::unique_ptr<Store>> Store::Open(const std::string& path) {
+  Result<std::unique_ptr<Database>> db = Database::Open(path);
+  if (!db.ok()) return db.status();
+  std::unique_ptr<Store> store(new Store(std::move(db).value()));
+  GPUFED_RETURN_IF_ERROR(store->Migrate());
+  return store;
+}
+
+Status Store::Migrate() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<std::unique_ptr<Statement>> q = db_->Prepare("PRAGMA user_version");
+  if (!q.ok()) return Status(StatusCode::kDataLoss, "not a gpufed store: " + q.status().message());
+  Result<bool> row = (*q)->Step();
+  if (!row.ok()) return Status(StatusCode::kDataLoss, "not a gpufed store: " + row.status().message());
+  version_ = static_cast<int>((*q)->Int(0));
+  if (version_ > LatestSchemaVersion()) {
+    return FailedPrecondition("store schema version " + std::to_string(version_) + " is newer than this gpufed (" +
+                              std::to_string(LatestSchemaVersion()) + ")");
+  }
+  while (version_ < LatestSchemaVersion()) {
+    Transaction tx(*db_);
+    GPUFED_RETURN_IF_ERROR(tx.begin_status());
+    GPUFED_RETURN_IF_ERROR(db_->Exec(kMigrations[version_]));
+    GPUFED_RETURN_IF_ERROR(db_->Exec("PRAGMA user_version = " + std::to_string(version_ + 1)));
+    GPUFED_RETURN_IF_ERROR(tx.Commit());
+    ++version_;
+  }
+  Result<std::unique_ptr<Statement>> m = db_->Prepare("SELECT COALESCE(MAX(seq), 0) FROM workloads");
+  if (!m.ok()) return m.status();
+  Result<bool> r = (*m)->Step();
+  if (!r.ok()) return r.status();
+  seq_ = (*m)->Int(0);
+  return Status::Ok();
+}
+
+Status Store::WriteRecord(const WorkloadRecord& r, bool insert) {
+  std::string sql = insert ? std::string("INSERT OR REPLACE INTO workloads(") + kWorkloadColumns +
+                                 ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+                           : "UPDATE workloads SET name=?1, uid=?2, tenant=?3, source=?4, spec_text=?5, submitted_ms=?6, "
+                             "state=?7, reason=?8, attempt=?9, cluster=?10, binding_json=?11, resume_ms=?12, "
+                             "progress_ms=?13, checkpoint_ms=?14, started_ms=?15, finished_ms=?16, estimate_micros=?17, "
+                             "cost_micros=?18, currency=?19, gpu_milli=?20, cloud=?21, cancel_requested=?22, seq=?23 "
+                             "WHERE name=?1";
+  Result<std::unique_ptr<Statement>> s = db_->Prepare(sql);
+  if (!s.ok()) return s.status();
+  std::string currency = r.cost.currency().empty() ? r.estimate.currency() : r.cost.currency();
+  (*s)->Bind(1, r.name).Bind(2, r.uid).Bind(3, r.tenant).Bind(4, r.source).Bind(5, r.spec_text);
+  (*s)->Bind(6, r.submitted.millis()).Bind(7, std::string(StateName(r.state))).Bind(8, r.reason).Bind(9, r.attempt);
+  (*s)->Bind(10, r.cluster).Bind(11, r.binding_json).Bind(12, r.resume_from.millis()).Bind(13, r.progress.millis());
+  (*s)->Bind(14, r.checkpoint.millis()).Bind(15, r.started.millis()).Bind(16, r.finished.millis());
+  (*s)->Bind(17, r.estimate.micros()).Bind(18, r.cost.micros()).Bind(19, currency).Bind(20, r.gpu_milli);
+  (*s)->Bind(21, r.cloud ? 1 : 0).Bind(22, r.cancel_requested ? 1 : 0).Bind(23, insert ? ++seq_ : r.updated_seq);
+  return (*s)->Run();
+}
+
+Status Store::AddTransition(const Transition& t) {
+  Result<std::unique_ptr<Statement>> s = db_->Prepare(
+      "INSERT INTO status_history(workload, attempt, from_state, to_state, reason, at_ms) VALUES(?,?,?,?,?,?)");
+  if (!s.ok()) return s.status();
+  (*s)->Bind(1, t.workload).Bind(2, t.attempt).Bind(3, t.from).Bind(4, t.to).Bind(5, t.reason).Bind(6, t.at.millis());
+  return (*s)->Run();
+}
+
+Result<std::optional<WorkloadRecord>> Store::GetLocked(const std::string& name) {
+  Result<std::unique_ptr<Statement>> s =
+      db_->Prepare(std::string("SELECT ") + kWorkloadColumns + " FROM workloads WHERE name=?");
+  if (!s.ok()) return s.status();
+  (*s)->Bind(1, name);
+  Result<bool> row = (*s)->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return std::optional<WorkloadRecord>();
+  return std::optional<WorkloadRecord>(ReadWorkload(**s));
+}
+
+Status Store::Submit(const WorkloadRecord& record, Duration at) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Transaction tx(*db_);
+  GPUFED_RETURN_IF_ERROR(tx.begin_status());
+  Result<std::optional<WorkloadRecord>> existing = GetLocked(record.name);
+  if (!existing.ok()) return existing.status();
+  if (*existing && !IsTerminal((*existing)->state)) {
+    return {StatusCode::kAlreadyExists, "workload " + record.name + " exists (" + StateName((*existing)->state) + ")"};
+  }
+  WorkloadRecord r = record;
+  r.state = WorkloadState::kPending;
+  GPUFED_RETURN_IF_ERROR(WriteRecord(r, true));
+  GPUFED_RETURN_IF_ERROR(AddTransition({r.name, r.attempt, "", "Pending", "submitted (" + r.source + ")", at}));
+  return tx.Commit();
+}
+
+Result<std::optional<WorkloadRecord>> Store::Get(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return GetLocked(name);
+}
+
+Result<std::vector<WorkloadRecord>> Store::List(const std::string& tenant) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string sql = std::string("SELECT ") + kWorkloadColumns + " FROM workloads" +
+                    (tenant.empty() ? "" : " WHERE tenant=?") + " ORDER BY seq";
+  Result<std::unique_ptr<Statement>> s = db_->Prepare(sql);
+  if (!s.ok()) return s.status();
+  if (!tenant.empty()) (*s)->Bind(1, tenant);
+  std::vector<WorkloadRecord> out;
+  while (true) {
+    Result<bool> row = (*s)->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    out.push_back(ReadWorkload(**s));
+  }
+  return out;
+}
+
+Status Store::Update(const WorkloadRecord& record, const std::string& reason, Duration at) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Transaction tx(*db_);
+  GPUFED_RETURN_IF_ERROR(tx.begin_status());
+  Result<std::optional<WorkloadRecord>> old = GetLocked(record.name);
+  if (!old.ok()) return old.status();
+  if (!*old) return NotFound("workload " + record.name);
+  WorkloadRecord r = record;
+  r.updated_seq = (*old)->updated_seq;  // the submission order never changes
+  r.cancel_requested = r.cancel_requested || (*old)->cancel_requested;  // never lose a cancel
+  GPUFED_RETURN_IF_ERROR(WriteRecord(r, false));
+  if ((*old)->state != r.state || (*old)->attempt != r.attempt) {
+    GPUFED_RETURN_IF_ERROR(AddTransition({r.name, r.attempt, StateName((*old)->state), StateName(r.state), reason, at}));
+  }
+  return tx.Commit();
+}
+
+Status Store::RequestCancel(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<std::unique_ptr<Statement>> s = db_->Prepare("UPDATE workloads SET cancel_requested=1 WHERE name=?");
+  if (!s.ok()) return s.status();
+  GPUFED_RETURN_IF_ERROR((*s)->Bind(1, name).Run());
+  if (db_->Changes() == 0) return NotFound("workload " + name);
+  return Status::Ok();
+}
+
+Result<std::vector<Transition>> Store::History(const std::string& workload) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<std::unique_ptr<Statement>> s = db_->Prepare(
+      "SELECT workload, attempt, from_state, to_state, reason, at_ms FROM status_history WHERE workload=? ORDER BY id");
+  if (!s.ok()) return s.status();
+  (*s)->Bind(1, workload);
+  std::vector<Transition> out;
+  while (true) {
+    Result<bool> row = (*s)->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    out.push_back({(*s)->Text(0), static_cast<int>((*s)->Int(1)), (*s)->Text(2), (*s)->Text(3), (*s)->Text(4),
+                   Duration::FromMillis((*s)->Int(5))});
+  }
+  return out;
+}
+
+}  // namespace gpufed::store

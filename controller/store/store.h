@@ -1,0 +1,78 @@
+#pragma once
+// The controller's durable state in SQLite (WAL, synchronous=FULL): workloads and their
+// status history, the decisions index, the action ledger that makes connector actions
+// idempotent across crashes, finished attempts and tenant usage. Every method is one
+// transaction; a method that returns OK is durable. Thread-safe (one connection behind
+// a mutex): the HTTP server and the reconcile loop share one Store.
+//
+// Schema versions are applied in order by Open (see store.cc, kMigrations); the
+// version is kept in PRAGMA user_version.
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "controller/store/records.h"
+#include "controller/store/sqlite.h"
+
+namespace gpufed::store {
+
+class Store {
+ public:
+  // Opens or creates the database at `path` and migrates it to the latest schema.
+  // DataLoss for a file that is not a gpufed store; FailedPrecondition for a schema
+  // newer than this binary.
+  static Result<std::unique_ptr<Store>> Open(const std::string& path);
+  static int LatestSchemaVersion();
+  int schema_version() const { return version_; }
+
+  // Accepts a new workload (state Pending, with a Pending transition). AlreadyExists
+  // when a workload of that name exists and is not terminal; a terminal one is
+  // replaced (a resubmission gets a new uid).
+  Status Submit(const WorkloadRecord& record, Duration at);
+  Result<std::optional<WorkloadRecord>> Get(const std::string& name);
+  // All workloads, or one tenant's (empty: all), by submission order.
+  Result<std::vector<WorkloadRecord>> List(const std::string& tenant = "");
+  // Writes `record`; when its state differs from the stored one, appends a transition
+  // with `reason` and `at`. NotFound when absent.
+  Status Update(const WorkloadRecord& record, const std::string& reason, Duration at);
+  Status RequestCancel(const std::string& name);
+  Result<std::vector<Transition>> History(const std::string& workload);
+
+  Result<int64_t> RecordDecision(const DecisionRow& row);
+  // Newest first; `limit` 0 = all.
+  Result<std::vector<DecisionRow>> Decisions(const std::string& workload, int limit = 0);
+
+  // Write-ahead for connector actions: the intent is durable before the connector is
+  // called. Re-recording an existing intent or applied action changes nothing (a
+  // retry after a crash); a failed one is replaced (a new binding for the same key).
+  Status RecordActionIntent(const ActionRow& row);
+  Status MarkAction(const std::string& kind, const std::string& key, ActionState state, const std::string& error);
+  Result<std::vector<ActionRow>> Actions();
+  Result<std::optional<ActionRow>> GetAction(const std::string& kind, const std::string& key);
+
+  // Books a finished attempt once (later calls for the same attempt are no-ops) and
+  // adds its cost and GPU time to the tenant's usage, in one transaction.
+  Status FinishAttempt(const AttemptRow& row);
+  Result<std::vector<AttemptRow>> Attempts();
+  Result<std::map<std::string, UsageRow>> Usage();
+
+  Result<std::optional<std::string>> GetMeta(const std::string& key);
+  Status SetMeta(const std::string& key, const std::string& value);
+
+ private:
+  explicit Store(std::unique_ptr<Database> db) : db_(std::move(db)) {}
+  Status Migrate();
+  Status WriteRecord(const WorkloadRecord& r, bool insert);
+  Status AddTransition(const Transition& t);
+  Result<std::optional<WorkloadRecord>> GetLocked(const std::string& name);
+
+  std::mutex mu_;
+  std::unique_ptr<Database> db_;
+  int version_ = 0;
+  int64_t seq_ = 0;
+};
+
+}  // namespace gpufed::store

@@ -1,0 +1,198 @@
+// Store: decisions index, action ledger, attempts and usage, meta.
+#include "controller/store/store.h"
+
+namespace gpufed::store {
+namespace {
+
+const char* ActionStateName(ActionState s) {
+  switch (s) {
+    case ActionState::kIntent: return "intent";
+    case ActionState::kApplied: return "applied";
+    case ActionState::kFailed: return "failed";
+  }
+  return "intent";
+}
+
+ActionState ParseActionState(const std::string& s) {
+  if (s == "applied") return ActionState::kApplied;
+  if (s == "failed") return ActionState::kFailed;
+  return ActionState::kIntent;
+}
+
+ActionRow ReadAction(const Statement& s) {
+  ActionRow r;
+  r.kind = s.Text(0);
+  r.key = s.Text(1);
+  r.workload = s.Text(2);
+  r.attempt = static_cast<int>(s.Int(3));
+  r.cluster = s.Text(4);
+  r.state = ParseActionState(s.Text(5));
+  r.error = s.Text(6);
+  r.created = Duration::FromMillis(s.Int(7));
+  r.payload = s.Text(8);
+  return r;
+}
+
+}  // namespace
+
+Result<int64_t> Store::RecordDecision(const DecisionRow& row) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<std::unique_ptr<Statement>> s = db_->Prepare(
+      "INSERT INTO decisions(at_ms, workload, attempt, revision, outcome, cluster, reason, record_json) "
+      "VALUES(?,?,?,?,?,?,?,?)");
+  if (!s.ok()) return s.status();
+  (*s)->Bind(1, row.at.millis()).Bind(2, row.workload).Bind(3, row.attempt).Bind(4, row.revision);
+  (*s)->Bind(5, row.outcome).Bind(6, row.cluster).Bind(7, row.reason).Bind(8, row.record_json);
+  GPUFED_RETURN_IF_ERROR((*s)->Run());
+  return db_->LastInsertRowId();
+}
+
+Result<std::vector<DecisionRow>> Store::Decisions(const std::string& workload, int limit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string sql =
+      "SELECT seq, at_ms, workload, attempt, revision, outcome, cluster, reason, record_json FROM decisions";
+  sql += workload.empty() ? "" : " WHERE workload=?";
+  sql += " ORDER BY seq DESC";
+  if (limit > 0) sql += " LIMIT " + std::to_string(limit);
+  Result<std::unique_ptr<Statement>> s = db_->Prepare(sql);
+  if (!s.ok()) return s.status();
+  if (!workload.empty()) (*s)->Bind(1, workload);
+  std::vector<DecisionRow> out;
+  while (true) {
+    Result<bool> row = (*s)->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    const Statement& q = **s;
+    out.push_back({q.Int(0), Duration::FromMillis(q.Int(1)), q.Text(2), static_cast<int>(q.Int(3)), q.Text(4),
+                   q.Text(5), q.Text(6), q.Text(7), q.Text(8)});
+  }
+  return out;
+}
+
+Status Store::RecordActionIntent(const ActionRow& row) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<std::unique_ptr<Statement>> s = db_->Prepare(
+      "INSERT INTO actions(kind, key, workload, attempt, cluster, state, error, created_ms, payload) "
+      "VALUES(?,?,?,?,?,'intent','',?,?) ON CONFLICT(kind, key) DO UPDATE SET state='intent', error='', "
+      "cluster=excluded.cluster, payload=excluded.payload WHERE state='failed'");
+  if (!s.ok()) return s.status();
+  (*s)->Bind(1, row.kind).Bind(2, row.key).Bind(3, row.workload).Bind(4, row.attempt).Bind(5, row.cluster);
+  (*s)->Bind(6, row.created.millis()).Bind(7, row.payload);
+  return (*s)->Run();
+}
+
+Status Store::MarkAction(const std::string& kind, const std::string& key, ActionState state, const std::string& error) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<std::unique_ptr<Statement>> s = db_->Prepare("UPDATE actions SET state=?, error=? WHERE kind=? AND key=?");
+  if (!s.ok()) return s.status();
+  (*s)->Bind(1, std::string(ActionStateName(state))).Bind(2, error).Bind(3, kind).Bind(4, key);
+  GPUFED_RETURN_IF_ERROR((*s)->Run());
+  if (db_->Changes() == 0) return NotFound("no action " + kind + " " + key);
+  return Status::Ok();
+}
+
+Result<std::vector<ActionRow>> Store::Actions() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<std::unique_ptr<Statement>> s = db_->Prepare(
+      "SELECT kind, key, workload, attempt, cluster, state, error, created_ms, payload FROM actions ORDER BY rowid");
+  if (!s.ok()) return s.status();
+  std::vector<ActionRow> out;
+  while (true) {
+    Result<bool> row = (*s)->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    out.push_back(ReadAction(**s));
+  }
+  return out;
+}
+
+Result<std::optional<ActionRow>> Store::GetAction(const std::string& kind, const std::string& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<std::unique_ptr<Statement>> s = db_->Prepare(
+      "SELECT kind, key, workload, attempt, cluster, state, error, created_ms, payload FROM actions WHERE kind=? AND key=?");
+  if (!s.ok()) return s.status();
+  (*s)->Bind(1, kind).Bind(2, key);
+  Result<bool> row = (*s)->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return std::optional<ActionRow>();
+  return std::optional<ActionRow>(ReadAction(**s));
+}
+
+Status Store::FinishAttempt(const AttemptRow& a) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Transaction tx(*db_);
+  GPUFED_RETURN_IF_ERROR(tx.begin_status());
+  Result<std::unique_ptr<Statement>> s = db_->Prepare(
+      "INSERT OR IGNORE INTO attempts(workload, attempt, tenant, cluster, outcome, gpu_seconds, cost_micros, currency, "
+      "cloud, started_ms, finished_ms) VALUES(?,?,?,?,?,?,?,?,?,?,?)");
+  if (!s.ok()) return s.status();
+  (*s)->Bind(1, a.workload).Bind(2, a.attempt).Bind(3, a.tenant).Bind(4, a.cluster).Bind(5, a.outcome);
+  (*s)->Bind(6, a.gpu_seconds).Bind(7, a.cost.micros()).Bind(8, a.cost.currency()).Bind(9, a.cloud ? 1 : 0);
+  (*s)->Bind(10, a.started.millis()).Bind(11, a.finished.millis());
+  GPUFED_RETURN_IF_ERROR((*s)->Run());
+  if (db_->Changes() == 0) return Status::Ok();  // booked before: once only
+  Result<std::unique_ptr<Statement>> u = db_->Prepare(
+      "INSERT INTO tenant_usage(tenant, currency, spent_micros, cloud_spent_micros, gpu_seconds) VALUES(?,?,?,?,?) "
+      "ON CONFLICT(tenant) DO UPDATE SET spent_micros=spent_micros+excluded.spent_micros, "
+      "cloud_spent_micros=cloud_spent_micros+excluded.cloud_spent_micros, gpu_seconds=gpu_seconds+excluded.gpu_seconds");
+  if (!u.ok()) return u.status();
+  (*u)->Bind(1, a.tenant).Bind(2, a.cost.currency()).Bind(3, a.cost.micros()).Bind(4, a.cloud ? a.cost.micros() : 0);
+  (*u)->Bind(5, a.gpu_seconds);
+  GPUFED_RETURN_IF_ERROR((*u)->Run());
+  return tx.Commit();
+}
+
+Result<std::vector<AttemptRow>> Store::Attempts() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<std::unique_ptr<Statement>> s = db_->Prepare(
+      "SELECT workload, attempt, tenant, cluster, outcome, gpu_seconds, cost_micros, currency, cloud, started_ms, "
+      "finished_ms FROM attempts ORDER BY rowid");
+  if (!s.ok()) return s.status();
+  std::vector<AttemptRow> out;
+  while (true) {
+    Result<bool> row = (*s)->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    const Statement& q = **s;
+    out.push_back({q.Text(0), static_cast<int>(q.Int(1)), q.Text(2), q.Text(3), q.Text(4), q.Real(5),
+                   Money(q.Int(6), q.Text(7)), q.Int(8) != 0, Duration::FromMillis(q.Int(9)),
+                   Duration::FromMillis(q.Int(10))});
+  }
+  return out;
+}
+
+Result<std::map<std::string, UsageRow>> Store::Usage() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<std::unique_ptr<Statement>> s =
+      db_->Prepare("SELECT tenant, currency, spent_micros, cloud_spent_micros, gpu_seconds FROM tenant_usage");
+  if (!s.ok()) return s.status();
+  std::map<std::string, UsageRow> out;
+  while (true) {
+    Result<bool> row = (*s)->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    const Statement& q = **s;
+    out[q.Text(0)] = {q.Text(0), Money(q.Int(2), q.Text(1)), Money(q.Int(3), q.Text(1)), q.Real(4)};
+  }
+  return out;
+}
+
+Result<std::optional<std::string>> Store::GetMeta(const std::string& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<std::unique_ptr<Statement>> s = db_->Prepare("SELECT value FROM meta WHERE key=?");
+  if (!s.ok()) return s.status();
+  (*s)->Bind(1, key);
+  Result<bool> row = (*s)->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return std::optional<std::string>();
+  return std::optional<std::string>((*s)->Text(0));
+}
+
+Status Store::SetMeta(const std::string& key, const std::string& value) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<std::unique_ptr<Statement>> s = db_->Prepare("INSERT OR REPLACE INTO meta(key, value) VALUES(?,?)");
+  if (!s.ok()) return s.status();
+  return (*s)->Bind(1, key).Bind(2, value).Run();
+}
+
+}  // namespace gpufed::store
