@@ -1,0 +1,250 @@
+#include "connectors/kubernetes/kubernetes_connector.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+
+#include "connectors/kubernetes/observe_mapping.h"
+
+namespace gpufed::connectors::kubernetes {
+namespace {
+
+using nlohmann::json;
+
+// Pods that hold resources on their node (Succeeded and Failed pods do not).
+constexpr const char* kActivePods = "status.phase!=Succeeded,status.phase!=Failed";
+
+}  // namespace
+
+KubernetesConnector::KubernetesConnector(model::Cluster cluster, KubernetesOptions options, std::unique_ptr<KubeApi> api,
+                                         std::unique_ptr<ActionLedger> ledger)
+    : cluster_(std::move(cluster)), options_(std::move(options)), api_(std::move(api)), ledger_(std::move(ledger)) {
+  facts_.ns = options_.ns;
+  if (ledger_) {
+    for (const LedgerRecord& r : ledger_->records()) {
+      Tombstone t;
+      t.kind = r.kind == "preempt" ? ActionKind::kPreempt : ActionKind::kCancel;
+      try {
+        json p = json::parse(r.payload);
+        t.workload = p.value("workload", "");
+        t.attempt = p.value("attempt", 0);
+        t.reason = p.value("reason", "");
+        t.at = Duration::FromMillis(p.value("at_ms", int64_t{0}));
+      } catch (const json::exception&) {
+        // A record we cannot read still blocks the key from being created again.
+      }
+      tombstones_[r.key] = t;
+    }
+  }
+}
+
+Result<std::unique_ptr<KubernetesConnector>> KubernetesConnector::Create(const model::Cluster& cluster,
+                                                                         KubernetesOptions options) {
+  http::ClientOptions http;
+  http.base_url = options.credentials.server;
+  http.ca = options.credentials.ca;
+  http.client_cert = options.credentials.client_cert;
+  http.client_key = options.credentials.client_key;
+  http.bearer_token = options.credentials.token;
+  http.qps = options.qps;
+  http.burst = options.burst;
+  http.user_agent = "gpufed-kubernetes-connector";
+  Result<std::unique_ptr<http::Client>> client = http::Client::Create(http, options.sleep);
+  if (!client.ok()) return client.status();
+  std::unique_ptr<ActionLedger> ledger;
+  if (!options.state_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(options.state_dir, ec);
+    Result<std::unique_ptr<ActionLedger>> opened = ActionLedger::Open(options.state_dir + "/ledger.log");
+    if (!opened.ok()) return opened.status();
+    ledger = std::move(opened).value();
+  }
+  auto api = std::make_unique<KubeApi>(std::move(client).value(), options.credentials.token_file);
+  return std::unique_ptr<KubernetesConnector>(
+      new KubernetesConnector(cluster, std::move(options), std::move(api), std::move(ledger)));
+}
+
+std::string KubernetesConnector::JobsPath() const { return "/apis/batch/v1/namespaces/" + options_.ns + "/jobs"; }
+
+int KubernetesConnector::relists() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return relists_;
+}
+
+int64_t KubernetesConnector::requests_sent() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return api_->client()->requests_sent();
+}
+
+Result<Observation> KubernetesConnector::Observe(const CallContext& ctx) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ListOptions all{.limit = options_.page_size};
+  Result<ListResult> nodes = api_->List("/api/v1/nodes", all, ctx);
+  if (!nodes.ok()) return nodes.status();
+  Result<ListResult> active = api_->List("/api/v1/pods", {.field_selector = kActivePods, .limit = options_.page_size}, ctx);
+  if (!active.ok()) return active.status();
+  ListOptions ours{.label_selector = kLabelWorkloadUid, .limit = options_.page_size};
+  Result<ListResult> jobs = api_->List(JobsPath(), ours, ctx);
+  if (!jobs.ok()) return jobs.status();
+  Result<ListResult> pods = api_->List("/api/v1/namespaces/" + options_.ns + "/pods", ours, ctx);
+  if (!pods.ok()) return pods.status();
+  relists_ += nodes->relists + active->relists + jobs->relists + pods->relists;
+
+  Observation obs;
+  obs.healthy = true;
+  obs.gpu_hour = cluster_.pricing.gpu_hour;
+  std::map<std::string, NodeUsage> usage = UsageByNode(active->items);
+  std::map<std::string, std::string> pool_by_node;
+  JobContext facts;
+  facts.ns = options_.ns;
+  for (const json& n : nodes->items) {
+    std::string name = n.value("/metadata/name"_json_pointer, "");
+    MappedNode m = MapNode(n, cluster_, usage[name]);
+    pool_by_node[m.node.name] = m.node.pool;
+    facts.nodes[m.node.name] = m.facts;
+    obs.nodes.push_back(std::move(m.node));
+  }
+  facts_ = std::move(facts);
+
+  std::map<std::string, std::vector<const json*>> pods_by_job;
+  for (const json& p : pods->items) {
+    std::string job = p.value("/metadata/labels/job-name"_json_pointer, "");
+    if (job.empty()) job = p.value("/metadata/labels/batch.kubernetes.io~1job-name"_json_pointer, "");
+    pods_by_job[job].push_back(&p);
+  }
+  TimeBase time{ctx.clock ? ctx.clock->Now() : Duration(), jobs->server_time};
+  std::set<std::string> reported;
+  for (const json& j : jobs->items) {
+    std::string name = j.value("/metadata/name"_json_pointer, "");
+    ObservedWorkload w = MapJob(j, pods_by_job[name], time, cluster_, pool_by_node);
+    auto t = tombstones_.find(w.key);
+    if (t != tombstones_.end() && (w.state == RunState::kCancelled || !IsFinished(w.state))) {
+      // Deleted by us and still terminating: report what we did to it.
+      w.state = t->second.kind == ActionKind::kPreempt ? RunState::kPreempted : RunState::kCancelled;
+      w.reason = t->second.reason;
+      w.finished_at = t->second.at;
+    }
+    reported.insert(w.key);
+    obs.workloads.push_back(std::move(w));
+  }
+  for (const auto& [key, t] : tombstones_) {
+    if (reported.count(key)) continue;
+    ObservedWorkload w;
+    w.key = key;
+    w.workload = t.workload;
+    w.attempt = t.attempt;
+    w.state = t.kind == ActionKind::kPreempt ? RunState::kPreempted : RunState::kCancelled;
+    w.reason = t.reason;
+    w.finished_at = t.at;
+    obs.workloads.push_back(std::move(w));
+  }
+  return obs;
+}
+
+Result<ApplyOutcome> KubernetesConnector::Apply(const Action& action, const CallContext& ctx) {
+  std::lock_guard<std::mutex> lock(mu_);
+  switch (action.kind) {
+    case ActionKind::kSubmit: return Submit(action, ctx);
+    case ActionKind::kCancel:
+    case ActionKind::kPreempt: return Delete(action, ctx);
+  }
+  return InvalidArgument("unknown action kind");
+}
+
+Result<ApplyOutcome> KubernetesConnector::Submit(const Action& action, const CallContext& ctx) {
+  // A cancelled or preempted attempt stays dead, even if an old submit is retried.
+  if (tombstones_.count(action.key)) return ApplyOutcome{.already_applied = true};
+  Result<json> job = BuildJob(action, facts_);
+  if (!job.ok()) return job.status();
+  Result<json> created = api_->Create(JobsPath(), *job, ctx);
+  if (created.ok()) return ApplyOutcome{.already_applied = false};
+  if (created.status().code() != StatusCode::kAlreadyExists) return created.status();
+  // The name is derived from the key: an existing Job with our key is this attempt,
+  // created by an earlier try whose answer was lost (a crash, a timeout).
+  std::string name = (*job)["metadata"]["name"];
+  Result<json> existing = api_->Get(JobsPath() + "/" + name, ctx);
+  if (!existing.ok()) return existing.status();
+  std::string key = existing->value("/metadata/annotations/gpufed.io~1action-key"_json_pointer, "");
+  if (key != action.key) {
+    return FailedPrecondition("Job " + name + " exists but belongs to " + (key.empty() ? "something else" : key));
+  }
+  return ApplyOutcome{.already_applied = true};
+}
+
+Result<ApplyOutcome> KubernetesConnector::Delete(const Action& action, const CallContext& ctx) {
+  bool known = tombstones_.count(action.key) > 0;
+  if (!known) {
+    Tombstone t{action.kind, action.workload, action.attempt,
+                action.reason.empty() ? (action.kind == ActionKind::kPreempt ? "preempted" : "cancelled") : action.reason,
+                ctx.clock ? ctx.clock->Now() : Duration()};
+    if (ledger_) {
+      json payload = {{"workload", t.workload}, {"attempt", t.attempt}, {"reason", t.reason}, {"at_ms", t.at.millis()}};
+      GPUFED_RETURN_IF_ERROR(ledger_->Append({action.kind == ActionKind::kPreempt ? "preempt" : "cancel", action.key,
+                                              payload.dump()}));
+    }
+    tombstones_[action.key] = t;
+  }
+  // Background: the Job goes at once and the garbage collector removes its pods, which
+  // get their normal termination grace period.
+  Status deleted = api_->Delete(JobsPath() + "/" + JobName(action.key), "Background", ctx);
+  if (deleted.code() == StatusCode::kNotFound) return ApplyOutcome{.already_applied = known};
+  if (!deleted.ok()) return deleted;
+  return ApplyOutcome{.already_applied = known};
+}
+
+Result<KubernetesOptions> OptionsFromCluster(const model::Cluster& cluster, const FactoryContext& ctx,
+                                             const std::function<std::string(const std::string&)>& getenv) {
+  const model::ConnectorSpec& spec = cluster.connector;
+  KubernetesOptions o;
+  Result<Credentials> creds = FailedPrecondition("unset");
+  if (!spec.kubeconfig.empty()) {
+    std::string path = spec.kubeconfig;
+    if (path.rfind("~/", 0) == 0) path = getenv("HOME") + path.substr(1);
+    std::filesystem::path p(path);
+    if (p.is_relative() && !cluster.metadata.location.file.empty()) {
+      p = std::filesystem::path(cluster.metadata.location.file).parent_path() / p;
+    }
+    creds = LoadKubeconfig(p.lexically_normal().string(), spec.context);
+  } else if (!spec.endpoint.empty()) {
+    Credentials c;
+    c.server = spec.endpoint;
+    creds = c;
+  } else {
+    creds = InClusterCredentials(getenv("KUBERNETES_SERVICE_HOST"), getenv("KUBERNETES_SERVICE_PORT"));
+  }
+  if (!creds.ok()) return creds.status();
+  o.credentials = *creds;
+  if (!spec.endpoint.empty()) o.credentials.server = spec.endpoint;
+  if (!spec.token_file.empty()) {
+    o.credentials.token_file = spec.token_file;
+    o.credentials.token.clear();
+  }
+  if (!spec.token_env.empty()) {
+    std::string token = getenv(spec.token_env);
+    if (token.empty()) return FailedPrecondition("environment variable " + spec.token_env + " is empty or unset");
+    o.credentials.token = token;
+    o.credentials.token_file.clear();
+  }
+  o.ns = !spec.ns.empty() ? spec.ns : !o.credentials.ns.empty() ? o.credentials.ns : "default";
+  o.qps = spec.qps;
+  o.burst = spec.burst;
+  o.state_dir = ctx.state_dir;
+  return o;
+}
+
+Status RegisterKubernetesConnector(ConnectorRegistry& registry) {
+  return registry.Register("kubernetes", [](const model::Cluster& cluster, const FactoryContext& ctx)
+                                             -> Result<std::unique_ptr<Connector>> {
+    auto env = [](const std::string& name) {
+      const char* v = std::getenv(name.c_str());
+      return std::string(v ? v : "");
+    };
+    Result<KubernetesOptions> options = OptionsFromCluster(cluster, ctx, env);
+    if (!options.ok()) return options.status();
+    Result<std::unique_ptr<KubernetesConnector>> c = KubernetesConnector::Create(cluster, std::move(options).value());
+    if (!c.ok()) return c.status();
+    return std::unique_ptr<Connector>(std::move(c).value());
+  });
+}
+
+}  // namespace gpufed::connectors::kubernetes
