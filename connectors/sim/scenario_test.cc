@@ -1,1 +1,40 @@
+#include "connectors/sim/scenario.h"
+
 #include <gtest/gtest.h>
+
+namespace gpufed::connectors::sim {
+namespace {
+
+TEST(Scenario, ParsesSubmissionsAndFailures) {
+  Result<Scenario> s = ParseScenario(
+      "submissions: [burst.yaml]\n"
+      "failures:\n"
+      "  - {cluster: a, type: outage, at: 1h, until: 2h}\n"
+      "  - {cluster: b, type: node-loss, node: n-1, at: 30m}\n",
+      "s.yaml", "/base");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->submissions, std::vector<std::string>{"/base/burst.yaml"});
+  ASSERT_EQ(s->FailuresOf("a").size(), 1u);
+  EXPECT_EQ(s->FailuresOf("a")[0].until, Duration::FromSeconds(7200));
+  EXPECT_EQ(s->FailuresOf("b")[0].node, "n-1");
+}
+
+TEST(Scenario, NamesFileLineAndFieldOfABadType) {
+  Result<Scenario> s = ParseScenario("failures:\n  - {cluster: a, type: flood, at: 1h}\n", "s.yaml", "");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().message().rfind("s.yaml:2:", 0), 0u) << s.status().message();
+  EXPECT_NE(s.status().message().find("failures[0].type"), std::string::npos);
+}
+
+TEST(Scenario, RejectsAnOutageThatEndsBeforeItStarts) {
+  Result<Scenario> s = ParseScenario("failures:\n  - {cluster: a, type: outage, at: 2h, until: 1h}\n", "s.yaml", "");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("until"), std::string::npos);
+}
+
+TEST(Scenario, RejectsUnknownFields) {
+  EXPECT_FALSE(ParseScenario("failure: []\n", "s.yaml", "").ok());
+}
+
+}  // namespace
+}  // namespace gpufed::connectors::sim
