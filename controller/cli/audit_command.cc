@@ -1,0 +1,323 @@
+// gpufed audit keygen | record | verify | ship (and query, report, replay from the
+// other audit_*.cc files).
+//
+// `gpufed audit record --config DIR` runs one placer pass like `gpufed plan` and appends
+// its decisions to a journal (with the policy activation and the inputs snapshot), so
+// journals can be produced before the reconcile loop exists, and by tests.
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "controller/audit/inputs.h"
+#include "controller/audit/journal.h"
+#include "controller/audit/records.h"
+#include "controller/audit/shipper.h"
+#include "controller/audit/sinks/factory.h"
+#include "controller/audit/verify.h"
+#include "controller/cli/audit_commands.h"
+#include "controller/cli/commands.h"
+#include "controller/config/loader.h"
+#include "policies/engine/activation.h"
+
+namespace gpufed::cli {
+namespace {
+
+constexpr const char* kKeyFile = "audit-signing.key";
+constexpr const char* kPubFile = "audit-signing.pub";
+
+int RunKeygen(const std::string& out_dir) {
+  auto env = audit::NewPosixEnv();
+  std::string key_path = out_dir + "/" + kKeyFile, pub_path = out_dir + "/" + kPubFile;
+  if (env->FileExists(key_path) || env->FileExists(pub_path)) {
+    std::cerr << "gpufed audit keygen: " << key_path << " or " << pub_path << " exists; not overwriting\n";
+    return 1;
+  }
+  Result<audit::Signer> signer = audit::Signer::Generate();
+  if (!signer.ok()) {
+    std::cerr << "gpufed audit keygen: " << signer.status().ToString() << "\n";
+    return 1;
+  }
+  mode_t old = ::umask(077);  // the private key is readable by its owner only
+  Status s = env->CreateDirs(out_dir);
+  if (s.ok()) s = audit::WriteFileAtomic(*env, key_path, signer->PrivateKeyPem());
+  ::umask(old);
+  if (s.ok()) s = audit::WriteFileAtomic(*env, pub_path, signer->PublicKeyPem());
+  if (!s.ok()) {
+    std::cerr << "gpufed audit keygen: " << s.ToString() << "\n";
+    return 1;
+  }
+  std::cout << "private key " << key_path << " (keep it with the controller)\npublic key  " << pub_path
+            << " (give it to verifiers)\nkey id      " << signer->key_id() << "\n";
+  return 0;
+}
+
+Result<audit::Signer> LoadSigner(audit::Env& env, const std::string& path) {
+  Result<std::string> pem = env.ReadFile(path);
+  if (!pem.ok()) return pem.status();
+  return audit::Signer::FromPrivateKeyPem(*pem);
+}
+
+struct RecordOptions {
+  std::string config_dir;
+  std::vector<std::string> workloads;
+  std::string audit_dir;
+  std::string key;
+  std::string controller = "gpufed-cli";
+  std::string now = "0s";
+  uint64_t checkpoint_every = 1000;
+};
+
+int RunRecord(const RecordOptions& o) {
+  auto env = audit::NewPosixEnv();
+  std::optional<audit::Signer> signer;
+  if (!o.key.empty()) {
+    Result<audit::Signer> s = LoadSigner(*env, o.key);
+    if (!s.ok()) {
+      std::cerr << "gpufed audit record: --key " << o.key << ": " << s.status().message() << "\n";
+      return 1;
+    }
+    signer.emplace(std::move(s).value());
+  }
+  audit::JournalOptions jo;
+  jo.env = env.get();
+  jo.dir = o.audit_dir;
+  jo.controller_id = o.controller;
+  jo.signer = signer ? &*signer : nullptr;
+  jo.checkpoint_every = o.checkpoint_every;
+  Result<std::unique_ptr<audit::AuditJournal>> journal = audit::AuditJournal::Open(jo);
+  if (!journal.ok()) {
+    std::cerr << "gpufed audit record: " << journal.status().ToString() << "\n";
+    return 1;
+  }
+  audit::AuditJournal& j = **journal;
+  uint64_t first = j.last_seq() + 1;
+  std::string root = std::filesystem::absolute(o.config_dir).lexically_normal().string();
+  policy::Candidate candidate = policy::PrepareRevision({root});
+  if (!candidate.revision) {
+    // The rejection is itself audited; nothing is planned.
+    for (const std::string& p : candidate.problems) std::cerr << p << "\n";
+    Result<uint64_t> seq = j.Append(audit::PolicyRejectedRecord(candidate.load.config.revision, root, candidate.problems));
+    std::cerr << "gpufed audit record: policy revision rejected" << (seq.ok() ? " (recorded)" : "") << "\n";
+    return 1;
+  }
+  policy::Revision& revision = *candidate.revision;
+  Result<Duration> now = Duration::Parse(o.now);
+  if (!now.ok()) {
+    std::cerr << "gpufed audit record: --now: " << now.status().message() << "\n";
+    return 2;
+  }
+  std::vector<model::Workload> extra;
+  if (!o.workloads.empty()) {
+    config::LoadResult more = config::LoadRepository(o.workloads, {}, &revision.config);
+    if (!more.ok()) {
+      for (const config::Diagnostic& d : more.diagnostics.items()) std::cerr << d.ToString() << "\n";
+      return 1;
+    }
+    extra = std::move(more.config.workloads);
+  }
+  placement::Snapshot snapshot;
+  snapshot.config = &revision.config;
+  snapshot.now = *now;
+  snapshot.hooks = revision.hooks.get();
+  for (const model::Workload& w : o.workloads.empty() ? revision.config.workloads : extra) snapshot.pending.push_back(&w);
+
+  // Write-ahead order: activation and inputs are durable before the decisions.
+  std::vector<audit::AuditRecord> records;
+  records.push_back(audit::PolicyActivatedRecord(revision.config.revision, root, revision.tests.passed));
+  audit::SnapshotStore store(env.get(), o.audit_dir);
+  Result<std::string> digest = store.Put(audit::SnapshotDocument(snapshot, root));
+  if (!digest.ok()) {
+    std::cerr << "gpufed audit record: snapshot: " << digest.status().ToString() << "\n";
+    return 1;
+  }
+  placement::Plan plan = placement::MakePlan(snapshot);
+  for (audit::AuditRecord& r : audit::PlanRecords(plan, snapshot, *digest)) records.push_back(std::move(r));
+  Result<uint64_t> last = j.AppendBatch(records);
+  if (!last.ok()) {
+    std::cerr << "gpufed audit record: journal: " << last.status().ToString() << "\n";
+    return 1;
+  }
+  Status closed = j.Close();
+  if (!closed.ok()) {
+    std::cerr << "gpufed audit record: " << closed.ToString() << "\n";
+    return 1;
+  }
+  std::cout << "recorded " << plan.decisions.size() << " decisions of revision " << revision.config.revision
+            << " as seq " << first << "-" << j.last_seq() << " in " << o.audit_dir << "\n";
+  return 0;
+}
+
+int RunVerify(const std::string& path, const std::string& key_path, bool json) {
+  auto env = audit::NewPosixEnv();
+  std::optional<audit::SignatureVerifier> key;
+  if (!key_path.empty()) {
+    Result<std::string> pem = env->ReadFile(key_path);
+    Result<audit::SignatureVerifier> k =
+        pem.ok() ? audit::SignatureVerifier::FromPublicKeyPem(*pem) : Result<audit::SignatureVerifier>(pem.status());
+    if (!k.ok()) {
+      std::cerr << "gpufed audit verify: --key " << key_path << ": " << k.status().message() << "\n";
+      return 2;
+    }
+    key.emplace(std::move(k).value());
+  }
+  audit::VerifyOptions options{key ? &*key : nullptr, false};
+  bool is_dir = std::filesystem::is_directory(path);
+  Result<audit::VerifyReport> report =
+      is_dir ? audit::VerifyJournalDir(*env, path, options) : audit::VerifyReceiverFile(*env, path, options);
+  if (!report.ok()) {
+    std::cerr << "gpufed audit verify: " << report.status().ToString() << "\n";
+    return 2;
+  }
+  const audit::VerifyReport& r = *report;
+  if (json) {
+    nlohmann::json j = {{"ok", r.ok},
+                        {"records", r.records},
+                        {"lastSeq", r.last_seq},
+                        {"checkpoints", r.checkpoints},
+                        {"signaturesVerified", r.signatures_verified},
+                        {"lastSignedSeq", r.last_signed_seq},
+                        {"duplicates", r.duplicates},
+                        {"foreignLines", r.foreign_lines},
+                        {"tornFragments", r.torn_fragments}};
+    if (!r.ok) {
+      j["firstBadSeq"] = r.first_bad_seq;
+      j["line"] = r.line_number;
+      j["error"] = r.error;
+    }
+    std::cout << j.dump() << "\n";
+  } else if (r.ok) {
+    std::cout << "OK: " << r.records << " records (seq 1-" << r.last_seq << ") chained";
+    if (key) {
+      std::cout << ", " << r.signatures_verified << " checkpoint signatures valid";
+      if (r.last_signed_seq < r.last_seq) {
+        std::cout << "; seq " << r.last_signed_seq + 1 << "-" << r.last_seq << " not yet covered by a signature";
+      }
+    } else {
+      std::cout << " (signatures not checked: pass --key PUB)";
+    }
+    if (!is_dir) {
+      std::cout << "; " << r.duplicates << " identical redeliveries, " << r.foreign_lines << " other lines";
+      if (r.torn_fragments > 0) std::cout << ", " << r.torn_fragments << " torn fragments";
+    }
+    std::cout << "\n";
+  } else {
+    std::cout << "FAILED at seq " << r.first_bad_seq << " (line " << r.line_number << "): " << r.error << "\n";
+  }
+  return r.ok ? 0 : 1;
+}
+
+struct ShipOptions {
+  std::string audit_dir;
+  std::string config_dir;
+  std::string sink;
+  std::string timeout = "60s";
+};
+
+int RunShip(const ShipOptions& o) {
+  config::LoadResult repo = config::LoadRepository({o.config_dir});
+  if (!repo.ok()) {
+    for (const config::Diagnostic& d : repo.diagnostics.items()) std::cerr << d.ToString() << "\n";
+    return 1;
+  }
+  Result<Duration> timeout = Duration::Parse(o.timeout);
+  if (!timeout.ok()) {
+    std::cerr << "gpufed audit ship: --timeout: " << timeout.status().message() << "\n";
+    return 2;
+  }
+  auto env = audit::NewPosixEnv();
+  // The head to reach: the last record on disk now.
+  uint64_t head = 0;
+  Status scan = audit::ForEachJournalLine(*env, o.audit_dir, [&](std::string_view line) {
+    Result<audit::ParsedLine> p = audit::ParseRecordLine(line);
+    if (p.ok()) head = p->header.seq;
+    return Status::Ok();
+  });
+  if (!scan.ok()) {
+    std::cerr << "gpufed audit ship: " << scan.ToString() << "\n";
+    return 1;
+  }
+  int shipped = 0, failed = 0;
+  for (const model::AuditSink& spec : repo.config.audit_sinks) {
+    if (!o.sink.empty() && spec.metadata.name != o.sink) continue;
+    Result<std::unique_ptr<audit::Sink>> sink = audit::MakeSink(env.get(), spec, repo.config.root);
+    if (!sink.ok()) {
+      std::cerr << "gpufed audit ship: " << sink.status().message() << "\n";
+      ++failed;
+      continue;
+    }
+    audit::ShipperOptions so;
+    so.env = env.get();
+    so.audit_dir = o.audit_dir;
+    so.sink_name = spec.metadata.name;
+    so.batch_records = static_cast<size_t>(spec.batch_size);
+    so.lag_limit_records = static_cast<uint64_t>(spec.lag_limit_records);
+    so.lag_limit_micros = spec.lag_limit_time.millis() * 1000;
+    so.durable_head = [head] { return head; };
+    Result<std::unique_ptr<audit::Shipper>> shipper = audit::Shipper::Open(so, std::move(*sink));
+    if (!shipper.ok()) {
+      std::cerr << "gpufed audit ship: " << spec.metadata.name << ": " << shipper.status().ToString() << "\n";
+      ++failed;
+      continue;
+    }
+    Status s = (*shipper)->DrainTo(head, timeout->millis() * 1000);
+    audit::ShipperStats st = (*shipper)->stats();
+    std::cout << spec.metadata.name << ": acknowledged seq " << st.acknowledged << " of " << head << " ("
+              << st.connects << " connections, " << st.failures << " failures)";
+    if (!s.ok()) std::cout << ": " << s.message();
+    std::cout << "\n";
+    s.ok() ? ++shipped : ++failed;
+  }
+  if (shipped + failed == 0) {
+    std::cerr << "gpufed audit ship: no AuditSink" << (o.sink.empty() ? "" : " named " + o.sink) << " in " << o.config_dir
+              << "\n";
+    return 1;
+  }
+  return failed == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+void AddAuditCommand(CLI::App& app, int* exit_code) {
+  CLI::App* audit = app.add_subcommand("audit", "Audit journal: keys, recording, verification, queries, reports, replay");
+  audit->require_subcommand(1);
+
+  auto key_dir = std::make_shared<std::string>(".");
+  CLI::App* keygen = audit->add_subcommand("keygen", "Create an Ed25519 key pair for signed checkpoints");
+  keygen->add_option("-o,--out", *key_dir, "Folder for audit-signing.key and audit-signing.pub")->capture_default_str();
+  keygen->callback([key_dir, exit_code] { *exit_code = RunKeygen(*key_dir); });
+
+  auto ro = std::make_shared<RecordOptions>();
+  CLI::App* record = audit->add_subcommand("record", "Run the placer once and append its decisions to a journal");
+  record->add_option("-c,--config", ro->config_dir, "Policy repository directory")->required();
+  record->add_option("-w,--workloads", ro->workloads, "Workload files or directories to plan instead of the repo's");
+  record->add_option("-d,--audit-dir", ro->audit_dir, "Audit folder (journal/, snapshots/, cursors/)")->required();
+  record->add_option("-k,--key", ro->key, "Ed25519 private key (PEM) for signed checkpoints");
+  record->add_option("--controller", ro->controller, "Controller id stamped on the records")->capture_default_str();
+  record->add_option("--now", ro->now, "Virtual time of the plan (e.g. 15m)")->capture_default_str();
+  record->add_option("--checkpoint-every", ro->checkpoint_every, "Records between signed checkpoints")->capture_default_str();
+  record->callback([ro, exit_code] { *exit_code = RunRecord(*ro); });
+
+  auto vpath = std::make_shared<std::string>();
+  auto vkey = std::make_shared<std::string>();
+  auto vjson = std::make_shared<bool>(false);
+  CLI::App* verify = audit->add_subcommand(
+      "verify", "Check a journal folder or a receiver's copy: hashes, chain, order, gaps, signatures (exit 1 on tampering)");
+  verify->add_option("path", *vpath, "Audit folder, or a receiver's file (syslog or JSON lines)")->required();
+  verify->add_option("-k,--key", *vkey, "Ed25519 public key (PEM) to check checkpoint signatures");
+  verify->add_flag("--json", *vjson, "Print the result as JSON");
+  verify->callback([vpath, vkey, vjson, exit_code] { *exit_code = RunVerify(*vpath, *vkey, *vjson); });
+
+  auto so = std::make_shared<ShipOptions>();
+  CLI::App* ship = audit->add_subcommand("ship", "Ship the journal to the repository's AuditSinks until they hold it all");
+  ship->add_option("-d,--audit-dir", so->audit_dir, "Audit folder")->required();
+  ship->add_option("-c,--config", so->config_dir, "Policy repository with AuditSink resources")->required();
+  ship->add_option("--sink", so->sink, "Only this AuditSink");
+  ship->add_option("--timeout", so->timeout, "Give up after this long (exit 1)")->capture_default_str();
+  ship->callback([so, exit_code] { *exit_code = RunShip(*so); });
+
+  AddAuditQueryCommands(*audit, exit_code);
+  AddAuditReplayCommand(*audit, exit_code);
+}
+
+}  // namespace gpufed::cli

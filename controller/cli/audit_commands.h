@@ -1,0 +1,11 @@
+#pragma once
+// The `gpufed audit` subcommands, split over audit_command.cc (keygen, record, verify,
+// ship), audit_query.cc (query, report) and audit_replay.cc (replay).
+#include <CLI/CLI.hpp>
+
+namespace gpufed::cli {
+
+void AddAuditQueryCommands(CLI::App& audit, int* exit_code);
+void AddAuditReplayCommand(CLI::App& audit, int* exit_code);
+
+}  // namespace gpufed::cli
