@@ -22,6 +22,7 @@
 #include "bench/replay/metrics.h"
 #include "bench/replay/openb_experiment.h"
 #include "bench/replay/openb_trace.h"
+#include "bench/replay/philly_command.h"
 #include "bench/replay/reference.h"
 #include "bench/replay/report.h"
 #include "controller/placement/packing/policy.h"
@@ -196,12 +197,15 @@ int main(int argc, char** argv) {
     openb->add_option("--reference", opt.reference,
                       "published results CSV (default: fgd_results/summary_gpu_alloc_by_policy.csv beside --nodes)");
     openb->add_option("--threads", opt.threads, "worker threads (default: hardware concurrency)");
+    gpufed::replay::PhillyOptions philly_opt;
+    CLI::App* philly = gpufed::replay::AddPhillyCommand(app, philly_opt);
     try {
       app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
       const int code = app.exit(e);
       return code == 0 ? 0 : 2;
     }
+    if (philly->parsed()) return gpufed::replay::RunPhillyCommand(philly_opt);
     return gpufed::replay::RunOpenbCommand(opt);
   } catch (const std::exception& e) {
     std::cerr << "gpufed-replay: internal error: " << e.what() << "\n";

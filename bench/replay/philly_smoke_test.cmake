@@ -1,0 +1,47 @@
+# Runs gpufed-replay philly on the tiny fixture and checks the CSV shape (header, one
+# row per strategy with numeric figures), the jobs file header, and that bad input
+# exits with status 2.
+file(MAKE_DIRECTORY ${OUT})
+execute_process(
+  COMMAND ${REPLAY} philly --trace ${DATA}/philly_tiny.csv --from 2017-10-02 --days 1 --onprem-gpus 32
+          --cloud-price 2.5 --provision-delay 5m --format csv --jobs ${OUT}/jobs.csv
+  OUTPUT_VARIABLE csv RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "gpufed-replay philly exited with ${rc}")
+endif()
+string(REPLACE "\n" ";" lines "${csv}")
+list(FILTER lines EXCLUDE REGEX "^$")
+list(LENGTH lines n)
+if(NOT n EQUAL 4)
+  message(FATAL_ERROR "expected 4 csv lines, got ${n}: ${csv}")
+endif()
+list(GET lines 0 header)
+if(NOT header STREQUAL "strategy,jobs,mean_wait_s,p95_wait_s,mean_jct_s,onprem_util_pct,cloud_gpu_hours,cloud_cost")
+  message(FATAL_ERROR "bad header: ${header}")
+endif()
+list(REMOVE_AT lines 0)
+set(seen "")
+foreach(line IN LISTS lines)
+  if(NOT line MATCHES "^(onprem-only|always-cheapest|gpufed),240,[0-9]+\\.[0-9],[0-9]+\\.[0-9],[0-9]+\\.[0-9],[0-9]+\\.[0-9][0-9],[0-9]+\\.[0-9][0-9],[0-9]+\\.[0-9][0-9]$")
+    message(FATAL_ERROR "bad csv row: ${line}")
+  endif()
+  list(APPEND seen ${CMAKE_MATCH_1})
+endforeach()
+if(NOT seen STREQUAL "onprem-only;always-cheapest;gpufed")
+  message(FATAL_ERROR "strategies: ${seen}")
+endif()
+file(STRINGS ${OUT}/jobs.csv jobs)
+list(GET jobs 0 jheader)
+if(NOT jheader STREQUAL "strategy,job,tenant,gpus,submit_s,start_s,end_s,cluster")
+  message(FATAL_ERROR "bad jobs header: ${jheader}")
+endif()
+list(LENGTH jobs nj)
+if(NOT nj EQUAL 721)  # header + 3 strategies x 240 jobs
+  message(FATAL_ERROR "expected 721 jobs lines, got ${nj}")
+endif()
+execute_process(COMMAND ${REPLAY} philly --trace ${DATA}/philly_bad.csv --from 2017-10-02 --days 1 --onprem-gpus 8
+                RESULT_VARIABLE bad_rc ERROR_VARIABLE bad_err OUTPUT_QUIET)
+if(NOT bad_rc EQUAL 2 OR NOT bad_err MATCHES "philly_bad.csv:3: column 'duration'")
+  message(FATAL_ERROR "bad input: exit ${bad_rc}, stderr: ${bad_err}")
+endif()
+message(STATUS "philly smoke test passed")
