@@ -1,0 +1,273 @@
+#include "connectors/slurm/slurm_connector.h"
+
+#include <cstdlib>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+namespace gpufed::connectors::slurm {
+namespace {
+
+constexpr char kSubmit[] = "submit";
+constexpr char kCancel[] = "cancel";
+constexpr char kPreempt[] = "preempt";
+
+bool Finished(const SlurmJob& job) {
+  bool lost = false;
+  return IsFinished(MapJobState(job.state, false, &lost));
+}
+
+}  // namespace
+
+SlurmConnector::SlurmConnector(model::Cluster cluster, std::unique_ptr<SlurmClient> client,
+                               std::unique_ptr<ActionLedger> ledger, std::function<int64_t()> unix_now)
+    : cluster_(std::move(cluster)), client_(std::move(client)), ledger_(std::move(ledger)), unix_now_(std::move(unix_now)) {
+  if (ledger_) {
+    for (const LedgerRecord& r : ledger_->records()) {
+      if (r.kind == kPreempt) preempted_.insert(r.key);
+      if (r.kind != kSubmit) continue;
+      nlohmann::json payload = nlohmann::json::parse(r.payload, nullptr, false);
+      if (payload.is_object() && payload.value("job_id", int64_t{0}) > 0) job_ids_[r.key] = payload["job_id"].get<int64_t>();
+    }
+  }
+}
+
+Status SlurmConnector::Record(const std::string& kind, const std::string& key, const std::string& payload) {
+  if (!ledger_) {
+    applied_.insert({kind, key});
+    return Status::Ok();
+  }
+  if (ledger_->Contains(kind, key)) return Status::Ok();
+  Status s = ledger_->Append({kind, key, payload});
+  // The action took effect in Slurm; a failed ledger write only weakens the purge-window
+  // protection (the job list still finds the job), so report it without failing the call.
+  return s.code() == StatusCode::kAlreadyExists ? Status::Ok() : s;
+}
+
+Result<std::vector<SlurmNode>> SlurmConnector::Inventory(const CallContext& ctx) { return client_->Nodes(ctx); }
+
+Result<std::map<std::string, SlurmJob>> SlurmConnector::GpufedJobs(const CallContext& ctx) {
+  Result<std::vector<SlurmJob>> jobs = client_->Jobs(ctx);
+  if (!jobs.ok()) return jobs.status();
+  std::map<std::string, SlurmJob> out;
+  for (SlurmJob& job : *jobs) {
+    std::optional<JobTag> tag = DecodeJobTag(job.comment);
+    if (!tag) continue;
+    auto it = out.find(tag->key);
+    if (it == out.end() || it->second.job_id < job.job_id) out[tag->key] = std::move(job);
+  }
+  return out;
+}
+
+Result<Observation> SlurmConnector::Observe(const CallContext& ctx) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<std::vector<SlurmNode>> nodes = client_->Nodes(ctx);
+  if (!nodes.ok()) return nodes.status();
+  Result<std::vector<SlurmPartition>> partitions = client_->Partitions(ctx);
+  if (!partitions.ok()) return partitions.status();
+  Result<std::map<std::string, SlurmJob>> jobs = GpufedJobs(ctx);
+  if (!jobs.ok()) return jobs.status();
+
+  const std::string& wanted = cluster_.connector.partition;
+  bool partition_up = true;
+  if (!wanted.empty()) {
+    const SlurmPartition* found = nullptr;
+    std::string names;
+    for (const SlurmPartition& p : *partitions) {
+      if (p.name == wanted) found = &p;
+      names += (names.empty() ? "" : ", ") + p.name;
+    }
+    if (found == nullptr) return FailedPrecondition("Slurm has no partition " + wanted + " (it has: " + names + ")");
+    partition_up = found->state.empty() || found->state == "UP";
+  }
+  Observation obs;
+  std::map<std::string, NodeGroup> groups;
+  obs.nodes = ObserveNodes(*nodes, cluster_, wanted, &groups);
+  if (!partition_up) {
+    for (ObservedNode& n : obs.nodes) n.ready = false;  // the partition takes no new jobs
+  }
+  groups_ = std::move(groups);
+  TimeFrame frame{unix_now_(), ctx.clock ? ctx.clock->Now() : Duration()};
+  for (const auto& [key, job] : *jobs) {
+    job_ids_[key] = job.job_id;
+    std::optional<JobTag> tag = DecodeJobTag(job.comment);
+    obs.workloads.push_back(ObserveJob(job, *tag, cluster_, preempted_.count(key) > 0, frame));
+  }
+  obs.gpu_hour = cluster_.pricing.gpu_hour;
+  return obs;
+}
+
+Status SlurmConnector::RefreshGroups(const CallContext& ctx) {
+  Result<std::vector<SlurmNode>> nodes = client_->Nodes(ctx);
+  if (!nodes.ok()) return nodes.status();
+  std::map<std::string, NodeGroup> groups;
+  ObserveNodes(*nodes, cluster_, cluster_.connector.partition, &groups);
+  groups_ = std::move(groups);
+  return Status::Ok();
+}
+
+Result<JobPlacement> SlurmConnector::Resolve(const Action& action, const CallContext& ctx) {
+  JobPlacement placement;
+  const NodeGroup* shape = nullptr;  // the GPU group every member runs on
+  int gpus = 0;
+  for (const NodeAssignment& a : action.nodes) {
+    gpus = std::max<int>(gpus, static_cast<int>(a.gpus.size()));
+    const NodeGroup* group = nullptr;
+    if (!a.node.empty()) {
+      if (!groups_.count(a.node)) GPUFED_RETURN_IF_ERROR(RefreshGroups(ctx));
+      auto it = groups_.find(a.node);
+      if (it == groups_.end()) return InvalidArgument("Slurm has no node " + a.node + " (in the configured partition)");
+      group = &it->second;
+      placement.nodes.push_back(group->slurm_node);
+    } else {
+      // A member without a node: Slurm picks one; the GPU shape comes from the pool.
+      for (const auto& [name, g] : groups_) {
+        if (!action.provision_pool.empty() && g.pool == action.provision_pool) group = &g;
+      }
+    }
+    if (group && !shape) shape = group;
+  }
+  if (shape == nullptr || gpus == 0) return placement;  // CPU-only, or nothing known: no GRES
+  if (!shape->mig_base.empty()) {
+    if (action.mig_profile.empty()) {
+      return InvalidArgument("node " + shape->observed_name + " offers only MIG-like slices; the action names no MIG profile");
+    }
+    std::string type = shape->mig_base + "_" + action.mig_profile;
+    if (std::find(shape->mig_types.begin(), shape->mig_types.end(), type) == shape->mig_types.end()) {
+      return InvalidArgument("node " + shape->slurm_node + " has no GRES type " + type);
+    }
+    placement.gres = "gpu:" + type + ":1";
+  } else if (!shape->gres_type.empty()) {
+    placement.gres = "gpu:" + shape->gres_type + ":" + std::to_string(gpus);
+  }
+  return placement;
+}
+
+Result<ApplyOutcome> SlurmConnector::Submit(const Action& action, const CallContext& ctx) {
+  if ((ledger_ && ledger_->Contains(kSubmit, action.key)) || applied_.count({kSubmit, action.key})) {
+    return ApplyOutcome{true};
+  }
+  // A crash between an earlier submit and its ledger record: the job carries the key.
+  Result<std::map<std::string, SlurmJob>> existing = GpufedJobs(ctx);
+  if (!existing.ok()) return existing.status();
+  auto found = existing->find(action.key);
+  if (found != existing->end()) {
+    job_ids_[action.key] = found->second.job_id;
+    GPUFED_RETURN_IF_ERROR(Record(kSubmit, action.key, nlohmann::json{{"job_id", found->second.job_id}}.dump()));
+    return ApplyOutcome{true};
+  }
+  Result<JobPlacement> placement = Resolve(action, ctx);
+  if (!placement.ok()) return placement.status();
+  Result<JobRequest> request = BuildJobRequest(action, *placement, cluster_.connector.partition);
+  if (!request.ok()) return request.status();
+  Result<int64_t> id = client_->Submit(*request, ctx);
+  if (!id.ok()) return id.status();
+  job_ids_[action.key] = *id;
+  GPUFED_RETURN_IF_ERROR(Record(kSubmit, action.key, nlohmann::json{{"job_id", *id}}.dump()));
+  return ApplyOutcome{false};
+}
+
+Result<ApplyOutcome> SlurmConnector::Stop(const Action& action, const CallContext& ctx) {
+  const char* kind = action.kind == ActionKind::kPreempt ? kPreempt : kCancel;
+  if ((ledger_ && ledger_->Contains(kind, action.key)) || applied_.count({kind, action.key})) return ApplyOutcome{true};
+  if (action.kind == ActionKind::kPreempt) {
+    // Durable before the job ends, so its CANCELLED state is read as a preemption even
+    // after a controller crash.
+    GPUFED_RETURN_IF_ERROR(Record(kPreempt, action.key, "{}"));
+    preempted_.insert(action.key);
+  }
+  Result<std::map<std::string, SlurmJob>> jobs = GpufedJobs(ctx);
+  if (!jobs.ok()) return jobs.status();
+  auto it = jobs->find(action.key);
+  if (it == jobs->end()) {
+    bool submitted = job_ids_.count(action.key) || (ledger_ && ledger_->Contains(kSubmit, action.key)) ||
+                     applied_.count({kSubmit, action.key});
+    if (!submitted) return NotFound("Slurm has no job for " + action.key);
+    GPUFED_RETURN_IF_ERROR(Record(kind, action.key, "{}"));  // finished and purged already
+    return ApplyOutcome{true};
+  }
+  if (Finished(it->second)) {
+    GPUFED_RETURN_IF_ERROR(Record(kind, action.key, "{}"));
+    return ApplyOutcome{true};
+  }
+  Status s = client_->Cancel(it->second.job_id, ctx);
+  if (!s.ok() && s.code() != StatusCode::kNotFound) return s;
+  GPUFED_RETURN_IF_ERROR(Record(kind, action.key, nlohmann::json{{"job_id", it->second.job_id}}.dump()));
+  return ApplyOutcome{false};
+}
+
+Result<ApplyOutcome> SlurmConnector::Apply(const Action& action, const CallContext& ctx) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (action.key.empty()) return InvalidArgument("action without a key");
+  Result<ApplyOutcome> out = action.kind == ActionKind::kSubmit ? Submit(action, ctx) : Stop(action, ctx);
+  // A credential problem is the cluster's, not the request's: the workload should wait
+  // (and move elsewhere once the cluster turns unhealthy), not be re-planned every pass.
+  if (!out.ok() && (out.status().code() == StatusCode::kUnauthenticated ||
+                    out.status().code() == StatusCode::kPermissionDenied)) {
+    return Unavailable(out.status().message());
+  }
+  return out;
+}
+
+Result<std::unique_ptr<SlurmConnector>> CreateSlurmConnector(const model::Cluster& cluster, const FactoryContext& ctx,
+                                                             SlurmFactoryHooks hooks) {
+  const model::ConnectorSpec& spec = cluster.connector;
+  if (spec.endpoint.rfind("http://", 0) != 0 && spec.endpoint.rfind("https://", 0) != 0) {
+    return InvalidArgument("connector.endpoint must be the slurmrestd URL, http(s)://host:port (got '" + spec.endpoint + "')");
+  }
+  const ApiMapping* api = FindApiMapping(spec.api_version);
+  if (api == nullptr) {
+    std::string supported;
+    for (const std::string& v : SupportedApiVersions()) supported += (supported.empty() ? "" : ", ") + v;
+    return InvalidArgument("connector.apiVersion " + spec.api_version + " is not supported (supported: " + supported + ")");
+  }
+  if (!spec.token_env.empty()) {
+    const char* v = std::getenv(spec.token_env.c_str());
+    if (v == nullptr || *v == '\0') {
+      return InvalidArgument("connector.tokenEnv: $" + spec.token_env + " is not set (it must hold the Slurm JWT)");
+    }
+  }
+  ClientSettings settings;
+  settings.endpoint = spec.endpoint;
+  settings.user = spec.user;
+  settings.token_env = spec.token_env;
+  settings.token_file = spec.token_file;
+  auto ca = ctx.settings.find("slurm.caFile");
+  if (ca != ctx.settings.end()) settings.ca_file = ca->second;
+  settings.api = api;
+  settings.timeout = spec.timeout.millis() > 0 ? spec.timeout : Duration::FromSeconds(10);
+  settings.qps = spec.qps;
+  settings.burst = spec.burst;
+  settings.auth_retry = hooks.auth_retry;
+  settings.unix_now = hooks.unix_now;
+  Result<std::unique_ptr<SlurmClient>> client = SlurmClient::Create(settings, hooks.sleep);
+  if (!client.ok()) return client.status();
+  std::unique_ptr<ActionLedger> ledger;
+  if (!ctx.state_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(ctx.state_dir, ec);
+    if (ec) return Unavailable("create " + ctx.state_dir + ": " + ec.message());
+    Result<std::unique_ptr<ActionLedger>> opened = ActionLedger::Open(ctx.state_dir + "/ledger.log");
+    if (!opened.ok()) return opened.status();
+    ledger = std::move(opened).value();
+  }
+  std::function<int64_t()> unix_now = hooks.unix_now;
+  if (!unix_now) {
+    unix_now = [] {
+      return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
+    };
+  }
+  return std::make_unique<SlurmConnector>(cluster, std::move(client).value(), std::move(ledger), std::move(unix_now));
+}
+
+Status RegisterSlurmConnector(ConnectorRegistry& registry) {
+  return registry.Register("slurm", [](const model::Cluster& cluster, const FactoryContext& ctx)
+                                        -> Result<std::unique_ptr<Connector>> {
+    Result<std::unique_ptr<SlurmConnector>> c = CreateSlurmConnector(cluster, ctx);
+    if (!c.ok()) return c.status();
+    return std::unique_ptr<Connector>(std::move(c).value());
+  });
+}
+
+}  // namespace gpufed::connectors::slurm
