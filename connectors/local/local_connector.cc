@@ -85,6 +85,8 @@ void LocalConnector::Recover(Duration now) {
         (void)Spawn(job, now);  // recorded but never launched: launch it now
       } else {
         job.pid = pid.empty() ? 0 : std::atoi(pid.c_str());
+        // A pid that no longer runs our wrapper, and no group left behind: gone.
+        if (job.pid > 0 && !Alive(job.pid) && ::kill(-job.pid, 0) != 0) job.pid = 0;
         job.state = RunState::kRunning;
         job.started_at = now;
       }
@@ -149,14 +151,16 @@ Status LocalConnector::Spawn(Job& job, Duration now) {
 
 void LocalConnector::Poll(Job& job, Duration now) {
   if (IsFinished(job.state)) return;
-  bool alive;
-  if (job.own_child) {
-    int status = 0;
-    pid_t r = ::waitpid(job.pid, &status, WNOHANG);
-    alive = r == 0;
-  } else {
-    alive = Alive(job.pid);
+  // The job is alive while its wrapper or any process of its session's group is: a
+  // command that outlives its wrapper (or ignores SIGTERM) still holds its GPUs. The
+  // wrapper counts separately because it may not have called setsid() yet.
+  // waitpid also reaps wrappers this process started before a connector restart.
+  bool leader = false;
+  if (job.pid > 0) {
+    pid_t r = ::waitpid(job.pid, nullptr, WNOHANG);
+    leader = r == 0 || (r < 0 && Alive(job.pid));
   }
+  bool alive = leader || (job.pid > 0 && (::kill(-job.pid, 0) == 0 || errno == EPERM));
   if (alive) {
     if (job.cancel_at.millis() > 0 && !job.killed && now.millis() - job.cancel_at.millis() >= grace_.millis()) {
       ::kill(-job.pid, SIGKILL);
