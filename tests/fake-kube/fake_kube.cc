@@ -4,6 +4,7 @@
 #include <openssl/pem.h>
 
 #include <algorithm>
+#include <chrono>
 #include <ctime>
 
 #include "tests/fake-kube/state.h"
@@ -44,6 +45,8 @@ Result<std::unique_ptr<FakeKube>> FakeKube::Start(FakeKubeOptions options) {
   X509_free(cert);
   EVP_PKEY_free(key);
   if (!fake->server_->is_valid()) return Internal("fake API server: TLS setup failed");
+  // Bounds how long Stop() waits for an idle keep-alive connection a client still holds.
+  fake->server_->set_keep_alive_timeout(1);
   FakeKube* self = fake.get();
   auto handler = [self](const httplib::Request& req, httplib::Response& res) {
     std::map<std::string, std::string> query;
@@ -69,6 +72,12 @@ Result<std::unique_ptr<FakeKube>> FakeKube::Start(FakeKubeOptions options) {
   fake->port_ = fake->server_->bind_to_any_port("127.0.0.1");
   if (fake->port_ <= 0) return Unavailable("fake API server: cannot bind 127.0.0.1");
   fake->thread_ = std::thread([self] { self->server_->listen_after_bind(); });
+  // stop() before the accept loop runs would be lost (and join() hang): wait until it runs.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!fake->server_->is_running()) {
+    if (std::chrono::steady_clock::now() > deadline) return Internal("fake API server did not start");
+    std::this_thread::yield();
+  }
   return fake;
 }
 

@@ -3,9 +3,11 @@
 #include <openssl/bio.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <openssl/rand.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+#include <cstdio>
 #include <memory>
 
 namespace gpufed::testing {
@@ -77,7 +79,12 @@ Result<TestCa> GenerateTestCa(const std::string& client_cn) {
   Key server_key(EVP_EC_gen("P-256"));
   Key client_key(EVP_EC_gen("P-256"));
   if (!ca_key || !server_key || !client_key) return Internal("EC key generation failed");
-  Cert ca = Issue(ca_key.get(), "gpufed test CA", nullptr, nullptr, 1, true, nullptr, nullptr);
+  // A unique CA name per run: two test CAs must never look like the same issuer.
+  unsigned char nonce[8];
+  RAND_bytes(nonce, sizeof nonce);
+  char hex[17];
+  for (int i = 0; i < 8; ++i) std::snprintf(hex + 2 * i, 3, "%02x", nonce[i]);
+  Cert ca = Issue(ca_key.get(), std::string("gpufed test CA ") + hex, nullptr, nullptr, 1, true, nullptr, nullptr);
   if (!ca) return Internal("CA certificate failed");
   Cert server = Issue(server_key.get(), "127.0.0.1", ca.get(), ca_key.get(), 2, false,
                       "IP:127.0.0.1,DNS:localhost", "serverAuth");

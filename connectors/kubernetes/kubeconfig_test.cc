@@ -1,0 +1,126 @@
+#include "connectors/kubernetes/kubeconfig.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace gpufed::connectors::kubernetes {
+namespace {
+
+// base64("CA PEM") etc.; the parser does not interpret PEM, it only decodes.
+constexpr const char* kConfig = R"(
+apiVersion: v1
+kind: Config
+current-context: aws
+clusters:
+  - name: eks
+    cluster: {server: "https://eks.example:443", certificate-authority-data: "Q0EgUEVN"}
+  - name: gke
+    cluster: {server: "https://gke.example", certificate-authority: "certs/ca.crt"}
+users:
+  - name: robot
+    user: {token: "s3cr3t-token"}
+  - name: cert-user
+    user: {client-certificate-data: "Q0VSVA==", client-key-data: "S0VZ"}
+  - name: file-user
+    user: {tokenFile: "tokens/gke", client-certificate: "/abs/cert.pem", client-key: "key.pem"}
+  - name: exec-user
+    user: {exec: {command: aws, args: [eks, get-token]}}
+contexts:
+  - name: aws
+    context: {cluster: eks, user: robot, namespace: ml}
+  - name: certs
+    context: {cluster: eks, user: cert-user}
+  - name: gcp
+    context: {cluster: gke, user: file-user}
+  - name: exec
+    context: {cluster: eks, user: exec-user}
+)";
+
+TEST(Kubeconfig, UsesCurrentContextWithBearerTokenAndCaData) {
+  Result<Credentials> c = ParseKubeconfig(kConfig, "", "/cfg");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->context, "aws");
+  EXPECT_EQ(c->server, "https://eks.example:443");
+  EXPECT_EQ(c->ca.pem, "CA PEM");
+  EXPECT_EQ(c->token, "s3cr3t-token");
+  EXPECT_EQ(c->ns, "ml");
+}
+
+TEST(Kubeconfig, ReadsClientCertificateAndKeyData) {
+  Result<Credentials> c = ParseKubeconfig(kConfig, "certs", "/cfg");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->client_cert.pem, "CERT");
+  EXPECT_EQ(c->client_key.pem, "KEY");
+  EXPECT_TRUE(c->token.empty());
+}
+
+TEST(Kubeconfig, ResolvesRelativeFilesAgainstTheKubeconfigFolder) {
+  Result<Credentials> c = ParseKubeconfig(kConfig, "gcp", "/cfg");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->ca.file, "/cfg/certs/ca.crt");
+  EXPECT_EQ(c->token_file, "/cfg/tokens/gke");
+  EXPECT_EQ(c->client_cert.file, "/abs/cert.pem");
+  EXPECT_EQ(c->client_key.file, "/cfg/key.pem");
+}
+
+TEST(Kubeconfig, RefusesExecPluginsWithAPrecondition) {
+  EXPECT_EQ(ParseKubeconfig(kConfig, "exec", "").status().code(), StatusCode::kFailedPrecondition);
+}
+
+TEST(Kubeconfig, RefusesInsecureSkipTlsVerify) {
+  std::string text = R"(
+current-context: x
+clusters: [{name: c, cluster: {server: "https://x", insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+)";
+  Result<Credentials> c = ParseKubeconfig(text, "", "");
+  EXPECT_EQ(c.status().code(), StatusCode::kFailedPrecondition);
+}
+
+TEST(Kubeconfig, UnknownContextIsInvalidArgument) {
+  EXPECT_EQ(ParseKubeconfig(kConfig, "nope", "").status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(Kubeconfig, MalformedYamlIsInvalidArgument) {
+  EXPECT_EQ(ParseKubeconfig("clusters: [", "", "").status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(Kubeconfig, MissingFileIsNotFound) {
+  EXPECT_EQ(LoadKubeconfig("/nonexistent/kubeconfig", "").status().code(), StatusCode::kNotFound);
+}
+
+TEST(Kubeconfig, DescribeNeverShowsSecrets) {
+  Result<Credentials> c = ParseKubeconfig(kConfig, "aws", "");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->Describe().find("s3cr3t"), std::string::npos);
+  Result<Credentials> k = ParseKubeconfig(kConfig, "certs", "");
+  ASSERT_TRUE(k.ok());
+  EXPECT_EQ(k->Describe().find("KEY"), std::string::npos);
+}
+
+TEST(InCluster, ReadsServiceAccountFiles) {
+  std::filesystem::path dir = std::filesystem::temp_directory_path() / ("gpufed-sa-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "token") << "tok\n";
+  std::ofstream(dir / "namespace") << "gpufed\n";
+  Result<Credentials> c = InClusterCredentials("10.0.0.1", "443", dir.string());
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->server, "https://10.0.0.1:443");
+  EXPECT_EQ(c->token_file, (dir / "token").string());
+  EXPECT_EQ(c->ca.file, (dir / "ca.crt").string());
+  EXPECT_EQ(c->ns, "gpufed");
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(InClusterCredentials("", "", dir.string()).status().code(), StatusCode::kFailedPrecondition);
+}
+
+TEST(Base64, DecodesWithAndWithoutPadding) {
+  EXPECT_EQ(*DecodeBase64("aGVsbG8="), "hello");
+  EXPECT_EQ(*DecodeBase64("aGVsbG8"), "hello");
+  EXPECT_EQ(DecodeBase64("a$b").status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace gpufed::connectors::kubernetes
