@@ -117,6 +117,25 @@ Status Reconciler::PlanWaiting(std::vector<WorkloadRecord>& records, PassStats& 
       GPUFED_RETURN_IF_ERROR(store_->Update(r, r.reason, now));
       continue;
     }
+    // A crash between recording a submit intent and marking the workload Placed leaves
+    // a waiting workload whose current key may already run somewhere: adopt that
+    // placement instead of planning again (which could start the key twice).
+    Result<std::optional<store::ActionRow>> intent = store_->GetAction("submit", r.ActionKey());
+    if (!intent.ok()) return intent.status();
+    if (*intent && (*intent)->state != store::ActionState::kFailed) {
+      nlohmann::json payload = nlohmann::json::parse((*intent)->payload, nullptr, false);
+      r.state = WorkloadState::kPlaced;
+      r.cluster = (*intent)->cluster;
+      if (!payload.is_discarded()) {
+        r.binding_json = nlohmann::json{{"cluster", r.cluster}, {"nodes", payload.value("nodes", nlohmann::json::array())},
+                                        {"provision_pool", payload.value("provision_pool", "")},
+                                        {"gpu_milli_each", payload.value("gpu_milli_each", 1000)}}
+                             .dump();
+      }
+      r.reason = "placed on " + r.cluster + " (recovered an unfinished placement)";
+      GPUFED_RETURN_IF_ERROR(store_->Update(r, r.reason, now));
+      continue;
+    }
     pending.push_back(spec);
     by_name[r.name] = &r;
   }

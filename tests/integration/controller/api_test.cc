@@ -1,0 +1,135 @@
+// The HTTP API over real HTTP on 127.0.0.1 (port 0): auth, tenant isolation, bad
+// requests, oversize bodies, and the read endpoints.
+#include <httplib.h>
+
+#include <gtest/gtest.h>
+
+#include "controller/server/server.h"
+#include "tests/integration/controller/fleet.h"
+
+namespace gpufed::testing {
+namespace {
+
+constexpr const char* kAdmin = "admin-token-0123456789";
+constexpr const char* kAlpha = "alpha-token-0123456789";
+constexpr const char* kBeta = "beta-token-01234567890";
+
+class ApiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string dir = FreshDir(std::string("api_") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    ASSERT_TRUE(h_.Open(dir).ok());
+    server::ServerOptions o;
+    o.tokens = {{kAdmin, ""}, {kAlpha, "alpha"}, {kBeta, "beta"}};
+    o.max_body_bytes = 64 * 1024;
+    auto s = server::ApiServer::Start(h_.controller.get(), o);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    server_ = std::move(s).value();
+    client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
+  }
+  httplib::Headers Auth(const char* token) { return {{"Authorization", std::string("Bearer ") + token}}; }
+  nlohmann::json Body(const httplib::Result& r) { return nlohmann::json::parse(r->body, nullptr, false); }
+
+  Harness h_;
+  std::unique_ptr<server::ApiServer> server_;
+  std::unique_ptr<httplib::Client> client_;
+};
+
+TEST_F(ApiTest, HealthNeedsNoTokenButTheApiDoes) {
+  auto health = client_->Get("/healthz");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+  auto anon = client_->Get("/v1/workloads");
+  EXPECT_EQ(anon->status, 401);
+  EXPECT_EQ(Body(anon)["error"]["code"], "UNAUTHENTICATED");
+  auto wrong = client_->Get("/v1/workloads", Auth("not-a-real-token-at-all"));
+  EXPECT_EQ(wrong->status, 401);
+  EXPECT_EQ(client_->Get("/metrics")->status, 401);
+}
+
+TEST_F(ApiTest, ATenantSubmitsSeesAndCancelsOnlyItsOwnWorkloads) {
+  auto mine = client_->Post("/v1/workloads", Auth(kAlpha), WorkloadYaml("a1", "alpha", 1, "1h"), "application/yaml");
+  ASSERT_EQ(mine->status, 201) << mine->body;
+  EXPECT_EQ(Body(mine)["state"], "Pending");
+  auto theirs = client_->Post("/v1/workloads", Auth(kAlpha), WorkloadYaml("b1", "beta", 1, "1h"), "application/yaml");
+  EXPECT_EQ(theirs->status, 403);
+  ASSERT_EQ(client_->Post("/v1/workloads", Auth(kBeta), WorkloadYaml("b1", "beta", 1, "1h"), "application/yaml")->status,
+            201);
+  auto list = Body(client_->Get("/v1/workloads", Auth(kAlpha)));
+  ASSERT_EQ(list["items"].size(), 1u);
+  EXPECT_EQ(list["items"][0]["name"], "a1");
+  EXPECT_EQ(client_->Get("/v1/workloads/b1", Auth(kAlpha))->status, 404);
+  EXPECT_EQ(client_->Delete("/v1/workloads/b1", Auth(kAlpha))->status, 404);
+  EXPECT_EQ(Body(client_->Get("/v1/workloads", Auth(kAdmin)))["items"].size(), 2u);
+  EXPECT_EQ(client_->Delete("/v1/workloads/a1", Auth(kAlpha))->status, 202);
+  ASSERT_TRUE(h_.controller->Pass().ok());
+  EXPECT_EQ(Body(client_->Get("/v1/workloads/a1", Auth(kAlpha)))["state"], "Cancelled");
+  EXPECT_EQ(client_->Delete("/v1/workloads/a1", Auth(kAlpha))->status, 409);
+}
+
+TEST_F(ApiTest, AcceptsJsonAndRejectsDuplicates) {
+  std::string json = R"({"apiVersion": "gpufed/v1alpha1", "kind": "Workload", "metadata": {"name": "j1"},
+    "spec": {"tenant": "alpha", "type": "inference", "resources": {"gpus": 1}, "durationHint": "30m"}})";
+  EXPECT_EQ(client_->Post("/v1/workloads", Auth(kAlpha), json, "application/json")->status, 201);
+  auto dup = client_->Post("/v1/workloads", Auth(kAlpha), json, "application/json");
+  EXPECT_EQ(dup->status, 409);
+  EXPECT_EQ(Body(dup)["error"]["code"], "ALREADY_EXISTS");
+}
+
+TEST_F(ApiTest, InvalidWorkloadsGetTheValidatorsFileLineAndFieldMessages) {
+  std::string bad = "apiVersion: gpufed/v1alpha1\nkind: Workload\nmetadata: {name: w}\nspec:\n  tenant: alpha\n"
+                    "  resources: {gpus: 1, gpuModle: [A100-80GB]}\n";
+  auto r = client_->Post("/v1/workloads", Auth(kAlpha), bad, "application/yaml");
+  ASSERT_EQ(r->status, 400);
+  std::string message = Body(r)["error"]["message"];
+  EXPECT_NE(message.find("request.yaml:6:"), std::string::npos) << message;
+  EXPECT_NE(message.find("gpuModle"), std::string::npos) << message;
+  auto unknown_tenant = client_->Post("/v1/workloads", Auth(kAdmin), WorkloadYaml("w", "gamma", 1, "1h"), "application/yaml");
+  EXPECT_EQ(unknown_tenant->status, 400);
+  auto garbage = client_->Post("/v1/workloads", Auth(kAdmin), "{{{", "application/json");
+  EXPECT_EQ(garbage->status, 400);
+}
+
+TEST_F(ApiTest, RefusesOversizeBodiesWithJson) {
+  std::string huge(128 * 1024, '#');
+  auto r = client_->Post("/v1/workloads", Auth(kAdmin), huge, "application/yaml");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 413);
+  EXPECT_EQ(Body(r)["error"]["code"], "RESOURCE_EXHAUSTED");
+}
+
+TEST_F(ApiTest, ServesClustersDecisionsExplanationsAndMetrics) {
+  ASSERT_EQ(client_->Post("/v1/workloads", Auth(kAlpha), WorkloadYaml("a1", "alpha", 8, "1h"), "application/yaml")->status,
+            201);
+  ASSERT_TRUE(h_.controller->Pass().ok());
+  ASSERT_TRUE(h_.controller->Pass().ok());  // observes the placement it applied
+  auto clusters = Body(client_->Get("/v1/clusters", Auth(kBeta)));
+  EXPECT_EQ(clusters["items"].size(), 2u);
+  auto decisions = Body(client_->Get("/v1/decisions?workload=a1", Auth(kAlpha)));
+  ASSERT_GE(decisions["items"].size(), 1u);
+  EXPECT_EQ(decisions["items"][0]["outcome"], "placed");
+  EXPECT_EQ(client_->Get("/v1/decisions?workload=a1", Auth(kBeta))->status, 404);
+  EXPECT_EQ(client_->Get("/v1/decisions", Auth(kBeta))->status, 403);
+  auto explain = Body(client_->Get("/v1/explain/a1", Auth(kAlpha)));
+  ASSERT_TRUE(explain.contains("why"));
+  EXPECT_NE(explain["why"][0].get<std::string>().find("placed on onprem"), std::string::npos) << explain.dump(2);
+  auto metrics = client_->Get("/metrics", Auth(kAdmin));
+  ASSERT_EQ(metrics->status, 200);
+  for (const char* name : {"gpufed_decisions_total{outcome=\"placed\"} 1", "gpufed_decision_latency_seconds_bucket",
+                           "gpufed_gpu_allocated{cluster=\"onprem\",model=\"A100-80GB\"} 8", "gpufed_connector_errors_total"}) {
+    EXPECT_NE(metrics->body.find(name), std::string::npos) << name << "\n" << metrics->body;
+  }
+  EXPECT_EQ(client_->Get("/readyz")->status, 200);
+}
+
+TEST(ServerOptions, ParsesTokensAndRefusesShortOnes) {
+  auto tokens = server::ParseTokens("# comment\nabcdefghijklmnop alpha\nqrstuvwxyz0123456 admin\n");
+  ASSERT_TRUE(tokens.ok());
+  EXPECT_EQ(tokens->at("abcdefghijklmnop"), "alpha");
+  EXPECT_EQ(tokens->at("qrstuvwxyz0123456"), "");
+  EXPECT_FALSE(server::ParseTokens("short alpha\n").ok());
+  EXPECT_FALSE(server::MakeServerOptions("no-port", "", "", "", "/tmp").ok());
+}
+
+}  // namespace
+}  // namespace gpufed::testing

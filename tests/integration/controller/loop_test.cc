@@ -1,0 +1,166 @@
+// The whole loop on sim clusters in virtual time: bursting, outage and requeue from a
+// checkpoint, preemption, budget exhaustion, policy revisions changing mid-run.
+#include <gtest/gtest.h>
+
+#include "tests/integration/controller/fleet.h"
+
+namespace gpufed::testing {
+namespace {
+
+using store::WorkloadState;
+
+TEST(ControllerLoop, BurstsToTheCloudOnceTheOnpremQueueBuildsUp) {
+  std::string dir = FreshDir("burst");
+  std::ofstream(dir + "/repo/work.yaml") << WorkloadYaml("a", "alpha", 8, "2h") << "---\n"
+                                         << WorkloadYaml("b", "alpha", 8, "2h") << "---\n"
+                                         << WorkloadYaml("c", "alpha", 8, "2h") << "---\n"
+                                         << WorkloadYaml("d", "alpha", 8, "2h");
+  Harness h;
+  ASSERT_TRUE(h.Open(dir).ok());
+  ASSERT_TRUE(h.RunUntilIdle().ok());
+  int onprem = 0, cloud = 0;
+  for (const char* name : {"a", "b", "c", "d"}) {
+    store::WorkloadRecord r = h.Get(name);
+    EXPECT_EQ(r.state, WorkloadState::kSucceeded) << name << ": " << r.reason;
+    Result<std::vector<store::DecisionRow>> d = h.controller->Decisions(name, "");
+    for (const auto& row : *d) {
+      if (row.outcome == "placed") (row.cluster == "onprem" ? onprem : cloud)++;
+    }
+  }
+  EXPECT_EQ(onprem + cloud, 4);
+  EXPECT_GE(cloud, 2);  // one node on-prem: the queue passes the threshold
+  EXPECT_GE(onprem, 1);
+}
+
+TEST(ControllerLoop, RequeuesCheckpointableWorkFromItsCheckpointWhenAClusterIsLost) {
+  std::string dir = FreshDir("outage");
+  std::ofstream(dir + "/scenario.yaml") << "failures:\n  - {cluster: cloud, type: outage, at: 50m, until: 5h}\n";
+  std::string ckpt = "  checkpoint: {enabled: true, interval: 15m, uri: s3://x}\n";
+  std::ofstream(dir + "/repo/work.yaml") << WorkloadYaml("big", "alpha", 8, "4h") << "---\n"
+                                         << WorkloadYaml("x1", "alpha", 8, "2h", ckpt) << "---\n"
+                                         << WorkloadYaml("x2", "alpha", 8, "2h", ckpt) << "---\n"
+                                         << WorkloadYaml("x3", "alpha", 8, "2h", ckpt);
+  Harness h;
+  ASSERT_TRUE(h.Open(dir, dir + "/scenario.yaml").ok());
+  ASSERT_TRUE(h.RunUntilIdle().ok());
+  int requeued = 0;
+  for (const char* name : {"x1", "x2", "x3"}) {
+    store::WorkloadRecord r = h.Get(name);
+    EXPECT_EQ(r.state, WorkloadState::kSucceeded) << name << ": " << r.reason;
+    if (r.attempt > 1) {
+      ++requeued;
+      EXPECT_GT(r.resume_from.millis(), 0) << name;  // resumed from a checkpoint, not from zero
+      auto history = h.controller->store()->History(name);
+      bool saw_requeue = false;
+      for (const auto& t : *history) saw_requeue |= t.to == "Requeued" && t.reason.find("unhealthy") != std::string::npos;
+      EXPECT_TRUE(saw_requeue) << name;
+    }
+  }
+  EXPECT_GE(requeued, 1);
+}
+
+TEST(ControllerLoop, PreemptsLowerPriorityPreemptibleWorkForUrgentWork) {
+  std::string dir = FreshDir("preempt");
+  std::ofstream(dir + "/repo/work.yaml")
+      << WorkloadYaml("sweep", "alpha", 8, "6h",
+                      "  priority: low\n  preemptible: true\n  data: {sensitivity: restricted}\n"
+                      "  checkpoint: {enabled: true, interval: 10m, uri: s3://s}\n");
+  std::ofstream(dir + "/urgent.yaml")
+      << WorkloadYaml("urgent", "alpha", 8, "1h", "  priority: urgent\n  data: {sensitivity: restricted}\n");
+  Harness h;
+  ASSERT_TRUE(h.Open(dir).ok());
+  for (int i = 0; i < 6; ++i) {
+    ASSERT_TRUE(h.controller->Pass().ok());
+    h.Step();
+  }
+  ASSERT_EQ(h.Get("sweep").state, WorkloadState::kRunning);
+  std::ifstream in(dir + "/urgent.yaml");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_TRUE(h.controller->Submit(text, "urgent.yaml", "").ok());
+  ASSERT_TRUE(h.RunUntilIdle().ok());
+  EXPECT_EQ(h.Get("urgent").state, WorkloadState::kSucceeded);
+  store::WorkloadRecord sweep = h.Get("sweep");
+  EXPECT_EQ(sweep.state, WorkloadState::kSucceeded);
+  EXPECT_EQ(sweep.attempt, 2);
+  EXPECT_GT(sweep.resume_from.millis(), 0);
+  auto decisions = h.controller->Decisions("sweep", "");
+  bool preempted = false;
+  for (const auto& d : *decisions) preempted |= d.outcome == "preempted";
+  EXPECT_TRUE(preempted);
+}
+
+TEST(ControllerLoop, QueuesWorkPastTheTenantsBudgetAndStopsAsStuck) {
+  std::string dir = FreshDir("budget");
+  std::ofstream(dir + "/repo/work.yaml") << WorkloadYaml("cheap", "beta", 1, "1h") << "---\n"
+                                         << WorkloadYaml("pricey", "beta", 8, "10h");
+  Harness h;
+  ASSERT_TRUE(h.Open(dir).ok());
+  ASSERT_TRUE(h.RunUntilIdle().ok());
+  EXPECT_EQ(h.Get("cheap").state, WorkloadState::kSucceeded);
+  store::WorkloadRecord pricey = h.Get("pricey");
+  EXPECT_EQ(pricey.state, WorkloadState::kQueued);
+  EXPECT_NE(pricey.reason.find("budget"), std::string::npos) << pricey.reason;
+  EXPECT_TRUE(h.controller->Stuck());
+}
+
+TEST(ControllerLoop, ActivatesANewRevisionMidRunAndKeepsTheOldOneWhenTheNextIsBad) {
+  std::string dir = FreshDir("revisions");
+  std::ofstream(dir + "/repo/work.yaml") << WorkloadYaml("long", "alpha", 4, "3h");
+  Harness h;
+  ASSERT_TRUE(h.Open(dir).ok());
+  std::string first = h.controller->active_revision();
+  ASSERT_TRUE(h.controller->Pass().ok());
+  // A new rule: training on the cloud is denied.
+  std::ofstream(dir + "/repo/extra.yaml")
+      << "apiVersion: gpufed/v1alpha1\nkind: Policy\nmetadata: {name: onprem-only}\nspec:\n  enforcement: deny\n"
+         "  rules:\n    - name: no-cloud-training\n      when: {type: training}\n      require: {cluster.provider: onprem}\n";
+  ASSERT_TRUE(h.controller->Reload().ok());
+  std::string second = h.controller->active_revision();
+  EXPECT_NE(first, second);
+  // A broken revision is rejected; the second keeps serving.
+  std::ofstream(dir + "/repo/broken.yaml") << "apiVersion: gpufed/v1alpha1\nkind: Workload\nmetadata: {name: [x}\n";
+  Status bad = h.controller->Reload();
+  EXPECT_EQ(bad.code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(h.controller->active_revision(), second);
+  // Under the second revision a new submission bursts nowhere: cloud is denied by the rule.
+  ASSERT_TRUE(h.controller->Submit(WorkloadYaml("late", "alpha", 8, "1h"), "late.yaml", "").ok());
+  ASSERT_TRUE(h.controller->Pass().ok());
+  Result<nlohmann::json> why = h.controller->Explain("late", "");
+  ASSERT_TRUE(why.ok());
+  EXPECT_NE(why->dump().find("no-cloud-training"), std::string::npos) << why->dump(2);
+  ASSERT_TRUE(h.RunUntilIdle().ok());
+  EXPECT_EQ(h.Get("long").state, WorkloadState::kSucceeded);
+  EXPECT_EQ(h.Get("late").state, WorkloadState::kSucceeded);
+  EXPECT_EQ(h.Get("late").cluster, "onprem");
+}
+
+TEST(ControllerLoop, RunsTheQuickstartScenarioToIdle) {
+  std::string dir = FreshDir("quickstart");
+  Harness h;
+  reconcile::ControllerOptions o;
+  ASSERT_TRUE(connectors::sim::RegisterSimConnector(h.registry).ok());
+  o.config_dir = std::string(GPUFED_SOURCE_DIR) + "/examples/quickstart";
+  o.state_dir = dir + "/state";
+  o.scenario = o.config_dir + "/simulation/scenario.yaml";
+  Result<std::unique_ptr<reconcile::Controller>> c = reconcile::Controller::Open(o, h.registry, &h.clock);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  h.controller = std::move(c).value();
+  ASSERT_TRUE(h.RunUntilIdle().ok());
+  auto attempts = h.controller->store()->Attempts();
+  int lost = 0, preempted = 0, cloud = 0;
+  for (const auto& a : *attempts) {
+    lost += a.outcome == "lost";
+    preempted += a.outcome == "preempted";
+    cloud += a.cloud;
+  }
+  EXPECT_GE(lost, 1);
+  EXPECT_GE(preempted, 1);
+  EXPECT_GE(cloud, 5);
+  auto all = h.controller->List("");
+  int succeeded = 0;
+  for (const auto& r : *all) succeeded += r.state == WorkloadState::kSucceeded;
+  EXPECT_GE(succeeded, 35);
+}
+
+}  // namespace
+}  // namespace gpufed::testing
