@@ -16,6 +16,12 @@ std::string Clock(Duration d) {
   return buf;
 }
 
+// Money to the cent for display (metering keeps micro-units).
+std::string Cents(const Money& m) {
+  int64_t micros = m.micros() >= 0 ? (m.micros() + 5000) / 10000 * 10000 : -((-m.micros() + 5000) / 10000 * 10000);
+  return Money(micros, m.currency()).ToString();
+}
+
 std::string Bar(int used, int total, int width = 20) {
   int filled = total > 0 ? used * width / total : 0;
   return "[" + std::string(filled, '#') + std::string(width - filled, '.') + "]";
@@ -58,7 +64,7 @@ void RunView::Update(reconcile::Controller& controller, Duration now, bool force
     lines.push_back(line);
   }
   std::string costs = "  spend:";
-  for (const auto& [tenant, money] : burn) costs += " " + tenant + " " + money.ToString();
+  for (const auto& [tenant, money] : burn) costs += " " + tenant + " " + Cents(money);
   lines.push_back(costs);
   if (tty_) {
     if (drawn_lines_ > 0) out_ << "\x1b[" << drawn_lines_ << "F";
@@ -131,13 +137,17 @@ std::string RenderSummary(reconcile::Controller& controller, const model::Config
                   cap_h > 0 ? 100 * used_h / cap_h : 0.0);
     out << line;
   }
-  out << "cost: total " << total.ToString();
-  if (succeeded > 0) out << ", per succeeded job " << Money(total.micros() / succeeded, total.currency()).ToString();
+  auto [passes, mean_pass] = controller.pass_stats();
+  std::snprintf(line, sizeof line, "reconcile: %lld passes, mean %.2f ms per pass\n", static_cast<long long>(passes),
+                mean_pass * 1000);
+  out << line;
+  out << "cost: total " << Cents(total);
+  if (succeeded > 0) out << ", per succeeded job " << Cents(Money(total.micros() / succeeded, total.currency()));
   out << "\n";
   for (const auto& [tenant, money] : per_tenant) {
     int jobs = std::max(1, jobs_per_tenant[tenant]);
-    out << "  " << tenant << ": " << money.ToString() << " (" << jobs_per_tenant[tenant] << " workloads, "
-        << Money(money.micros() / jobs, money.currency()).ToString() << " per workload)\n";
+    out << "  " << tenant << ": " << Cents(money) << " (" << jobs_per_tenant[tenant] << " workloads, "
+        << Cents(Money(money.micros() / jobs, money.currency())) << " per workload)\n";
   }
   return out.str();
 }

@@ -160,3 +160,14 @@ bool Controller::ready() {
 }
 
 }  // namespace gpufed::reconcile
+
+namespace gpufed::reconcile {
+
+std::pair<int64_t, double> Controller::pass_stats() {
+  std::lock_guard<std::mutex> lock(mu_);
+  double sum = 0;
+  for (double s : pass_seconds_) sum += s;
+  return {passes_, pass_seconds_.empty() ? 0 : sum / pass_seconds_.size()};
+}
+
+}  // namespace gpufed::reconcile

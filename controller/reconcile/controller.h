@@ -60,6 +60,8 @@ class Controller {
   bool ready();
 
   store::Store* store() { return store_.get(); }
+  // Passes run and their mean wall time (reconcile throughput).
+  std::pair<int64_t, double> pass_stats();
 
  private:
   Controller(ControllerOptions options, const connectors::ConnectorRegistry& registry, const connectors::Clock* clock)
