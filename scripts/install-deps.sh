@@ -12,6 +12,8 @@ packages=(
 if [[ "${GPUFED_TEST_DEPS:-0}" == 1 ]]; then
   # The schema conformance test runs ajv from the npm registry.
   packages+=(nodejs npm)
+  # The audit integration tests and benchmark ship to a real rsyslog over mutual TLS.
+  packages+=(rsyslog rsyslog-gnutls)
 fi
 
 missing=()
