@@ -127,11 +127,7 @@ Plan Placer::Run() {
   plan.revision = config_.revision;
   // Per tenant: priority first, then submission time, then name.
   std::map<std::string, std::deque<const model::Workload*>> queues;
-  for (const model::Workload* w : snapshot_.pending) {
-    queues[w->tenant].push_back(w);
-    auto [it, added] = class_waiting_since_.try_emplace(w->priority, w->submitted_at);
-    if (!added && w->submitted_at < it->second) it->second = w->submitted_at;
-  }
+  for (const model::Workload* w : snapshot_.pending) queues[w->tenant].push_back(w);
   for (auto& [tenant, queue] : queues) {
     std::sort(queue.begin(), queue.end(), [](const auto* a, const auto* b) {
       if (a->priority != b->priority) return a->priority > b->priority;

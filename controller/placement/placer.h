@@ -103,9 +103,6 @@ class Placer {
   std::map<std::string, TenantState> tenants_;
   std::vector<RunningEntry> running_;
   int onprem_queue_depth_ = 0;
-  // By priority: the earliest submission among the pending workloads. The class's queue
-  // wait is measured from it, so one long-waiting workload lets its whole class burst.
-  std::map<int, Duration> class_waiting_since_;
   double fleet_gpus_ = 0;     // GPUs present in every cluster, for dominant shares
   double window_hours_ = 0;   // DecayedWindowHours(half-life)
   bool needs_views_ = false;  // rules or hooks read the workload's JSON view

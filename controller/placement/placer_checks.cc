@@ -260,12 +260,11 @@ std::optional<Placer::Candidate> Placer::FindCandidate(const model::Workload& w,
 
 std::string Placer::BurstBlock(const model::Workload& w) const {
   if (!burst_.queue_wait && !burst_.queue_depth) return "";
-  // The class's queue wait: from the earliest submission among pending work of the
-  // same priority (the head of the class's queue).
-  Duration since = w.submitted_at;
-  if (auto it = class_waiting_since_.find(w.priority); it != class_waiting_since_.end() && it->second < since) {
-    since = it->second;
-  }
+  // The workload's own wait in its class's queue. Measuring from the head of the class
+  // instead released every pending workload of the class at once when the head crossed
+  // the threshold; on the Philly replay that burst more GPU-hours than bursting at once
+  // (always-cheapest) at low load, so each workload waits its own threshold.
+  const Duration since = w.submitted_at;
   Duration waited = snapshot_.now > since ? Duration::FromMillis(snapshot_.now.millis() - since.millis()) : Duration();
   if (burst_.queue_wait && waited >= *burst_.queue_wait) return "";
   if (burst_.queue_depth && onprem_queue_depth_ >= *burst_.queue_depth) return "";

@@ -297,11 +297,6 @@ TEST(QueueingProperty, BudgetsBurstThresholdsAndNoPingPongHoldOverRandomRuns) {
       sim.Submit(w, runtime);
     }
     auto check = [&](const Snapshot& s, const Plan& plan) {
-      std::map<int, Duration> head;  // earliest pending submission per priority
-      for (const model::Workload* w : s.pending) {
-        auto [it, added] = head.try_emplace(w->priority, w->submitted_at);
-        if (!added && w->submitted_at < it->second) it->second = w->submitted_at;
-      }
       std::set<std::string> running;
       for (const RunningWorkload& r : s.running) running.insert(r.workload->metadata.name);
       int depth = s.onprem_queue_depth;
@@ -330,7 +325,11 @@ TEST(QueueingProperty, BudgetsBurstThresholdsAndNoPingPongHoldOverRandomRuns) {
             EXPECT_LE(cloud_spent[d.tenant], *t->budget.cloud_limit) << d.workload;
           }
           // Burst only past a threshold (on-prem was eligible here: same shape, no rules).
-          const Duration waited = Duration::FromMillis(s.now.millis() - head.at(d.priority).millis());
+          const model::Workload* w = nullptr;
+          for (const model::Workload* p : s.pending) {
+            if (p->metadata.name == d.workload) w = p;
+          }
+          const Duration waited = Duration::FromMillis(s.now.millis() - w->submitted_at.millis());
           EXPECT_TRUE(waited >= wait_limit || depth >= depth_limit)
               << d.workload << " burst after " << waited.ToString() << " at depth " << depth;
         }
