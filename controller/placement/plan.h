@@ -55,7 +55,7 @@ struct Snapshot {
   // never moved (no ping-pong); on-prem work may be preempted by higher priorities.
   std::vector<RunningWorkload> running;
   // Half-life of the fair-share usage window (see TenantUsage::decayed_gpu_hours); used
-  // to express decayed GPU-hours as a share of the fleet. 0: the policies' value or 24h.
+  // to express decayed GPU-hours as a share of the fleet. 0: 24h (kDefaultFairShareHalfLife).
   Duration fair_share_half_life;
 };
 
