@@ -124,7 +124,35 @@ std::optional<int64_t> ParseTimeMicros(std::string_view text) {
 }
 
 std::string DumpPayload(const nlohmann::json& payload) {
-  return payload.dump(-1, ' ', /*ensure_ascii=*/true, nlohmann::json::error_handler_t::replace);
+  // nlohmann's ensure_ascii path escapes character by character and dominates append
+  // cost; dump UTF-8 instead and escape the (rare) non-ASCII bytes here. Outside
+  // strings JSON is ASCII, so every such byte is inside a string, where \uXXXX is valid.
+  std::string out = payload.dump(-1, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace);
+  size_t first = 0;
+  while (first < out.size() && static_cast<unsigned char>(out[first]) < 0x80) ++first;
+  if (first == out.size()) return out;
+  std::string escaped = out.substr(0, first);
+  char buf[16];
+  for (size_t i = first; i < out.size();) {
+    unsigned char c = static_cast<unsigned char>(out[i]);
+    if (c < 0x80) {
+      escaped += out[i++];
+      continue;
+    }
+    // The dump is valid UTF-8 (invalid input was replaced with U+FFFD).
+    int len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+    uint32_t cp = c & (len == 4 ? 0x07 : len == 3 ? 0x0F : 0x1F);
+    for (int k = 1; k < len && i + k < out.size(); ++k) cp = (cp << 6) | (static_cast<unsigned char>(out[i + k]) & 0x3F);
+    i += static_cast<size_t>(len);
+    if (cp >= 0x10000) {
+      cp -= 0x10000;
+      std::snprintf(buf, sizeof buf, "\\u%04x\\u%04x", 0xD800 + (cp >> 10), 0xDC00 + (cp & 0x3FF));
+    } else {
+      std::snprintf(buf, sizeof buf, "\\u%04x", cp);
+    }
+    escaped += buf;
+  }
+  return escaped;
 }
 
 std::string EncodeRecordLine(const RecordHeader& h, std::string_view payload_json, std::string* hash_hex) {

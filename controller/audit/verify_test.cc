@@ -135,3 +135,16 @@ TEST(TimeFormat, RoundTrips) {
 
 }  // namespace
 }  // namespace gpufed::audit
+
+namespace gpufed::audit {
+namespace {
+
+TEST(DumpPayload, EscapesNonAsciiExactlyLikeEnsureAscii) {
+  nlohmann::json j = {{"a", "caf\xc3\xa9 \xf0\x9f\x9a\x80 \xe2\x82\xac"}, {"b", {1, "x\"y\\z"}}, {"c", "plain"}};
+  EXPECT_EQ(DumpPayload(j), j.dump(-1, ' ', true));
+  std::string dumped = DumpPayload(j);
+  EXPECT_TRUE(std::all_of(dumped.begin(), dumped.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; }));
+}
+
+}  // namespace
+}  // namespace gpufed::audit

@@ -1,0 +1,191 @@
+// Audit journal benchmarks:
+//   BM_AuditAppend*        appends/s with group commit + fdatasync (real disk, /tmp or
+//                          $GPUFED_BENCH_DIR), decision-sized records (~1.4 KB)
+//   BM_AuditVerify         verify speed (records/s) over a journal folder
+//   BM_AuditShipRsyslog    records/s over one mutual-TLS connection to a real rsyslog,
+//                          end to end (until every record is in rsyslog's file), and
+//                          how many were lost. Starts its own rsyslog (needs rsyslog and
+//                          rsyslog-gnutls); skipped with a message when they are missing.
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include <benchmark/benchmark.h>
+
+#include "controller/audit/journal.h"
+#include "controller/audit/shipper.h"
+#include "controller/audit/sinks/syslog_tls_sink.h"
+#include "controller/audit/verify.h"
+#ifndef GPUFED_SOURCE_DIR
+#define GPUFED_SOURCE_DIR "."
+#endif
+#define GPUFED_AUDIT_IT_DIR GPUFED_SOURCE_DIR "/tests/integration/audit"
+#include "tests/integration/audit/receiver.h"
+
+namespace gpufed::audit {
+namespace {
+
+std::string BenchDir(const std::string& name) {
+  const char* base = std::getenv("GPUFED_BENCH_DIR");
+  std::string dir = std::string(base != nullptr ? base : "/tmp") + "/gpufed-bench-audit-" + std::to_string(::getpid()) +
+                    "-" + name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+// A decision-sized payload: three cluster verdicts with scores, like the quickstart's.
+AuditRecord DecisionLike(int i) {
+  nlohmann::json verdicts = nlohmann::json::array();
+  for (const char* c : {"eu-cloud", "munich-dgx", "us-cloud"}) {
+    verdicts.push_back({{"cluster", c}, {"eligible", true}, {"fitsNow", true}, {"cost", "52.80 EUR"},
+                        {"score", {{"cost", 0.66}, {"locality", 1.0}, {"fragmentation", 0.03}, {"onprem", 0.0},
+                                   {"lua", 0.0}, {"total", 2.35}}}});
+  }
+  return {RecordKind::kDecision,
+          {{"workload", "job-" + std::to_string(i)}, {"uid", "job-" + std::to_string(i) + "@b162fa40c1a8"},
+           {"tenant", "team-nlp"}, {"outcome", "placed"}, {"reason", "best score 5.34"},
+           {"revision", "sha256:c15a4e52c6dd9ef893f8fd000c928b91c1e37c18c2b408accfc4787d6af50d0e"},
+           {"inputs", "sha256:4f9a2c726d0ba5c8f97f3f41a4635777e96bedc6ee98f0dddbb5cad7c95eb9a6"},
+           {"specHash", "sha256:b162fa40c1a8328fe40d1498ebd3ec33e077a5e11d934e17f82e4f8ee63f0ca9"},
+           {"cost", "52.80 EUR"}, {"budgetLeft", "19947.20 EUR"},
+           {"target", {{"cluster", "munich-dgx"}, {"nodes", {"dgx-a100-1"}}, {"gpus", {{0, 1, 2, 3, 4, 5, 6, 7}}},
+                       {"zone", "eu"}, {"region", "eu-central"}, {"provider", "onprem"}}},
+           {"verdicts", verdicts}}};
+}
+
+// Batches of `batch` records per AppendBatch from `state.threads()` threads: one
+// fdatasync per group commit, however many callers it carries.
+void BM_AuditAppend(benchmark::State& state) {
+  static std::unique_ptr<Env> env;
+  static std::unique_ptr<AuditJournal> journal;
+  static std::string dir;
+  if (state.thread_index() == 0) {
+    env = NewPosixEnv();
+    dir = BenchDir("append");
+    JournalOptions o;
+    o.env = env.get();
+    o.dir = dir;
+    journal = std::move(AuditJournal::Open(o).value());
+  }
+  const size_t batch = static_cast<size_t>(state.range(0));
+  std::vector<AuditRecord> records;
+  for (size_t i = 0; i < batch; ++i) records.push_back(DecisionLike(static_cast<int>(i)));
+  for (auto _ : state) {
+    if (batch == 1) {
+      benchmark::DoNotOptimize(journal->Append(records[0]).ok());
+    } else {
+      benchmark::DoNotOptimize(journal->AppendBatch(records).ok());
+    }
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * batch));
+  if (state.thread_index() == 0) {
+    journal.reset();
+    std::filesystem::remove_all(dir);
+  }
+}
+BENCHMARK(BM_AuditAppend)->Arg(1)->Threads(1)->Threads(16)->Threads(64)->UseRealTime();
+BENCHMARK(BM_AuditAppend)->Arg(100)->Threads(1)->Threads(4)->UseRealTime();
+BENCHMARK(BM_AuditAppend)->Arg(1000)->Threads(1)->Threads(4)->UseRealTime();
+
+void BM_AuditVerify(benchmark::State& state) {
+  auto env = NewPosixEnv();
+  std::string dir = BenchDir("verify");
+  Signer signer = Signer::Generate().value();
+  {
+    JournalOptions o;
+    o.env = env.get();
+    o.dir = dir;
+    o.signer = &signer;
+    auto j = AuditJournal::Open(o).value();
+    std::vector<AuditRecord> records;
+    for (int i = 0; i < 1000; ++i) records.push_back(DecisionLike(i));
+    for (int b = 0; b < state.range(0) / 1000; ++b) (void)j->AppendBatch(records);
+  }
+  auto key = SignatureVerifier::FromPublicKeyPem(signer.PublicKeyPem()).value();
+  uint64_t records = 0;
+  for (auto _ : state) {
+    auto r = VerifyJournalDir(*env, dir, {&key, false});
+    if (!r.ok() || !r->ok) state.SkipWithError("verify failed");
+    records += r->records;
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(records));
+  uint64_t bytes = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir + "/journal")) {
+    if (entry.path().extension() == ".log") bytes += entry.file_size();
+  }
+  state.counters["bytes_per_record"] = static_cast<double>(bytes) / static_cast<double>(state.range(0));
+  std::filesystem::remove_all(dir);
+}
+BENCHMARK(BM_AuditVerify)->Arg(200000)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// One run: N records from a journal over one mutual-TLS connection into a fresh rsyslog,
+// timed until all N are in rsyslog's file. Counters: lost (distinct records missing),
+// duplicates.
+void BM_AuditShipRsyslog(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  std::string base = BenchDir("rsyslog");
+  testing::TestPki pki(base);
+  testing::RsyslogServer server(base);
+  if (!pki.ok() || !server.Start()) {
+    state.SkipWithError("rsyslog or openssl unavailable (GPUFED_TEST_DEPS=1 scripts/install-deps.sh)");
+    for (auto _ : state) {
+    }
+    return;
+  }
+  auto env = NewPosixEnv();
+  std::string audit_dir = base + "/audit";
+  {
+    JournalOptions o;
+    o.env = env.get();
+    o.dir = audit_dir;
+    auto j = AuditJournal::Open(o).value();
+    std::vector<AuditRecord> records;
+    for (int i = 0; i < 1000; ++i) records.push_back(DecisionLike(i));
+    for (int64_t b = 0; b < n / 1000; ++b) (void)j->AppendBatch(records);
+  }
+  SyslogTlsOptions so;
+  so.port = server.port();
+  so.ca_file = pki.file("ca.crt");
+  so.cert_file = pki.file("client.crt");
+  so.key_file = pki.file("client.key");
+  so.server_name = "localhost";
+  so.settle_micros = 200'000;
+  uint64_t lost = 0, duplicates = 0;
+  for (auto _ : state) {
+    ShipperOptions o;
+    o.env = env.get();
+    o.audit_dir = audit_dir;
+    o.sink_name = "bench";
+    o.batch_records = 1000;
+    auto shipper = Shipper::Open(o, std::make_unique<SyslogTlsSink>(env.get(), so)).value();
+    if (!shipper->DrainTo(static_cast<uint64_t>(n), 120'000'000).ok()) state.SkipWithError("shipping failed");
+    // Until every record is in the file (bounded).
+    std::set<uint64_t> seen;
+    for (int i = 0; i < 600 && seen.size() < static_cast<size_t>(n); ++i) {
+      seen.clear();
+      duplicates = 0;
+      std::ifstream in(server.received_path());
+      for (std::string line; std::getline(in, line);) {
+        size_t at = line.find("{\"seq\":");
+        if (at == std::string::npos) continue;
+        if (!seen.insert(std::stoull(line.substr(at + 7))).second) ++duplicates;
+      }
+      if (seen.size() < static_cast<size_t>(n)) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    lost = static_cast<uint64_t>(n) - seen.size();
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+  state.counters["lost"] = static_cast<double>(lost);
+  state.counters["duplicates"] = static_cast<double>(duplicates);
+  server.Stop();
+  std::filesystem::remove_all(base);
+}
+BENCHMARK(BM_AuditShipRsyslog)->Arg(200000)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+}  // namespace gpufed::audit
