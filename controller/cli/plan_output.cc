@@ -108,6 +108,7 @@ nlohmann::json DecisionToJson(const placement::Decision& d) {
     out["gpus"] = d.binding.gpus;
     out["gpuMilliEach"] = d.binding.gpu_milli_each;
     if (!d.binding.mig_profile.empty()) out["migProfile"] = d.binding.mig_profile;
+    if (d.binding.mig_start >= 0) out["migStart"] = d.binding.mig_start;
     out["provisionsNode"] = d.binding.provisions_node;
     out["readyAfterSeconds"] = d.binding.ready_after.seconds();
     out["cost"] = d.cost.ToString();

@@ -78,6 +78,9 @@ std::string PoolShapeMismatch(const model::NodePool& pool, const model::Resource
   if (WantsFraction(pool, r) && pool.gpu.sharing == model::GpuSharing::kMig) {
     GpuDemand d = DemandOn(pool, r);
     if (d.mig_profile.empty()) return "no MIG profile of pool " + pool.name + " fits the request";
+    if (MigProfilesFor(pool.gpu.model) != nullptr && FindMigProfile(pool.gpu.model, d.mig_profile) == nullptr) {
+      return "MIG profile " + d.mig_profile + " does not exist on " + pool.gpu.model;
+    }
   }
   if (pool.cpu.milli() > 0 && r.cpu > pool.cpu) return "needs " + r.cpu.ToString() + " CPU, nodes have " + pool.cpu.ToString();
   if (pool.memory.milli() > 0 && r.memory > pool.memory) {
@@ -123,20 +126,31 @@ GpuDemand DemandOn(const model::NodePool& pool, const model::ResourceRequest& r)
   return d;
 }
 
+namespace {
+
+// A node of `pool` with nothing on it.
+NodeState EmptyNode(const model::NodePool& pool, int pool_index, std::string name) {
+  NodeState node;
+  node.name = std::move(name);
+  node.pool = pool_index;
+  node.free_cpu_milli = pool.cpu.milli();
+  node.free_memory = pool.memory.milli() / 1000;
+  node.cpu_limited = pool.cpu.milli() > 0;
+  GpuState gpu;
+  gpu.free_memory = pool.gpu.memory.milli() / 1000;
+  node.gpus.assign(pool.gpu.count, gpu);
+  return node;
+}
+
+}  // namespace
+
 ClusterState BuildClusterState(const model::Cluster& cluster) {
   ClusterState state;
   state.cluster = &cluster;
   for (size_t p = 0; p < cluster.node_pools.size(); ++p) {
     const model::NodePool& pool = cluster.node_pools[p];
     for (int i = 0; i < pool.count; ++i) {
-      NodeState node;
-      node.name = pool.name + "-" + std::to_string(i);
-      node.pool = static_cast<int>(p);
-      node.free_cpu_milli = pool.cpu.milli();
-      node.free_memory = pool.memory.milli() / 1000;
-      node.cpu_limited = pool.cpu.milli() > 0;
-      node.gpus.assign(pool.gpu.count, GpuState{kMilliPerGpu, pool.gpu.memory.milli() / 1000, 0, false});
-      state.nodes.push_back(std::move(node));
+      state.nodes.push_back(EmptyNode(pool, static_cast<int>(p), pool.name + "-" + std::to_string(i)));
     }
   }
   state.elastic_nodes_left = std::max(0, cluster.elasticity.max_nodes - cluster.present_nodes());
@@ -164,12 +178,16 @@ std::optional<NodeFit> FitOnNode(const NodeState& node, const model::NodePool& p
   fit.milli_each = d.milli_each;
   fit.memory_each = d.memory_each;
   fit.mig_profile = d.mig_profile;
+  // Models with a known MIG table get real slice placement; others count slices.
+  const MigProfile* geometry = d.mig_profile.empty() ? nullptr : FindMigProfile(pool.gpu.model, d.mig_profile);
   if (d.fractional) {
     int best = -1;
     for (size_t g = 0; g < node.gpus.size(); ++g) {
       const GpuState& gpu = node.gpus[g];
-      bool room = gpu.free_milli >= d.milli_each && gpu.free_memory >= d.memory_each &&
-                  (d.mig_slices == 0 || gpu.mig_slices_used + d.mig_slices <= kMigComputeSlices);
+      bool mig_room = d.mig_slices == 0 ||
+                      (geometry != nullptr ? gpu.mig.FindStart(*geometry).has_value()
+                                           : gpu.mig_slices_used + d.mig_slices <= kMigComputeSlices);
+      bool room = gpu.free_milli >= d.milli_each && gpu.free_memory >= d.memory_each && mig_room;
       if (!room || (gpu.free_milli == kMilliPerGpu && !gpu.shared && best >= 0)) continue;
       if (best < 0 || !node.gpus[best].shared || (gpu.shared && gpu.free_milli < node.gpus[best].free_milli)) {
         best = static_cast<int>(g);
@@ -177,6 +195,7 @@ std::optional<NodeFit> FitOnNode(const NodeState& node, const model::NodePool& p
     }
     if (best < 0) return std::nullopt;
     fit.gpus = {best};
+    if (geometry != nullptr) fit.mig_start = *node.gpus[best].mig.FindStart(*geometry);
   } else {
     for (size_t g = 0; g < node.gpus.size() && static_cast<int>(fit.gpus.size()) < d.gpus; ++g) {
       if (node.gpus[g].free_milli == kMilliPerGpu && !node.gpus[g].shared) fit.gpus.push_back(static_cast<int>(g));
@@ -215,14 +234,8 @@ std::optional<int> ProvisionNode(ClusterState& state, const model::ResourceReque
   for (size_t p = 0; p < cluster.node_pools.size(); ++p) {
     const model::NodePool& pool = cluster.node_pools[p];
     if (!pool_allowed[p] || !PoolShapeMismatch(pool, request).empty()) continue;
-    NodeState node;
-    node.name = pool.name + "-" + std::to_string(state.next_node_index++);
-    node.pool = static_cast<int>(p);
-    node.free_cpu_milli = pool.cpu.milli();
-    node.free_memory = pool.memory.milli() / 1000;
-    node.cpu_limited = pool.cpu.milli() > 0;
+    NodeState node = EmptyNode(pool, static_cast<int>(p), pool.name + "-" + std::to_string(state.next_node_index++));
     node.provisioned = true;
-    node.gpus.assign(pool.gpu.count, GpuState{kMilliPerGpu, pool.gpu.memory.milli() / 1000, 0, false});
     state.nodes.push_back(std::move(node));
     --state.elastic_nodes_left;
     state.index_stale = true;
@@ -244,14 +257,8 @@ std::optional<int> AddObservedNode(ClusterState& state, const std::string& name)
   for (size_t p = 0; p < cluster.node_pools.size(); ++p) {
     const model::NodePool& pool = cluster.node_pools[p];
     if (pool.name != name.substr(0, dash)) continue;
-    NodeState node;
-    node.name = name;
-    node.pool = static_cast<int>(p);
-    node.free_cpu_milli = pool.cpu.milli();
-    node.free_memory = pool.memory.milli() / 1000;
-    node.cpu_limited = pool.cpu.milli() > 0;
+    NodeState node = EmptyNode(pool, static_cast<int>(p), name);
     node.provisioned = true;
-    node.gpus.assign(pool.gpu.count, GpuState{kMilliPerGpu, pool.gpu.memory.milli() / 1000, 0, false});
     state.nodes.push_back(std::move(node));
     --state.elastic_nodes_left;
     state.next_node_index = std::max(state.next_node_index, suffix + 1);
@@ -262,11 +269,12 @@ std::optional<int> AddObservedNode(ClusterState& state, const std::string& name)
 }
 
 NodeFit FitOfBinding(const model::NodePool& pool, const model::ResourceRequest& request, const std::vector<int>& gpus,
-                     int gpu_milli_each, const std::string& mig_profile) {
+                     int gpu_milli_each, const std::string& mig_profile, int mig_start) {
   NodeFit fit;
   fit.gpus = gpus;
   fit.milli_each = gpu_milli_each;
   fit.mig_profile = mig_profile;
+  fit.mig_start = mig_start;
   const int64_t gpu_memory = pool.gpu.memory.milli() / 1000;
   fit.memory_each = gpu_memory;
   if (PoolShapeMismatch(pool, request).empty()) {
@@ -306,7 +314,17 @@ void Reserve(ClusterState& state, int node_index, const NodeFit& fit, const mode
     gpu.free_milli -= fit.milli_each;
     gpu.free_memory -= fit.memory_each;
     if (fit.milli_each < kMilliPerGpu || !fit.mig_profile.empty()) gpu.shared = true;
-    if (!fit.mig_profile.empty()) gpu.mig_slices_used += ParseMigProfile(fit.mig_profile)->compute_slices;
+    if (!fit.mig_profile.empty()) {
+      gpu.mig_slices_used += ParseMigProfile(fit.mig_profile)->compute_slices;
+      const model::NodePool& pool = state.cluster->node_pools[node.pool];
+      if (const MigProfile* geometry = FindMigProfile(pool.gpu.model, fit.mig_profile)) {
+        // A binding from an earlier plan may not know its start: take where it fits.
+        std::optional<int> start = fit.mig_start >= 0 && gpu.mig.CanPlaceAt(*geometry, fit.mig_start)
+                                       ? std::optional<int>(fit.mig_start)
+                                       : gpu.mig.FindStart(*geometry);
+        if (start) gpu.mig.Place(*geometry, *start);
+      }
+    }
   }
   state.index_stale = true;
 }
@@ -324,10 +342,20 @@ void Release(ClusterState& state, int node_index, const NodeFit& fit, const mode
     gpu.free_memory = std::min<int64_t>(pool.gpu.memory.milli() / 1000, gpu.free_memory + fit.memory_each);
     if (!fit.mig_profile.empty()) {
       gpu.mig_slices_used = std::max(0, gpu.mig_slices_used - ParseMigProfile(fit.mig_profile)->compute_slices);
+      if (const MigProfile* geometry = FindMigProfile(pool.gpu.model, fit.mig_profile)) {
+        int start = fit.mig_start;
+        for (int s : geometry->starts) {  // unknown start: an occupied placement of this profile
+          if (start >= 0) break;
+          uint8_t mask = static_cast<uint8_t>(((1u << geometry->memory_slices) - 1u) << s);
+          if ((gpu.mig.occupied() & mask) == mask) start = s;
+        }
+        if (start >= 0) gpu.mig.Release(*geometry, start);
+      }
     }
     if (gpu.free_milli == kMilliPerGpu) {  // nothing left on it: whole again
       gpu.shared = false;
       gpu.mig_slices_used = 0;
+      gpu.mig = MigLayout();
     }
   }
   state.index_stale = true;

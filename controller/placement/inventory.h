@@ -8,6 +8,7 @@
 
 #include "controller/model/cluster.h"
 #include "controller/model/workload.h"
+#include "controller/placement/mig.h"
 
 namespace gpufed::placement {
 
@@ -18,6 +19,7 @@ struct GpuState {
   int free_milli = kMilliPerGpu;  // compute share left
   int64_t free_memory = 0;        // bytes left
   int mig_slices_used = 0;        // compute slices of MIG instances on this GPU
+  MigLayout mig;                  // occupied memory slices, for models with a MIG table
   bool shared = false;            // holds fractional work (memory share or MIG)
 };
 
@@ -53,6 +55,7 @@ struct NodeFit {
   int milli_each = kMilliPerGpu;  // share of each listed GPU
   int64_t memory_each = 0;        // GPU memory of each listed GPU
   std::string mig_profile;        // when placed as a MIG instance
+  int mig_start = -1;             // its first memory slice (-1: unknown or no MIG table)
   double packing = 0;             // 0..1: how tightly the node is used afterwards
   int waste_milli = 0;            // GPU share taken beyond what was asked (a whole GPU for 4Gi)
 
@@ -96,7 +99,7 @@ bool MayFitWholeGpus(const ClusterState& state, const model::ResourceRequest& re
 std::optional<int> AddObservedNode(ClusterState& state, const std::string& name);
 // The NodeFit that reproduces a binding's use of one node (for Reserve/Release).
 NodeFit FitOfBinding(const model::NodePool& pool, const model::ResourceRequest& request, const std::vector<int>& gpus,
-                     int gpu_milli_each, const std::string& mig_profile);
+                     int gpu_milli_each, const std::string& mig_profile, int mig_start = -1);
 
 // MIG profile data for the models gpufed knows (compute slices, memory in GB).
 struct MigProfileInfo {

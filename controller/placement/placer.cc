@@ -91,7 +91,7 @@ void Placer::ReserveRunning() {
       }
       const model::NodePool& pool = state.cluster->node_pools[state.nodes[n].pool];
       NodeFit fit = FitOfBinding(pool, r.workload->resources, r.binding.gpus[m], r.binding.gpu_milli_each,
-                                 r.binding.mig_profile);
+                                 r.binding.mig_profile, r.binding.mig_start);
       fit.gpus.erase(std::remove_if(fit.gpus.begin(), fit.gpus.end(),
                                     [&](int g) { return g < 0 || g >= static_cast<int>(state.nodes[n].gpus.size()); }),
                      fit.gpus.end());
@@ -344,6 +344,7 @@ void Placer::Bind(const model::Workload& w, const Candidate& candidate, Decision
     d.binding.gpus.push_back(fit.gpus);
     d.binding.gpu_milli_each = fit.milli_each;
     d.binding.mig_profile = fit.mig_profile;
+    d.binding.mig_start = fit.mig_start;
   }
   d.outcome = Outcome::kPlaced;
   d.binding.cluster = cluster.metadata.name;

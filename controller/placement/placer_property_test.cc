@@ -8,6 +8,7 @@
 #include <set>
 
 #include "controller/placement/inventory.h"
+#include "controller/placement/mig.h"
 #include "controller/placement/plan.h"
 #include "tests/testutil/fleet_builder.h"
 
@@ -86,7 +87,7 @@ struct Usage {
 };
 
 TEST(PlacerProperty, NeverOverCommitsSplitsGangsOrBreaksDenyRules) {
-  int placed_total = 0, gangs = 0, fractions = 0;
+  int placed_total = 0, gangs = 0, fractions = 0, mig_instances = 0;
   for (uint32_t seed = 1; seed <= 300; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     RandomCase rc = MakeRandomCase(seed);
@@ -98,6 +99,7 @@ TEST(PlacerProperty, NeverOverCommitsSplitsGangsOrBreaksDenyRules) {
     std::map<std::string, const model::Workload*> by_name;
     for (const model::Workload& w : rc.workloads) by_name[w.metadata.name] = &w;
     std::map<std::string, std::map<std::string, Usage>> usage;  // cluster -> node -> usage
+    std::map<std::string, uint8_t> mig_slices;                   // cluster/node/gpu -> memory slices taken
     for (const Decision& d : plan.decisions) {
       if (d.outcome != Outcome::kPlaced) continue;
       ++placed_total;
@@ -130,7 +132,19 @@ TEST(PlacerProperty, NeverOverCommitsSplitsGangsOrBreaksDenyRules) {
             EXPECT_EQ(u.milli[g], 0) << "a whole GPU was given to a GPU already in use";
           }
           u.milli[g] += d.binding.gpu_milli_each;
-          if (!d.binding.mig_profile.empty()) u.slices[g] += ParseMigProfile(d.binding.mig_profile)->compute_slices;
+          if (!d.binding.mig_profile.empty()) {
+            u.slices[g] += ParseMigProfile(d.binding.mig_profile)->compute_slices;
+            // Valid per NVIDIA's table: an allowed start, no overlap with other instances.
+            const MigProfile* geometry = FindMigProfile(pool.gpu.model, d.binding.mig_profile);
+            ASSERT_NE(geometry, nullptr) << d.binding.mig_profile;
+            ASSERT_NE(std::find(geometry->starts.begin(), geometry->starts.end(), d.binding.mig_start),
+                      geometry->starts.end());
+            uint8_t mask = static_cast<uint8_t>(((1u << geometry->memory_slices) - 1u) << d.binding.mig_start);
+            uint8_t& taken = mig_slices[d.binding.cluster + "/" + d.binding.nodes[m] + "/" + std::to_string(g)];
+            EXPECT_EQ(taken & mask, 0) << "overlapping MIG instances";
+            taken |= mask;
+            ++mig_instances;
+          }
         }
       }
     }
@@ -148,6 +162,7 @@ TEST(PlacerProperty, NeverOverCommitsSplitsGangsOrBreaksDenyRules) {
   EXPECT_GT(placed_total, 1000);
   EXPECT_GT(gangs, 50);
   EXPECT_GT(fractions, 100);
+  EXPECT_GT(mig_instances, 100);
 }
 
 }  // namespace

@@ -30,6 +30,7 @@ struct Binding {
   std::vector<std::vector<int>> gpus;  // GPU indices on each of `nodes`
   int gpu_milli_each = 1000;
   std::string mig_profile;
+  int mig_start = -1;               // first MIG memory slice on the GPU (-1: none or unknown)
   bool provisions_node = false;     // an elastic node is added for it
   Duration ready_after;             // provisioning delay plus data transfer
 };
