@@ -77,7 +77,8 @@ TEST(SimCluster, CheckpointsAtItsIntervalAndResumesFromThem) {
   a.resume_from = Min(40);
   ASSERT_TRUE(sim.Submit(a).ok());
   sim.AdvanceTo(Min(50));
-  const ObservedWorkload* w = Find(sim.Observe(), "a");
+  Observation o = sim.Observe();
+  const ObservedWorkload* w = Find(o, "a");
   EXPECT_EQ(w->progress, Min(90));
   EXPECT_EQ(w->checkpoint, Min(80));
   sim.AdvanceTo(Min(81));
@@ -106,7 +107,8 @@ TEST(SimCluster, AnOutageKillsJobsAndHidesTheCluster) {
   EXPECT_TRUE(sim.down());
   sim.AdvanceTo(Min(20));
   EXPECT_FALSE(sim.down());
-  const ObservedWorkload* w = Find(sim.Observe(), "a");
+  Observation o = sim.Observe();
+  const ObservedWorkload* w = Find(o, "a");
   EXPECT_EQ(w->state, RunState::kFailed);
   EXPECT_TRUE(w->lost);
 }

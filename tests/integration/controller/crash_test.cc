@@ -75,11 +75,12 @@ ChildResult RunChild(const std::string& repo, const std::string& state, int seed
 TEST(CrashSafety, SurvivesSigkillAtRandomPointsWithoutLosingOrRepeatingWork) {
   std::string dir = FreshDir("crash");
   std::string repo = dir + "/repo", state = dir + "/state";
+  std::filesystem::create_directories(state);
   std::set<std::string> accepted;
   int killed = 0;
   for (int seed = 1; seed <= 22; ++seed) {
     std::mt19937 rng(static_cast<unsigned>(seed) * 7919u);
-    std::chrono::milliseconds after(40 + rng() % 360);
+    std::chrono::milliseconds after(150 + rng() % 450);
     ChildResult r = RunChild(repo, state, seed, "run", after);
     if (WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGKILL) ++killed;
     ASSERT_FALSE(WIFEXITED(r.status) && WEXITSTATUS(r.status) != 0) << "child failed with " << WEXITSTATUS(r.status);
