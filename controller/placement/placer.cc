@@ -154,6 +154,7 @@ Plan Placer::Run() {
     plan.decisions.push_back(Decide(*w));
     const Decision& d = plan.decisions.back();
     plan.alerts.insert(plan.alerts.end(), d.alerts.begin(), d.alerts.end());
+    if (snapshot_.on_decision) snapshot_.on_decision(d);
   }
   return plan;
 }

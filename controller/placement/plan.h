@@ -1,6 +1,7 @@
 #pragma once
 // The placer's input (Snapshot) and output (Plan). MakePlan is a pure function: no I/O,
 // no clock, no globals; the same snapshot gives the same plan, byte for byte.
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -58,6 +59,9 @@ struct Snapshot {
   // Half-life of the fair-share usage window (see TenantUsage::decayed_gpu_hours); used
   // to express decayed GPU-hours as a share of the fleet. 0: 24h (kDefaultFairShareHalfLife).
   Duration fair_share_half_life;
+  // Called after each decision, in order (benchmarks time decisions with it; the placer
+  // itself reads no clock). May be empty.
+  std::function<void(const struct Decision&)> on_decision;
 };
 
 enum class Outcome { kPlaced, kQueued, kRejected };
