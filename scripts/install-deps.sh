@@ -14,6 +14,8 @@ if [[ "${GPUFED_TEST_DEPS:-0}" == 1 ]]; then
   packages+=(nodejs npm)
   # The audit integration tests and benchmark ship to a real rsyslog over mutual TLS.
   packages+=(rsyslog rsyslog-gnutls)
+  # The Slurm integration tests run a real Slurm 22.05 with slurmrestd and JWT auth.
+  packages+=(munge slurmctld slurmd slurmrestd slurm-client slurm-wlm-jwt-plugin curl)
 fi
 
 missing=()

@@ -56,7 +56,10 @@ struct SlurmJob {
   int exit_code = 0;                    // raw wait status: 768 = exit 3, 15 = signal 15
   std::string nodes;
   std::string partition;
-  std::vector<GresItem> gres;           // allocated GRES with indices (gres_detail)
+  std::vector<GresItem> gres;           // GRES held (gres_detail), else requested, all nodes
+  std::vector<GresItem> gres_per_node;  // requested per node (tres_per_node)
+  std::string required_nodes;           // the job's node pinning ("gpunode1,gpunode2")
+  int cpus = 0;
   int64_t submit_time = 0;              // Unix seconds; 0 when not yet
   int64_t start_time = 0;
   int64_t end_time = 0;

@@ -140,6 +140,21 @@ class MappingV0038 : public ApiMapping {
       for (const std::string& g : Strings(j, "gres_detail")) {
         for (GresItem& item : ParseGres(g)) job.gres.push_back(std::move(item));
       }
+      // "gres:gpu:a100:2" per node; stays when gres_detail is gone (pending, finished).
+      std::string per_node = Str(j, "tres_per_node");
+      for (size_t at = per_node.find("gres:"); at != std::string::npos; at = per_node.find("gres:")) {
+        per_node.erase(at, 5);
+      }
+      job.gres_per_node = ParseGres(per_node);
+      if (job.gres.empty()) {
+        int nodes = std::max(1, Clamp(Int(j, "node_count")));
+        for (GresItem item : job.gres_per_node) {
+          item.count *= nodes;
+          job.gres.push_back(std::move(item));
+        }
+      }
+      job.required_nodes = Str(j, "required_nodes");
+      job.cpus = Clamp(Int(j, "cpus"));
       job.submit_time = std::max<int64_t>(0, Int(j, "submit_time"));
       job.start_time = std::max<int64_t>(0, Int(j, "start_time"));
       job.end_time = std::max<int64_t>(0, Int(j, "end_time"));

@@ -98,6 +98,10 @@ TEST(ApiV0038, ParsesRunningAndFinishedJobs) {
   EXPECT_EQ((*done)[5].exit_code, 768);  // exit 3
   EXPECT_EQ((*done)[4].state, "CANCELLED");
   EXPECT_EQ((*done)[6].state, "COMPLETED");
+  // gres_detail is gone once a job ends; the per-node request still says what it held.
+  ASSERT_EQ((*done)[4].gres.size(), 1u);
+  EXPECT_EQ((*done)[4].gres[0].type, "a100_1g.5gb");
+  EXPECT_EQ((*done)[4].gres[0].count, 1);
 }
 
 TEST(ApiV0038, SubmitOfHeldJobHasIdAndInformationalError) {

@@ -48,6 +48,28 @@ int UsedOf(const SlurmNode& node, const std::string& type, std::vector<int>* ind
   return 0;
 }
 
+std::vector<std::string> Split(const std::string& list) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (size_t i = 0; i <= list.size(); ++i) {
+    if (i == list.size() || list[i] == ',') {
+      if (i > start) out.push_back(list.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  return out;
+}
+
+// Whether a job is pinned to `node`. Plain comma lists only: gpufed pins with them, and
+// Slurm keeps the list as given for a single node (a compressed "n[1-2]" never matches,
+// which errs towards showing capacity, as before this check existed).
+bool PinnedTo(const SlurmJob& job, const std::string& node) {
+  for (const std::string& n : Split(job.required_nodes)) {
+    if (n == node) return true;
+  }
+  return false;
+}
+
 bool InPartition(const SlurmNode& node, const std::string& partition) {
   return partition.empty() || std::find(node.partitions.begin(), node.partitions.end(), partition) != node.partitions.end();
 }
@@ -77,10 +99,27 @@ bool NodeReady(const SlurmNode& node) {
 }
 
 std::vector<ObservedNode> ObserveNodes(const std::vector<SlurmNode>& nodes, const model::Cluster& cluster,
-                                       const std::string& partition, std::map<std::string, NodeGroup>* groups) {
+                                       const std::string& partition, std::map<std::string, NodeGroup>* groups,
+                                       const std::vector<SlurmJob>& pending) {
   std::vector<ObservedNode> out;
-  for (const SlurmNode& node : nodes) {
-    if (!InPartition(node, partition)) continue;
+  for (const SlurmNode& original : nodes) {
+    if (!InPartition(original, partition)) continue;
+    SlurmNode node = original;
+    for (const SlurmJob& job : pending) {
+      if (!PinnedTo(job, node.name)) continue;
+      node.alloc_cpus += std::max(1, job.cpus / std::max<int>(1, static_cast<int>(Split(job.required_nodes).size())));
+      for (const GresItem& want : job.gres_per_node) {
+        if (want.name != "gpu") continue;
+        bool found = false;
+        for (GresItem& used : node.gres_used) {
+          if (used.name == "gpu" && used.type == want.type) {
+            used.count += want.count;
+            found = true;
+          }
+        }
+        if (!found) node.gres_used.push_back({"gpu", want.type, want.count, {}});
+      }
+    }
     // Device indices follow gres.conf order across types: offsets per type.
     std::map<std::string, int> offset;
     int next = 0;

@@ -40,9 +40,13 @@ struct NodeGroup {
 bool NodeReady(const SlurmNode& node);
 
 // Groups and observed nodes of `nodes` that belong to `partition` (all when empty).
-// `groups` is filled by observed name for Apply's node pinning.
+// `groups` is filled by observed name for Apply's node pinning. `pending` are jobs gpufed
+// pinned to nodes that Slurm has not started yet: Slurm shows their GRES as free until
+// they start, so they are counted as used here, or the placer would place more work on
+// the same GPUs every pass (and nothing would ever burst).
 std::vector<ObservedNode> ObserveNodes(const std::vector<SlurmNode>& nodes, const model::Cluster& cluster,
-                                       const std::string& partition, std::map<std::string, NodeGroup>* groups);
+                                       const std::string& partition, std::map<std::string, NodeGroup>* groups,
+                                       const std::vector<SlurmJob>& pending = {});
 
 // RunState for a Slurm job state. `preempted`: gpufed asked for this job to be
 // preempted, so its cancellation is a preemption. `lost` is set for node failures.

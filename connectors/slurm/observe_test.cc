@@ -73,6 +73,26 @@ TEST(ObserveNodes, UsedIndicesFollowGresConfOrderAcrossTypes) {
   EXPECT_EQ(out[1].gpus[0].free_memory, int64_t{10} << 30);
 }
 
+TEST(ObserveNodes, PendingJobsPinnedToTheNodeHoldTheirGpus) {
+  SlurmJob pending;
+  pending.state = "PENDING";
+  pending.required_nodes = "gpunode1";
+  pending.cpus = 1;
+  pending.gres_per_node = ParseGres("gpu:a100:2");
+  SlurmJob slice = pending;
+  slice.gres_per_node = ParseGres("gpu:a100_1g.5gb:1");
+  SlurmJob elsewhere = pending;
+  elsewhere.required_nodes = "gpunode2";
+  std::vector<ObservedNode> out =
+      ObserveNodes({Node("gpu:a100:0(IDX:N/A),gpu:a100_1g.5gb:0(IDX:N/A)")}, OnPrem(), "", nullptr,
+                   {pending, slice, elsewhere});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].gpus[0].free_milli, 0);
+  EXPECT_EQ(out[0].gpus[1].free_milli, 0);
+  EXPECT_EQ(out[0].free_cpu_milli, 0);  // 1 allocated + 2 pending jobs of 1 CPU, clamped at zero
+  EXPECT_EQ(out[1].gpus[0].mig_slices_used, 4);
+}
+
 TEST(ObserveNodes, OtherPartitionsAndUnhealthyNodes) {
   SlurmNode other = Node("");
   other.partitions = {"cpu"};

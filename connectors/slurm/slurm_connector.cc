@@ -82,7 +82,12 @@ Result<Observation> SlurmConnector::Observe(const CallContext& ctx) {
   }
   Observation obs;
   std::map<std::string, NodeGroup> groups;
-  obs.nodes = ObserveNodes(*nodes, cluster_, wanted, &groups);
+  std::vector<SlurmJob> pending;
+  for (const auto& [key, job] : *jobs) {
+    bool lost = false;
+    if (MapJobState(job.state, false, &lost) == RunState::kStarting && !job.required_nodes.empty()) pending.push_back(job);
+  }
+  obs.nodes = ObserveNodes(*nodes, cluster_, wanted, &groups, pending);
   if (!partition_up) {
     for (ObservedNode& n : obs.nodes) n.ready = false;  // the partition takes no new jobs
   }
