@@ -260,6 +260,22 @@ TEST_F(KubernetesConnectorTest, CancelDeletesInBackgroundAndKeepsReportingCancel
   EXPECT_TRUE(fake_->Jobs().empty());
 }
 
+TEST_F(KubernetesConnectorTest, CancelWhoseDeleteFailedKeepsReportingTheJobUntilRetried) {
+  Connect();
+  ASSERT_TRUE(connector_->Observe(Ctx()).ok());
+  ASSERT_TRUE(connector_->Apply(Submit("c.a1", "h100-1", 1), Ctx()).ok());
+  Action cancel{ActionKind::kCancel, "c.a1", "train", "team-nlp", 1};
+  fake_->FailNext(1, 500);
+  EXPECT_EQ(connector_->Apply(cancel, Ctx()).status().code(), StatusCode::kUnavailable);
+  Result<Observation> obs = connector_->Observe(Ctx());
+  ASSERT_TRUE(obs.ok());
+  EXPECT_EQ(Find(*obs, "c.a1")->state, RunState::kRunning);  // so the controller cancels again
+  ASSERT_TRUE(connector_->Apply(cancel, Ctx()).ok());
+  obs = connector_->Observe(Ctx());
+  EXPECT_EQ(Find(*obs, "c.a1")->state, RunState::kCancelled);
+  EXPECT_TRUE(fake_->Jobs().empty());
+}
+
 TEST_F(KubernetesConnectorTest, ExpiredContinueTokenRelistsFromScratch) {
   KubernetesOptions o = Options();
   o.page_size = 1;

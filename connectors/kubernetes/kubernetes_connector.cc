@@ -118,8 +118,10 @@ Result<Observation> KubernetesConnector::Observe(const CallContext& ctx) {
     std::string name = j.value("/metadata/name"_json_pointer, "");
     ObservedWorkload w = MapJob(j, pods_by_job[name], time, cluster_, pool_by_node);
     auto t = tombstones_.find(w.key);
-    if (t != tombstones_.end() && (w.state == RunState::kCancelled || !IsFinished(w.state))) {
-      // Deleted by us and still terminating: report what we did to it.
+    if (t != tombstones_.end() && w.state == RunState::kCancelled) {
+      // Deleted by us and still terminating: report what we did to it. A tombstoned Job
+      // without a deletionTimestamp (the DELETE never arrived) is reported as it is, so
+      // the controller sends the cancel again.
       w.state = t->second.kind == ActionKind::kPreempt ? RunState::kPreempted : RunState::kCancelled;
       w.reason = t->second.reason;
       w.finished_at = t->second.at;
