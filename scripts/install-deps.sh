@@ -24,11 +24,15 @@ for p in "${packages[@]}"; do
     missing+=("$p")
   fi
 done
-# Node may come from outside Debian (a preinstalled toolchain); accept a working one.
-if [[ " ${missing[*]} " == *" nodejs "* ]] && command -v node >/dev/null && command -v npm >/dev/null; then
-  missing=("${missing[@]/nodejs}"); missing=("${missing[@]/npm}")
+# Node may come from outside Debian (e.g. a nodesource build that bundles npm and
+# conflicts with Debian's npm package): a working node and npm are enough.
+if command -v node >/dev/null && command -v npm >/dev/null; then
+  kept=()
+  for p in "${missing[@]}"; do
+    [[ $p == nodejs || $p == npm ]] || kept+=("$p")
+  done
+  missing=("${kept[@]}")
 fi
-read -r -a missing <<<"${missing[*]}"
 
 if ((${#missing[@]})); then
   sudo_cmd=()
