@@ -14,6 +14,7 @@
 #include "connectors/core/clock.h"
 #include "controller/cli/commands.h"
 #include "controller/cli/run_view.h"
+#include "controller/cli/version.h"
 #include "controller/config/loader.h"
 #include "controller/reconcile/controller.h"
 #include "controller/reconcile/watcher.h"
@@ -70,6 +71,7 @@ int Run(RunOptions o, const connectors::ConnectorRegistry* registry) {
   options.config_dir = o.config_dir;
   options.state_dir = o.state_dir;
   options.scenario = o.scenario;
+  options.version = kVersion;
   std::error_code ec;
   std::filesystem::create_directories(o.state_dir, ec);
   // A restarted virtual-time run continues from the clock it had reached.
@@ -110,6 +112,7 @@ int Run(RunOptions o, const connectors::ConnectorRegistry* registry) {
   auto wall_start = std::chrono::steady_clock::now();
   Duration start = clock->Now();
   std::map<std::string, bool> healthy;
+  bool audit_ok = true;
   int exit_code = 0;
   while (true) {
     if (watcher.Changed()) {
@@ -128,6 +131,14 @@ int Run(RunOptions o, const connectors::ConnectorRegistry* registry) {
     } else {
       if (stats->requeued > 0) view.Event(now, std::to_string(stats->requeued) + " workload(s) requeued");
       if (stats->preempted > 0) view.Event(now, std::to_string(stats->preempted) + " workload(s) preempted");
+    }
+    Status audit = controller.audit_health();
+    if (audit.ok() != audit_ok) {
+      audit_ok = audit.ok();
+      std::string line = audit_ok ? "audit journal writable again, placing resumed"
+                                  : "audit journal cannot be written, placement stopped (not ready): " + audit.ToString();
+      view.Event(now, line);
+      std::cerr << "gpufed run: " << line << "\n";
     }
     for (const auto& c : controller.Clusters()) {
       std::string name = c.value("name", "");

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "connectors/sim/scenario.h"
+#include "controller/audit/records.h"
 #include "controller/config/loader.h"
 
 namespace gpufed::reconcile {
@@ -27,8 +28,15 @@ Result<std::unique_ptr<Controller>> Controller::Open(const ControllerOptions& op
   Result<std::unique_ptr<store::Store>> store = store::Store::Open(options.state_dir + "/gpufed.db");
   if (!store.ok()) return store.status();
   c->store_ = std::move(store).value();
+  GPUFED_RETURN_IF_ERROR(c->OpenJournal());
   c->log_ = std::make_unique<StoreDecisionLog>(c->store_.get());
-  c->reconciler_ = std::make_unique<Reconciler>(c->store_.get(), c->log_.get(), clock, options.reconcile);
+  // Journal first: a decision is acted on only once the tamper-evident log holds it.
+  c->tee_ = std::make_unique<TeeDecisionLog>(std::vector<DecisionLog*>{c->journal_log_.get(), c->log_.get()});
+  c->reconciler_ = std::make_unique<Reconciler>(c->store_.get(), c->tee_.get(), clock, options.reconcile);
+  c->reconciler_->SetActionObserver(
+      [log = c->journal_log_.get()](const connectors::Action& a, const std::string& cluster, const Status& result) {
+        log->RecordAction(a, cluster, result);
+      });
   c->reconciler_->SetRevision(c->activator_.active());
   GPUFED_RETURN_IF_ERROR(c->CreateConnectors());
   if (!options.scenario.empty()) {
@@ -55,6 +63,37 @@ Result<std::unique_ptr<Controller>> Controller::Open(const ControllerOptions& op
   return c;
 }
 
+Status Controller::OpenJournal() {
+  audit_env_ = options_.audit_env;
+  if (audit_env_ == nullptr) {
+    own_env_ = audit::NewPosixEnv();
+    audit_env_ = own_env_.get();
+  }
+  const std::string dir = options_.state_dir + "/audit";
+  Result<audit::Signer> signer = LoadOrCreateSigningKey(*audit_env_, dir);
+  if (!signer.ok()) return Status(signer.status().code(), "audit signing key in " + dir + ": " + signer.status().message());
+  signer_.emplace(std::move(signer).value());
+  audit::JournalOptions jo;
+  jo.env = audit_env_;
+  jo.dir = dir;
+  jo.signer = &*signer_;
+  Result<std::unique_ptr<audit::AuditJournal>> journal = audit::AuditJournal::Open(jo);
+  if (!journal.ok()) return Status(journal.status().code(), "audit journal " + dir + ": " + journal.status().message());
+  journal_ = std::move(journal).value();
+  journal_log_ = std::make_unique<JournalDecisionLog>(journal_.get(), audit_env_, options_.config_dir);
+  // Failures here make the journal unhealthy: reported by ready(), placement stops.
+  (void)journal_->Append(audit::ControllerStartRecord(options_.version, options_.state_dir));
+  const policy::Revision* active = activator_.active();
+  (void)journal_->Append(audit::PolicyActivatedRecord(active->config.revision, options_.config_dir, active->tests.passed));
+  return Status::Ok();
+}
+
+Controller::~Controller() {
+  if (!journal_) return;
+  (void)journal_->Append(audit::ControllerStopRecord("shutdown"));
+  (void)journal_->Close();
+}
+
 Status Controller::CreateConnectors() {
   std::map<std::string, std::unique_ptr<connectors::Connector>> made;
   for (const model::Cluster& cluster : activator_.active()->config.clusters) {
@@ -75,12 +114,18 @@ Status Controller::Reload() {
   std::string before = activator_.active()->config.revision;
   Status s = activator_.Reload({options_.config_dir});
   if (!s.ok()) {
+    (void)journal_->Append(
+        audit::PolicyRejectedRecord(activator_.rejected_revision(), options_.config_dir, activator_.last_rejection()));
     std::string why;
     for (const std::string& p : activator_.last_rejection()) why += "; " + p;
     return FailedPrecondition("revision " + activator_.rejected_revision() + " rejected, " + before.substr(0, 12) +
                               " keeps serving" + why);
   }
-  reconciler_->SetRevision(activator_.active());
+  const policy::Revision* active = activator_.active();
+  if (active->config.revision != before) {
+    (void)journal_->Append(audit::PolicyActivatedRecord(active->config.revision, options_.config_dir, active->tests.passed));
+  }
+  reconciler_->SetRevision(active);
   return reconciler_->SyncRepositoryWorkloads();
 }
 
@@ -100,8 +145,16 @@ Result<PassStats> Controller::Pass() {
     if (!s.ok() && s.code() != StatusCode::kAlreadyExists) return s;
     scenario_.pop_back();
   }
+  // Write-ahead: nothing new is placed while the journal cannot record it.
+  bool placing = journal_log_->health().ok();
+  reconciler_->SetPlacing(placing);
   auto start = std::chrono::steady_clock::now();
   Result<PassStats> stats = reconciler_->Pass();
+  (void)journal_->MaybeCheckpoint();
+  if (!stats.ok() && !journal_log_->health().ok()) {
+    // Retryable for the run loop: the controller stays up (not ready) instead of exiting.
+    return Unavailable("audit journal cannot be written, placement stopped: " + journal_log_->health().ToString());
+  }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (pass_seconds_.size() < 100000) pass_seconds_.push_back(seconds);
   ++passes_;
@@ -146,6 +199,11 @@ Duration Controller::NextEvent() {
   return next;
 }
 
+Status Controller::audit_health() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return journal_log_->health();
+}
+
 std::string Controller::active_revision() {
   std::lock_guard<std::mutex> lock(mu_);
   return activator_.active()->config.revision;
@@ -153,6 +211,7 @@ std::string Controller::active_revision() {
 
 bool Controller::ready() {
   std::lock_guard<std::mutex> lock(mu_);
+  if (!journal_log_->health().ok()) return false;
   for (const auto& [name, cs] : reconciler_->clusters()) {
     if (cs.observed) return true;
   }

@@ -13,6 +13,9 @@
 #include <nlohmann/json.hpp>
 
 #include "connectors/core/registry.h"
+#include "controller/audit/env.h"
+#include "controller/audit/journal.h"
+#include "controller/reconcile/journal_log.h"
 #include "controller/reconcile/reconciler.h"
 
 namespace gpufed::reconcile {
@@ -22,6 +25,10 @@ struct ControllerOptions {
   std::string state_dir = "gpufed-state";
   std::string scenario;               // sim scenario file; empty: none
   ReconcilerOptions reconcile;
+  // The audit journal lives in <state_dir>/audit. Null: the real file system; tests
+  // pass a FaultEnv. Must outlive the Controller.
+  audit::Env* audit_env = nullptr;
+  std::string version = "dev";        // stamped on the controller-start record
 };
 
 class Controller {
@@ -29,9 +36,13 @@ class Controller {
   // Activates the policy repository (it must validate, compile and pass its tests),
   // opens the store under state_dir, creates a connector per Cluster. `registry` and
   // `clock` must outlive the Controller.
+  // Opens the audit journal (start-up fails if it cannot; a journal that opens but
+  // cannot be written leaves the controller up, not ready and not placing).
   static Result<std::unique_ptr<Controller>> Open(const ControllerOptions& options,
                                                   const connectors::ConnectorRegistry& registry,
                                                   const connectors::Clock* clock);
+  // Appends the controller-stop record and closes the journal (final checkpoint).
+  ~Controller();
 
   // Re-reads the repository. OK when the new revision is active; FailedPrecondition
   // (with the reasons) when it was rejected and the last good one keeps serving.
@@ -57,7 +68,10 @@ class Controller {
   nlohmann::json Clusters();
   std::string Metrics();
   std::string active_revision();
+  // A cluster has been observed and the audit journal can be written.
   bool ready();
+  // OK while decisions can be journaled; else why placement is stopped.
+  Status audit_health();
 
   store::Store* store() { return store_.get(); }
   // Passes run and their mean wall time (reconcile throughput).
@@ -67,6 +81,7 @@ class Controller {
   Controller(ControllerOptions options, const connectors::ConnectorRegistry& registry, const connectors::Clock* clock)
       : options_(std::move(options)), registry_(registry), clock_(clock) {}
   Status CreateConnectors();
+  Status OpenJournal();
   Result<store::WorkloadRecord> Owned(const std::string& name, const std::string& tenant);
 
   std::mutex mu_;
@@ -75,7 +90,14 @@ class Controller {
   const connectors::Clock* clock_;
   policy::PolicyActivator activator_;
   std::unique_ptr<store::Store> store_;
+  // Declared before the logs and the reconciler that point at them (destroyed after).
+  std::unique_ptr<audit::Env> own_env_;
+  audit::Env* audit_env_ = nullptr;
+  std::optional<audit::Signer> signer_;
+  std::unique_ptr<audit::AuditJournal> journal_;
+  std::unique_ptr<JournalDecisionLog> journal_log_;
   std::unique_ptr<StoreDecisionLog> log_;
+  std::unique_ptr<TeeDecisionLog> tee_;
   std::unique_ptr<Reconciler> reconciler_;
   std::vector<model::Workload> scenario_;         // not yet submitted, by submittedAt
   std::map<std::string, int64_t> decisions_by_outcome_;

@@ -19,11 +19,19 @@ struct DecisionContext {
   Duration at;
   int attempt = 1;
   std::string kind = "place";  // "place", or "preempt" for a victim the loop stops
+  std::string uid;             // the workload's uid (store record)
 };
 
 class DecisionLog {
  public:
   virtual ~DecisionLog() = default;
+  // The planner pass whose decisions follow (its inputs, for replay). A failure means
+  // none of them can be recorded.
+  virtual Status BeginPass(const placement::Plan& plan, const placement::Snapshot& snapshot) {
+    (void)plan;
+    (void)snapshot;
+    return Status::Ok();
+  }
   // Durable when OK. The loop does not act on a decision whose Record failed.
   virtual Status Record(const placement::Decision& decision, const DecisionContext& ctx) = 0;
 };
@@ -41,10 +49,15 @@ class StoreDecisionLog : public DecisionLog {
   store::Store* store_;
 };
 
-// Records to every log in order; stops at the first failure.
+// Records to every log in order; stops at the first failure. Put the audit journal
+// first: a decision the journal did not take is then in no log and never acted on.
 class TeeDecisionLog : public DecisionLog {
  public:
   explicit TeeDecisionLog(std::vector<DecisionLog*> logs) : logs_(std::move(logs)) {}
+  Status BeginPass(const placement::Plan& plan, const placement::Snapshot& snapshot) override {
+    for (DecisionLog* log : logs_) GPUFED_RETURN_IF_ERROR(log->BeginPass(plan, snapshot));
+    return Status::Ok();
+  }
   Status Record(const placement::Decision& decision, const DecisionContext& ctx) override {
     for (DecisionLog* log : logs_) GPUFED_RETURN_IF_ERROR(log->Record(decision, ctx));
     return Status::Ok();

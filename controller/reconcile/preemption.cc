@@ -90,7 +90,7 @@ Status Reconciler::Preempt(std::vector<WorkloadRecord>& records, const placement
           pd.binding.nodes = {node.name};
           pd.reason = "preempted for " + d.workload + " (priority " + std::to_string(spec->priority) + " > " +
                       std::to_string(pd.priority) + ") on " + v.cluster + "/" + node.name;
-          GPUFED_RETURN_IF_ERROR(log_->Record(pd, {revision_->config.revision, now, victim->attempt, "preempt"}));
+          GPUFED_RETURN_IF_ERROR(log_->Record(pd, {revision_->config.revision, now, victim->attempt, "preempt", victim->uid}));
           connectors::Action a{connectors::ActionKind::kPreempt, victim->ActionKey(), victim->name, victim->tenant,
                                victim->attempt};
           a.reason = pd.reason;

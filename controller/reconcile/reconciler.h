@@ -71,6 +71,13 @@ class Reconciler {
   // Specs for workloads of source "scenario" (the scenario file is their desired state).
   void AddSpecs(std::vector<model::Workload> specs);
 
+  // Called with the result of every connector action the loop applies (audit).
+  using ActionObserver = std::function<void(const connectors::Action&, const std::string& cluster, const Status&)>;
+  void SetActionObserver(ActionObserver observer) { on_action_ = std::move(observer); }
+  // While false, the pass plans and preempts nothing, so no connector acts on a new
+  // decision (the audit journal cannot record them). Active work is still synced.
+  void SetPlacing(bool placing) { placing_ = placing; }
+
   // Inserts the active revision's Workloads the store does not know yet.
   Status SyncRepositoryWorkloads();
   Result<PassStats> Pass();
@@ -112,6 +119,8 @@ class Reconciler {
   std::map<std::string, Duration> preempting_;                                // victim -> when asked
   placement::Plan last_plan_;
   WorkQueue queue_;
+  ActionObserver on_action_;
+  bool placing_ = true;
 };
 
 }  // namespace gpufed::reconcile

@@ -37,6 +37,10 @@ Result<PassStats> Reconciler::Pass() {
   for (WorkloadRecord& r : *records) {
     if (store::IsActive(r.state)) GPUFED_RETURN_IF_ERROR(SyncActive(r, stats));
   }
+  if (!placing_) {
+    last_plan_ = {};
+    return stats;
+  }
   GPUFED_RETURN_IF_ERROR(PlanWaiting(*records, stats));
   if (options_.preemption) GPUFED_RETURN_IF_ERROR(Preempt(*records, last_plan_, stats));
   return stats;
@@ -151,11 +155,12 @@ Status Reconciler::PlanWaiting(std::vector<WorkloadRecord>& records, PassStats& 
   snapshot.usage = Usage(records);
   snapshot.hooks = revision_->hooks.get();
   last_plan_ = placement::MakePlan(snapshot);
+  GPUFED_RETURN_IF_ERROR(log_->BeginPass(last_plan_, snapshot));
   for (const placement::Decision& d : last_plan_.decisions) {
     auto it = by_name.find(d.workload);
     if (it == by_name.end()) continue;
     WorkloadRecord& r = *it->second;
-    DecisionContext ctx{revision_->config.revision, now, r.attempt, "place"};
+    DecisionContext ctx{revision_->config.revision, now, r.attempt, "place", r.uid};
     ++stats.decisions;
     std::string sig = Signature(d);
     if (d.outcome == placement::Outcome::kPlaced) {

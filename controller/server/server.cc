@@ -158,7 +158,9 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Start(reconcile::Controller* contr
   http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { SendJson(res, {{"status", "ok"}}); });
   http.Get("/readyz", [controller](const httplib::Request&, httplib::Response& res) {
     bool ready = controller->ready();
-    SendJson(res, {{"ready", ready}, {"revision", controller->active_revision()}}, ready ? 200 : 503);
+    Status audit = controller->audit_health();
+    nlohmann::json body = {{"ready", ready}, {"revision", controller->active_revision()}, {"audit", audit.ok() ? "ok" : audit.ToString()}};
+    SendJson(res, body, ready ? 200 : 503);
   });
   http.Get("/metrics", [controller, auth](const httplib::Request& req, httplib::Response& res) {
     std::string tenant;

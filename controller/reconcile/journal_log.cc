@@ -1,0 +1,93 @@
+#include "controller/reconcile/journal_log.h"
+
+#include <sys/stat.h>
+
+#include "controller/audit/records.h"
+
+namespace gpufed::reconcile {
+
+Result<audit::Signer> LoadOrCreateSigningKey(audit::Env& env, const std::string& audit_dir) {
+  const std::string key_path = audit_dir + "/signing.key";
+  const std::string pub_path = audit_dir + "/signing.pub";
+  if (env.FileExists(key_path)) {
+    Result<std::string> pem = env.ReadFile(key_path);
+    if (!pem.ok()) return pem.status();
+    Result<audit::Signer> signer = audit::Signer::FromPrivateKeyPem(*pem);
+    if (!signer.ok()) return signer.status();
+    // A lost public key is re-derived; verifiers need it and it is not secret.
+    if (!env.FileExists(pub_path)) GPUFED_RETURN_IF_ERROR(audit::WriteFileAtomic(env, pub_path, signer->PublicKeyPem()));
+    return signer;
+  }
+  Result<audit::Signer> signer = audit::Signer::Generate();
+  if (!signer.ok()) return signer.status();
+  GPUFED_RETURN_IF_ERROR(env.CreateDirs(audit_dir));
+  // Same as `gpufed audit keygen`: the private key is created readable by its owner only.
+  mode_t old = ::umask(077);
+  Status s = audit::WriteFileAtomic(env, key_path, signer->PrivateKeyPem());
+  ::umask(old);
+  GPUFED_RETURN_IF_ERROR(s);
+  GPUFED_RETURN_IF_ERROR(audit::WriteFileAtomic(env, pub_path, signer->PublicKeyPem()));
+  return signer;
+}
+
+JournalDecisionLog::JournalDecisionLog(audit::AuditJournal* journal, audit::Env* env, std::string repo_root)
+    : journal_(journal), snapshots_(env, journal->dir()), repo_root_(std::move(repo_root)) {}
+
+Status JournalDecisionLog::BeginPass(const placement::Plan& plan, const placement::Snapshot& snapshot) {
+  prepared_.clear();
+  Result<std::string> digest = snapshots_.Put(audit::SnapshotDocument(snapshot, repo_root_));
+  snapshot_status_ = digest.status();
+  if (!digest.ok()) return digest.status();
+  // PlanRecords carries what only the whole pass knows (budget left after earlier
+  // decisions, compliance facts); Record picks the ones the loop actually logs.
+  for (audit::AuditRecord& r : audit::PlanRecords(plan, snapshot, *digest)) {
+    std::string workload = r.payload.value("workload", "");
+    prepared_[workload] = std::move(r);
+  }
+  return Status::Ok();
+}
+
+Status JournalDecisionLog::Record(const placement::Decision& d, const DecisionContext& ctx) {
+  audit::AuditRecord record;
+  auto it = prepared_.find(d.workload);
+  if (ctx.kind == "place" && it != prepared_.end()) {
+    record = it->second;
+  } else {
+    audit::DecisionContext c;
+    c.revision = ctx.revision;
+    c.decided_at = ctx.at;
+    record = audit::DecisionRecord(d, c);
+  }
+  if (!ctx.uid.empty()) record.payload["uid"] = ctx.uid;
+  record.payload["attempt"] = ctx.attempt;
+  if (ctx.kind == "preempt") record.payload["outcome"] = "preempted";
+  Result<uint64_t> seq = journal_->Append(record);
+  if (!seq.ok()) return seq.status();
+  decision_seq_[d.workload + ".a" + std::to_string(ctx.attempt)] = *seq;
+  return Status::Ok();
+}
+
+void JournalDecisionLog::RecordAction(const connectors::Action& action, const std::string& cluster,
+                                      const Status& result) {
+  audit::ConnectorActionResult r;
+  r.action = connectors::ActionKindName(action.kind);
+  r.key = action.key;
+  r.workload = action.workload;
+  r.cluster = cluster;
+  r.attempt = action.attempt;
+  auto it = decision_seq_.find(action.workload + ".a" + std::to_string(action.attempt));
+  if (it != decision_seq_.end()) r.decision_seq = it->second;
+  r.ok = result.ok();
+  r.status = StatusCodeName(result.code());
+  r.message = result.message();
+  // A failed append leaves the journal failed; health() reports it and the loop stops
+  // placing, so the error needs no other path from here.
+  (void)journal_->Append(audit::ConnectorActionRecord(r));
+}
+
+Status JournalDecisionLog::health() const {
+  Status s = journal_->health();
+  return s.ok() ? snapshot_status_ : s;
+}
+
+}  // namespace gpufed::reconcile

@@ -1,0 +1,49 @@
+#pragma once
+// The audit journal (controller/audit) behind the DecisionLog interface: the loop's
+// tamper-evident write-ahead log. Each planner pass stores its inputs as a snapshot
+// (for replay); each decision is appended, durable, before the loop acts on it; each
+// connector action's result is appended after it.
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "connectors/core/connector.h"
+#include "controller/audit/env.h"
+#include "controller/audit/inputs.h"
+#include "controller/audit/journal.h"
+#include "controller/audit/signing.h"
+#include "controller/reconcile/decision_log.h"
+
+namespace gpufed::reconcile {
+
+// Reads `<audit_dir>/signing.key`, or creates it (owner-only) and `signing.pub` beside
+// it on first start, so `gpufed audit verify <audit_dir> --key <audit_dir>/signing.pub`
+// works with no operator step.
+Result<audit::Signer> LoadOrCreateSigningKey(audit::Env& env, const std::string& audit_dir);
+
+class JournalDecisionLog : public DecisionLog {
+ public:
+  // `journal` and `env` must outlive this. `repo_root` is recorded in snapshots so
+  // replay can load the revision again.
+  JournalDecisionLog(audit::AuditJournal* journal, audit::Env* env, std::string repo_root);
+
+  Status BeginPass(const placement::Plan& plan, const placement::Snapshot& snapshot) override;
+  Status Record(const placement::Decision& decision, const DecisionContext& ctx) override;
+  // Appends the result of a connector action, linked to the decision it carries out.
+  void RecordAction(const connectors::Action& action, const std::string& cluster, const Status& result);
+
+  // OK while decisions can be recorded: the journal's sticky health, or the last
+  // snapshot write's failure (a decision without its inputs cannot be replayed).
+  Status health() const;
+
+ private:
+  audit::AuditJournal* journal_;
+  audit::SnapshotStore snapshots_;
+  std::string repo_root_;
+  Status snapshot_status_;
+  std::map<std::string, audit::AuditRecord> prepared_;  // this pass's records by workload
+  std::map<std::string, uint64_t> decision_seq_;        // "<workload>.a<attempt>" -> seq
+};
+
+}  // namespace gpufed::reconcile
