@@ -26,6 +26,26 @@ std::string ReasonFor(int code);
 std::string HttpDate(int64_t unix_seconds);
 std::string Rfc3339(int64_t unix_seconds);
 
+// Helpers shared by state.cc and controllers.cc.
+// A member object by key or JSON pointer, or an empty object; by reference, so a
+// range-for over its items() does not outlive a temporary.
+template <typename Key>
+const nlohmann::json& ObjectAt(const nlohmann::json& j, const Key& key) {
+  static const nlohmann::json kEmpty = nlohmann::json::object();
+  if (!j.is_object() || !j.contains(key)) return kEmpty;
+  const nlohmann::json& v = j.at(key);
+  return v.is_object() ? v : kEmpty;
+}
+
+std::map<std::string, std::string> LabelsOf(const nlohmann::json& obj);
+int64_t Milli(const nlohmann::json& quantity);
+bool Terminal(const nlohmann::json& pod);
+// What a pod takes from its node: extended resources by limit, cpu/memory by request.
+std::map<std::string, int64_t> Demand(const nlohmann::json& pod);
+bool MatchExpression(const nlohmann::json& requirement, const std::map<std::string, std::string>& labels);
+void SetCondition(nlohmann::json& obj, const std::string& type, const std::string& status, const std::string& reason,
+                  const std::string& message, const std::string& at);
+
 struct FakeKube::State {
   int64_t epoch = 0;
   Duration job_runtime;
