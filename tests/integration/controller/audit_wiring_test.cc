@@ -1,0 +1,181 @@
+// The audit journal as the loop's write-ahead log: a quickstart-sized run leaves a
+// journal that verifies and holds every decision the store indexes, each before the
+// connector action that carries it out; a journal that cannot be written stops
+// placement and makes the controller not ready.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "controller/audit/journal.h"
+#include "controller/audit/testing/fault_env.h"
+#include "controller/audit/verify.h"
+#include "tests/integration/controller/fleet.h"
+
+namespace gpufed::testing {
+namespace {
+
+// Every record of the journal in <audit_dir>, by seq.
+std::map<uint64_t, nlohmann::json> ReadJournal(const std::string& audit_dir) {
+  std::unique_ptr<audit::Env> env = audit::NewPosixEnv();
+  std::map<uint64_t, nlohmann::json> out;
+  auto segments = audit::ListSegments(*env, audit_dir + "/journal");
+  EXPECT_TRUE(segments.ok());
+  if (!segments.ok()) return out;
+  for (const auto& [first, path] : *segments) {
+    std::ifstream in(path);
+    for (std::string line; std::getline(in, line);) {
+      nlohmann::json j = nlohmann::json::parse(line);
+      out[j["seq"].get<uint64_t>()] = j;
+    }
+  }
+  return out;
+}
+
+Status RunUntilIdle(Harness& h) {
+  for (int i = 0; i < 20000; ++i) {
+    Result<reconcile::PassStats> stats = h.controller->Pass();
+    if (!stats.ok()) return stats.status();
+    if (h.controller->Idle() || h.controller->Stuck()) return Status::Ok();
+    h.Step();
+  }
+  return Status(StatusCode::kDeadlineExceeded, "not idle");
+}
+
+TEST(AuditWiring, QuickstartJournalVerifiesAndHoldsEveryDecisionBeforeItsAction) {
+  std::string dir = ::testing::TempDir() + "/gpufed_it_audit_quickstart";
+  std::filesystem::remove_all(dir);
+  std::string repo = std::string(GPUFED_SOURCE_DIR) + "/examples/quickstart";
+  Harness h;
+  ASSERT_TRUE(connectors::sim::RegisterSimConnector(h.registry).ok());
+  reconcile::ControllerOptions o;
+  o.config_dir = repo;
+  o.state_dir = dir + "/state";
+  o.scenario = repo + "/simulation/scenario.yaml";
+  auto c = reconcile::Controller::Open(o, h.registry, &h.clock);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  h.controller = std::move(c).value();
+  ASSERT_TRUE(RunUntilIdle(h).ok());
+  EXPECT_TRUE(h.controller->audit_health().ok());
+
+  // Store decisions per workload (the explain/API index).
+  std::map<std::string, int> stored;
+  int stored_total = 0;
+  auto all = h.controller->List("");
+  ASSERT_TRUE(all.ok());
+  for (const store::WorkloadRecord& r : *all) {
+    auto rows = h.controller->Decisions(r.name, "");
+    ASSERT_TRUE(rows.ok());
+    stored[r.name] += static_cast<int>(rows->size());
+    stored_total += static_cast<int>(rows->size());
+  }
+  ASSERT_GT(stored_total, 0);
+  h.controller.reset();  // stop record and final checkpoint
+
+  const std::string audit_dir = dir + "/state/audit";
+  std::unique_ptr<audit::Env> env = audit::NewPosixEnv();
+  auto pub = env->ReadFile(audit_dir + "/signing.pub");
+  ASSERT_TRUE(pub.ok());
+  auto key = audit::SignatureVerifier::FromPublicKeyPem(*pub);
+  ASSERT_TRUE(key.ok());
+  audit::VerifyOptions vo;
+  vo.key = &*key;
+  auto report = audit::VerifyJournalDir(*env, audit_dir, vo);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_TRUE(report->ok) << report->error;
+  EXPECT_GE(report->signatures_verified, 1u);
+
+  std::map<uint64_t, nlohmann::json> records = ReadJournal(audit_dir);
+  std::map<std::string, int> journaled;
+  int journaled_total = 0, submits = 0;
+  for (const auto& [seq, r] : records) {
+    std::string kind = r["kind"];
+    if (kind == "decision") {
+      journaled[r["workload"].get<std::string>()]++;
+      ++journaled_total;
+    }
+    if (kind == "connector-action" && r["action"] == "submit") {
+      ++submits;
+      // The decision it carries out was durable before the connector was called.
+      uint64_t decision = r["decisionSeq"].get<uint64_t>();
+      ASSERT_GT(decision, 0u) << r.dump();
+      EXPECT_LT(decision, seq);
+      ASSERT_TRUE(records.count(decision)) << decision;
+      EXPECT_EQ(records[decision]["kind"], "decision");
+      EXPECT_EQ(records[decision]["workload"], r["workload"]);
+      EXPECT_EQ(records[decision]["outcome"], "placed");
+    }
+  }
+  EXPECT_EQ(journaled_total, stored_total);
+  EXPECT_EQ(journaled, stored);
+  EXPECT_GT(submits, 0);
+  EXPECT_EQ(records.begin()->second["kind"], "controller-start");
+  EXPECT_EQ(records.rbegin()->second["kind"], "checkpoint");
+}
+
+TEST(AuditWiring, AJournalThatCannotBeWrittenStopsPlacementAndIsNotReady) {
+  std::string dir = FreshDir("audit_fault");
+  std::ofstream(dir + "/repo/work.yaml") << WorkloadYaml("a", "alpha", 8, "2h") << "---\n"
+                                         << WorkloadYaml("b", "alpha", 4, "1h");
+  audit::testing::FaultEnv fault;
+  Harness h;
+  ASSERT_TRUE(connectors::sim::RegisterSimConnector(h.registry).ok());
+  reconcile::ControllerOptions o;
+  o.config_dir = dir + "/repo";
+  o.state_dir = dir + "/state";
+  o.audit_env = &fault;
+  auto c = reconcile::Controller::Open(o, h.registry, &h.clock);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  h.controller = std::move(c).value();
+  fault.fail_sync = true;  // from the first pass on, nothing can be made durable
+  for (int i = 0; i < 10; ++i) {
+    (void)h.controller->Pass();
+    h.Step();
+  }
+  EXPECT_FALSE(h.controller->audit_health().ok());
+  EXPECT_FALSE(h.controller->ready());
+  for (const char* name : {"a", "b"}) {
+    store::WorkloadRecord r = h.Get(name);
+    EXPECT_TRUE(store::IsWaiting(r.state)) << name << ": " << store::StateName(r.state);
+    EXPECT_TRUE(r.cluster.empty()) << name;
+    auto submit = h.controller->store()->GetAction("submit", r.ActionKey());
+    ASSERT_TRUE(submit.ok());
+    EXPECT_FALSE(submit->has_value()) << name << ": a connector action without a journaled decision";
+  }
+}
+
+TEST(AuditWiring, AJournalThatFailsMidRunStopsNewPlacements) {
+  std::string dir = FreshDir("audit_fault_mid");
+  std::ofstream(dir + "/repo/work.yaml") << WorkloadYaml("a", "alpha", 4, "2h");
+  audit::testing::FaultEnv fault;
+  Harness h;
+  ASSERT_TRUE(connectors::sim::RegisterSimConnector(h.registry).ok());
+  reconcile::ControllerOptions o;
+  o.config_dir = dir + "/repo";
+  o.state_dir = dir + "/state";
+  o.audit_env = &fault;
+  auto c = reconcile::Controller::Open(o, h.registry, &h.clock);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  h.controller = std::move(c).value();
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(h.controller->Pass().ok());
+    h.Step();
+  }
+  EXPECT_TRUE(h.controller->ready());
+  EXPECT_NE(h.Get("a").state, store::WorkloadState::kQueued);
+
+  fault.disk_bytes_left = 0;  // the disk fills up
+  ASSERT_TRUE(h.controller->Submit(WorkloadYaml("late", "alpha", 2, "1h"), "late.yaml", "").ok());
+  for (int i = 0; i < 6; ++i) {
+    (void)h.controller->Pass();
+    h.Step();
+  }
+  EXPECT_FALSE(h.controller->ready());
+  store::WorkloadRecord late = h.Get("late");
+  EXPECT_TRUE(store::IsWaiting(late.state)) << store::StateName(late.state);
+  auto submit = h.controller->store()->GetAction("submit", late.ActionKey());
+  ASSERT_TRUE(submit.ok());
+  EXPECT_FALSE(submit->has_value());
+}
+
+}  // namespace
+}  // namespace gpufed::testing
