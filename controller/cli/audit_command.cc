@@ -17,6 +17,7 @@
 #include "controller/audit/verify.h"
 #include "controller/cli/audit_commands.h"
 #include "controller/cli/commands.h"
+#include "controller/cli/plan_inputs.h"
 #include "controller/config/loader.h"
 #include "policies/engine/activation.h"
 
@@ -102,25 +103,11 @@ int RunRecord(const RecordOptions& o) {
     return 1;
   }
   policy::Revision& revision = *candidate.revision;
-  Result<Duration> now = Duration::Parse(o.now);
-  if (!now.ok()) {
-    std::cerr << "gpufed audit record: --now: " << now.status().message() << "\n";
-    return 2;
+  PlanInputs inputs;
+  if (std::optional<int> code = ReadPlanInputs("gpufed audit record", revision, o.now, o.workloads, inputs)) {
+    return *code;
   }
-  std::vector<model::Workload> extra;
-  if (!o.workloads.empty()) {
-    config::LoadResult more = config::LoadRepository(o.workloads, {}, &revision.config);
-    if (!more.ok()) {
-      for (const config::Diagnostic& d : more.diagnostics.items()) std::cerr << d.ToString() << "\n";
-      return 1;
-    }
-    extra = std::move(more.config.workloads);
-  }
-  placement::Snapshot snapshot;
-  snapshot.config = &revision.config;
-  snapshot.now = *now;
-  snapshot.hooks = revision.hooks.get();
-  for (const model::Workload& w : o.workloads.empty() ? revision.config.workloads : extra) snapshot.pending.push_back(&w);
+  const placement::Snapshot& snapshot = inputs.snapshot;
 
   // Write-ahead order: activation and inputs are durable before the decisions.
   std::vector<audit::AuditRecord> records;

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "controller/cli/commands.h"
+#include "controller/cli/plan_inputs.h"
 #include "controller/cli/plan_output.h"
 #include "controller/config/loader.h"
 #include "policies/engine/activation.h"
@@ -16,10 +17,6 @@ struct PlanOptions {
   std::string now = "0s";
 };
 
-void PrintDiagnostics(const config::LoadResult& result) {
-  for (const config::Diagnostic& d : result.diagnostics.items()) std::cerr << d.ToString() << "\n";
-}
-
 int RunPlan(const PlanOptions& options) {
   // The same activation rules as the controller: it validates, its Lua compiles and
   // its PolicyTests pass, or nothing is planned.
@@ -30,27 +27,11 @@ int RunPlan(const PlanOptions& options) {
     return 1;
   }
   policy::Revision& revision = *candidate.revision;
-  Result<Duration> now = Duration::Parse(options.now);
-  if (!now.ok()) {
-    std::cerr << "gpufed plan: --now: " << now.status().message() << "\n";
-    return 2;
+  PlanInputs inputs;
+  if (std::optional<int> code = ReadPlanInputs("gpufed plan", revision, options.now, options.workloads, inputs)) {
+    return *code;
   }
-  std::vector<model::Workload> extra;
-  if (!options.workloads.empty()) {
-    // Workload files are read on their own, with names resolved against the repository.
-    config::LoadResult more = config::LoadRepository(options.workloads, {}, &revision.config);
-    if (!more.ok()) {
-      PrintDiagnostics(more);
-      return 1;
-    }
-    extra = std::move(more.config.workloads);
-  }
-  placement::Snapshot snapshot;
-  snapshot.config = &revision.config;
-  snapshot.now = *now;
-  snapshot.hooks = revision.hooks.get();
-  const std::vector<model::Workload>& workloads = options.workloads.empty() ? revision.config.workloads : extra;
-  for (const model::Workload& w : workloads) snapshot.pending.push_back(&w);
+  const placement::Snapshot& snapshot = inputs.snapshot;
   placement::Plan plan = placement::MakePlan(snapshot);
   if (options.output == "json") {
     std::cout << PlanToJson(plan).dump(2) << "\n";

@@ -1,0 +1,33 @@
+#include "controller/cli/plan_inputs.h"
+
+#include <iostream>
+
+#include "controller/config/loader.h"
+
+namespace gpufed::cli {
+
+std::optional<int> ReadPlanInputs(const char* command, policy::Revision& revision, const std::string& now_text,
+                                  const std::vector<std::string>& workload_paths, PlanInputs& inputs) {
+  Result<Duration> now = Duration::Parse(now_text);
+  if (!now.ok()) {
+    std::cerr << command << ": --now: " << now.status().message() << "\n";
+    return 2;
+  }
+  if (!workload_paths.empty()) {
+    // Workload files are read on their own, with names resolved against the repository.
+    config::LoadResult more = config::LoadRepository(workload_paths, {}, &revision.config);
+    if (!more.ok()) {
+      for (const config::Diagnostic& d : more.diagnostics.items()) std::cerr << d.ToString() << "\n";
+      return 1;
+    }
+    inputs.extra = std::move(more.config.workloads);
+  }
+  inputs.snapshot.config = &revision.config;
+  inputs.snapshot.now = *now;
+  inputs.snapshot.hooks = revision.hooks.get();
+  const std::vector<model::Workload>& pending = workload_paths.empty() ? revision.config.workloads : inputs.extra;
+  for (const model::Workload& w : pending) inputs.snapshot.pending.push_back(&w);
+  return std::nullopt;
+}
+
+}  // namespace gpufed::cli
