@@ -26,6 +26,8 @@ nlohmann::json ActionToJson(const Action& a) {
           {"env", a.run.env},
           {"working_dir", a.run.working_dir},
           {"image", a.run.image},
+          {"priority_class", a.priority_class},
+          {"policy_revision", a.policy_revision},
           {"reason", a.reason}};
 }
 
@@ -52,6 +54,8 @@ Result<Action> ActionFromJson(const nlohmann::json& j) {
     a.gpu_milli_each = j.value("gpu_milli_each", 1000);
     a.gpu_memory_each = j.value("gpu_memory_each", int64_t{0});
     a.mig_profile = j.value("mig_profile", "");
+    a.priority_class = j.value("priority_class", "");
+    a.policy_revision = j.value("policy_revision", "");
     a.cpu_milli = j.value("cpu_milli", int64_t{0});
     a.memory_bytes = j.value("memory_bytes", int64_t{0});
     a.start_delay = Duration::FromMillis(j.value("start_delay_ms", int64_t{0}));

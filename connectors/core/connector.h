@@ -98,6 +98,8 @@ struct Action {
   Duration resume_from;            // progress restored from the last checkpoint
   Duration checkpoint_interval;    // 0: the workload does not checkpoint
   model::RunSpec run;
+  std::string priority_class;      // the workload's priority class name ("" when numeric)
+  std::string policy_revision;     // the revision whose decision this carries out
   std::string reason;              // cancel/preempt: recorded with the outcome
 };
 

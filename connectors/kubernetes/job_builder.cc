@@ -104,7 +104,8 @@ Result<json> BuildJob(const Action& action, const JobContext& ctx) {
                       {kAnnotationTenant, action.tenant},
                       {kAnnotationResumeFrom, std::to_string(action.resume_from.millis() / 1000)},
                       {kAnnotationCheckpointInterval, std::to_string(action.checkpoint_interval.millis() / 1000)}};
-  if (!ctx.policy_revision.empty()) annotations[kAnnotationPolicyRevision] = ctx.policy_revision;
+  const std::string& revision = action.policy_revision.empty() ? ctx.policy_revision : action.policy_revision;
+  if (!revision.empty()) annotations[kAnnotationPolicyRevision] = revision;
 
   // Nodes the placer chose, and what we know about them.
   std::vector<std::string> pinned;
@@ -166,6 +167,9 @@ Result<json> BuildJob(const Action& action, const JobContext& ctx) {
   if (!action.run.working_dir.empty()) container["workingDir"] = action.run.working_dir;
 
   json pod_spec = {{"restartPolicy", "Never"}, {"containers", json::array({container})}};
+  // The workload's priority class, as a Kubernetes PriorityClass of the same name (the
+  // cluster must define it; see README.md).
+  if (!action.priority_class.empty()) pod_spec["priorityClassName"] = action.priority_class;
   if (!node_selector.empty()) pod_spec["nodeSelector"] = node_selector;
 
   // GPU nodes are commonly tainted (GKE: nvidia.com/gpu=present:NoSchedule; GPU

@@ -63,6 +63,17 @@ TEST(JobBuilder, RequestsWholeGpusPinsTheNodeAndToleratesGpuTaints) {
   EXPECT_EQ((*job)["metadata"]["labels"]["gpufed.io/attempt"], "2");
   EXPECT_EQ((*job)["metadata"]["annotations"]["gpufed.io/action-key"], "train-llm-3f2a9c1d.a2");
   EXPECT_EQ((*job)["metadata"]["annotations"]["gpufed.io/resume-from-seconds"], "600");
+  EXPECT_FALSE(pod.contains("priorityClassName"));  // numeric priorities have no class
+}
+
+TEST(JobBuilder, CarriesPriorityClassAndPolicyRevision) {
+  Action a = Submit();
+  a.priority_class = "high";
+  a.policy_revision = "sha256:abc";
+  Result<json> job = BuildJob(a, Context());
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  EXPECT_EQ((*job)["spec"]["template"]["spec"]["priorityClassName"], "high");
+  EXPECT_EQ((*job)["metadata"]["annotations"]["gpufed.io/policy-revision"], "sha256:abc");
 }
 
 TEST(JobBuilder, MapsMigProfileToMixedResourceByDefaultAndSingleOnSingleStrategyNodes) {

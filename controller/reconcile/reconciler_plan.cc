@@ -87,6 +87,8 @@ Result<connectors::Action> Reconciler::BuildSubmit(const WorkloadRecord& r, cons
   a.resume_from = r.resume_from;
   a.checkpoint_interval = w.checkpoint.enabled ? w.checkpoint.interval : Duration();
   a.run = w.run;
+  a.priority_class = w.priority_class;
+  a.policy_revision = revision_->config.revision;
   // GPU memory taken on each GPU, from the pool the first member lands on.
   const model::Cluster* cluster = revision_->config.FindCluster(d.binding.cluster);
   std::string pool_name = a.provision_pool;
