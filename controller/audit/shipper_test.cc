@@ -74,8 +74,8 @@ TEST_F(ShipperTest, ShipsEverythingAndPersistsTheCursor) {
     auto s = Shipper::Open(Options(), std::move(sink));
     ASSERT_TRUE(s.ok());
     ASSERT_TRUE((*s)->DrainTo(30, 60'000'000).ok());
+    EXPECT_EQ(fake->received.size(), 30u);  // the shipper owns the sink: check before it goes
   }
-  EXPECT_EQ(fake->received.size(), 30u);
   auto cursor = env_.ReadFile(dir_.str() + "/cursors/fake.cursor");
   ASSERT_TRUE(cursor.ok());
   EXPECT_NE(cursor->find("\"seq\":30"), std::string::npos);

@@ -117,7 +117,8 @@ TEST_F(QueueingTest, ChoosesTheMinimalVictimSet) {
   }
   Add("urgent", "t1", 2, 1000);
   SetBurst(Duration::FromSeconds(3600), std::nullopt);
-  const Decision& d = Find(Run({"urgent"}, running), "urgent");
+  const Plan plan_d = Run({"urgent"}, running);
+  const Decision& d = Find(plan_d, "urgent");
   ASSERT_EQ(d.outcome, Outcome::kPlaced);
   EXPECT_EQ(d.preempted.size(), 2u);
 }
@@ -128,7 +129,8 @@ TEST_F(QueueingTest, NeverPreemptsATenantBelowItsGuarantee) {
   v.preemptible = true;
   Add("urgent", "t1", 2, 1000);
   SetBurst(Duration::FromSeconds(3600), std::nullopt);
-  const Decision& d = Find(Run({"urgent"}, {Running(v, "onprem", "pool-0", 0)}), "urgent");
+  const Plan plan_d = Run({"urgent"}, {Running(v, "onprem", "pool-0", 0)});
+  const Decision& d = Find(plan_d, "urgent");
   EXPECT_EQ(d.outcome, Outcome::kQueued);
   EXPECT_THAT(d.preempted, IsEmpty());
 }
@@ -190,7 +192,8 @@ TEST_F(QueueingTest, ProvisioningDelayAndTransferTimeAreInReadyAfter) {
   model::Workload& w = Add("w", "t1", 1);
   w.data.dataset = "corpus";
   w.data.size = Quantity::FromUnits(int64_t{100} << 30);
-  const Decision& d = Find(Run({"w"}, {Running(held, "onprem", "pool-0", 0)}), "w");
+  const Plan plan_d = Run({"w"}, {Running(held, "onprem", "pool-0", 0)});
+  const Decision& d = Find(plan_d, "w");
   ASSERT_EQ(d.binding.cluster, "cloud");
   // 5m provisioning + 100 GiB at 1 GB/s (107.37 s).
   EXPECT_EQ(d.binding.ready_after.millis(), 300000 + 107374);
@@ -262,7 +265,8 @@ TEST_F(QueueingTest, CloudBudgetKeepsWorkOnPrem) {
   config_.tenants[0].budget.cloud_limit = Money(5 * Money::kMicrosPerUnit, "EUR");
   model::Workload& held = Add("held", "t1", 4);
   Add("w", "t0", 2);  // 6.00 EUR on the cloud
-  const Decision& d = Find(Run({"w"}, {Running(held, "onprem", "pool-0", 0)}), "w");
+  const Plan plan_d = Run({"w"}, {Running(held, "onprem", "pool-0", 0)});
+  const Decision& d = Find(plan_d, "w");
   EXPECT_EQ(d.outcome, Outcome::kQueued);
   EXPECT_EQ(d.verdicts[0].rule, "tenant-budget");
   EXPECT_THAT(d.verdicts[0].reason, HasSubstr("exceeds the cloud budget left"));
