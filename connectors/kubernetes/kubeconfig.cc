@@ -1,5 +1,7 @@
 #include "connectors/kubernetes/kubeconfig.h"
 
+#include "controller/common/base64.h"
+
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
@@ -68,37 +70,7 @@ std::string Credentials::Describe() const {
   return "server " + server + (context.empty() ? "" : " (context " + context + ")") + ", " + auth;
 }
 
-Result<std::string> DecodeBase64(const std::string& text) {
-  auto value = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-  };
-  std::string out;
-  uint32_t acc = 0;
-  int bits = 0;
-  bool padding = false;
-  for (char c : text) {
-    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
-    if (c == '=') {
-      padding = true;
-      continue;
-    }
-    int v = value(c);
-    if (v < 0 || padding) return InvalidArgument("malformed base64");
-    acc = (acc << 6) | static_cast<uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((acc >> bits) & 0xFF));
-    }
-  }
-  if (bits >= 6) return InvalidArgument("malformed base64 (truncated)");
-  return out;
-}
+Result<std::string> DecodeBase64(const std::string& text) { return Base64Decode(text); }
 
 Result<Credentials> ParseKubeconfig(const std::string& text, const std::string& context,
                                     const std::string& base_dir) {

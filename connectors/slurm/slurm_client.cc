@@ -1,5 +1,7 @@
 #include "connectors/slurm/slurm_client.h"
 
+#include "controller/common/base64.h"
+
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
@@ -13,27 +15,6 @@ using nlohmann::json;
 
 constexpr int kSlurmInvalidJobId = 2017;
 
-std::optional<std::string> Base64UrlDecode(const std::string& in) {
-  std::string out;
-  int bits = 0, value = 0;
-  for (char c : in) {
-    int v;
-    if (c >= 'A' && c <= 'Z') v = c - 'A';
-    else if (c >= 'a' && c <= 'z') v = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') v = c - '0' + 52;
-    else if (c == '-' || c == '+') v = 62;
-    else if (c == '_' || c == '/') v = 63;
-    else if (c == '=') break;
-    else return std::nullopt;
-    value = (value << 6) | v;
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((value >> bits) & 0xff));
-    }
-  }
-  return out;
-}
 
 std::string Trim(std::string s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
@@ -70,8 +51,8 @@ Result<JwtClaims> ParseJwt(const std::string& token) {
   size_t a = token.find('.');
   size_t b = a == std::string::npos ? a : token.find('.', a + 1);
   if (a == std::string::npos || b == std::string::npos) return Status(StatusCode::kUnauthenticated, "is not a JWT");
-  std::optional<std::string> payload = Base64UrlDecode(token.substr(a + 1, b - a - 1));
-  if (!payload) return Status(StatusCode::kUnauthenticated, "is not a JWT (payload is not base64url)");
+  Result<std::string> payload = Base64Decode(token.substr(a + 1, b - a - 1));
+  if (!payload.ok()) return Status(StatusCode::kUnauthenticated, "is not a JWT (payload is not base64url)");
   json claims = json::parse(*payload, nullptr, false);
   if (!claims.is_object()) return Status(StatusCode::kUnauthenticated, "is not a JWT (payload is not a JSON object)");
   JwtClaims out;

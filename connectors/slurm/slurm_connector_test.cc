@@ -1,6 +1,7 @@
 // The connector against a fake slurmrestd (cpp-httplib on 127.0.0.1, port 0) that serves
 // the recorded node list and keeps jobs in memory; failure modes are switched per test.
 #include "connectors/slurm/slurm_connector.h"
+#include "controller/common/base64.h"
 
 #include <httplib.h>
 
@@ -21,24 +22,10 @@ using nlohmann::json;
 constexpr int64_t kNow = 1800000000;  // the tests' wall clock, Unix seconds
 constexpr char kTokenEnv[] = "GPUFED_SLURM_UNIT_TEST_JWT";
 
-std::string B64Url(const std::string& in) {
-  static const char* k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-  std::string out;
-  int val = 0, bits = -6;
-  for (unsigned char c : in) {
-    val = (val << 8) + c;
-    bits += 8;
-    while (bits >= 0) {
-      out.push_back(k[(val >> bits) & 0x3F]);
-      bits -= 6;
-    }
-  }
-  if (bits > -6) out.push_back(k[((val << 8) >> (bits + 8)) & 0x3F]);
-  return out;
-}
 
 std::string Jwt(int64_t exp, const std::string& tag = "") {
-  return B64Url(R"({"alg":"HS256"})") + "." + B64Url(json{{"exp", exp}, {"sun", "root"}, {"x", tag}}.dump()) + ".sig";
+  return Base64Encode(R"({"alg":"HS256"})", Base64Alphabet::kUrl) + "." +
+         Base64Encode(json{{"exp", exp}, {"sun", "root"}, {"x", tag}}.dump(), Base64Alphabet::kUrl) + ".sig";
 }
 
 std::string Fixture(const std::string& name) {

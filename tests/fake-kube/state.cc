@@ -4,6 +4,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "controller/common/base64.h"
 #include "controller/common/quantity.h"
 #include "tests/fake-kube/schema.h"
 #include "tests/fake-kube/selectors.h"
@@ -25,22 +26,6 @@ std::vector<std::string> Split(const std::string& path) {
   return out;
 }
 
-std::string Base64(const std::string& in) {
-  static const char* k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  int val = 0, bits = -6;
-  for (unsigned char c : in) {
-    val = (val << 8) + c;
-    bits += 8;
-    while (bits >= 0) {
-      out.push_back(k[(val >> bits) & 0x3F]);
-      bits -= 6;
-    }
-  }
-  if (bits > -6) out.push_back(k[((val << 8) >> (bits + 8)) & 0x3F]);
-  while (out.size() % 4) out.push_back('=');
-  return out;
-}
 
 std::string Unbase64(const std::string& in) {
   static const char* k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -297,7 +282,7 @@ void FakeKube::State::List(const Route& r, const std::map<std::string, std::stri
   }
   std::string kind = r.resource == "nodes" ? "NodeList" : r.resource == "jobs" ? "JobList" : "PodList";
   json meta = {{"resourceVersion", std::to_string(list_rv)}};
-  if (more) meta["continue"] = Base64(json{{"rv", list_rv}, {"start", last}}.dump());
+  if (more) meta["continue"] = Base64Encode(json{{"rv", list_rv}, {"start", last}}.dump());
   out = json{{"kind", kind}, {"apiVersion", r.resource == "jobs" ? "batch/v1" : "v1"}, {"metadata", meta},
              {"items", items}}
             .dump();

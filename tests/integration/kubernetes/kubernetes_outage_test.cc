@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "connectors/kubernetes/kubeconfig.h"
+#include "controller/common/base64.h"
 #include "connectors/kubernetes/kubernetes_connector.h"
 #include "connectors/sim/sim_connector.h"
 #include "controller/reconcile/controller.h"
@@ -17,22 +18,6 @@
 namespace gpufed::testing {
 namespace {
 
-std::string Base64(const std::string& in) {
-  static const char* k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  int val = 0, bits = -6;
-  for (unsigned char c : in) {
-    val = (val << 8) + c;
-    bits += 8;
-    while (bits >= 0) {
-      out.push_back(k[(val >> bits) & 0x3F]);
-      bits -= 6;
-    }
-  }
-  if (bits > -6) out.push_back(k[((val << 8) >> (bits + 8)) & 0x3F]);
-  while (out.size() % 4) out.push_back('=');
-  return out;
-}
 
 std::string Repo(const std::string& kubeconfig) {
   return R"(apiVersion: gpufed/v1alpha1
@@ -107,7 +92,7 @@ TEST(KubernetesFederation, UnansweringClusterBecomesUnhealthyAndCheckpointedWork
   std::filesystem::create_directories(dir + "/kube");
   std::ofstream(dir + "/kube/config") << "apiVersion: v1\nkind: Config\ncurrent-context: it\n"
                                       << "clusters: [{name: c, cluster: {server: \"" << (*fake)->url()
-                                      << "\", certificate-authority-data: " << Base64((*fake)->ca().ca_pem) << "}}]\n"
+                                      << "\", certificate-authority-data: " << Base64Encode((*fake)->ca().ca_pem) << "}}]\n"
                                       << "users: [{name: u, user: {token: test-token}}]\n"
                                       << "contexts: [{name: it, context: {cluster: c, user: u}}]\n";
   std::ofstream(dir + "/repo/fleet.yaml") << Repo(dir + "/kube/config");
