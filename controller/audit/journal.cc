@@ -4,10 +4,14 @@
 #include <charconv>
 #include <cstdio>
 
+#include "controller/audit/canonical_json.h"
+
 namespace gpufed::audit {
 namespace {
 
 constexpr std::string_view kHeaderKeys[] = {"seq", "time", "kind", "controller", "prev", "hash"};
+// Upper bound of a line's bytes besides its payload members: header, hash, newline.
+constexpr size_t kLineOverhead = 256;
 
 bool ValidControllerId(const std::string& id) {
   if (id.empty() || id.size() > 128) return false;
@@ -32,9 +36,11 @@ std::string_view LastLine(std::string_view text) {
 struct AuditJournal::Writer {
   struct Item {
     const char* kind;
-    std::string payload;
+    size_t begin, end;  // the payload's canonical JSON in `payloads`
   };
   std::vector<Item> items;
+  // Every payload of the call in one buffer: one allocation per call, not per record.
+  std::string payloads;
   enum class Checkpoint { kNone, kForce, kIfDue } checkpoint = Checkpoint::kNone;
   size_t bytes = 0;
   Status status;
@@ -93,6 +99,7 @@ Status AuditJournal::Recover(RecoveryInfo* info) {
 
   Result<std::vector<std::pair<uint64_t, std::string>>> segments = ListSegments(*env_, jdir);
   if (!segments.ok()) return segments.status();
+  LineHasher hasher;
   while (!segments->empty()) {
     auto [first_seq, path] = segments->back();
     Result<std::string> text = env_->ReadFile(path);
@@ -108,7 +115,7 @@ Status AuditJournal::Recover(RecoveryInfo* info) {
         bad = true;
         break;
       }
-      Result<ParsedLine> line = ParseRecordLine(data.substr(pos, nl - pos));
+      Result<ParsedLine> line = ParseRecordLine(data.substr(pos, nl - pos), &hasher);
       if (!line.ok() || line->header.seq != seq + 1 || (!hash.empty() && line->header.prev != hash)) {
         bad = true;
         break;
@@ -126,7 +133,7 @@ Status AuditJournal::Recover(RecoveryInfo* info) {
       while (scan != std::string_view::npos && scan + 1 < data.size()) {
         size_t next = data.find('\n', scan + 1);
         if (next == std::string_view::npos) break;
-        if (ParseRecordLine(data.substr(scan + 1, next - scan - 1)).ok()) {
+        if (ParseRecordLine(data.substr(scan + 1, next - scan - 1), &hasher).ok()) {
           return Status(StatusCode::kDataLoss, path + ": damaged record at byte " + std::to_string(good_end) +
                                                    " (after seq " + std::to_string(seq) +
                                                    ") is followed by intact records; run gpufed audit verify");
@@ -178,16 +185,23 @@ Result<uint64_t> AuditJournal::AppendBatch(std::span<const AuditRecord> records)
   if (records.empty()) return InvalidArgument("nothing to append");
   Writer w;
   w.items.reserve(records.size());
-  // Serialise payloads on the caller's thread, outside the commit critical path.
+  // Serialise payloads on the caller's thread, outside the commit critical path (so
+  // concurrent callers serialise in parallel).
   for (const AuditRecord& r : records) {
     if (r.kind == RecordKind::kCheckpoint) return InvalidArgument("checkpoints are written by the journal itself");
     if (!r.payload.is_object()) return InvalidArgument("a record payload must be a JSON object");
-    for (std::string_view key : kHeaderKeys) {
-      if (r.payload.contains(key)) return InvalidArgument("payload uses the header key '" + std::string(key) + "'");
+    // One pass over the (few) top-level keys rather than a map lookup per header key;
+    // it also brings the nodes into cache for the serialiser.
+    for (const auto& member : r.payload.get_ref<const nlohmann::json::object_t&>()) {
+      if (std::find(std::begin(kHeaderKeys), std::end(kHeaderKeys), member.first) != std::end(kHeaderKeys)) {
+        return InvalidArgument("payload uses the header key '" + member.first + "'");
+      }
     }
-    w.items.push_back({RecordKindName(r.kind), DumpPayload(r.payload)});
-    w.bytes += w.items.back().payload.size() + 256;
+    size_t begin = w.payloads.size();
+    AppendCanonicalJson(r.payload, &w.payloads);
+    w.items.push_back({RecordKindName(r.kind), begin, w.payloads.size()});
   }
+  w.bytes = w.payloads.size() + kLineOverhead * records.size();
   return Commit(&w);
 }
 
@@ -232,7 +246,10 @@ Result<uint64_t> AuditJournal::Commit(Writer* w) {
   int64_t last_checkpoint_time = last_checkpoint_time_;
   if (status.ok()) {
     lock.unlock();
-    std::string data;
+    // The leader's buffer is reused across groups: no fresh megabytes (and their page
+    // faults) per commit.
+    std::string& data = group_buffer_;
+    data.clear();
     data.reserve(bytes);
     uint64_t first_seq = seq + 1;
     EncodeGroup(group, env_->NowMicros(), &data, &seq, &hash, &since_checkpoint, &last_checkpoint_time);
@@ -266,12 +283,9 @@ void AuditJournal::AppendCheckpoint(int64_t now, std::string* out, uint64_t* seq
                             {"signedSeq", *seq},
                             {"signedHash", *hash},
                             {"sig", options_.signer->Sign(CheckpointMessage(*seq, *hash))}};
-  RecordHeader header{*seq + 1, now, "checkpoint", options_.controller_id, *hash};
-  std::string next_hash;
-  *out += EncodeRecordLine(header, DumpPayload(payload), &next_hash);
+  *hash = encoder_.Append(*seq + 1, now, "checkpoint", options_.controller_id, *hash, DumpPayload(payload), out);
   *out += '\n';
   *seq += 1;
-  *hash = std::move(next_hash);
 }
 
 void AuditJournal::EncodeGroup(const std::vector<Writer*>& group, int64_t now, std::string* out, uint64_t* seq,
@@ -284,12 +298,10 @@ void AuditJournal::EncodeGroup(const std::vector<Writer*>& group, int64_t now, s
   };
   for (Writer* w : group) {
     for (const Writer::Item& item : w->items) {
-      RecordHeader header{*seq + 1, now, item.kind, options_.controller_id, *hash};
-      std::string next_hash;
-      *out += EncodeRecordLine(header, item.payload, &next_hash);
+      std::string_view payload(w->payloads.data() + item.begin, item.end - item.begin);
+      *hash = encoder_.Append(*seq + 1, now, item.kind, options_.controller_id, *hash, payload, out);
       *out += '\n';
       *seq += 1;
-      *hash = std::move(next_hash);
       w->last_seq = *seq;
       *since_checkpoint += 1;
       if (signer != nullptr && *since_checkpoint >= options_.checkpoint_every) checkpoint();
@@ -302,7 +314,7 @@ void AuditJournal::EncodeGroup(const std::vector<Writer*>& group, int64_t now, s
   }
 }
 
-Status AuditJournal::WriteGroup(const std::string& data, uint64_t first_seq) {
+Status AuditJournal::WriteGroup(std::string_view data, uint64_t first_seq) {
   if (segment_ != nullptr && segment_size_ > 0 && segment_size_ + data.size() > options_.segment_bytes) {
     GPUFED_RETURN_IF_ERROR(segment_->Close());
     segment_.reset();

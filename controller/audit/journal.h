@@ -13,6 +13,7 @@
 #include <mutex>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "controller/audit/env.h"
@@ -92,7 +93,7 @@ class AuditJournal {
   void EncodeGroup(const std::vector<Writer*>& group, int64_t now, std::string* out, uint64_t* seq,
                    std::string* hash, uint64_t* since_checkpoint, int64_t* last_checkpoint_time);
   void AppendCheckpoint(int64_t now, std::string* out, uint64_t* seq, std::string* hash);
-  Status WriteGroup(const std::string& data, uint64_t first_seq);
+  Status WriteGroup(std::string_view data, uint64_t first_seq);
 
   const JournalOptions options_;
   Env* const env_;
@@ -110,6 +111,8 @@ class AuditJournal {
   uint64_t segment_size_ = 0;
   uint64_t since_checkpoint_ = 0;
   int64_t last_checkpoint_time_ = 0;
+  RecordLineEncoder encoder_;
+  std::string group_buffer_;  // the group being encoded and written; kept (about max_group_bytes) for the next
 };
 
 // Segment file name for a segment whose first record is `first_seq`.

@@ -67,7 +67,7 @@ Result<size_t> JournalReader::Next(size_t max, uint64_t limit, std::vector<Journ
     }
     std::string_view line(buffer_.data() + pos_, nl - pos_);
     pos_ = nl + 1;
-    Result<ParsedLine> parsed = ParseRecordLine(line);
+    Result<ParsedLine> parsed = ParseRecordLine(line, &hasher_);
     if (!parsed.ok()) {
       return Status(StatusCode::kDataLoss, segments_[current_].second + ": record after seq " +
                                                std::to_string(next_seq_ - 1) + ": " + parsed.status().message());

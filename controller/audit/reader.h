@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "controller/audit/env.h"
+#include "controller/audit/record.h"
 #include "controller/common/status.h"
 
 namespace gpufed::audit {
@@ -45,6 +46,7 @@ class JournalReader {
   std::string buffer_;
   size_t pos_ = 0;
   uint64_t next_seq_ = 1;
+  LineHasher hasher_;
 };
 
 // Calls `fn(line)` for every line of every segment, in order (the final line even if it

@@ -1,9 +1,13 @@
 #include "controller/audit/record.h"
 
+#include <openssl/evp.h>
+
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <ctime>
 
+#include "controller/audit/canonical_json.h"
 #include "controller/common/sha256.h"
 
 namespace gpufed::audit {
@@ -56,6 +60,43 @@ bool ConsumePlainString(std::string_view* rest, std::string_view* out) {
   return true;
 }
 
+// Days from 1970-01-01 to the proleptic Gregorian date y-m-d (era arithmetic: 400-year
+// cycles of 146097 days). Linear in `d`, like timegm's normalisation of a day past the
+// month's end.
+int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
+  y -= m <= 2 ? 1 : 0;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const auto yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + static_cast<int64_t>(doe) - 719468;
+}
+
+// The journal's own time text "YYYY-MM-DDTHH:MM:SS.ffffffZ" without sscanf and timegm
+// (every reader, verifier and shipper parses one per record). nullopt: not exactly that
+// shape; the general parser decides.
+std::optional<int64_t> ParseCanonicalTime(std::string_view t) {
+  if (t.size() != 27 || t[4] != '-' || t[7] != '-' || t[10] != 'T' || t[13] != ':' || t[16] != ':' || t[19] != '.' ||
+      t[26] != 'Z') {
+    return std::nullopt;
+  }
+  auto num = [&](size_t at, size_t n, int64_t* v) {
+    *v = 0;
+    for (size_t i = at; i < at + n; ++i) {
+      if (t[i] < '0' || t[i] > '9') return false;
+      *v = *v * 10 + (t[i] - '0');
+    }
+    return true;
+  };
+  int64_t year, mon, day, hh, mm, ss, frac;
+  if (!num(0, 4, &year) || !num(5, 2, &mon) || !num(8, 2, &day) || !num(11, 2, &hh) || !num(14, 2, &mm) ||
+      !num(17, 2, &ss) || !num(20, 6, &frac) || mon < 1 || mon > 12) {
+    return std::nullopt;
+  }
+  int64_t days = DaysFromCivil(year, static_cast<unsigned>(mon), static_cast<unsigned>(day));
+  return ((days * 24 + hh) * 60 + mm) * 60 * 1000000 + ss * 1000000 + frac;
+}
+
 bool ConsumeChar(std::string_view* rest, char c) {
   if (rest->empty() || (*rest)[0] != c) return false;
   rest->remove_prefix(1);
@@ -92,6 +133,7 @@ std::string FormatTimeMicros(int64_t micros) {
 
 std::optional<int64_t> ParseTimeMicros(std::string_view text) {
   // Accepts "YYYY-MM-DDTHH:MM:SS[.ffffff]Z" and a bare date "YYYY-MM-DD" (midnight UTC).
+  if (std::optional<int64_t> fast = ParseCanonicalTime(text)) return fast;
   std::tm tm{};
   int frac = 0;
   std::string s(text);
@@ -123,68 +165,105 @@ std::optional<int64_t> ParseTimeMicros(std::string_view text) {
   return static_cast<int64_t>(timegm(&tm)) * 1000000 + frac;
 }
 
-std::string DumpPayload(const nlohmann::json& payload) {
-  // nlohmann's ensure_ascii path escapes character by character and dominates append
-  // cost; dump UTF-8 instead and escape the (rare) non-ASCII bytes here. Outside
-  // strings JSON is ASCII, so every such byte is inside a string, where \uXXXX is valid.
-  std::string out = payload.dump(-1, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace);
-  size_t first = 0;
-  while (first < out.size() && static_cast<unsigned char>(out[first]) < 0x80) ++first;
-  if (first == out.size()) return out;
-  std::string escaped = out.substr(0, first);
-  char buf[16];
-  for (size_t i = first; i < out.size();) {
-    unsigned char c = static_cast<unsigned char>(out[i]);
-    if (c < 0x80) {
-      escaped += out[i++];
-      continue;
-    }
-    // The dump is valid UTF-8 (invalid input was replaced with U+FFFD).
-    int len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
-    uint32_t cp = c & (len == 4 ? 0x07 : len == 3 ? 0x0F : 0x1F);
-    for (int k = 1; k < len && i + k < out.size(); ++k) cp = (cp << 6) | (static_cast<unsigned char>(out[i + k]) & 0x3F);
-    i += static_cast<size_t>(len);
-    if (cp >= 0x10000) {
-      cp -= 0x10000;
-      std::snprintf(buf, sizeof buf, "\\u%04x\\u%04x", 0xD800 + (cp >> 10), 0xDC00 + (cp & 0x3FF));
-    } else {
-      std::snprintf(buf, sizeof buf, "\\u%04x", cp);
-    }
-    escaped += buf;
+struct LineHasher::State {
+  EVP_MD* fetched = nullptr;      // owned; null if the explicit fetch failed
+  const EVP_MD* md = nullptr;
+  EVP_MD_CTX* ctx = nullptr;
+  ~State() {
+    EVP_MD_CTX_free(ctx);
+    EVP_MD_free(fetched);
   }
-  return escaped;
+};
+
+LineHasher::LineHasher() : state_(std::make_unique<State>()) {
+  state_->fetched = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+  state_->md = state_->fetched != nullptr ? state_->fetched : EVP_sha256();
+  state_->ctx = EVP_MD_CTX_new();
+}
+
+LineHasher::~LineHasher() = default;
+LineHasher::LineHasher(LineHasher&&) noexcept = default;
+LineHasher& LineHasher::operator=(LineHasher&&) noexcept = default;
+
+void LineHasher::Hex(std::string_view a, std::string_view b, char (&hex)[64]) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  bool ok = state_->ctx != nullptr && EVP_DigestInit_ex(state_->ctx, state_->md, nullptr) == 1 &&
+            EVP_DigestUpdate(state_->ctx, a.data(), a.size()) == 1 &&
+            EVP_DigestUpdate(state_->ctx, b.data(), b.size()) == 1 &&
+            EVP_DigestFinal_ex(state_->ctx, digest, &length) == 1 && length == 32;
+  if (!ok) {
+    // Only out of memory gets here; the common helper allocates its own context.
+    Sha256 sha;
+    sha.Update(a);
+    sha.Update(b);
+    std::string h = sha.FinishHex();
+    std::copy(h.begin(), h.end(), hex);
+    return;
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (unsigned int i = 0; i < 32; ++i) {
+    hex[2 * i] = kHex[digest[i] >> 4];
+    hex[2 * i + 1] = kHex[digest[i] & 0xf];
+  }
+}
+
+std::string DumpPayload(const nlohmann::json& payload) {
+  std::string out;
+  AppendCanonicalJson(payload, &out);
+  return out;
 }
 
 std::string EncodeRecordLine(const RecordHeader& h, std::string_view payload_json, std::string* hash_hex) {
   std::string line;
   line.reserve(payload_json.size() + 260);
-  line += "{\"seq\":";
-  line += std::to_string(h.seq);
-  line += ",\"time\":\"";
-  line += FormatTimeMicros(h.time_micros);
-  line += "\",\"kind\":\"";
-  line += h.kind;
-  line += "\",\"controller\":\"";
-  line += h.controller;
-  line += "\",\"prev\":\"";
-  line += h.prev;
-  line += '"';
-  // The payload object's members follow the header's.
-  if (payload_json.size() > 2) {
-    line += ',';
-    line.append(payload_json.substr(1, payload_json.size() - 2));
-  }
-  line += '}';
-  std::string hash = Sha256Hex(line);
-  line.pop_back();
-  line += kHashKey;
-  line += hash;
-  line += "\"}";
-  if (hash_hex != nullptr) *hash_hex = std::move(hash);
+  RecordLineEncoder encoder;
+  std::string_view hash = encoder.Append(h.seq, h.time_micros, h.kind, h.controller, h.prev, payload_json, &line);
+  if (hash_hex != nullptr) *hash_hex = std::string(hash);
   return line;
 }
 
+std::string_view RecordLineEncoder::Append(uint64_t seq, int64_t time_micros, std::string_view kind,
+                                           std::string_view controller, std::string_view prev,
+                                           std::string_view payload_json, std::string* out) {
+  if (!have_time_ || time_micros != time_micros_) {
+    time_text_ = FormatTimeMicros(time_micros);
+    time_micros_ = time_micros;
+    have_time_ = true;
+  }
+  const size_t start = out->size();
+  char seq_text[24];
+  char* seq_end = std::to_chars(seq_text, seq_text + sizeof seq_text, seq).ptr;
+  out->append("{\"seq\":");
+  out->append(seq_text, static_cast<size_t>(seq_end - seq_text));
+  out->append(",\"time\":\"");
+  out->append(time_text_);
+  out->append("\",\"kind\":\"");
+  out->append(kind);
+  out->append("\",\"controller\":\"");
+  out->append(controller);
+  out->append("\",\"prev\":\"");
+  out->append(prev);
+  out->push_back('"');
+  // The payload object's members follow the header's.
+  if (payload_json.size() > 2) {
+    out->push_back(',');
+    out->append(payload_json.substr(1, payload_json.size() - 2));
+  }
+  // The hash covers the line without its hash member, closed by '}'.
+  hasher_.Hex(std::string_view(*out).substr(start), "}", hash_);
+  out->append(kHashKey);
+  out->append(hash_, sizeof hash_);
+  out->append("\"}");
+  return std::string_view(hash_, sizeof hash_);
+}
+
 Result<ParsedLine> ParseRecordLine(std::string_view line) {
+  LineHasher hasher;
+  return ParseRecordLine(line, &hasher);
+}
+
+Result<ParsedLine> ParseRecordLine(std::string_view line, LineHasher* hasher) {
   if (line.size() < kTrailerLen + 10 || line.substr(0, 7) != "{\"seq\":") {
     return Status(StatusCode::kDataLoss, "not an audit record");
   }
@@ -217,10 +296,9 @@ Result<ParsedLine> ParseRecordLine(std::string_view line) {
   out.header.controller = std::string(controller);
   out.header.prev = std::string(prev);
 
-  Sha256 sha;
-  sha.Update(line.substr(0, line.size() - kTrailerLen));
-  sha.Update("}");
-  if (sha.FinishHex() != out.hash) return Status(StatusCode::kDataLoss, "hash mismatch (record altered)");
+  char hex[64];
+  hasher->Hex(line.substr(0, line.size() - kTrailerLen), "}", hex);
+  if (std::string_view(hex, sizeof hex) != out.hash) return Status(StatusCode::kDataLoss, "hash mismatch (record altered)");
   return out;
 }
 

@@ -51,13 +51,13 @@ bool ChainVerifier::AddLine(std::string_view line) {
       return true;
     }
     record = line.substr(start);
-    parsed = ParseRecordLine(record);
+    parsed = ParseRecordLine(record, &hasher_);
     // A receiver killed mid-write leaves a partial record that the next line continues:
     // the partial part is ignored when a complete record follows on the same line.
     for (size_t next = start; !parsed.ok();) {
       next = line.find(kRecordStart, next + 1);
       if (next == std::string_view::npos) break;
-      Result<ParsedLine> later = ParseRecordLine(line.substr(next));
+      Result<ParsedLine> later = ParseRecordLine(line.substr(next), &hasher_);
       if (later.ok()) {
         ++report_.torn_fragments;
         record = line.substr(next);
@@ -65,7 +65,7 @@ bool ChainVerifier::AddLine(std::string_view line) {
       }
     }
   } else {
-    parsed = ParseRecordLine(line);
+    parsed = ParseRecordLine(line, &hasher_);
   }
   if (!parsed.ok()) {
     uint64_t claimed = ClaimedSeq(record);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "controller/audit/env.h"
+#include "controller/audit/record.h"
 #include "controller/audit/signing.h"
 #include "controller/common/status.h"
 
@@ -57,6 +58,7 @@ class ChainVerifier {
   VerifyReport report_;
   std::string last_hash_;
   std::vector<std::array<unsigned char, 32>> hashes_;  // receiver copies: by seq - 1
+  LineHasher hasher_;
 };
 
 // `audit_dir` holds `journal/`. NotFound if it has no journal.

@@ -12,6 +12,7 @@
 #include <openssl/x509v3.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 
 #include "controller/audit/record.h"
@@ -63,24 +64,30 @@ std::string SyslogTlsSink::Describe() const {
   return "syslog-tls " + options_.host + ":" + std::to_string(options_.port);
 }
 
+void SyslogTlsSink::AppendHeader(const JournalEntry& e, std::string_view time_text, std::string* out) const {
+  char seq[24];
+  char* seq_end = std::to_chars(seq, seq + sizeof seq, e.seq).ptr;
+  out->append("<110>1 ");
+  out->append(time_text);
+  out->push_back(' ');
+  out->append(options_.hostname);
+  out->push_back(' ');
+  out->append(options_.app_name);
+  out->push_back(' ');
+  out->append(procid_);
+  out->append(" audit [gpufed@32473 seq=\"");
+  out->append(seq, static_cast<size_t>(seq_end - seq));
+  out->append("\" hash=\"");
+  out->append(e.hash);
+  out->append("\" kind=\"");
+  out->append(e.kind);
+  out->append("\"] ");
+}
+
 std::string SyslogTlsSink::FormatMessage(const JournalEntry& e) const {
   std::string msg;
   msg.reserve(e.line.size() + 200);
-  msg += "<110>1 ";
-  msg += FormatTimeMicros(e.time_micros);
-  msg += ' ';
-  msg += options_.hostname;
-  msg += ' ';
-  msg += options_.app_name;
-  msg += ' ';
-  msg += procid_;
-  msg += " audit [gpufed@32473 seq=\"";
-  msg += std::to_string(e.seq);
-  msg += "\" hash=\"";
-  msg += e.hash;
-  msg += "\" kind=\"";
-  msg += e.kind;
-  msg += "\"] ";
+  AppendHeader(e, FormatTimeMicros(e.time_micros), &msg);
   msg += e.line;
   return msg;
 }
@@ -198,18 +205,32 @@ Status SyslogTlsSink::Send(std::span<const JournalEntry> batch) {
   if (tls_ == nullptr) return FailedPrecondition("not connected");
   if (batch.empty()) return Status::Ok();
   GPUFED_RETURN_IF_ERROR(CheckAlive());
+  // Every frame of the batch goes into one buffer (reused across batches), written with
+  // as few SSL_write calls as OpenSSL allows: full 16 KiB TLS records, not one per message.
   buffer_.clear();
   for (const JournalEntry& e : batch) {
-    std::string msg = FormatMessage(e);
-    if (msg.size() > options_.max_message_bytes) {
+    // Records of one group commit share a time: format it once for all of them.
+    if (!have_time_ || e.time_micros != time_micros_) {
+      time_text_ = FormatTimeMicros(e.time_micros);
+      time_micros_ = e.time_micros;
+      have_time_ = true;
+    }
+    header_.clear();
+    AppendHeader(e, time_text_, &header_);
+    const size_t size = header_.size() + e.line.size();
+    if (size > options_.max_message_bytes) {
       // Never cut a record: a truncated record would fail verification downstream.
-      return FailedPrecondition("record seq " + std::to_string(e.seq) + " is " + std::to_string(msg.size()) +
+      return FailedPrecondition("record seq " + std::to_string(e.seq) + " is " + std::to_string(size) +
                                 " bytes, above the receiver's limit " + std::to_string(options_.max_message_bytes) +
                                 " (raise maxMessageSize on the receiver and max_message_bytes here)");
     }
-    buffer_ += std::to_string(msg.size());
-    buffer_ += ' ';
-    buffer_ += msg;
+    // Octet counting (RFC 5425 "MSG-LEN SP SYSLOG-MSG").
+    char len[24];
+    char* len_end = std::to_chars(len, len + sizeof len, size).ptr;
+    buffer_.append(len, static_cast<size_t>(len_end - len));
+    buffer_.push_back(' ');
+    buffer_.append(header_);
+    buffer_.append(e.line);
   }
   GPUFED_RETURN_IF_ERROR(WriteAll(buffer_));
   in_flight_.push_back({batch.back().seq, BIO_number_written(SSL_get_wbio(tls_->ssl)), 0});

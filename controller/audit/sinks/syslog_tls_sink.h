@@ -16,6 +16,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "controller/audit/env.h"
 #include "controller/audit/sinks/sink.h"
@@ -54,6 +55,8 @@ class SyslogTlsSink final : public Sink {
 
  private:
   struct Tls;
+  // Appends the message's header (everything before the record line) to `*out`.
+  void AppendHeader(const JournalEntry& entry, std::string_view time_text, std::string* out) const;
   Status WriteAll(const std::string& data);
   Status CheckAlive();
 
@@ -68,7 +71,12 @@ class SyslogTlsSink final : public Sink {
   };
   std::deque<InFlight> in_flight_;
   uint64_t acked_ = 0;
+  // Reused by Send: the frames of a batch, one message header, the last time text.
   std::string buffer_;
+  std::string header_;
+  bool have_time_ = false;
+  int64_t time_micros_ = 0;
+  std::string time_text_;
 };
 
 }  // namespace gpufed::audit
