@@ -1,9 +1,11 @@
 #include "controller/audit/canonical_json.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <string_view>
 
 namespace gpufed::audit {
@@ -48,74 +50,115 @@ void AppendAsciiOnly(std::string_view text, std::string* out) {
   }
 }
 
+// Appends into a std::string through a raw pointer: std::string::push_back is not
+// inlined (libstdc++ instantiates it out of line) and cost a quarter of the writer's
+// time. The string is over-sized while writing and trimmed on destruction.
+class Out {
+ public:
+  explicit Out(std::string* s) : s_(s), len_(s->size()) {}
+  ~Out() { s_->resize(len_); }
+  Out(const Out&) = delete;
+  Out& operator=(const Out&) = delete;
+
+  // Room for `n` more bytes at the returned pointer; Commit says how many were used.
+  char* Reserve(size_t n) {
+    if (s_->size() - len_ < n) {
+      // resize() zero-fills: keep the slack small, and let capacity grow geometrically.
+      size_t want = len_ + n + 1024;
+      if (want > s_->capacity()) s_->reserve(std::max(2 * s_->capacity(), want));
+      s_->resize(want);
+    }
+    return s_->data() + len_;
+  }
+  void Commit(const char* end) { len_ = static_cast<size_t>(end - s_->data()); }
+  void Put(char c) {
+    *Reserve(1) = c;
+    ++len_;
+  }
+  void Append(std::string_view v) {
+    std::memcpy(Reserve(v.size()), v.data(), v.size());
+    len_ += v.size();
+  }
+  size_t size() const { return len_; }
+  void Truncate(size_t len) { len_ = len; }
+
+ private:
+  std::string* s_;
+  size_t len_;
+};
+
 // The definition of the canonical text, used where the fast path does not apply: a
 // string with non-ASCII bytes (possibly invalid UTF-8, which nlohmann replaces with
 // U+FFFD in its own way), binary values.
-void AppendViaNlohmann(const Json& value, std::string* out) {
-  AppendAsciiOnly(value.dump(-1, ' ', /*ensure_ascii=*/false, Json::error_handler_t::replace), out);
+void AppendViaNlohmann(const Json& value, Out& out) {
+  std::string text;
+  AppendAsciiOnly(value.dump(-1, ' ', /*ensure_ascii=*/false, Json::error_handler_t::replace), &text);
+  out.Append(text);
 }
 
-void AppendString(std::string_view s, std::string* out) {
-  const size_t start = out->size();
-  out->push_back('"');
-  size_t run = 0;  // start of the bytes not yet copied
-  for (size_t i = 0; i < s.size(); ++i) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if (!kSpecial[c]) continue;
+void AppendString(std::string_view s, Out& out) {
+  const size_t start = out.size();
+  // Worst case: every byte becomes \u00XX.
+  char* p = out.Reserve(6 * s.size() + 2);
+  *p++ = '"';
+  for (char ch : s) {
+    unsigned char c = static_cast<unsigned char>(ch);
+    if (!kSpecial[c]) {
+      *p++ = ch;
+      continue;
+    }
     if (c >= 0x80) {
-      out->resize(start);
+      out.Truncate(start);
       AppendViaNlohmann(Json(s), out);
       return;
     }
-    out->append(s.data() + run, i - run);
-    run = i + 1;
+    *p++ = '\\';
     switch (c) {
-      case '"': out->append("\\\""); break;
-      case '\\': out->append("\\\\"); break;
-      case '\b': out->append("\\b"); break;
-      case '\f': out->append("\\f"); break;
-      case '\n': out->append("\\n"); break;
-      case '\r': out->append("\\r"); break;
-      case '\t': out->append("\\t"); break;
+      case '"': *p++ = '"'; break;
+      case '\\': *p++ = '\\'; break;
+      case '\b': *p++ = 'b'; break;
+      case '\f': *p++ = 'f'; break;
+      case '\n': *p++ = 'n'; break;
+      case '\r': *p++ = 'r'; break;
+      case '\t': *p++ = 't'; break;
       default: {
         static constexpr char kHex[] = "0123456789abcdef";
-        char esc[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xF]};
-        out->append(esc, sizeof esc);
+        *p++ = 'u';
+        *p++ = '0';
+        *p++ = '0';
+        *p++ = kHex[c >> 4];
+        *p++ = kHex[c & 0xF];
       }
     }
   }
-  out->append(s.data() + run, s.size() - run);
-  out->push_back('"');
+  *p++ = '"';
+  out.Commit(p);
 }
 
 template <typename Int>
-void AppendInteger(Int v, std::string* out) {
-  char buf[24];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  out->append(buf, static_cast<size_t>(end - buf));
+void AppendInteger(Int v, Out& out) {
+  char* p = out.Reserve(24);
+  out.Commit(std::to_chars(p, p + 24, v).ptr);
 }
 
-void AppendDouble(double v, std::string* out) {
+void AppendDouble(double v, Out& out) {
   if (!std::isfinite(v)) {
-    out->append("null");
+    out.Append("null");
     return;
   }
   // nlohmann's own shortest round-trip formatting (Grisu2 and its layout rules), so
   // floats keep exactly the digits the journal always wrote.
-  char buf[64];
-  char* end = nlohmann::detail::to_chars(buf, buf + sizeof buf, v);
-  out->append(buf, static_cast<size_t>(end - buf));
+  char* p = out.Reserve(64);
+  out.Commit(nlohmann::detail::to_chars(p, p + 64, v));
 }
 
-}  // namespace
-
-void AppendCanonicalJson(const Json& value, std::string* out) {
+void AppendValue(const Json& value, Out& out) {
   switch (value.type()) {
     case Json::value_t::null:
-      out->append("null");
+      out.Append("null");
       return;
     case Json::value_t::boolean:
-      out->append(*value.get_ptr<const Json::boolean_t*>() ? "true" : "false");
+      out.Append(*value.get_ptr<const Json::boolean_t*>() ? "true" : "false");
       return;
     case Json::value_t::number_integer:
       AppendInteger(*value.get_ptr<const Json::number_integer_t*>(), out);
@@ -130,28 +173,28 @@ void AppendCanonicalJson(const Json& value, std::string* out) {
       AppendString(value.get_ref<const Json::string_t&>(), out);
       return;
     case Json::value_t::array: {
-      out->push_back('[');
+      out.Put('[');
       bool first = true;
       for (const Json& element : value.get_ref<const Json::array_t&>()) {
-        if (!first) out->push_back(',');
+        if (!first) out.Put(',');
         first = false;
-        AppendCanonicalJson(element, out);
+        AppendValue(element, out);
       }
-      out->push_back(']');
+      out.Put(']');
       return;
     }
     case Json::value_t::object: {
       // object_t is a std::map: iteration is in sorted key order, as dump's.
-      out->push_back('{');
+      out.Put('{');
       bool first = true;
       for (const auto& [key, member] : value.get_ref<const Json::object_t&>()) {
-        if (!first) out->push_back(',');
+        if (!first) out.Put(',');
         first = false;
         AppendString(key, out);
-        out->push_back(':');
-        AppendCanonicalJson(member, out);
+        out.Put(':');
+        AppendValue(member, out);
       }
-      out->push_back('}');
+      out.Put('}');
       return;
     }
     case Json::value_t::binary:
@@ -159,6 +202,13 @@ void AppendCanonicalJson(const Json& value, std::string* out) {
       AppendViaNlohmann(value, out);
       return;
   }
+}
+
+}  // namespace
+
+void AppendCanonicalJson(const Json& value, std::string* out) {
+  Out o(out);
+  AppendValue(value, o);
 }
 
 }  // namespace gpufed::audit

@@ -185,6 +185,9 @@ Result<uint64_t> AuditJournal::AppendBatch(std::span<const AuditRecord> records)
   if (records.empty()) return InvalidArgument("nothing to append");
   Writer w;
   w.items.reserve(records.size());
+  // Sized from the previous call's records so that the buffer is allocated once rather
+  // than grown (copied, and page-faulted anew) a dozen times.
+  w.payloads.reserve(records.size() * (payload_bytes_hint_.load(std::memory_order_relaxed) + 64));
   // Serialise payloads on the caller's thread, outside the commit critical path (so
   // concurrent callers serialise in parallel).
   for (const AuditRecord& r : records) {
@@ -202,6 +205,7 @@ Result<uint64_t> AuditJournal::AppendBatch(std::span<const AuditRecord> records)
     w.items.push_back({RecordKindName(r.kind), begin, w.payloads.size()});
   }
   w.bytes = w.payloads.size() + kLineOverhead * records.size();
+  payload_bytes_hint_.store(w.payloads.size() / records.size(), std::memory_order_relaxed);
   return Commit(&w);
 }
 

@@ -6,6 +6,7 @@
 // segments of newline-terminated record lines, `journal/LOCK`. Records are hash-chained
 // (each carries the previous record's hash) and, when a Signer is configured, an
 // Ed25519 checkpoint record signs the chain head every N records or T seconds.
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -105,6 +106,7 @@ class AuditJournal {
   bool closed_ = false;               // guarded by mu_
   uint64_t last_seq_ = 0;             // guarded by mu_
   std::string last_hash_;             // guarded by mu_
+  std::atomic<size_t> payload_bytes_hint_{0};  // bytes per payload of the last call
 
   // Touched only by the current leader (one at a time, handed over under mu_).
   std::unique_ptr<WritableFile> segment_;
@@ -112,7 +114,9 @@ class AuditJournal {
   uint64_t since_checkpoint_ = 0;
   int64_t last_checkpoint_time_ = 0;
   RecordLineEncoder encoder_;
-  std::string group_buffer_;  // the group being encoded and written; kept (about max_group_bytes) for the next
+  // The group being encoded and written; its capacity (about max_group_bytes at most)
+  // is kept for the next group.
+  std::string group_buffer_;
 };
 
 // Segment file name for a segment whose first record is `first_seq`.
