@@ -116,6 +116,7 @@ nlohmann::json DecisionToJson(const placement::Decision& d) {
   if (!d.denied_by.empty()) out["deniedBy"] = d.denied_by;
   if (!d.warnings.empty()) out["warnings"] = d.warnings;
   out["verdicts"] = std::move(verdicts);
+  if (!d.verdict_groups.empty()) out["verdictGroups"] = placement::VerdictGroupsToJson(d.verdict_groups);
   return out;
 }
 

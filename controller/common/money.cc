@@ -71,9 +71,18 @@ Money Money::TimesHours(int64_t count, int64_t millis) const {
   return Money(DivRound(product, 3600000), currency_);
 }
 
+int64_t Money::GpuMilliHoursMicros(int64_t micros_per_hour, int64_t gpu_milli, int64_t millis) {
+  const __int128 product = static_cast<__int128>(micros_per_hour) * gpu_milli * millis;
+  return DivRound(product, __int128{3600000} * 1000);
+}
+
 Money Money::TimesGpuMilliHours(int64_t gpu_milli, int64_t millis) const {
-  __int128 product = static_cast<__int128>(micros_) * gpu_milli * millis;
-  return Money(DivRound(product, __int128{3600000} * 1000), currency_);
+  return Money(GpuMilliHoursMicros(micros_, gpu_milli, millis), currency_);
+}
+
+int64_t Money::SaturatingAdd(int64_t a, int64_t b) {
+  const __int128 sum = static_cast<__int128>(a) + b;
+  return sum > kMaxMicros ? static_cast<int64_t>(kMaxMicros) : static_cast<int64_t>(sum);
 }
 
 Money Money::TimesMilli(int64_t milli) const {
@@ -85,9 +94,7 @@ bool Money::SameCurrency(const Money& other) const {
 }
 
 Money Money::Plus(const Money& other) const {
-  __int128 sum = static_cast<__int128>(micros_) + other.micros_;
-  if (sum > kMaxMicros) sum = kMaxMicros;
-  return Money(static_cast<int64_t>(sum), currency_.empty() ? other.currency_ : currency_);
+  return Money(SaturatingAdd(micros_, other.micros_), currency_.empty() ? other.currency_ : currency_);
 }
 
 Money Money::Minus(const Money& other) const {

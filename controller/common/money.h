@@ -27,6 +27,10 @@ class Money {
 
   // price-per-GPU-hour x GPU share (1000 = one GPU) x runtime.
   Money TimesGpuMilliHours(int64_t gpu_milli, int64_t millis) const;
+  // TimesGpuMilliHours without the currency: for hot loops that compare amounts.
+  static int64_t GpuMilliHoursMicros(int64_t micros_per_hour, int64_t gpu_milli, int64_t millis);
+  // a + b, saturating like Plus.
+  static int64_t SaturatingAdd(int64_t a, int64_t b);
   // price-per-hour x count x duration. `millis` of runtime; result in the same currency.
   Money TimesHours(int64_t count, int64_t millis) const;
   Money Plus(const Money& other) const;   // currencies must match (or one is zero/empty)

@@ -4,19 +4,36 @@
 
 namespace gpufed::placement {
 
+const Money* GpuHourPrice(const model::Cluster& cluster, const model::NodePool& pool, bool spot) {
+  const model::Pricing& pricing = cluster.pricing;
+  if (spot || pool.spot) {
+    auto it = pricing.spot_gpu_hour.find(pool.gpu.model);
+    if (it != pricing.spot_gpu_hour.end()) return &it->second;
+  }
+  auto it = pricing.gpu_hour.find(pool.gpu.model);
+  return it == pricing.gpu_hour.end() ? nullptr : &it->second;
+}
+
 CostEstimate EstimateCost(const model::Cluster& cluster, const model::NodePool& pool, const model::Workload& workload,
                           int64_t gpu_milli_total) {
+  return EstimateCostAt(cluster, GpuHourPrice(cluster, pool, workload.spot), workload, gpu_milli_total);
+}
+
+namespace {
+
+bool MovesData(const model::Cluster& cluster, const model::Workload& workload) {
+  return !workload.data.dataset.empty() && !cluster.holds_dataset(workload.data.dataset);
+}
+
+// Dataset size in milli-GiB (the egress price is per GiB).
+int64_t MilliGib(const model::Workload& workload) { return workload.data.size.milli() / kGiB; }
+
+}  // namespace
+
+CostEstimate EstimateCostAt(const model::Cluster& cluster, const Money* price, const model::Workload& workload,
+                            int64_t gpu_milli_total) {
   CostEstimate estimate;
   const model::Pricing& pricing = cluster.pricing;
-  const Money* price = nullptr;
-  if (workload.spot || pool.spot) {
-    auto it = pricing.spot_gpu_hour.find(pool.gpu.model);
-    if (it != pricing.spot_gpu_hour.end()) price = &it->second;
-  }
-  if (price == nullptr) {
-    auto it = pricing.gpu_hour.find(pool.gpu.model);
-    if (it != pricing.gpu_hour.end()) price = &it->second;
-  }
   if (price != nullptr) {
     estimate.gpu = price->TimesGpuMilliHours(gpu_milli_total, workload.duration_hint.millis());
   } else {
@@ -24,16 +41,22 @@ CostEstimate EstimateCost(const model::Cluster& cluster, const model::NodePool& 
     estimate.priced = gpu_milli_total == 0;
   }
   estimate.egress = Money(0, pricing.currency);
-  if (!workload.data.dataset.empty() && !cluster.holds_dataset(workload.data.dataset)) {
-    // size in milli-bytes -> milli-GiB, times the price per GiB.
-    int64_t milli_gib = workload.data.size.milli() / kGiB;
-    estimate.egress = pricing.egress_per_gib.TimesMilli(milli_gib);
+  if (MovesData(cluster, workload)) {
+    estimate.egress = pricing.egress_per_gib.TimesMilli(MilliGib(workload));
     double bits = static_cast<double>(workload.data.size.milli()) / 1000.0 * 8.0;
     estimate.transfer_seconds = bits / (cluster.bandwidth_gbps * 1e9);
   }
   estimate.total = estimate.gpu.Plus(estimate.egress);
   if (estimate.total.currency().empty()) estimate.total = Money(estimate.total.micros(), pricing.currency);
   return estimate;
+}
+
+int64_t EstimateCostMicros(const model::Cluster& cluster, const Money* price, const model::Workload& workload,
+                           int64_t gpu_milli_total) {
+  const int64_t gpu =
+      price == nullptr ? 0 : Money::GpuMilliHoursMicros(price->micros(), gpu_milli_total, workload.duration_hint.millis());
+  if (!MovesData(cluster, workload)) return gpu;
+  return Money::SaturatingAdd(gpu, cluster.pricing.egress_per_gib.TimesMilli(MilliGib(workload)).micros());
 }
 
 }  // namespace gpufed::placement

@@ -18,6 +18,18 @@ struct CostEstimate {
   double transfer_seconds = 0;  // dataset size / link bandwidth
 };
 
+// The price of one GPU-hour of `pool` on `cluster` (the spot price when the workload or
+// pool is spot and the cluster quotes one); null when the cluster does not price the model.
+const Money* GpuHourPrice(const model::Cluster& cluster, const model::NodePool& pool, bool spot);
+
+// EstimateCost with the price already looked up (null: unpriced).
+CostEstimate EstimateCostAt(const model::Cluster& cluster, const Money* gpu_hour_price,
+                            const model::Workload& workload, int64_t gpu_milli_total);
+
+// EstimateCostAt(...).total.micros(), without building Money values (the placer's hot loop).
+int64_t EstimateCostMicros(const model::Cluster& cluster, const Money* gpu_hour_price, const model::Workload& workload,
+                           int64_t gpu_milli_total);
+
 // `gpu_milli_total`: the GPU share taken (8000 for eight GPUs, 250 for a quarter).
 CostEstimate EstimateCost(const model::Cluster& cluster, const model::NodePool& pool, const model::Workload& workload,
                           int64_t gpu_milli_total);

@@ -1,6 +1,7 @@
 #pragma once
 // The placer's view of policy code (Lua hooks). Implemented in policies/runtime; the
 // placer only sees this interface, so it stays pure and testable with fakes.
+#include <compare>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,19 @@ struct HookOutcome {
   bool enforced = true;     // false for warn/dryrun policies: reported, never binding
 };
 
+// Something filter or score hooks learned about the workload view: the value at a JSON
+// pointer (for an object or array: only that it is one), an array's length, or a whole
+// subtree. See PolicyHooks::RecordWorkloadReads.
+struct ViewRead {
+  enum class Kind { kValue, kLength, kWhole };
+  std::string pointer;  // RFC 6901; "" is the view itself
+  Kind kind = Kind::kValue;
+  auto operator<=>(const ViewRead&) const = default;
+};
+
+// What `read` observes in `view`: equal strings for equal observations.
+std::string Observe(const nlohmann::json& view, const ViewRead& read);
+
 class PolicyHooks {
  public:
   virtual ~PolicyHooks() = default;
@@ -28,6 +42,14 @@ class PolicyHooks {
   // reported in `errors` and contribute nothing.
   virtual double Score(const nlohmann::json& workload, const nlohmann::json& cluster, double now_seconds,
                        std::vector<std::string>& errors) = 0;
+
+  // Memoisation. While recording, Filter and Score note every read of the workload view;
+  // TakeWorkloadReads returns them (sorted, unique) and forgets them. Hooks are pure
+  // functions of (workload, cluster, now), so another workload that observes the same at
+  // every recorded read gets the same outcomes, and the placer reuses them. Returns false
+  // when the hooks cannot record; the placer then shares nothing between workloads.
+  virtual bool RecordWorkloadReads(bool /*on*/) { return false; }
+  virtual std::vector<ViewRead> TakeWorkloadReads() { return {}; }
 };
 
 }  // namespace gpufed::placement

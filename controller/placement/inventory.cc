@@ -1,7 +1,6 @@
 #include "controller/placement/inventory.h"
 
 #include <algorithm>
-#include <regex>
 
 #include "controller/common/quantity.h"
 
@@ -41,10 +40,19 @@ std::optional<std::string> SmallestMigProfile(const model::NodePool& pool, int64
 }  // namespace
 
 std::optional<MigProfileInfo> ParseMigProfile(const std::string& profile) {
-  static const std::regex kProfile(R"(([1-7])g\.([0-9]+)gb)");
-  std::smatch m;
-  if (!std::regex_match(profile, m, kProfile)) return std::nullopt;
-  return MigProfileInfo{std::stoi(m[1]), std::stoi(m[2])};
+  // "<1-7>g.<memory>gb", parsed by hand: it runs on every reservation of a MIG slice.
+  if (profile.size() < 6 || profile[0] < '1' || profile[0] > '7' || profile.compare(1, 2, "g.") != 0 ||
+      profile.compare(profile.size() - 2, 2, "gb") != 0) {
+    return std::nullopt;
+  }
+  const size_t digits = profile.size() - 5;
+  if (digits > 6) return std::nullopt;
+  int memory_gb = 0;
+  for (size_t i = 3; i < 3 + digits; ++i) {
+    if (profile[i] < '0' || profile[i] > '9') return std::nullopt;
+    memory_gb = memory_gb * 10 + (profile[i] - '0');
+  }
+  return MigProfileInfo{profile[0] - '0', memory_gb};
 }
 
 int NodeState::FreeWholeGpus() const {
@@ -239,6 +247,7 @@ std::optional<int> ProvisionNode(ClusterState& state, const model::ResourceReque
     state.nodes.push_back(std::move(node));
     --state.elastic_nodes_left;
     state.index_stale = true;
+    ++state.generation;
     return static_cast<int>(state.nodes.size() - 1);
   }
   return std::nullopt;
@@ -263,6 +272,7 @@ std::optional<int> AddObservedNode(ClusterState& state, const std::string& name)
     --state.elastic_nodes_left;
     state.next_node_index = std::max(state.next_node_index, suffix + 1);
     state.index_stale = true;
+    ++state.generation;
     return static_cast<int>(state.nodes.size() - 1);
   }
   return std::nullopt;
@@ -327,6 +337,7 @@ void Reserve(ClusterState& state, int node_index, const NodeFit& fit, const mode
     }
   }
   state.index_stale = true;
+  ++state.generation;
 }
 
 void Release(ClusterState& state, int node_index, const NodeFit& fit, const model::ResourceRequest& request) {
@@ -359,6 +370,7 @@ void Release(ClusterState& state, int node_index, const NodeFit& fit, const mode
     }
   }
   state.index_stale = true;
+  ++state.generation;
 }
 
 }  // namespace gpufed::placement

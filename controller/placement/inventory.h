@@ -45,6 +45,9 @@ struct ClusterState {
   // after Reserve/Release mark it stale.
   mutable std::vector<int> nodes_with_free;
   mutable bool index_stale = true;
+  // Bumped by every change to the nodes (Reserve, Release, added nodes), so a result
+  // computed from this state (the placer's fit cache) knows when it is stale.
+  uint64_t generation = 0;
 
   int FindNodeIndex(const std::string& name) const;  // -1 when absent
 };

@@ -86,6 +86,13 @@ bool ConditionHolds(const model::Condition& c, const nlohmann::json& view) {
   }
 }
 
+bool AllConditionsHold(const std::vector<model::Condition>& conditions, const nlohmann::json& view, bool node_level) {
+  for (const model::Condition& c : conditions) {
+    if (c.on_node == node_level && !ConditionHolds(c, view)) return false;
+  }
+  return true;
+}
+
 std::string DescribeFailure(const model::Condition& c, const nlohmann::json& view) {
   const nlohmann::json* value = model::ResolvePath(view, c.segments);
   std::string wanted = c.op == model::MatchOp::kEquals ? "= " + c.operand.dump()

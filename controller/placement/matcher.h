@@ -1,6 +1,7 @@
 #pragma once
 // Evaluates Policy rule conditions against JSON views (model/views.h).
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -12,6 +13,10 @@ namespace gpufed::placement {
 // `exists: false` and `notIn`. Numeric comparisons accept quantity strings as operands
 // ("40Gi" compares with a view's bytes).
 bool ConditionHolds(const model::Condition& condition, const nlohmann::json& view);
+
+// True when every condition of the given level (node-level ones apply to node pools)
+// holds of `view`.
+bool AllConditionsHold(const std::vector<model::Condition>& conditions, const nlohmann::json& view, bool node_level);
 
 // Human text for why a require condition failed: "requires cluster.zone in [eu], is 'us'".
 std::string DescribeFailure(const model::Condition& condition, const nlohmann::json& view);

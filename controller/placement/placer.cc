@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <deque>
 #include <set>
+#include <string_view>
 #include <unordered_map>
 
 #include "controller/common/text.h"
@@ -12,24 +13,13 @@
 #include "controller/placement/placer_rules.h"
 
 namespace gpufed::placement {
-namespace {
-
-bool AllConditions(const std::vector<model::Condition>& conditions, const nlohmann::json& view, bool node_level) {
-  for (const model::Condition& c : conditions) {
-    if (c.on_node == node_level && !ConditionHolds(c, view)) return false;
-  }
-  return true;
-}
-
-}  // namespace
-
 Placer::Placer(const Snapshot& snapshot) : snapshot_(snapshot), config_(*snapshot.config) {
   std::vector<const model::Cluster*> sorted;
   for (const model::Cluster& c : config_.clusters) sorted.push_back(&c);
   std::sort(sorted.begin(), sorted.end(),
             [](const auto* a, const auto* b) { return a->metadata.name < b->metadata.name; });
   for (const model::Cluster* c : sorted) {
-    ClusterEntry entry{c, model::ClusterView(*c), {}, BuildClusterState(*c)};
+    ClusterEntry entry{c, model::ClusterView(*c), {}, BuildClusterState(*c), c->is_onprem()};
     for (const model::NodePool& pool : c->node_pools) {
       entry.pool_views.push_back(model::NodePoolView(pool));
       fleet_gpus_ += double{1} * pool.count * pool.gpu.count;
@@ -60,6 +50,7 @@ Placer::Placer(const Snapshot& snapshot) : snapshot_(snapshot), config_(*snapsho
     it->second.tenant = &t;
     if (added) it->second.usage = TenantUsage{0, t.budget.spent, t.budget.cloud_spent, 0};
   }
+  evaluations_.resize(clusters_.size());
   ReserveRunning();
 }
 
@@ -192,65 +183,73 @@ Decision Placer::Decide(const model::Workload& w) {
     return d;
   }
 
-  // Filter every cluster; find room on the on-prem ones that pass.
-  std::vector<bool> applies(rules_.size());
-  for (size_t r = 0; r < rules_.size(); ++r) {
-    applies[r] = AllConditions(rules_[r].rule->when, wv, false) && AllConditions(rules_[r].rule->when, wv, true);
-  }
-  std::vector<std::optional<Candidate>> candidates(clusters_.size());
-  std::vector<std::vector<bool>> allowed(clusters_.size());
+  // Cost caps and budgets on every cluster the policies and hardware allow (the policy
+  // and shape verdicts are shared by every workload of the class).
+  ShapeClass& shape = ShapeClassFor(w, wv);
+  const PolicyClass& policy = *shape.policy;
+  const bool has_budget = tenant != nullptr && (tenant->budget.limit || tenant->budget.cloud_limit);
   bool any_eligible = false, budget_blocked = false, budget_never = true;
   bool onprem_eligible = false, cloud_eligible = false;
-  for (size_t c = 0; c < clusters_.size(); ++c) {
+  for (uint32_t c : shape.eligible) {
+    Evaluation& e = evaluations_[c];
+    e = Evaluation();
+    const ShapeCluster& sc = shape.clusters[c];
     const model::Cluster& cluster = *clusters_[c].cluster;
-    ClusterVerdict v;
-    v.cluster = cluster.metadata.name;
-    if (FilterCluster(w, wv, applies, c, v, allowed[c])) {
-      any_eligible = true;
-      v.eligible = true;
-      bool never = false;
-      std::string over = OverBudget(cluster, tenant_state, v.cost, never);
-      if (!over.empty()) {
-        v.rule = kRuleBudget;
-        v.reason = over;
-        v.eligible = false;
-        budget_blocked = true;
-        budget_never = budget_never && never;
-      } else {
-        (cluster.is_onprem() ? onprem_eligible : cloud_eligible) = true;
+    // Money values (with their currency) only where caps and budgets need them.
+    std::optional<Money> cost;
+    if (w.max_cost || has_budget) {
+      cost = EstimateCostAt(cluster, sc.prices[sc.cheapest_pool], w, sc.gpu_milli[sc.cheapest_pool]).total;
+      if (w.max_cost && (!cost->SameCurrency(*w.max_cost) || *cost > *w.max_cost)) {
+        e.stage = Evaluation::Stage::kMaxCost;
+        continue;
       }
     }
-    d.verdicts.push_back(std::move(v));
+    any_eligible = true;
+    bool never = false;
+    if (has_budget && !OverBudget(cluster, tenant_state, *cost, never).empty()) {
+      e.stage = Evaluation::Stage::kBudget;
+      budget_blocked = true;
+      budget_never = budget_never && never;
+      continue;
+    }
+    e.stage = Evaluation::Stage::kEligible;
+    (clusters_[c].onprem ? onprem_eligible : cloud_eligible) = true;
   }
   if (!any_eligible) {
     d.outcome = Outcome::kRejected;
-    std::set<std::string> seen;
-    for (const ClusterVerdict& v : d.verdicts) {
-      if (seen.insert(v.rule).second) d.denied_by.push_back(v.rule);
+    std::set<std::string_view> seen;
+    if (ExplainsEveryCluster()) {
+      for (size_t c = 0; c < clusters_.size(); ++c) {
+        const std::string_view rule = RuleOf(shape, c);
+        if (seen.insert(rule).second) d.denied_by.emplace_back(rule);
+      }
+    } else {
+      for (const VerdictGroup& g : GroupVerdicts(w, shape, "", [](std::string_view, bool) { return true; }, nullptr)) {
+        if (seen.insert(g.rule).second) d.denied_by.push_back(g.rule);
+      }
     }
-    std::vector<std::string> parts;
-    for (const ClusterVerdict& v : d.verdicts) parts.push_back(v.cluster + ": " + v.rule);
-    d.reason = "no cluster allowed: " + Join(parts, "; ");
-    if (d.verdicts.empty()) d.reason = "no clusters declared";
+    d.reason = "no cluster allowed: " + ListReasons(w, shape, "", [](std::string_view, bool) { return true; }, true);
+    if (clusters_.empty()) d.reason = "no clusters declared";
+    Explain(w, shape, "", std::nullopt, d);
     return d;
   }
+  std::map<size_t, Candidate> by_preemption;
+  auto is_candidate = [&](bool onprem, uint32_t c) {
+    return evaluations_[c].fits && clusters_[c].onprem == onprem;
+  };
   auto evaluate = [&](bool onprem) {
-    for (size_t c = 0; c < clusters_.size(); ++c) {
-      ClusterVerdict& v = d.verdicts[c];
-      if (!v.eligible || clusters_[c].cluster->is_onprem() != onprem) continue;
-      candidates[c] = FindCandidate(w, c, allowed[c]);
-      v.fits_now = candidates[c].has_value();
-      if (!v.fits_now) {
-        v.rule = kRuleCapacity;
-        v.reason = "no free capacity for " + std::to_string(w.resources.total_gpus()) + " GPU(s) right now";
-      }
+    for (uint32_t c : shape.eligible) {
+      Evaluation& e = evaluations_[c];
+      if (e.stage != Evaluation::Stage::kEligible || clusters_[c].onprem != onprem) continue;
+      const CachedFit& fit = FitOf(w, shape, c);
+      e.evaluated = true;
+      e.fits = fit.fits;
+      e.pool = fit.pool;
+      e.quality = fit.quality;
     }
   };
   auto any_candidate = [&](bool onprem) {
-    for (size_t c = 0; c < clusters_.size(); ++c) {
-      if (candidates[c] && clusters_[c].cluster->is_onprem() == onprem) return true;
-    }
-    return false;
+    return std::any_of(shape.eligible.begin(), shape.eligible.end(), [&](uint32_t c) { return is_candidate(onprem, c); });
   };
   evaluate(/*onprem=*/true);
   std::string burst_note;
@@ -258,15 +257,16 @@ Decision Placer::Decide(const model::Workload& w) {
   if (!onprem_now && onprem_eligible) {
     // Urgent work takes on-prem capacity from lower-priority preemptible work before
     // anything goes to the cloud.
-    for (size_t c = 0; c < clusters_.size() && !onprem_now; ++c) {
-      if (!d.verdicts[c].eligible || !clusters_[c].cluster->is_onprem()) continue;
-      candidates[c] = PreemptFor(w, c, allowed[c], d);
-      if (candidates[c]) {
-        onprem_now = true;
-        d.verdicts[c].fits_now = true;
-        d.verdicts[c].rule.clear();
-        d.verdicts[c].reason.clear();
-      }
+    for (uint32_t c : shape.eligible) {
+      Evaluation& e = evaluations_[c];
+      if (e.stage != Evaluation::Stage::kEligible || !clusters_[c].onprem) continue;
+      std::optional<Candidate> made = PreemptFor(w, c, shape.clusters[c].pools, d);
+      if (!made) continue;
+      onprem_now = e.fits = e.preempts = true;
+      e.pool = static_cast<int>(made->pool - clusters_[c].cluster->node_pools.data());
+      e.quality = made->nodes.front().second.Quality();
+      by_preemption.emplace(c, std::move(*made));
+      break;
     }
   }
   std::string block;
@@ -278,20 +278,45 @@ Decision Placer::Decide(const model::Workload& w) {
       evaluate(/*onprem=*/false);
       if (onprem_eligible && any_candidate(false)) burst_note = "burst to cloud: on-prem is full";
     } else {
-      for (size_t c = 0; c < clusters_.size(); ++c) {
-        if (d.verdicts[c].eligible && !clusters_[c].cluster->is_onprem()) {
-          d.verdicts[c].rule = kRuleBurst;
-          d.verdicts[c].reason = block;
-        }
+      for (uint32_t c : shape.eligible) {
+        Evaluation& e = evaluations_[c];
+        e.burst_blocked = e.stage == Evaluation::Stage::kEligible && !clusters_[c].onprem;
       }
     }
   }
-  ScoreCandidates(w, wv, candidates, d);
+
+  // Score the candidates: cost relative to the cheapest candidate, data locality,
+  // packing, on-prem, and the policies' Lua score hooks.
+  std::optional<int64_t> min_cost;
+  for (uint32_t c : shape.eligible) {
+    Evaluation& e = evaluations_[c];
+    if (!e.fits) continue;
+    const ShapeCluster& sc = shape.clusters[c];
+    auto made = by_preemption.find(c);
+    e.candidate_cost = made != by_preemption.end()
+                           ? made->second.cost.total.micros()
+                           : EstimateCostMicros(*clusters_[c].cluster, sc.prices[e.pool], w, sc.gpu_milli[e.pool]);
+    if (!min_cost || e.candidate_cost < *min_cost) min_cost = e.candidate_cost;
+  }
+  for (uint32_t c : shape.eligible) {
+    Evaluation& e = evaluations_[c];
+    if (!e.fits) continue;
+    const model::Cluster& cluster = *clusters_[c].cluster;
+    ScoreBreakdown& s = e.score;
+    const double cost = static_cast<double>(e.candidate_cost);
+    s.cost = cost <= 0 ? 1.0 : static_cast<double>(std::max<int64_t>(*min_cost, 0)) / cost;
+    s.locality = w.data.dataset.empty() || cluster.holds_dataset(w.data.dataset) ? 1.0 : 0.0;
+    s.fragmentation = e.quality;
+    s.onprem = clusters_[c].onprem ? 1.0 : 0.0;
+    s.lua = policy.clusters[c].lua_score;
+    s.total = weights_.cost * s.cost + weights_.locality * s.locality + weights_.fragmentation * s.fragmentation +
+              weights_.onprem * s.onprem + s.lua;  // hooks apply each policy's own lua weight
+  }
   auto best_in = [&](bool onprem) -> std::optional<size_t> {
     std::optional<size_t> best;
-    for (size_t c = 0; c < clusters_.size(); ++c) {
-      if (!candidates[c] || clusters_[c].cluster->is_onprem() != onprem) continue;
-      if (!best || d.verdicts[c].score.total > d.verdicts[*best].score.total) best = c;
+    for (uint32_t c : shape.eligible) {
+      if (!is_candidate(onprem, c)) continue;
+      if (!best || evaluations_[c].score.total > evaluations_[*best].score.total) best = c;
     }
     return best;
   };
@@ -299,28 +324,34 @@ Decision Placer::Decide(const model::Workload& w) {
   if (!chosen && block.empty()) chosen = best_in(false);
   if (!chosen) {
     d.outcome = Outcome::kQueued;
-    std::vector<std::string> parts;
-    bool only_budget = true;
-    for (const ClusterVerdict& v : d.verdicts) {
-      if (v.eligible || v.rule == kRuleBudget) parts.push_back(v.cluster + ": " + v.reason);
-      only_budget = only_budget && !v.eligible;
-    }
-    d.reason = "waiting: " + Join(parts, "; ");
+    const bool only_budget = std::none_of(shape.eligible.begin(), shape.eligible.end(), [&](uint32_t c) {
+      return evaluations_[c].stage == Evaluation::Stage::kEligible;
+    });
+    const std::string parts = ListReasons(
+        w, shape, block, [](std::string_view rule, bool eligible) { return eligible || rule == kRuleBudget; }, false);
+    d.reason = "waiting: " + parts;
     if (budget_blocked && only_budget) {
       // Budgets queue rather than reject: the next period (or a raised limit) lets it run.
-      d.reason = "tenant budget exhausted: " + Join(parts, "; ");
+      d.reason = "tenant budget exhausted: " + parts;
       if (budget_never) d.reason += "; it costs more than the whole limit, so it waits for a higher limit";
     }
     if (onprem_eligible) ++onprem_queue_depth_;
+    Explain(w, shape, block, std::nullopt, d);
     return d;
   }
   std::vector<Preemption> preempted = std::move(d.preempted);
   d.preempted.clear();
   if (clusters_[*chosen].cluster->is_onprem()) d.preempted = std::move(preempted);
+  Explain(w, shape, block, chosen, d);
+  auto made = by_preemption.find(*chosen);
+  const Candidate candidate =
+      made != by_preemption.end() ? std::move(made->second) : *FindCandidate(w, *chosen, shape.clusters[*chosen].pools);
   const TenantState before = tenant_state;
-  Bind(w, *candidates[*chosen], d);
+  Bind(w, candidate, evaluations_[*chosen].score, d);
   RaiseAlerts(before, tenant_state, d);
-  d.warnings.insert(d.warnings.end(), d.verdicts[*chosen].warnings.begin(), d.verdicts[*chosen].warnings.end());
+  for (const ClusterVerdict& v : d.verdicts) {
+    if (v.cluster == clusters_[*chosen].cluster->metadata.name) d.warnings.insert(d.warnings.end(), v.warnings.begin(), v.warnings.end());
+  }
   if (!burst_note.empty()) d.reason = burst_note + "; " + d.reason;
   if (!d.preempted.empty()) {
     std::vector<std::string> names;
@@ -330,7 +361,7 @@ Decision Placer::Decide(const model::Workload& w) {
   return d;
 }
 
-void Placer::Bind(const model::Workload& w, const Candidate& candidate, Decision& d) {
+void Placer::Bind(const model::Workload& w, const Candidate& candidate, const ScoreBreakdown& s, Decision& d) {
   ClusterEntry& entry = clusters_[candidate.cluster];
   const model::Cluster& cluster = *entry.cluster;
   std::vector<bool> allowed(cluster.node_pools.size(), false);
@@ -360,7 +391,6 @@ void Placer::Bind(const model::Workload& w, const Candidate& candidate, Decision
   usage.spent = usage.spent.Plus(d.cost);
   if (!cluster.is_onprem()) usage.cloud_spent = usage.cloud_spent.Plus(d.cost);
 
-  const ScoreBreakdown& s = d.verdicts[candidate.cluster].score;
   char score[32];
   std::snprintf(score, sizeof score, "%.2f", s.total);
   d.reason = "best score " + std::string(score);

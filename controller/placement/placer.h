@@ -3,9 +3,13 @@
 // the public contract do not depend on it. Implemented across placer.cc (order, admit,
 // filter, score, bind), placer_checks.cc (policy filters, burst gate, budgets) and
 // preemption.cc (victim selection).
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
+#include <unordered_map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -30,6 +34,7 @@ class Placer {
     nlohmann::json view;
     std::vector<nlohmann::json> pool_views;
     ClusterState state;
+    bool onprem = false;  // cluster->is_onprem(), asked in every decision's inner loops
   };
   struct ActiveRule {
     const model::Policy* policy;
@@ -57,15 +62,97 @@ class Placer {
     bool active = true;  // false once preempted in this plan
   };
 
+  // What one cluster's policies (rules, residency, Lua filter and score hooks) say about
+  // every workload of a policy class.
+  struct PolicyVerdict {
+    bool passed = false;
+    std::string rule, reason;                // why not, when !passed
+    std::vector<std::string> warnings;       // warn/dryrun rules and hooks
+    std::vector<bool> pool_allowed;          // pools the rules leave
+    std::vector<std::pair<std::string, std::string>> pool_denials;  // rule and reason per excluded pool
+    double lua_score = 0;                    // score hooks (when passed)
+    std::vector<std::string> score_errors;
+  };
+  // Workloads that look the same to the policies: the same applicable rules and
+  // residency, and the same values wherever the Lua hooks looked (placer_classes.cc).
+  struct PolicyClass {
+    std::vector<PolicyVerdict> clusters;  // by cluster index
+  };
+  // A policy class and one resource request shape: which clusters could ever run it, on
+  // which pools at what price, and a cache of where it fits now.
+  struct ShapeCluster {
+    bool eligible = false;                  // policies and hardware shape allow it
+    std::string rule, reason;               // the hardware check's verdict, when the policies passed
+    std::vector<bool> pools;                // pools allowed and of the right shape
+    int cheapest_pool = -1;                 // the pool cost caps and budgets use
+    std::vector<const Money*> prices;       // GPU-hour price per pool (null: unpriced)
+    std::vector<int64_t> gpu_milli;         // GPU share taken on each pool
+  };
+  struct CachedFit {
+    uint64_t generation = ~uint64_t{0};     // the cluster state's generation it was found at
+    bool fits = false;
+    bool provision = false;
+    int pool = -1;
+    double quality = 0;
+  };
+  struct ShapeClass {
+    const PolicyClass* policy = nullptr;
+    std::vector<ShapeCluster> clusters;     // by cluster index
+    std::vector<uint32_t> eligible;         // indices of eligible clusters, in name order
+    std::vector<CachedFit> fits;            // by cluster index
+    // Explanation groups of the clusters that are not eligible (built on first use).
+    mutable std::vector<VerdictGroup> fixed_groups;
+    mutable bool fixed_groups_built = false;
+  };
+  // One cluster during one decision (only clusters of the shape's eligible list).
+  struct Evaluation {
+    enum class Stage : uint8_t { kMaxCost, kBudget, kEligible };
+    Stage stage = Stage::kEligible;
+    bool evaluated = false;      // capacity was looked for
+    bool fits = false;           // a candidate
+    bool preempts = false;       // ... made by preempting running work
+    bool burst_blocked = false;  // a cloud cluster the burst gate holds back
+    int pool = -1;               // the pool it fits on
+    double quality = 0;
+    int64_t candidate_cost = 0;  // on the pool it fits on
+    ScoreBreakdown score;
+  };
+
   void ReserveRunning();
   Decision Decide(const model::Workload& w);
-  // Every filter for cluster c (policies, residency, hooks, hardware shape, maxCost);
-  // on success sets verdict.cost to the cheapest allowed pool and `pool_allowed`.
-  bool FilterCluster(const model::Workload& w, const nlohmann::json& wv, const std::vector<bool>& applies, size_t c,
-                     ClusterVerdict& verdict, std::vector<bool>& pool_allowed);
-  // Fills the score of every cluster with a candidate (cost, locality, packing, on-prem, Lua).
-  void ScoreCandidates(const model::Workload& w, const nlohmann::json& wv,
-                       const std::vector<std::optional<Candidate>>& candidates, Decision& d);
+  // The shape class of `w` (placer_classes.cc); built on first use, shared afterwards.
+  ShapeClass& ShapeClassFor(const model::Workload& w, const nlohmann::json& wv);
+  // The index of w's policy class in policy_classes_, or kUncachedClass (uncached_policy_).
+  size_t PolicyClassFor(const model::Workload& w, const nlohmann::json& wv);
+  static constexpr size_t kUncachedClass = ~size_t{0};
+  // Policy and shape classes kept at most (each kind); beyond it the caches start over.
+  size_t MaxCachedClasses() const;
+  std::unique_ptr<PolicyClass> EvaluatePolicies(const model::Workload& w, const nlohmann::json& wv,
+                                                const std::vector<bool>& applies, bool& cacheable);
+  ShapeCluster EvaluateShape(const model::Workload& w, const PolicyVerdict& policy, size_t c) const;
+  // Where `w` fits on cluster c now, through the shape class's cache.
+  const CachedFit& FitOf(const model::Workload& w, ShapeClass& shape, size_t c);
+  // The verdict of cluster c as the decision saw it.
+  ClusterVerdict VerdictOf(const model::Workload& w, const ShapeClass& shape, size_t c, const Evaluation& e,
+                           const std::string& burst_block) const;
+  // Fills d.verdicts (and d.verdict_groups on large federations), best candidates first
+  // among the listed ones when not all are listed (placer_explain.cc).
+  void Explain(const model::Workload& w, const ShapeClass& shape, const std::string& burst_block,
+               std::optional<size_t> chosen, Decision& d) const;
+  // The rule that decided about cluster c ("" when it is eligible and not held back).
+  std::string_view RuleOf(const ShapeClass& shape, size_t c) const;
+  // "cluster: reason" (or "cluster: rule") for every cluster `include(rule, eligible)`
+  // selects, joined by "; "; on large federations grouped by rule instead
+  // ("capacity: no free capacity ... (612 clusters: a, b, c, ...)").
+  std::string ListReasons(const model::Workload& w, const ShapeClass& shape, const std::string& burst_block,
+                          const std::function<bool(std::string_view, bool)>& include, bool rules_only) const;
+  // Clusters grouped by rule (large federations): the shape's fixed groups, then this
+  // decision's groups of eligible clusters, leaving out `listed` ones.
+  std::vector<VerdictGroup> GroupVerdicts(const model::Workload& w, const ShapeClass& shape,
+                                          const std::string& burst_block,
+                                          const std::function<bool(std::string_view, bool)>& include,
+                                          const std::vector<uint32_t>* listed) const;  // sorted
+  bool ExplainsEveryCluster() const { return clusters_.size() <= snapshot_.explain_clusters; }
   // Policy rules, residency and Lua filter for one cluster; fills pool_allowed.
   // `pool_denials[p]` receives the rule (and reason) that excluded node pool p, so a
   // later hardware mismatch can name the rule that really ruled the cluster out.
@@ -73,7 +160,7 @@ class Placer {
                       ClusterVerdict& verdict, std::vector<bool>& pool_allowed,
                       std::vector<std::pair<std::string, std::string>>& pool_denials);
   std::optional<Candidate> FindCandidate(const model::Workload& w, size_t c, const std::vector<bool>& pool_allowed);
-  void Bind(const model::Workload& w, const Candidate& candidate, Decision& d);
+  void Bind(const model::Workload& w, const Candidate& candidate, const ScoreBreakdown& score, Decision& d);
   // Why bursting to the cloud is not yet allowed ("" when it is).
   std::string BurstBlock(const model::Workload& w) const;
   // Budget check of a projected cost on one cluster; "" when within budget, else why.
@@ -102,6 +189,18 @@ class Placer {
   model::BurstThresholds burst_;
   std::map<std::string, TenantState> tenants_;
   std::vector<RunningEntry> running_;
+  // Classes (placer_classes.cc). A read set is what the Lua hooks looked at for one
+  // evaluation; classes are keyed by the workload's observations at those reads.
+  struct ReadSet {
+    std::vector<ViewRead> reads;
+    std::unordered_map<std::string, size_t> classes;  // key -> index into policy_classes_
+  };
+  std::vector<ReadSet> read_sets_;
+  std::vector<std::unique_ptr<PolicyClass>> policy_classes_;
+  std::unordered_map<std::string, std::unique_ptr<ShapeClass>> shape_classes_;
+  std::unique_ptr<PolicyClass> uncached_policy_;  // for a workload whose policy class is not shared
+  std::unique_ptr<ShapeClass> uncached_shape_;
+  std::vector<Evaluation> evaluations_;         // by cluster index; reused by every decision
   int onprem_queue_depth_ = 0;
   double fleet_gpus_ = 0;     // GPUs present in every cluster, for dominant shares
   double window_hours_ = 0;   // DecayedWindowHours(half-life)

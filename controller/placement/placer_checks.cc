@@ -11,13 +11,6 @@
 namespace gpufed::placement {
 namespace {
 
-bool AllConditions(const std::vector<model::Condition>& conditions, const nlohmann::json& view, bool node_level) {
-  for (const model::Condition& c : conditions) {
-    if (c.on_node == node_level && !ConditionHolds(c, view)) return false;
-  }
-  return true;
-}
-
 const model::Condition* FirstFailing(const std::vector<model::Condition>& conditions, const nlohmann::json& view) {
   for (const model::Condition& c : conditions) {
     if (!c.on_node && !ConditionHolds(c, view)) return &c;
@@ -56,7 +49,7 @@ bool Placer::PassesPolicies(const model::Workload& w, const nlohmann::json& wv, 
       bool any_pool = false;
       std::vector<bool> rule_pools(pool_allowed.size(), false);
       for (size_t p = 0; p < entry.pool_views.size(); ++p) {
-        rule_pools[p] = AllConditions(rule.require, entry.pool_views[p], /*node_level=*/true);
+        rule_pools[p] = AllConditionsHold(rule.require, entry.pool_views[p], /*node_level=*/true);
         any_pool = any_pool || (rule_pools[p] && pool_allowed[p]);
       }
       if (!any_pool) {
@@ -106,56 +99,6 @@ bool Placer::PassesPolicies(const model::Workload& w, const nlohmann::json& wv, 
       verdict.reason = o.error ? "policy error: " + o.reason : o.reason;
       return false;
     }
-  }
-  return true;
-}
-
-bool Placer::FilterCluster(const model::Workload& w, const nlohmann::json& wv, const std::vector<bool>& applies,
-                           size_t c, ClusterVerdict& v, std::vector<bool>& pools) {
-  const model::Cluster& cluster = *clusters_[c].cluster;
-  pools.assign(cluster.node_pools.size(), true);
-  std::vector<std::pair<std::string, std::string>> pool_denials(pools.size());
-  if (!PassesPolicies(w, wv, applies, c, v, pools, pool_denials)) return false;
-  std::string mismatch = "no node pool";
-  bool shape_ok = false;
-  for (size_t p = 0; p < pools.size(); ++p) {
-    if (!pools[p]) continue;
-    std::string m = PoolShapeMismatch(cluster.node_pools[p], w.resources);
-    if (m.empty()) {
-      shape_ok = true;
-    } else if (mismatch == "no node pool") {
-      mismatch = m;
-    }
-    pools[p] = pools[p] && m.empty();
-  }
-  if (!shape_ok) {
-    v.rule = kRuleHardware;
-    v.reason = mismatch;
-    // A pool a rule excluded would have fitted: that rule is the real reason.
-    for (size_t p = 0; p < pools.size(); ++p) {
-      if (!pool_denials[p].first.empty() && PoolShapeMismatch(cluster.node_pools[p], w.resources).empty()) {
-        v.rule = pool_denials[p].first;
-        v.reason = pool_denials[p].second;
-        break;
-      }
-    }
-    return false;
-  }
-  // Cost caps use the cheapest pool that can take it.
-  std::optional<CostEstimate> cheapest;
-  for (size_t p = 0; p < pools.size(); ++p) {
-    if (!pools[p]) continue;
-    const model::NodePool& pool = cluster.node_pools[p];
-    CostEstimate e = EstimateCost(cluster, pool, w, GpuMilli(w.resources, DemandOn(pool, w.resources)));
-    if (!cheapest || e.total < cheapest->total) cheapest = e;
-  }
-  v.cost = cheapest->total;
-  if (w.max_cost && (!cheapest->total.SameCurrency(*w.max_cost) || cheapest->total > *w.max_cost)) {
-    v.rule = kRuleMaxCost;
-    v.reason = cheapest->total.SameCurrency(*w.max_cost)
-                   ? "projected cost " + cheapest->total.ToString() + " exceeds maxCost " + w.max_cost->ToString()
-                   : "cluster prices in " + cheapest->total.currency() + ", maxCost is in " + w.max_cost->currency();
-    return false;
   }
   return true;
 }
@@ -278,34 +221,6 @@ std::string Placer::BurstBlock(const model::Workload& w) const {
            burst_.queue_wait->ToString();
   }
   return why;
-}
-
-void Placer::ScoreCandidates(const model::Workload& w, const nlohmann::json& wv,
-                             const std::vector<std::optional<Candidate>>& candidates, Decision& d) {
-  // Cost relative to the cheapest candidate, data locality, packing, on-prem, and the
-  // policies' Lua score hooks.
-  std::optional<Money> min_cost;
-  for (const auto& cand : candidates) {
-    if (cand && (!min_cost || cand->cost.total < *min_cost)) min_cost = cand->cost.total;
-  }
-  for (size_t c = 0; c < clusters_.size(); ++c) {
-    if (!candidates[c]) continue;
-    ClusterVerdict& v = d.verdicts[c];
-    const Candidate& cand = *candidates[c];
-    ScoreBreakdown& s = v.score;
-    double cost = static_cast<double>(cand.cost.total.micros());
-    s.cost = cost <= 0 ? 1.0 : static_cast<double>(std::max<int64_t>(min_cost->micros(), 0)) / cost;
-    s.locality = w.data.dataset.empty() || clusters_[c].cluster->holds_dataset(w.data.dataset) ? 1.0 : 0.0;
-    s.fragmentation = cand.nodes.front().second.Quality();
-    s.onprem = clusters_[c].cluster->is_onprem() ? 1.0 : 0.0;
-    if (snapshot_.hooks != nullptr) {
-      std::vector<std::string> errors;
-      s.lua = snapshot_.hooks->Score(wv, clusters_[c].view, snapshot_.now.seconds(), errors);
-      for (const std::string& e : errors) v.warnings.push_back("score hook error (ignored): " + e);
-    }
-    s.total = weights_.cost * s.cost + weights_.locality * s.locality + weights_.fragmentation * s.fragmentation +
-              weights_.onprem * s.onprem + s.lua;  // hooks apply each policy's own lua weight
-  }
 }
 
 }  // namespace gpufed::placement

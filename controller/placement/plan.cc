@@ -15,4 +15,14 @@ const char* OutcomeName(Outcome outcome) {
 
 Plan MakePlan(const Snapshot& snapshot) { return Placer(snapshot).Run(); }
 
+nlohmann::json VerdictGroupsToJson(const std::vector<VerdictGroup>& groups) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const VerdictGroup& g : groups) {
+    nlohmann::json j = {{"reason", g.reason}, {"clusters", g.clusters}, {"examples", g.examples}};
+    if (!g.rule.empty()) j["rule"] = g.rule;
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
 }  // namespace gpufed::placement

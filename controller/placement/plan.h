@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "controller/common/duration.h"
 #include "controller/common/money.h"
 #include "controller/model/config.h"
@@ -62,6 +64,11 @@ struct Snapshot {
   // Called after each decision, in order (benchmarks time decisions with it; the placer
   // itself reads no clock). May be empty.
   std::function<void(const struct Decision&)> on_decision;
+  // Federations of up to this many clusters get every cluster's verdict in each
+  // decision; larger ones get the chosen cluster, the best runners-up and the clusters
+  // closest to fitting, and groups (by rule) for the rest (Decision::verdict_groups).
+  size_t explain_clusters = kExplainAllClusters;
+  static constexpr size_t kExplainAllClusters = 64;
 };
 
 enum class Outcome { kPlaced, kQueued, kRejected };
@@ -86,6 +93,15 @@ struct ClusterVerdict {
   ScoreBreakdown score;
   Money cost;
   std::vector<std::string> warnings;  // warn/dryrun rules that matched
+};
+
+// Clusters a large federation's decision does not list one by one, grouped by the
+// check that decided about them (rule "" for eligible clusters that scored lower).
+struct VerdictGroup {
+  std::string rule;
+  std::string reason;                 // the first cluster's reason (in name order)
+  int clusters = 0;
+  std::vector<std::string> examples;  // the first few cluster names, in name order
 };
 
 // One running workload stopped to make room for a higher-priority one. The caller
@@ -122,7 +138,8 @@ struct Decision {
   std::string reason;
   std::vector<std::string> denied_by;  // rules that denied every cluster (rejected)
   std::vector<std::string> warnings;
-  std::vector<ClusterVerdict> verdicts;  // one per cluster, in cluster name order
+  std::vector<ClusterVerdict> verdicts;  // per cluster, in cluster name order (see Snapshot::explain_clusters)
+  std::vector<VerdictGroup> verdict_groups;  // the clusters `verdicts` leaves out (large federations)
   std::vector<Preemption> preempted;     // running work this placement displaces
   std::vector<BudgetAlert> alerts;       // budget alert levels this placement crosses
 };
@@ -134,5 +151,9 @@ struct Plan {
 };
 
 Plan MakePlan(const Snapshot& snapshot);
+
+// Decision::verdict_groups as JSON (plan output, decision log and audit records):
+// [{"rule", "reason", "clusters", "examples"}], rule omitted when empty.
+nlohmann::json VerdictGroupsToJson(const std::vector<VerdictGroup>& groups);
 
 }  // namespace gpufed::placement

@@ -27,6 +27,7 @@ nlohmann::json DecisionToJson(const placement::Decision& d, const DecisionContex
                         {"reason", d.reason},
                         {"cost", d.cost.ToString()},
                         {"verdicts", verdicts}};
+  if (!d.verdict_groups.empty()) out["verdict_groups"] = placement::VerdictGroupsToJson(d.verdict_groups);
   if (!d.denied_by.empty()) out["denied_by"] = d.denied_by;
   if (!d.warnings.empty()) out["warnings"] = d.warnings;
   if (d.outcome == placement::Outcome::kPlaced || ctx.kind == "preempt") {

@@ -95,6 +95,26 @@ double HookSet::Score(const nlohmann::json& workload, const nlohmann::json& clus
   return total;
 }
 
+bool HookSet::RecordWorkloadReads(bool on) {
+  for (Entry& e : entries_) e.file->RecordReads(on);
+  return true;
+}
+
+std::vector<placement::ViewRead> HookSet::TakeWorkloadReads() {
+  std::vector<placement::ViewRead> reads;
+  for (Entry& e : entries_) {
+    for (ViewRead& r : e.file->TakeReads()) {
+      const auto kind = r.kind == ViewRead::Kind::kValue    ? placement::ViewRead::Kind::kValue
+                        : r.kind == ViewRead::Kind::kLength ? placement::ViewRead::Kind::kLength
+                                                            : placement::ViewRead::Kind::kWhole;
+      reads.push_back({std::move(r.pointer), kind});
+    }
+  }
+  std::sort(reads.begin(), reads.end());
+  reads.erase(std::unique(reads.begin(), reads.end()), reads.end());
+  return reads;
+}
+
 void HookSet::EnableCoverage(bool enabled) {
   for (Entry& e : entries_) e.file->EnableCoverage(enabled);
 }

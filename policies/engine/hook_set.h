@@ -29,6 +29,9 @@ class HookSet : public placement::PolicyHooks {
   double Score(const nlohmann::json& workload, const nlohmann::json& cluster, double now_seconds,
                std::vector<std::string>& errors) override;
 
+  bool RecordWorkloadReads(bool on) override;
+  std::vector<placement::ViewRead> TakeWorkloadReads() override;
+
   bool empty() const { return entries_.empty(); }
   void EnableCoverage(bool enabled);
   // Per file: covered and executable lines (for `gpufed test --coverage`).

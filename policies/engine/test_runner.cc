@@ -58,6 +58,9 @@ bool ExplanationMentions(const placement::Decision& d, const std::string& text) 
       if (Contains(w, text)) return true;
     }
   }
+  for (const placement::VerdictGroup& g : d.verdict_groups) {
+    if (Contains(g.reason, text) || Contains(g.rule, text)) return true;
+  }
   return false;
 }
 
@@ -94,6 +97,11 @@ std::vector<std::string> Explain(const placement::Decision& d) {
       lines.push_back(v.cluster + ": eligible, score " + score + ", cost " + v.cost.ToString());
     }
     for (const std::string& w : v.warnings) lines.push_back(v.cluster + ": " + w);
+  }
+  for (const placement::VerdictGroup& g : d.verdict_groups) {
+    lines.push_back(std::to_string(g.clusters) + " more cluster(s) (" + Join(g.examples, ", ") +
+                    (g.clusters > static_cast<int>(g.examples.size()) ? ", ..." : "") +
+                    "): " + (g.rule.empty() ? "" : g.rule + ": ") + g.reason);
   }
   return lines;
 }

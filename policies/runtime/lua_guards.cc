@@ -165,6 +165,7 @@ int Guarded(lua_State* L) {
 int Random(lua_State* L) {
   SandboxRuntime* rt = RuntimeOf(L);
   if (!rt->random_seeded) {
+    if (rt->recording) rt->reads.push_back({"/name", ViewRead::Kind::kValue});  // the seed's input
     lua_pushvalue(L, lua_upvalueindex(2));
     lua_pushinteger(L, static_cast<lua_Integer>(rt->context != nullptr ? rt->context->seed : 0));
     lua_call(L, 1, 0);

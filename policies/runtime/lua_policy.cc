@@ -2,6 +2,7 @@
 
 #include <lua.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -131,7 +132,7 @@ int CallHook(lua_State* L) {
   const auto* frame = static_cast<const CallFrame*>(lua_touserdata(L, 1));
   lua_settop(L, 0);
   lua_rawgeti(L, LUA_REGISTRYINDEX, frame->ref);
-  internal::PushValue(L, frame->w, frame->generation);
+  internal::PushWorkloadValue(L, frame->w, frame->generation);
   int nargs = 1;
   if (frame->c != nullptr) {
     internal::PushValue(L, frame->c, frame->generation);
@@ -359,6 +360,16 @@ HookResult<double> LuaPolicyFile::Score(const nlohmann::json& w, const nlohmann:
 }
 
 void LuaPolicyFile::EnableCoverage(bool enabled) { runtime_->coverage_enabled = enabled; }
+
+void LuaPolicyFile::RecordReads(bool on) { runtime_->recording = on; }
+
+std::vector<ViewRead> LuaPolicyFile::TakeReads() {
+  std::vector<ViewRead> reads = std::move(runtime_->reads);
+  runtime_->reads.clear();
+  std::sort(reads.begin(), reads.end());
+  reads.erase(std::unique(reads.begin(), reads.end()), reads.end());
+  return reads;
+}
 const std::set<int>& LuaPolicyFile::covered_lines() const { return runtime_->covered_lines; }
 const std::string& LuaPolicyFile::last_log() const { return runtime_->log; }
 size_t LuaPolicyFile::memory_in_use() const { return runtime_->used_bytes; }

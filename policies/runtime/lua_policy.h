@@ -37,10 +37,12 @@
 // Give each worker its own instance; Load the same source once per worker.
 #include <cstddef>
 #include <cstdint>
+#include <compare>
 #include <memory>
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -82,6 +84,17 @@ struct HookContext {
   // The Policy's `params`, passed as the hooks' last argument (admit(w, p),
   // filter(w, c, p), score(w, c, p)) as a read-only view; null passes nothing.
   const nlohmann::json* params = nullptr;
+};
+
+// Something a hook call learned about its workload argument (the first one): the
+// scalar (or kind of container) at a JSON pointer, an array's length, or a whole
+// subtree (iterated with pairs). Recorded while LuaPolicyFile::RecordReads is on, so a
+// caller can reuse a result for another workload that looks the same at these places.
+struct ViewRead {
+  enum class Kind { kValue, kLength, kWhole };
+  std::string pointer;  // RFC 6901; "" is the workload itself
+  Kind kind = Kind::kValue;
+  auto operator<=>(const ViewRead&) const = default;
 };
 
 struct Verdict {
@@ -131,6 +144,13 @@ class LuaPolicyFile {
   const std::set<int>& executable_lines() const { return executable_lines_; }
   // Names of the hooks the file defines, e.g. {"admit", "score"}.
   std::set<std::string> defined_hooks() const;
+
+  // While on, calls record every read of their workload argument; TakeReads returns
+  // (and forgets) what was recorded, sorted, without duplicates. A hook is a pure
+  // function of its arguments, `now` and the seed (math.random, seeded from the
+  // workload's name, records a read of /name), so equal reads mean an equal result.
+  void RecordReads(bool on);
+  std::vector<ViewRead> TakeReads();
 
   // What `print` wrote during the last call (or the load), at most max_log_bytes.
   const std::string& last_log() const;

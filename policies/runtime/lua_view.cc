@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <nlohmann/json.hpp>
 #include <string_view>
 
@@ -104,6 +105,36 @@ const json* CheckedView(lua_State* L, int idx) {
   return AliveView(L, idx);
 }
 
+// Read recording. Pure C++ that finishes before the caller's next Lua API call.
+// The JSON pointer of `node` when it is part of the recorded workload argument.
+const std::string* TrackedPath(const SandboxRuntime* rt, const json* node) {
+  if (!rt->recording) return nullptr;
+  const auto it = rt->tracked_paths.find(node);
+  return it == rt->tracked_paths.end() ? nullptr : &it->second;
+}
+
+void NoteRead(SandboxRuntime* rt, const json* node, ViewRead::Kind kind) {
+  if (const std::string* path = TrackedPath(rt, node)) rt->reads.push_back({*path, kind});
+}
+
+// `parent[token]` was read and gave `child` (null when absent).
+void NoteChildRead(SandboxRuntime* rt, const json* parent, std::string_view token, const json* child) {
+  const std::string* base = TrackedPath(rt, parent);
+  if (base == nullptr) return;
+  std::string path = *base + "/";
+  for (char ch : token) {  // RFC 6901 escaping
+    if (ch == '~') {
+      path += "~0";
+    } else if (ch == '/') {
+      path += "~1";
+    } else {
+      path += ch;
+    }
+  }
+  if (child != nullptr && (child->is_object() || child->is_array())) rt->tracked_paths.emplace(child, path);
+  rt->reads.push_back({std::move(path), ViewRead::Kind::kValue});
+}
+
 void PushJson(lua_State* L, const json& value, uint64_t generation) {
   switch (value.type()) {
     case json::value_t::boolean:
@@ -141,12 +172,14 @@ void PushJson(lua_State* L, const json& value, uint64_t generation) {
 
 int ViewIndex(lua_State* L) {
   const json& node = *AliveView(L, 1);
+  SandboxRuntime* rt = RuntimeOf(L);
   const json* child = nullptr;
   if (node.is_object()) {
     if (lua_type(L, 2) == LUA_TSTRING) {
       size_t len = 0;
       const char* key = lua_tolstring(L, 2, &len);
       child = FindMember(node, std::string_view(key, len));
+      NoteChildRead(rt, &node, std::string_view(key, len), child);
     }
   } else if (node.is_array() && lua_type(L, 2) == LUA_TNUMBER) {
     int is_integer = 0;
@@ -154,6 +187,9 @@ int ViewIndex(lua_State* L) {
     if (is_integer && i >= 1 && static_cast<uint64_t>(i) <= node.size()) {
       child = &node[static_cast<size_t>(i - 1)];
     }
+    // Out of range gives nil: that depends on the length, which the read records too.
+    if (is_integer && i >= 1) NoteChildRead(rt, &node, std::to_string(i - 1), child);
+    if (is_integer && i < 1) NoteRead(rt, &node, ViewRead::Kind::kValue);
   }
   if (child == nullptr) {
     lua_pushnil(L);
@@ -170,12 +206,14 @@ int ViewNewIndex(lua_State* L) {
 
 int ViewLen(lua_State* L) {
   const json& node = *AliveView(L, 1);
+  NoteRead(RuntimeOf(L), &node, ViewRead::Kind::kLength);
   lua_pushinteger(L, node.is_array() ? static_cast<lua_Integer>(node.size()) : 0);
   return 1;
 }
 
 int ViewNext(lua_State* L) {
   const json& node = *CheckedView(L, 1);
+  NoteRead(RuntimeOf(L), &node, ViewRead::Kind::kWhole);  // the iterator may be called on its own
   const uint64_t generation = RuntimeOf(L)->generation;
   if (!node.is_object() && !node.is_array()) {
     lua_pushnil(L);
@@ -209,7 +247,7 @@ int ViewNext(lua_State* L) {
 }
 
 int ViewPairs(lua_State* L) {
-  AliveView(L, 1);
+  NoteRead(RuntimeOf(L), AliveView(L, 1), ViewRead::Kind::kWhole);
   lua_pushcfunction(L, ViewNext);
   lua_pushvalue(L, 1);
   lua_pushnil(L);
@@ -239,6 +277,12 @@ void RegisterViewMetatable(lua_State* L) {
 }
 
 void PushValue(lua_State* L, const nlohmann::json* value, uint64_t generation) {
+  PushJson(L, *value, generation);
+}
+
+void PushWorkloadValue(lua_State* L, const nlohmann::json* value, uint64_t generation) {
+  SandboxRuntime* rt = RuntimeOf(L);
+  if (rt->recording) rt->tracked_paths.emplace(value, std::string());
   PushJson(L, *value, generation);
 }
 

@@ -31,5 +31,8 @@ void PushView(lua_State* L, const nlohmann::json* node, uint64_t generation);
 // Pushes `value` as Lua sees it: a view for objects and arrays, nil for null, else the
 // scalar. May raise (memory); call only from protected code.
 void PushValue(lua_State* L, const nlohmann::json* value, uint64_t generation);
+// PushValue for a hook's workload argument: while the runtime records reads, reads of
+// it and of everything reached through it are recorded (SandboxRuntime::reads).
+void PushWorkloadValue(lua_State* L, const nlohmann::json* value, uint64_t generation);
 
 }  // namespace gpufed::policy::internal

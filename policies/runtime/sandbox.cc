@@ -361,6 +361,7 @@ void EndCall(lua_State* L, SandboxRuntime* rt) {
   ++rt->generation;
   rt->views.clear();
   if (!rt->view_index.empty()) rt->view_index.clear();
+  if (!rt->tracked_paths.empty()) rt->tracked_paths.clear();
 }
 
 void ArmThread(lua_State* co, SandboxRuntime* rt) {

@@ -63,6 +63,12 @@ struct SandboxRuntime {
   uint64_t generation = 1;
   std::vector<const nlohmann::json*> views;
   std::unordered_map<const nlohmann::json*, uint32_t> view_index;
+  // Read recording (LuaPolicyFile::RecordReads): the JSON pointer of each container of
+  // the workload argument handed to Lua in this call (emptied by EndCall), and every
+  // read so far (kept until taken).
+  bool recording = false;
+  std::unordered_map<const nlohmann::json*, std::string> tracked_paths;
+  std::vector<ViewRead> reads;
   const HookContext* context = nullptr;  // null outside hook calls
   bool random_seeded = false;            // math.random seeded in this call yet?
 

@@ -1,0 +1,207 @@
+// Classes of workloads that the placer treats alike, so a plan over a large federation
+// evaluates each cluster's policies once per class rather than once per workload.
+//
+// A policy class is what the policies can tell apart: the YAML rules that apply, the
+// data residency, and the values the Lua hooks read. Hooks record what they read of the
+// workload view (PolicyHooks::RecordWorkloadReads); a later workload that observes the
+// same at every one of those reads gets the same outcomes, because hooks are pure
+// functions of their inputs. A shape class adds the resource request, which decides
+// the hardware check, the pools and the price; it also caches where the shape fits on
+// each cluster until that cluster's state changes.
+#include <algorithm>
+
+#include "controller/common/text.h"
+#include "controller/placement/matcher.h"
+#include "controller/placement/placer.h"
+#include "controller/placement/placer_rules.h"
+
+namespace gpufed::placement {
+namespace {
+
+// Everything about a request that the hardware check, pools and prices depend on.
+std::string ShapeKey(const model::Workload& w) {
+  const model::ResourceRequest& r = w.resources;
+  std::string key = std::to_string(r.gpus) + "|" + std::to_string(r.gpu_memory.milli()) + "|" +
+                    std::to_string(r.gpu_share.milli()) + "|" + r.mig_profile + "|" +
+                    std::to_string(static_cast<int>(r.topology)) + "|" + std::to_string(r.nodes) + "|" +
+                    std::to_string(r.gpus_per_node) + "|" + std::to_string(r.cpu.milli()) + "|" +
+                    std::to_string(r.memory.milli()) + "|" + (w.spot ? "s" : "-");
+  for (const std::string& m : r.gpu_models) key += "|" + m;
+  return key;
+}
+
+}  // namespace
+
+size_t Placer::MaxCachedClasses() const {
+  // Each class holds a few hundred bytes per cluster; keep all of them to ~100 MB.
+  constexpr size_t kClusterEntries = 400000;
+  return std::max<size_t>(16, kClusterEntries / std::max<size_t>(1, clusters_.size()));
+}
+
+size_t Placer::PolicyClassFor(const model::Workload& w, const nlohmann::json& wv) {
+  std::vector<bool> applies(rules_.size());
+  std::string prefix;
+  prefix.reserve(rules_.size() + 16);
+  for (size_t r = 0; r < rules_.size(); ++r) {
+    applies[r] = AllConditionsHold(rules_[r].rule->when, wv, false) && AllConditionsHold(rules_[r].rule->when, wv, true);
+    prefix += applies[r] ? '1' : '0';
+  }
+  for (const std::string& zone : w.data.residency) prefix += "|" + zone;
+  prefix += '\n';
+  auto key_for = [&](const ReadSet& set) {
+    std::string key = prefix;
+    for (const ViewRead& read : set.reads) key += Observe(wv, read) + '\n';
+    return key;
+  };
+  for (const ReadSet& set : read_sets_) {
+    auto it = set.classes.find(key_for(set));
+    if (it != set.classes.end()) return it->second;
+  }
+  if (policy_classes_.size() >= MaxCachedClasses()) {
+    // Hooks that read something unique to each workload (its name, say) make every
+    // workload a class of its own: start over rather than grow without bound.
+    read_sets_.clear();
+    shape_classes_.clear();
+    policy_classes_.clear();
+  }
+  bool cacheable = true;
+  std::unique_ptr<PolicyClass> evaluated = EvaluatePolicies(w, wv, applies, cacheable);
+  if (!cacheable) {
+    uncached_policy_ = std::move(evaluated);
+    return kUncachedClass;
+  }
+  std::vector<ViewRead> reads;
+  if (snapshot_.hooks != nullptr) reads = snapshot_.hooks->TakeWorkloadReads();
+  auto set = std::find_if(read_sets_.begin(), read_sets_.end(), [&](const ReadSet& s) { return s.reads == reads; });
+  if (set == read_sets_.end()) {
+    read_sets_.push_back({std::move(reads), {}});
+    set = read_sets_.end() - 1;
+  }
+  set->classes.emplace(key_for(*set), policy_classes_.size());
+  policy_classes_.push_back(std::move(evaluated));
+  return policy_classes_.size() - 1;
+}
+
+std::unique_ptr<Placer::PolicyClass> Placer::EvaluatePolicies(const model::Workload& w, const nlohmann::json& wv,
+                                                              const std::vector<bool>& applies, bool& cacheable) {
+  PolicyHooks* hooks = snapshot_.hooks;
+  // Hooks that cannot record their reads could depend on anything: share nothing.
+  cacheable = hooks == nullptr || hooks->RecordWorkloadReads(true);
+  if (hooks != nullptr) hooks->TakeWorkloadReads();  // drop anything an earlier call left
+  auto result = std::make_unique<PolicyClass>();
+  result->clusters.resize(clusters_.size());
+  for (size_t c = 0; c < clusters_.size(); ++c) {
+    PolicyVerdict& p = result->clusters[c];
+    const size_t pools = clusters_[c].cluster->node_pools.size();
+    p.pool_allowed.assign(pools, true);
+    p.pool_denials.resize(pools);
+    ClusterVerdict v;
+    p.passed = PassesPolicies(w, wv, applies, c, v, p.pool_allowed, p.pool_denials);
+    // A failed hook (a runtime error, or a limit that may depend on the machine, like
+    // the wall-clock deadline) is not worth sharing.
+    cacheable = cacheable && v.rule != kRulePolicyError;
+    for (const std::string& warning : v.warnings) {
+      cacheable = cacheable && warning.find(" error (ignored): ") == std::string::npos;
+    }
+    p.rule = std::move(v.rule);
+    p.reason = std::move(v.reason);
+    p.warnings = std::move(v.warnings);
+    if (p.passed && hooks != nullptr) {
+      p.lua_score = hooks->Score(wv, clusters_[c].view, snapshot_.now.seconds(), p.score_errors);
+      cacheable = cacheable && p.score_errors.empty();
+    }
+  }
+  if (hooks != nullptr) hooks->RecordWorkloadReads(false);
+  return result;
+}
+
+Placer::ShapeClass& Placer::ShapeClassFor(const model::Workload& w, const nlohmann::json& wv) {
+  const size_t index = PolicyClassFor(w, wv);
+  std::unique_ptr<ShapeClass>* slot = &uncached_shape_;
+  if (index != kUncachedClass) {
+    std::string key = std::to_string(index) + "#" + ShapeKey(w);
+    auto it = shape_classes_.find(key);
+    if (it != shape_classes_.end()) return *it->second;
+    if (shape_classes_.size() >= MaxCachedClasses()) shape_classes_.clear();
+    slot = &shape_classes_[std::move(key)];
+  }
+  const PolicyClass& policy = index == kUncachedClass ? *uncached_policy_ : *policy_classes_[index];
+  auto shape = std::make_unique<ShapeClass>();
+  shape->policy = &policy;
+  shape->clusters.reserve(clusters_.size());
+  for (size_t c = 0; c < clusters_.size(); ++c) {
+    shape->clusters.push_back(EvaluateShape(w, policy.clusters[c], c));
+    if (shape->clusters.back().eligible) shape->eligible.push_back(static_cast<uint32_t>(c));
+  }
+  shape->fits.resize(clusters_.size());
+  *slot = std::move(shape);
+  return **slot;
+}
+
+Placer::ShapeCluster Placer::EvaluateShape(const model::Workload& w, const PolicyVerdict& policy, size_t c) const {
+  ShapeCluster s;
+  if (!policy.passed) return s;
+  const model::Cluster& cluster = *clusters_[c].cluster;
+  s.pools = policy.pool_allowed;
+  std::string mismatch = "no node pool";
+  bool shape_ok = false;
+  for (size_t p = 0; p < s.pools.size(); ++p) {
+    if (!s.pools[p]) continue;
+    std::string m = PoolShapeMismatch(cluster.node_pools[p], w.resources);
+    if (m.empty()) {
+      shape_ok = true;
+    } else if (mismatch == "no node pool") {
+      mismatch = m;
+    }
+    s.pools[p] = m.empty();
+  }
+  if (!shape_ok) {
+    s.rule = kRuleHardware;
+    s.reason = mismatch;
+    // A pool a rule excluded would have fitted: that rule is the real reason.
+    for (size_t p = 0; p < s.pools.size(); ++p) {
+      if (!policy.pool_denials[p].first.empty() && PoolShapeMismatch(cluster.node_pools[p], w.resources).empty()) {
+        s.rule = policy.pool_denials[p].first;
+        s.reason = policy.pool_denials[p].second;
+        break;
+      }
+    }
+    return s;
+  }
+  s.eligible = true;
+  s.prices.assign(s.pools.size(), nullptr);
+  s.gpu_milli.assign(s.pools.size(), 0);
+  // Cost caps and budgets use the cheapest pool that can take it. Every pool of a
+  // cluster adds the same egress, so the cheapest GPU-hours decide, whatever the
+  // duration (the first such pool on a tie, as when all prices are equal).
+  __int128 best = 0;
+  for (size_t p = 0; p < s.pools.size(); ++p) {
+    if (!s.pools[p]) continue;
+    const model::NodePool& pool = cluster.node_pools[p];
+    s.prices[p] = GpuHourPrice(cluster, pool, w.spot);
+    s.gpu_milli[p] = GpuMilli(w.resources, DemandOn(pool, w.resources));
+    const __int128 rate = s.prices[p] == nullptr ? 0 : static_cast<__int128>(s.prices[p]->micros()) * s.gpu_milli[p];
+    if (s.cheapest_pool < 0 || rate < best) {
+      s.cheapest_pool = static_cast<int>(p);
+      best = rate;
+    }
+  }
+  return s;
+}
+
+const Placer::CachedFit& Placer::FitOf(const model::Workload& w, ShapeClass& shape, size_t c) {
+  CachedFit& cached = shape.fits[c];
+  const ClusterState& state = clusters_[c].state;
+  if (cached.generation == state.generation) return cached;
+  cached = CachedFit();
+  cached.generation = state.generation;
+  if (std::optional<Candidate> found = FindCandidate(w, c, shape.clusters[c].pools)) {
+    cached.fits = true;
+    cached.provision = found->provision;
+    cached.pool = static_cast<int>(found->pool - clusters_[c].cluster->node_pools.data());
+    cached.quality = found->nodes.front().second.Quality();
+  }
+  return cached;
+}
+
+}  // namespace gpufed::placement

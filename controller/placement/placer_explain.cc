@@ -1,0 +1,192 @@
+// Explanations: each cluster's verdict for a decision, and the reasons a decision
+// quotes. Small federations list every cluster; large ones list the chosen cluster and
+// the best alternatives and group the rest by rule, so a decision's size and cost do
+// not grow with the fleet.
+#include <algorithm>
+#include <map>
+
+#include "controller/common/text.h"
+#include "controller/placement/placer.h"
+#include "controller/placement/placer_rules.h"
+
+namespace gpufed::placement {
+namespace {
+
+constexpr size_t kListedCandidates = 5;  // runners-up listed on large federations
+constexpr size_t kListedFull = 5;        // eligible clusters without room listed there
+constexpr size_t kGroupExamples = 3;
+
+std::string CapacityReason(const model::Workload& w) {
+  return "no free capacity for " + std::to_string(w.resources.total_gpus()) + " GPU(s) right now";
+}
+
+}  // namespace
+
+std::string_view Placer::RuleOf(const ShapeClass& shape, size_t c) const {
+  const PolicyVerdict& p = shape.policy->clusters[c];
+  if (!p.passed) return p.rule;
+  const ShapeCluster& sc = shape.clusters[c];
+  if (!sc.eligible) return sc.rule;
+  const Evaluation& e = evaluations_[c];
+  if (e.stage == Evaluation::Stage::kMaxCost) return kRuleMaxCost;
+  if (e.stage == Evaluation::Stage::kBudget) return kRuleBudget;
+  if (e.evaluated && !e.fits) return kRuleCapacity;
+  if (e.burst_blocked) return kRuleBurst;
+  return "";
+}
+
+ClusterVerdict Placer::VerdictOf(const model::Workload& w, const ShapeClass& shape, size_t c, const Evaluation& e,
+                                 const std::string& burst_block) const {
+  const model::Cluster& cluster = *clusters_[c].cluster;
+  const PolicyVerdict& p = shape.policy->clusters[c];
+  const ShapeCluster& sc = shape.clusters[c];
+  ClusterVerdict v;
+  v.cluster = cluster.metadata.name;
+  v.warnings = p.warnings;
+  if (!p.passed || !sc.eligible) {
+    v.rule = p.passed ? sc.rule : p.rule;
+    v.reason = p.passed ? sc.reason : p.reason;
+    return v;
+  }
+  v.cost = EstimateCostAt(cluster, sc.prices[sc.cheapest_pool], w, sc.gpu_milli[sc.cheapest_pool]).total;
+  switch (e.stage) {
+    case Evaluation::Stage::kMaxCost:
+      v.rule = kRuleMaxCost;
+      v.reason = v.cost.SameCurrency(*w.max_cost)
+                     ? "projected cost " + v.cost.ToString() + " exceeds maxCost " + w.max_cost->ToString()
+                     : "cluster prices in " + v.cost.currency() + ", maxCost is in " + w.max_cost->currency();
+      return v;
+    case Evaluation::Stage::kBudget: {
+      bool never = false;
+      v.rule = kRuleBudget;
+      v.reason = OverBudget(cluster, tenants_.at(w.tenant), v.cost, never);
+      return v;
+    }
+    case Evaluation::Stage::kEligible: break;
+  }
+  v.eligible = true;
+  v.fits_now = e.fits;
+  if (e.evaluated && !e.fits) {
+    v.rule = kRuleCapacity;
+    v.reason = CapacityReason(w);
+  } else if (e.burst_blocked) {
+    v.rule = kRuleBurst;
+    v.reason = burst_block;
+  }
+  if (e.fits) {
+    v.score = e.score;
+    for (const std::string& error : p.score_errors) v.warnings.push_back("score hook error (ignored): " + error);
+  }
+  return v;
+}
+
+void Placer::Explain(const model::Workload& w, const ShapeClass& shape, const std::string& burst_block,
+                     std::optional<size_t> chosen, Decision& d) const {
+  static const Evaluation kNotEvaluated;
+  auto evaluation = [&](size_t c) -> const Evaluation& {
+    return shape.clusters[c].eligible ? evaluations_[c] : kNotEvaluated;
+  };
+  if (ExplainsEveryCluster()) {
+    d.verdicts.reserve(clusters_.size());
+    for (size_t c = 0; c < clusters_.size(); ++c) d.verdicts.push_back(VerdictOf(w, shape, c, evaluation(c), burst_block));
+    return;
+  }
+  // Listed: the chosen cluster, the best other candidates, and the first eligible
+  // clusters without room (what preemption and operators look at next).
+  std::vector<uint32_t> candidates, full;
+  for (uint32_t c : shape.eligible) {
+    const Evaluation& e = evaluations_[c];
+    if (e.fits && c != chosen) candidates.push_back(c);
+    if (e.stage == Evaluation::Stage::kEligible && e.evaluated && !e.fits && full.size() < kListedFull) full.push_back(c);
+  }
+  const size_t top = std::min(kListedCandidates, candidates.size());
+  std::partial_sort(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(top), candidates.end(),
+                    [&](uint32_t a, uint32_t b) {
+                      const double sa = evaluations_[a].score.total, sb = evaluations_[b].score.total;
+                      return sa != sb ? sa > sb : a < b;
+                    });
+  std::vector<uint32_t> listed(full.begin(), full.end());
+  if (chosen) listed.push_back(static_cast<uint32_t>(*chosen));
+  listed.insert(listed.end(), candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(top));
+  std::sort(listed.begin(), listed.end());  // verdicts stay in cluster name order
+  for (uint32_t c : listed) d.verdicts.push_back(VerdictOf(w, shape, c, evaluation(c), burst_block));
+  d.verdict_groups = GroupVerdicts(w, shape, burst_block, [](std::string_view, bool) { return true; }, &listed);
+}
+
+std::vector<VerdictGroup> Placer::GroupVerdicts(const model::Workload& w, const ShapeClass& shape,
+                                                const std::string& burst_block,
+                                                const std::function<bool(std::string_view, bool)>& include,
+                                                const std::vector<uint32_t>* listed) const {
+  if (!shape.fixed_groups_built) {
+    // Clusters the policies or the hardware rule out: the same for every workload of
+    // the shape class, so grouped once.
+    std::map<std::string_view, size_t> index;
+    for (size_t c = 0; c < clusters_.size(); ++c) {
+      if (shape.clusters[c].eligible) continue;
+      const std::string_view rule = RuleOf(shape, c);
+      auto [it, added] = index.emplace(rule, shape.fixed_groups.size());
+      if (added) {
+        VerdictGroup group;
+        group.rule = std::string(rule);
+        group.reason = VerdictOf(w, shape, c, Evaluation(), burst_block).reason;
+        shape.fixed_groups.push_back(std::move(group));
+      }
+      VerdictGroup& group = shape.fixed_groups[it->second];
+      ++group.clusters;
+      if (group.examples.size() < kGroupExamples) group.examples.push_back(clusters_[c].cluster->metadata.name);
+    }
+    shape.fixed_groups_built = true;
+  }
+  std::vector<VerdictGroup> groups;
+  for (const VerdictGroup& g : shape.fixed_groups) {
+    if (include(g.rule, false)) groups.push_back(g);
+  }
+  const size_t fixed = groups.size();
+  for (uint32_t c : shape.eligible) {
+    if (listed != nullptr && std::binary_search(listed->begin(), listed->end(), c)) continue;
+    const std::string_view rule = RuleOf(shape, c);
+    if (!include(rule, evaluations_[c].stage == Evaluation::Stage::kEligible)) continue;
+    auto it = std::find_if(groups.begin() + static_cast<std::ptrdiff_t>(fixed), groups.end(),
+                           [&](const VerdictGroup& g) { return g.rule == rule; });
+    if (it == groups.end()) {
+      VerdictGroup group;
+      group.rule = std::string(rule);
+      group.reason = rule.empty() ? "eligible; scored lower" : VerdictOf(w, shape, c, evaluations_[c], burst_block).reason;
+      groups.push_back(std::move(group));
+      it = groups.end() - 1;
+    }
+    ++it->clusters;
+    if (it->examples.size() < kGroupExamples) it->examples.push_back(clusters_[c].cluster->metadata.name);
+  }
+  return groups;
+}
+
+std::string Placer::ListReasons(const model::Workload& w, const ShapeClass& shape, const std::string& burst_block,
+                                const std::function<bool(std::string_view, bool)>& include, bool rules_only) const {
+  static const Evaluation kNotEvaluated;
+  auto eligible = [&](size_t c) {
+    return shape.clusters[c].eligible && evaluations_[c].stage == Evaluation::Stage::kEligible;
+  };
+  auto verdict = [&](size_t c) {
+    return VerdictOf(w, shape, c, shape.clusters[c].eligible ? evaluations_[c] : kNotEvaluated, burst_block);
+  };
+  std::vector<std::string> parts;
+  if (ExplainsEveryCluster()) {
+    for (size_t c = 0; c < clusters_.size(); ++c) {
+      if (!include(RuleOf(shape, c), eligible(c))) continue;
+      ClusterVerdict v = verdict(c);
+      parts.push_back(v.cluster + ": " + (rules_only ? v.rule : v.reason));
+    }
+    return Join(parts, "; ");
+  }
+  for (const VerdictGroup& g : GroupVerdicts(w, shape, burst_block, include, nullptr)) {
+    std::string text = g.rule.empty() ? "eligible" : g.rule;
+    if (!rules_only && !g.rule.empty()) text += ": " + g.reason;
+    text += " (" + std::to_string(g.clusters) + (g.clusters == 1 ? " cluster: " : " clusters: ") +
+            Join(g.examples, ", ") + (g.clusters > static_cast<int>(g.examples.size()) ? ", ...)" : ")");
+    parts.push_back(std::move(text));
+  }
+  return Join(parts, "; ");
+}
+
+}  // namespace gpufed::placement
