@@ -188,6 +188,7 @@ Decision Placer::Decide(const model::Workload& w) {
   ShapeClass& shape = ShapeClassFor(w, wv);
   const PolicyClass& policy = *shape.policy;
   const bool has_budget = tenant != nullptr && (tenant->budget.limit || tenant->budget.cloud_limit);
+  candidates_.clear();  // filled below; Explain reads it
   bool any_eligible = false, budget_blocked = false, budget_never = true;
   bool onprem_eligible = false, cloud_eligible = false;
   for (uint32_t c : shape.eligible) {
@@ -234,9 +235,8 @@ Decision Placer::Decide(const model::Workload& w) {
     return d;
   }
   std::map<size_t, Candidate> by_preemption;
-  auto is_candidate = [&](bool onprem, uint32_t c) {
-    return evaluations_[c].fits && clusters_[c].onprem == onprem;
-  };
+  // Clusters where it fits now: on-prem ones first, each group in name order.
+  std::vector<uint32_t>& candidates = candidates_;
   auto evaluate = [&](bool onprem) {
     for (uint32_t c : shape.eligible) {
       Evaluation& e = evaluations_[c];
@@ -246,14 +246,12 @@ Decision Placer::Decide(const model::Workload& w) {
       e.fits = fit.fits;
       e.pool = fit.pool;
       e.quality = fit.quality;
+      if (fit.fits) candidates.push_back(c);
     }
-  };
-  auto any_candidate = [&](bool onprem) {
-    return std::any_of(shape.eligible.begin(), shape.eligible.end(), [&](uint32_t c) { return is_candidate(onprem, c); });
   };
   evaluate(/*onprem=*/true);
   std::string burst_note;
-  bool onprem_now = any_candidate(true);
+  bool onprem_now = !candidates.empty();
   if (!onprem_now && onprem_eligible) {
     // Urgent work takes on-prem capacity from lower-priority preemptible work before
     // anything goes to the cloud.
@@ -266,9 +264,11 @@ Decision Placer::Decide(const model::Workload& w) {
       e.pool = static_cast<int>(made->pool - clusters_[c].cluster->node_pools.data());
       e.quality = made->nodes.front().second.Quality();
       by_preemption.emplace(c, std::move(*made));
+      candidates.push_back(c);
       break;
     }
   }
+  const size_t onprem_candidates = candidates.size();
   std::string block;
   if (onprem_now) {
     evaluate(/*onprem=*/false);  // scored too, so the explanation compares them
@@ -276,7 +276,7 @@ Decision Placer::Decide(const model::Workload& w) {
     block = onprem_eligible ? BurstBlock(w) : "";
     if (block.empty()) {
       evaluate(/*onprem=*/false);
-      if (onprem_eligible && any_candidate(false)) burst_note = "burst to cloud: on-prem is full";
+      if (onprem_eligible && candidates.size() > onprem_candidates) burst_note = "burst to cloud: on-prem is full";
     } else {
       for (uint32_t c : shape.eligible) {
         Evaluation& e = evaluations_[c];
@@ -288,45 +288,41 @@ Decision Placer::Decide(const model::Workload& w) {
   // Score the candidates: cost relative to the cheapest candidate, data locality,
   // packing, on-prem, and the policies' Lua score hooks.
   std::optional<int64_t> min_cost;
-  for (uint32_t c : shape.eligible) {
+  for (uint32_t c : candidates) {
     Evaluation& e = evaluations_[c];
-    if (!e.fits) continue;
     const ShapeCluster& sc = shape.clusters[c];
-    auto made = by_preemption.find(c);
+    auto made = e.preempts ? by_preemption.find(c) : by_preemption.end();
     e.candidate_cost = made != by_preemption.end()
                            ? made->second.cost.total.micros()
                            : EstimateCostMicros(*clusters_[c].cluster, sc.prices[e.pool], w, sc.gpu_milli[e.pool]);
     if (!min_cost || e.candidate_cost < *min_cost) min_cost = e.candidate_cost;
   }
-  for (uint32_t c : shape.eligible) {
+  for (uint32_t c : candidates) {
     Evaluation& e = evaluations_[c];
-    if (!e.fits) continue;
-    const model::Cluster& cluster = *clusters_[c].cluster;
     ScoreBreakdown& s = e.score;
     const double cost = static_cast<double>(e.candidate_cost);
     s.cost = cost <= 0 ? 1.0 : static_cast<double>(std::max<int64_t>(*min_cost, 0)) / cost;
-    s.locality = w.data.dataset.empty() || cluster.holds_dataset(w.data.dataset) ? 1.0 : 0.0;
+    s.locality = w.data.dataset.empty() || clusters_[c].cluster->holds_dataset(w.data.dataset) ? 1.0 : 0.0;
     s.fragmentation = e.quality;
     s.onprem = clusters_[c].onprem ? 1.0 : 0.0;
     s.lua = policy.clusters[c].lua_score;
     s.total = weights_.cost * s.cost + weights_.locality * s.locality + weights_.fragmentation * s.fragmentation +
               weights_.onprem * s.onprem + s.lua;  // hooks apply each policy's own lua weight
   }
-  auto best_in = [&](bool onprem) -> std::optional<size_t> {
+  // The best of [from, to) of the candidates; the first in name order on a tie.
+  auto best_in = [&](size_t from, size_t to) -> std::optional<size_t> {
     std::optional<size_t> best;
-    for (uint32_t c : shape.eligible) {
-      if (!is_candidate(onprem, c)) continue;
+    for (size_t i = from; i < to; ++i) {
+      const uint32_t c = candidates[i];
       if (!best || evaluations_[c].score.total > evaluations_[*best].score.total) best = c;
     }
     return best;
   };
-  std::optional<size_t> chosen = best_in(true);
-  if (!chosen && block.empty()) chosen = best_in(false);
+  std::optional<size_t> chosen = best_in(0, onprem_candidates);
+  if (!chosen && block.empty()) chosen = best_in(onprem_candidates, candidates.size());
   if (!chosen) {
     d.outcome = Outcome::kQueued;
-    const bool only_budget = std::none_of(shape.eligible.begin(), shape.eligible.end(), [&](uint32_t c) {
-      return evaluations_[c].stage == Evaluation::Stage::kEligible;
-    });
+    const bool only_budget = !onprem_eligible && !cloud_eligible;
     const std::string parts = ListReasons(
         w, shape, block, [](std::string_view rule, bool eligible) { return eligible || rule == kRuleBudget; }, false);
     d.reason = "waiting: " + parts;

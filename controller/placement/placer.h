@@ -116,6 +116,15 @@ class Placer {
     double quality = 0;
     int64_t candidate_cost = 0;  // on the pool it fits on
     ScoreBreakdown score;
+
+    // What holds it back, as an index into placer_explain.cc's kHoldRules: 0 none (a
+    // candidate, or not needed), 1 max-cost, 2 tenant-budget, 3 capacity, 4 burst.
+    int Hold() const {
+      if (stage == Stage::kMaxCost) return 1;
+      if (stage == Stage::kBudget) return 2;
+      if (evaluated && !fits) return 3;
+      return burst_blocked ? 4 : 0;
+    }
   };
 
   void ReserveRunning();
@@ -201,6 +210,7 @@ class Placer {
   std::unique_ptr<PolicyClass> uncached_policy_;  // for a workload whose policy class is not shared
   std::unique_ptr<ShapeClass> uncached_shape_;
   std::vector<Evaluation> evaluations_;         // by cluster index; reused by every decision
+  std::vector<uint32_t> candidates_;            // the current decision's candidates (see Decide)
   int onprem_queue_depth_ = 0;
   double fleet_gpus_ = 0;     // GPUs present in every cluster, for dominant shares
   double window_hours_ = 0;   // DecayedWindowHours(half-life)

@@ -16,6 +16,10 @@ constexpr size_t kListedCandidates = 5;  // runners-up listed on large federatio
 constexpr size_t kListedFull = 5;        // eligible clusters without room listed there
 constexpr size_t kGroupExamples = 3;
 
+// Evaluation::Hold() -> rule name.
+constexpr const char* kHoldRules[] = {"", kRuleMaxCost, kRuleBudget, kRuleCapacity, kRuleBurst};
+constexpr int kHolds = 5;
+
 std::string CapacityReason(const model::Workload& w) {
   return "no free capacity for " + std::to_string(w.resources.total_gpus()) + " GPU(s) right now";
 }
@@ -27,12 +31,7 @@ std::string_view Placer::RuleOf(const ShapeClass& shape, size_t c) const {
   if (!p.passed) return p.rule;
   const ShapeCluster& sc = shape.clusters[c];
   if (!sc.eligible) return sc.rule;
-  const Evaluation& e = evaluations_[c];
-  if (e.stage == Evaluation::Stage::kMaxCost) return kRuleMaxCost;
-  if (e.stage == Evaluation::Stage::kBudget) return kRuleBudget;
-  if (e.evaluated && !e.fits) return kRuleCapacity;
-  if (e.burst_blocked) return kRuleBurst;
-  return "";
+  return kHoldRules[evaluations_[c].Hold()];
 }
 
 ClusterVerdict Placer::VerdictOf(const model::Workload& w, const ShapeClass& shape, size_t c, const Evaluation& e,
@@ -94,10 +93,12 @@ void Placer::Explain(const model::Workload& w, const ShapeClass& shape, const st
   // Listed: the chosen cluster, the best other candidates, and the first eligible
   // clusters without room (what preemption and operators look at next).
   std::vector<uint32_t> candidates, full;
+  for (uint32_t c : candidates_) {
+    if (c != chosen) candidates.push_back(c);
+  }
   for (uint32_t c : shape.eligible) {
-    const Evaluation& e = evaluations_[c];
-    if (e.fits && c != chosen) candidates.push_back(c);
-    if (e.stage == Evaluation::Stage::kEligible && e.evaluated && !e.fits && full.size() < kListedFull) full.push_back(c);
+    if (full.size() == kListedFull) break;
+    if (evaluations_[c].Hold() == 3) full.push_back(c);
   }
   const size_t top = std::min(kListedCandidates, candidates.size());
   std::partial_sort(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(top), candidates.end(),
@@ -141,22 +142,28 @@ std::vector<VerdictGroup> Placer::GroupVerdicts(const model::Workload& w, const 
   for (const VerdictGroup& g : shape.fixed_groups) {
     if (include(g.rule, false)) groups.push_back(g);
   }
-  const size_t fixed = groups.size();
+  // Eligible clusters, by what holds them back (this runs in every decision: no strings
+  // until a group is new).
+  bool wanted[kHolds];
+  int slot[kHolds];
+  for (int h = 0; h < kHolds; ++h) {
+    wanted[h] = include(kHoldRules[h], /*eligible=*/h != 1 && h != 2);
+    slot[h] = -1;
+  }
   for (uint32_t c : shape.eligible) {
     if (listed != nullptr && std::binary_search(listed->begin(), listed->end(), c)) continue;
-    const std::string_view rule = RuleOf(shape, c);
-    if (!include(rule, evaluations_[c].stage == Evaluation::Stage::kEligible)) continue;
-    auto it = std::find_if(groups.begin() + static_cast<std::ptrdiff_t>(fixed), groups.end(),
-                           [&](const VerdictGroup& g) { return g.rule == rule; });
-    if (it == groups.end()) {
+    const int h = evaluations_[c].Hold();
+    if (!wanted[h]) continue;
+    if (slot[h] < 0) {
       VerdictGroup group;
-      group.rule = std::string(rule);
-      group.reason = rule.empty() ? "eligible; scored lower" : VerdictOf(w, shape, c, evaluations_[c], burst_block).reason;
+      group.rule = kHoldRules[h];
+      group.reason = h == 0 ? "eligible; scored lower" : VerdictOf(w, shape, c, evaluations_[c], burst_block).reason;
+      slot[h] = static_cast<int>(groups.size());
       groups.push_back(std::move(group));
-      it = groups.end() - 1;
     }
-    ++it->clusters;
-    if (it->examples.size() < kGroupExamples) it->examples.push_back(clusters_[c].cluster->metadata.name);
+    VerdictGroup& group = groups[static_cast<size_t>(slot[h])];
+    ++group.clusters;
+    if (group.examples.size() < kGroupExamples) group.examples.push_back(clusters_[c].cluster->metadata.name);
   }
   return groups;
 }
