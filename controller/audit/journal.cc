@@ -186,8 +186,10 @@ Result<uint64_t> AuditJournal::AppendBatch(std::span<const AuditRecord> records)
   Writer w;
   w.items.reserve(records.size());
   // Sized from the previous call's records so that the buffer is allocated once rather
-  // than grown (copied, and page-faulted anew) a dozen times.
-  w.payloads.reserve(records.size() * (payload_bytes_hint_.load(std::memory_order_relaxed) + 64));
+  // than grown (copied, and page-faulted anew) a dozen times. Capped: one huge record
+  // must not make the next thousand small ones reserve gigabytes.
+  w.payloads.reserve(std::min(records.size() * (payload_bytes_hint_.load(std::memory_order_relaxed) + 64),
+                              options_.max_group_bytes));
   // Serialise payloads on the caller's thread, outside the commit critical path (so
   // concurrent callers serialise in parallel).
   for (const AuditRecord& r : records) {
