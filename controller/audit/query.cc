@@ -61,6 +61,9 @@ bool MatchesFilter(const nlohmann::json& r, const QueryFilter& f) {
         if (Str(v, "rule") == f.rule || ContainsString(v, "warnings", f.rule)) hit = true;
       }
     }
+    if (!hit && r.contains("verdictGroups") && r["verdictGroups"].is_array()) {
+      for (const nlohmann::json& g : r["verdictGroups"]) hit = hit || Str(g, "rule") == f.rule;
+    }
     if (!hit) return false;
   }
   if (f.from_micros || f.to_micros) {

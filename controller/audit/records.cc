@@ -36,6 +36,7 @@ AuditRecord DecisionRecord(const placement::Decision& d, const DecisionContext& 
                       {"reason", d.reason},
                       {"decidedAtMillis", c.decided_at.millis()},
                       {"verdicts", verdicts}};
+  if (!d.verdict_groups.empty()) p["verdictGroups"] = placement::VerdictGroupsToJson(d.verdict_groups);
   if (!c.data.is_null()) p["data"] = c.data;
   if (d.outcome == placement::Outcome::kPlaced) {
     const placement::Binding& b = d.binding;

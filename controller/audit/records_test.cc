@@ -48,6 +48,32 @@ TEST(PlanRecords, CarriesSpecHashTargetAndBudgetLeft) {
   EXPECT_GT(placed, 0);
 }
 
+TEST(PlanRecords, LargeFederationsRecordGroupsForTheClustersNotListed) {
+  config::LoadResult repo = config::LoadRepository({kQuickstart});
+  ASSERT_TRUE(repo.ok());
+  placement::Snapshot snapshot;
+  snapshot.config = &repo.config;
+  snapshot.explain_clusters = 1;  // the quickstart's three clusters count as "large"
+  for (const model::Workload& w : repo.config.workloads) snapshot.pending.push_back(&w);
+  placement::Plan plan = placement::MakePlan(snapshot);
+  std::vector<AuditRecord> records = PlanRecords(plan, snapshot, "sha256:abc");
+  int grouped = 0;
+  for (size_t i = 0; i < records.size(); ++i) {
+    const nlohmann::json& p = records[i].payload;
+    int clusters = static_cast<int>(p["verdicts"].size());
+    for (const nlohmann::json& g : p.value("verdictGroups", nlohmann::json::array())) {
+      clusters += g["clusters"].get<int>();
+      EXPECT_FALSE(g["examples"].empty());
+      ++grouped;
+    }
+    // Quota and admit decisions come before any cluster is looked at.
+    if (clusters > 0) {
+      EXPECT_EQ(clusters, static_cast<int>(repo.config.clusters.size())) << p.dump();
+    }
+  }
+  EXPECT_GT(grouped, 0);
+}
+
 TEST(PlanRecords, BudgetLeftFallsWithEachPlacementOfTheTenant) {
   config::LoadResult repo = config::LoadRepository({kQuickstart});
   ASSERT_TRUE(repo.ok());

@@ -46,6 +46,11 @@ nlohmann::json Essentials(const nlohmann::json& d) {
       out[c] = v.value("eligible", false) ? std::string("eligible") : v.value("rule", "") + ": " + v.value("reason", "");
     }
   }
+  if (d.contains("verdictGroups")) {  // large federations: clusters counted by rule
+    for (const nlohmann::json& g : d["verdictGroups"]) {
+      out["verdictGroup." + g.value("rule", "eligible")] = g.value("clusters", 0);
+    }
+  }
   return out;
 }
 
