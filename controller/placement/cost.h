@@ -26,6 +26,10 @@ const Money* GpuHourPrice(const model::Cluster& cluster, const model::NodePool& 
 CostEstimate EstimateCostAt(const model::Cluster& cluster, const Money* gpu_hour_price,
                             const model::Workload& workload, int64_t gpu_milli_total);
 
+// The GPU part of EstimateCostMicros from a price already read (null: unpriced); the whole
+// cost when the workload moves no data to the cluster.
+int64_t GpuCostMicros(const Money* gpu_hour_price, const model::Workload& workload, int64_t gpu_milli_total);
+
 // EstimateCostAt(...).total.micros(), without building Money values (the placer's hot loop).
 int64_t EstimateCostMicros(const model::Cluster& cluster, const Money* gpu_hour_price, const model::Workload& workload,
                            int64_t gpu_milli_total);

@@ -191,29 +191,31 @@ Decision Placer::Decide(const model::Workload& w) {
   candidates_.clear();  // filled below; Explain reads it
   bool any_eligible = false, budget_blocked = false, budget_never = true;
   bool onprem_eligible = false, cloud_eligible = false;
-  for (uint32_t c : shape.eligible) {
+  for (uint32_t c : shape.eligible) evaluations_[c] = Evaluation();
+  if (!w.max_cost && !has_budget) {
+    // No caps: every cluster of the shape class stays eligible.
+    onprem_eligible = !shape.onprem.empty();
+    cloud_eligible = !shape.cloud.empty();
+    any_eligible = onprem_eligible || cloud_eligible;
+  }
+  for (size_t i = 0; (w.max_cost || has_budget) && i < shape.eligible.size(); ++i) {
+    const uint32_t c = shape.eligible[i];
     Evaluation& e = evaluations_[c];
-    e = Evaluation();
     const ShapeCluster& sc = shape.clusters[c];
     const model::Cluster& cluster = *clusters_[c].cluster;
-    // Money values (with their currency) only where caps and budgets need them.
-    std::optional<Money> cost;
-    if (w.max_cost || has_budget) {
-      cost = EstimateCostAt(cluster, sc.prices[sc.cheapest_pool], w, sc.gpu_milli[sc.cheapest_pool]).total;
-      if (w.max_cost && (!cost->SameCurrency(*w.max_cost) || *cost > *w.max_cost)) {
-        e.stage = Evaluation::Stage::kMaxCost;
-        continue;
-      }
+    const Money cost = EstimateCostAt(cluster, sc.prices[sc.cheapest_pool], w, sc.gpu_milli[sc.cheapest_pool]).total;
+    if (w.max_cost && (!cost.SameCurrency(*w.max_cost) || cost > *w.max_cost)) {
+      e.stage = Evaluation::Stage::kMaxCost;
+      continue;
     }
     any_eligible = true;
     bool never = false;
-    if (has_budget && !OverBudget(cluster, tenant_state, *cost, never).empty()) {
+    if (has_budget && !OverBudget(cluster, tenant_state, cost, never).empty()) {
       e.stage = Evaluation::Stage::kBudget;
       budget_blocked = true;
       budget_never = budget_never && never;
       continue;
     }
-    e.stage = Evaluation::Stage::kEligible;
     (clusters_[c].onprem ? onprem_eligible : cloud_eligible) = true;
   }
   if (!any_eligible) {
@@ -236,51 +238,56 @@ Decision Placer::Decide(const model::Workload& w) {
   }
   std::map<size_t, Candidate> by_preemption;
   // Clusters where it fits now: on-prem ones first, each group in name order.
-  std::vector<uint32_t>& candidates = candidates_;
-  auto evaluate = [&](bool onprem) {
-    for (uint32_t c : shape.eligible) {
+  std::vector<CandidateEval>& candidates = candidates_;
+  auto add_candidate = [&](uint32_t c, double quality, const Money* price, int64_t gpu_milli) {
+    Evaluation& e = evaluations_[c];
+    e.fits = true;
+    e.candidate = static_cast<int32_t>(candidates.size());
+    CandidateEval& k = candidates.emplace_back();
+    k.cluster = c;
+    k.quality = quality;
+    k.price = price;
+    k.gpu_milli = gpu_milli;
+  };
+  auto evaluate = [&](const std::vector<uint32_t>& group) {
+    for (uint32_t c : group) {
       Evaluation& e = evaluations_[c];
-      if (e.stage != Evaluation::Stage::kEligible || clusters_[c].onprem != onprem) continue;
+      if (e.stage != Evaluation::Stage::kEligible) continue;
       const CachedFit& fit = FitOf(w, shape, c);
       e.evaluated = true;
-      e.fits = fit.fits;
-      e.pool = fit.pool;
-      e.quality = fit.quality;
-      if (fit.fits) candidates.push_back(c);
+      if (fit.fits) add_candidate(c, fit.quality, fit.price, fit.gpu_milli);
     }
   };
-  evaluate(/*onprem=*/true);
+  evaluate(shape.onprem);
   std::string burst_note;
   bool onprem_now = !candidates.empty();
   if (!onprem_now && onprem_eligible) {
     // Urgent work takes on-prem capacity from lower-priority preemptible work before
     // anything goes to the cloud.
-    for (uint32_t c : shape.eligible) {
+    for (uint32_t c : shape.onprem) {
       Evaluation& e = evaluations_[c];
-      if (e.stage != Evaluation::Stage::kEligible || !clusters_[c].onprem) continue;
+      if (e.stage != Evaluation::Stage::kEligible) continue;
       std::optional<Candidate> made = PreemptFor(w, c, shape.clusters[c].pools, d);
       if (!made) continue;
-      onprem_now = e.fits = e.preempts = true;
-      e.pool = static_cast<int>(made->pool - clusters_[c].cluster->node_pools.data());
-      e.quality = made->nodes.front().second.Quality();
+      onprem_now = e.preempts = true;
+      add_candidate(c, made->nodes.front().second.Quality(), nullptr, 0);
       by_preemption.emplace(c, std::move(*made));
-      candidates.push_back(c);
       break;
     }
   }
   const size_t onprem_candidates = candidates.size();
   std::string block;
   if (onprem_now) {
-    evaluate(/*onprem=*/false);  // scored too, so the explanation compares them
+    evaluate(shape.cloud);  // scored too, so the explanation compares them
   } else if (cloud_eligible) {
     block = onprem_eligible ? BurstBlock(w) : "";
     if (block.empty()) {
-      evaluate(/*onprem=*/false);
+      evaluate(shape.cloud);
       if (onprem_eligible && candidates.size() > onprem_candidates) burst_note = "burst to cloud: on-prem is full";
     } else {
-      for (uint32_t c : shape.eligible) {
+      for (uint32_t c : shape.cloud) {
         Evaluation& e = evaluations_[c];
-        e.burst_blocked = e.stage == Evaluation::Stage::kEligible && !clusters_[c].onprem;
+        e.burst_blocked = e.stage == Evaluation::Stage::kEligible;
       }
     }
   }
@@ -288,35 +295,37 @@ Decision Placer::Decide(const model::Workload& w) {
   // Score the candidates: cost relative to the cheapest candidate, data locality,
   // packing, on-prem, and the policies' Lua score hooks.
   std::optional<int64_t> min_cost;
-  for (uint32_t c : candidates) {
-    Evaluation& e = evaluations_[c];
-    const ShapeCluster& sc = shape.clusters[c];
-    auto made = e.preempts ? by_preemption.find(c) : by_preemption.end();
-    e.candidate_cost = made != by_preemption.end()
-                           ? made->second.cost.total.micros()
-                           : EstimateCostMicros(*clusters_[c].cluster, sc.prices[e.pool], w, sc.gpu_milli[e.pool]);
-    if (!min_cost || e.candidate_cost < *min_cost) min_cost = e.candidate_cost;
+  const bool moves_data = !w.data.dataset.empty();
+  for (CandidateEval& k : candidates) {
+    if (evaluations_[k.cluster].preempts) {
+      k.cost = by_preemption.at(k.cluster).cost.total.micros();
+    } else {
+      // Without a dataset to move the cost is the GPU part, from the price the fit
+      // cache already holds (no walk to the cluster's price table per candidate).
+      k.cost = moves_data ? EstimateCostMicros(*clusters_[k.cluster].cluster, k.price, w, k.gpu_milli)
+                          : GpuCostMicros(k.price, w, k.gpu_milli);
+    }
+    if (!min_cost || k.cost < *min_cost) min_cost = k.cost;
   }
-  for (uint32_t c : candidates) {
-    Evaluation& e = evaluations_[c];
-    ScoreBreakdown& s = e.score;
-    const double cost = static_cast<double>(e.candidate_cost);
+  for (CandidateEval& k : candidates) {
+    ScoreBreakdown& s = k.score;
+    const double cost = static_cast<double>(k.cost);
     s.cost = cost <= 0 ? 1.0 : static_cast<double>(std::max<int64_t>(*min_cost, 0)) / cost;
-    s.locality = w.data.dataset.empty() || clusters_[c].cluster->holds_dataset(w.data.dataset) ? 1.0 : 0.0;
-    s.fragmentation = e.quality;
-    s.onprem = clusters_[c].onprem ? 1.0 : 0.0;
-    s.lua = policy.clusters[c].lua_score;
+    s.locality = !moves_data || clusters_[k.cluster].cluster->holds_dataset(w.data.dataset) ? 1.0 : 0.0;
+    s.fragmentation = k.quality;
+    s.onprem = clusters_[k.cluster].onprem ? 1.0 : 0.0;
+    s.lua = policy.clusters[k.cluster].lua_score;
     s.total = weights_.cost * s.cost + weights_.locality * s.locality + weights_.fragmentation * s.fragmentation +
               weights_.onprem * s.onprem + s.lua;  // hooks apply each policy's own lua weight
   }
-  // The best of [from, to) of the candidates; the first in name order on a tie.
+  // The best of candidates [from, to); the first in name order on a tie.
   auto best_in = [&](size_t from, size_t to) -> std::optional<size_t> {
     std::optional<size_t> best;
     for (size_t i = from; i < to; ++i) {
-      const uint32_t c = candidates[i];
-      if (!best || evaluations_[c].score.total > evaluations_[*best].score.total) best = c;
+      if (!best || candidates[i].score.total > candidates[*best].score.total) best = i;
     }
-    return best;
+    if (!best) return std::nullopt;
+    return candidates[*best].cluster;
   };
   std::optional<size_t> chosen = best_in(0, onprem_candidates);
   if (!chosen && block.empty()) chosen = best_in(onprem_candidates, candidates.size());
@@ -343,7 +352,7 @@ Decision Placer::Decide(const model::Workload& w) {
   const Candidate candidate =
       made != by_preemption.end() ? std::move(made->second) : *FindCandidate(w, *chosen, shape.clusters[*chosen].pools);
   const TenantState before = tenant_state;
-  Bind(w, candidate, evaluations_[*chosen].score, d);
+  Bind(w, candidate, candidates[static_cast<size_t>(evaluations_[*chosen].candidate)].score, d);
   RaiseAlerts(before, tenant_state, d);
   for (const ClusterVerdict& v : d.verdicts) {
     if (v.cluster == clusters_[*chosen].cluster->metadata.name) d.warnings.insert(d.warnings.end(), v.warnings.begin(), v.warnings.end());

@@ -94,28 +94,29 @@ class Placer {
     bool provision = false;
     int pool = -1;
     double quality = 0;
+    const Money* price = nullptr;           // GPU-hour price on `pool` (null: unpriced)
+    int64_t gpu_milli = 0;                  // GPU share taken on `pool`
   };
   struct ShapeClass {
     const PolicyClass* policy = nullptr;
     std::vector<ShapeCluster> clusters;     // by cluster index
     std::vector<uint32_t> eligible;         // indices of eligible clusters, in name order
+    std::vector<uint32_t> onprem, cloud;    // `eligible` split by on-prem and cloud
     std::vector<CachedFit> fits;            // by cluster index
     // Explanation groups of the clusters that are not eligible (built on first use).
     mutable std::vector<VerdictGroup> fixed_groups;
     mutable bool fixed_groups_built = false;
   };
-  // One cluster during one decision (only clusters of the shape's eligible list).
+  // One cluster during one decision (only clusters of the shape's eligible list). Kept
+  // small: every decision resets it for every eligible cluster.
   struct Evaluation {
     enum class Stage : uint8_t { kMaxCost, kBudget, kEligible };
     Stage stage = Stage::kEligible;
     bool evaluated = false;      // capacity was looked for
-    bool fits = false;           // a candidate
+    bool fits = false;           // a candidate (candidates_[candidate])
     bool preempts = false;       // ... made by preempting running work
     bool burst_blocked = false;  // a cloud cluster the burst gate holds back
-    int pool = -1;               // the pool it fits on
-    double quality = 0;
-    int64_t candidate_cost = 0;  // on the pool it fits on
-    ScoreBreakdown score;
+    int32_t candidate = -1;
 
     // What holds it back, as an index into placer_explain.cc's kHoldRules: 0 none (a
     // candidate, or not needed), 1 max-cost, 2 tenant-budget, 3 capacity, 4 burst.
@@ -125,6 +126,15 @@ class Placer {
       if (evaluated && !fits) return 3;
       return burst_blocked ? 4 : 0;
     }
+  };
+  // A cluster where the current decision's workload fits now.
+  struct CandidateEval {
+    uint32_t cluster = 0;
+    double quality = 0;            // packing quality of the node it fits on
+    const Money* price = nullptr;  // GPU-hour price on that node's pool (null: unpriced)
+    int64_t gpu_milli = 0;         // GPU share taken on that pool
+    int64_t cost = 0;              // micros
+    ScoreBreakdown score;
   };
 
   void ReserveRunning();
@@ -210,7 +220,7 @@ class Placer {
   std::unique_ptr<PolicyClass> uncached_policy_;  // for a workload whose policy class is not shared
   std::unique_ptr<ShapeClass> uncached_shape_;
   std::vector<Evaluation> evaluations_;         // by cluster index; reused by every decision
-  std::vector<uint32_t> candidates_;            // the current decision's candidates (see Decide)
+  std::vector<CandidateEval> candidates_;       // the current decision's candidates (see Decide)
   int onprem_queue_depth_ = 0;
   double fleet_gpus_ = 0;     // GPUs present in every cluster, for dominant shares
   double window_hours_ = 0;   // DecayedWindowHours(half-life)

@@ -131,7 +131,9 @@ Placer::ShapeClass& Placer::ShapeClassFor(const model::Workload& w, const nlohma
   shape->clusters.reserve(clusters_.size());
   for (size_t c = 0; c < clusters_.size(); ++c) {
     shape->clusters.push_back(EvaluateShape(w, policy.clusters[c], c));
-    if (shape->clusters.back().eligible) shape->eligible.push_back(static_cast<uint32_t>(c));
+    if (!shape->clusters.back().eligible) continue;
+    shape->eligible.push_back(static_cast<uint32_t>(c));
+    (clusters_[c].onprem ? shape->onprem : shape->cloud).push_back(static_cast<uint32_t>(c));
   }
   shape->fits.resize(clusters_.size());
   *slot = std::move(shape);
@@ -200,6 +202,8 @@ const Placer::CachedFit& Placer::FitOf(const model::Workload& w, ShapeClass& sha
     cached.provision = found->provision;
     cached.pool = static_cast<int>(found->pool - clusters_[c].cluster->node_pools.data());
     cached.quality = found->nodes.front().second.Quality();
+    cached.price = shape.clusters[c].prices[cached.pool];
+    cached.gpu_milli = shape.clusters[c].gpu_milli[cached.pool];
   }
   return cached;
 }

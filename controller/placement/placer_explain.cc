@@ -73,7 +73,7 @@ ClusterVerdict Placer::VerdictOf(const model::Workload& w, const ShapeClass& sha
     v.reason = burst_block;
   }
   if (e.fits) {
-    v.score = e.score;
+    v.score = candidates_[static_cast<size_t>(e.candidate)].score;
     for (const std::string& error : p.score_errors) v.warnings.push_back("score hook error (ignored): " + error);
   }
   return v;
@@ -92,9 +92,9 @@ void Placer::Explain(const model::Workload& w, const ShapeClass& shape, const st
   }
   // Listed: the chosen cluster, the best other candidates, and the first eligible
   // clusters without room (what preemption and operators look at next).
-  std::vector<uint32_t> candidates, full;
-  for (uint32_t c : candidates_) {
-    if (c != chosen) candidates.push_back(c);
+  std::vector<uint32_t> candidates, full;  // indices into candidates_; cluster indices
+  for (size_t i = 0; i < candidates_.size(); ++i) {
+    if (candidates_[i].cluster != chosen) candidates.push_back(static_cast<uint32_t>(i));
   }
   for (uint32_t c : shape.eligible) {
     if (full.size() == kListedFull) break;
@@ -103,12 +103,12 @@ void Placer::Explain(const model::Workload& w, const ShapeClass& shape, const st
   const size_t top = std::min(kListedCandidates, candidates.size());
   std::partial_sort(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(top), candidates.end(),
                     [&](uint32_t a, uint32_t b) {
-                      const double sa = evaluations_[a].score.total, sb = evaluations_[b].score.total;
-                      return sa != sb ? sa > sb : a < b;
+                      const double sa = candidates_[a].score.total, sb = candidates_[b].score.total;
+                      return sa != sb ? sa > sb : candidates_[a].cluster < candidates_[b].cluster;
                     });
   std::vector<uint32_t> listed(full.begin(), full.end());
   if (chosen) listed.push_back(static_cast<uint32_t>(*chosen));
-  listed.insert(listed.end(), candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(top));
+  for (size_t i = 0; i < top; ++i) listed.push_back(candidates_[candidates[i]].cluster);
   std::sort(listed.begin(), listed.end());  // verdicts stay in cluster name order
   for (uint32_t c : listed) d.verdicts.push_back(VerdictOf(w, shape, c, evaluation(c), burst_block));
   d.verdict_groups = GroupVerdicts(w, shape, burst_block, [](std::string_view, bool) { return true; }, &listed);
@@ -150,8 +150,12 @@ std::vector<VerdictGroup> Placer::GroupVerdicts(const model::Workload& w, const 
     wanted[h] = include(kHoldRules[h], /*eligible=*/h != 1 && h != 2);
     slot[h] = -1;
   }
+  auto next_listed = listed != nullptr ? listed->begin() : std::vector<uint32_t>::const_iterator();
   for (uint32_t c : shape.eligible) {
-    if (listed != nullptr && std::binary_search(listed->begin(), listed->end(), c)) continue;
+    if (listed != nullptr) {  // both ascending: walk them together
+      while (next_listed != listed->end() && *next_listed < c) ++next_listed;
+      if (next_listed != listed->end() && *next_listed == c) continue;
+    }
     const int h = evaluations_[c].Hold();
     if (!wanted[h]) continue;
     if (slot[h] < 0) {
