@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <deque>
-#include <set>
 #include <string_view>
 #include <unordered_map>
 
@@ -219,21 +218,7 @@ Decision Placer::Decide(const model::Workload& w) {
     (clusters_[c].onprem ? onprem_eligible : cloud_eligible) = true;
   }
   if (!any_eligible) {
-    d.outcome = Outcome::kRejected;
-    std::set<std::string_view> seen;
-    if (ExplainsEveryCluster()) {
-      for (size_t c = 0; c < clusters_.size(); ++c) {
-        const std::string_view rule = RuleOf(shape, c);
-        if (seen.insert(rule).second) d.denied_by.emplace_back(rule);
-      }
-    } else {
-      for (const VerdictGroup& g : GroupVerdicts(w, shape, "", [](std::string_view, bool) { return true; }, nullptr)) {
-        if (seen.insert(g.rule).second) d.denied_by.push_back(g.rule);
-      }
-    }
-    d.reason = "no cluster allowed: " + ListReasons(w, shape, "", [](std::string_view, bool) { return true; }, true);
-    if (clusters_.empty()) d.reason = "no clusters declared";
-    Explain(w, shape, "", std::nullopt, d);
+    Reject(w, shape, d);
     return d;
   }
   std::map<size_t, Candidate> by_preemption;

@@ -158,6 +158,8 @@ class Placer {
   // among the listed ones when not all are listed (placer_explain.cc).
   void Explain(const model::Workload& w, const ShapeClass& shape, const std::string& burst_block,
                std::optional<size_t> chosen, Decision& d) const;
+  // Rejects `w` when no cluster allows it: the rules that denied, and why.
+  void Reject(const model::Workload& w, const ShapeClass& shape, Decision& d) const;
   // The rule that decided about cluster c ("" when it is eligible and not held back).
   std::string_view RuleOf(const ShapeClass& shape, size_t c) const;
   // "cluster: reason" (or "cluster: rule") for every cluster `include(rule, eligible)`

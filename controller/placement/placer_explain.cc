@@ -4,6 +4,7 @@
 // not grow with the fleet.
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "controller/common/text.h"
 #include "controller/placement/placer.h"
@@ -170,6 +171,24 @@ std::vector<VerdictGroup> Placer::GroupVerdicts(const model::Workload& w, const 
     if (group.examples.size() < kGroupExamples) group.examples.push_back(clusters_[c].cluster->metadata.name);
   }
   return groups;
+}
+
+void Placer::Reject(const model::Workload& w, const ShapeClass& shape, Decision& d) const {
+  d.outcome = Outcome::kRejected;
+  auto all = [](std::string_view, bool) { return true; };
+  std::set<std::string_view> seen;
+  if (ExplainsEveryCluster()) {
+    for (size_t c = 0; c < clusters_.size(); ++c) {
+      const std::string_view rule = RuleOf(shape, c);
+      if (seen.insert(rule).second) d.denied_by.emplace_back(rule);
+    }
+  } else {
+    for (const VerdictGroup& g : GroupVerdicts(w, shape, "", all, nullptr)) {
+      if (seen.insert(g.rule).second) d.denied_by.push_back(g.rule);
+    }
+  }
+  d.reason = clusters_.empty() ? "no clusters declared" : "no cluster allowed: " + ListReasons(w, shape, "", all, true);
+  Explain(w, shape, "", std::nullopt, d);
 }
 
 std::string Placer::ListReasons(const model::Workload& w, const ShapeClass& shape, const std::string& burst_block,
