@@ -64,35 +64,44 @@ AuditRecord DecisionLike(int i) {
            {"verdicts", verdicts}}};
 }
 
-// Batches of `batch` records per AppendBatch from `state.threads()` threads: one
-// fdatasync per group commit, however many callers it carries.
-void BM_AuditAppend(benchmark::State& state) {
-  static std::unique_ptr<Env> env;
-  static std::unique_ptr<AuditJournal> journal;
-  static std::string dir;
-  if (state.thread_index() == 0) {
+// A journal in a fresh folder that every thread of a multi-threaded benchmark appends
+// to; thread 0 opens it before the threads start and closes it after they finish.
+struct SharedJournal {
+  std::unique_ptr<Env> env;
+  std::unique_ptr<AuditJournal> journal;
+  std::string dir;
+
+  void Open(const std::string& name) {
     env = NewPosixEnv();
-    dir = BenchDir("append");
+    dir = BenchDir(name);
     JournalOptions o;
     o.env = env.get();
     o.dir = dir;
     journal = std::move(AuditJournal::Open(o).value());
   }
+  void Close() {
+    journal.reset();
+    std::filesystem::remove_all(dir);
+  }
+};
+
+// Batches of `batch` records per AppendBatch from `state.threads()` threads: one
+// fdatasync per group commit, however many callers it carries.
+void BM_AuditAppend(benchmark::State& state) {
+  static SharedJournal shared;  // one journal for all of the benchmark's threads
+  if (state.thread_index() == 0) shared.Open("append");
   const size_t batch = static_cast<size_t>(state.range(0));
   std::vector<AuditRecord> records;
   for (size_t i = 0; i < batch; ++i) records.push_back(DecisionLike(static_cast<int>(i)));
   for (auto _ : state) {
     if (batch == 1) {
-      benchmark::DoNotOptimize(journal->Append(records[0]).ok());
+      benchmark::DoNotOptimize(shared.journal->Append(records[0]).ok());  // read after the start barrier
     } else {
-      benchmark::DoNotOptimize(journal->AppendBatch(records).ok());
+      benchmark::DoNotOptimize(shared.journal->AppendBatch(records).ok());
     }
   }
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * batch));
-  if (state.thread_index() == 0) {
-    journal.reset();
-    std::filesystem::remove_all(dir);
-  }
+  if (state.thread_index() == 0) shared.Close();
 }
 BENCHMARK(BM_AuditAppend)->Arg(1)->Threads(1)->Threads(16)->Threads(64)->UseRealTime();
 BENCHMARK(BM_AuditAppend)->Arg(100)->Threads(1)->Threads(4)->UseRealTime();
@@ -101,29 +110,17 @@ BENCHMARK(BM_AuditAppend)->Arg(1000)->Threads(1)->Threads(4)->UseRealTime();
 // End to end per decision: build the payload (nlohmann objects, as records.h does) and
 // append it, batches of 1000 per call.
 void BM_AuditDecisionAppend(benchmark::State& state) {
-  static std::unique_ptr<Env> env;
-  static std::unique_ptr<AuditJournal> journal;
-  static std::string dir;
-  if (state.thread_index() == 0) {
-    env = NewPosixEnv();
-    dir = BenchDir("decision");
-    JournalOptions o;
-    o.env = env.get();
-    o.dir = dir;
-    journal = std::move(AuditJournal::Open(o).value());
-  }
+  static SharedJournal shared;  // one journal for all of the benchmark's threads
+  if (state.thread_index() == 0) shared.Open("decision");
   const size_t batch = static_cast<size_t>(state.range(0));
   std::vector<AuditRecord> records;
   for (auto _ : state) {
     records.clear();
     for (size_t i = 0; i < batch; ++i) records.push_back(DecisionLike(static_cast<int>(i)));
-    benchmark::DoNotOptimize(journal->AppendBatch(records).ok());
+    benchmark::DoNotOptimize(shared.journal->AppendBatch(records).ok());
   }
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * batch));
-  if (state.thread_index() == 0) {
-    journal.reset();
-    std::filesystem::remove_all(dir);
-  }
+  if (state.thread_index() == 0) shared.Close();
 }
 BENCHMARK(BM_AuditDecisionAppend)->Arg(1000)->Threads(1)->Threads(4)->UseRealTime();
 
