@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -43,6 +44,14 @@ Result<std::vector<LedgerRecord>> ReadLedger(const std::string& path) {
   std::vector<LedgerRecord> records;
   ParseRecords(*text, records);
   return records;
+}
+
+Result<std::unique_ptr<ActionLedger>> ActionLedger::OpenInStateDir(const std::string& state_dir) {
+  if (state_dir.empty()) return std::unique_ptr<ActionLedger>();
+  std::error_code ec;
+  std::filesystem::create_directories(state_dir, ec);
+  if (ec) return Unavailable("create " + state_dir + ": " + ec.message());
+  return Open(state_dir + "/ledger.log");
 }
 
 Result<std::unique_ptr<ActionLedger>> ActionLedger::Open(const std::string& path) {

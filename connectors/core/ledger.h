@@ -26,6 +26,9 @@ class ActionLedger {
  public:
   // Opens or creates `path` (its folder must exist) and reads the records back.
   static Result<std::unique_ptr<ActionLedger>> Open(const std::string& path);
+  // A connector's ledger, <state_dir>/ledger.log, creating the folder first; null when
+  // `state_dir` is empty (the connector then keeps no ledger).
+  static Result<std::unique_ptr<ActionLedger>> OpenInStateDir(const std::string& state_dir);
   ~ActionLedger();
   ActionLedger(const ActionLedger&) = delete;
   ActionLedger& operator=(const ActionLedger&) = delete;

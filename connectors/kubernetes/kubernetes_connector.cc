@@ -51,17 +51,11 @@ Result<std::unique_ptr<KubernetesConnector>> KubernetesConnector::Create(const m
   http.user_agent = "gpufed-kubernetes-connector";
   Result<std::unique_ptr<http::Client>> client = http::Client::Create(http, options.sleep);
   if (!client.ok()) return client.status();
-  std::unique_ptr<ActionLedger> ledger;
-  if (!options.state_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(options.state_dir, ec);
-    Result<std::unique_ptr<ActionLedger>> opened = ActionLedger::Open(options.state_dir + "/ledger.log");
-    if (!opened.ok()) return opened.status();
-    ledger = std::move(opened).value();
-  }
+  Result<std::unique_ptr<ActionLedger>> ledger = ActionLedger::OpenInStateDir(options.state_dir);
+  if (!ledger.ok()) return ledger.status();
   auto api = std::make_unique<KubeApi>(std::move(client).value(), options.credentials.token_file);
   return std::unique_ptr<KubernetesConnector>(
-      new KubernetesConnector(cluster, std::move(options), std::move(api), std::move(ledger)));
+      new KubernetesConnector(cluster, std::move(options), std::move(api), std::move(ledger).value()));
 }
 
 std::string KubernetesConnector::JobsPath() const { return "/apis/batch/v1/namespaces/" + options_.ns + "/jobs"; }

@@ -258,7 +258,7 @@ Status RegisterLocalConnector(ConnectorRegistry& registry) {
     std::error_code ec;
     std::filesystem::create_directories(ctx.state_dir + "/jobs", ec);
     if (ec) return Unavailable("create " + ctx.state_dir + ": " + ec.message());
-    Result<std::unique_ptr<ActionLedger>> ledger = ActionLedger::Open(ctx.state_dir + "/ledger.log");
+    Result<std::unique_ptr<ActionLedger>> ledger = ActionLedger::OpenInStateDir(ctx.state_dir);
     if (!ledger.ok()) return ledger.status();
     return std::unique_ptr<Connector>(
         std::make_unique<LocalConnector>(cluster, ctx.state_dir, std::move(ledger).value(), ctx.clock));

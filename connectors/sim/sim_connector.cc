@@ -1,6 +1,5 @@
 #include "connectors/sim/sim_connector.h"
 
-#include <filesystem>
 
 #include "connectors/core/action_json.h"
 
@@ -78,16 +77,10 @@ Status RegisterSimConnector(ConnectorRegistry& registry) {
       if (!scenario.ok()) return scenario.status();
       failures = scenario->FailuresOf(cluster.metadata.name);
     }
-    std::unique_ptr<ActionLedger> ledger;
-    if (!ctx.state_dir.empty()) {
-      std::error_code ec;
-      std::filesystem::create_directories(ctx.state_dir, ec);
-      if (ec) return Unavailable("create " + ctx.state_dir + ": " + ec.message());
-      Result<std::unique_ptr<ActionLedger>> opened = ActionLedger::Open(ctx.state_dir + "/ledger.log");
-      if (!opened.ok()) return opened.status();
-      ledger = std::move(opened).value();
-    }
-    return std::unique_ptr<Connector>(std::make_unique<SimConnector>(cluster, std::move(failures), std::move(ledger)));
+    Result<std::unique_ptr<ActionLedger>> ledger = ActionLedger::OpenInStateDir(ctx.state_dir);
+    if (!ledger.ok()) return ledger.status();
+    return std::unique_ptr<Connector>(
+        std::make_unique<SimConnector>(cluster, std::move(failures), std::move(ledger).value()));
   });
 }
 

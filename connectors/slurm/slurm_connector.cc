@@ -1,7 +1,6 @@
 #include "connectors/slurm/slurm_connector.h"
 
 #include <cstdlib>
-#include <filesystem>
 
 #include <nlohmann/json.hpp>
 
@@ -247,15 +246,9 @@ Result<std::unique_ptr<SlurmConnector>> CreateSlurmConnector(const model::Cluste
   settings.unix_now = hooks.unix_now;
   Result<std::unique_ptr<SlurmClient>> client = SlurmClient::Create(settings, hooks.sleep);
   if (!client.ok()) return client.status();
-  std::unique_ptr<ActionLedger> ledger;
-  if (!ctx.state_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(ctx.state_dir, ec);
-    if (ec) return Unavailable("create " + ctx.state_dir + ": " + ec.message());
-    Result<std::unique_ptr<ActionLedger>> opened = ActionLedger::Open(ctx.state_dir + "/ledger.log");
-    if (!opened.ok()) return opened.status();
-    ledger = std::move(opened).value();
-  }
+  Result<std::unique_ptr<ActionLedger>> opened = ActionLedger::OpenInStateDir(ctx.state_dir);
+  if (!opened.ok()) return opened.status();
+  std::unique_ptr<ActionLedger> ledger = std::move(opened).value();
   std::function<int64_t()> unix_now = hooks.unix_now;
   if (!unix_now) {
     unix_now = [] {

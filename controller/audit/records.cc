@@ -5,26 +5,9 @@
 #include "controller/audit/inputs.h"
 
 namespace gpufed::audit {
-namespace {
-
-nlohmann::json ScoreJson(const placement::ScoreBreakdown& s) {
-  return {{"cost", s.cost}, {"locality", s.locality}, {"fragmentation", s.fragmentation},
-          {"onprem", s.onprem}, {"lua", s.lua}, {"total", s.total}};
-}
-
-}  // namespace
-
 AuditRecord DecisionRecord(const placement::Decision& d, const DecisionContext& c) {
   nlohmann::json verdicts = nlohmann::json::array();
-  for (const placement::ClusterVerdict& v : d.verdicts) {
-    nlohmann::json j = {{"cluster", v.cluster}, {"eligible", v.eligible}, {"fitsNow", v.fits_now}};
-    if (!v.rule.empty()) j["rule"] = v.rule;
-    if (!v.reason.empty()) j["reason"] = v.reason;
-    if (v.eligible) j["cost"] = v.cost.ToString();
-    if (v.fits_now) j["score"] = ScoreJson(v.score);
-    if (!v.warnings.empty()) j["warnings"] = v.warnings;
-    verdicts.push_back(std::move(j));
-  }
+  for (const placement::ClusterVerdict& v : d.verdicts) verdicts.push_back(placement::ClusterVerdictToJson(v));
   nlohmann::json p = {{"revision", c.revision},
                       {"inputs", c.inputs},
                       {"workload", d.workload},

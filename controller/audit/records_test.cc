@@ -23,14 +23,26 @@ TEST(WorkloadDocument, RoundTripsThroughTheLoaderForEveryQuickstartWorkload) {
   }
 }
 
-TEST(PlanRecords, CarriesSpecHashTargetAndBudgetLeft) {
-  config::LoadResult repo = config::LoadRepository({kQuickstart});
-  ASSERT_TRUE(repo.ok());
+// The quickstart repository, every workload pending, and its plan.
+class PlanRecords : public ::testing::Test {
+ protected:
+  void MakeQuickstartPlan(size_t explain_clusters = placement::Snapshot::kExplainAllClusters) {
+    repo = config::LoadRepository({kQuickstart});
+    ASSERT_TRUE(repo.ok());
+    snapshot.config = &repo.config;
+    snapshot.explain_clusters = explain_clusters;
+    for (const model::Workload& w : repo.config.workloads) snapshot.pending.push_back(&w);
+    plan = placement::MakePlan(snapshot);
+  }
+
+  config::LoadResult repo;
   placement::Snapshot snapshot;
-  snapshot.config = &repo.config;
-  for (const model::Workload& w : repo.config.workloads) snapshot.pending.push_back(&w);
-  placement::Plan plan = placement::MakePlan(snapshot);
-  std::vector<AuditRecord> records = PlanRecords(plan, snapshot, "sha256:abc");
+  placement::Plan plan;
+};
+
+TEST_F(PlanRecords, CarriesSpecHashTargetAndBudgetLeft) {
+  ASSERT_NO_FATAL_FAILURE(MakeQuickstartPlan());
+  std::vector<AuditRecord> records = audit::PlanRecords(plan, snapshot, "sha256:abc");
   ASSERT_EQ(records.size(), plan.decisions.size());
   int placed = 0;
   for (size_t i = 0; i < records.size(); ++i) {
@@ -48,15 +60,9 @@ TEST(PlanRecords, CarriesSpecHashTargetAndBudgetLeft) {
   EXPECT_GT(placed, 0);
 }
 
-TEST(PlanRecords, LargeFederationsRecordGroupsForTheClustersNotListed) {
-  config::LoadResult repo = config::LoadRepository({kQuickstart});
-  ASSERT_TRUE(repo.ok());
-  placement::Snapshot snapshot;
-  snapshot.config = &repo.config;
-  snapshot.explain_clusters = 1;  // the quickstart's three clusters count as "large"
-  for (const model::Workload& w : repo.config.workloads) snapshot.pending.push_back(&w);
-  placement::Plan plan = placement::MakePlan(snapshot);
-  std::vector<AuditRecord> records = PlanRecords(plan, snapshot, "sha256:abc");
+TEST_F(PlanRecords, LargeFederationsRecordGroupsForTheClustersNotListed) {
+  ASSERT_NO_FATAL_FAILURE(MakeQuickstartPlan(1));  // the quickstart's three clusters count as "large"
+  std::vector<AuditRecord> records = audit::PlanRecords(plan, snapshot, "sha256:abc");
   int grouped = 0;
   for (size_t i = 0; i < records.size(); ++i) {
     const nlohmann::json& p = records[i].payload;
@@ -74,15 +80,10 @@ TEST(PlanRecords, LargeFederationsRecordGroupsForTheClustersNotListed) {
   EXPECT_GT(grouped, 0);
 }
 
-TEST(PlanRecords, BudgetLeftFallsWithEachPlacementOfTheTenant) {
-  config::LoadResult repo = config::LoadRepository({kQuickstart});
-  ASSERT_TRUE(repo.ok());
-  placement::Snapshot snapshot;
-  snapshot.config = &repo.config;
-  for (const model::Workload& w : repo.config.workloads) snapshot.pending.push_back(&w);
-  placement::Plan plan = placement::MakePlan(snapshot);
+TEST_F(PlanRecords, BudgetLeftFallsWithEachPlacementOfTheTenant) {
+  ASSERT_NO_FATAL_FAILURE(MakeQuickstartPlan());
   std::map<std::string, std::vector<std::string>> left;
-  for (const AuditRecord& r : PlanRecords(plan, snapshot, "")) {
+  for (const AuditRecord& r : audit::PlanRecords(plan, snapshot, "")) {
     if (r.payload.contains("budgetLeft") && r.payload["outcome"] == "placed") {
       left[r.payload["tenant"]].push_back(r.payload["budgetLeft"]);
     }

@@ -88,18 +88,7 @@ std::string RenderPlanTable(const placement::Plan& plan, const model::Config& co
 
 nlohmann::json DecisionToJson(const placement::Decision& d) {
   nlohmann::json verdicts = nlohmann::json::array();
-  for (const placement::ClusterVerdict& v : d.verdicts) {
-    nlohmann::json j = {{"cluster", v.cluster}, {"eligible", v.eligible}, {"fitsNow", v.fits_now}};
-    if (!v.rule.empty()) j["rule"] = v.rule;
-    if (!v.reason.empty()) j["reason"] = v.reason;
-    if (v.eligible) j["cost"] = v.cost.ToString();
-    if (v.fits_now) {
-      j["score"] = {{"cost", v.score.cost}, {"locality", v.score.locality}, {"fragmentation", v.score.fragmentation},
-                    {"onprem", v.score.onprem}, {"lua", v.score.lua}, {"total", v.score.total}};
-    }
-    if (!v.warnings.empty()) j["warnings"] = v.warnings;
-    verdicts.push_back(std::move(j));
-  }
+  for (const placement::ClusterVerdict& v : d.verdicts) verdicts.push_back(placement::ClusterVerdictToJson(v));
   nlohmann::json out = {{"workload", d.workload}, {"tenant", d.tenant}, {"priority", d.priority},
                         {"outcome", placement::OutcomeName(d.outcome)}, {"reason", d.reason}};
   if (d.outcome == placement::Outcome::kPlaced) {

@@ -1,11 +1,12 @@
 #pragma once
 // The placer's view of policy code (Lua hooks). Implemented in policies/runtime; the
 // placer only sees this interface, so it stays pure and testable with fakes.
-#include <compare>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "controller/common/view_read.h"
 
 namespace gpufed::placement {
 
@@ -15,16 +16,6 @@ struct HookOutcome {
   std::string reason;
   bool error = false;       // the hook failed; `reason` carries file:line and message
   bool enforced = true;     // false for warn/dryrun policies: reported, never binding
-};
-
-// Something filter or score hooks learned about the workload view: the value at a JSON
-// pointer (for an object or array: only that it is one), an array's length, or a whole
-// subtree. See PolicyHooks::RecordWorkloadReads.
-struct ViewRead {
-  enum class Kind { kValue, kLength, kWhole };
-  std::string pointer;  // RFC 6901; "" is the view itself
-  Kind kind = Kind::kValue;
-  auto operator<=>(const ViewRead&) const = default;
 };
 
 // What `read` observes in `view`: equal strings for equal observations.

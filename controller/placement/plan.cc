@@ -15,6 +15,21 @@ const char* OutcomeName(Outcome outcome) {
 
 Plan MakePlan(const Snapshot& snapshot) { return Placer(snapshot).Run(); }
 
+nlohmann::json ScoreToJson(const ScoreBreakdown& s) {
+  return {{"cost", s.cost},     {"locality", s.locality}, {"fragmentation", s.fragmentation},
+          {"onprem", s.onprem}, {"lua", s.lua},           {"total", s.total}};
+}
+
+nlohmann::json ClusterVerdictToJson(const ClusterVerdict& v) {
+  nlohmann::json j = {{"cluster", v.cluster}, {"eligible", v.eligible}, {"fitsNow", v.fits_now}};
+  if (!v.rule.empty()) j["rule"] = v.rule;
+  if (!v.reason.empty()) j["reason"] = v.reason;
+  if (v.eligible) j["cost"] = v.cost.ToString();
+  if (v.fits_now) j["score"] = ScoreToJson(v.score);
+  if (!v.warnings.empty()) j["warnings"] = v.warnings;
+  return j;
+}
+
 nlohmann::json VerdictGroupsToJson(const std::vector<VerdictGroup>& groups) {
   nlohmann::json out = nlohmann::json::array();
   for (const VerdictGroup& g : groups) {

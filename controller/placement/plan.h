@@ -152,6 +152,14 @@ struct Plan {
 
 Plan MakePlan(const Snapshot& snapshot);
 
+// {"cost", "locality", "fragmentation", "onprem", "lua", "total"}.
+nlohmann::json ScoreToJson(const ScoreBreakdown& score);
+
+// One cluster's verdict as JSON, as `gpufed plan --output json` and audit records show it:
+// {"cluster", "eligible", "fitsNow", "rule"?, "reason"?, "cost" (when eligible),
+//  "score" {...} (when it fits now), "warnings"?}.
+nlohmann::json ClusterVerdictToJson(const ClusterVerdict& verdict);
+
 // Decision::verdict_groups as JSON (plan output, decision log and audit records):
 // [{"rule", "reason", "clusters", "examples"}], rule omitted when empty.
 nlohmann::json VerdictGroupsToJson(const std::vector<VerdictGroup>& groups);

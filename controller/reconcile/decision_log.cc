@@ -9,8 +9,7 @@ nlohmann::json DecisionToJson(const placement::Decision& d, const DecisionContex
     if (!v.rule.empty()) j["rule"] = v.rule;
     if (!v.reason.empty()) j["reason"] = v.reason;
     if (v.eligible) {
-      j["score"] = {{"cost", v.score.cost},         {"locality", v.score.locality}, {"fragmentation", v.score.fragmentation},
-                    {"onprem", v.score.onprem},     {"lua", v.score.lua},           {"total", v.score.total}};
+      j["score"] = placement::ScoreToJson(v.score);
       j["cost"] = v.cost.ToString();
     }
     if (!v.warnings.empty()) j["warnings"] = v.warnings;

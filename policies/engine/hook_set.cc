@@ -1,6 +1,7 @@
 #include "policies/engine/hook_set.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include <nlohmann/json.hpp>
 
@@ -100,15 +101,11 @@ bool HookSet::RecordWorkloadReads(bool on) {
   return true;
 }
 
-std::vector<placement::ViewRead> HookSet::TakeWorkloadReads() {
-  std::vector<placement::ViewRead> reads;
+std::vector<ViewRead> HookSet::TakeWorkloadReads() {
+  std::vector<ViewRead> reads;
   for (Entry& e : entries_) {
-    for (ViewRead& r : e.file->TakeReads()) {
-      const auto kind = r.kind == ViewRead::Kind::kValue    ? placement::ViewRead::Kind::kValue
-                        : r.kind == ViewRead::Kind::kLength ? placement::ViewRead::Kind::kLength
-                                                            : placement::ViewRead::Kind::kWhole;
-      reads.push_back({std::move(r.pointer), kind});
-    }
+    std::vector<ViewRead> file_reads = e.file->TakeReads();
+    reads.insert(reads.end(), std::make_move_iterator(file_reads.begin()), std::make_move_iterator(file_reads.end()));
   }
   std::sort(reads.begin(), reads.end());
   reads.erase(std::unique(reads.begin(), reads.end()), reads.end());

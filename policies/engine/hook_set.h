@@ -30,7 +30,7 @@ class HookSet : public placement::PolicyHooks {
                std::vector<std::string>& errors) override;
 
   bool RecordWorkloadReads(bool on) override;
-  std::vector<placement::ViewRead> TakeWorkloadReads() override;
+  std::vector<ViewRead> TakeWorkloadReads() override;
 
   bool empty() const { return entries_.empty(); }
   void EnableCoverage(bool enabled);

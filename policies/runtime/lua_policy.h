@@ -37,7 +37,6 @@
 // Give each worker its own instance; Load the same source once per worker.
 #include <cstddef>
 #include <cstdint>
-#include <compare>
 #include <memory>
 #include <set>
 #include <string>
@@ -46,6 +45,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "controller/common/view_read.h"
 #include "policies/runtime/hook_result.h"
 
 struct lua_State;
@@ -84,17 +84,6 @@ struct HookContext {
   // The Policy's `params`, passed as the hooks' last argument (admit(w, p),
   // filter(w, c, p), score(w, c, p)) as a read-only view; null passes nothing.
   const nlohmann::json* params = nullptr;
-};
-
-// Something a hook call learned about its workload argument (the first one): the
-// scalar (or kind of container) at a JSON pointer, an array's length, or a whole
-// subtree (iterated with pairs). Recorded while LuaPolicyFile::RecordReads is on, so a
-// caller can reuse a result for another workload that looks the same at these places.
-struct ViewRead {
-  enum class Kind { kValue, kLength, kWhole };
-  std::string pointer;  // RFC 6901; "" is the workload itself
-  Kind kind = Kind::kValue;
-  auto operator<=>(const ViewRead&) const = default;
 };
 
 struct Verdict {
