@@ -112,20 +112,25 @@ TEST(AuditWiring, QuickstartJournalVerifiesAndHoldsEveryDecisionBeforeItsAction)
   EXPECT_EQ(records.rbegin()->second["kind"], "checkpoint");
 }
 
+// A sim-connector controller over <dir>/repo whose audit journal writes through `fault`.
+void OpenOverFaultEnv(Harness& h, const std::string& dir, audit::testing::FaultEnv* fault) {
+  ASSERT_TRUE(connectors::sim::RegisterSimConnector(h.registry).ok());
+  reconcile::ControllerOptions o;
+  o.config_dir = dir + "/repo";
+  o.state_dir = dir + "/state";
+  o.audit_env = fault;
+  auto c = reconcile::Controller::Open(o, h.registry, &h.clock);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  h.controller = std::move(c).value();
+}
+
 TEST(AuditWiring, AJournalThatCannotBeWrittenStopsPlacementAndIsNotReady) {
   std::string dir = FreshDir("audit_fault");
   std::ofstream(dir + "/repo/work.yaml") << WorkloadYaml("a", "alpha", 8, "2h") << "---\n"
                                          << WorkloadYaml("b", "alpha", 4, "1h");
   audit::testing::FaultEnv fault;
   Harness h;
-  ASSERT_TRUE(connectors::sim::RegisterSimConnector(h.registry).ok());
-  reconcile::ControllerOptions o;
-  o.config_dir = dir + "/repo";
-  o.state_dir = dir + "/state";
-  o.audit_env = &fault;
-  auto c = reconcile::Controller::Open(o, h.registry, &h.clock);
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
-  h.controller = std::move(c).value();
+  ASSERT_NO_FATAL_FAILURE(OpenOverFaultEnv(h, dir, &fault));
   fault.fail_sync = true;  // from the first pass on, nothing can be made durable
   for (int i = 0; i < 10; ++i) {
     (void)h.controller->Pass();
@@ -148,14 +153,7 @@ TEST(AuditWiring, AJournalThatFailsMidRunStopsNewPlacements) {
   std::ofstream(dir + "/repo/work.yaml") << WorkloadYaml("a", "alpha", 4, "2h");
   audit::testing::FaultEnv fault;
   Harness h;
-  ASSERT_TRUE(connectors::sim::RegisterSimConnector(h.registry).ok());
-  reconcile::ControllerOptions o;
-  o.config_dir = dir + "/repo";
-  o.state_dir = dir + "/state";
-  o.audit_env = &fault;
-  auto c = reconcile::Controller::Open(o, h.registry, &h.clock);
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
-  h.controller = std::move(c).value();
+  ASSERT_NO_FATAL_FAILURE(OpenOverFaultEnv(h, dir, &fault));
   for (int i = 0; i < 4; ++i) {
     ASSERT_TRUE(h.controller->Pass().ok());
     h.Step();
