@@ -19,6 +19,8 @@ set -euo pipefail
 # munge and slurmctld dies: never inherit it.
 unset SLURM_JWT SLURMREST
 HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../testutil/port.sh
+. "$HERE/../testutil/port.sh"
 T0=$(date +%s.%N)
 BASE=${GPUFED_SLURM_STATE:-/tmp/gpufed-slurm}
 export GPUFED_SLURM_STATE=$BASE
@@ -70,7 +72,7 @@ if [ -f "$PIDS" ]; then
   "$HERE/stop-slurm.sh" >/dev/null 2>&1 || true
 fi
 for port in $REST_PORT $CTLD_PORT $SLURMD_PORT; do
-  ss -ltnH "sport = :$port" | grep -q . && die "port $port already in use (another Slurm? set REST_PORT/CTLD_PORT/SLURMD_PORT)"
+  port_listening "$port" && die "port $port already in use (another Slurm? set REST_PORT/CTLD_PORT/SLURMD_PORT)"
 done
 
 rm -rf "$BASE"; mkdir -p "$BASE"/{etc,state,spool/$NODE,log,dev,run,jobs}

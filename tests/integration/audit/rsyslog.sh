@@ -11,6 +11,8 @@
 # is not held in a memory queue that a crash would lose.
 set -euo pipefail
 cmd=$1 base=$2
+# shellcheck source=../../testutil/port.sh
+. "$(dirname "$0")/../../testutil/port.sh"
 case $cmd in
 start)
   port=$3
@@ -38,7 +40,7 @@ CONF
   rsyslogd -n -f "$base/rsyslog.conf" -i "$base/rsyslogd.pid" >>"$base/rsyslogd.out" 2>&1 &
   echo $! >"$base/rsyslogd.started"
   for _ in $(seq 200); do
-    if ss -ltnH "sport = :$port" 2>/dev/null | grep -q .; then exit 0; fi
+    if port_listening "$port"; then exit 0; fi
     kill -0 "$(cat "$base/rsyslogd.started")" 2>/dev/null || { cat "$base/rsyslogd.out" >&2; exit 1; }
     sleep 0.025
   done
