@@ -7,6 +7,7 @@
 #include "controller/config/decoders.h"
 #include "controller/config/references.h"
 #include "controller/config/repository.h"
+#include "controller/config/yaml_guard.h"
 
 namespace gpufed::config {
 namespace fs = std::filesystem;
@@ -112,6 +113,12 @@ void DecodeDocument(const YamlField& doc, model::Config& config) {
 void LoadDocuments(const std::string& text, const std::string& file, const LoadOptions& options,
                    std::vector<Reference>& references, LoadResult& result) {
   DocumentContext context{file, &result.diagnostics, &references};
+  // LoadAll must not see text on which yaml-cpp 0.7 never returns (see yaml_guard.h).
+  YamlStreamProblem problem = CheckYamlStream(text, options.max_documents_per_file);
+  if (problem.found) {
+    result.diagnostics.Add({file, problem.line, problem.column, "", problem.message});
+    return;
+  }
   std::vector<YAML::Node> documents;
   try {
     documents = YAML::LoadAll(text);
