@@ -149,7 +149,10 @@ Result<SlurmClient::Exchange> SlurmClient::Send(const std::string& method, const
   CallContext call = ctx;
   if (settings_.timeout < call.timeout) call.timeout = settings_.timeout;
   Result<http::Response> response = http_->Do(request, call);
-  if (!response.ok()) return Status(response.status().code(), "slurmrestd " + what + ": " + response.status().message());
+  if (!response.ok()) {
+    Drop();  // slurmrestd went away (or never answered): negotiate again when it is back
+    return Status(response.status().code(), "slurmrestd " + what + ": " + response.status().message());
+  }
 
   Exchange out{response->status, json::parse(response->body, nullptr, false), response->body};
   int code = out.status;
@@ -192,10 +195,12 @@ Result<json> SlurmClient::Call(const std::string& method, const std::string& pat
     if (s.code() == StatusCode::kNotFound) return s;
   }
   if (code == 404) {
+    Drop();  // an upgraded Slurm may have dropped this version
     return FailedPrecondition("slurmrestd does not serve " + path + " (HTTP 404: " + Excerpt(ex->text) +
                               "); it no longer offers " + api.version() + "? (negotiated again on the next call)");
   }
   if (reply.is_discarded()) {
+    Drop();  // not slurmrestd's JSON: a proxy in between, or another server on the port
     if (code >= 200 && code < 300) return Unavailable(what + ": malformed reply (not JSON): " + Excerpt(ex->text));
     std::string msg = what + ": HTTP " + std::to_string(code) + " " + Excerpt(ex->text);
     if (code >= 500 || code == 429) return Unavailable(msg);
@@ -207,21 +212,23 @@ Result<json> SlurmClient::Call(const std::string& method, const std::string& pat
   return StatusFromSlurmErrors(api.ParseErrors(reply), code, what);
 }
 
+void SlurmClient::Drop() {
+  std::lock_guard<std::mutex> lock(mu_);
+  api_ = nullptr;
+  pinged_ = false;
+}
+
 template <typename T>
 T SlurmClient::Noted(T result) {
-  const Status& s = [&]() -> const Status& {
-    if constexpr (std::is_same_v<T, Status>) {
-      return result;
-    } else {
-      return result.status();
-    }
-  }();
-  bool lost = s.code() == StatusCode::kUnavailable || s.code() == StatusCode::kDeadlineExceeded ||
-              (s.code() == StatusCode::kFailedPrecondition && s.message().find("(HTTP 404") != std::string::npos);
-  if (lost) {
-    std::lock_guard<std::mutex> lock(mu_);
-    api_ = nullptr;
+  // A reply of the negotiated version that does not read as one (the adapters report that
+  // as Unavailable): negotiate again.
+  const Status* s = nullptr;
+  if constexpr (std::is_same_v<T, Status>) {
+    s = &result;
+  } else {
+    s = &result.status();
   }
+  if (s->code() == StatusCode::kUnavailable) Drop();
   return result;
 }
 
@@ -244,20 +251,35 @@ Result<std::vector<std::string>> SlurmClient::Offered(const CallContext& ctx) {
 }
 
 Status SlurmClient::Connect(const CallContext& ctx) {
-  if (connected()) return Status::Ok();
-  Result<std::vector<std::string>> offered = Noted(Offered(ctx));
-  if (!offered.ok()) return offered.status();
-  Result<const ApiMapping*> api = ChooseApi(settings_.api_version, *offered, settings_.endpoint);
-  if (!api.ok()) return api.status();
-  // The ping confirms the chosen version answers and says which Slurm this is. It proves
-  // nothing about the token (24.11 answers it 200 "DOWN" for a rejected one).
-  Result<json> reply = Noted(Call("GET", (*api)->PingPath(), "", ctx, **api));
+  const ApiMapping* api = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (api_ != nullptr && pinged_) return Status::Ok();
+    api = api_;
+  }
+  if (api == nullptr) {
+    Result<std::vector<std::string>> offered = Offered(ctx);
+    if (!offered.ok()) return offered.status();
+    Result<const ApiMapping*> chosen = ChooseApi(settings_.api_version, *offered, settings_.endpoint);
+    if (!chosen.ok()) return chosen.status();
+    api = *chosen;
+    // Connected: the version is served. Slurm-level failures from here on (slurmctld
+    // down, a token it rejects) do not mean the server changed.
+    std::lock_guard<std::mutex> lock(mu_);
+    api_ = api;
+    server_ = {api->version(), "", *offered};
+  }
+  // The ping says which Slurm this is (retried on later calls until it answers). It
+  // proves nothing about the token: 24.11 answers it 200 "DOWN" for a rejected one.
+  Result<json> reply = Call("GET", api->PingPath(), "", ctx, *api);
   if (!reply.ok()) return reply.status();
-  Result<PingReply> ping = Noted((*api)->ParsePing(*reply));
+  Result<PingReply> ping = Noted(api->ParsePing(*reply));
   if (!ping.ok()) return ping.status();
   std::lock_guard<std::mutex> lock(mu_);
-  api_ = *api;
-  server_ = {(*api)->version(), ping->release, *offered};
+  if (api_ == api) {
+    server_.release = ping->release;
+    pinged_ = true;
+  }
   return Status::Ok();
 }
 
@@ -281,7 +303,7 @@ Result<const ApiMapping*> SlurmClient::Ready(const CallContext& ctx) {
 Result<std::vector<SlurmNode>> SlurmClient::Nodes(const CallContext& ctx) {
   Result<const ApiMapping*> api = Ready(ctx);
   if (!api.ok()) return api.status();
-  Result<json> reply = Noted(Call("GET", (*api)->NodesPath(), "", ctx, **api));
+  Result<json> reply = (Call("GET", (*api)->NodesPath(), "", ctx, **api));
   if (!reply.ok()) return reply.status();
   return Noted((*api)->ParseNodes(*reply));
 }
@@ -289,7 +311,7 @@ Result<std::vector<SlurmNode>> SlurmClient::Nodes(const CallContext& ctx) {
 Result<std::vector<SlurmPartition>> SlurmClient::Partitions(const CallContext& ctx) {
   Result<const ApiMapping*> api = Ready(ctx);
   if (!api.ok()) return api.status();
-  Result<json> reply = Noted(Call("GET", (*api)->PartitionsPath(), "", ctx, **api));
+  Result<json> reply = (Call("GET", (*api)->PartitionsPath(), "", ctx, **api));
   if (!reply.ok()) return reply.status();
   return Noted((*api)->ParsePartitions(*reply));
 }
@@ -297,7 +319,7 @@ Result<std::vector<SlurmPartition>> SlurmClient::Partitions(const CallContext& c
 Result<std::vector<SlurmJob>> SlurmClient::Jobs(const CallContext& ctx) {
   Result<const ApiMapping*> api = Ready(ctx);
   if (!api.ok()) return api.status();
-  Result<json> reply = Noted(Call("GET", (*api)->JobsPath(), "", ctx, **api));
+  Result<json> reply = (Call("GET", (*api)->JobsPath(), "", ctx, **api));
   if (!reply.ok()) return reply.status();
   return Noted((*api)->ParseJobs(*reply));
 }
@@ -306,7 +328,7 @@ Result<std::optional<SlurmJob>> SlurmClient::Job(int64_t job_id, const CallConte
   Result<const ApiMapping*> api = Ready(ctx);
   if (!api.ok()) return api.status();
   std::string path = (*api)->JobPath(job_id);
-  Result<json> reply = Noted(Call("GET", path, "", ctx, **api));
+  Result<json> reply = (Call("GET", path, "", ctx, **api));
   if (!reply.ok()) {
     if (reply.status().code() == StatusCode::kNotFound) return std::optional<SlurmJob>();
     return reply.status();
@@ -322,7 +344,7 @@ Result<std::optional<SlurmJob>> SlurmClient::Job(int64_t job_id, const CallConte
 Result<SubmitReply> SlurmClient::Submit(const JobRequest& request, const CallContext& ctx) {
   Result<const ApiMapping*> api = Ready(ctx);
   if (!api.ok()) return api.status();
-  Result<json> reply = Noted(Call("POST", (*api)->SubmitPath(), (*api)->BuildSubmit(request).dump(), ctx, **api));
+  Result<json> reply = (Call("POST", (*api)->SubmitPath(), (*api)->BuildSubmit(request).dump(), ctx, **api));
   if (!reply.ok()) return reply.status();
   return Noted((*api)->ParseSubmit(*reply));
 }
@@ -330,9 +352,9 @@ Result<SubmitReply> SlurmClient::Submit(const JobRequest& request, const CallCon
 Status SlurmClient::Cancel(int64_t job_id, const CallContext& ctx) {
   Result<const ApiMapping*> api = Ready(ctx);
   if (!api.ok()) return api.status();
-  Result<json> reply = Noted(Call("DELETE", (*api)->JobPath(job_id), "", ctx, **api));
+  Result<json> reply = (Call("DELETE", (*api)->JobPath(job_id), "", ctx, **api));
   if (!reply.ok()) return reply.status();
-  Status s = Noted((*api)->ParseCancel(*reply, job_id));
+  Status s = (*api)->ParseCancel(*reply, job_id);
   if (!s.ok() || (*api)->CancelReportsFailures()) return s;
   // v0.0.40/v0.0.41 say "done" even for a job that does not exist: look.
   Result<std::optional<SlurmJob>> job = Job(job_id, ctx);

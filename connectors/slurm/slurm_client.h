@@ -19,10 +19,11 @@
 //                      404), or it offers no API version gpufed speaks (or not the pinned one)
 //
 // Connection: the first request negotiates the version (GET /openapi/v3, then a ping of
-// the chosen version for the Slurm release). Any failure that may mean slurmrestd went
-// away or changed (unreachable, timeout, HTTP 5xx, a 404 for a versioned path) drops the
-// connection, and the next request negotiates again: an upgraded Slurm is spoken to in
-// its new version without a restart.
+// the chosen version for the Slurm release). A failure that may mean slurmrestd went away
+// or changed (unreachable, timeout, a reply that is not its JSON or does not parse as the
+// negotiated version, a 404 for a versioned path) drops the connection, and the next
+// request negotiates again: an upgraded Slurm is spoken to in its new version without a
+// restart. Slurm's own errors (slurmctld down, a refused request) keep it.
 //
 // After a credential failure the same token is not sent again for `auth_retry`: calls
 // fail fast with the same error, so a bad token never turns into a retry storm.
@@ -121,7 +122,9 @@ class SlurmClient {
   Result<std::vector<std::string>> Offered(const CallContext& ctx);
   // The adapter to use, connecting first when needed.
   Result<const ApiMapping*> Ready(const CallContext& ctx);
-  // Drops the connection after a failure that may mean the server went away or changed.
+  // Forgets the negotiated version: the next request negotiates again.
+  void Drop();
+  // Drops the connection when a reply of the negotiated version does not parse as one.
   template <typename T>
   T Noted(T result);
 
@@ -132,6 +135,7 @@ class SlurmClient {
   Duration rejected_until_;
   Status rejected_status_;
   const ApiMapping* api_ = nullptr;      // null: not connected
+  bool pinged_ = false;                  // the release is known (pinged since connecting)
   ServerInfo server_;
 };
 

@@ -56,20 +56,28 @@ TEST_F(SlurmNegotiation, UpgradeUnderARunningConnectorIsNegotiatedAgain) {
   Result<Observation> before = c->Observe(Ctx());
   ASSERT_TRUE(before.ok());
   EXPECT_EQ(before->api_version, "v0.0.38");
-  // slurmctld goes down, Slurm is upgraded to 24.11, and comes back.
+  // slurmctld down is Slurm's own error: the version stays, nothing is negotiated again.
   fake_.set_mode(FakeSlurmrestd::Mode::kCtldDown);
   EXPECT_EQ(c->Observe(Ctx()).status().code(), StatusCode::kUnavailable);
-  fake_.Offer(testing::Offer2411());
   fake_.set_mode(FakeSlurmrestd::Mode::kOk);
+  ASSERT_TRUE(c->Observe(Ctx()).ok());
+  EXPECT_EQ(fake_.openapi_reads(), 1);
+  // Slurm upgraded to 24.11: the old path answers 404, the next call negotiates again.
+  fake_.Offer(testing::Offer2411());
+  Result<Observation> gone = c->Observe(Ctx());
+  ASSERT_EQ(gone.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(gone.status().message().find("negotiated again"), std::string::npos) << gone.status().message();
   Result<Observation> after = c->Observe(Ctx());
   ASSERT_TRUE(after.ok()) << after.status().ToString();
   EXPECT_EQ(after->api_version, "v0.0.42");
   EXPECT_EQ(after->api_summary, "slurmrestd API v0.0.42 (Slurm 24.11.5)");
   ASSERT_EQ(after->workloads.size(), 1u);  // the job submitted through v0.0.38 is still found
   EXPECT_EQ(after->workloads[0].key, "u1.a1");
-  // Without an outage: the old path answers 404, the next call negotiates again.
-  fake_.Offer(testing::Offer2205());
-  EXPECT_EQ(c->Observe(Ctx()).status().code(), StatusCode::kFailedPrecondition);
+  // A reply that does not read as the negotiated version also starts a new negotiation.
+  fake_.set_mode(FakeSlurmrestd::Mode::kMalformed);
+  EXPECT_EQ(c->Observe(Ctx()).status().code(), StatusCode::kUnavailable);
+  fake_.set_mode(FakeSlurmrestd::Mode::kOk);
+  fake_.Offer(testing::Offer2205());  // and back (a downgrade)
   Result<Observation> back = c->Observe(Ctx());
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->api_version, "v0.0.38");
