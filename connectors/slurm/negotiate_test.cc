@@ -1,6 +1,8 @@
 // Choosing the API version from what real servers offer (tests/fixtures/slurm/*/openapi_v3.json).
 #include "connectors/slurm/negotiate.h"
 
+#include <fstream>
+
 #include <gtest/gtest.h>
 
 #include "connectors/slurm/fixtures_for_test.h"
@@ -58,6 +60,28 @@ TEST(Negotiate, PinnedVersionMustBeOffered) {
   Result<const ApiMapping*> unknown = ChooseApi("v0.0.39", k2411, "http://x");
   EXPECT_EQ(unknown.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(unknown.status().message().find("auto"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpufed::connectors::slurm
+
+namespace gpufed::connectors::slurm {
+namespace {
+
+// connector.apiVersion is validated before any connector exists: by the YAML loader and
+// by the JSON Schema editors use (tests/schema checks those two agree). Both must list
+// exactly what the adapters support.
+TEST(Negotiate, SchemaAndLoaderListTheAdaptersVersions) {
+  std::ifstream in(std::string(GPUFED_SOURCE_DIR) + "/schemas/cluster.schema.json");
+  json schema = json::parse(in, nullptr, false);
+  ASSERT_FALSE(schema.is_discarded());
+  json listed = schema["$defs"]["connector"]["then"]["properties"]["apiVersion"]["enum"];
+  EXPECT_EQ(listed, json(ApiVersionSettings()));
+  std::ifstream loader(std::string(GPUFED_SOURCE_DIR) + "/controller/config/decode_cluster.cc");
+  std::string text((std::istreambuf_iterator<char>(loader)), std::istreambuf_iterator<char>());
+  std::string list;
+  for (const std::string& v : ApiVersionSettings()) list += (list.empty() ? "{" : ", ") + ("\"" + v + "\"");
+  EXPECT_NE(text.find(list + "}"), std::string::npos) << "decode_cluster.cc does not list " << list << "}";
 }
 
 }  // namespace

@@ -20,6 +20,8 @@ struct Release {
   std::string negotiated;
 };
 
+void PrintTo(const Release& r, std::ostream* os) { *os << r.name; }
+
 class SlurmConnectorTest : public testing::ConnectorTestBase, public ::testing::TestWithParam<Release> {
  protected:
   SlurmConnectorTest() : ConnectorTestBase(GetParam().offered) {}
