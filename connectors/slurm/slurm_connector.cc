@@ -151,10 +151,25 @@ Result<JobPlacement> SlurmConnector::Resolve(const Action& action, const CallCon
     if (group && !shape) shape = group;
   }
   if (shape == nullptr || gpus == 0) return placement;  // CPU-only, or nothing known: no GRES
-  if (!shape->mig_base.empty()) {
-    if (action.mig_profile.empty()) {
-      return InvalidArgument("node " + shape->observed_name + " offers only MIG-like slices; the action names no MIG profile");
+  if (!shape->mig_base.empty() && action.mig_profile.empty()) {
+    // Whole GPUs on a node's MIG-like group: the placer sees that group as a pool whose
+    // GPU may be used whole, Slurm cannot hand out slices as a whole GPU. The same Slurm
+    // node's whole GPUs of the same base are what is meant; Slurm picks free ones (or
+    // queues the job until some are).
+    const NodeGroup* whole = nullptr;
+    for (const auto& [name, g] : groups_) {
+      if (g.slurm_node == shape->slurm_node && !g.gres_type.empty() &&
+          (g.gres_type == shape->mig_base || (!shape->model.empty() && g.model == shape->model))) {
+        whole = &g;
+        break;
+      }
     }
+    if (whole == nullptr) {
+      return InvalidArgument("node " + shape->observed_name + " offers only MIG-like slices and " + shape->slurm_node +
+                             " no whole GPUs of type " + shape->mig_base + "; the action names no MIG profile");
+    }
+    placement.gres = "gpu:" + whole->gres_type + ":" + std::to_string(gpus);
+  } else if (!shape->mig_base.empty()) {
     std::string type = shape->mig_base + "_" + action.mig_profile;
     if (std::find(shape->mig_types.begin(), shape->mig_types.end(), type) == shape->mig_types.end()) {
       return InvalidArgument("node " + shape->slurm_node + " has no GRES type " + type);

@@ -70,6 +70,11 @@ TEST_P(SlurmConnectorTest, SubmitPinsTheNodeAndRequestsGresByTypeInTheVersionsSp
   bad.mig_profile = "3g.20gb";
   EXPECT_EQ(c->Apply(bad, Ctx()).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(c->Apply(SubmitAction("u4.a1", "nosuchnode"), Ctx()).status().code(), StatusCode::kInvalidArgument);
+  // A whole GPU bound to the MIG-like group: the same node's whole A100 (Slurm cannot
+  // give slices as a whole GPU).
+  ASSERT_TRUE(c->Apply(SubmitAction("u5.a1", "gpunode1:a100+mig", 1), Ctx()).ok());
+  json whole_on_mig = fake_.submit(2)["job"];
+  EXPECT_EQ(Old() ? whole_on_mig["gres"] : whole_on_mig["tres_per_node"], Old() ? "gpu:a100:1" : "gres/gpu:a100:1");
 }
 
 TEST_P(SlurmConnectorTest, RepeatedSubmitNeverCreatesASecondJob) {

@@ -4,9 +4,10 @@
 #   22.05  Debian 12's own packages on the host.
 #   24.11  Debian 13's packages in the cached trixie chroot (slurm24-rootfs.sh). Every
 #          daemon and client command runs in the chroot inside its own private mount
-#          namespace (unshare -m) that mounts /proc, a read-only /sys and the state folder
-#          (same path inside and out). Nothing is mounted on the host, so nothing has to
-#          be unmounted, and several instances can share one chroot.
+#          namespace (unshare -m) that mounts /proc, a read-only /sys and the host's data
+#          folders (/tmp, /home, /srv, ..., the state folder: see shared_dirs) at the same
+#          paths. Nothing is mounted on the host, so nothing has to be unmounted, and
+#          several instances can share one chroot.
 # Both: every command sees the host name "localhost" (see in_slurm).
 #
 # Callers set RELEASE (22.05 or 24.11) or leave it to the state folder's `release` file,
@@ -52,16 +53,35 @@ in_slurm() {
     exec_or_run unshare -u sh -c 'hostname localhost && exec env -i "$@"' sh \
       PATH="$SLURM_PATH" LANG=C.UTF-8 HOME=/root SLURM_CONF="$SLURM_CONF" "$@"
   else
-    mkdir -p "$ROOT$BASE"
+    local binds d
+    binds=$(shared_dirs)
+    for d in $binds; do mkdir -p "$ROOT$d"; done
     exec_or_run unshare -u -m --propagation private sh -c '
-      root=$1 base=$2; shift 2
-      hostname localhost && mount -t proc proc "$root/proc" && mount -t sysfs -o ro sysfs "$root/sys" &&
-        mount --bind "$base" "$root$base" ||
-        { echo "in_slurm: setting up the namespace (host name, /proc, /sys, $base) failed" >&2; exit 1; }
-      exec chroot "$root" /usr/bin/env -i "$@"' sh "$ROOT" "$BASE" \
+      root=$1 binds=$2; shift 2
+      hostname localhost && mount -t proc proc "$root/proc" && mount -t sysfs -o ro sysfs "$root/sys" ||
+        { echo "in_slurm: setting up the namespace (host name, /proc, /sys) failed" >&2; exit 1; }
+      for d in $binds; do mount --rbind "$d" "$root$d" || { echo "in_slurm: cannot bind $d" >&2; exit 1; }; done
+      exec chroot "$root" /usr/bin/env -i "$@"' sh "$ROOT" "$binds" \
       PATH="$SLURM_PATH" LANG=C.UTF-8 HOME=/root SLURM_CONF="$SLURM_CONF" "$@"
   fi
 }
+
+# shared_dirs: the host folders a 24.11 chroot sees at the same path, so jobs read and
+# write the host's files as they do on 22.05 (a workload's workingDir, its scripts, its
+# output): the usual places for user data that exist on this host, and the state folder.
+# System folders (/usr, /etc, /var, ...) stay the chroot's: they hold Slurm 24.11.
+# GPUFED_SLURM24_SHARE overrides the list (space-separated absolute paths).
+shared_dirs() {
+  local d out=""
+  for d in ${GPUFED_SLURM24_SHARE:-/tmp /var/tmp /home /srv /mnt /opt /work /data /scratch}; do
+    [ -d "$d" ] && [ ! -L "$d" ] && out="$out $d"
+  done
+  local covered=no
+  for d in $out; do case "$BASE/" in "$d"/*) covered=yes ;; esac; done
+  [ $covered = yes ] || out="$out $BASE"
+  echo "$out"
+}
+
 # `exec` when asked to replace the shell (IN_SLURM_EXEC=1), a plain run otherwise.
 exec_or_run() { if [ "${IN_SLURM_EXEC:-0}" = 1 ]; then exec "$@"; else "$@"; fi; }
 

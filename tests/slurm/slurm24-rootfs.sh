@@ -21,7 +21,8 @@ set -euo pipefail
 ROOT=${SLURM24_ROOT:-/var/cache/gpufed-slurm24/rootfs}
 SUITE=${SUITE:-trixie}
 CACHE=$(dirname "$ROOT")
-PKGS="munge slurmctld slurmd slurmrestd slurm-client slurm-wlm-jwt-plugin"
+# Slurm, and what test jobs commonly run besides coreutils and bash (jobs run in the chroot).
+PKGS="munge slurmctld slurmd slurmrestd slurm-client slurm-wlm-jwt-plugin python3-minimal procps hostname"
 CPATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 secs_since() { awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $1}"; }
 die() { echo "slurm24-rootfs: $*" >&2; exit 1; }
