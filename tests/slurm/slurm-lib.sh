@@ -33,6 +33,10 @@ slurm_settings() {
   esac
   PIDS="$BASE/pids"
   SLURM_CONF="$BASE/etc/slurm.conf"
+  # The host name the daemons see and slurm.conf names (see in_slurm). Without UTS
+  # namespaces (an unprivileged container) 22.05 falls back to the machine's own name,
+  # which must then resolve; 24.11 needs namespaces anyway (its mounts).
+  if unshare -u true 2>/dev/null; then SLURM_UTS=ns SLURM_HOST=localhost; else SLURM_UTS=host SLURM_HOST=$(hostname -s); fi
 }
 
 # release_of_state DIR: the release a state folder was started with (22.05 when unknown).
@@ -49,7 +53,9 @@ SLURM_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 # "localhost" resolves to 127.0.0.1 everywhere, while the machine's name may not (a fresh
 # chroot's /etc/hosts does not list it).
 in_slurm() {
-  if [ -z "$ROOT" ]; then
+  if [ -z "$ROOT" ] && [ "$SLURM_UTS" != ns ]; then
+    exec_or_run env -i PATH="$SLURM_PATH" LANG=C.UTF-8 HOME=/root SLURM_CONF="$SLURM_CONF" "$@"
+  elif [ -z "$ROOT" ]; then
     exec_or_run unshare -u sh -c 'hostname localhost && exec env -i "$@"' sh \
       PATH="$SLURM_PATH" LANG=C.UTF-8 HOME=/root SLURM_CONF="$SLURM_CONF" "$@"
   else

@@ -57,6 +57,12 @@ die() { echo "start-slurm ($RELEASE): $*" >&2
         for f in slurmctld.log slurmd-$NODE.log slurmctld.out slurmd.out slurmrestd.out munged.out; do
           [ -f "$BASE/log/$f" ] && { echo "--- $BASE/log/$f" >&2; tail -5 "$BASE/log/$f" >&2; }; done; exit 1; }
 [ "$(id -u)" = 0 ] || die "must run as root (slurmd, munge and the 24.11 chroot need it)"
+if [ "$SLURM_UTS" != ns ]; then
+  [ "$RELEASE" = 22.05 ] || die "needs namespaces (unshare -u -m): run as root on a VM or in a privileged container"
+  getent hosts "$SLURM_HOST" >/dev/null ||
+    die "this machine allows no UTS namespace, and its name '$SLURM_HOST' does not resolve: add it to /etc/hosts"
+  echo "start-slurm ($RELEASE): no UTS namespaces here; using the machine's name $SLURM_HOST" >&2
+fi
 
 write_token() {
   local token
@@ -164,8 +170,9 @@ HWTOPO=$(in_slurm slurmd -C | head -1 | tr ' ' '\n' | grep -E '^(CPUs|Boards|Soc
 [ -n "$HWTOPO" ] || die "slurmd -C printed no CPU topology"
 cat > "$SLURM_CONF" <<CONF
 ClusterName=$CLUSTER_NAME
-# "localhost" is the controller on any machine: no need to resolve the host's own name
-SlurmctldHost=localhost(127.0.0.1)
+# "localhost" (the host name every daemon sees in its UTS namespace) resolves on any machine;
+# the machine's own name may not (a fresh chroot's /etc/hosts need not list it)
+SlurmctldHost=$SLURM_HOST(127.0.0.1)
 SlurmctldPort=$CTLD_PORT
 SlurmdPort=$SLURMD_PORT
 # bind to the configured addresses (127.0.0.1), never INADDR_ANY
@@ -203,7 +210,7 @@ MinJobAge=300
 KillWait=5
 SlurmctldTimeout=30
 SlurmdTimeout=30
-NodeName=$NODE NodeHostname=localhost NodeAddr=127.0.0.1 $HWTOPO RealMemory=2000 Gres=gpu:a100:2,gpu:a100_1g.5gb:4 State=UNKNOWN
+NodeName=$NODE NodeHostname=$SLURM_HOST NodeAddr=127.0.0.1 $HWTOPO RealMemory=2000 Gres=gpu:a100:2,gpu:a100_1g.5gb:4 State=UNKNOWN
 PartitionName=gpu Nodes=$NODE Default=YES MaxTime=INFINITE State=UP
 CONF
 cat > "$BASE/etc/gres.conf" <<CONF
