@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by start-slurm.sh, stop-slurm.sh and slurmctld.sh: where a test Slurm lives and
 # how its commands run, for both releases.
 #
