@@ -80,7 +80,7 @@ bool HasJobId(const json& tree, int64_t id) {
   return false;
 }
 
-class Mutations : public ::testing::TestWithParam<std::string> {
+class SlurmApiMutations : public ::testing::TestWithParam<std::string> {
  protected:
   const ApiMapping& Api() const { return *FindApiMapping(GetParam()); }
 
@@ -129,7 +129,7 @@ class Mutations : public ::testing::TestWithParam<std::string> {
   }
 };
 
-TEST_P(Mutations, EveryTreeMutationGivesAResultOrANamedError) {
+TEST_P(SlurmApiMutations, EveryTreeMutationGivesAResultOrANamedError) {
   std::mt19937 rng(18);
   size_t checked = 0, required_hits = 0;
   for (const std::string& file : testing::JsonFixtures(GetParam())) {
@@ -184,7 +184,7 @@ TEST_P(Mutations, EveryTreeMutationGivesAResultOrANamedError) {
   EXPECT_GT(required_hits, 300u);  // the strictness checks really ran
 }
 
-TEST_P(Mutations, TruncatedTextsAreNamedErrors) {
+TEST_P(SlurmApiMutations, TruncatedTextsAreNamedErrors) {
   std::mt19937 rng(7);
   for (const std::string& file : testing::JsonFixtures(GetParam())) {
     std::string text = testing::FixtureText(GetParam(), file);
@@ -199,7 +199,7 @@ TEST_P(Mutations, TruncatedTextsAreNamedErrors) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllVersions, Mutations, ::testing::ValuesIn(testing::AllVersions()),
+INSTANTIATE_TEST_SUITE_P(AllVersions, SlurmApiMutations, ::testing::ValuesIn(testing::AllVersions()),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            std::string name = info.param;
                            for (char& c : name) c = c == '.' ? '_' : c;

@@ -14,7 +14,7 @@ using testing::Fixture;
 const ApiMapping& Api() { return *FindApiMapping("v0.0.38"); }
 json Rec(const std::string& name) { return Fixture("v0.0.38", name); }
 
-TEST(ApiV0038, PathsAndRegistry) {
+TEST(SlurmApiV0038, PathsAndRegistry) {
   EXPECT_EQ(FindApiMapping(""), nullptr);  // "" means auto: negotiated, not a version
   EXPECT_EQ(FindApiMapping("v0.0.39"), nullptr);
   EXPECT_EQ(Api().version(), "v0.0.38");
@@ -30,14 +30,14 @@ TEST(ApiV0038, PathsAndRegistry) {
   EXPECT_EQ(ApiVersionOrder("v0.0.4x"), -1);
 }
 
-TEST(ApiV0038, ParsesPingWithRelease) {
+TEST(SlurmApiV0038, ParsesPingWithRelease) {
   Result<PingReply> ping = Api().ParsePing(Rec("ping.json"));
   ASSERT_TRUE(ping.ok()) << ping.status().ToString();
   EXPECT_TRUE(ping->controller_up);
   EXPECT_EQ(ping->release, "22.05.8");
 }
 
-TEST(ApiV0038, ParsesIdleAndBusyNodes) {
+TEST(SlurmApiV0038, ParsesIdleAndBusyNodes) {
   Result<std::vector<SlurmNode>> idle = Api().ParseNodes(Rec("nodes_idle.json"));
   ASSERT_TRUE(idle.ok()) << idle.status().ToString();
   ASSERT_EQ(idle->size(), 1u);
@@ -65,7 +65,7 @@ TEST(ApiV0038, ParsesIdleAndBusyNodes) {
   EXPECT_EQ(b.gres_used[1].indices, (std::vector<int>{2}));
 }
 
-TEST(ApiV0038, ParsesPartitions) {
+TEST(SlurmApiV0038, ParsesPartitions) {
   Result<std::vector<SlurmPartition>> parts = Api().ParsePartitions(Rec("partitions.json"));
   ASSERT_TRUE(parts.ok()) << parts.status().ToString();
   ASSERT_EQ(parts->size(), 1u);
@@ -75,7 +75,7 @@ TEST(ApiV0038, ParsesPartitions) {
   EXPECT_TRUE((*parts)[0].is_default);
 }
 
-TEST(ApiV0038, ParsesRunningPendingAndFinishedJobs) {
+TEST(SlurmApiV0038, ParsesRunningPendingAndFinishedJobs) {
   Result<std::vector<SlurmJob>> running = Api().ParseJobs(Rec("jobs_running.json"));
   ASSERT_TRUE(running.ok()) << running.status().ToString();
   ASSERT_EQ(running->size(), 4u);
@@ -110,7 +110,7 @@ TEST(ApiV0038, ParsesRunningPendingAndFinishedJobs) {
   EXPECT_EQ((*done)[1].gres[0].count, 1);
 }
 
-TEST(ApiV0038, SubmitRepliesKeepTheirJobIdAndErrors) {
+TEST(SlurmApiV0038, SubmitRepliesKeepTheirJobIdAndErrors) {
   Result<SubmitReply> ok = Api().ParseSubmit(Rec("submit.json"));
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ(ok->job_id, 1);
@@ -125,7 +125,7 @@ TEST(ApiV0038, SubmitRepliesKeepTheirJobIdAndErrors) {
   EXPECT_EQ(refused->job_id, 0);
 }
 
-TEST(ApiV0038, RecordedFailuresMapToStatusCodes) {
+TEST(SlurmApiV0038, RecordedFailuresMapToStatusCodes) {
   struct Case {
     const char* file;
     StatusCode code;
@@ -151,7 +151,7 @@ TEST(ApiV0038, RecordedFailuresMapToStatusCodes) {
   EXPECT_TRUE(Api().CancelReportsFailures());
 }
 
-TEST(ApiV0038, BuildsSubmitBody) {
+TEST(SlurmApiV0038, BuildsSubmitBody) {
   JobRequest r;
   r.name = "gpufed-train-a1";
   r.comment = "gpufed/v1 key=k.a1";
@@ -185,7 +185,7 @@ TEST(ApiV0038, BuildsSubmitBody) {
   EXPECT_EQ(Api().BuildSubmit(r)["job"]["nodes"], json::array({2, 2}));
 }
 
-TEST(ApiV0038, WrongShapesNameVersionEndpointAndField) {
+TEST(SlurmApiV0038, WrongShapesNameVersionEndpointAndField) {
   for (const char* text : {"[]", "null", "42", "\"x\"", "{}", "{\"nodes\": {}}", "{\"nodes\": null}"}) {
     json j = json::parse(text);
     Status nodes = Api().ParseNodes(j).status();

@@ -11,7 +11,7 @@ namespace {
 
 using nlohmann::json;
 
-class ApiV004x : public ::testing::TestWithParam<std::string> {
+class SlurmApiV004x : public ::testing::TestWithParam<std::string> {
  protected:
   const ApiMapping& Api() const { return *FindApiMapping(GetParam()); }
   json Rec(const std::string& name) const { return testing::Fixture(GetParam(), name); }
@@ -29,13 +29,13 @@ class ApiV004x : public ::testing::TestWithParam<std::string> {
   }
 };
 
-TEST_P(ApiV004x, PathsCarryTheVersion) {
+TEST_P(SlurmApiV004x, PathsCarryTheVersion) {
   EXPECT_EQ(Api().version(), GetParam());
   EXPECT_EQ(Api().NodesPath(), "/slurm/" + GetParam() + "/nodes");
   EXPECT_EQ(Api().JobPath(7), "/slurm/" + GetParam() + "/job/7");
 }
 
-TEST_P(ApiV004x, PingSaysReleaseAndIsNoTokenCheck) {
+TEST_P(SlurmApiV004x, PingSaysReleaseAndIsNoTokenCheck) {
   Result<PingReply> ping = Api().ParsePing(Rec("ping.json"));
   ASSERT_TRUE(ping.ok()) << ping.status().ToString();
   EXPECT_TRUE(ping->controller_up);
@@ -47,7 +47,7 @@ TEST_P(ApiV004x, PingSaysReleaseAndIsNoTokenCheck) {
   EXPECT_FALSE(bad->controller_up);
 }
 
-TEST_P(ApiV004x, NodesWithStateListsAndGres) {
+TEST_P(SlurmApiV004x, NodesWithStateListsAndGres) {
   Result<std::vector<SlurmNode>> idle = Api().ParseNodes(Rec("nodes_idle.json"));
   ASSERT_TRUE(idle.ok()) << idle.status().ToString();
   ASSERT_EQ(idle->size(), 1u);
@@ -81,7 +81,7 @@ TEST_P(ApiV004x, NodesWithStateListsAndGres) {
   EXPECT_EQ((*d)[0].state_flags, (std::vector<std::string>{"DRAIN"}));
 }
 
-TEST_P(ApiV004x, Partitions) {
+TEST_P(SlurmApiV004x, Partitions) {
   Result<std::vector<SlurmPartition>> parts = Api().ParsePartitions(Rec("partitions.json"));
   ASSERT_TRUE(parts.ok()) << parts.status().ToString();
   ASSERT_EQ(parts->size(), 1u);
@@ -91,7 +91,7 @@ TEST_P(ApiV004x, Partitions) {
   EXPECT_EQ((*parts)[0].total_nodes, 1);
 }
 
-TEST_P(ApiV004x, JobsWhileRunning) {
+TEST_P(SlurmApiV004x, JobsWhileRunning) {
   Result<std::vector<SlurmJob>> jobs = Api().ParseJobs(Rec("jobs_running.json"));
   ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
   const SlurmJob* a100 = ByKey(*jobs, "a100");
@@ -121,7 +121,7 @@ TEST_P(ApiV004x, JobsWhileRunning) {
   EXPECT_EQ((*one)[0].job_id, a100->job_id);
 }
 
-TEST_P(ApiV004x, CancellingJobReadsCompletingAsIn2205) {
+TEST_P(SlurmApiV004x, CancellingJobReadsCompletingAsIn2205) {
   Result<std::vector<SlurmJob>> jobs = Api().ParseJobList(Rec("job_cancelling.json"), Api().JobPath(1));
   ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
   ASSERT_EQ(jobs->size(), 1u);
@@ -138,7 +138,7 @@ TEST_P(ApiV004x, CancellingJobReadsCompletingAsIn2205) {
   EXPECT_EQ((*Api().ParseJobs(both))[0].state, "COMPLETING");
 }
 
-TEST_P(ApiV004x, FinishedJobsWithExitCodesAsWaitStatus) {
+TEST_P(SlurmApiV004x, FinishedJobsWithExitCodesAsWaitStatus) {
   Result<std::vector<SlurmJob>> jobs = Api().ParseJobs(Rec("jobs_finished.json"));
   ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
   const SlurmJob* cancelled = ByKey(*jobs, "a100");
@@ -157,7 +157,7 @@ TEST_P(ApiV004x, FinishedJobsWithExitCodesAsWaitStatus) {
   EXPECT_GE(done->end_time, done->start_time);
 }
 
-TEST_P(ApiV004x, SubmitRepliesAndTheirTraps) {
+TEST_P(SlurmApiV004x, SubmitRepliesAndTheirTraps) {
   Result<SubmitReply> ok = Api().ParseSubmit(Rec("submit.json"));
   ASSERT_TRUE(ok.ok()) << ok.status().ToString();
   EXPECT_GT(ok->job_id, 0);
@@ -182,7 +182,7 @@ TEST_P(ApiV004x, SubmitRepliesAndTheirTraps) {
   }
 }
 
-TEST_P(ApiV004x, ResultAndJobIdMustAgree) {
+TEST_P(SlurmApiV004x, ResultAndJobIdMustAgree) {
   json reply = Rec("submit.json");
   if (!reply.contains("result")) {
     EXPECT_EQ(GetParam(), "v0.0.42");  // v0.0.42 dropped "result"
@@ -194,7 +194,7 @@ TEST_P(ApiV004x, ResultAndJobIdMustAgree) {
   EXPECT_NE(r.status().message().find("result.job_id"), std::string::npos) << r.status().message();
 }
 
-TEST_P(ApiV004x, CancelRepliesByVersion) {
+TEST_P(SlurmApiV004x, CancelRepliesByVersion) {
   EXPECT_TRUE(Api().ParseCancel(Rec("cancel.json"), 1).ok());
   EXPECT_TRUE(Api().ParseCancel(Rec("cancel_finished.json"), 1).ok());
   Status unknown = Api().ParseCancel(Rec("cancel_unknown.json"), 999999);
@@ -208,7 +208,7 @@ TEST_P(ApiV004x, CancelRepliesByVersion) {
   }
 }
 
-TEST_P(ApiV004x, RecordedErrorReplies) {
+TEST_P(SlurmApiV004x, RecordedErrorReplies) {
   EXPECT_EQ(Http("job_not_found.json"), 404);
   EXPECT_EQ(StatusFromSlurmErrors(Api().ParseErrors(Rec("job_not_found.json")), 404, "get").code(), StatusCode::kNotFound);
   EXPECT_EQ(Http("nodes_bad_token.json"), 511);
@@ -216,7 +216,7 @@ TEST_P(ApiV004x, RecordedErrorReplies) {
   EXPECT_EQ(Api().ParseErrors(Rec("nodes_bad_token.json"))[0].number, 1007);
 }
 
-TEST_P(ApiV004x, BuildsSubmitBodyInThisVersionsSpelling) {
+TEST_P(SlurmApiV004x, BuildsSubmitBodyInThisVersionsSpelling) {
   JobRequest r;
   r.name = "gpufed-train-a1";
   r.comment = "gpufed/v1 key=k.a1";
@@ -251,7 +251,7 @@ TEST_P(ApiV004x, BuildsSubmitBodyInThisVersionsSpelling) {
   EXPECT_EQ(multi["tasks_per_node"], 1);
 }
 
-INSTANTIATE_TEST_SUITE_P(Recorded2411, ApiV004x, ::testing::Values("v0.0.40", "v0.0.41", "v0.0.42"),
+INSTANTIATE_TEST_SUITE_P(Recorded2411, SlurmApiV004x, ::testing::Values("v0.0.40", "v0.0.41", "v0.0.42"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            std::string name = info.param;
                            for (char& c : name) c = c == '.' ? '_' : c;

@@ -15,7 +15,7 @@ using nlohmann::json;
 const std::vector<std::string> k2205 = {"v0.0.38"};
 const std::vector<std::string> k2411 = {"v0.0.40", "v0.0.41", "v0.0.42"};
 
-TEST(Negotiate, ReadsOfferedVersionsFromRecordedOpenApiDocuments) {
+TEST(SlurmNegotiate, ReadsOfferedVersionsFromRecordedOpenApiDocuments) {
   EXPECT_EQ(VersionsInOpenApi(testing::Fixture("v0.0.38", "openapi_v3.json")), k2205);
   for (const char* v : {"v0.0.40", "v0.0.41", "v0.0.42"}) {
     EXPECT_EQ(VersionsInOpenApi(testing::Fixture(v, "openapi_v3.json")), k2411) << v;
@@ -29,7 +29,7 @@ TEST(Negotiate, ReadsOfferedVersionsFromRecordedOpenApiDocuments) {
   }
 }
 
-TEST(Negotiate, AutoTakesTheNewestBothSpeak) {
+TEST(SlurmNegotiate, AutoTakesTheNewestBothSpeak) {
   for (const char* setting : {"auto", ""}) {
     Result<const ApiMapping*> old = ChooseApi(setting, k2205, "http://x");
     ASSERT_TRUE(old.ok()) << old.status().ToString();
@@ -49,7 +49,7 @@ TEST(Negotiate, AutoTakesTheNewestBothSpeak) {
   EXPECT_NE(none.status().message().find("http://slurm:6820"), std::string::npos);
 }
 
-TEST(Negotiate, PinnedVersionMustBeOffered) {
+TEST(SlurmNegotiate, PinnedVersionMustBeOffered) {
   Result<const ApiMapping*> pinned = ChooseApi("v0.0.41", k2411, "http://x");
   ASSERT_TRUE(pinned.ok());
   EXPECT_EQ((*pinned)->version(), "v0.0.41");
@@ -71,7 +71,7 @@ namespace {
 // connector.apiVersion is validated before any connector exists: by the YAML loader and
 // by the JSON Schema editors use (tests/schema checks those two agree). Both must list
 // exactly what the adapters support.
-TEST(Negotiate, SchemaAndLoaderListTheAdaptersVersions) {
+TEST(SlurmNegotiate, SchemaAndLoaderListTheAdaptersVersions) {
   std::ifstream in(std::string(GPUFED_SOURCE_DIR) + "/schemas/cluster.schema.json");
   json schema = json::parse(in, nullptr, false);
   ASSERT_FALSE(schema.is_discarded());
