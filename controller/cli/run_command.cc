@@ -113,6 +113,7 @@ int Run(RunOptions o, const connectors::ConnectorRegistry* registry) {
   auto wall_start = std::chrono::steady_clock::now();
   Duration start = clock->Now();
   std::map<std::string, bool> healthy;
+  std::map<std::string, std::string> apis;  // the API each cluster was last seen speaking
   bool audit_ok = true;
   int exit_code = 0;
   StopSignals signals;
@@ -145,6 +146,14 @@ int Run(RunOptions o, const connectors::ConnectorRegistry* registry) {
     }
     for (const auto& c : controller.Clusters()) {
       std::string name = c.value("name", "");
+      // "onprem-slurm: slurmrestd API v0.0.42 (Slurm 24.11.5)" when a connector connects
+      // (or reconnects to another version).
+      std::string api = c.value("api", "");
+      if (!api.empty() && apis[name] != api) {
+        apis[name] = api;
+        view.Event(now, name + ": " + api);
+        std::cerr << "gpufed run: " << name << ": " << api << "\n";
+      }
       bool h = c.value("healthy", false) || !c.value("observed", false);
       if (healthy.count(name) && healthy[name] != h) {
         view.Event(now, "cluster " + name + (h ? " is healthy again" : " is unhealthy: " + c.value("last_error", "")));
