@@ -40,6 +40,18 @@ slurm_settings() {
   if unshare -u true 2>/dev/null; then SLURM_UTS=ns SLURM_HOST=localhost; else SLURM_UTS=host SLURM_HOST=$(hostname -s); fi
 }
 
+# The propagation for the private mount namespaces of 24.11 (see in_slurm and
+# slurm24-rootfs.sh). `private` cannot be set when "/" is not a mount point (inside a
+# chroot, e.g. ../shared/tools/fresh-debian.sh): there, when no mount of this system is
+# shared, the new namespace's mounts cannot reach the host anyway, so `unchanged` is as
+# private. With shared mounts and no way to make them private, refuse rather than leak.
+slurm_mount_propagation() {
+  if unshare -m --propagation private true 2>/dev/null; then echo private
+  elif ! grep -q ' shared:' /proc/self/mountinfo 2>/dev/null; then echo unchanged
+  else echo "slurm: cannot make a private mount namespace here (\"/\" is not a mount point and mounts are shared)" >&2; return 1
+  fi
+}
+
 # release_of_state DIR: the release a state folder was started with (22.05 when unknown).
 release_of_state() { cat "$1/release" 2>/dev/null || echo 22.05; }
 
@@ -63,7 +75,7 @@ in_slurm() {
     local binds d
     binds=$(shared_dirs)
     for d in $binds; do mkdir -p "$ROOT$d"; done
-    exec_or_run unshare -u -m --propagation private sh -c '
+    exec_or_run unshare -u -m --propagation "$(slurm_mount_propagation)" sh -c '
       root=$1 binds=$2; shift 2
       hostname localhost && mount -t proc proc "$root/proc" && mount -t sysfs -o ro sysfs "$root/sys" ||
         { echo "in_slurm: setting up the namespace (host name, /proc, /sys) failed" >&2; exit 1; }

@@ -18,6 +18,7 @@
 # Usage: slurm24-rootfs.sh            (prints the seconds each step took; exit 0 when ready)
 # Settings: SLURM24_ROOT, MIRROR (default: the host's bookworm mirror), SUITE (trixie).
 set -euo pipefail
+. "$(cd "$(dirname "$0")" && pwd)/slurm-lib.sh"   # slurm_mount_propagation
 ROOT=${SLURM24_ROOT:-/var/cache/gpufed-slurm24/rootfs}
 SUITE=${SUITE:-trixie}
 CACHE=$(dirname "$ROOT")
@@ -75,7 +76,7 @@ cp /etc/resolv.conf "$ROOT/etc/resolv.conf" 2>/dev/null || true
 # A fresh chroot may have no /etc/hosts; the test Slurm never resolves the host's name, but
 # "localhost" must resolve for the client tools.
 grep -qs '^127\.0\.0\.1[[:space:]].*localhost' "$ROOT/etc/hosts" || printf '127.0.0.1 localhost\n::1 localhost\n' >>"$ROOT/etc/hosts"
-unshare -m --propagation private sh -c '
+unshare -m --propagation "$(slurm_mount_propagation)" sh -c '
   mount -t proc proc "$0/proc" || exit 1
   exec chroot "$0" /usr/bin/env -i PATH="$1" LANG=C.UTF-8 HOME=/root DEBIAN_FRONTEND=noninteractive sh -c "
     dpkg --configure -a && apt-get update -qq &&
