@@ -10,6 +10,7 @@ namespace gpufed::cli {
 void AddValidateCommand(CLI::App& app, int* exit_code);
 void AddPlanCommand(CLI::App& app, int* exit_code);
 void AddTestCommand(CLI::App& app, int* exit_code);
+void AddDocsCommand(CLI::App& app, int* exit_code);
 void AddAuditCommand(CLI::App& app, int* exit_code);
 // `run` creates connectors through `registry` (owned by main; may be null).
 void AddRunCommand(CLI::App& app, int* exit_code, const connectors::ConnectorRegistry* registry);

@@ -15,12 +15,16 @@ struct PlanOptions {
   std::vector<std::string> workloads;
   std::string output = "table";
   std::string now = "0s";
+  bool ignore_tests = false;
 };
 
 int RunPlan(const PlanOptions& options) {
   // The same activation rules as the controller: it validates, its Lua compiles and
-  // its PolicyTests pass, or nothing is planned.
-  policy::Candidate candidate = policy::PrepareRevision({options.config_dir});
+  // its PolicyTests pass, or nothing is planned. --ignore-tests lets an author see what
+  // a revision with failing tests would do; the controller never activates one.
+  policy::Candidate candidate = policy::PrepareRevision(
+      {options.config_dir}, options.ignore_tests ? policy::TestGate::kReport : policy::TestGate::kRequirePass);
+  for (const std::string& failing : candidate.failing_tests) std::cerr << "warning: " << failing << "\n";
   if (!candidate.revision) {
     for (const std::string& p : candidate.problems) std::cerr << p << "\n";
     std::cerr << "gpufed plan: policy revision rejected; nothing was planned\n";
@@ -53,6 +57,9 @@ void AddPlanCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
   cmd->add_option("--now", options->now, "Virtual time of the plan, for queue-wait (e.g. 15m)")->capture_default_str();
+  cmd->add_flag("--ignore-tests", options->ignore_tests,
+                "Plan even if PolicyTests fail (a warning per failing test; the controller never activates such a "
+                "revision)");
   cmd->callback([options, exit_code] { *exit_code = RunPlan(*options); });
 }
 

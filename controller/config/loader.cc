@@ -7,6 +7,7 @@
 #include "controller/config/decoders.h"
 #include "controller/config/references.h"
 #include "controller/config/repository.h"
+#include "controller/config/yaml_hints.h"
 
 namespace gpufed::config {
 namespace fs = std::filesystem;
@@ -109,21 +110,32 @@ void DecodeDocument(const YamlField& doc, model::Config& config) {
   }
 }
 
-void LoadDocuments(const std::string& text, const std::string& file, const LoadOptions& options,
-                   std::vector<Reference>& references, LoadResult& result) {
-  DocumentContext context{file, &result.diagnostics, &references};
-  std::vector<YAML::Node> documents;
+// One document's text: parse errors say what is likely wrong (yaml_hints.h) and keep
+// the text, so names it may define are "not checked" rather than unknown.
+void LoadDocument(const DocumentText& document, const std::string& file, const LoadOptions& options,
+                  std::vector<Reference>& references, std::vector<UnparsedDocument>& unparsed, LoadResult& result) {
+  DocumentContext context{file, &result.diagnostics, &references, document.first_line};
+  std::vector<YAML::Node> nodes;
   try {
-    documents = YAML::LoadAll(text);
+    nodes = YAML::LoadAll(document.text);
   } catch (const YAML::Exception& e) {
     // yaml-cpp's messages carry the position in the mark; keep only the reason.
-    result.diagnostics.Add({file, e.mark.line + 1, e.mark.column + 1, "", "YAML syntax error: " + e.msg});
+    int line = e.mark.line + 1, column = e.mark.column + 1;
+    std::string message = "YAML syntax error: " + e.msg;
+    if (std::optional<SyntaxHint> hint = ExplainSyntaxError(document.text, line, e.msg)) {
+      line = hint->line;
+      column = hint->column;
+      message += "; " + hint->text;
+    }
+    result.diagnostics.Add({file, document.first_line + line, column, "", message});
+    unparsed.push_back({file, document.text});
     return;
   } catch (const std::exception& e) {
-    result.diagnostics.Add({file, 0, 0, "", std::string("cannot parse YAML: ") + e.what()});
+    result.diagnostics.Add({file, document.first_line + 1, 1, "", std::string("cannot parse YAML: ") + e.what()});
+    unparsed.push_back({file, document.text});
     return;
   }
-  for (const YAML::Node& node : documents) {
+  for (const YAML::Node& node : nodes) {
     if (node.IsNull()) continue;  // empty documents between '---' separators
     ++result.documents;
     YamlField root = YamlField::Root(node, &context);
@@ -131,8 +143,17 @@ void LoadDocuments(const std::string& text, const std::string& file, const LoadO
     try {
       DecodeDocument(root, result.config);
     } catch (const YAML::Exception& e) {
-      result.diagnostics.Add({file, e.mark.line + 1, e.mark.column + 1, "", "malformed document: " + e.msg});
+      result.diagnostics.Add({file, document.first_line + e.mark.line + 1, e.mark.column + 1, "",
+                              "malformed document: " + e.msg});
     }
+  }
+}
+
+// Each document of a file parses on its own: a syntax error in one hides no other.
+void LoadDocuments(const std::string& text, const std::string& file, const LoadOptions& options,
+                   std::vector<Reference>& references, std::vector<UnparsedDocument>& unparsed, LoadResult& result) {
+  for (const DocumentText& document : SplitDocuments(text)) {
+    LoadDocument(document, file, options, references, unparsed, result);
   }
 }
 
@@ -156,6 +177,7 @@ LoadResult LoadRepository(const std::vector<std::string>& paths, const LoadOptio
     return result;
   }
   std::vector<Reference> references;
+  std::vector<UnparsedDocument> unparsed;
   for (const std::string& file : *files) {
     ++result.files;
     Result<std::string> text = ReadFileBounded(file, options.max_file_bytes);
@@ -163,13 +185,13 @@ LoadResult LoadRepository(const std::vector<std::string>& paths, const LoadOptio
       result.diagnostics.Add({file, 0, 0, "", text.status().message()});
       continue;
     }
-    LoadDocuments(*text, file, options, references, result);
+    LoadDocuments(*text, file, options, references, unparsed, result);
   }
   std::vector<std::string> hashed = *files;
   ResolveImports(references, result.config, result.diagnostics);
   LoadLuaSources(root.string(), references, options.max_file_bytes, result.config, result.diagnostics, hashed);
   std::sort(hashed.begin(), hashed.end());
-  CheckRepository(references, result.config, result.diagnostics, context);
+  CheckRepository(references, result.config, result.diagnostics, context, unparsed);
   result.config.revision = ComputeRevision(result.config.root, hashed);
   result.diagnostics.Sort();
   return result;
@@ -185,7 +207,8 @@ LoadResult LoadText(const std::string& text, const std::string& file_name, const
     return result;
   }
   std::vector<Reference> references;
-  LoadDocuments(text, file_name, options, references, result);
+  std::vector<UnparsedDocument> unparsed;
+  LoadDocuments(text, file_name, options, references, unparsed, result);
   ResolveImports(references, result.config, result.diagnostics);
   // Text has no repository to read files from: only standard-library Lua resolves.
   std::vector<Reference> stdlib_lua;
@@ -194,7 +217,7 @@ LoadResult LoadText(const std::string& text, const std::string& file_name, const
   }
   std::vector<std::string> unused;
   LoadLuaSources("", stdlib_lua, options.max_file_bytes, result.config, result.diagnostics, unused);
-  CheckRepository(references, result.config, result.diagnostics, context);
+  CheckRepository(references, result.config, result.diagnostics, context, unparsed);
   result.config.revision = "sha256:" + Sha256Hex(text);
   result.diagnostics.Sort();
   return result;

@@ -29,6 +29,7 @@ struct TenantUsage {
 // Where a workload runs (or will run once placed).
 struct Binding {
   std::string cluster;
+  std::string pool;                 // the node pool of `nodes` (set by the placer)
   std::vector<std::string> nodes;   // one per gang member (one for single-node work)
   std::vector<std::vector<int>> gpus;  // GPU indices on each of `nodes`
   int gpu_milli_each = 1000;
