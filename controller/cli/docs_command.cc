@@ -51,16 +51,19 @@ std::string LuaPath(std::string_view prefix, std::string_view path) {
   return out;
 }
 
+// The example condition: a map field with its example key ("metadata.labels.team: ...").
+std::string Example(std::string_view prefix, const model::ViewField& f) {
+  std::string path = std::string(prefix) + std::string(f.path);
+  if (path.ends_with(".*")) path.replace(path.size() - 1, 1, f.key);
+  return path + ": " + std::string(f.example);
+}
+
 void RuleTable(std::ostream& out, std::string_view prefix, std::span<const model::ViewField> fields) {
-  out << "| path | type | operators | values | example |\n| --- | --- | --- | --- | --- |\n";
+  out << "| path | type | meaning | operators | values | example |\n| --- | --- | --- | --- | --- | --- |\n";
   for (const model::ViewField& f : fields) {
     if (!f.in_rules) continue;
-    out << "| `" << RulePath(prefix, f.path) << "` | " << model::FieldTypeName(f.type) << " | " << Operators(f.type)
-        << " | " << Values(f) << " | `" << RulePath(prefix, f.path) << ": " << f.example << "` |\n";
-  }
-  out << "\n";
-  for (const model::ViewField& f : fields) {
-    if (f.in_rules) out << "- `" << RulePath(prefix, f.path) << "`: " << f.description << "\n";
+    out << "| `" << RulePath(prefix, f.path) << "` | " << model::FieldTypeName(f.type) << " | " << f.description
+        << " | " << Operators(f.type) << " | " << Values(f) << " | `" << Example(prefix, f) << "` |\n";
   }
 }
 

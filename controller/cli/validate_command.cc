@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "controller/cli/commands.h"
+#include "controller/common/text.h"
 #include "controller/config/loader.h"
 #include "policies/engine/validation.h"
 
@@ -58,11 +59,15 @@ int RunValidate(const ValidateOptions& options) {
     }
   } else {
     for (const config::Diagnostic& d : items) std::cout << d.ToString() << "\n";
+    // With --repo the counts are of the whole repository; say which files were reported.
+    const std::string scope = options.repo.empty() ? ""
+                                                   : " (reporting " + Join(options.paths, ", ") + " only, checked with " +
+                                                         options.repo + ")";
     if (result.ok()) {
       std::cout << "valid: " << result.files << " file(s), " << result.documents << " document(s), revision "
-                << result.config.revision << "\n";
+                << result.config.revision << scope << "\n";
     } else {
-      std::cout << result.diagnostics.errors() << " error(s) in " << result.files << " file(s)\n";
+      std::cout << result.diagnostics.errors() << " error(s) in " << result.files << " file(s)" << scope << "\n";
     }
   }
   return result.ok() ? 0 : 1;

@@ -82,8 +82,10 @@ bool CheckValue(const model::ViewField& field, const std::string& path, Operand&
     if (IsNumberText(v.value, type)) return true;
     v.field.Error(std::string(numeric_op ? "expected a number or a quantity such as 40Gi" : "'" +
                   (v.value.is_string() ? v.value.get<std::string>() : v.value.dump()) + "' is not a number") +
-                  "; " + path + " is " + (type == model::FieldType::kInteger ? "an " : "a ") +
-                  model::FieldTypeName(type) + (type == model::FieldType::kSeconds ? " (durations such as 8h work)" : ""));
+                  "; " + path + " is " + model::FieldTypeWithArticle(type) +
+                  (type == model::FieldType::kSeconds ? " (durations such as 8h work)"
+                   : path == "priority"              ? " (class names are in priorityClass)"
+                                                     : ""));
     return false;
   }
   if (type == model::FieldType::kBoolean) {
@@ -192,7 +194,7 @@ std::optional<model::Condition> DecodeCondition(const std::string& path, const Y
   if (!model::OperatorApplies(*op, field.type)) {
     op_field.Error(std::string(op->name == "=" ? "a plain value" : "operator " + std::string(op->name)) +
                    (op->numeric ? " compares numbers" : op->on_lists ? " tests the members of a list" : " cannot test a list of node pools") +
-                   "; " + shown + " is a " + model::FieldTypeName(field.type));
+                   "; " + shown + " is " + model::FieldTypeWithArticle(field.type));
     return std::nullopt;
   }
   bool ok = true;

@@ -120,14 +120,14 @@ void LoadDocument(const DocumentText& document, const std::string& file, const L
     nodes = YAML::LoadAll(document.text);
   } catch (const YAML::Exception& e) {
     // yaml-cpp's messages carry the position in the mark; keep only the reason.
-    int line = e.mark.line + 1, column = e.mark.column + 1;
+    int line = document.first_line + e.mark.line + 1, column = e.mark.column + 1;
     std::string message = "YAML syntax error: " + e.msg;
-    if (std::optional<SyntaxHint> hint = ExplainSyntaxError(document.text, line, e.msg)) {
+    if (auto hint = ExplainSyntaxError(document.text, e.mark.line + 1, e.msg, document.first_line)) {
       line = hint->line;
       column = hint->column;
       message += "; " + hint->text;
     }
-    result.diagnostics.Add({file, document.first_line + line, column, "", message});
+    result.diagnostics.Add({file, line, column, "", message});
     unparsed.push_back({file, document.text});
     return;
   } catch (const std::exception& e) {

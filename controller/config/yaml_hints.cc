@@ -50,21 +50,21 @@ std::string_view StripComment(std::string_view line) {
   return line;
 }
 
-std::optional<SyntaxHint> TabHint(const std::vector<std::string_view>& lines, int error_line) {
+std::optional<SyntaxHint> TabHint(const std::vector<std::string_view>& lines, int error_line, int first) {
   for (int l = std::min<int>(error_line, static_cast<int>(lines.size())); l >= 1; --l) {
     std::string_view line = lines[l - 1];
     size_t lead = line.find_first_not_of(" \t");
     size_t tab = line.find('\t');
     if (tab != std::string_view::npos && (lead == std::string_view::npos || tab < lead)) {
-      return SyntaxHint{l, static_cast<int>(tab) + 1,
-                        "line " + std::to_string(l) + " is indented with a tab; YAML indents with spaces only"};
+      return SyntaxHint{first + l, static_cast<int>(tab) + 1,
+                        "line " + std::to_string(first + l) + " is indented with a tab; YAML indents with spaces only"};
     }
   }
   return std::nullopt;
 }
 
 // A '[' or '{' that opens a flow collection and is never closed.
-std::optional<SyntaxHint> BracketHint(const std::vector<std::string_view>& lines) {
+std::optional<SyntaxHint> BracketHint(const std::vector<std::string_view>& lines, int first) {
   struct Open {
     char c;
     int line, column;
@@ -84,7 +84,7 @@ std::optional<SyntaxHint> BracketHint(const std::vector<std::string_view>& lines
       if ((c == '"' || c == '\'') && (value_start || !open.empty())) {
         quote = c;
       } else if ((c == '[' || c == '{') && (value_start || !open.empty())) {
-        open.push_back({c, static_cast<int>(l) + 1, static_cast<int>(i) + 1});
+        open.push_back({c, first + static_cast<int>(l) + 1, static_cast<int>(i) + 1});
       } else if ((c == ']' || c == '}') && !open.empty()) {
         if ((c == ']') != (open.back().c == '[')) break;  // closed by the wrong bracket: that one
         open.pop_back();
@@ -120,10 +120,11 @@ int FlowDelta(std::string_view line) {
 // The last line up to `error_line` whose indentation fits no level around it: deeper
 // than its previous line although that line opens no block, or shallower but matching
 // no enclosing level.
-std::optional<SyntaxHint> IndentHint(const std::vector<std::string_view>& lines, int error_line) {
+std::optional<SyntaxHint> IndentHint(const std::vector<std::string_view>& lines, int error_line, int first) {
   std::vector<size_t> levels;  // indentation of the enclosing blocks, innermost last
   std::optional<SyntaxHint> hint;
   size_t previous = 0;          // content column of the previous significant line
+  int previous_line = 0;        // and its number
   bool previous_opens = true;   // it ends with ':' (a block follows)
   size_t block_scalar = std::string_view::npos;  // inside `key: |`: lines deeper than this
   int flow = 0;                 // flow brackets still open at the start of the line
@@ -145,21 +146,23 @@ std::optional<SyntaxHint> IndentHint(const std::vector<std::string_view>& lines,
     if (l > 1 && !levels.empty()) {
       std::string problem;
       if (indent > previous && !previous_opens) {
-        problem = "is indented " + std::to_string(indent) + " spaces, deeper than the line before (" +
-                  std::to_string(previous) + ") which opens no block; align it with its siblings";
+        problem = "is indented " + std::to_string(indent) + " spaces, more than line " +
+                  std::to_string(first + previous_line) + " (" + std::to_string(previous) +
+                  "), which opens no block: indent it like its siblings";
       } else if (indent < previous && std::find(levels.begin(), levels.end(), indent) == levels.end()) {
         std::string known;
         for (size_t level : levels) known += (known.empty() ? "" : ", ") + std::to_string(level);
         problem = "is indented " + std::to_string(indent) + " spaces, which matches no enclosing level (" + known + ")";
       }
       if (!problem.empty() && l <= error_line + 1) {
-        hint = SyntaxHint{l, static_cast<int>(indent) + 1, "line " + std::to_string(l) + " " + problem};
+        hint = SyntaxHint{first + l, static_cast<int>(indent) + 1, "line " + std::to_string(first + l) + " " + problem};
       }
     }
     while (!levels.empty() && levels.back() > indent) levels.pop_back();
     if (levels.empty() || levels.back() != indent) levels.push_back(indent);
     if (content != indent) levels.push_back(content);
     previous = content;
+    previous_line = l;
     previous_opens = line.ends_with(":") || line.substr(indent) == "-";
     if (line.ends_with("|") || line.ends_with(">") || line.ends_with("|-") || line.ends_with(">-")) {
       block_scalar = indent;
@@ -175,13 +178,14 @@ bool IsMarker(std::string_view line) {
 
 }  // namespace
 
-std::optional<SyntaxHint> ExplainSyntaxError(std::string_view text, int error_line, std::string_view message) {
+std::optional<SyntaxHint> ExplainSyntaxError(std::string_view text, int error_line, std::string_view message,
+                                             int first_line) {
   const std::vector<std::string_view> lines = Lines(text);
-  if (auto tab = TabHint(lines, error_line + 1)) return tab;
+  if (auto tab = TabHint(lines, error_line + 1, first_line)) return tab;
   if (message.find("flow") != std::string_view::npos || message.find("end of") != std::string_view::npos) {
-    if (auto bracket = BracketHint(lines)) return bracket;
+    if (auto bracket = BracketHint(lines, first_line)) return bracket;
   }
-  return IndentHint(lines, error_line);
+  return IndentHint(lines, error_line, first_line);
 }
 
 std::vector<DocumentText> SplitDocuments(std::string_view text) {

@@ -23,7 +23,8 @@ TEST(YamlHints, NamesALineIndentedUnlikeItsSiblings) {
   ASSERT_TRUE(hint);
   EXPECT_EQ(hint->line, 3);
   EXPECT_EQ(hint->column, 4);
-  EXPECT_THAT(hint->text, HasSubstr("deeper than the line before (2) which opens no block"));
+  EXPECT_EQ(hint->text, "line 3 is indented 3 spaces, more than line 2 (2), which opens no block: indent it like its "
+                        "siblings");
 }
 
 TEST(YamlHints, NamesADedentThatMatchesNoLevel) {
@@ -48,6 +49,13 @@ TEST(YamlHints, FlowCollectionsOverSeveralLinesAreNotMisindented) {
   auto hint = ExplainSyntaxError(text, 5, "end of sequence flow not found");
   ASSERT_TRUE(hint);
   EXPECT_EQ(hint->line, 4);  // the '[' of `when`, not the continued mapping
+}
+
+TEST(YamlHints, NamesLinesOfTheFileNotOfTheDocument) {
+  auto hint = ExplainSyntaxError("---\nspec:\n  weight: [1, 2\n", 4, "end of sequence flow not found", 10);
+  ASSERT_TRUE(hint);
+  EXPECT_EQ(hint->line, 13);
+  EXPECT_EQ(hint->text, "the '[' opened at line 13 is never closed");
 }
 
 TEST(YamlHints, SplitsDocumentsKeepingLineNumbers) {

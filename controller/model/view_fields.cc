@@ -20,9 +20,9 @@ using enum FieldDomain;
 
 const ViewField kWorkloadFields[] = {
     {"name", kString, "The workload's name (metadata.name).", "{in: [nightly-eval]}"},
-    {"labels.*", kString, "A label of the workload (metadata.labels).", "team-a"},
+    {"labels.*", kString, "A label of the workload (metadata.labels).", "nlp", kFree, {}, false, true, "team"},
     {"metadata.name", kString, "The workload's name.", "nightly-eval"},
-    {"metadata.labels.*", kString, "A label of the workload.", "{exists: true}"},
+    {"metadata.labels.*", kString, "A label of the workload.", "{exists: true}", kFree, {}, false, true, "team"},
     {"tenant", kString, "The tenant that submitted it.", "{in: [team-nlp, team-vision]}", kTenant},
     {"priority", kInteger, "Its priority as an integer (a class name resolved).", "{gte: 1000}"},
     {"priorityClass", kString, "The priority class name it was written with (\"\" for an integer).", "high",
@@ -62,7 +62,7 @@ const ViewField kWorkloadFields[] = {
 
 const ViewField kClusterFields[] = {
     {"name", kString, "The cluster's name.", "munich-dgx", kCluster},
-    {"labels.*", kString, "A label of the cluster (metadata.labels).", "munich"},
+    {"labels.*", kString, "A label of the cluster (metadata.labels).", "munich", kFree, {}, false, true, "site"},
     {"provider", kString, "onprem, or the cloud's name.", "onprem"},
     {"onprem", kBoolean, "provider is onprem.", "true"},
     {"region", kString, "The cluster's region.", "eu-central"},
@@ -70,15 +70,17 @@ const ViewField kClusterFields[] = {
     {"connector.type", kString, "How gpufed reaches it.", "slurm", kEnum, kConnectorTypes},
     {"attributes.encryptionAtRest", kBoolean, "Data at rest is encrypted.", "true"},
     {"attributes.certifications", kStringList, "Certifications it holds.", "{contains: iso27001}"},
-    {"attributes.labels.*", kString, "A free-form attribute.", "{exists: true}"},
+    {"attributes.labels.*", kString, "A free-form attribute.", "{in: [\"1\", \"2\"]}", kFree, {}, false, true, "tier"},
     {"nodePools", kPoolList, "Its node pools, each with the fields of a node pool (node.* in rules).", "",
      kFree, {}, false, /*in_rules=*/false},
     {"gpuModels", kStringList, "GPU models of its node pools.", "{contains: H100-80GB}", kGpuModel},
     {"totalGpus", kInteger, "GPUs of the nodes present now.", "{gte: 64}"},
     {"elastic", kBoolean, "It can add nodes on demand now.", "true"},
     {"pricing.currency", kString, "Currency of its prices.", "EUR"},
-    {"pricing.gpuHour.*", kDecimal, "Price of one GPU-hour of a model (the key), in pricing.currency.", "{lte: 3}"},
-    {"pricing.spotGpuHour.*", kDecimal, "Spot price of one GPU-hour of a model (the key).", "{lte: 2}"},
+    {"pricing.gpuHour.*", kDecimal, "Price of one GPU-hour of a model (the key), in pricing.currency.", "{lte: 3}",
+     kFree, {}, false, true, "H100-80GB"},
+    {"pricing.spotGpuHour.*", kDecimal, "Spot price of one GPU-hour of a model (the key).", "{lte: 2}", kFree, {},
+     false, true, "H100-80GB"},
     {"pricing.egressPerGiB", kDecimal, "Price of moving one GiB out.", "{lte: 0.05}"},
     {"network.bandwidthGbps", kNumber, "Bandwidth used to estimate data transfers.", "{gte: 10}"},
     {"datasets", kStringList, "Datasets it holds.", "{contains: imagenet-1k}", kDataset},
@@ -141,6 +143,11 @@ const char* FieldTypeName(FieldType type) {
   return "value";
 }
 
+std::string FieldTypeWithArticle(FieldType type) {
+  const std::string name = FieldTypeName(type);
+  return (name.front() == 'i' ? "an " : "a ") + name;
+}
+
 bool IsNumeric(FieldType type) {
   return type == kInteger || type == kNumber || type == kBytes || type == kCores || type == kSeconds ||
          type == kDecimal;
@@ -175,7 +182,7 @@ const ViewField* FindViewField(std::span<const ViewField> fields, std::string_vi
 std::string DescribeUnknownPath(std::span<const ViewField> fields, std::string_view path, std::string_view prefix) {
   if (const ViewField* f = FindViewField(fields, path)) {
     if (f->in_rules) return "";
-    return std::string(prefix) + std::string(path) + " is a " + FieldTypeName(f->type) +
+    return std::string(prefix) + std::string(path) + " is " + FieldTypeWithArticle(f->type) +
            "; rules test node pools with node.* paths";
   }
   // Walk the segments while some field starts with them, as a reader of the table would.
@@ -199,6 +206,9 @@ std::string DescribeUnknownPath(std::span<const ViewField> fields, std::string_v
     if (!next.count(segment)) {
       std::vector<std::string_view> names(next.begin(), next.end());
       std::string best = ClosestMatch(segment, names);
+      for (std::string_view name : names) {  // "gpu" means "gpus" more likely than "cpu"
+        if (name.starts_with(segment) && name.size() == segment.size() + 1) best = name;
+      }
       return "unknown field '" + segment + "'" + (best.empty() ? "" : " (did you mean '" + best + "'?)");
     }
     known += segment + ".";

@@ -26,6 +26,8 @@ enum class FieldType {
 };
 // "string", "integer", "bytes", "list of strings", ...
 const char* FieldTypeName(FieldType type);
+// With its article: "a string", "an integer", "a list of strings".
+std::string FieldTypeWithArticle(FieldType type);
 // Numbers in the view: integer, number, bytes, cores, seconds, decimal.
 bool IsNumeric(FieldType type);
 
@@ -54,6 +56,7 @@ struct ViewField {
   std::span<const std::string_view> values = {};  // kEnum: the allowed values
   bool optional = false;         // absent from the view when unset (Lua sees nil)
   bool in_rules = true;          // false: Lua only
+  std::string_view key = {};     // a map's example key, for the reference ("team")
 };
 
 // The view `w` of a workload (when paths, optionally prefixed "workload.").

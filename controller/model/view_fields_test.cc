@@ -48,6 +48,7 @@ void ExpectViewMatchesTable(const nlohmann::json& view, std::span<const ViewFiel
     for (const auto& [path, value] : leaves) built = built || FindViewField(table, path) == &f;
     EXPECT_TRUE(built) << "the table has " << f.path << ", the view does not build it";
     EXPECT_FALSE(f.description.empty()) << f.path;
+    EXPECT_EQ(f.path.ends_with(".*"), !f.key.empty()) << f.path << ": a map field names an example key";
     if (f.domain == FieldDomain::kEnum) {
       EXPECT_FALSE(f.values.empty()) << f.path;
     }

@@ -32,18 +32,27 @@ model::Config CaseConfig(const model::Config& repo, const model::PolicyTestCase&
 
 std::string At(const model::SourceLocation& at) { return at.file + ":" + std::to_string(at.line); }
 
-// Why `w` has no room on `cluster` (or on `node` of it) with the work bound before it.
-std::string WhyNoRoom(const placement::ClusterState& state, const model::Workload& w, const std::string& node) {
+// Why `w` has no room on the cluster of `state` (or on node `only` of it), with the work
+// bound before it.
+std::string WhyNoRoom(const placement::ClusterState& state, const model::Workload& w, int only) {
   const model::Cluster& cluster = *state.cluster;
   std::string mismatch;
-  for (const model::NodePool& pool : cluster.node_pools) {
-    const int n = node.empty() ? -1 : state.FindNodeIndex(node);
-    if (n >= 0 && &cluster.node_pools[state.nodes[n].pool] != &pool) continue;
+  int free = 0, total = 0;
+  for (size_t n = 0; n < state.nodes.size(); ++n) {
+    if (only >= 0 && static_cast<int>(n) != only) continue;
+    const model::NodePool& pool = cluster.node_pools[state.nodes[n].pool];
     std::string m = placement::PoolShapeMismatch(pool, w.resources);
-    if (m.empty()) return "no room left by the running work bound before it";
-    if (mismatch.empty()) mismatch = m;
+    if (!m.empty()) {
+      if (mismatch.empty()) mismatch = m;
+      continue;
+    }
+    free += state.nodes[n].FreeWholeGpus();
+    total += pool.gpu.count;
   }
-  return mismatch.empty() ? "the cluster has no node pools" : mismatch;
+  if (total == 0) return mismatch.empty() ? "the cluster has no node pools" : mismatch;
+  return "needs " + std::to_string(w.resources.total_gpus()) + " GPU(s), " + std::to_string(free) + " of " +
+         std::to_string(total) + " are free" + (only >= 0 ? " on the node" : "") +
+         " (after the running entries before it)";
 }
 
 // Binds the given running work in order, as the placer would bind it (its capacity
@@ -75,7 +84,7 @@ Status BindRunning(const std::vector<model::GivenRunning>& given, const std::str
     std::optional<placement::Placement> found = placement::FindPlacement(state, w.resources, all_pools, only);
     if (!found) {
       return InvalidArgument(who + ": cannot be bound on " + entry.cluster +
-                             (entry.node.empty() ? "" : " node " + entry.node) + ": " + WhyNoRoom(state, w, entry.node));
+                             (entry.node.empty() ? "" : " node " + entry.node) + ": " + WhyNoRoom(state, w, only));
     }
     const std::vector<int> used = placement::ApplyPlacement(state, *found, w.resources);
     placement::RunningWorkload& r = s.snapshot.running.emplace_back();
