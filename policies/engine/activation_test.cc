@@ -82,6 +82,28 @@ TEST(Activation, GoodRevisionActivatesAndBadOnesKeepTheLastGood) {
   EXPECT_TRUE(activator.last_rejection().empty());
 }
 
+TEST(Activation, ReportingFailingTestsStillPreparesTheRevision) {
+  testutil::TempDir dir;
+  dir.Write("fleet.yaml", kCluster);
+  dir.Write("policy.yaml", PolicyWithTest("{queued: {}}"));
+  dir.Write("rules/p.lua", "function admit(w) return true end\n");
+  Candidate reported = PrepareRevision({dir.str()}, TestGate::kReport);
+  ASSERT_TRUE(reported.revision);  // `plan --ignore-tests` plans with it
+  ASSERT_EQ(reported.failing_tests.size(), 1u);
+  EXPECT_THAT(reported.failing_tests[0], HasSubstr("PolicyTest pt/one gpu"));
+  EXPECT_FALSE(PrepareRevision({dir.str()}).revision);  // activation never takes it
+}
+
+TEST(Activation, LuaErrorsAreDiagnosticsWithFileLineAndColumn) {
+  testutil::TempDir dir;
+  dir.Write("fleet.yaml", kCluster);
+  dir.Write("policy.yaml", PolicyWithTest("{placed: {}}"));
+  dir.Write("rules/p.lua", "function admit(w)\n  return true\n");
+  Candidate candidate = PrepareRevision({dir.str()});
+  ASSERT_EQ(candidate.problems.size(), 1u);
+  EXPECT_THAT(candidate.problems[0], HasSubstr("rules/p.lua:3:1: error: lua: 'end' expected"));
+}
+
 TEST(Activation, QuickstartActivatesWithAllTestsPassing) {
   Candidate candidate = PrepareRevision({std::string(GPUFED_SOURCE_DIR) + "/examples/quickstart"});
   ASSERT_TRUE(candidate.revision) << (candidate.problems.empty() ? "" : candidate.problems.front());
