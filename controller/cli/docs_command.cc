@@ -11,6 +11,13 @@
 namespace gpufed::cli {
 namespace {
 
+// One view's fields under a heading, written with a path prefix ("cluster.", "c.").
+struct Section {
+  const char* heading;
+  const char* prefix;
+  std::span<const model::ViewField> fields;
+};
+
 std::string Values(const model::ViewField& f) {
   switch (f.domain) {
     case model::FieldDomain::kEnum: {
@@ -99,12 +106,16 @@ std::string RulesReference() {
     out << "| `" << op.name << "`" << (op.name == "=" ? " (a plain value)" : "") << " | " << op.operand << " | "
         << op.meaning << " | " << on << " |\n";
   }
-  out << "\n## `when`: workload paths\n\nWritten as listed, or with a `workload.` prefix (`workload.tenant`).\n\n";
-  RuleTable(out, "", model::WorkloadViewFields());
-  out << "\n## `require`: cluster paths\n\n";
-  RuleTable(out, "cluster.", model::ClusterViewFields());
-  out << "\n## `require`: node pool paths\n\n";
-  RuleTable(out, "node.", model::NodePoolViewFields());
+  const Section sections[] = {
+      {"`when`: workload paths\n\nWritten as listed, or with a `workload.` prefix (`workload.tenant`).", "",
+       model::WorkloadViewFields()},
+      {"`require`: cluster paths", "cluster.", model::ClusterViewFields()},
+      {"`require`: node pool paths", "node.", model::NodePoolViewFields()},
+  };
+  for (const Section& section : sections) {
+    out << "\n## " << section.heading << "\n\n";
+    RuleTable(out, section.prefix, section.fields);
+  }
   return out.str();
 }
 
@@ -119,13 +130,16 @@ std::string LuaReference() {
          "Numbers are in base units: bytes, cores, seconds; money is a decimal number. `pairs` visits\n"
          "keys in sorted order. `gpufed validate` compiles every hook file and reports syntax errors,\n"
          "hook globals that are not functions, hooks with parameters they never receive, and a\n"
-         "`filter` that cannot see the cluster.\n\n"
-         "## `w`: the workload\n\n";
-  LuaTable(out, "w.", model::WorkloadViewFields());
-  out << "\n## `c`: the cluster\n\n";
-  LuaTable(out, "c.", model::ClusterViewFields());
-  out << "\n## `c.nodePools[i]`: a node pool (1-based, in declaration order)\n\n";
-  LuaTable(out, "c.nodePools[i].", model::NodePoolViewFields());
+         "`filter` that cannot see the cluster.\n";
+  const Section sections[] = {
+      {"`w`: the workload", "w.", model::WorkloadViewFields()},
+      {"`c`: the cluster", "c.", model::ClusterViewFields()},
+      {"`c.nodePools[i]`: a node pool (1-based, in declaration order)", "c.nodePools[i].", model::NodePoolViewFields()},
+  };
+  for (const Section& section : sections) {
+    out << "\n## " << section.heading << "\n\n";
+    LuaTable(out, section.prefix, section.fields);
+  }
   return out.str();
 }
 

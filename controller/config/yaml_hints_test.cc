@@ -6,56 +6,42 @@
 namespace gpufed::config {
 namespace {
 
-using ::testing::HasSubstr;
+// The hint for `text` failing at `error_line` with `message`, as "line:column: text".
+std::string Hint(const char* text, int error_line, const char* message, int first_line = 0) {
+  std::optional<SyntaxHint> hint = ExplainSyntaxError(text, error_line, message, first_line);
+  return hint ? std::to_string(hint->line) + ":" + std::to_string(hint->column) + ": " + hint->text : "none";
+}
 
 TEST(YamlHints, NamesATabInTheIndentation) {
-  const char* text = "spec:\n  weight: 1\n\tquota: {}\n";
-  auto hint = ExplainSyntaxError(text, 3, "illegal map value");
-  ASSERT_TRUE(hint);
-  EXPECT_EQ(hint->line, 3);
-  EXPECT_EQ(hint->column, 1);
-  EXPECT_THAT(hint->text, HasSubstr("indented with a tab"));
+  EXPECT_EQ(Hint("spec:\n  weight: 1\n\tquota: {}\n", 3, "illegal map value"),
+            "3:1: line 3 is indented with a tab; YAML indents with spaces only");
 }
 
 TEST(YamlHints, NamesALineIndentedUnlikeItsSiblings) {
-  const char* text = "metadata:\n  name: x\n   labels: {}\nspec: {}\n";
-  auto hint = ExplainSyntaxError(text, 3, "illegal map value");
-  ASSERT_TRUE(hint);
-  EXPECT_EQ(hint->line, 3);
-  EXPECT_EQ(hint->column, 4);
-  EXPECT_EQ(hint->text, "line 3 is indented 3 spaces, more than line 2 (2), which opens no block: indent it like its "
-                        "siblings");
+  EXPECT_EQ(Hint("metadata:\n  name: x\n   labels: {}\nspec: {}\n", 3, "illegal map value"),
+            "3:4: line 3 is indented 3 spaces, more than line 2 (2), which opens no block: indent it like its "
+            "siblings");
 }
 
 TEST(YamlHints, NamesADedentThatMatchesNoLevel) {
-  const char* text = "spec:\n  nodePools:\n    - name: a\n      count: 1\n     cpu: 8\n";
-  auto hint = ExplainSyntaxError(text, 5, "end of map not found");
-  ASSERT_TRUE(hint);
-  EXPECT_EQ(hint->line, 5);
-  EXPECT_THAT(hint->text, HasSubstr("matches no enclosing level (0, 2, 4, 6)"));
+  EXPECT_EQ(Hint("spec:\n  nodePools:\n    - name: a\n      count: 1\n     cpu: 8\n", 5, "end of map not found"),
+            "5:6: line 5 is indented 5 spaces, which matches no enclosing level (0, 2, 4, 6)");
 }
 
 TEST(YamlHints, NamesTheBracketThatIsNeverClosed) {
-  const char* text = "spec:\n  weight: [1, 2\n  other: 3\n";
-  auto hint = ExplainSyntaxError(text, 4, "end of sequence flow not found");
-  ASSERT_TRUE(hint);
-  EXPECT_EQ(hint->line, 2);
-  EXPECT_EQ(hint->column, 11);
-  EXPECT_EQ(hint->text, "the '[' opened at line 2 is never closed");
+  EXPECT_EQ(Hint("spec:\n  weight: [1, 2\n  other: 3\n", 4, "end of sequence flow not found"),
+            "2:11: the '[' opened at line 2 is never closed");
 }
 
 TEST(YamlHints, FlowCollectionsOverSeveralLinesAreNotMisindented) {
-  const char* text = "rules:\n  - require: {a: 1,\n        b: 2}\n    when: [x\n";
-  auto hint = ExplainSyntaxError(text, 5, "end of sequence flow not found");
-  ASSERT_TRUE(hint);
-  EXPECT_EQ(hint->line, 4);  // the '[' of `when`, not the continued mapping
+  // The '[' of `when`, not the mapping continued on line 3.
+  EXPECT_EQ(Hint("rules:\n  - require: {a: 1,\n        b: 2}\n    when: [x\n", 5, "end of sequence flow not found"),
+            "4:11: the '[' opened at line 4 is never closed");
 }
 
 TEST(YamlHints, NamesLinesOfTheFileNotOfTheDocument) {
-  auto hint = ExplainSyntaxError("---\nspec:\n  weight: [1, 2\n", 4, "end of sequence flow not found", 10);
-  ASSERT_TRUE(hint);
-  EXPECT_EQ(hint->line, 13);
-  EXPECT_EQ(hint->text, "the '[' opened at line 13 is never closed");
+  EXPECT_EQ(Hint("---\nspec:\n  weight: [1, 2\n", 4, "end of sequence flow not found", 10),
+            "13:11: the '[' opened at line 13 is never closed");
 }
 
 TEST(YamlHints, SplitsDocumentsKeepingLineNumbers) {
