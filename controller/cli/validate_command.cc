@@ -54,15 +54,15 @@ int RunValidate(const ValidateOptions& options) {
     std::cout << out.dump(2) << "\n";
   } else if (options.output == "github") {
     for (const config::Diagnostic& d : items) {
-      std::cout << (d.severity == config::Severity::kNote ? "::notice file=" : "::error file=") << d.file << ",line=" << d.line << ",col=" << d.column << "::"
+      std::cout << (d.severity == config::Severity::kNote ? "::notice file=" : "::error file=") << d.file
+                << ",line=" << d.line << ",col=" << d.column << "::"
                 << GithubEscape((d.field.empty() ? "" : d.field + ": ") + d.message) << "\n";
     }
   } else {
     for (const config::Diagnostic& d : items) std::cout << d.ToString() << "\n";
     // With --repo the counts are of the whole repository; say which files were reported.
-    const std::string scope = options.repo.empty() ? ""
-                                                   : " (reporting " + Join(options.paths, ", ") + " only, checked with " +
-                                                         options.repo + ")";
+    const std::string scope =
+        options.repo.empty() ? "" : " (reporting " + Join(options.paths, ", ") + " only, checked with " + options.repo + ")";
     if (result.ok()) {
       std::cout << "valid: " << result.files << " file(s), " << result.documents << " document(s), revision "
                 << result.config.revision << scope << "\n";

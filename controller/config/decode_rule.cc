@@ -179,7 +179,8 @@ std::optional<model::Condition> DecodeCondition(const std::string& path, const Y
       std::optional<bool> b = operand.Bool(Required::kYes);
       if (!b) return std::nullopt;
       c.operand = *b;
-    } else if (op->op == model::MatchOp::kIn || op->op == model::MatchOp::kNotIn || op->op == model::MatchOp::kContainsAll) {
+    } else if (op->op == model::MatchOp::kIn || op->op == model::MatchOp::kNotIn ||
+               op->op == model::MatchOp::kContainsAll) {
       std::optional<std::vector<Operand>> list = ScalarListOperand(operand);
       if (!list) return std::nullopt;
       values = std::move(*list);
@@ -192,9 +193,11 @@ std::optional<model::Condition> DecodeCondition(const std::string& path, const Y
   c.op = op->op;
   const std::string shown = prefix == "workload." ? rest : prefix + rest;
   if (!model::OperatorApplies(*op, field.type)) {
-    op_field.Error(std::string(op->name == "=" ? "a plain value" : "operator " + std::string(op->name)) +
-                   (op->numeric ? " compares numbers" : op->on_lists ? " tests the members of a list" : " cannot test a list of node pools") +
-                   "; " + shown + " is " + model::FieldTypeWithArticle(field.type));
+    const char* what = op->numeric    ? " compares numbers"
+                       : op->on_lists ? " tests the members of a list"
+                                      : " cannot test a list of node pools";
+    op_field.Error(std::string(op->name == "=" ? "a plain value" : "operator " + std::string(op->name)) + what + "; " +
+                   shown + " is " + model::FieldTypeWithArticle(field.type));
     return std::nullopt;
   }
   bool ok = true;

@@ -74,7 +74,9 @@ void AddDeclaredValues(const model::Config& config, std::map<ReferenceKind, Name
 
 // Whether `text` holds `name` as a word (not inside a longer name).
 bool MentionsName(const std::string& text, const std::string& name) {
-  auto is_name_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'; };
+  auto is_name_char = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+  };
   for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 1)) {
     const bool starts = at == 0 || !is_name_char(text[at - 1]);
     const bool ends = at + name.size() >= text.size() || !is_name_char(text[at + name.size()]);
@@ -255,7 +257,9 @@ void CheckRepository(const std::vector<Reference>& references, model::Config& co
       continue;
     }
     std::string problem = std::string("unknown ") + known.kind + " '" + ref.name + "'" + Suggest(ref.name, known.names);
-    if (ref.kind == ReferenceKind::kPriorityClass) problem += " (define it in a Policy's priorityClasses, or use an integer)";
+    if (ref.kind == ReferenceKind::kPriorityClass) {
+      problem += " (define it in a Policy's priorityClasses, or use an integer)";
+    }
     Report(diagnostics, ref.location, ref.field, problem);
   }
 

@@ -24,7 +24,8 @@ struct Expectation {
   std::optional<int> gpus_per_node;             // placed: GPUs on each node used
   std::optional<int> nodes;                     // placed: number of nodes used
   std::optional<Money> max_cost;                // placed: estimated cost at most this
-  std::string rule;                             // rejected by this rule; queued by burst|quota|budget|capacity or a rule/policy
+  // rejected: by this rule; queued: by burst, quota, budget or capacity, or held back by a rule or policy
+  std::string rule;
   std::string reason;                           // substring of the decision's reason
   std::optional<std::vector<std::string>> preempts;  // the running work it preempts, by name ([] = none)
 };

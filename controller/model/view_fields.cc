@@ -8,7 +8,8 @@
 namespace gpufed::model {
 namespace {
 
-constexpr std::string_view kWorkloadTypes[] = {"training", "fine-tuning", "inference", "rendering", "simulation", "batch"};
+constexpr std::string_view kWorkloadTypes[] = {"training",  "fine-tuning", "inference",
+                                               "rendering", "simulation",  "batch"};
 constexpr std::string_view kSensitivities[] = {"public", "internal", "confidential", "restricted"};
 constexpr std::string_view kTopologies[] = {"any", "same-node"};
 constexpr std::string_view kSharings[] = {"none", "mig", "memory"};

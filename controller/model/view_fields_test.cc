@@ -91,7 +91,8 @@ TEST(ViewFields, UnknownPathsSayWhatIsThere) {
   EXPECT_EQ(DescribeUnknownPath(WorkloadViewFields(), "metadata.labels.team", ""), "");
   EXPECT_EQ(DescribeUnknownPath(WorkloadViewFields(), "data.sensitivty", ""),
             "unknown field 'sensitivty' (did you mean 'sensitivity'?)");
-  EXPECT_EQ(DescribeUnknownPath(WorkloadViewFields(), "data.pii.x", ""), "'x' is below data.pii, which has no sub-fields");
+  EXPECT_EQ(DescribeUnknownPath(WorkloadViewFields(), "data.pii.x", ""),
+            "'x' is below data.pii, which has no sub-fields");
   EXPECT_THAT(DescribeUnknownPath(WorkloadViewFields(), "checkpoint", ""),
               ::testing::StartsWith("'checkpoint' is a group of fields; name one of them: checkpoint.enabled"));
   EXPECT_THAT(DescribeUnknownPath(ClusterViewFields(), "nodePools", "cluster."),
