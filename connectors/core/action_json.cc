@@ -4,7 +4,11 @@ namespace gpufed::connectors {
 
 nlohmann::json ActionToJson(const Action& a) {
   nlohmann::json nodes = nlohmann::json::array();
-  for (const NodeAssignment& n : a.nodes) nodes.push_back({{"node", n.node}, {"gpus", n.gpus}});
+  for (const NodeAssignment& n : a.nodes) {
+    nlohmann::json j = {{"node", n.node}, {"gpus", n.gpus}};
+    if (!n.new_node_name.empty()) j["new_node_name"] = n.new_node_name;
+    nodes.push_back(std::move(j));
+  }
   return {{"kind", ActionKindName(a.kind)},
           {"key", a.key},
           {"workload", a.workload},
@@ -49,7 +53,8 @@ Result<Action> ActionFromJson(const nlohmann::json& j) {
     a.tenant = j.value("tenant", "");
     a.attempt = j.value("attempt", 1);
     for (const auto& n : j.value("nodes", nlohmann::json::array())) {
-      a.nodes.push_back({n.at("node").get<std::string>(), n.at("gpus").get<std::vector<int>>()});
+      a.nodes.push_back({n.at("node").get<std::string>(), n.at("gpus").get<std::vector<int>>(),
+                         n.value("new_node_name", std::string())});
     }
     a.gpu_milli_each = j.value("gpu_milli_each", 1000);
     a.gpu_memory_each = j.value("gpu_memory_each", int64_t{0});

@@ -77,6 +77,10 @@ const char* ActionKindName(ActionKind kind);
 struct NodeAssignment {
   std::string node;          // empty when `provision_pool` adds a node for it
   std::vector<int> gpus;
+  // For a node `provision_pool` adds: the name the placer gave it. Connectors that name
+  // the nodes they create (sim) use it, so the cluster reports the node under the name
+  // the decision bound; others (cloud autoscalers) may ignore it.
+  std::string new_node_name;
 };
 
 struct Action {

@@ -222,7 +222,10 @@ Status SimCluster::Submit(const Action& a) {
     }
     const model::NodePool& pool = cluster_.node_pools[pool_index];
     Node node;
-    node.name = pool.name + "-e" + std::to_string(elastic_counter_++);
+    // The placer's name for the node when it gave one (the cluster then reports what the
+    // decision bound); "<pool>-e<n>" otherwise.
+    node.name = a.nodes[i].new_node_name;
+    if (node.name.empty() || FindNode(node.name) != nullptr) node.name = pool.name + "-e" + std::to_string(elastic_counter_++);
     node.pool = pool_index;
     node.elastic = true;
     node.ready_at = now_ + cluster_.elasticity.provision_delay;

@@ -1,6 +1,8 @@
 #include "controller/audit/inputs.h"
 
+#include <algorithm>
 #include <atomic>
+#include <filesystem>
 
 #include "controller/audit/record.h"
 #include "controller/common/sha256.h"
@@ -74,17 +76,185 @@ nlohmann::json SnapshotDocument(const placement::Snapshot& snapshot, const std::
   nlohmann::json usage = nlohmann::json::object();
   for (const auto& [tenant, u] : snapshot.usage) {
     usage[tenant] = {{"gpuMilliInUse", u.gpu_milli_in_use}, {"spent", u.spent.ToString()},
-                     {"cloudSpent", u.cloud_spent.ToString()}};
+                     {"cloudSpent", u.cloud_spent.ToString()}, {"decayedGpuHours", u.decayed_gpu_hours}};
   }
   nlohmann::json pending = nlohmann::json::array();
   for (const model::Workload* w : snapshot.pending) pending.push_back(WorkloadDocument(*w));
+  nlohmann::json running = nlohmann::json::array();
+  for (const placement::RunningWorkload& r : snapshot.running) {
+    if (r.workload == nullptr) continue;
+    running.push_back({{"workload", WorkloadDocument(*r.workload)},
+                       {"binding", placement::BindingToJson(r.binding)},
+                       {"startedMillis", r.started_at.millis()},
+                       {"lastCheckpointMillis", r.last_checkpoint.millis()},
+                       {"attempt", r.attempt}});
+  }
+  nlohmann::json observed = nlohmann::json::object();
+  for (const auto& [cluster, c] : snapshot.observed) {
+    nlohmann::json nodes = nlohmann::json::array();
+    for (const placement::ObservedNode& n : c.nodes) {
+      nlohmann::json gpus = nlohmann::json::array();
+      for (const placement::ObservedGpu& g : n.gpus) gpus.push_back({g.free_milli, g.free_memory, g.mig_slices_used});
+      nodes.push_back({{"name", n.name}, {"pool", n.pool}, {"ready", n.ready}, {"freeCpuMilli", n.free_cpu_milli},
+                       {"freeMemory", n.free_memory}, {"gpus", std::move(gpus)}});
+    }
+    observed[cluster] = {{"healthy", c.healthy}, {"nodes", std::move(nodes)}};
+  }
+  std::error_code ec;
+  std::string repo = repo_root.empty() ? repo_root : std::filesystem::absolute(repo_root, ec).lexically_normal().string();
+  if (ec) repo = repo_root;
   std::string revision = snapshot.config != nullptr ? snapshot.config->revision : "";
-  return {{"format", 1},
-          {"revision", {{"id", revision}, {"repo", repo_root}}},
+  return {{"format", kSnapshotFormat},
+          {"revision", {{"id", revision}, {"repo", repo}}},
           {"nowMillis", snapshot.now.millis()},
           {"onpremQueueDepth", snapshot.onprem_queue_depth},
+          {"fairShareHalfLifeMillis", snapshot.fair_share_half_life.millis()},
+          {"explainClusters", snapshot.explain_clusters},
           {"usage", usage},
-          {"pending", pending}};
+          {"pending", pending},
+          {"running", running},
+          {"observed", observed}};
+}
+
+namespace {
+
+// Typed reads that name the field that is wrong.
+struct Fields {
+  const nlohmann::json& j;
+  std::string where;
+  Status status;
+
+  const nlohmann::json* Get(const char* key, nlohmann::json::value_t type, bool required) {
+    auto it = j.find(key);
+    if (it == j.end()) {
+      if (required && status.ok()) status = InvalidArgument(where + "." + key + ": missing");
+      return nullptr;
+    }
+    const bool number = type == nlohmann::json::value_t::number_integer;
+    if (!(number ? it->is_number_integer() : type == nlohmann::json::value_t::number_float ? it->is_number()
+                                                                                           : it->type() == type)) {
+      if (status.ok()) status = InvalidArgument(where + "." + key + ": wrong type");
+      return nullptr;
+    }
+    return &*it;
+  }
+  int64_t Int(const char* key, int64_t fallback, bool required = false) {
+    const nlohmann::json* v = Get(key, nlohmann::json::value_t::number_integer, required);
+    return v ? v->get<int64_t>() : fallback;
+  }
+  double Real(const char* key) {
+    const nlohmann::json* v = Get(key, nlohmann::json::value_t::number_float, false);
+    return v ? v->get<double>() : 0;
+  }
+  std::string Text(const char* key, bool required = false) {
+    const nlohmann::json* v = Get(key, nlohmann::json::value_t::string, required);
+    return v ? v->get<std::string>() : std::string();
+  }
+  bool Bool(const char* key, bool fallback) {
+    const nlohmann::json* v = Get(key, nlohmann::json::value_t::boolean, false);
+    return v ? v->get<bool>() : fallback;
+  }
+  Money Amount(const char* key) {
+    std::string text = Text(key);
+    if (text.empty()) return Money();
+    Result<Money> m = Money::Parse(text);
+    if (!m.ok() && status.ok()) status = InvalidArgument(where + "." + key + ": " + m.status().message());
+    return m.ok() ? *m : Money();
+  }
+};
+
+}  // namespace
+
+Result<SnapshotInputs> ParseSnapshotDocument(const nlohmann::json& doc) {
+  if (!doc.is_object()) return InvalidArgument("snapshot: not an object");
+  SnapshotInputs out;
+  Fields top{doc, "snapshot"};
+  out.format = static_cast<int>(top.Int("format", 0, true));
+  if (top.status.ok() && (out.format < 1 || out.format > kSnapshotFormat)) {
+    return InvalidArgument("snapshot: format " + std::to_string(out.format) + " is not known to this gpufed (1-" +
+                           std::to_string(kSnapshotFormat) + ")");
+  }
+  if (const nlohmann::json* rev = top.Get("revision", nlohmann::json::value_t::object, true)) {
+    Fields r{*rev, "snapshot.revision"};
+    out.revision = r.Text("id", true);
+    out.repo = r.Text("repo");
+    if (!r.status.ok()) return r.status;
+  }
+  placement::Snapshot& s = out.snapshot;
+  s.now = Duration::FromMillis(top.Int("nowMillis", 0, true));
+  s.onprem_queue_depth = static_cast<int>(top.Int("onpremQueueDepth", 0));
+  s.fair_share_half_life = Duration::FromMillis(top.Int("fairShareHalfLifeMillis", 0));
+  s.explain_clusters = static_cast<size_t>(
+      std::max<int64_t>(0, top.Int("explainClusters", static_cast<int64_t>(placement::Snapshot::kExplainAllClusters))));
+  if (const nlohmann::json* usage = top.Get("usage", nlohmann::json::value_t::object, false)) {
+    for (const auto& [tenant, u] : usage->items()) {
+      if (!u.is_object()) return InvalidArgument("snapshot.usage." + tenant + ": not an object");
+      Fields f{u, "snapshot.usage." + tenant};
+      placement::TenantUsage& t = s.usage[tenant];
+      t.gpu_milli_in_use = f.Int("gpuMilliInUse", 0);
+      t.spent = f.Amount("spent");
+      t.cloud_spent = f.Amount("cloudSpent");
+      t.decayed_gpu_hours = f.Real("decayedGpuHours");
+      if (!f.status.ok()) return f.status;
+    }
+  }
+  if (const nlohmann::json* pending = top.Get("pending", nlohmann::json::value_t::array, true)) {
+    out.pending_documents.assign(pending->begin(), pending->end());
+  }
+  if (const nlohmann::json* running = top.Get("running", nlohmann::json::value_t::array, false)) {
+    for (size_t i = 0; i < running->size(); ++i) {
+      const nlohmann::json& r = (*running)[i];
+      if (!r.is_object()) return InvalidArgument("snapshot.running[" + std::to_string(i) + "]: not an object");
+      Fields f{r, "snapshot.running[" + std::to_string(i) + "]"};
+      const nlohmann::json* workload = f.Get("workload", nlohmann::json::value_t::object, true);
+      const nlohmann::json* binding = f.Get("binding", nlohmann::json::value_t::object, true);
+      placement::RunningWorkload rw;
+      rw.started_at = Duration::FromMillis(f.Int("startedMillis", 0));
+      rw.last_checkpoint = Duration::FromMillis(f.Int("lastCheckpointMillis", 0));
+      rw.attempt = static_cast<int>(f.Int("attempt", 1));
+      if (!f.status.ok()) return f.status;
+      rw.binding = placement::BindingFromJson(*binding);
+      s.running.push_back(std::move(rw));
+      out.running_documents.push_back(*workload);
+    }
+  }
+  if (const nlohmann::json* observed = top.Get("observed", nlohmann::json::value_t::object, false)) {
+    for (const auto& [cluster, c] : observed->items()) {
+      const std::string where = "snapshot.observed." + cluster;
+      if (!c.is_object()) return InvalidArgument(where + ": not an object");
+      Fields f{c, where};
+      placement::ObservedCluster& oc = s.observed[cluster];
+      oc.healthy = f.Bool("healthy", true);
+      const nlohmann::json* nodes = f.Get("nodes", nlohmann::json::value_t::array, false);
+      if (!f.status.ok()) return f.status;
+      if (nodes == nullptr) continue;
+      for (size_t i = 0; i < nodes->size(); ++i) {
+        const nlohmann::json& n = (*nodes)[i];
+        const std::string at = where + ".nodes[" + std::to_string(i) + "]";
+        if (!n.is_object()) return InvalidArgument(at + ": not an object");
+        Fields nf{n, at};
+        placement::ObservedNode node;
+        node.name = nf.Text("name", true);
+        node.pool = nf.Text("pool", true);
+        node.ready = nf.Bool("ready", true);
+        node.free_cpu_milli = nf.Int("freeCpuMilli", -1);
+        node.free_memory = nf.Int("freeMemory", -1);
+        const nlohmann::json* gpus = nf.Get("gpus", nlohmann::json::value_t::array, false);
+        if (!nf.status.ok()) return nf.status;
+        for (size_t g = 0; gpus != nullptr && g < gpus->size(); ++g) {
+          const nlohmann::json& v = (*gpus)[g];
+          if (!v.is_array() || v.size() != 3 || !v[0].is_number_integer() || !v[1].is_number_integer() ||
+              !v[2].is_number_integer()) {
+            return InvalidArgument(at + ".gpus[" + std::to_string(g) + "]: not [freeMilli, freeMemory, migSlicesUsed]");
+          }
+          node.gpus.push_back({v[0].get<int>(), v[1].get<int64_t>(), v[2].get<int>()});
+        }
+        oc.nodes.push_back(std::move(node));
+      }
+    }
+  }
+  if (!top.status.ok()) return top.status;
+  return out;
 }
 
 SnapshotStore::SnapshotStore(Env* env, std::string audit_dir) : env_(env), dir_(std::move(audit_dir) + "/snapshots") {}

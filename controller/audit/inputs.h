@@ -21,12 +21,35 @@ nlohmann::json WorkloadDocument(const model::Workload& workload);
 // "sha256:" + SHA-256 over the compact document: the workload's spec hash.
 std::string WorkloadSpecHash(const model::Workload& workload);
 
-// Snapshot format version 1:
-//   {"format":1, "revision":{"id":REV,"repo":ROOT}, "nowMillis":N, "onpremQueueDepth":N,
-//    "usage":{TENANT:{"gpuMilliInUse":N,"spent":"12.00 EUR","cloudSpent":"0 EUR"}},
-//    "pending":[WORKLOAD DOCUMENT, ...]}
-// `repo_root` is where the revision can be loaded from again.
+// Snapshot format version 2: everything the placer read (the revision is loaded again
+// from its repository and must hash to `revision.id`).
+//   {"format":2, "revision":{"id":REV,"repo":ABSOLUTE ROOT}, "nowMillis":N,
+//    "onpremQueueDepth":N, "fairShareHalfLifeMillis":N, "explainClusters":N,
+//    "usage":{TENANT:{"gpuMilliInUse":N,"spent":"12.00 EUR","cloudSpent":"0 EUR",
+//                     "decayedGpuHours":X}},
+//    "pending":[WORKLOAD DOCUMENT, ...],
+//    "running":[{"workload":DOC,"binding":BINDING (placement::BindingToJson),
+//                "startedMillis":N,"lastCheckpointMillis":N,"attempt":N}, ...],
+//    "observed":{CLUSTER:{"healthy":B,"nodes":[{"name","pool","ready","freeCpuMilli",
+//                "freeMemory","gpus":[[FREE_MILLI,FREE_MEMORY,MIG_SLICES_USED],...]}]}}}
+// Format 1 (earlier journals) had no fairShareHalfLifeMillis, explainClusters, running
+// or observed: it planned on declared node pools with nothing running.
+// `repo_root` is where the revision can be loaded from again (made absolute here).
+inline constexpr int kSnapshotFormat = 2;
 nlohmann::json SnapshotDocument(const placement::Snapshot& snapshot, const std::string& repo_root);
+
+// A snapshot document read back, except its workload documents, which the caller loads
+// (with the loader, against the revision) into `pending` and `running[i].workload`.
+struct SnapshotInputs {
+  int format = 0;
+  std::string revision;
+  std::string repo;
+  placement::Snapshot snapshot;                  // config, hooks, pending and running workloads unset
+  std::vector<nlohmann::json> pending_documents;
+  std::vector<nlohmann::json> running_documents;  // parallel to snapshot.running
+};
+// InvalidArgument naming the field when the document is not a snapshot of a known format.
+Result<SnapshotInputs> ParseSnapshotDocument(const nlohmann::json& document);
 
 // Content-addressed, write-once JSON documents. One writer at a time (the reconcile
 // loop); readers may run concurrently. `env` must outlive the store.

@@ -31,6 +31,15 @@ AuditRecord DecisionRecord(const placement::Decision& d, const DecisionContext& 
     p["target"] = target;
     p["cost"] = d.cost.ToString();
   }
+  if (!d.preempted.empty()) {
+    nlohmann::json victims = nlohmann::json::array();
+    for (const placement::Preemption& v : d.preempted) {
+      victims.push_back({{"workload", v.workload}, {"tenant", v.tenant}, {"priority", v.priority},
+                         {"cluster", v.cluster}, {"nodes", v.nodes}, {"checkpointable", v.checkpointable},
+                         {"lostWorkMillis", v.lost_work.millis()}});
+    }
+    p["preempted"] = std::move(victims);
+  }
   if (c.budget_left) p["budgetLeft"] = c.budget_left->ToString();
   if (c.cloud_budget_left) p["cloudBudgetLeft"] = c.cloud_budget_left->ToString();
   if (!d.denied_by.empty()) p["deniedBy"] = d.denied_by;

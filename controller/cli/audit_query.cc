@@ -71,7 +71,7 @@ void AddAuditQueryCommands(CLI::App& audit, int* exit_code) {
   query->add_option("--tenant", q->filter.tenant, "Tenant");
   query->add_option("--cluster", q->filter.cluster, "Target cluster");
   query->add_option("--outcome", q->filter.outcome, "placed, queued or rejected")
-      ->check(CLI::IsMember({"placed", "queued", "rejected"}));
+      ->check(CLI::IsMember({"placed", "queued", "rejected", "preempted"}));
   query->add_option("--rule", q->filter.rule, "A rule that denied, rejected a cluster or warned");
   query->add_option("--kind", q->filter.kind, "Record kind (decision, policy-activated, checkpoint, ...)");
   query->add_option("--from", q->from, "From this time (inclusive; date or RFC 3339 UTC)");

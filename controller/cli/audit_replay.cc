@@ -1,24 +1,23 @@
-// gpufed audit replay SEQ: re-runs the placer on a decision's recorded inputs, under
-// the recorded policy revision (or, with --policy DIR, a what-if revision), and shows
-// whether the outcome is the same. Exit 0 same, 3 different, 1 error.
-#include <filesystem>
+// gpufed audit replay SEQ | --all [--from T] [--to T]: re-runs the placer on decisions'
+// recorded inputs, under the recorded policy revision (or, with --policy DIR, a what-if
+// revision: the "blast radius" of a policy change over history), and shows whether the
+// outcomes are the same. Exit 0 all same, 3 some different, 1 error, 2 usage.
 #include <iostream>
 
-#include "controller/audit/inputs.h"
+#include "controller/audit/query.h"
 #include "controller/audit/reader.h"
 #include "controller/audit/record.h"
-#include "controller/audit/records.h"
 #include "controller/cli/audit_commands.h"
-#include "controller/config/loader.h"
-#include "policies/engine/activation.h"
+#include "controller/cli/decision_replayer.h"
 
 namespace gpufed::cli {
 namespace {
 
 struct ReplayOptions {
   uint64_t seq = 0;
-  std::string audit_dir;
-  std::string policy_dir;
+  bool all = false;
+  std::string from, to;
+  ReplaySettings settings;
   bool json = false;
 };
 
@@ -29,129 +28,120 @@ int Fail(const std::string& message) {
   return 1;
 }
 
-// The parts of a decision that make its outcome; what replay compares.
-nlohmann::json Essentials(const nlohmann::json& d) {
-  nlohmann::json out = {{"outcome", d.value("outcome", "")}, {"reason", d.value("reason", "")}};
-  if (d.contains("target")) {
-    for (const char* k : {"cluster", "nodes", "gpus", "gpuMilliEach", "migProfile"}) {
-      if (d["target"].contains(k)) out[std::string("target.") + k] = d["target"][k];
-    }
-  }
-  for (const char* k : {"cost", "deniedBy", "budgetLeft", "warnings"}) {
-    if (d.contains(k)) out[k] = d[k];
-  }
-  if (d.contains("verdicts")) {
-    for (const nlohmann::json& v : d["verdicts"]) {
-      std::string c = "verdict." + v.value("cluster", "?");
-      out[c] = v.value("eligible", false) ? std::string("eligible") : v.value("rule", "") + ": " + v.value("reason", "");
-    }
-  }
-  if (d.contains("verdictGroups")) {  // large federations: clusters counted by rule
-    for (const nlohmann::json& g : d["verdictGroups"]) {
-      out["verdictGroup." + g.value("rule", "eligible")] = g.value("clusters", 0);
-    }
-  }
-  return out;
+void NoteFormat1(const ReplayComparison& c, bool& noted) {
+  if (c.snapshot_format != 1 || noted) return;
+  noted = true;
+  std::cerr << "gpufed audit replay: note: seq " << c.seq
+            << " was journalled with snapshot format 1, which lacks running work and observed nodes: "
+               "its replay plans on the declared node pools with nothing running\n";
 }
 
-std::string Describe(const nlohmann::json& e) {
+nlohmann::json ComparisonJson(const ReplayComparison& c) {
+  return {{"seq", c.seq},
+          {"workload", c.workload},
+          {"recordedRevision", c.recorded_revision},
+          {"replayedRevision", c.replayed_revision},
+          {"snapshotFormat", c.snapshot_format},
+          {"same", c.same},
+          {"differences", c.differences}};
+}
+
+std::string Target(const nlohmann::json& e) {
   std::string s = e.value("outcome", "?");
-  if (e.contains("target.cluster")) s += " on " + e["target.cluster"].get<std::string>() + " " + e["target.nodes"].dump();
-  if (e.contains("cost")) s += ", " + e["cost"].get<std::string>();
+  if (e.contains("target.cluster")) s += " " + e["target.cluster"].get<std::string>();
+  if (e.contains("target.nodes") && !e["target.nodes"].empty()) s += "/" + e["target.nodes"][0].get<std::string>();
   return s;
 }
 
-int RunReplay(const ReplayOptions& o) {
+// The rule that made the difference: the first cluster whose verdict changed, else
+// the first field that did.
+std::string Cause(const ReplayComparison& c) {
+  for (const auto& [k, v] : c.differences.items()) {
+    if (k.rfind("verdict", 0) != 0) continue;
+    return k + ": " + (v["recorded"].is_string() ? v["recorded"].get<std::string>() : v["recorded"].dump()) + " -> " +
+           (v["replayed"].is_string() ? v["replayed"].get<std::string>() : v["replayed"].dump());
+  }
+  return c.differences.empty() ? "" : c.differences.begin().key() + " changed";
+}
+
+int ReplayOne(const ReplayOptions& o) {
   auto env = audit::NewPosixEnv();
-  audit::JournalReader reader(env.get(), o.audit_dir);
+  audit::JournalReader reader(env.get(), o.settings.audit_dir);
   std::vector<audit::JournalEntry> entry;
   Status s = reader.Seek(o.seq);
   Result<size_t> n = s.ok() ? reader.Next(1, o.seq, &entry) : Result<size_t>(s);
   if (!n.ok()) return Fail(n.status().ToString());
   if (entry.empty() || entry[0].seq != o.seq) return Fail("no record with seq " + std::to_string(o.seq));
   nlohmann::json record = *audit::RecordJson(entry[0].line);
-  if (record.value("kind", "") != "decision") return Fail("seq " + std::to_string(o.seq) + " is a " + record.value("kind", "") + " record, not a decision");
-
-  audit::SnapshotStore store(env.get(), o.audit_dir);
-  Result<nlohmann::json> snap = store.Get(record.value("inputs", ""));
-  if (!snap.ok()) return Fail("inputs of seq " + std::to_string(o.seq) + ": " + snap.status().ToString());
-  const nlohmann::json& inputs = *snap;
-  std::string recorded_revision = record.value("revision", "");
-  std::string repo = o.policy_dir.empty() ? inputs["revision"].value("repo", "") : o.policy_dir;
-
-  policy::Candidate candidate = policy::PrepareRevision({repo});
-  if (!candidate.revision) {
-    for (const std::string& p : candidate.problems) std::cerr << p << "\n";
-    return Fail("policy repository " + repo + " does not activate");
+  if (record.value("kind", "") != "decision") {
+    return Fail("seq " + std::to_string(o.seq) + " is a " + record.value("kind", "") + " record, not a decision");
   }
-  policy::Revision& revision = *candidate.revision;
-  if (o.policy_dir.empty() && revision.config.revision != recorded_revision) {
-    return Fail("the repository at " + repo + " is now at revision " + revision.config.revision + ", the decision used " +
-                recorded_revision + ": check that revision out there, or pass --policy DIR for a what-if");
-  }
-
-  std::vector<model::Workload> pending;
-  for (const nlohmann::json& doc : inputs["pending"]) {
-    config::LoadResult w = config::LoadText(doc.dump(), "snapshot:" + doc["metadata"].value("name", "?"), &revision.config);
-    if (!w.ok()) {
-      for (const config::Diagnostic& d : w.diagnostics.items()) std::cerr << d.ToString() << "\n";
-      return Fail("a recorded workload does not load under revision " + revision.config.revision);
-    }
-    for (model::Workload& x : w.config.workloads) pending.push_back(std::move(x));
-  }
-  placement::Snapshot snapshot;
-  snapshot.config = &revision.config;
-  snapshot.hooks = revision.hooks.get();
-  snapshot.now = Duration::FromMillis(inputs.value("nowMillis", int64_t{0}));
-  snapshot.onprem_queue_depth = inputs.value("onpremQueueDepth", 0);
-  for (const auto& [tenant, u] : inputs["usage"].items()) {
-    placement::TenantUsage usage;
-    usage.gpu_milli_in_use = u.value("gpuMilliInUse", int64_t{0});
-    if (auto m = Money::Parse(u.value("spent", "0")); m.ok()) usage.spent = *m;
-    if (auto m = Money::Parse(u.value("cloudSpent", "0")); m.ok()) usage.cloud_spent = *m;
-    snapshot.usage[tenant] = usage;
-  }
-  for (const model::Workload& w : pending) snapshot.pending.push_back(&w);
-  placement::Plan plan = placement::MakePlan(snapshot);
-  std::vector<audit::AuditRecord> replayed = audit::PlanRecords(plan, snapshot, record.value("inputs", ""));
-  const nlohmann::json* again = nullptr;
-  for (const audit::AuditRecord& r : replayed) {
-    if (r.payload.value("workload", "") == record.value("workload", "")) again = &r.payload;
-  }
-  if (again == nullptr) return Fail("the replayed plan has no decision for " + record.value("workload", ""));
-
-  nlohmann::json before = Essentials(record), after = Essentials(*again);
-  nlohmann::json diff = nlohmann::json::object();
-  for (const auto& [k, v] : before.items()) {
-    if (!after.contains(k) || after[k] != v) diff[k] = {{"recorded", v}, {"replayed", after.contains(k) ? after[k] : nullptr}};
-  }
-  for (const auto& [k, v] : after.items()) {
-    if (!before.contains(k)) diff[k] = {{"recorded", nullptr}, {"replayed", v}};
-  }
-  bool same = diff.empty();
+  DecisionReplayer replayer(env.get(), o.settings);
+  Result<ReplayComparison> c = replayer.Replay(record);
+  if (!c.ok()) return Fail(c.status().message());
+  bool noted = false;
+  NoteFormat1(*c, noted);
   if (o.json) {
-    std::cout << nlohmann::json{{"seq", o.seq},
-                                {"workload", record.value("workload", "")},
-                                {"recordedRevision", recorded_revision},
-                                {"replayedRevision", revision.config.revision},
-                                {"same", same},
-                                {"differences", diff}}
-                     .dump(2)
-              << "\n";
+    std::cout << ComparisonJson(*c).dump(2) << "\n";
   } else {
-    std::cout << "seq " << o.seq << ": " << record.value("workload", "") << " (tenant " << record.value("tenant", "")
-              << ")\n  recorded: " << Describe(before) << "  [revision " << recorded_revision << "]\n  replayed: "
-              << Describe(after) << "  [revision " << revision.config.revision << "]\n";
-    if (same) {
+    std::cout << "seq " << o.seq << ": " << c->workload << " (tenant " << c->tenant << ")\n  recorded: "
+              << DescribeEssentials(c->recorded) << "  [revision " << c->recorded_revision << "]\n  replayed: "
+              << DescribeEssentials(c->replayed) << "  [revision " << c->replayed_revision << "]\n";
+    if (c->same) {
       std::cout << "SAME outcome\n";
     } else {
       std::cout << "DIFFERENT:\n";
-      for (const auto& [k, v] : diff.items()) {
+      for (const auto& [k, v] : c->differences.items()) {
         std::cout << "  " << k << ": " << v["recorded"].dump() << " -> " << v["replayed"].dump() << "\n";
       }
     }
   }
-  return same ? 0 : kDifferent;
+  return c->same ? 0 : kDifferent;
+}
+
+int ReplayAll(const ReplayOptions& o) {
+  audit::QueryFilter filter;
+  filter.kind = "decision";
+  if (!o.from.empty()) filter.from_micros = audit::ParseTimeMicros(o.from);
+  if (!o.to.empty()) filter.to_micros = audit::ParseTimeMicros(o.to);
+  if ((!o.from.empty() && !filter.from_micros) || (!o.to.empty() && !filter.to_micros)) {
+    std::cerr << "gpufed audit replay: --from/--to take a date (2026-11-01) or RFC 3339 UTC (2026-11-01T10:00:00Z)\n";
+    return 2;
+  }
+  auto env = audit::NewPosixEnv();
+  DecisionReplayer replayer(env.get(), o.settings);
+  uint64_t replayed = 0, same = 0, different = 0;
+  Status failure;
+  bool noted = false;
+  Status scan = audit::ScanRecords(*env, o.settings.audit_dir, filter, [&](const nlohmann::json& record) {
+    if (!failure.ok() || !IsPlacerDecision(record)) return;  // e.g. a preemption victim's record
+    Result<ReplayComparison> c = replayer.Replay(record);
+    if (!c.ok()) {
+      failure = c.status();
+      return;
+    }
+    NoteFormat1(*c, noted);
+    ++replayed;
+    if (c->same) {
+      ++same;
+      return;
+    }
+    ++different;
+    if (o.json) {
+      std::cout << ComparisonJson(*c).dump() << "\n";
+    } else {
+      std::cout << "seq " << c->seq << " " << c->workload << ": " << Target(c->recorded) << " -> "
+                << Target(c->replayed) << " (" << Cause(*c) << ")\n";
+    }
+  });
+  if (!scan.ok()) return Fail(scan.ToString());
+  if (!failure.ok()) return Fail(failure.message());
+  if (o.json) {
+    std::cout << nlohmann::json{{"replayed", replayed}, {"same", same}, {"different", different}}.dump() << "\n";
+  } else {
+    std::cout << "replayed " << replayed << " decisions: " << same << " same, " << different << " different\n";
+  }
+  return different == 0 ? 0 : kDifferent;
 }
 
 }  // namespace
@@ -159,12 +149,31 @@ int RunReplay(const ReplayOptions& o) {
 void AddAuditReplayCommand(CLI::App& audit, int* exit_code) {
   auto o = std::make_shared<ReplayOptions>();
   CLI::App* replay = audit.add_subcommand(
-      "replay", "Re-run the placer on a decision's recorded inputs (exit 0 same outcome, 3 different, 1 error)");
-  replay->add_option("seq", o->seq, "Sequence number of a decision record")->required();
-  replay->add_option("-d,--audit-dir", o->audit_dir, "Audit folder")->required();
-  replay->add_option("--policy", o->policy_dir, "Another policy repository (what-if) instead of the recorded one");
+      "replay", "Re-run the placer on decisions' recorded inputs (exit 0 same outcome, 3 different, 1 error)");
+  replay->add_option("seq", o->seq, "Sequence number of a decision record");
+  replay->add_flag("--all", o->all, "Replay every decision (in --from/--to) and count the differences");
+  replay->add_option("--from", o->from, "With --all: from this time (inclusive; date or RFC 3339 UTC)");
+  replay->add_option("--to", o->to, "With --all: before this time (date or RFC 3339 UTC)");
+  replay->add_option("-d,--audit-dir", o->settings.audit_dir, "Audit folder")->required();
+  replay->add_option("--policy", o->settings.policy_dir,
+                     "Another policy repository (what-if) instead of the recorded one");
+  replay->add_option("--repo", o->settings.repo_dir,
+                     "Where the recorded repository is now, when it has moved (its revision must match)");
   replay->add_flag("--json", o->json, "Print the comparison as JSON");
-  replay->callback([o, exit_code] { *exit_code = RunReplay(*o); });
+  replay->callback([o, exit_code, replay] {
+    const bool has_seq = replay->count("seq") > 0;
+    if (o->all == has_seq) {
+      std::cerr << "gpufed audit replay: give either a SEQ or --all\n";
+      *exit_code = 2;
+      return;
+    }
+    if (!o->all && (!o->from.empty() || !o->to.empty())) {
+      std::cerr << "gpufed audit replay: --from/--to go with --all\n";
+      *exit_code = 2;
+      return;
+    }
+    *exit_code = o->all ? ReplayAll(*o) : ReplayOne(*o);
+  });
 }
 
 }  // namespace gpufed::cli

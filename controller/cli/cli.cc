@@ -15,7 +15,7 @@ int Main(int argc, char** argv, const connectors::ConnectorRegistry* registry) {
   CLI::App* version = app.add_subcommand("version", "Print the gpufed version");
   version->callback([] { std::cout << "gpufed " << kVersion << "\n"; });
   AddValidateCommand(app, &exit_code);
-  AddPlanCommand(app, &exit_code);
+  AddPlanCommand(app, &exit_code, registry);
   AddTestCommand(app, &exit_code);
   AddDocsCommand(app, &exit_code);
   AddAuditCommand(app, &exit_code);

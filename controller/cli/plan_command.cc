@@ -1,10 +1,14 @@
 // gpufed plan --config DIR [--workloads PATH]: one placer pass over the declared fleet.
+// gpufed plan --config DIR --state STATE: the decisions the next pass of the controller
+// whose state is in STATE would make (its store, its clusters as they report now).
+#include <filesystem>
 #include <iostream>
 
 #include "controller/cli/commands.h"
 #include "controller/cli/plan_inputs.h"
 #include "controller/cli/plan_output.h"
 #include "controller/config/loader.h"
+#include "controller/reconcile/preview.h"
 #include "policies/engine/activation.h"
 
 namespace gpufed::cli {
@@ -15,10 +19,12 @@ struct PlanOptions {
   std::vector<std::string> workloads;
   std::string output = "table";
   std::string now = "0s";
+  std::string state_dir;
+  std::string scenario;
   bool ignore_tests = false;
 };
 
-int RunPlan(const PlanOptions& options) {
+int RunPlan(const PlanOptions& options, const connectors::ConnectorRegistry* registry) {
   // The same activation rules as the controller: it validates, its Lua compiles and
   // its PolicyTests pass, or nothing is planned. --ignore-tests lets an author see what
   // a revision with failing tests would do; the controller never activates one.
@@ -31,6 +37,23 @@ int RunPlan(const PlanOptions& options) {
     return 1;
   }
   policy::Revision& revision = *candidate.revision;
+  if (!options.state_dir.empty()) {
+    if (registry == nullptr || !options.workloads.empty()) {
+      std::cerr << "gpufed plan: --state plans the controller's own workloads (no --workloads)\n";
+      return 2;
+    }
+    reconcile::PreviewOptions preview{options.state_dir, options.scenario};
+    if (preview.scenario.empty() && std::filesystem::exists(options.config_dir + "/simulation/scenario.yaml")) {
+      preview.scenario = options.config_dir + "/simulation/scenario.yaml";  // as `gpufed run` does
+    }
+    Result<placement::Plan> plan = reconcile::PreviewFromState(revision, preview, *registry);
+    if (!plan.ok()) {
+      std::cerr << "gpufed plan: " << plan.status().message() << "\n";
+      return 1;
+    }
+    std::cout << (options.output == "json" ? PlanToJson(*plan).dump(2) + "\n" : RenderPlanTable(*plan, revision.config));
+    return 0;
+  }
   PlanInputs inputs;
   if (std::optional<int> code = ReadPlanInputs("gpufed plan", revision, options.now, options.workloads, inputs)) {
     return *code;
@@ -47,7 +70,7 @@ int RunPlan(const PlanOptions& options) {
 
 }  // namespace
 
-void AddPlanCommand(CLI::App& app, int* exit_code) {
+void AddPlanCommand(CLI::App& app, int* exit_code, const connectors::ConnectorRegistry* registry) {
   auto options = std::make_shared<PlanOptions>();
   CLI::App* cmd = app.add_subcommand("plan", "Run the placer once over the clusters a policy repository declares");
   cmd->add_option("-c,--config", options->config_dir, "Policy repository directory")->required();
@@ -57,10 +80,13 @@ void AddPlanCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
   cmd->add_option("--now", options->now, "Virtual time of the plan, for queue-wait (e.g. 15m)")->capture_default_str();
+  cmd->add_option("--state", options->state_dir,
+                  "A controller's state folder: plan what its next pass would (read-only)");
+  cmd->add_option("--scenario", options->scenario, "With --state: the run's sim scenario (default as gpufed run)");
   cmd->add_flag("--ignore-tests", options->ignore_tests,
                 "Plan even if PolicyTests fail (a warning per failing test; the controller never activates such a "
                 "revision)");
-  cmd->callback([options, exit_code] { *exit_code = RunPlan(*options); });
+  cmd->callback([options, exit_code, registry] { *exit_code = RunPlan(*options, registry); });
 }
 
 }  // namespace gpufed::cli

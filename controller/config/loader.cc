@@ -7,6 +7,7 @@
 #include "controller/config/decoders.h"
 #include "controller/config/references.h"
 #include "controller/config/repository.h"
+#include "controller/config/yaml_guard.h"
 #include "controller/config/yaml_hints.h"
 
 namespace gpufed::config {
@@ -115,6 +116,13 @@ void DecodeDocument(const YamlField& doc, model::Config& config) {
 void LoadDocument(const DocumentText& document, const std::string& file, const LoadOptions& options,
                   std::vector<Reference>& references, std::vector<UnparsedDocument>& unparsed, LoadResult& result) {
   DocumentContext context{file, &result.diagnostics, &references, document.first_line};
+  // LoadAll must not see text on which yaml-cpp 0.7 never returns (see yaml_guard.h).
+  YamlStreamProblem problem = CheckYamlStream(document.text, options.max_documents_per_file);
+  if (problem.found) {
+    result.diagnostics.Add({file, document.first_line + problem.line, problem.column, "", problem.message});
+    unparsed.push_back({file, document.text});
+    return;
+  }
   std::vector<YAML::Node> nodes;
   try {
     nodes = YAML::LoadAll(document.text);
@@ -152,8 +160,15 @@ void LoadDocument(const DocumentText& document, const std::string& file, const L
 // Each document of a file parses on its own: a syntax error in one hides no other.
 void LoadDocuments(const std::string& text, const std::string& file, const LoadOptions& options,
                    std::vector<Reference>& references, std::vector<UnparsedDocument>& unparsed, LoadResult& result) {
-  for (const DocumentText& document : SplitDocuments(text)) {
-    LoadDocument(document, file, options, references, unparsed, result);
+  const std::vector<DocumentText> documents = SplitDocuments(text);
+  for (size_t i = 0; i < documents.size(); ++i) {
+    if (i == options.max_documents_per_file) {
+      result.diagnostics.Add({file, documents[i].first_line + 1, 1, "",
+                              "too many YAML documents in one file (more than " +
+                                  std::to_string(options.max_documents_per_file) + ")"});
+      return;
+    }
+    LoadDocument(documents[i], file, options, references, unparsed, result);
   }
 }
 

@@ -17,6 +17,7 @@ struct LoadOptions {
   size_t max_file_bytes = size_t{4} << 20;  // per YAML or Lua file
   int max_depth = 32;                       // nesting of mappings and lists
   size_t max_nodes_per_document = 200000;   // counts alias expansions: bounds alias bombs
+  size_t max_documents_per_file = 10000;    // '---'-separated documents in one file
 };
 
 struct LoadResult {

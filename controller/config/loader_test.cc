@@ -148,5 +148,33 @@ TEST(Loader, LoadTextResolvesAgainstContext) {
   EXPECT_EQ(ok.config.workloads[0].priority, 1000);
 }
 
+// yaml-cpp 0.7's LoadAll never returns on a stray ',' (it allocates until memory runs
+// out); the loader must answer at once with the position instead.
+TEST(Loader, StrayCommaIsASyntaxErrorNotAnEndlessLoop) {
+  for (const std::string& text : {std::string(","), std::string("\n\n  ,\n")}) {
+    SCOPED_TRACE(text);
+    LoadResult r = LoadText(text, "api/w.yaml");
+    ASSERT_EQ(r.diagnostics.size(), 1u) << Dump(r);
+    EXPECT_THAT(r.diagnostics.items()[0].message, testing::HasSubstr("unexpected ','"));
+  }
+  // Each document parses on its own: the first one's own errors are reported too.
+  LoadResult r = LoadText("a: 1\n---\n,", "api/w.yaml");
+  const Diagnostic& comma = r.diagnostics.items().back();
+  EXPECT_THAT(comma.message, testing::HasSubstr("unexpected ','"));
+  EXPECT_EQ(comma.line, 3);
+  EXPECT_EQ(comma.column, 1);
+}
+
+TEST_F(TempRepo, DocumentsPerFileAreBounded) {
+  std::string text;
+  for (int i = 0; i < 20; ++i) text += "---\na: 1\n";
+  Write("many.yaml", text);
+  LoadOptions options;
+  options.max_documents_per_file = 10;
+  LoadResult r = LoadRepository({dir_.string()}, options);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(Dump(r), testing::HasSubstr("too many YAML documents in one file (more than 10)"));
+}
+
 }  // namespace
 }  // namespace gpufed::config

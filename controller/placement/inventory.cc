@@ -156,18 +156,69 @@ NodeState EmptyNode(const model::NodePool& pool, int pool_index, std::string nam
 
 }  // namespace
 
-ClusterState BuildClusterState(const model::Cluster& cluster) {
+ClusterState BuildClusterState(const model::Cluster& cluster, const ObservedCluster* observed) {
   ClusterState state;
   state.cluster = &cluster;
-  for (size_t p = 0; p < cluster.node_pools.size(); ++p) {
-    const model::NodePool& pool = cluster.node_pools[p];
-    for (int i = 0; i < pool.count; ++i) {
-      state.nodes.push_back(EmptyNode(pool, static_cast<int>(p), pool.name + "-" + std::to_string(i)));
+  if (observed == nullptr) {
+    for (size_t p = 0; p < cluster.node_pools.size(); ++p) {
+      const model::NodePool& pool = cluster.node_pools[p];
+      for (int i = 0; i < pool.count; ++i) {
+        state.nodes.push_back(EmptyNode(pool, static_cast<int>(p), pool.name + "-" + std::to_string(i)));
+      }
+    }
+    state.elastic_nodes_left = std::max(0, cluster.elasticity.max_nodes - cluster.present_nodes());
+    state.next_node_index = static_cast<int>(state.nodes.size());
+    return state;
+  }
+  if (!observed->healthy) return state;
+  int next_suffix = 0;
+  for (const ObservedNode& n : observed->nodes) {
+    for (size_t p = 0; p < cluster.node_pools.size(); ++p) {
+      const model::NodePool& pool = cluster.node_pools[p];
+      if (pool.name != n.pool) continue;
+      NodeState node = EmptyNode(pool, static_cast<int>(p), n.name);
+      if (!n.gpus.empty()) {  // the cluster's own count wins over the pool's declaration
+        GpuState gpu;
+        gpu.free_memory = pool.gpu.memory.milli() / 1000;
+        node.gpus.assign(n.gpus.size(), gpu);
+      }
+      node.provisioned = !n.ready;
+      state.nodes.push_back(std::move(node));
+      break;
+    }
+    // New nodes are named "<pool>-<n>" past every numeric suffix already present, so a
+    // provisioned node never takes a present node's name.
+    size_t dash = n.name.rfind('-');
+    if (dash != std::string::npos && dash + 1 < n.name.size() && n.name.size() - dash <= 9 &&
+        n.name.find_first_not_of("0123456789", dash + 1) == std::string::npos) {
+      next_suffix = std::max(next_suffix, std::stoi(n.name.substr(dash + 1)) + 1);
     }
   }
-  state.elastic_nodes_left = std::max(0, cluster.elasticity.max_nodes - cluster.present_nodes());
-  state.next_node_index = static_cast<int>(state.nodes.size());
+  state.elastic_nodes_left = std::max(0, cluster.elasticity.max_nodes - static_cast<int>(observed->nodes.size()));
+  state.next_node_index = std::max(next_suffix, static_cast<int>(observed->nodes.size()));
   return state;
+}
+
+void CapToObserved(ClusterState& state, const ObservedCluster& observed) {
+  for (const ObservedNode& seen : observed.nodes) {
+    const int n = state.FindNodeIndex(seen.name);
+    if (n < 0) continue;
+    NodeState& node = state.nodes[static_cast<size_t>(n)];
+    if (seen.free_cpu_milli >= 0) node.free_cpu_milli = std::min(node.free_cpu_milli, seen.free_cpu_milli);
+    if (seen.free_memory >= 0) node.free_memory = std::min(node.free_memory, seen.free_memory);
+    for (size_t g = 0; g < node.gpus.size() && g < seen.gpus.size(); ++g) {
+      GpuState& gpu = node.gpus[g];
+      const ObservedGpu& o = seen.gpus[g];
+      if (o.free_milli < gpu.free_milli) {
+        gpu.free_milli = std::max(0, o.free_milli);
+        gpu.shared = gpu.shared || (gpu.free_milli > 0 && gpu.free_milli < kMilliPerGpu);
+      }
+      if (o.free_memory >= 0) gpu.free_memory = std::min(gpu.free_memory, o.free_memory);
+      gpu.mig_slices_used = std::max(gpu.mig_slices_used, o.mig_slices_used);
+    }
+  }
+  state.index_stale = true;
+  ++state.generation;
 }
 
 int ClusterState::FindNodeIndex(const std::string& name) const {

@@ -9,6 +9,7 @@
 #include "controller/model/cluster.h"
 #include "controller/model/workload.h"
 #include "controller/placement/mig.h"
+#include "controller/placement/observed.h"
 
 namespace gpufed::placement {
 
@@ -87,7 +88,15 @@ std::string PoolShapeMismatch(const model::NodePool& pool, const model::Resource
 // The per-GPU demand on `pool`; requires PoolShapeMismatch(...) to be empty.
 GpuDemand DemandOn(const model::NodePool& pool, const model::ResourceRequest& request);
 
-ClusterState BuildClusterState(const model::Cluster& cluster);
+// The cluster's nodes: the declared node pools (nodes "<pool>-<i>"), or, when `observed`
+// is given, the nodes its connector reported, under their names (nodes of a pool the
+// Cluster does not declare are left out: nothing can be said about their shape). An
+// unhealthy observed cluster has no nodes and may not grow.
+ClusterState BuildClusterState(const model::Cluster& cluster, const ObservedCluster* observed = nullptr);
+// Lowers each node's free capacity to what the cluster reported free (call after the
+// running work is reserved): capacity it reports in use beyond what the running work
+// holds belongs to someone else, and a plan must not count on it.
+void CapToObserved(ClusterState& state, const ObservedCluster& observed);
 
 // Best node fit for a single-node request (ties broken by node order); `only_node` >= 0
 // looks at that node alone.

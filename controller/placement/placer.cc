@@ -19,7 +19,9 @@ Placer::Placer(const Snapshot& snapshot) : snapshot_(snapshot), config_(*snapsho
   std::sort(sorted.begin(), sorted.end(),
             [](const auto* a, const auto* b) { return a->metadata.name < b->metadata.name; });
   for (const model::Cluster* c : sorted) {
-    ClusterEntry entry{c, model::ClusterView(*c), {}, BuildClusterState(*c), c->is_onprem()};
+    auto seen = snapshot.observed.find(c->metadata.name);
+    const ObservedCluster* observed = seen == snapshot.observed.end() ? nullptr : &seen->second;
+    ClusterEntry entry{c, model::ClusterView(*c), {}, BuildClusterState(*c, observed), c->is_onprem()};
     for (const model::NodePool& pool : c->node_pools) {
       entry.pool_views.push_back(model::NodePoolView(pool));
       fleet_gpus_ += double{1} * pool.count * pool.gpu.count;
@@ -52,6 +54,10 @@ Placer::Placer(const Snapshot& snapshot) : snapshot_(snapshot), config_(*snapsho
   }
   evaluations_.resize(clusters_.size());
   ReserveRunning();
+  for (ClusterEntry& entry : clusters_) {
+    auto seen = snapshot.observed.find(entry.cluster->metadata.name);
+    if (seen != snapshot.observed.end()) CapToObserved(entry.state, seen->second);
+  }
 }
 
 Placer::TenantState& Placer::Tenant(const std::string& name) { return tenants_[name]; }
@@ -74,6 +80,8 @@ void Placer::ReserveRunning() {
       auto found = node_index[c].find(r.binding.nodes[m]);
       int n = found == node_index[c].end() ? -1 : found->second;
       if (n < 0) {
+        // An observed cluster reports every node it has: this one is gone.
+        if (snapshot_.observed.count(r.binding.cluster)) continue;
         // Bound to an elastic node an earlier plan added: it exists now.
         std::optional<int> added = AddObservedNode(state, r.binding.nodes[m]);
         if (!added) continue;

@@ -15,6 +15,55 @@ const char* OutcomeName(Outcome outcome) {
 
 Plan MakePlan(const Snapshot& snapshot) { return Placer(snapshot).Run(); }
 
+nlohmann::json BindingToJson(const Binding& b) {
+  nlohmann::json nodes = nlohmann::json::array();
+  for (size_t m = 0; m < b.nodes.size(); ++m) {
+    nodes.push_back({{"node", b.nodes[m]}, {"gpus", m < b.gpus.size() ? b.gpus[m] : std::vector<int>{}}});
+  }
+  nlohmann::json j = {{"cluster", b.cluster}, {"nodes", std::move(nodes)}, {"gpu_milli_each", b.gpu_milli_each}};
+  if (!b.pool.empty()) j["pool"] = b.pool;
+  if (!b.mig_profile.empty()) j["mig_profile"] = b.mig_profile;
+  if (b.mig_start >= 0) j["mig_start"] = b.mig_start;
+  if (b.provisions_node) j["provisions_node"] = true;
+  if (b.ready_after.millis() != 0) j["ready_after_ms"] = b.ready_after.millis();
+  return j;
+}
+
+Binding BindingFromJson(const nlohmann::json& j) {
+  Binding b;
+  if (!j.is_object()) return b;
+  auto text = [&](const char* key) {
+    auto it = j.find(key);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  auto integer = [&](const char* key, int64_t fallback) {
+    auto it = j.find(key);
+    return it != j.end() && it->is_number_integer() ? it->get<int64_t>() : fallback;
+  };
+  b.cluster = text("cluster");
+  b.pool = text("pool");
+  b.mig_profile = text("mig_profile");
+  b.gpu_milli_each = static_cast<int>(integer("gpu_milli_each", 1000));
+  b.mig_start = static_cast<int>(integer("mig_start", -1));
+  b.ready_after = Duration::FromMillis(integer("ready_after_ms", 0));
+  auto prov = j.find("provisions_node");
+  b.provisions_node = prov != j.end() && prov->is_boolean() && prov->get<bool>();
+  auto nodes = j.find("nodes");
+  if (nodes == j.end() || !nodes->is_array()) return b;
+  for (const nlohmann::json& m : *nodes) {
+    if (!m.is_object() || !m.contains("node") || !m["node"].is_string()) continue;
+    b.nodes.push_back(m["node"].get<std::string>());
+    std::vector<int> gpus;
+    if (m.contains("gpus") && m["gpus"].is_array()) {
+      for (const nlohmann::json& g : m["gpus"]) {
+        if (g.is_number_integer()) gpus.push_back(g.get<int>());
+      }
+    }
+    b.gpus.push_back(std::move(gpus));
+  }
+  return b;
+}
+
 nlohmann::json ScoreToJson(const ScoreBreakdown& s) {
   return {{"cost", s.cost},     {"locality", s.locality}, {"fragmentation", s.fragmentation},
           {"onprem", s.onprem}, {"lua", s.lua},           {"total", s.total}};

@@ -12,6 +12,7 @@
 #include "controller/common/money.h"
 #include "controller/model/config.h"
 #include "controller/placement/hooks.h"
+#include "controller/placement/observed.h"
 
 namespace gpufed::placement {
 
@@ -29,7 +30,7 @@ struct TenantUsage {
 // Where a workload runs (or will run once placed).
 struct Binding {
   std::string cluster;
-  std::string pool;                 // the node pool of `nodes` (set by the placer)
+  std::string pool;                 // the node pool of its nodes (one pool per binding)
   std::vector<std::string> nodes;   // one per gang member (one for single-node work)
   std::vector<std::vector<int>> gpus;  // GPU indices on each of `nodes`
   int gpu_milli_each = 1000;
@@ -59,6 +60,10 @@ struct Snapshot {
   // Running work, reserved before any pending workload is considered. Running work is
   // never moved (no ping-pong); on-prem work may be preempted by higher priorities.
   std::vector<RunningWorkload> running;
+  // Observed inventory by cluster name. A cluster listed here is planned on the nodes it
+  // reported (names, pools, and free capacity as the upper bound); a cluster absent is
+  // planned on its declared node pools, nodes named "<pool>-<i>" (gpufed plan, what-ifs).
+  std::map<std::string, ObservedCluster> observed;
   // Half-life of the fair-share usage window (see TenantUsage::decayed_gpu_hours); used
   // to express decayed GPU-hours as a share of the fleet. 0: 24h (kDefaultFairShareHalfLife).
   Duration fair_share_half_life;
@@ -152,6 +157,13 @@ struct Plan {
 };
 
 Plan MakePlan(const Snapshot& snapshot);
+
+// A binding as the store, the API and audit snapshots keep it:
+// {"cluster", "pool"?, "nodes":[{"node","gpus":[...]}], "gpu_milli_each", "mig_profile"?,
+//  "mig_start"?, "provisions_node"?, "ready_after_ms"?}.
+nlohmann::json BindingToJson(const Binding& binding);
+// The inverse; fields that are absent or of the wrong type take their defaults.
+Binding BindingFromJson(const nlohmann::json& json);
 
 // {"cost", "locality", "fragmentation", "onprem", "lua", "total"}.
 nlohmann::json ScoreToJson(const ScoreBreakdown& score);

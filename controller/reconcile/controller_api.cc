@@ -204,6 +204,17 @@ std::string Controller::Metrics() {
   for (const auto& [name, cs] : reconciler_->clusters()) {
     m << "gpufed_connector_errors_total{cluster=\"" << name << "\"} " << cs.total_errors << "\n";
   }
+  // Placements a cluster refused. The snapshot holds exactly what runs, so every one is
+  // an anomaly; both reasons are always present, at zero when nothing was refused.
+  m << "# HELP gpufed_connector_refusals_total Placements a cluster refused, by reason (capacity: GPUs busy; "
+       "invalid: the action could never apply).\n# TYPE gpufed_connector_refusals_total counter\n";
+  for (const auto& [name, cs] : reconciler_->clusters()) {
+    for (const char* reason : {"capacity", "invalid"}) {
+      auto it = reconciler_->refusals().find({name, reason});
+      m << "gpufed_connector_refusals_total{cluster=\"" << name << "\",reason=\"" << reason << "\"} "
+        << (it == reconciler_->refusals().end() ? 0 : it->second) << "\n";
+    }
+  }
   return m.str();
 }
 

@@ -29,6 +29,7 @@ nlohmann::json DecisionToJson(const placement::Decision& d, const DecisionContex
   if (!d.verdict_groups.empty()) out["verdict_groups"] = placement::VerdictGroupsToJson(d.verdict_groups);
   if (!d.denied_by.empty()) out["denied_by"] = d.denied_by;
   if (!d.warnings.empty()) out["warnings"] = d.warnings;
+  if (!ctx.beneficiary.empty()) out["beneficiary"] = ctx.beneficiary;
   if (d.outcome == placement::Outcome::kPlaced || ctx.kind == "preempt") {
     out["binding"] = {{"cluster", d.binding.cluster},
                       {"nodes", d.binding.nodes},

@@ -20,6 +20,7 @@ struct DecisionContext {
   int attempt = 1;
   std::string kind = "place";  // "place", or "preempt" for a victim the loop stops
   std::string uid;             // the workload's uid (store record)
+  std::string beneficiary;     // preempt: the workload the victim makes room for
 };
 
 class DecisionLog {

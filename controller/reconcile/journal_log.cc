@@ -60,7 +60,10 @@ Status JournalDecisionLog::Record(const placement::Decision& d, const DecisionCo
   }
   if (!ctx.uid.empty()) record.payload["uid"] = ctx.uid;
   record.payload["attempt"] = ctx.attempt;
-  if (ctx.kind == "preempt") record.payload["outcome"] = "preempted";
+  if (ctx.kind == "preempt") {
+    record.payload["outcome"] = "preempted";
+    record.payload["beneficiary"] = ctx.beneficiary;  // the victim is the record's workload
+  }
   Result<uint64_t> seq = journal_->Append(record);
   if (!seq.ok()) return seq.status();
   decision_seq_[d.workload + ".a" + std::to_string(ctx.attempt)] = *seq;

@@ -11,7 +11,7 @@ using store::WorkloadRecord;
 using store::WorkloadState;
 
 Reconciler::Reconciler(store::Store* store, DecisionLog* log, const connectors::Clock* clock, ReconcilerOptions options)
-    : store_(store), log_(log), clock_(clock), options_(options) {}
+    : store_(store), log_(log), clock_(clock), options_(options), fair_share_(options.fair_share_half_life) {}
 
 void Reconciler::SetConnectors(std::map<std::string, std::unique_ptr<connectors::Connector>> connectors) {
   connectors_ = std::move(connectors);
@@ -187,6 +187,10 @@ Status Reconciler::ApplyAction(const connectors::Action& action, const std::stri
     queue_.Backoff(action.workload, now);
     return out.status();
   }
+  if (action.kind == connectors::ActionKind::kSubmit) {
+    // The cluster refused a placement made on its own last report: an anomaly.
+    ++refusals_[{cluster, code == StatusCode::kFailedPrecondition ? "capacity" : "invalid"}];
+  }
   GPUFED_RETURN_IF_ERROR(store_->MarkAction(kind, action.key, store::ActionState::kFailed, out.status().message()));
   return out.status();
 }
@@ -266,7 +270,6 @@ Status Reconciler::SyncActive(WorkloadRecord& r, PassStats& stats) {
     case connectors::RunState::kPreempted: {
       GPUFED_RETURN_IF_ERROR(BookAttempt(r, seen, "preempted"));
       r.cost = r.cost.Plus(seen->cost);
-      preempting_.erase(r.name);
       r.state = WorkloadState::kPreempted;
       r.reason = seen->reason.empty() ? "preempted" : seen->reason;
       GPUFED_RETURN_IF_ERROR(store_->Update(r, r.reason, seen->finished_at));

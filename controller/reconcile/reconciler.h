@@ -7,12 +7,13 @@
 //      finished (attempt booked once), preempted or lost -> requeued as attempt + 1 from
 //      its last checkpoint; re-apply submit intents that never reached the cluster;
 //      carry out cancellations;
-//   3. plan every waiting workload (MakePlan over the residual fleet), record each
-//      decision in the DecisionLog (durable) before acting, record the action intent in
-//      the store, apply it through the connector (idempotent by uid + attempt), update
-//      status;
-//   4. preempt lower-priority preemptible work for high-priority work that waits for
-//      capacity only (see preemption.cc).
+//   3. build the placer's full snapshot (snapshot_builder.h: observed nodes, running work
+//      with its bindings, pending work, spend, decayed fair-share usage) and plan every
+//      waiting workload with placement::MakePlan; record each decision in the
+//      DecisionLog (durable) before acting; stop the running work a placement preempts
+//      (journalled, checkpointed where the connector can, requeued as its next
+//      attempt); record the action intent in the store, apply it through the connector
+//      (idempotent by uid + attempt), update status.
 // Not thread-safe: callers serialise Pass and the accessors (the Controller does).
 #include <functional>
 #include <map>
@@ -21,8 +22,9 @@
 #include <vector>
 
 #include "connectors/core/connector.h"
-#include "controller/reconcile/capacity.h"
+#include "controller/placement/fair_share.h"
 #include "controller/reconcile/decision_log.h"
+#include "controller/reconcile/snapshot_builder.h"
 #include "controller/reconcile/work_queue.h"
 #include "controller/store/store.h"
 #include "policies/engine/activation.h"
@@ -32,8 +34,7 @@ namespace gpufed::reconcile {
 struct ReconcilerOptions {
   Duration unhealthy_grace = Duration::FromSeconds(120);  // failing observe this long -> unhealthy
   int max_attempts = 3;          // restarts of work that cannot resume from a checkpoint
-  bool preemption = true;
-  Duration preempt_after = Duration::FromSeconds(60);  // a workload waits this long before preempting
+  Duration fair_share_half_life = placement::kDefaultFairShareHalfLife;
 };
 
 struct ClusterStatus {
@@ -78,6 +79,12 @@ class Reconciler {
   // decision (the audit journal cannot record them). Active work is still synced.
   void SetPlacing(bool placing) { placing_ = placing; }
 
+  // The plan the next pass would make for the work the store holds now, without acting
+  // or writing anything: observes every cluster (no side effects) and plans on the
+  // snapshot. It does not sync first (that writes): run it on a stopped controller's
+  // state, or accept that capacity freed since the last pass counts once a pass saw it.
+  Result<placement::Plan> Preview();
+
   // Inserts the active revision's Workloads the store does not know yet.
   Status SyncRepositoryWorkloads();
   Result<PassStats> Pass();
@@ -91,18 +98,24 @@ class Reconciler {
   Duration NextEvent() const;
   // Connector errors by cluster since start (metrics).
   int64_t connector_errors(const std::string& cluster) const;
+  // Placements a cluster refused, by cluster and reason ("capacity": the cluster said
+  // the GPUs were busy; "invalid": it could never run the action). With a snapshot that
+  // holds exactly what runs, each one is an anomaly (metrics, journal).
+  const std::map<std::pair<std::string, std::string>, int64_t>& refusals() const { return refusals_; }
 
  private:
   void ObserveClusters(PassStats& stats);
   Status SyncActive(store::WorkloadRecord& r, PassStats& stats);
   Status Requeue(store::WorkloadRecord& r, const std::string& why, bool counts_as_failure, PassStats& stats);
-  Status Preempt(std::vector<store::WorkloadRecord>& records, const placement::Plan& plan, PassStats& stats);
+  Status StopVictim(const placement::Preemption& victim, const placement::Decision& beneficiary,
+                    store::WorkloadRecord& r, PassStats& stats);
+  Status ActOnPlacement(const placement::Decision& d, store::WorkloadRecord& r, PassSnapshot& pass, PassStats& stats);
   Status BookAttempt(const store::WorkloadRecord& r, const connectors::ObservedWorkload* seen, const std::string& outcome);
   Status ApplyAction(const connectors::Action& action, const std::string& cluster, PassStats& stats);
   Status PlanWaiting(std::vector<store::WorkloadRecord>& records, PassStats& stats);
   Result<connectors::Action> BuildSubmit(const store::WorkloadRecord& r, const model::Workload& w,
-                                         const placement::Decision& d, const ResidualFleet& fleet);
-  std::map<std::string, placement::TenantUsage> Usage(const std::vector<store::WorkloadRecord>& records);
+                                         const placement::Decision& d);
+  SnapshotSources Sources(std::vector<store::WorkloadRecord>& records);
   const connectors::ObservedWorkload* Seen(const std::string& cluster, const std::string& key) const;
   connectors::CallContext Context(const std::string& cluster) const;
 
@@ -116,7 +129,8 @@ class Reconciler {
   std::map<std::string, model::Workload> scenario_specs_;
   std::map<std::string, std::pair<std::string, model::Workload>> api_specs_;  // name -> (uid@revision, spec)
   std::map<std::string, std::string> last_decision_;                         // name -> outcome|reason
-  std::map<std::string, Duration> preempting_;                                // victim -> when asked
+  std::map<std::pair<std::string, std::string>, int64_t> refusals_;           // (cluster, reason) -> count
+  placement::FairShareLedger fair_share_;
   placement::Plan last_plan_;
   WorkQueue queue_;
   ActionObserver on_action_;

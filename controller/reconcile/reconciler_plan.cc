@@ -2,6 +2,8 @@
 #include <nlohmann/json.hpp>
 
 #include "connectors/core/action_json.h"
+#include <set>
+
 #include "controller/placement/inventory.h"
 #include "controller/reconcile/reconciler.h"
 
@@ -26,6 +28,21 @@ std::string Signature(const placement::Decision& d) {
   return sig;
 }
 
+// The binding a submit action carries out (a crash lost the decision's own copy).
+placement::Binding BindingOfSubmit(const connectors::Action& a, const std::string& cluster) {
+  placement::Binding b;
+  b.cluster = cluster;
+  b.pool = a.provision_pool;
+  for (const connectors::NodeAssignment& m : a.nodes) {
+    b.nodes.push_back(m.node.empty() ? m.new_node_name : m.node);
+    b.gpus.push_back(m.gpus);
+  }
+  b.gpu_milli_each = a.gpu_milli_each;
+  b.mig_profile = a.mig_profile;
+  b.provisions_node = !a.provision_pool.empty();
+  return b;
+}
+
 }  // namespace
 
 Result<PassStats> Reconciler::Pass() {
@@ -37,47 +54,77 @@ Result<PassStats> Reconciler::Pass() {
   for (WorkloadRecord& r : *records) {
     if (store::IsActive(r.state)) GPUFED_RETURN_IF_ERROR(SyncActive(r, stats));
   }
+  // Fair share: what each tenant held since the last pass accrues, then the new holdings.
+  const Duration now = clock_->Now();
+  fair_share_.Advance(now);
+  std::map<std::string, int64_t> held;
+  for (const model::Tenant& t : revision_->config.tenants) held[t.metadata.name] = 0;
+  for (const WorkloadRecord& r : *records) {
+    if (store::IsActive(r.state)) held[r.tenant] += r.gpu_milli;
+  }
+  for (const auto& [tenant, milli] : held) fair_share_.Hold(tenant, milli);
   if (!placing_) {
     last_plan_ = {};
     return stats;
   }
   GPUFED_RETURN_IF_ERROR(PlanWaiting(*records, stats));
-  if (options_.preemption) GPUFED_RETURN_IF_ERROR(Preempt(*records, last_plan_, stats));
   return stats;
 }
 
-std::map<std::string, placement::TenantUsage> Reconciler::Usage(const std::vector<WorkloadRecord>& records) {
-  std::map<std::string, placement::TenantUsage> usage;
-  for (const model::Tenant& t : revision_->config.tenants) {
-    usage[t.metadata.name] = {0, t.budget.spent, t.budget.cloud_spent};
-  }
+Result<placement::Plan> Reconciler::Preview() {
+  if (!revision_) return FailedPrecondition("no active policy revision");
+  PassStats stats;
+  ObserveClusters(stats);
+  Result<std::vector<WorkloadRecord>> records = store_->List();
+  if (!records.ok()) return records.status();
+  PassSnapshot pass = BuildSnapshot(Sources(*records));
+  return placement::MakePlan(pass.snapshot);
+}
+
+SnapshotSources Reconciler::Sources(std::vector<WorkloadRecord>& records) {
+  SnapshotSources src;
+  src.revision = revision_;
+  src.now = clock_->Now();
+  for (const auto& [name, cs] : clusters_) src.clusters[name] = {cs.healthy, cs.observed, cs.observed ? &cs.last : nullptr};
+  for (WorkloadRecord& r : records) src.records.push_back(&r);
+  src.spec_of = [this](const WorkloadRecord& r) { return SpecOf(r); };
   Result<std::map<std::string, store::UsageRow>> booked = store_->Usage();
   if (booked.ok()) {
-    for (const auto& [tenant, row] : *booked) {
-      usage[tenant].spent = usage[tenant].spent.Plus(row.spent);
-      usage[tenant].cloud_spent = usage[tenant].cloud_spent.Plus(row.cloud_spent);
-    }
+    for (const auto& [tenant, row] : *booked) src.metered[tenant] = {row.spent, row.cloud_spent};
   }
-  // Active attempts count at their estimate until they finish and are metered.
-  for (const WorkloadRecord& r : records) {
-    if (!store::IsActive(r.state)) continue;
-    placement::TenantUsage& u = usage[r.tenant];
-    u.gpu_milli_in_use += r.gpu_milli;
-    u.spent = u.spent.Plus(r.estimate);
-    if (r.cloud) u.cloud_spent = u.cloud_spent.Plus(r.estimate);
-  }
-  return usage;
+  src.fair_share = &fair_share_;
+  return src;
 }
 
 Result<connectors::Action> Reconciler::BuildSubmit(const WorkloadRecord& r, const model::Workload& w,
-                                                   const placement::Decision& d, const ResidualFleet& fleet) {
+                                                   const placement::Decision& d) {
   connectors::Action a;
   a.kind = connectors::ActionKind::kSubmit;
   a.key = r.ActionKey();
   a.workload = r.name;
   a.tenant = r.tenant;
   a.attempt = r.attempt;
-  GPUFED_RETURN_IF_ERROR(MapBinding(fleet, revision_->config, d.binding, a.nodes, a.provision_pool));
+  const model::Cluster* cluster = revision_->config.FindCluster(d.binding.cluster);
+  if (cluster == nullptr) return Internal("no cluster " + d.binding.cluster + " in the revision");
+  const model::NodePool* pool = nullptr;
+  for (const model::NodePool& p : cluster->node_pools) {
+    if (p.name == d.binding.pool) pool = &p;
+  }
+  if (pool == nullptr) return Internal("no node pool " + d.binding.pool + " on " + d.binding.cluster);
+  // Nodes the cluster does not report yet are the ones this placement provisions.
+  std::set<std::string> present;
+  for (const connectors::ObservedNode& n : clusters_[d.binding.cluster].last.nodes) present.insert(n.name);
+  for (size_t m = 0; m < d.binding.nodes.size(); ++m) {
+    connectors::NodeAssignment member;
+    member.gpus = m < d.binding.gpus.size() ? d.binding.gpus[m] : std::vector<int>{};
+    if (present.count(d.binding.nodes[m])) {
+      member.node = d.binding.nodes[m];
+    } else {
+      member.new_node_name = d.binding.nodes[m];
+      a.provision_pool = pool->name;
+    }
+    a.nodes.push_back(std::move(member));
+  }
   a.gpu_milli_each = d.binding.gpu_milli_each;
   a.mig_profile = d.binding.mig_profile;
   a.cpu_milli = w.resources.cpu.milli();
@@ -89,29 +136,50 @@ Result<connectors::Action> Reconciler::BuildSubmit(const WorkloadRecord& r, cons
   a.run = w.run;
   a.priority_class = w.priority_class;
   a.policy_revision = revision_->config.revision;
-  // GPU memory taken on each GPU, from the pool the first member lands on.
-  const model::Cluster* cluster = revision_->config.FindCluster(d.binding.cluster);
-  std::string pool_name = a.provision_pool;
-  if (pool_name.empty() && !a.nodes.empty()) {
-    for (const connectors::ObservedNode& n : clusters_[d.binding.cluster].last.nodes) {
-      if (n.name == a.nodes[0].node) pool_name = n.pool;
-    }
-  }
-  for (const model::NodePool& p : cluster->node_pools) {
-    if (p.name != pool_name) continue;
-    if (a.gpu_milli_each >= 1000 && a.mig_profile.empty()) {
-      a.gpu_memory_each = p.gpu.memory.milli() / 1000;
-    } else if (placement::PoolShapeMismatch(p, w.resources).empty()) {
-      a.gpu_memory_each = placement::DemandOn(p, w.resources).memory_each;
-    }
+  // GPU memory taken on each GPU of the pool.
+  if (a.gpu_milli_each >= 1000 && a.mig_profile.empty()) {
+    a.gpu_memory_each = pool->gpu.memory.milli() / 1000;
+  } else if (placement::PoolShapeMismatch(*pool, w.resources).empty()) {
+    a.gpu_memory_each = placement::DemandOn(*pool, w.resources).memory_each;
   }
   return a;
 }
 
+Status Reconciler::StopVictim(const placement::Preemption& p, const placement::Decision& beneficiary,
+                              WorkloadRecord& victim, PassStats& stats) {
+  const Duration now = clock_->Now();
+  placement::Decision pd;
+  pd.workload = victim.name;
+  pd.tenant = victim.tenant;
+  pd.priority = p.priority;
+  pd.outcome = placement::Outcome::kQueued;
+  pd.binding = placement::BindingFromJson(nlohmann::json::parse(victim.binding_json, nullptr, false));
+  pd.binding.cluster = victim.cluster;
+  pd.reason = p.reason + " on " + p.cluster + (p.checkpointable ? "; resumes from its last checkpoint" : "; restarts");
+  DecisionContext ctx{revision_->config.revision, now, victim.attempt, "preempt", victim.uid};
+  ctx.beneficiary = beneficiary.workload;
+  GPUFED_RETURN_IF_ERROR(log_->Record(pd, ctx));
+  connectors::Action a{connectors::ActionKind::kPreempt, victim.ActionKey(), victim.name, victim.tenant, victim.attempt};
+  a.reason = pd.reason;
+  GPUFED_RETURN_IF_ERROR(store_->RecordActionIntent({"preempt", a.key, a.workload, a.attempt, victim.cluster,
+                                                     store::ActionState::kIntent, "", now,
+                                                     connectors::ActionToJson(a).dump()}));
+  // The connector checkpoints the work where it can and stops it. Its capacity is the
+  // beneficiary's from now on: the victim becomes its next attempt at once, so no later
+  // snapshot lists both. What the cluster has not released yet it reports as in use,
+  // and the placer does not count on it.
+  (void)ApplyAction(a, victim.cluster, stats);
+  GPUFED_RETURN_IF_ERROR(BookAttempt(victim, Seen(victim.cluster, victim.ActionKey()), "preempted"));
+  victim.state = WorkloadState::kPreempted;
+  victim.reason = pd.reason;
+  GPUFED_RETURN_IF_ERROR(store_->Update(victim, victim.reason, now));
+  ++stats.preempted;
+  return Requeue(victim, victim.reason, false, stats);
+}
+
 Status Reconciler::PlanWaiting(std::vector<WorkloadRecord>& records, PassStats& stats) {
   Duration now = clock_->Now();
-  std::vector<const model::Workload*> pending;
-  std::map<std::string, WorkloadRecord*> by_name;
+  bool any_pending = false;
   for (WorkloadRecord& r : records) {
     if (!store::IsWaiting(r.state)) continue;
     std::string why;
@@ -129,76 +197,33 @@ Status Reconciler::PlanWaiting(std::vector<WorkloadRecord>& records, PassStats& 
     Result<std::optional<store::ActionRow>> intent = store_->GetAction("submit", r.ActionKey());
     if (!intent.ok()) return intent.status();
     if (*intent && (*intent)->state != store::ActionState::kFailed) {
-      nlohmann::json payload = nlohmann::json::parse((*intent)->payload, nullptr, false);
       r.state = WorkloadState::kPlaced;
       r.cluster = (*intent)->cluster;
-      if (!payload.is_discarded()) {
-        r.binding_json = nlohmann::json{{"cluster", r.cluster}, {"nodes", payload.value("nodes", nlohmann::json::array())},
-                                        {"provision_pool", payload.value("provision_pool", "")},
-                                        {"gpu_milli_each", payload.value("gpu_milli_each", 1000)}}
-                             .dump();
-      }
+      Result<connectors::Action> action = connectors::ActionFromJson(nlohmann::json::parse((*intent)->payload, nullptr, false));
+      if (action.ok()) r.binding_json = placement::BindingToJson(BindingOfSubmit(*action, r.cluster)).dump();
       r.reason = "placed on " + r.cluster + " (recovered an unfinished placement)";
       GPUFED_RETURN_IF_ERROR(store_->Update(r, r.reason, now));
       continue;
     }
-    pending.push_back(spec);
-    by_name[r.name] = &r;
+    any_pending = true;
   }
   last_plan_ = {};
-  if (pending.empty()) return Status::Ok();
-  std::map<std::string, ObservedCluster> observed;
-  for (const auto& [name, cs] : clusters_) observed[name] = {cs.healthy && cs.observed, cs.last};
-  ResidualFleet fleet = BuildResidualFleet(revision_->config, observed);
-  placement::Snapshot snapshot;
-  snapshot.config = &fleet.config;
-  snapshot.pending = pending;
-  snapshot.now = now;
-  snapshot.usage = Usage(records);
-  snapshot.hooks = revision_->hooks.get();
-  last_plan_ = placement::MakePlan(snapshot);
-  GPUFED_RETURN_IF_ERROR(log_->BeginPass(last_plan_, snapshot));
+  if (!any_pending) return Status::Ok();
+  PassSnapshot pass = BuildSnapshot(Sources(records));
+  if (pass.snapshot.pending.empty()) return Status::Ok();
+  last_plan_ = placement::MakePlan(pass.snapshot);
+  GPUFED_RETURN_IF_ERROR(log_->BeginPass(last_plan_, pass.snapshot));
   for (const placement::Decision& d : last_plan_.decisions) {
-    auto it = by_name.find(d.workload);
-    if (it == by_name.end()) continue;
+    auto it = pass.pending.find(d.workload);
+    if (it == pass.pending.end()) continue;
     WorkloadRecord& r = *it->second;
-    DecisionContext ctx{revision_->config.revision, now, r.attempt, "place", r.uid};
     ++stats.decisions;
-    std::string sig = Signature(d);
     if (d.outcome == placement::Outcome::kPlaced) {
-      const model::Workload* spec = SpecOf(r);
-      Result<connectors::Action> action = BuildSubmit(r, *spec, d, fleet);
-      if (!action.ok()) return Internal("binding of " + r.name + ": " + action.status().message());
-      GPUFED_RETURN_IF_ERROR(log_->Record(d, ctx));
-      store::ActionRow row{"submit", action->key, r.name, r.attempt, d.binding.cluster, store::ActionState::kIntent,
-                           "", now, connectors::ActionToJson(*action).dump()};
-      GPUFED_RETURN_IF_ERROR(store_->RecordActionIntent(row));
-      const model::Cluster* cluster = revision_->config.FindCluster(d.binding.cluster);
-      r.state = WorkloadState::kPlaced;
-      r.cluster = d.binding.cluster;
-      nlohmann::json nodes = nlohmann::json::array();
-      for (const connectors::NodeAssignment& n : action->nodes) nodes.push_back({{"node", n.node}, {"gpus", n.gpus}});
-      r.binding_json = nlohmann::json{{"cluster", r.cluster}, {"nodes", nodes}, {"provision_pool", action->provision_pool},
-                                      {"gpu_milli_each", action->gpu_milli_each}}
-                           .dump();
-      r.estimate = d.cost;
-      r.cloud = cluster && !cluster->is_onprem();
-      r.reason = "placed on " + r.cluster + ": " + d.reason;
-      GPUFED_RETURN_IF_ERROR(store_->Update(r, r.reason, now));
-      last_decision_.erase(r.name);
-      ++stats.placed;
-      Status applied = ApplyAction(*action, r.cluster, stats);
-      if (!applied.ok() && !Retryable(applied)) {
-        // The cluster refused (capacity raced away, unknown node): plan it again.
-        r.state = WorkloadState::kQueued;
-        r.reason = "cluster " + r.cluster + " refused: " + applied.message();
-        r.cluster.clear();
-        r.binding_json = "{}";
-        r.estimate = Money(0, r.estimate.currency());
-        GPUFED_RETURN_IF_ERROR(store_->Update(r, r.reason, now));
-      }
+      GPUFED_RETURN_IF_ERROR(ActOnPlacement(d, r, pass, stats));
       continue;
     }
+    DecisionContext ctx{revision_->config.revision, now, r.attempt, "place", r.uid};
+    std::string sig = Signature(d);
     bool changed = last_decision_[r.name] != sig;
     if (changed) {
       GPUFED_RETURN_IF_ERROR(log_->Record(d, ctx));
@@ -218,6 +243,47 @@ Status Reconciler::PlanWaiting(std::vector<WorkloadRecord>& records, PassStats& 
       r.reason = d.reason;
       GPUFED_RETURN_IF_ERROR(store_->Update(r, r.reason, now));
     }
+  }
+  return Status::Ok();
+}
+
+Status Reconciler::ActOnPlacement(const placement::Decision& d, WorkloadRecord& r, PassSnapshot& pass,
+                                  PassStats& stats) {
+  const Duration now = clock_->Now();
+  const model::Workload* spec = SpecOf(r);
+  Result<connectors::Action> action = BuildSubmit(r, *spec, d);
+  if (!action.ok()) return Internal("binding of " + r.name + ": " + action.status().message());
+  DecisionContext ctx{revision_->config.revision, now, r.attempt, "place", r.uid};
+  GPUFED_RETURN_IF_ERROR(log_->Record(d, ctx));
+  for (const placement::Preemption& p : d.preempted) {
+    auto victim = pass.running.find(p.workload);
+    if (victim == pass.running.end()) return Internal("preemption victim " + p.workload + " is not running");
+    GPUFED_RETURN_IF_ERROR(StopVictim(p, d, *victim->second, stats));
+    pass.running.erase(victim);
+  }
+  store::ActionRow row{"submit", action->key, r.name, r.attempt, d.binding.cluster, store::ActionState::kIntent,
+                       "", now, connectors::ActionToJson(*action).dump()};
+  GPUFED_RETURN_IF_ERROR(store_->RecordActionIntent(row));
+  const model::Cluster* cluster = revision_->config.FindCluster(d.binding.cluster);
+  r.state = WorkloadState::kPlaced;
+  r.cluster = d.binding.cluster;
+  r.binding_json = placement::BindingToJson(d.binding).dump();
+  r.estimate = d.cost;
+  r.cloud = cluster && !cluster->is_onprem();
+  r.reason = "placed on " + r.cluster + ": " + d.reason;
+  GPUFED_RETURN_IF_ERROR(store_->Update(r, r.reason, now));
+  last_decision_.erase(r.name);
+  ++stats.placed;
+  Status applied = ApplyAction(*action, r.cluster, stats);
+  if (!applied.ok() && !Retryable(applied)) {
+    // The cluster refused (counted in refusals_; the journal holds the action's result):
+    // plan it again next pass, on the cluster's next report.
+    r.state = WorkloadState::kQueued;
+    r.reason = "cluster " + r.cluster + " refused: " + applied.message();
+    r.cluster.clear();
+    r.binding_json = "{}";
+    r.estimate = Money(0, r.estimate.currency());
+    GPUFED_RETURN_IF_ERROR(store_->Update(r, r.reason, now));
   }
   return Status::Ok();
 }

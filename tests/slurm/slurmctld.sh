@@ -21,7 +21,7 @@ case "${1:-}" in
   start)
     if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then echo "slurmctld.sh: already running ($pid)"; exit 0; fi
     flags=""; [ "${2:-}" = --cold ] && flags="-c"
-    slurmctld -D $flags -f "$SLURM_CONF" >>"$BASE/log/slurmctld.out" 2>&1 &
+    "$(dirname "$0")/as-localhost.sh" slurmctld -D $flags -f "$SLURM_CONF" >>"$BASE/log/slurmctld.out" 2>&1 &
     newpid=$!
     sed -i '/^slurmctld /d' "$PIDS" 2>/dev/null || true
     echo "slurmctld $newpid" >> "$PIDS"

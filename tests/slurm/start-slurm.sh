@@ -29,7 +29,11 @@ CTLD_PORT=${CTLD_PORT:-6817}
 SLURMD_PORT=${SLURMD_PORT:-6818}
 CLUSTER_NAME=${CLUSTER_NAME:-gpufed}
 NODE=gpunode1
-HOST=$(hostname -s)
+# Nothing may depend on resolving the machine's hostname (a fresh system's /etc/hosts
+# need not list it): the config names the controller and the node "localhost" with
+# address 127.0.0.1, and the daemons run with the hostname "localhost" in their own UTS
+# namespace (slurmctld resolves its own hostname to bind its port to one address).
+HOST=localhost
 PIDS="$BASE/pids"
 export SLURM_CONF="$BASE/etc/slurm.conf"
 
@@ -151,7 +155,7 @@ chmod 644 "$SLURM_CONF" "$BASE/etc/gres.conf"
 
 "$HERE/slurmctld.sh" start --cold || die "slurmctld did not start"
 
-slurmd -D -N "$NODE" -f "$SLURM_CONF" >"$BASE/log/slurmd.out" 2>&1 &
+"$HERE/as-localhost.sh" slurmd -D -N "$NODE" -f "$SLURM_CONF" >"$BASE/log/slurmd.out" 2>&1 &
 record slurmd $!
 for _ in $(seq 150); do
   st=$(sinfo -h -n "$NODE" -o %T 2>/dev/null || true)

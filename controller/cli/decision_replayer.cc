@@ -1,0 +1,172 @@
+#include "controller/cli/decision_replayer.h"
+
+#include <deque>
+#include <filesystem>
+
+#include "controller/audit/inputs.h"
+#include "controller/audit/records.h"
+#include "controller/config/loader.h"
+
+namespace gpufed::cli {
+
+bool IsPlacerDecision(const nlohmann::json& r) {
+  auto inputs = r.find("inputs");
+  return r.value("kind", "") == "decision" && r.value("outcome", "") != "preempted" && inputs != r.end() &&
+         inputs->is_string() && !inputs->get<std::string>().empty();
+}
+
+nlohmann::json DecisionEssentials(const nlohmann::json& d) {
+  nlohmann::json out = {{"outcome", d.value("outcome", "")}, {"reason", d.value("reason", "")}};
+  if (d.contains("target")) {
+    for (const char* k : {"cluster", "nodes", "gpus", "gpuMilliEach", "migProfile"}) {
+      if (d["target"].contains(k)) out[std::string("target.") + k] = d["target"][k];
+    }
+  }
+  for (const char* k : {"cost", "deniedBy", "budgetLeft", "warnings", "preempted"}) {
+    if (d.contains(k)) out[k] = d[k];
+  }
+  if (d.contains("verdicts")) {
+    for (const nlohmann::json& v : d["verdicts"]) {
+      std::string c = "verdict." + v.value("cluster", "?");
+      out[c] = v.value("eligible", false) ? std::string("eligible") : v.value("rule", "") + ": " + v.value("reason", "");
+    }
+  }
+  if (d.contains("verdictGroups")) {  // large federations: clusters counted by rule
+    for (const nlohmann::json& g : d["verdictGroups"]) {
+      out["verdictGroup." + g.value("rule", "eligible")] = g.value("clusters", 0);
+    }
+  }
+  return out;
+}
+
+std::string DescribeEssentials(const nlohmann::json& e) {
+  std::string s = e.value("outcome", "?");
+  if (e.contains("target.cluster")) s += " on " + e["target.cluster"].get<std::string>() + " " + e["target.nodes"].dump();
+  if (e.contains("cost")) s += ", " + e["cost"].get<std::string>();
+  return s;
+}
+
+// One replayed pass: the workloads the snapshot names (the snapshot points into them)
+// and the records the plan makes, by workload.
+struct DecisionReplayer::Pass {
+  std::string digest;
+  std::string revision;       // the revision it was replayed under
+  int format = 0;
+  std::deque<model::Workload> workloads;
+  std::map<std::string, nlohmann::json> records;
+};
+
+DecisionReplayer::DecisionReplayer(audit::Env* env, ReplaySettings settings) : env_(env), settings_(std::move(settings)) {}
+DecisionReplayer::~DecisionReplayer() = default;
+
+Result<const policy::Revision*> DecisionReplayer::RevisionFor(const std::string& recorded_repo,
+                                                             const std::string& recorded_revision) {
+  const bool what_if = !settings_.policy_dir.empty();
+  std::string repo = what_if ? settings_.policy_dir : !settings_.repo_dir.empty() ? settings_.repo_dir : recorded_repo;
+  if (repo.empty()) return InvalidArgument("the snapshot names no repository: pass --repo DIR");
+  auto cached = revisions_.find(repo);
+  if (cached == revisions_.end()) {
+    std::error_code ec;
+    if (!std::filesystem::exists(repo, ec)) {
+      return NotFound("policy repository " + repo + " does not exist" +
+                      (what_if ? "" : " (moved? pass --repo DIR with the repository at revision " + recorded_revision + ")"));
+    }
+    policy::Candidate candidate = policy::PrepareRevision({repo});
+    if (!candidate.revision) {
+      std::string why;
+      for (const std::string& p : candidate.problems) why += "\n  " + p;
+      return FailedPrecondition("policy repository " + repo + " does not activate:" + why);
+    }
+    cached = revisions_.emplace(repo, std::move(candidate.revision)).first;
+  }
+  const policy::Revision* revision = cached->second.get();
+  if (!what_if && revision->config.revision != recorded_revision) {
+    return FailedPrecondition("the repository at " + repo + " is at revision " + revision->config.revision +
+                              ", the decision used " + recorded_revision +
+                              ": check that revision out (or pass --repo DIR where it is), or --policy DIR for a what-if");
+  }
+  return revision;
+}
+
+Result<const DecisionReplayer::Pass*> DecisionReplayer::PassFor(const std::string& digest,
+                                                                const std::string& recorded_revision) {
+  if (last_pass_ && last_pass_->digest == digest) return last_pass_.get();
+  audit::SnapshotStore store(env_, settings_.audit_dir);
+  Result<nlohmann::json> doc = store.Get(digest);
+  if (!doc.ok()) return doc.status();
+  Result<audit::SnapshotInputs> inputs = audit::ParseSnapshotDocument(*doc);
+  if (!inputs.ok()) return Status(inputs.status().code(), digest + ": " + inputs.status().message());
+  Result<const policy::Revision*> revision = RevisionFor(inputs->repo, recorded_revision);
+  if (!revision.ok()) return revision.status();
+  const model::Config& config = (*revision)->config;
+
+  auto pass = std::make_unique<Pass>();
+  pass->digest = digest;
+  pass->revision = config.revision;
+  pass->format = inputs->format;
+  auto load = [&](const nlohmann::json& document) -> Result<const model::Workload*> {
+    std::string name = document.contains("metadata") ? document["metadata"].value("name", "?") : "?";
+    config::LoadResult w = config::LoadText(document.dump(), "snapshot:" + name, &config);
+    if (!w.ok() || w.config.workloads.size() != 1) {
+      std::string why;
+      for (const config::Diagnostic& d : w.diagnostics.items()) why += "\n  " + d.ToString();
+      return InvalidArgument("recorded workload " + name + " does not load under revision " + config.revision + why);
+    }
+    pass->workloads.push_back(std::move(w.config.workloads[0]));
+    return &pass->workloads.back();
+  };
+  placement::Snapshot snapshot = std::move(inputs->snapshot);
+  snapshot.config = &config;
+  snapshot.hooks = (*revision)->hooks.get();
+  for (const nlohmann::json& d : inputs->pending_documents) {
+    Result<const model::Workload*> w = load(d);
+    if (!w.ok()) return w.status();
+    snapshot.pending.push_back(*w);
+  }
+  for (size_t i = 0; i < snapshot.running.size(); ++i) {
+    Result<const model::Workload*> w = load(inputs->running_documents[i]);
+    if (!w.ok()) return w.status();
+    snapshot.running[i].workload = *w;
+  }
+  placement::Plan plan = placement::MakePlan(snapshot);
+  for (audit::AuditRecord& r : audit::PlanRecords(plan, snapshot, digest)) {
+    std::string workload = r.payload.value("workload", "");
+    pass->records[workload] = std::move(r.payload);
+  }
+  last_pass_ = std::move(pass);
+  return last_pass_.get();
+}
+
+Result<ReplayComparison> DecisionReplayer::Replay(const nlohmann::json& record) {
+  ReplayComparison c;
+  c.seq = record.value("seq", uint64_t{0});
+  c.workload = record.value("workload", "");
+  c.tenant = record.value("tenant", "");
+  c.recorded_revision = record.value("revision", "");
+  if (!IsPlacerDecision(record)) {
+    return InvalidArgument("seq " + std::to_string(c.seq) + " is not a placer decision with recorded inputs");
+  }
+  Result<const Pass*> pass = PassFor(record.value("inputs", ""), c.recorded_revision);
+  if (!pass.ok()) return Status(pass.status().code(), "seq " + std::to_string(c.seq) + ": " + pass.status().message());
+  c.replayed_revision = (*pass)->revision;
+  c.snapshot_format = (*pass)->format;
+  auto again = (*pass)->records.find(c.workload);
+  if (again == (*pass)->records.end()) {
+    return Internal("seq " + std::to_string(c.seq) + ": the replayed plan has no decision for " + c.workload);
+  }
+  c.recorded = DecisionEssentials(record);
+  c.replayed = DecisionEssentials(again->second);
+  c.differences = nlohmann::json::object();
+  for (const auto& [k, v] : c.recorded.items()) {
+    if (!c.replayed.contains(k) || c.replayed[k] != v) {
+      c.differences[k] = {{"recorded", v}, {"replayed", c.replayed.contains(k) ? c.replayed[k] : nullptr}};
+    }
+  }
+  for (const auto& [k, v] : c.replayed.items()) {
+    if (!c.recorded.contains(k)) c.differences[k] = {{"recorded", nullptr}, {"replayed", v}};
+  }
+  c.same = c.differences.empty();
+  return c;
+}
+
+}  // namespace gpufed::cli

@@ -1,0 +1,106 @@
+#include "controller/reconcile/snapshot_builder.h"
+
+#include <nlohmann/json.hpp>
+
+namespace gpufed::reconcile {
+
+using store::WorkloadRecord;
+
+placement::ObservedCluster ToObservedCluster(const ClusterKnowledge& k) {
+  placement::ObservedCluster out;
+  // A cluster never observed, or past its grace period, offers nothing: work queues for
+  // it rather than being bound to nodes nobody can confirm.
+  out.healthy = k.healthy && k.observed && k.last != nullptr;
+  if (!out.healthy) return out;
+  for (const connectors::ObservedNode& n : k.last->nodes) {
+    placement::ObservedNode node;
+    node.name = n.name;
+    node.pool = n.pool;
+    node.ready = n.ready;
+    node.free_cpu_milli = n.free_cpu_milli;
+    node.free_memory = n.free_memory;
+    for (const connectors::ObservedGpu& g : n.gpus) node.gpus.push_back({g.free_milli, g.free_memory, g.mig_slices_used});
+    out.nodes.push_back(std::move(node));
+  }
+  return out;
+}
+
+namespace {
+
+// When the attempt's last checkpoint completed, in the snapshot's clock: the placer
+// weighs victims by the work a preemption loses, which is the progress made since the
+// checkpoint (work runs at one second of progress per second).
+Duration LastCheckpointTime(const WorkloadRecord& r, Duration now) {
+  if (r.checkpoint.millis() <= 0 || r.progress < r.checkpoint) return Duration();
+  const int64_t since = r.progress.millis() - r.checkpoint.millis();
+  return Duration::FromMillis(std::max<int64_t>(0, now.millis() - since));
+}
+
+// When the current attempt started, as far as the store knows.
+Duration AttemptStart(const WorkloadRecord& r, const std::map<std::string, ClusterKnowledge>& clusters) {
+  auto c = clusters.find(r.cluster);
+  if (c != clusters.end() && c->second.last != nullptr) {
+    const std::string key = r.ActionKey();
+    for (const connectors::ObservedWorkload& w : c->second.last->workloads) {
+      if (w.key == key && w.started_at.millis() > 0) return w.started_at;
+    }
+  }
+  return r.started;
+}
+
+}  // namespace
+
+PassSnapshot BuildSnapshot(const SnapshotSources& src) {
+  PassSnapshot out;
+  placement::Snapshot& s = out.snapshot;
+  const model::Config& config = src.revision->config;
+  s.config = &config;
+  s.hooks = src.revision->hooks.get();
+  s.now = src.now;
+  if (src.fair_share) s.fair_share_half_life = src.fair_share->half_life();
+  for (const auto& [name, knowledge] : src.clusters) {
+    if (config.FindCluster(name) != nullptr) s.observed[name] = ToObservedCluster(knowledge);
+  }
+  // Every declared tenant appears, so the snapshot (and a replay of it) never falls back
+  // to the Tenant's declared spend for one tenant and not another.
+  for (const model::Tenant& t : config.tenants) {
+    placement::TenantUsage& u = s.usage[t.metadata.name];
+    u.spent = t.budget.spent;
+    u.cloud_spent = t.budget.cloud_spent;
+  }
+  for (const auto& [tenant, spend] : src.metered) {
+    placement::TenantUsage& u = s.usage[tenant];
+    u.spent = u.spent.Plus(spend.first);
+    u.cloud_spent = u.cloud_spent.Plus(spend.second);
+  }
+  for (WorkloadRecord* r : src.records) {
+    const bool active = store::IsActive(r->state);
+    if (!active && !store::IsWaiting(r->state)) continue;
+    const model::Workload* spec = src.spec_of(*r);
+    if (spec == nullptr) continue;
+    if (!active) {
+      s.pending.push_back(spec);
+      out.pending[r->name] = r;
+      continue;
+    }
+    // Active attempts count at their estimate until they finish and are metered.
+    placement::TenantUsage& u = s.usage[r->tenant];
+    u.spent = u.spent.Plus(r->estimate);
+    if (r->cloud) u.cloud_spent = u.cloud_spent.Plus(r->estimate);
+    placement::RunningWorkload running;
+    running.workload = spec;
+    running.binding = placement::BindingFromJson(nlohmann::json::parse(r->binding_json, nullptr, false));
+    running.binding.cluster = r->cluster;
+    running.started_at = AttemptStart(*r, src.clusters);
+    running.last_checkpoint = LastCheckpointTime(*r, src.now);
+    running.attempt = r->attempt;
+    s.running.push_back(std::move(running));
+    out.running[r->name] = r;
+  }
+  if (src.fair_share) {
+    for (auto& [tenant, u] : s.usage) u.decayed_gpu_hours = src.fair_share->DecayedGpuHours(tenant);
+  }
+  return out;
+}
+
+}  // namespace gpufed::reconcile

@@ -1,0 +1,59 @@
+#pragma once
+// The one place that turns what the controller knows into the placer's full Snapshot:
+// the active revision, every cluster's observed inventory and health, running and placed
+// work with its exact binding, pending work with its submission time, decayed fair-share
+// usage and budget spend. `gpufed run` plans on it, `gpufed plan --state` reads a stopped
+// controller's state through it, and the audit journal records what it built, so replay
+// re-runs the placer on exactly these inputs.
+#include <deque>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "connectors/core/connector.h"
+#include "controller/placement/fair_share.h"
+#include "controller/placement/plan.h"
+#include "controller/store/records.h"
+#include "policies/engine/activation.h"
+
+namespace gpufed::reconcile {
+
+// What a connector last told the loop about one cluster.
+struct ClusterKnowledge {
+  bool healthy = false;             // answering (within the unhealthy grace period)
+  bool observed = false;            // at least one successful observation
+  const connectors::Observation* last = nullptr;  // the last successful one (null: none)
+};
+
+struct SnapshotSources {
+  const policy::Revision* revision = nullptr;
+  Duration now;
+  std::map<std::string, ClusterKnowledge> clusters;     // by cluster name
+  // Every workload that waits or holds capacity (store states Pending/Queued/Requeued
+  // and Placed/Running); others are ignored.
+  std::vector<store::WorkloadRecord*> records;
+  // The spec of a record under the active revision (null: it has none).
+  std::function<const model::Workload*(const store::WorkloadRecord&)> spec_of;
+  // Metered spend this budget period by tenant (the store's usage ledger).
+  std::map<std::string, std::pair<Money, Money>> metered;  // tenant -> (spent, cloud spent)
+  const placement::FairShareLedger* fair_share = nullptr;   // may be null (no history)
+};
+
+// A snapshot and the records behind it. The snapshot points into `pending_specs` and the
+// specs `spec_of` returned, so it is valid while those are.
+struct PassSnapshot {
+  placement::Snapshot snapshot;
+  std::map<std::string, store::WorkloadRecord*> pending;  // by workload name
+  std::map<std::string, store::WorkloadRecord*> running;  // by workload name
+};
+
+// Converts a connector's node report into the placer's vocabulary (same names).
+placement::ObservedCluster ToObservedCluster(const ClusterKnowledge& knowledge);
+
+// Builds the snapshot. Running work is listed with the binding the store keeps for its
+// current attempt; its GPUs in use are counted by the placer, so TenantUsage carries only
+// spend (metered, plus the estimates of active attempts) and decayed GPU-hours.
+PassSnapshot BuildSnapshot(const SnapshotSources& sources);
+
+}  // namespace gpufed::reconcile
