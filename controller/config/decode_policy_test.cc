@@ -37,7 +37,7 @@ void DecodeRunning(const YamlField& f, size_t index, model::GivenRunning& out) {
 }
 
 void DecodeGiven(const YamlField& f, model::Given& out) {
-  if (!f.ExpectObject({"waited", "queueAhead", "running", "usage"})) return;
+  if (!f.ExpectObject({"waited", "queueAhead", "running", "usage", "unhealthy"})) return;
   if (auto v = f.Child("waited").DurationValue()) out.waited = *v;
   if (auto v = f.Child("queueAhead").Int(0, 100000000)) out.queue_ahead = static_cast<int>(*v);
   YamlField running = f.Child("running");
@@ -52,6 +52,11 @@ void DecodeGiven(const YamlField& f, model::Given& out) {
       }
       out.running->push_back(std::move(entry));
     }
+  }
+  YamlField unhealthy = f.Child("unhealthy");
+  if (unhealthy.defined()) {
+    out.unhealthy.emplace();
+    NoteNames(unhealthy, ReferenceKind::kCluster, *out.unhealthy);
   }
   YamlField usage = f.Child("usage");
   if (usage.defined()) {

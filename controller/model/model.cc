@@ -119,6 +119,7 @@ Given Given::Over(const Given& defaults) const {
   if (!merged.queue_ahead) merged.queue_ahead = defaults.queue_ahead;
   if (!merged.running) merged.running = defaults.running;
   if (!merged.usage) merged.usage = defaults.usage;
+  if (!merged.unhealthy) merged.unhealthy = defaults.unhealthy;
   return merged;
 }
 

@@ -52,6 +52,7 @@ struct Given {
   std::optional<int> queue_ahead;                           // workloads waiting for on-prem before it
   std::optional<std::vector<GivenRunning>> running;
   std::optional<std::map<std::string, GivenSpend>> usage;   // by tenant
+  std::optional<std::vector<std::string>> unhealthy;        // clusters that do not answer
 
   // This over `defaults`: each field this one leaves unset is taken from it.
   Given Over(const Given& defaults) const;

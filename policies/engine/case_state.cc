@@ -58,6 +58,7 @@ std::string WhyNoRoom(const placement::ClusterState& state, const model::Workloa
 // Binds the given running work in order, as the placer would bind it (its capacity
 // search; policies do not apply: the work runs already).
 Status BindRunning(const std::vector<model::GivenRunning>& given, const std::string& default_tenant, CaseState& s) {
+  const std::map<std::string, placement::ObservedCluster>& observed = s.snapshot.observed;
   std::map<std::string, placement::ClusterState> states;
   s.running.reserve(given.size());  // snapshot.running points into it
   for (const model::GivenRunning& entry : given) {
@@ -68,6 +69,9 @@ Status BindRunning(const std::vector<model::GivenRunning>& given, const std::str
       for (const model::Cluster& c : s.config.clusters) names.push_back(c.metadata.name);
       return InvalidArgument(who + ": cluster '" + entry.cluster + "' is not one of this case's clusters (" +
                              Join(names, ", ") + ")");
+    }
+    if (observed.count(entry.cluster)) {
+      return InvalidArgument(who + ": cluster " + entry.cluster + " is unhealthy in this case (given.unhealthy)");
     }
     placement::ClusterState& state = states.try_emplace(entry.cluster, placement::BuildClusterState(*cluster)).first->second;
     int only = -1;
@@ -140,6 +144,15 @@ Result<std::unique_ptr<CaseState>> BuildCaseState(const model::Config& repo, con
       placement::TenantUsage& usage = snapshot.usage[tenant];
       usage.spent = spend.spent.value_or(declared ? declared->budget.spent : Money());
       usage.cloud_spent = spend.cloud_spent.value_or(declared ? declared->budget.cloud_spent : Money());
+    }
+  }
+  if (given.unhealthy) {
+    // An unhealthy cluster is one whose connector reports it so: no nodes to place on.
+    for (const std::string& name : *given.unhealthy) {
+      if (s->config.FindCluster(name) == nullptr) {
+        return InvalidArgument("given.unhealthy: cluster '" + name + "' is not one of this case's clusters");
+      }
+      snapshot.observed[name].healthy = false;
     }
   }
   if (given.running) {

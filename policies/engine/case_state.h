@@ -1,8 +1,8 @@
 #pragma once
 // The world one PolicyTest case plans in: its clusters and tenants, the workload under
 // test, and the state its `given` describes (how long the workload waited, the queue
-// ahead of it, tenant spend, running work bound in order by the placer's capacity
-// search).
+// ahead of it, tenant spend, unhealthy clusters, running work bound in order by the
+// placer's capacity search).
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,8 +25,9 @@ struct CaseState {
 };
 
 // Builds case `c` of `test` in `repo`. InvalidArgument names what cannot be set up: a
-// running entry that cannot be bound where it says (by name and position), a `waited`
-// longer than `now`, or one given together with workload.submittedAt.
+// running entry that cannot be bound where it says (by name and position; an unhealthy
+// cluster holds nothing), an unhealthy cluster the case leaves out, a `waited` longer
+// than `now`, or one given together with workload.submittedAt.
 Result<std::unique_ptr<CaseState>> BuildCaseState(const model::Config& repo, const model::PolicyTest& test,
                                                   const model::PolicyTestCase& c, placement::PolicyHooks* hooks);
 
