@@ -83,6 +83,15 @@ void LuaTable(std::ostream& out, std::string_view prefix, std::span<const model:
   }
 }
 
+using TableWriter = void (*)(std::ostream&, std::string_view, std::span<const model::ViewField>);
+
+void WriteSections(std::ostream& out, std::span<const Section> sections, TableWriter table) {
+  for (const Section& section : sections) {
+    out << "\n## " << section.heading << "\n\n";
+    table(out, section.prefix, section.fields);
+  }
+}
+
 std::string RulesReference() {
   std::ostringstream out;
   out << "# Policy rules: paths and operators\n\n"
@@ -112,10 +121,7 @@ std::string RulesReference() {
       {"`require`: cluster paths", "cluster.", model::ClusterViewFields()},
       {"`require`: node pool paths", "node.", model::NodePoolViewFields()},
   };
-  for (const Section& section : sections) {
-    out << "\n## " << section.heading << "\n\n";
-    RuleTable(out, section.prefix, section.fields);
-  }
+  WriteSections(out, sections, RuleTable);
   return out.str();
 }
 
@@ -136,10 +142,7 @@ std::string LuaReference() {
       {"`c`: the cluster", "c.", model::ClusterViewFields()},
       {"`c.nodePools[i]`: a node pool (1-based, in declaration order)", "c.nodePools[i].", model::NodePoolViewFields()},
   };
-  for (const Section& section : sections) {
-    out << "\n## " << section.heading << "\n\n";
-    LuaTable(out, section.prefix, section.fields);
-  }
+  WriteSections(out, sections, LuaTable);
   return out.str();
 }
 

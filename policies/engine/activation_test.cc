@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "tests/testutil/fleet_builder.h"
 #include "tests/testutil/temp_dir.h"
 
 namespace gpufed::policy {
@@ -10,15 +11,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr const char* kCluster = R"(apiVersion: gpufed/v1alpha1
-kind: Cluster
-metadata: {name: onprem}
-spec:
-  provider: onprem
-  zone: eu
-  connector: {type: sim}
-  nodePools: [{name: a, count: 1, gpu: {model: A100-80GB, count: 8, memory: 80Gi}}]
----
+const std::string kCluster = testutil::OnpremClusterYaml("onprem", "a", 1) + R"(---
 apiVersion: gpufed/v1alpha1
 kind: Tenant
 metadata: {name: t}

@@ -4,21 +4,14 @@
 #include <gtest/gtest.h>
 
 #include "controller/config/loader.h"
+#include "tests/testutil/fleet_builder.h"
 
 namespace gpufed::policy {
 namespace {
 
 using ::testing::HasSubstr;
 
-constexpr const char* kRepo = R"(apiVersion: gpufed/v1alpha1
-kind: Cluster
-metadata: {name: dc1}
-spec:
-  provider: onprem
-  zone: eu
-  connector: {type: sim}
-  nodePools: [{name: hgx, count: 2, gpu: {model: H100-80GB, count: 8, memory: 80Gi, nvlink: true}}]
----
+const std::string kRepo = testutil::OnpremClusterYaml("dc1", "hgx", 2, "H100-80GB") + R"(---
 apiVersion: gpufed/v1alpha1
 kind: Tenant
 metadata: {name: t}
@@ -37,7 +30,7 @@ class CaseStateTest : public ::testing::Test {
  protected:
   // The repository with `cases` appended to its PolicyTest.
   const model::PolicyTest& Load(const std::string& cases) {
-    result_ = config::LoadText(std::string(kRepo) + "  cases:\n" + cases, "repo.yaml");
+    result_ = config::LoadText(kRepo + "  cases:\n" + cases, "repo.yaml");
     EXPECT_TRUE(result_.ok()) << (result_.ok() ? "" : result_.diagnostics.items()[0].ToString());
     return result_.config.policy_tests.at(0);
   }
