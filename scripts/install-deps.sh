@@ -14,8 +14,9 @@ if [[ "${GPUFED_TEST_DEPS:-0}" == 1 ]]; then
   packages+=(nodejs npm)
   # The audit integration tests and benchmark ship to a real rsyslog over mutual TLS.
   packages+=(rsyslog rsyslog-gnutls)
-  # The Slurm integration tests run a real Slurm 22.05 with slurmrestd and JWT auth.
-  packages+=(munge slurmctld slurmd slurmrestd slurm-client slurm-wlm-jwt-plugin curl)
+  # The Slurm integration tests run a real Slurm 22.05 with slurmrestd and JWT auth, and a
+  # Slurm 24.11 from Debian 13 in a chroot that debootstrap builds once (see below).
+  packages+=(munge slurmctld slurmd slurmrestd slurm-client slurm-wlm-jwt-plugin curl debootstrap)
 fi
 
 missing=()
@@ -40,4 +41,13 @@ if ((${#missing[@]})); then
   echo "install-deps: installing ${missing[*]}"
   "${sudo_cmd[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# The Slurm 24.11 chroot (/var/cache/gpufed-slurm24/rootfs, ~270 MB): built once from the
+# host's Debian mirror (about a minute), then reused; a no-op when it is complete. Here
+# rather than in the first test, so the tests' time stays the tests'. Needs root.
+if [[ "${GPUFED_TEST_DEPS:-0}" == 1 ]]; then
+  root_cmd=()
+  if [[ $(id -u) -ne 0 ]]; then root_cmd=(sudo); fi
+  "${root_cmd[@]}" "$(dirname "$0")/../tests/slurm/slurm24-rootfs.sh"
 fi

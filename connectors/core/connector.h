@@ -64,6 +64,10 @@ struct Observation {
   std::vector<ObservedNode> nodes;           // present nodes, including provisioning ones
   std::vector<ObservedWorkload> workloads;   // attempts the cluster still knows, any state
   std::map<std::string, Money> gpu_hour;     // current price per GPU model
+  // The remote API in use, for `gpufed get clusters`, a metric label and the run log;
+  // empty for clusters without one (sim, local).
+  std::string api_version;                   // "v0.0.42"
+  std::string api_summary;                   // "slurmrestd API v0.0.42 (Slurm 24.11.5)"
   // When the cluster's state changes next without any action (a job ends, a node
   // arrives, a failure is injected). Zero when unknown (real clusters). Virtual-time
   // runners advance to the earliest of these.

@@ -1,46 +1,47 @@
-// The v0.0.38 JSON mapping against replies recorded from Slurm 22.05.8 (testdata/).
-#include <fstream>
-#include <random>
-#include <sstream>
-
+// The v0.0.38 adapter against replies recorded from Slurm 22.05.8
+// (tests/fixtures/slurm/v0.0.38/).
 #include <gtest/gtest.h>
 
 #include "connectors/slurm/api.h"
-#include "connectors/slurm/slurm_client.h"
+#include "connectors/slurm/fixtures_for_test.h"
 
 namespace gpufed::connectors::slurm {
 namespace {
 
 using nlohmann::json;
-
-std::string ReadFixture(const std::string& name) {
-  std::ifstream in(std::string(GPUFED_SOURCE_DIR) + "/connectors/slurm/testdata/" + name);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-json Fixture(const std::string& name) {
-  json j = json::parse(ReadFixture(name), nullptr, false);
-  EXPECT_FALSE(j.is_discarded()) << name;
-  return j;
-}
+using testing::Fixture;
 
 const ApiMapping& Api() { return *FindApiMapping("v0.0.38"); }
+json Rec(const std::string& name) { return Fixture("v0.0.38", name); }
 
-TEST(ApiV0038, DefaultAndExplicitVersionsResolve) {
-  EXPECT_EQ(FindApiMapping(""), FindApiMapping("v0.0.38"));
-  EXPECT_EQ(FindApiMapping("v0.0.40"), nullptr);
+TEST(SlurmApiV0038, PathsAndRegistry) {
+  EXPECT_EQ(FindApiMapping(""), nullptr);  // "" means auto: negotiated, not a version
+  EXPECT_EQ(FindApiMapping("v0.0.39"), nullptr);
+  EXPECT_EQ(Api().version(), "v0.0.38");
   EXPECT_EQ(Api().NodesPath(), "/slurm/v0.0.38/nodes");
   EXPECT_EQ(Api().JobPath(42), "/slurm/v0.0.38/job/42");
   EXPECT_EQ(Api().SubmitPath(), "/slurm/v0.0.38/job/submit");
+  EXPECT_EQ(SupportedApiVersions(), (std::vector<std::string>{"v0.0.38", "v0.0.40", "v0.0.41", "v0.0.42"}));
+  EXPECT_EQ(ApiVersionSettings().front(), "auto");
+  EXPECT_LT(ApiVersionOrder("v0.0.38"), ApiVersionOrder("v0.0.40"));
+  EXPECT_LT(ApiVersionOrder("v0.0.42"), ApiVersionOrder("v0.0.100"));
+  EXPECT_EQ(ApiVersionOrder("0.0.38"), -1);
+  EXPECT_EQ(ApiVersionOrder("v0.0"), -1);
+  EXPECT_EQ(ApiVersionOrder("v0.0.4x"), -1);
 }
 
-TEST(ApiV0038, ParsesIdleNodeWithGres) {
-  Result<std::vector<SlurmNode>> nodes = Api().ParseNodes(Fixture("nodes_idle.json"));
-  ASSERT_TRUE(nodes.ok()) << nodes.status().ToString();
-  ASSERT_EQ(nodes->size(), 1u);
-  const SlurmNode& n = (*nodes)[0];
+TEST(SlurmApiV0038, ParsesPingWithRelease) {
+  Result<PingReply> ping = Api().ParsePing(Rec("ping.json"));
+  ASSERT_TRUE(ping.ok()) << ping.status().ToString();
+  EXPECT_TRUE(ping->controller_up);
+  EXPECT_EQ(ping->release, "22.05.8");
+}
+
+TEST(SlurmApiV0038, ParsesIdleAndBusyNodes) {
+  Result<std::vector<SlurmNode>> idle = Api().ParseNodes(Rec("nodes_idle.json"));
+  ASSERT_TRUE(idle.ok()) << idle.status().ToString();
+  ASSERT_EQ(idle->size(), 1u);
+  const SlurmNode& n = (*idle)[0];
   EXPECT_EQ(n.name, "gpunode1");
   EXPECT_EQ(n.state, "idle");
   EXPECT_EQ(n.cpus, 2);
@@ -53,23 +54,20 @@ TEST(ApiV0038, ParsesIdleNodeWithGres) {
   EXPECT_EQ(n.gres[1].count, 4);
   EXPECT_EQ(n.gres_used[0].count, 0);
   EXPECT_EQ(n.partitions, (std::vector<std::string>{"gpu"}));
+
+  Result<std::vector<SlurmNode>> busy = Api().ParseNodes(Rec("nodes_busy.json"));
+  ASSERT_TRUE(busy.ok());
+  const SlurmNode& b = (*busy)[0];
+  EXPECT_EQ(b.state, "allocated");
+  EXPECT_EQ(b.alloc_cpus, 2);
+  ASSERT_EQ(b.gres_used.size(), 2u);
+  EXPECT_EQ(b.gres_used[0].indices, (std::vector<int>{0, 1}));
+  EXPECT_EQ(b.gres_used[1].indices, (std::vector<int>{2}));
 }
 
-TEST(ApiV0038, ParsesBusyNodeUsage) {
-  Result<std::vector<SlurmNode>> nodes = Api().ParseNodes(Fixture("nodes_busy.json"));
-  ASSERT_TRUE(nodes.ok());
-  const SlurmNode& n = (*nodes)[0];
-  EXPECT_EQ(n.state, "allocated");
-  EXPECT_EQ(n.alloc_cpus, 2);
-  ASSERT_EQ(n.gres_used.size(), 2u);
-  EXPECT_EQ(n.gres_used[0].count, 2);
-  EXPECT_EQ(n.gres_used[0].indices, (std::vector<int>{0, 1}));
-  EXPECT_EQ(n.gres_used[1].indices, (std::vector<int>{2}));
-}
-
-TEST(ApiV0038, ParsesPartitions) {
-  Result<std::vector<SlurmPartition>> parts = Api().ParsePartitions(Fixture("partitions.json"));
-  ASSERT_TRUE(parts.ok());
+TEST(SlurmApiV0038, ParsesPartitions) {
+  Result<std::vector<SlurmPartition>> parts = Api().ParsePartitions(Rec("partitions.json"));
+  ASSERT_TRUE(parts.ok()) << parts.status().ToString();
   ASSERT_EQ(parts->size(), 1u);
   EXPECT_EQ((*parts)[0].name, "gpu");
   EXPECT_EQ((*parts)[0].nodes, "gpunode1");
@@ -77,63 +75,83 @@ TEST(ApiV0038, ParsesPartitions) {
   EXPECT_TRUE((*parts)[0].is_default);
 }
 
-TEST(ApiV0038, ParsesRunningAndFinishedJobs) {
-  Result<std::vector<SlurmJob>> running = Api().ParseJobs(Fixture("jobs_running.json"));
-  ASSERT_TRUE(running.ok());
-  ASSERT_EQ(running->size(), 8u);
-  const SlurmJob& j4 = (*running)[3];
-  EXPECT_EQ(j4.job_id, 4);
-  EXPECT_EQ(j4.state, "RUNNING");
-  EXPECT_EQ(j4.nodes, "gpunode1");
-  ASSERT_EQ(j4.gres.size(), 1u);
-  EXPECT_EQ(j4.gres[0].type, "a100");
-  EXPECT_EQ(j4.gres[0].indices, (std::vector<int>{0, 1}));
-  EXPECT_GT(j4.start_time, 0);
-  EXPECT_EQ(j4.time_limit_minutes, 5);
-  EXPECT_EQ((*running)[5].state_reason, "Resources");
+TEST(SlurmApiV0038, ParsesRunningPendingAndFinishedJobs) {
+  Result<std::vector<SlurmJob>> running = Api().ParseJobs(Rec("jobs_running.json"));
+  ASSERT_TRUE(running.ok()) << running.status().ToString();
+  ASSERT_EQ(running->size(), 4u);
+  const SlurmJob& a100 = (*running)[0];
+  EXPECT_EQ(a100.state, "RUNNING");
+  EXPECT_EQ(a100.comment.rfind("gpufed/v1 key=fixture-a100.a1", 0), 0u);
+  ASSERT_EQ(a100.gres.size(), 1u);
+  EXPECT_EQ(a100.gres[0].type, "a100");
+  EXPECT_EQ(a100.gres[0].indices, (std::vector<int>{0, 1}));
+  EXPECT_EQ(a100.required_nodes, "gpunode1");
+  EXPECT_GT(a100.start_time, 0);
+  EXPECT_EQ(a100.time_limit_minutes, 5);
+  const SlurmJob& pending = (*running)[2];
+  EXPECT_EQ(pending.state, "PENDING");
+  ASSERT_EQ(pending.gres_per_node.size(), 1u);  // "gres:gpu:a100:1"
+  EXPECT_EQ(pending.gres_per_node[0].type, "a100");
 
-  Result<std::vector<SlurmJob>> done = Api().ParseJobs(Fixture("jobs_finished.json"));
+  Result<std::vector<SlurmJob>> cancelling = Api().ParseJobList(Rec("job_cancelling.json"), Api().JobPath(1));
+  ASSERT_TRUE(cancelling.ok());
+  EXPECT_EQ((*cancelling)[0].state, "COMPLETING");  // 22.05 prints the flag
+
+  Result<std::vector<SlurmJob>> done = Api().ParseJobs(Rec("jobs_finished.json"));
   ASSERT_TRUE(done.ok());
-  EXPECT_EQ((*done)[5].state, "FAILED");
-  EXPECT_EQ((*done)[5].exit_code, 768);  // exit 3
-  EXPECT_EQ((*done)[4].state, "CANCELLED");
-  EXPECT_EQ((*done)[6].state, "COMPLETED");
+  EXPECT_EQ((*done)[0].state, "CANCELLED");
+  EXPECT_EQ((*done)[0].exit_code, 15);  // SIGTERM
+  EXPECT_EQ((*done)[1].state, "COMPLETED");
+  EXPECT_EQ((*done)[3].state, "FAILED");
+  EXPECT_EQ((*done)[3].exit_code, 768);  // exit 3
   // gres_detail is gone once a job ends; the per-node request still says what it held.
-  ASSERT_EQ((*done)[4].gres.size(), 1u);
-  EXPECT_EQ((*done)[4].gres[0].type, "a100_1g.5gb");
-  EXPECT_EQ((*done)[4].gres[0].count, 1);
+  ASSERT_EQ((*done)[1].gres.size(), 1u);
+  EXPECT_EQ((*done)[1].gres[0].type, "a100_1g.5gb");
+  EXPECT_EQ((*done)[1].gres[0].count, 1);
 }
 
-TEST(ApiV0038, SubmitOfHeldJobHasIdAndInformationalError) {
-  json reply = Fixture("submit_held.json");
-  Result<int64_t> id = Api().ParseSubmit(reply);
-  ASSERT_TRUE(id.ok());
-  EXPECT_GT(*id, 0);
-  EXPECT_EQ(Api().ParseErrors(reply).size(), 1u);
+TEST(SlurmApiV0038, SubmitRepliesKeepTheirJobIdAndErrors) {
+  Result<SubmitReply> ok = Api().ParseSubmit(Rec("submit.json"));
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->job_id, 1);
+  EXPECT_TRUE(ok->warnings.empty());
+  Result<SubmitReply> held = Api().ParseSubmit(Rec("submit_held.json"));
+  ASSERT_TRUE(held.ok());
+  EXPECT_GT(held->job_id, 0);
+  ASSERT_EQ(held->errors.size(), 1u);  // informational: "Job is in held state"
+  EXPECT_EQ(held->errors[0].number, 2042);
+  Result<SubmitReply> refused = Api().ParseSubmit(Rec("submit_invalid_partition.json"));
+  ASSERT_TRUE(refused.ok());
+  EXPECT_EQ(refused->job_id, 0);
 }
 
-TEST(ApiV0038, RecordedFailuresMapToStatusCodes) {
+TEST(SlurmApiV0038, RecordedFailuresMapToStatusCodes) {
   struct Case {
     const char* file;
     StatusCode code;
   } cases[] = {
       {"submit_invalid_partition.json", StatusCode::kInvalidArgument},
+      {"submit_bad_gres.json", StatusCode::kInvalidArgument},
       {"submit_disabled_key.json", StatusCode::kInvalidArgument},
       {"job_not_found.json", StatusCode::kNotFound},
-      {"nodes_rejected_token.json", StatusCode::kUnavailable},
+      {"cancel_unknown.json", StatusCode::kNotFound},
+      {"nodes_bad_token.json", StatusCode::kUnavailable},  // 22.05: errno -1, like slurmctld down
       {"nodes_slurmctld_down.json", StatusCode::kUnavailable},
   };
   for (const Case& c : cases) {
-    json reply = Fixture(c.file);
-    Status s = StatusFromSlurmErrors(Api().ParseErrors(reply), 500, "test");
+    int http = testing::FixtureHttpStatus("v0.0.38", c.file);
+    EXPECT_GE(http, 400) << c.file;
+    Status s = StatusFromSlurmErrors(Api().ParseErrors(Rec(c.file)), http, "test");
     EXPECT_EQ(s.code(), c.code) << c.file << ": " << s.ToString();
   }
-  Status invalid = StatusFromSlurmErrors(Api().ParseErrors(Fixture("submit_invalid_partition.json")), 500, "submit");
+  Status invalid = StatusFromSlurmErrors(Api().ParseErrors(Rec("submit_invalid_partition.json")), 500, "submit");
   EXPECT_NE(invalid.message().find("Invalid partition name specified"), std::string::npos);
-  EXPECT_FALSE(Api().ParseSubmit(Fixture("submit_invalid_partition.json")).ok());
+  EXPECT_TRUE(Api().ParseCancel(Rec("cancel.json"), 1).ok());
+  EXPECT_TRUE(Api().ParseCancel(Rec("cancel_finished.json"), 1).ok());
+  EXPECT_TRUE(Api().CancelReportsFailures());
 }
 
-TEST(ApiV0038, BuildsSubmitBody) {
+TEST(SlurmApiV0038, BuildsSubmitBody) {
   JobRequest r;
   r.name = "gpufed-train-a1";
   r.comment = "gpufed/v1 key=k.a1";
@@ -162,67 +180,41 @@ TEST(ApiV0038, BuildsSubmitBody) {
   EXPECT_EQ(job["time_limit"], 10);
   EXPECT_EQ(job["tasks"], 1);
   EXPECT_EQ(job["requeue"], false);
-  EXPECT_FALSE(job.contains("required_nodes"));  // a disabled key in v0.0.38
+  EXPECT_FALSE(job.contains("required_nodes"));  // a disabled key in v0.0.38 (submit_disabled_key.json)
   r.nodes = 2;
   EXPECT_EQ(Api().BuildSubmit(r)["job"]["nodes"], json::array({2, 2}));
 }
 
-TEST(ApiV0038, WrongShapesAreUnavailableNotCrashes) {
+TEST(SlurmApiV0038, WrongShapesNameVersionEndpointAndField) {
   for (const char* text : {"[]", "null", "42", "\"x\"", "{}", "{\"nodes\": {}}", "{\"nodes\": null}"}) {
     json j = json::parse(text);
-    EXPECT_EQ(Api().ParseNodes(j).status().code(), StatusCode::kUnavailable) << text;
+    Status nodes = Api().ParseNodes(j).status();
+    EXPECT_EQ(nodes.code(), StatusCode::kUnavailable) << text;
+    EXPECT_NE(nodes.message().find("slurmrestd v0.0.38 GET /slurm/v0.0.38/nodes: "), std::string::npos) << nodes.message();
     EXPECT_EQ(Api().ParseJobs(j).status().code(), StatusCode::kUnavailable) << text;
     EXPECT_EQ(Api().ParsePartitions(j).status().code(), StatusCode::kUnavailable) << text;
-    EXPECT_FALSE(Api().ParseSubmit(j).ok()) << text;
-    Api().ParseErrors(j);
+    Result<SubmitReply> submit = Api().ParseSubmit(j);
+    EXPECT_TRUE(!submit.ok() || submit->job_id == 0) << text;
+    (void)Api().ParseErrors(j);
   }
-  // Entries and fields of the wrong type are skipped or read as empty.
-  json odd = json::parse(R"json({"nodes": [1, "x", null, {"name": 7}, {"name": "n1", "cpus": "many", "gres": 5,
-      "state": ["idle"], "partitions": "gpu", "real_memory": 1e300, "alloc_cpus": -4}],
-      "jobs": [{"job_id": "1"}, {"job_id": 2, "exit_code": "x", "gres_detail": [1, "gpu:a:1(IDX:0)"],
-      "start_time": -5, "comment": {}}], "errors": [3, {"error_number": "x"}]})json");
-  Result<std::vector<SlurmNode>> nodes = Api().ParseNodes(odd);
-  ASSERT_TRUE(nodes.ok());
-  ASSERT_EQ(nodes->size(), 1u);
-  EXPECT_EQ((*nodes)[0].cpus, 0);
-  EXPECT_EQ((*nodes)[0].alloc_cpus, 0);
-  EXPECT_TRUE((*nodes)[0].gres.empty());
+  // Required fields: missing or mistyped is an error naming the entry and field.
+  json missing = Rec("jobs_running.json");
+  missing["jobs"][2].erase("comment");
+  EXPECT_EQ(Api().ParseJobs(missing).status().message(),
+            "slurmrestd v0.0.38 GET /slurm/v0.0.38/jobs: jobs[2].comment: missing (expected a string)");
+  json mistyped = Rec("nodes_busy.json");
+  mistyped["nodes"][0]["gres_used"] = 5;
+  EXPECT_EQ(Api().ParseNodes(mistyped).status().message(),
+            "slurmrestd v0.0.38 GET /slurm/v0.0.38/nodes: nodes[0].gres_used: expected a string, got number");
+  // Optional fields of the wrong type read as empty; unknown fields are ignored.
+  json odd = Rec("jobs_running.json");
+  odd["jobs"][0]["start_time"] = "soon";
+  odd["jobs"][0]["exit_code"] = json::object();
+  odd["jobs"][0]["added_in_a_later_release"] = {{"x", 1}};
   Result<std::vector<SlurmJob>> jobs = Api().ParseJobs(odd);
-  ASSERT_TRUE(jobs.ok());
-  ASSERT_EQ(jobs->size(), 1u);
+  ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
   EXPECT_EQ((*jobs)[0].start_time, 0);
-  EXPECT_EQ((*jobs)[0].gres.size(), 1u);
-  EXPECT_EQ(Api().ParseErrors(odd).size(), 1u);
-}
-
-TEST(ApiV0038, TruncatedAndMutatedRecordingsNeverCrash) {
-  std::mt19937 rng(7);
-  for (const char* file : {"nodes_busy.json", "jobs_running.json", "jobs_finished.json", "partitions.json"}) {
-    std::string text = ReadFixture(file);
-    for (int i = 0; i < 300; ++i) {
-      std::string t = text;
-      if (i % 3 == 0) t = t.substr(0, rng() % t.size());
-      else for (int k = 0; k < 8; ++k) t[rng() % t.size()] = static_cast<char>(rng() % 128);
-      json j = json::parse(t, nullptr, false);
-      (void)Api().ParseNodes(j);
-      (void)Api().ParseJobs(j);
-      (void)Api().ParsePartitions(j);
-      (void)Api().ParseErrors(j);
-      (void)Api().ParseSubmit(j);
-    }
-  }
-}
-
-TEST(Jwt, ReadsExpiryAndUserWithoutCheckingTheSignature) {
-  // {"exp":1795307406,"iat":1795307405,"sun":"root"} as `scontrol token` makes it.
-  std::string token = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJleHAiOjE3OTUzMDc0MDYsImlhdCI6MTc5NTMwNzQwNSwic3VuIjoicm9vdCJ9.sig";
-  Result<JwtClaims> claims = ParseJwt(token);
-  ASSERT_TRUE(claims.ok()) << claims.status().ToString();
-  EXPECT_EQ(claims->exp, 1795307406);
-  EXPECT_EQ(claims->user, "root");
-  EXPECT_EQ(ParseJwt("bogus").status().code(), StatusCode::kUnauthenticated);
-  EXPECT_EQ(ParseJwt("a.!!!.c").status().code(), StatusCode::kUnauthenticated);
-  EXPECT_EQ(ParseJwt("a.bm90anNvbg.c").status().code(), StatusCode::kUnauthenticated);  // "notjson"
+  EXPECT_EQ((*jobs)[0].exit_code, 0);
 }
 
 }  // namespace

@@ -1,20 +1,19 @@
 #include "connectors/slurm/slurm_client.h"
 
-#include "controller/common/base64.h"
-
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <sstream>
 
+#include "connectors/slurm/api_common.h"
+#include "connectors/slurm/negotiate.h"
+#include "controller/common/base64.h"
+
 namespace gpufed::connectors::slurm {
 namespace {
 
 using nlohmann::json;
-
-constexpr int kSlurmInvalidJobId = 2017;
-
 
 std::string Trim(std::string s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
@@ -32,12 +31,6 @@ std::string UtcTime(int64_t unix_seconds) {
   return buf;
 }
 
-// Slurm errnos that mean "could not talk to slurmctld": retry later.
-bool Transient(int number) {
-  return number == -1 || number == 4 || number == 11 || number == 110 ||
-         (number >= 1000 && number < 2000) || (number >= 5000 && number < 6000);
-}
-
 // A short, printable excerpt of a non-JSON reply (a proxy's error page).
 std::string Excerpt(const std::string& body) {
   std::string out;
@@ -45,7 +38,18 @@ std::string Excerpt(const std::string& body) {
   return Trim(out);
 }
 
+// Job states in which a cancel has nothing left to do.
+bool Ended(const SlurmJob& job) {
+  const std::string& s = job.base_state.empty() ? job.state : job.base_state;
+  return !s.empty() && s != "PENDING" && s != "RUNNING" && s != "SUSPENDED";
+}
+
 }  // namespace
+
+std::string ServerInfo::Describe() const {
+  if (api_version.empty()) return "";
+  return "slurmrestd API " + api_version + (release.empty() ? "" : " (Slurm " + release + ")");
+}
 
 Result<JwtClaims> ParseJwt(const std::string& token) {
   size_t a = token.find('.');
@@ -63,30 +67,12 @@ Result<JwtClaims> ParseJwt(const std::string& token) {
   return out;
 }
 
-Status StatusFromSlurmErrors(const std::vector<SlurmError>& errors, int http_status, const std::string& what) {
-  if (errors.empty()) {
-    if (http_status >= 500) return Unavailable(what + ": HTTP " + std::to_string(http_status));
-    return InvalidArgument(what + ": HTTP " + std::to_string(http_status));
-  }
-  std::string text;
-  for (const SlurmError& e : errors) text += (text.empty() ? "" : "; ") + e.Text();
-  bool transient = false, not_found = false;
-  for (const SlurmError& e : errors) {
-    if (e.number == kSlurmInvalidJobId) not_found = true;
-    // 9001 is slurmrestd's "Failure during parsing", which follows the real cause.
-    if (Transient(e.number) && e.number != 9001) transient = true;
-  }
-  if (not_found) return NotFound(what + ": " + text);
-  if (transient) {
-    return Unavailable(what + ": slurmrestd got no usable answer from slurmctld (" + text +
-                       "): slurmctld down or unreachable, or the token was rejected (Slurm 22.05 reports both "
-                       "this way)");
-  }
-  return InvalidArgument(what + ": Slurm refused: " + text);
-}
-
 Result<std::unique_ptr<SlurmClient>> SlurmClient::Create(ClientSettings settings, http::SleepFn sleep) {
-  if (settings.api == nullptr) return InvalidArgument("no slurmrestd API mapping");
+  if (settings.api_version.empty()) settings.api_version = kAutoApiVersion;
+  if (settings.api_version != kAutoApiVersion && FindApiMapping(settings.api_version) == nullptr) {
+    return InvalidArgument("connector.apiVersion " + settings.api_version + " is not supported (use auto or one of " +
+                           JoinVersions(SupportedApiVersions()) + ")");
+  }
   if (settings.token_env.empty() == settings.token_file.empty()) {
     return InvalidArgument("set exactly one of connector.tokenEnv and connector.tokenFile (the Slurm JWT)");
   }
@@ -134,8 +120,8 @@ Result<std::string> SlurmClient::ReadToken() const {
   return token;
 }
 
-Result<json> SlurmClient::Call(const std::string& method, const std::string& path, const std::string& body,
-                               const CallContext& ctx) {
+Result<SlurmClient::Exchange> SlurmClient::Send(const std::string& method, const std::string& path,
+                                                const std::string& body, const CallContext& ctx) {
   std::string what = method + " " + path;
   Result<std::string> token = ReadToken();
   if (!token.ok()) return token.status();
@@ -163,75 +149,221 @@ Result<json> SlurmClient::Call(const std::string& method, const std::string& pat
   CallContext call = ctx;
   if (settings_.timeout < call.timeout) call.timeout = settings_.timeout;
   Result<http::Response> response = http_->Do(request, call);
-  if (!response.ok()) return Status(response.status().code(), "slurmrestd " + what + ": " + response.status().message());
+  if (!response.ok()) {
+    Drop();  // slurmrestd went away (or never answered): negotiate again when it is back
+    return Status(response.status().code(), "slurmrestd " + what + ": " + response.status().message());
+  }
 
-  int code = response->status;
-  if (code == 401 || code == 403) {
-    Status s = code == 401 ? Status(StatusCode::kUnauthenticated,
-                                    "slurmrestd refused the credentials (HTTP 401) for user " + user + " with the " +
-                                        TokenSource() + "; not retried with this token for " +
-                                        settings_.auth_retry.ToString())
-                           : Status(StatusCode::kPermissionDenied, "slurmrestd: user " + user + " may not " + what +
-                                                                       " (HTTP 403)");
+  Exchange out{response->status, json::parse(response->body, nullptr, false), response->body};
+  int code = out.status;
+  if (code == 401 || code == 403 || code == 511) {
+    std::string retry = "; not retried with this token for " + settings_.auth_retry.ToString();
+    Status s;
+    if (code == 401) {
+      s = Status(StatusCode::kUnauthenticated, "slurmrestd refused the credentials (HTTP 401) for user " + user +
+                                                   " with the " + TokenSource() + retry);
+    } else if (code == 511) {
+      // 24.11: slurmctld rejected the token (bad signature, expired, another user's name).
+      std::string why;
+      if (!out.body.is_discarded()) {
+        for (const SlurmError& e : ReadErrors(out.body)) why += (why.empty() ? ": " : "; ") + e.Text();
+      }
+      s = Status(StatusCode::kUnauthenticated, "slurmctld rejected the " + TokenSource() + " for user " + user +
+                                                   " (HTTP 511 on " + what + why + ")" + retry);
+    } else {
+      s = Status(StatusCode::kPermissionDenied, "slurmrestd: user " + user + " may not " + what + " (HTTP 403)");
+    }
     std::lock_guard<std::mutex> lock(mu_);
     rejected_token_ = fingerprint;
     rejected_until_ = clock_now + settings_.auth_retry;
     rejected_status_ = s;
     return s;
   }
-  if (code == 404) {
-    return FailedPrecondition("slurmrestd does not serve " + path + " (HTTP 404): is it started with -s openapi/" +
-                              settings_.api->version() + "?");
+  return out;
+}
+
+Result<json> SlurmClient::Call(const std::string& method, const std::string& path, const std::string& body,
+                               const CallContext& ctx, const ApiMapping& api) {
+  std::string what = "slurmrestd " + api.version() + " " + method + " " + path;
+  Result<Exchange> ex = Send(method, path, body, ctx);
+  if (!ex.ok()) return ex.status();
+  int code = ex->status;
+  const json& reply = ex->body;
+  if (code == 404 && !reply.is_discarded()) {
+    // 24.11 answers an unknown job id with 404 and a JSON error (2017).
+    Status s = StatusFromSlurmErrors(api.ParseErrors(reply), code, what);
+    if (s.code() == StatusCode::kNotFound) return s;
   }
-  json reply = json::parse(response->body, nullptr, false);
+  if (code == 404) {
+    Drop();  // an upgraded Slurm may have dropped this version
+    return FailedPrecondition("slurmrestd does not serve " + path + " (HTTP 404: " + Excerpt(ex->text) +
+                              "); it no longer offers " + api.version() + "? (negotiated again on the next call)");
+  }
   if (reply.is_discarded()) {
-    if (code >= 200 && code < 300) return Unavailable("slurmrestd " + what + ": malformed reply (not JSON)");
-    std::string msg = "slurmrestd " + what + ": HTTP " + std::to_string(code) + " " + Excerpt(response->body);
+    Drop();  // not slurmrestd's JSON: a proxy in between, or another server on the port
+    if (code >= 200 && code < 300) return Unavailable(what + ": malformed reply (not JSON): " + Excerpt(ex->text));
+    std::string msg = what + ": HTTP " + std::to_string(code) + " " + Excerpt(ex->text);
     if (code >= 500 || code == 429) return Unavailable(msg);
     return InvalidArgument(msg);
   }
   if (code >= 200 && code < 300) return reply;
-  if (code == 429 || code == 502 || code == 503 || code == 504) {
-    return Unavailable("slurmrestd " + what + ": HTTP " + std::to_string(code));
+  if (code == 429 || code == 502 || code == 503 || code == 504) return Unavailable(what + ": HTTP " + std::to_string(code));
+  // 22.05 answers 500 for every failure and explains in `errors`; 24.11 too, mostly.
+  return StatusFromSlurmErrors(api.ParseErrors(reply), code, what);
+}
+
+void SlurmClient::Drop() {
+  std::lock_guard<std::mutex> lock(mu_);
+  api_ = nullptr;
+  pinged_ = false;
+}
+
+template <typename T>
+T SlurmClient::Noted(T result) {
+  // A reply of the negotiated version that does not read as one (the adapters report that
+  // as Unavailable): negotiate again.
+  const Status* s = nullptr;
+  if constexpr (std::is_same_v<T, Status>) {
+    s = &result;
+  } else {
+    s = &result.status();
   }
-  // 22.05 answers 500 for every failure and explains in `errors`.
-  return StatusFromSlurmErrors(settings_.api->ParseErrors(reply), code, "slurmrestd " + what);
+  if (s->code() == StatusCode::kUnavailable) Drop();
+  return result;
+}
+
+Result<std::vector<std::string>> SlurmClient::Offered(const CallContext& ctx) {
+  Result<Exchange> doc = Send("GET", "/openapi/v3", "", ctx);
+  if (!doc.ok()) return doc.status();
+  if (doc->status >= 200 && doc->status < 300) {
+    std::vector<std::string> versions = VersionsInOpenApi(doc->body);
+    if (!versions.empty()) return versions;
+  }
+  if (doc->status >= 500) return Unavailable("slurmrestd GET /openapi/v3: HTTP " + std::to_string(doc->status));
+  // No usable document: ask each version gpufed knows (404 = not served).
+  std::vector<std::string> out;
+  for (const std::string& v : SupportedApiVersions()) {
+    Result<Exchange> ping = Send("GET", FindApiMapping(v)->PingPath(), "", ctx);
+    if (!ping.ok()) return ping.status();
+    if (ping->status != 404) out.push_back(v);
+  }
+  return out;
+}
+
+Status SlurmClient::Connect(const CallContext& ctx) {
+  const ApiMapping* api = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (api_ != nullptr && pinged_) return Status::Ok();
+    api = api_;
+  }
+  if (api == nullptr) {
+    Result<std::vector<std::string>> offered = Offered(ctx);
+    if (!offered.ok()) return offered.status();
+    Result<const ApiMapping*> chosen = ChooseApi(settings_.api_version, *offered, settings_.endpoint);
+    if (!chosen.ok()) return chosen.status();
+    api = *chosen;
+    // Connected: the version is served. Slurm-level failures from here on (slurmctld
+    // down, a token it rejects) do not mean the server changed.
+    std::lock_guard<std::mutex> lock(mu_);
+    api_ = api;
+    server_ = {api->version(), "", *offered};
+  }
+  // The ping says which Slurm this is (retried on later calls until it answers). It
+  // proves nothing about the token: 24.11 answers it 200 "DOWN" for a rejected one.
+  Result<json> reply = Call("GET", api->PingPath(), "", ctx, *api);
+  if (!reply.ok()) return reply.status();
+  Result<PingReply> ping = Noted(api->ParsePing(*reply));
+  if (!ping.ok()) return ping.status();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (api_ == api) {
+    server_.release = ping->release;
+    pinged_ = true;
+  }
+  return Status::Ok();
+}
+
+bool SlurmClient::connected() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return api_ != nullptr;
+}
+
+ServerInfo SlurmClient::server() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return server_;
+}
+
+Result<const ApiMapping*> SlurmClient::Ready(const CallContext& ctx) {
+  GPUFED_RETURN_IF_ERROR(Connect(ctx));
+  std::lock_guard<std::mutex> lock(mu_);
+  if (api_ == nullptr) return Unavailable("slurmrestd connection lost while negotiating; retried");
+  return api_;
 }
 
 Result<std::vector<SlurmNode>> SlurmClient::Nodes(const CallContext& ctx) {
-  Result<json> reply = Call("GET", settings_.api->NodesPath(), "", ctx);
+  Result<const ApiMapping*> api = Ready(ctx);
+  if (!api.ok()) return api.status();
+  Result<json> reply = (Call("GET", (*api)->NodesPath(), "", ctx, **api));
   if (!reply.ok()) return reply.status();
-  return settings_.api->ParseNodes(*reply);
+  return Noted((*api)->ParseNodes(*reply));
 }
 
 Result<std::vector<SlurmPartition>> SlurmClient::Partitions(const CallContext& ctx) {
-  Result<json> reply = Call("GET", settings_.api->PartitionsPath(), "", ctx);
+  Result<const ApiMapping*> api = Ready(ctx);
+  if (!api.ok()) return api.status();
+  Result<json> reply = (Call("GET", (*api)->PartitionsPath(), "", ctx, **api));
   if (!reply.ok()) return reply.status();
-  return settings_.api->ParsePartitions(*reply);
+  return Noted((*api)->ParsePartitions(*reply));
 }
 
 Result<std::vector<SlurmJob>> SlurmClient::Jobs(const CallContext& ctx) {
-  Result<json> reply = Call("GET", settings_.api->JobsPath(), "", ctx);
+  Result<const ApiMapping*> api = Ready(ctx);
+  if (!api.ok()) return api.status();
+  Result<json> reply = (Call("GET", (*api)->JobsPath(), "", ctx, **api));
   if (!reply.ok()) return reply.status();
-  return settings_.api->ParseJobs(*reply);
+  return Noted((*api)->ParseJobs(*reply));
 }
 
-Result<int64_t> SlurmClient::Submit(const JobRequest& request, const CallContext& ctx) {
-  Result<json> reply = Call("POST", settings_.api->SubmitPath(), settings_.api->BuildSubmit(request).dump(), ctx);
+Result<std::optional<SlurmJob>> SlurmClient::Job(int64_t job_id, const CallContext& ctx) {
+  Result<const ApiMapping*> api = Ready(ctx);
+  if (!api.ok()) return api.status();
+  std::string path = (*api)->JobPath(job_id);
+  Result<json> reply = (Call("GET", path, "", ctx, **api));
+  if (!reply.ok()) {
+    if (reply.status().code() == StatusCode::kNotFound) return std::optional<SlurmJob>();
+    return reply.status();
+  }
+  Result<std::vector<SlurmJob>> jobs = Noted((*api)->ParseJobList(*reply, path));
+  if (!jobs.ok()) return jobs.status();
+  for (SlurmJob& j : *jobs) {
+    if (j.job_id == job_id) return std::optional<SlurmJob>(std::move(j));
+  }
+  return std::optional<SlurmJob>();
+}
+
+Result<SubmitReply> SlurmClient::Submit(const JobRequest& request, const CallContext& ctx) {
+  Result<const ApiMapping*> api = Ready(ctx);
+  if (!api.ok()) return api.status();
+  Result<json> reply = (Call("POST", (*api)->SubmitPath(), (*api)->BuildSubmit(request).dump(), ctx, **api));
   if (!reply.ok()) return reply.status();
-  Result<int64_t> id = settings_.api->ParseSubmit(*reply);
-  if (id.ok()) return id;
-  std::vector<SlurmError> errors = settings_.api->ParseErrors(*reply);
-  if (!errors.empty()) return StatusFromSlurmErrors(errors, 500, "slurmrestd POST " + settings_.api->SubmitPath());
-  return id.status();
+  return Noted((*api)->ParseSubmit(*reply));
 }
 
 Status SlurmClient::Cancel(int64_t job_id, const CallContext& ctx) {
-  Result<json> reply = Call("DELETE", settings_.api->JobPath(job_id), "", ctx);
+  Result<const ApiMapping*> api = Ready(ctx);
+  if (!api.ok()) return api.status();
+  Result<json> reply = (Call("DELETE", (*api)->JobPath(job_id), "", ctx, **api));
   if (!reply.ok()) return reply.status();
-  std::vector<SlurmError> errors = settings_.api->ParseErrors(*reply);
-  if (errors.empty()) return Status::Ok();
-  return StatusFromSlurmErrors(errors, 200, "slurmrestd DELETE " + settings_.api->JobPath(job_id));
+  Status s = (*api)->ParseCancel(*reply, job_id);
+  if (!s.ok() || (*api)->CancelReportsFailures()) return s;
+  // v0.0.40/v0.0.41 say "done" even for a job that does not exist: look.
+  Result<std::optional<SlurmJob>> job = Job(job_id, ctx);
+  if (!job.ok()) return job.status();
+  std::string what = "slurmrestd " + (*api)->version() + " DELETE " + (*api)->JobPath(job_id);
+  if (!job->has_value()) return NotFound(what + ": slurmctld knows no job " + std::to_string(job_id));
+  if (Ended(**job)) return Status::Ok();
+  return Unavailable(what + " answered success, but job " + std::to_string(job_id) + " is still " + (*job)->state +
+                     "; cancel retried");
 }
 
 }  // namespace gpufed::connectors::slurm

@@ -1,5 +1,8 @@
 #include "connectors/slurm/slurm_connector.h"
 
+#include "connectors/slurm/negotiate.h"
+
+#include <algorithm>
 #include <cstdlib>
 
 #include <nlohmann/json.hpp>
@@ -10,6 +13,15 @@ namespace {
 constexpr char kSubmit[] = "submit";
 constexpr char kCancel[] = "cancel";
 constexpr char kPreempt[] = "preempt";
+// A job Slurm accepted with warnings (so maybe without its GPUs), cancelled by gpufed;
+// keyed "<action key>#<job id>". Such jobs carry the key but are not the key's job.
+constexpr char kRejected[] = "rejected";
+
+std::string WarningsText(const std::vector<SlurmWarning>& warnings) {
+  std::string text;
+  for (const SlurmWarning& w : warnings) text += (text.empty() ? "" : "; ") + w.Text();
+  return text;
+}
 
 bool Finished(const SlurmJob& job) {
   bool lost = false;
@@ -24,6 +36,10 @@ SlurmConnector::SlurmConnector(model::Cluster cluster, std::unique_ptr<SlurmClie
   if (ledger_) {
     for (const LedgerRecord& r : ledger_->records()) {
       if (r.kind == kPreempt) preempted_.insert(r.key);
+      if (r.kind == kRejected) {
+        nlohmann::json payload = nlohmann::json::parse(r.payload, nullptr, false);
+        if (payload.is_object() && payload.value("job_id", int64_t{0}) > 0) rejected_jobs_.insert(payload["job_id"].get<int64_t>());
+      }
       if (r.kind != kSubmit) continue;
       nlohmann::json payload = nlohmann::json::parse(r.payload, nullptr, false);
       if (payload.is_object() && payload.value("job_id", int64_t{0}) > 0) job_ids_[r.key] = payload["job_id"].get<int64_t>();
@@ -51,7 +67,7 @@ Result<std::map<std::string, SlurmJob>> SlurmConnector::GpufedJobs(const CallCon
   std::map<std::string, SlurmJob> out;
   for (SlurmJob& job : *jobs) {
     std::optional<JobTag> tag = DecodeJobTag(job.comment);
-    if (!tag) continue;
+    if (!tag || rejected_jobs_.count(job.job_id)) continue;
     auto it = out.find(tag->key);
     if (it == out.end() || it->second.job_id < job.job_id) out[tag->key] = std::move(job);
   }
@@ -98,6 +114,9 @@ Result<Observation> SlurmConnector::Observe(const CallContext& ctx) {
     obs.workloads.push_back(ObserveJob(job, *tag, cluster_, preempted_.count(key) > 0, frame));
   }
   obs.gpu_hour = cluster_.pricing.gpu_hour;
+  ServerInfo server = client_->server();
+  obs.api_version = server.api_version;
+  obs.api_summary = server.Describe();
   return obs;
 }
 
@@ -132,10 +151,25 @@ Result<JobPlacement> SlurmConnector::Resolve(const Action& action, const CallCon
     if (group && !shape) shape = group;
   }
   if (shape == nullptr || gpus == 0) return placement;  // CPU-only, or nothing known: no GRES
-  if (!shape->mig_base.empty()) {
-    if (action.mig_profile.empty()) {
-      return InvalidArgument("node " + shape->observed_name + " offers only MIG-like slices; the action names no MIG profile");
+  if (!shape->mig_base.empty() && action.mig_profile.empty()) {
+    // Whole GPUs on a node's MIG-like group: the placer sees that group as a pool whose
+    // GPU may be used whole, Slurm cannot hand out slices as a whole GPU. The same Slurm
+    // node's whole GPUs of the same base are what is meant; Slurm picks free ones (or
+    // queues the job until some are).
+    const NodeGroup* whole = nullptr;
+    for (const auto& [name, g] : groups_) {
+      if (g.slurm_node == shape->slurm_node && !g.gres_type.empty() &&
+          (g.gres_type == shape->mig_base || (!shape->model.empty() && g.model == shape->model))) {
+        whole = &g;
+        break;
+      }
     }
+    if (whole == nullptr) {
+      return InvalidArgument("node " + shape->observed_name + " offers only MIG-like slices and " + shape->slurm_node +
+                             " no whole GPUs of type " + shape->mig_base + "; the action names no MIG profile");
+    }
+    placement.gres = "gpu:" + whole->gres_type + ":" + std::to_string(gpus);
+  } else if (!shape->mig_base.empty()) {
     std::string type = shape->mig_base + "_" + action.mig_profile;
     if (std::find(shape->mig_types.begin(), shape->mig_types.end(), type) == shape->mig_types.end()) {
       return InvalidArgument("node " + shape->slurm_node + " has no GRES type " + type);
@@ -164,10 +198,30 @@ Result<ApplyOutcome> SlurmConnector::Submit(const Action& action, const CallCont
   if (!placement.ok()) return placement.status();
   Result<JobRequest> request = BuildJobRequest(action, *placement, cluster_.connector.partition);
   if (!request.ok()) return request.status();
-  Result<int64_t> id = client_->Submit(*request, ctx);
-  if (!id.ok()) return id.status();
-  job_ids_[action.key] = *id;
-  GPUFED_RETURN_IF_ERROR(Record(kSubmit, action.key, nlohmann::json{{"job_id", *id}}.dump()));
+  Result<SubmitReply> reply = client_->Submit(*request, ctx);
+  if (!reply.ok()) return reply.status();
+  int64_t id = reply->job_id;
+  std::string what = "slurmrestd " + client_->server().api_version + " submit of " + action.key;
+  if (!reply->warnings.empty()) {
+    // Slurm 24.11 ignores what it cannot read with only a warning: the job may lack its
+    // GPUs or pinning. Never let such a job run as the workload's attempt.
+    std::string text = WarningsText(reply->warnings);
+    if (id <= 0) return InvalidArgument(what + ": Slurm submitted nothing: " + text);
+    GPUFED_RETURN_IF_ERROR(Record(kRejected, action.key + "#" + std::to_string(id), nlohmann::json{{"job_id", id}}.dump()));
+    rejected_jobs_.insert(id);
+    Status cancelled = client_->Cancel(id, ctx);
+    return InvalidArgument(what + ": Slurm accepted job " + std::to_string(id) + " with warnings (" + text + "); " +
+                           (cancelled.ok() || cancelled.code() == StatusCode::kNotFound
+                                ? "gpufed cancelled it"
+                                : "gpufed could not cancel it (" + cancelled.message() + "): cancel it by hand"));
+  }
+  if (id <= 0) {
+    // Never report a submit as done without a job id.
+    if (!reply->errors.empty()) return StatusFromSlurmErrors(reply->errors, 500, what);
+    return Unavailable(what + ": the reply carries no job_id, so nothing was submitted");
+  }
+  job_ids_[action.key] = id;
+  GPUFED_RETURN_IF_ERROR(Record(kSubmit, action.key, nlohmann::json{{"job_id", id}}.dump()));
   return ApplyOutcome{false};
 }
 
@@ -219,11 +273,11 @@ Result<std::unique_ptr<SlurmConnector>> CreateSlurmConnector(const model::Cluste
   if (spec.endpoint.rfind("http://", 0) != 0 && spec.endpoint.rfind("https://", 0) != 0) {
     return InvalidArgument("connector.endpoint must be the slurmrestd URL, http(s)://host:port (got '" + spec.endpoint + "')");
   }
-  const ApiMapping* api = FindApiMapping(spec.api_version);
-  if (api == nullptr) {
-    std::string supported;
-    for (const std::string& v : SupportedApiVersions()) supported += (supported.empty() ? "" : ", ") + v;
-    return InvalidArgument("connector.apiVersion " + spec.api_version + " is not supported (supported: " + supported + ")");
+  std::string api_version = spec.api_version.empty() ? kAutoApiVersion : spec.api_version;
+  std::vector<std::string> settings_allowed = ApiVersionSettings();
+  if (std::find(settings_allowed.begin(), settings_allowed.end(), api_version) == settings_allowed.end()) {
+    return InvalidArgument("connector.apiVersion " + api_version + " is not supported (use one of " +
+                           JoinVersions(settings_allowed) + ")");
   }
   if (!spec.token_env.empty()) {
     const char* v = std::getenv(spec.token_env.c_str());
@@ -238,7 +292,7 @@ Result<std::unique_ptr<SlurmConnector>> CreateSlurmConnector(const model::Cluste
   settings.token_file = spec.token_file;
   auto ca = ctx.settings.find("slurm.caFile");
   if (ca != ctx.settings.end()) settings.ca_file = ca->second;
-  settings.api = api;
+  settings.api_version = api_version;
   settings.timeout = spec.timeout.millis() > 0 ? spec.timeout : Duration::FromSeconds(10);
   settings.qps = spec.qps;
   settings.burst = spec.burst;

@@ -14,6 +14,14 @@
 // written after each submit) and then in Slurm's job list. A crash between submit and
 // ledger write is covered by the job list; a job Slurm has already purged (MinJobAge) by
 // the ledger. So a repeated Submit never creates a second job.
+//
+// Submit is reported done only with a job id. A job Slurm accepts with warnings (24.11
+// ignores fields it cannot read, e.g. a GPU request in another version's spelling) is
+// cancelled, remembered in the ledger as rejected (so its key can be submitted again),
+// and the submit fails with InvalidArgument naming the warnings.
+//
+// The slurmrestd API version is negotiated by the client (slurm_client.h) on first use
+// and after every reconnect; Observe reports it (Observation::api_version/api_summary).
 #include <functional>
 #include <map>
 #include <memory>
@@ -58,6 +66,7 @@ class SlurmConnector : public Connector {
   std::map<std::string, NodeGroup> groups_;     // by observed node name, from the last node list
   std::map<std::string, int64_t> job_ids_;      // key -> Slurm job id (ledger and listings)
   std::set<std::string> preempted_;             // keys gpufed preempted
+  std::set<int64_t> rejected_jobs_;             // jobs accepted with warnings and cancelled
   std::set<std::pair<std::string, std::string>> applied_;  // (kind, key) without a ledger
 };
 

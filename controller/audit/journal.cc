@@ -73,7 +73,12 @@ Result<std::vector<std::pair<uint64_t, std::string>>> ListSegments(Env& env, con
 AuditJournal::AuditJournal(const JournalOptions& options)
     : options_(options), env_(options.env), last_hash_(kGenesisHash) {}
 
-AuditJournal::~AuditJournal() { (void)Close(); }
+AuditJournal::~AuditJournal() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (segment_ != nullptr) (void)segment_->Close();
+  segment_.reset();
+  lock_.reset();
+}
 
 std::string AuditJournal::journal_dir() const { return options_.dir + "/journal"; }
 
@@ -86,6 +91,7 @@ Result<std::unique_ptr<AuditJournal>> AuditJournal::Open(const JournalOptions& o
   std::unique_ptr<AuditJournal> journal(new AuditJournal(options));
   RecoveryInfo local;
   GPUFED_RETURN_IF_ERROR(journal->Recover(info != nullptr ? info : &local));
+  journal->recovered_ = true;
   return journal;
 }
 
@@ -127,22 +133,21 @@ Status AuditJournal::Recover(RecoveryInfo* info) {
       good_end = pos;
     }
     if (bad) {
-      // Torn tail or corruption? Intact records after the damage mean acknowledged data
-      // was damaged: refuse rather than silently drop them.
-      size_t scan = data.find('\n', good_end);
-      while (scan != std::string_view::npos && scan + 1 < data.size()) {
-        size_t next = data.find('\n', scan + 1);
-        if (next == std::string_view::npos) break;
-        if (ParseRecordLine(data.substr(scan + 1, next - scan - 1), &hasher).ok()) {
-          return Status(StatusCode::kDataLoss, path + ": damaged record at byte " + std::to_string(good_end) +
-                                                   " (after seq " + std::to_string(seq) +
-                                                   ") is followed by intact records; run gpufed audit verify");
-        }
-        scan = next;
+      // Only an incomplete last line is a torn tail (a crash inside a write that no
+      // Append acknowledged). A complete line that does not belong to the chain is
+      // damage to the evidence, wherever it is: refuse and change nothing.
+      const size_t newline = data.find('\n', good_end);
+      if (newline != std::string_view::npos) {
+        return Status(StatusCode::kDataLoss, path + ": damaged record at byte " + std::to_string(good_end) + " (after seq " +
+                                                 std::to_string(seq) + "); nothing was changed: run gpufed audit verify");
       }
-      info->dropped_lines = static_cast<uint64_t>(std::count(data.begin() + good_end, data.end(), '\n')) +
-                            (data.back() != '\n' ? 1 : 0);
+      info->dropped_lines = 1;
       info->truncated_bytes = data.size() - good_end;
+      // Keep the torn bytes before cutting them off, so the repair loses nothing.
+      const std::string qdir = options_.dir + "/quarantine";
+      GPUFED_RETURN_IF_ERROR(env_->CreateDirs(qdir));
+      info->quarantined = qdir + "/" + path.substr(path.rfind('/') + 1) + "." + std::to_string(good_end) + ".torn";
+      GPUFED_RETURN_IF_ERROR(WriteFileAtomic(*env_, info->quarantined, data.substr(good_end)));
       GPUFED_RETURN_IF_ERROR(env_->Truncate(path, good_end));
     }
     if (good_end == 0) {
@@ -341,7 +346,7 @@ Status AuditJournal::WriteGroup(std::string_view data, uint64_t first_seq) {
 Status AuditJournal::Close() {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (closed_) return Status::Ok();
+    if (closed_ || !recovered_) return Status::Ok();
   }
   Status status = Status::Ok();
   if (options_.signer != nullptr && health().ok()) status = Checkpoint();

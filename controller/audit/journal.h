@@ -40,20 +40,25 @@ struct RecoveryInfo {
   uint64_t last_seq = 0;          // head of the chain after recovery (0: empty journal)
   uint64_t truncated_bytes = 0;   // torn tail removed from the last segment
   uint64_t dropped_lines = 0;     // lines in that torn tail (never acknowledged)
+  std::string quarantined;        // where the torn bytes were copied before the truncation
   int segments = 0;
 };
 
 class AuditJournal {
  public:
   // Opens (or creates) the journal, takes its lock, and recovers: the last segment is
-  // scanned; a torn tail (an incomplete or self-inconsistent last group, which no
-  // Append ever acknowledged) is truncated and the chain continues from the last good
-  // record. DataLoss when a damaged record is followed by intact ones (corruption of
-  // acknowledged data, not a torn write): nothing is truncated, the operator decides.
+  // scanned. The journal is evidence, so the only repair is of a torn tail: an
+  // incomplete last line (no newline; a crash inside a write no Append acknowledged).
+  // Its bytes are first copied to <dir>/quarantine/, then cut off, and the caller is
+  // told (RecoveryInfo) so it can journal the repair. Any complete line that is damaged,
+  // out of order or out of the chain (a flipped byte even in the last record, a deleted
+  // or swapped record, an extra line) is DataLoss: nothing is changed, `gpufed audit
+  // verify` names the damage and the operator decides. A refused open writes nothing.
   // FailedPrecondition when another writer holds the lock.
   static Result<std::unique_ptr<AuditJournal>> Open(const JournalOptions& options, RecoveryInfo* info = nullptr);
 
-  // Writes a final checkpoint (if a signer is set) and closes; see Close().
+  // Releases the files and the lock. Never writes: call Close() for the final
+  // checkpoint (a destructor that ran after a refused open once overwrote evidence).
   ~AuditJournal();
   AuditJournal(const AuditJournal&) = delete;
   AuditJournal& operator=(const AuditJournal&) = delete;
@@ -104,6 +109,7 @@ class AuditJournal {
   std::deque<Writer*> writers_;       // guarded by mu_; the front one is the leader
   Status health_;                     // guarded by mu_
   bool closed_ = false;               // guarded by mu_
+  bool recovered_ = false;            // Recover succeeded: only then may anything be written
   uint64_t last_seq_ = 0;             // guarded by mu_
   std::string last_hash_;             // guarded by mu_
   std::atomic<size_t> payload_bytes_hint_{0};  // bytes per payload of the last call

@@ -30,6 +30,7 @@ constexpr KindName kKinds[] = {
     {RecordKind::kControllerStart, "controller-start"},
     {RecordKind::kControllerStop, "controller-stop"},
     {RecordKind::kCheckpoint, "checkpoint"},
+    {RecordKind::kJournalRepaired, "journal-repaired"},
 };
 
 bool IsLowerHex(std::string_view s) {

@@ -27,6 +27,7 @@ enum class RecordKind {
   kControllerStart,
   kControllerStop,
   kCheckpoint,        // an Ed25519 signature over the chain head (written by the journal)
+  kJournalRepaired,   // a torn tail was cut off at start (its bytes kept in quarantine)
 };
 const char* RecordKindName(RecordKind kind);
 std::optional<RecordKind> ParseRecordKind(std::string_view name);

@@ -123,4 +123,10 @@ AuditRecord ControllerStopRecord(const std::string& reason) {
   return {RecordKind::kControllerStop, {{"reason", reason}}};
 }
 
+AuditRecord JournalRepairedRecord(uint64_t after_seq, uint64_t bytes, const std::string& quarantine) {
+  return {RecordKind::kJournalRepaired,
+          {{"afterSeq", after_seq}, {"tornBytes", bytes}, {"quarantine", quarantine},
+           {"reason", "torn tail: an incomplete last line no append acknowledged"}}};
+}
+
 }  // namespace gpufed::audit

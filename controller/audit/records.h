@@ -57,5 +57,8 @@ AuditRecord ConnectorActionRecord(const ConnectorActionResult& result);
 
 AuditRecord ControllerStartRecord(const std::string& version, const std::string& state_dir);
 AuditRecord ControllerStopRecord(const std::string& reason);
+// The start cut a torn tail off: the bytes (never acknowledged) after `after_seq`, kept
+// at `quarantine`.
+AuditRecord JournalRepairedRecord(uint64_t after_seq, uint64_t bytes, const std::string& quarantine);
 
 }  // namespace gpufed::audit

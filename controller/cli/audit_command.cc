@@ -99,6 +99,7 @@ int RunRecord(const RecordOptions& o) {
     // The rejection is itself audited; nothing is planned.
     for (const std::string& p : candidate.problems) std::cerr << p << "\n";
     Result<uint64_t> seq = j.Append(audit::PolicyRejectedRecord(candidate.load.config.revision, root, candidate.problems));
+    (void)j.Close();  // signs the rejection (the destructor never writes)
     std::cerr << "gpufed audit record: policy revision rejected" << (seq.ok() ? " (recorded)" : "") << "\n";
     return 1;
   }

@@ -23,11 +23,12 @@ int Get(const ApiTarget& target, const std::string& what, const std::string& nam
   nlohmann::json items = r->body.contains("items") ? r->body["items"] : nlohmann::json::array({r->body});
   char line[512];
   if (what == "clusters") {
-    std::printf("%-14s %-8s %6s %6s %8s %7s\n", "CLUSTER", "HEALTHY", "NODES", "GPUS", "FREE", "RUNNING");
+    std::printf("%-14s %-8s %6s %6s %8s %7s  %s\n", "CLUSTER", "HEALTHY", "NODES", "GPUS", "FREE", "RUNNING", "API");
     for (const auto& c : items) {
-      std::snprintf(line, sizeof line, "%-14s %-8s %6d %6d %8d %7d", c.value("name", "").c_str(),
+      std::string api = c.value("api", "");  // "slurmrestd API v0.0.42 (Slurm 24.11.5)"; "" for sim/local
+      std::snprintf(line, sizeof line, "%-14s %-8s %6d %6d %8d %7d  %s", c.value("name", "").c_str(),
                     c.value("healthy", false) ? "yes" : "no", c.value("nodes", 0), c.value("gpus", 0),
-                    c.value("gpus_free", 0), c.value("running", 0));
+                    c.value("gpus_free", 0), c.value("running", 0), api.empty() ? "-" : api.c_str());
       std::cout << line << "\n";
     }
     return 0;

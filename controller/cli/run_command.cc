@@ -14,6 +14,7 @@
 #include "connectors/core/clock.h"
 #include "controller/cli/commands.h"
 #include "controller/cli/run_view.h"
+#include "controller/cli/stop_signals.h"
 #include "controller/cli/version.h"
 #include "controller/config/loader.h"
 #include "controller/reconcile/controller.h"
@@ -112,8 +113,11 @@ int Run(RunOptions o, const connectors::ConnectorRegistry* registry) {
   auto wall_start = std::chrono::steady_clock::now();
   Duration start = clock->Now();
   std::map<std::string, bool> healthy;
+  std::map<std::string, std::string> apis;  // the API each cluster was last seen speaking
   bool audit_ok = true;
   int exit_code = 0;
+  StopSignals signals;
+  std::string stop_reason = "shutdown";
   while (true) {
     if (watcher.Changed()) {
       Status s = controller.Reload();
@@ -142,6 +146,14 @@ int Run(RunOptions o, const connectors::ConnectorRegistry* registry) {
     }
     for (const auto& c : controller.Clusters()) {
       std::string name = c.value("name", "");
+      // "onprem-slurm: slurmrestd API v0.0.42 (Slurm 24.11.5)" when a connector connects
+      // (or reconnects to another version).
+      std::string api = c.value("api", "");
+      if (!api.empty() && apis[name] != api) {
+        apis[name] = api;
+        view.Event(now, name + ": " + api);
+        std::cerr << "gpufed run: " << name << ": " << api << "\n";
+      }
       bool h = c.value("healthy", false) || !c.value("observed", false);
       if (healthy.count(name) && healthy[name] != h) {
         view.Event(now, "cluster " + name + (h ? " is healthy again" : " is unhealthy: " + c.value("last_error", "")));
@@ -150,6 +162,11 @@ int Run(RunOptions o, const connectors::ConnectorRegistry* registry) {
     }
     view.Update(controller, now);
     if (virtual_time) (void)controller.store()->SetMeta("clock_ms", std::to_string(now.millis()));
+    if (int signal = signals.requested()) {
+      stop_reason = StopSignals::Name(signal);
+      view.Event(now, stop_reason + ": the pass finished; stopping (a second signal exits at once)");
+      break;
+    }
     if (o.until_idle && controller.Idle()) break;
     if (o.until_idle && controller.Stuck()) {
       view.Event(now, "nothing running and nothing left to happen: the waiting workloads cannot be placed");
@@ -169,15 +186,23 @@ int Run(RunOptions o, const connectors::ConnectorRegistry* registry) {
       }
       virtual_clock.AdvanceTo(next);
     } else {
+      // Sleep in short steps so a stop signal is acted on within ~100 ms.
       int64_t ms = std::clamp<int64_t>(next.millis() - now.millis(), 10, 1000);
-      std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+      for (int64_t slept = 0; slept < ms && !signals.requested(); slept += 100) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(100, ms - slept)));
+      }
     }
+  }
+  if (api) api->Stop();  // no request reaches a stopping controller
+  // Closing records: controller-stop and a final signed checkpoint, before the summary.
+  if (Status stopped = controller.Stop(stop_reason); !stopped.ok()) {
+    std::cerr << "gpufed run: closing the audit journal: " << stopped.ToString() << "\n";
+    exit_code = 1;
   }
   view.Update(controller, clock->Now(), true);
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   config::LoadResult cfg = config::LoadRepository({o.config_dir});
   std::cout << RenderSummary(controller, cfg.config, Duration::FromMillis(clock->Now().millis() - start.millis()), wall);
-  if (api) api->Stop();
   return exit_code;
 }
 

@@ -26,7 +26,13 @@ void DecodeConnector(const YamlField& f, model::ConnectorSpec& out) {
   str("tokenFile", out.token_file);
   str("user", out.user);
   str("partition", out.partition);
-  str("apiVersion", out.api_version);
+  if (out.type == model::ConnectorType::kSlurm) {
+    // The slurmrestd versions connectors/slurm has adapters for (kept equal to its
+    // ApiVersionSettings() and schemas/cluster.schema.json by connector_slurm_test).
+    if (auto v = f.Child("apiVersion").Enum({"auto", "v0.0.38", "v0.0.40", "v0.0.41", "v0.0.42"})) out.api_version = *v;
+  } else {
+    str("apiVersion", out.api_version);
+  }
   str("kubeconfig", out.kubeconfig);
   str("context", out.context);
   str("namespace", out.ns);

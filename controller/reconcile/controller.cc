@@ -77,9 +77,13 @@ Status Controller::OpenJournal() {
   jo.env = audit_env_;
   jo.dir = dir;
   jo.signer = &*signer_;
-  Result<std::unique_ptr<audit::AuditJournal>> journal = audit::AuditJournal::Open(jo);
+  audit::RecoveryInfo recovery;
+  Result<std::unique_ptr<audit::AuditJournal>> journal = audit::AuditJournal::Open(jo, &recovery);
   if (!journal.ok()) return Status(journal.status().code(), "audit journal " + dir + ": " + journal.status().message());
   journal_ = std::move(journal).value();
+  if (recovery.truncated_bytes > 0) {
+    (void)journal_->Append(audit::JournalRepairedRecord(recovery.last_seq, recovery.truncated_bytes, recovery.quarantined));
+  }
   journal_log_ = std::make_unique<JournalDecisionLog>(journal_.get(), audit_env_, options_.config_dir);
   // Failures here make the journal unhealthy: reported by ready(), placement stops.
   (void)journal_->Append(audit::ControllerStartRecord(options_.version, options_.state_dir));
@@ -88,10 +92,15 @@ Status Controller::OpenJournal() {
   return Status::Ok();
 }
 
-Controller::~Controller() {
-  if (!journal_) return;
-  (void)journal_->Append(audit::ControllerStopRecord("shutdown"));
-  (void)journal_->Close();
+Controller::~Controller() = default;
+
+Status Controller::Stop(const std::string& reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stopped_ || !journal_) return Status::Ok();
+  stopped_ = true;
+  Result<uint64_t> seq = journal_->Append(audit::ControllerStopRecord(reason));
+  Status closed = journal_->Close();
+  return seq.ok() ? closed : seq.status();
 }
 
 Status Controller::CreateConnectors() {
@@ -131,6 +140,7 @@ Status Controller::Reload() {
 
 Result<PassStats> Controller::Pass() {
   std::lock_guard<std::mutex> lock(mu_);
+  if (stopped_) return FailedPrecondition("the controller has stopped");
   Duration now = clock_->Now();
   while (!scenario_.empty() && scenario_.back().submitted_at <= now) {
     const model::Workload& w = scenario_.back();

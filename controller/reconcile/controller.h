@@ -41,7 +41,10 @@ class Controller {
   static Result<std::unique_ptr<Controller>> Open(const ControllerOptions& options,
                                                   const connectors::ConnectorRegistry& registry,
                                                   const connectors::Clock* clock);
-  // Appends the controller-stop record and closes the journal (final checkpoint).
+  // Stops for good: appends controller-stop with `reason` and closes the journal with a
+  // final signed checkpoint. Idempotent. Passes after it are refused.
+  Status Stop(const std::string& reason);
+  // Releases everything; writes nothing (call Stop for the closing records).
   ~Controller();
 
   // Re-reads the repository. OK when the new revision is active; FailedPrecondition
@@ -104,6 +107,7 @@ class Controller {
   std::vector<double> pass_seconds_;              // decision latency samples (bounded)
   int64_t passes_ = 0;
   int64_t seq_ = 0;
+  bool stopped_ = false;
 };
 
 }  // namespace gpufed::reconcile

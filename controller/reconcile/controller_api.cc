@@ -146,7 +146,9 @@ nlohmann::json Controller::Clusters() {
                    {"gpus_free", free},
                    {"running", running},
                    {"errors", cs.total_errors},
-                   {"last_error", cs.last_error}});
+                   {"last_error", cs.last_error},
+                   {"api_version", cs.last.api_version},
+                   {"api", cs.last.api_summary}});
   }
   return out;
 }
@@ -199,6 +201,12 @@ std::string Controller::Metrics() {
   m << "# HELP gpufed_cost_total Metered spend by tenant (currency units).\n# TYPE gpufed_cost_total counter\n";
   for (const auto& [t, money] : burn) {
     m << "gpufed_cost_total{tenant=\"" << t << "\",currency=\"" << money.currency() << "\"} " << money.AmountString() << "\n";
+  }
+  m << "# HELP gpufed_cluster_api_info The remote API version a cluster's connector speaks (1 per cluster).\n"
+       "# TYPE gpufed_cluster_api_info gauge\n";
+  for (const auto& [name, cs] : reconciler_->clusters()) {
+    if (cs.last.api_version.empty()) continue;
+    m << "gpufed_cluster_api_info{cluster=\"" << name << "\",api_version=\"" << cs.last.api_version << "\"} 1\n";
   }
   m << "# HELP gpufed_connector_errors_total Failed connector calls.\n# TYPE gpufed_connector_errors_total counter\n";
   for (const auto& [name, cs] : reconciler_->clusters()) {

@@ -1,22 +1,26 @@
 #!/usr/bin/env bash
-# Stops what tests/slurm/start-slurm.sh started, by recorded PID only, in reverse start
-# order. A munged it reused (not recorded) keeps running. Idempotent.
-BASE=${GPUFED_SLURM_STATE:-/tmp/gpufed-slurm}
-PIDS="$BASE/pids"
+# Stops what tests/slurm/start-slurm.sh started in $GPUFED_SLURM_STATE (either release),
+# by recorded PID only, in reverse start order. A host munged it reused (22.05, not
+# recorded) keeps running. The 24.11 daemons' mounts lived in their own mount namespaces
+# and are gone with them; the cached chroot stays for the next start. Idempotent.
+# Usage: stop-slurm.sh [--release 22.05|24.11]   (default: what the state folder says)
+HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=slurm-lib.sh
+. "$HERE/slurm-lib.sh"
+RELEASE=""
+case "${1:-}" in --release) RELEASE=${2:-} ;; --release=*) RELEASE=${1#--release=} ;; esac
+if [ -z "$RELEASE" ]; then
+  RELEASE=22.05; slurm_settings; RELEASE=$(release_of_state "$BASE")
+fi
+slurm_settings || exit 2
 [ -f "$PIDS" ] || { echo "stop-slurm: nothing recorded in $BASE"; exit 0; }
 unset SLURM_JWT
-export SLURM_CONF="$BASE/etc/slurm.conf"
 # Cancel remaining jobs so their slurmstepd children exit with the daemons.
-if awk '$1=="slurmctld"{f=1} END{exit !f}' "$PIDS"; then
-  timeout 10 scancel --user=root --full >/dev/null 2>&1 || true
-  timeout 10 bash -c 'while [ -n "$(squeue -h 2>/dev/null)" ]; do sleep 0.3; done' || true
+if daemon_alive slurmctld; then
+  timeout 10 "$BASE/bin/slurm" scancel --user=root --full >/dev/null 2>&1 || true
+  timeout 10 bash -c 'while [ -n "$("$0/bin/slurm" squeue -h 2>/dev/null)" ]; do sleep 0.3; done' "$BASE" || true
 fi
 tac "$PIDS" | while read -r name pid; do
-  [ -n "$pid" ] || continue
-  if kill -0 "$pid" 2>/dev/null; then
-    kill -TERM "$pid"
-    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid"; echo "$name ($pid) killed -9"; else echo "$name ($pid) stopped"; fi
-  fi
+  [ -n "$pid" ] && stop_pid "$name" "$pid"
 done
 rm -f "$PIDS"

@@ -69,7 +69,8 @@ TEST(AuditWiring, QuickstartJournalVerifiesAndHoldsEveryDecisionBeforeItsAction)
     stored_total += static_cast<int>(rows->size());
   }
   ASSERT_GT(stored_total, 0);
-  h.controller.reset();  // stop record and final checkpoint
+  ASSERT_TRUE(h.controller->Stop("test done").ok());  // stop record and final checkpoint
+  h.controller.reset();
 
   const std::string audit_dir = dir + "/state/audit";
   std::unique_ptr<audit::Env> env = audit::NewPosixEnv();

@@ -1,4 +1,4 @@
-// The reconcile loop over a real Slurm and a simulated cloud: slurmctld stops, the Slurm
+// The reconcile loop over a real Slurm (22.05 or 24.11) and a simulated cloud: slurmctld stops, the Slurm
 // cluster turns unhealthy within the grace period and the checkpointable workload is
 // requeued on the cloud; slurmctld starts again and the cluster is healthy again.
 #include <chrono>
@@ -34,7 +34,7 @@ void Write(const std::string& path, const std::string& text) { std::ofstream(pat
 class SlurmReconcile : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(SlurmCluster::Start()) << "tests/slurm/start-slurm.sh failed";
+    ASSERT_TRUE(SlurmCluster::Start()) << "tests/slurm/start-slurm.sh --release " << SlurmCluster::Release() << " failed";
     setenv("SLURM_JWT", Read(SlurmCluster::TokenFile()).c_str(), 1);
     dir_ = SlurmCluster::State() + "/reconcile";
     std::filesystem::remove_all(dir_);
@@ -109,6 +109,18 @@ TEST_F(SlurmReconcile, OutageTurnsClusterUnhealthyRequeuesOnCloudAndRecovers) {
       << record().reason;
   EXPECT_EQ(record().cluster, "onprem-slurm");
   EXPECT_TRUE(Healthy(c, "onprem-slurm"));
+  // The negotiated API is what `gpufed get clusters` and /metrics show.
+  for (const auto& j : c.Clusters()) {
+    if (j.value("name", "") != "onprem-slurm") continue;
+    EXPECT_EQ(j.value("api_version", ""), SlurmCluster::NegotiatedVersion());
+    EXPECT_EQ(j.value("api", "").rfind("slurmrestd API " + SlurmCluster::NegotiatedVersion() + " (Slurm " +
+                                         SlurmCluster::SlurmRelease(), 0),
+              0u)
+        << j.dump();
+  }
+  EXPECT_NE(c.Metrics().find("gpufed_cluster_api_info{cluster=\"onprem-slurm\",api_version=\"" +
+                             SlurmCluster::NegotiatedVersion() + "\"} 1"),
+            std::string::npos);
 
   ASSERT_TRUE(SlurmCluster::StopController());
   auto t0 = Steady::now();

@@ -1,0 +1,46 @@
+#include "controller/cli/stop_signals.h"
+
+#include <unistd.h>
+
+#include <atomic>
+
+namespace gpufed::cli {
+namespace {
+
+// A signal handler can only reach process-wide state: this is the one place gpufed
+// keeps any, written only by the handler and read by the run loop.
+std::atomic<int> g_stop_signal{0};
+static_assert(std::atomic<int>::is_always_lock_free, "the handler must not take a lock");
+
+extern "C" void OnStopSignal(int signal) {
+  int expected = 0;
+  if (!g_stop_signal.compare_exchange_strong(expected, signal)) _exit(130);  // the second signal: now
+}
+
+}  // namespace
+
+StopSignals::StopSignals() {
+  g_stop_signal.store(0);
+  struct sigaction action {};
+  action.sa_handler = OnStopSignal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGTERM, &action, &previous_term_);
+  sigaction(SIGINT, &action, &previous_int_);
+}
+
+StopSignals::~StopSignals() {
+  sigaction(SIGTERM, &previous_term_, nullptr);
+  sigaction(SIGINT, &previous_int_, nullptr);
+}
+
+int StopSignals::requested() const { return g_stop_signal.load(); }
+
+const char* StopSignals::Name(int signal) {
+  switch (signal) {
+    case SIGTERM: return "SIGTERM";
+    case SIGINT: return "SIGINT";
+    default: return "signal";
+  }
+}
+
+}  // namespace gpufed::cli
