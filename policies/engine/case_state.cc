@@ -74,8 +74,16 @@ Status BindRunning(const std::vector<model::GivenRunning>& given, const std::str
       return InvalidArgument(who + ": cluster " + entry.cluster + " is unhealthy in this case (given.unhealthy)");
     }
     placement::ClusterState& state = states.try_emplace(entry.cluster, placement::BuildClusterState(*cluster)).first->second;
-    int only = -1;
-    if (!entry.node.empty() && (only = state.FindNodeIndex(entry.node)) < 0) {
+    if (!entry.node.empty() && entry.workload.resources.nodes > 1) {
+      return InvalidArgument(who + ": a gang of " + std::to_string(entry.workload.resources.nodes) +
+                             " nodes cannot be bound to one node; leave `node` out");
+    }
+    int only = entry.node.empty() ? -1 : state.FindNodeIndex(entry.node);
+    if (!entry.node.empty() && only < 0) {
+      // A node elasticity added ("h100-2" past the pool's count), as the placer accepts it.
+      only = placement::AddObservedNode(state, entry.node).value_or(-1);
+    }
+    if (!entry.node.empty() && only < 0) {
       std::vector<std::string> names;
       for (const placement::NodeState& n : state.nodes) names.push_back(n.name);
       return InvalidArgument(who + ": cluster " + entry.cluster + " has no node '" + entry.node + "' (nodes: " +

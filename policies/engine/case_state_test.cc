@@ -68,6 +68,25 @@ TEST_F(CaseStateTest, RunningWorkIsBoundInOrder) {
   EXPECT_THAT(state.status().message(), HasSubstr("cannot be bound on dc1 node hgx-1: needs 4 GPU(s), 2 of 8 are free"));
 }
 
+TEST_F(CaseStateTest, ElasticNodesAndGangsAreBoundAsThePlacerWouldTakeThem) {
+  const model::PolicyTest& test = Load(
+      "    - name: c\n      given:\n        running:\n"
+      "          - {workload: {resources: {nodes: 2, gpusPerNode: 8}}, cluster: dc1}\n"
+      "          - {workload: {resources: {gpus: 8}}, cluster: dc1, node: hgx-0}\n"
+      "      expect: {placed: {}}\n");
+  auto state = BuildCaseState(result_.config, test, test.cases[0], nullptr);
+  ASSERT_FALSE(state.ok());  // the gang holds both nodes
+  EXPECT_THAT(state.status().message(), HasSubstr("running entry 'running-2'"));
+
+  const model::PolicyTest& pinned = Load(
+      "    - name: c\n      given:\n        running:\n"
+      "          - {workload: {resources: {nodes: 2, gpusPerNode: 8}}, cluster: dc1, node: hgx-0}\n"
+      "      expect: {placed: {}}\n");
+  state = BuildCaseState(result_.config, pinned, pinned.cases[0], nullptr);
+  ASSERT_FALSE(state.ok());
+  EXPECT_THAT(state.status().message(), HasSubstr("a gang of 2 nodes cannot be bound to one node"));
+}
+
 TEST_F(CaseStateTest, WaitedLongerThanNowIsAnError) {
   const model::PolicyTest& test = Load("    - name: c\n      now: 1m\n      expect: {placed: {}}\n");
   auto state = BuildCaseState(result_.config, test, test.cases[0], nullptr);
