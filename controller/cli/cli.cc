@@ -17,6 +17,7 @@ int Main(int argc, char** argv, const connectors::ConnectorRegistry* registry) {
   AddValidateCommand(app, &exit_code);
   AddPlanCommand(app, &exit_code, registry);
   AddTestCommand(app, &exit_code);
+  AddDocsCommand(app, &exit_code);
   AddAuditCommand(app, &exit_code);
   AddRunCommand(app, &exit_code, registry);
   AddSubmitCommand(app, &exit_code);

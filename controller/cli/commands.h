@@ -11,6 +11,7 @@ void AddValidateCommand(CLI::App& app, int* exit_code);
 // `plan --state` observes clusters through `registry` (may be null: --state unavailable).
 void AddPlanCommand(CLI::App& app, int* exit_code, const connectors::ConnectorRegistry* registry);
 void AddTestCommand(CLI::App& app, int* exit_code);
+void AddDocsCommand(CLI::App& app, int* exit_code);
 void AddAuditCommand(CLI::App& app, int* exit_code);
 // `run` creates connectors through `registry` (owned by main; may be null).
 void AddRunCommand(CLI::App& app, int* exit_code, const connectors::ConnectorRegistry* registry);

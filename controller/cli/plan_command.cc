@@ -21,12 +21,16 @@ struct PlanOptions {
   std::string now = "0s";
   std::string state_dir;
   std::string scenario;
+  bool ignore_tests = false;
 };
 
 int RunPlan(const PlanOptions& options, const connectors::ConnectorRegistry* registry) {
   // The same activation rules as the controller: it validates, its Lua compiles and
-  // its PolicyTests pass, or nothing is planned.
-  policy::Candidate candidate = policy::PrepareRevision({options.config_dir});
+  // its PolicyTests pass, or nothing is planned. --ignore-tests lets an author see what
+  // a revision with failing tests would do; the controller never activates one.
+  policy::Candidate candidate = policy::PrepareRevision(
+      {options.config_dir}, options.ignore_tests ? policy::TestGate::kReport : policy::TestGate::kRequirePass);
+  for (const std::string& failing : candidate.failing_tests) std::cerr << "warning: " << failing << "\n";
   if (!candidate.revision) {
     for (const std::string& p : candidate.problems) std::cerr << p << "\n";
     std::cerr << "gpufed plan: policy revision rejected; nothing was planned\n";
@@ -79,6 +83,9 @@ void AddPlanCommand(CLI::App& app, int* exit_code, const connectors::ConnectorRe
   cmd->add_option("--state", options->state_dir,
                   "A controller's state folder: plan what its next pass would (read-only)");
   cmd->add_option("--scenario", options->scenario, "With --state: the run's sim scenario (default as gpufed run)");
+  cmd->add_flag("--ignore-tests", options->ignore_tests,
+                "Plan even if PolicyTests fail (a warning per failing test; the controller never activates such a "
+                "revision)");
   cmd->callback([options, exit_code, registry] { *exit_code = RunPlan(*options, registry); });
 }
 

@@ -77,7 +77,7 @@ void PrintCoverage(const policy::Revision& revision) {
 }
 
 int RunTests(const TestCommandOptions& options) {
-  policy::Candidate candidate = policy::PrepareRevision(options.paths, /*run_tests=*/false);
+  policy::Candidate candidate = policy::PrepareRevision(options.paths, policy::TestGate::kSkip);
   if (!candidate.revision) {
     for (const std::string& p : candidate.problems) std::cout << p << "\n";
     std::cout << "FAIL: the policy repository does not load\n";
@@ -102,6 +102,10 @@ int RunTests(const TestCommandOptions& options) {
       continue;
     }
     std::cout << "--- FAIL: " << c.full_name() << " (" << where << ")\n";
+    if (!c.error.empty()) {
+      std::cout << "    error:    " << c.error << "\n";  // its `given` could not be set up
+      continue;
+    }
     std::cout << "    expected: " << c.expected << "\n";
     std::cout << "    actual:   " << c.actual << "\n";
     std::cout << "    explanation:\n";

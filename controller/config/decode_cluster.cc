@@ -1,4 +1,5 @@
 #include "controller/config/decoders.h"
+#include "controller/model/view_fields.h"
 
 #include <regex>
 
@@ -11,7 +12,7 @@ void DecodeConnector(const YamlField& f, model::ConnectorSpec& out) {
                       Required::kYes)) {
     return;
   }
-  if (auto t = f.Child("type").Enum({"sim", "local", "slurm", "kubernetes"}, Required::kYes)) {
+  if (auto t = f.Child("type").Enum(model::ConnectorTypeNames(), Required::kYes)) {
     out.type = *t == "sim"     ? model::ConnectorType::kSim
                : *t == "local" ? model::ConnectorType::kLocal
                : *t == "slurm" ? model::ConnectorType::kSlurm
@@ -46,7 +47,7 @@ void DecodeGpu(const YamlField& f, model::GpuSpec& out) {
   if (auto v = f.Child("count").Int(0, kMaxGpusPerNode, Required::kYes)) out.count = static_cast<int>(*v);
   if (auto v = f.Child("memory").QuantityValue(Quantity::FromUnits(1), kMaxGpuMemory, Required::kYes)) out.memory = *v;
   if (auto v = f.Child("nvlink").Bool()) out.nvlink = *v;
-  if (auto v = f.Child("sharing").Enum({"none", "mig", "memory"})) {
+  if (auto v = f.Child("sharing").Enum(model::GpuSharingNames())) {
     out.sharing = *v == "mig" ? model::GpuSharing::kMig
                   : *v == "memory" ? model::GpuSharing::kMemory
                                    : model::GpuSharing::kNone;

@@ -24,15 +24,7 @@ void DecodeTenantSpec(const YamlField& spec, model::Tenant& out) {
                           : *v == "weekly" ? model::BudgetPeriod::kWeekly
                                            : model::BudgetPeriod::kMonthly;
     }
-    auto money = [&](const char* key) -> std::optional<Money> {
-      YamlField f = budget.Child(key);
-      std::optional<Money> m = f.MoneyValue("");
-      if (m && m->currency().empty()) {
-        f.Error(std::string(key) + " needs a currency, e.g. \"20000 EUR\"");
-        return std::nullopt;
-      }
-      return m;
-    };
+    auto money = [&](const char* key) { return budget.Child(key).MoneyWithCurrency(); };
     out.budget.limit = money("limit");
     out.budget.cloud_limit = money("cloudLimit");
     if (auto m = money("spent")) out.budget.spent = *m;

@@ -1,4 +1,5 @@
 #include "controller/config/decoders.h"
+#include "controller/model/view_fields.h"
 
 namespace gpufed::config {
 namespace {
@@ -17,7 +18,7 @@ void DecodeResources(const YamlField& f, model::ResourceRequest& out) {
   }
   if (auto v = f.Child("gpuModels").StringList()) out.gpu_models = *v;
   if (auto v = f.Child("migProfile").String()) out.mig_profile = *v;
-  if (auto v = f.Child("topology").Enum({"any", "same-node"})) {
+  if (auto v = f.Child("topology").Enum(model::TopologyNames())) {
     out.topology = *v == "same-node" ? model::Topology::kSameNode : model::Topology::kAny;
   }
   if (auto v = f.Child("nodes").Int(1, 4096)) out.nodes = static_cast<int>(*v);
@@ -41,7 +42,7 @@ void DecodeData(const YamlField& f, model::DataSpec& out) {
   if (!f.ExpectObject({"dataset", "size", "sensitivity", "pii", "residency"})) return;
   if (auto v = f.Child("dataset").String()) out.dataset = *v;
   if (auto v = f.Child("size").QuantityValue(Quantity(), kMaxDatasetSize)) out.size = *v;
-  if (auto v = f.Child("sensitivity").Enum({"public", "internal", "confidential", "restricted"})) {
+  if (auto v = f.Child("sensitivity").Enum(model::SensitivityNames())) {
     out.sensitivity = *v == "public"         ? model::Sensitivity::kPublic
                       : *v == "internal"     ? model::Sensitivity::kInternal
                       : *v == "confidential" ? model::Sensitivity::kConfidential
@@ -96,7 +97,7 @@ void DecodeWorkloadSpec(const YamlField& spec, bool partial, model::Workload& ou
       priority.NoteReference(ReferenceKind::kPriorityClass, *v);
     }
   }
-  if (auto v = spec.Child("type").Enum({"training", "fine-tuning", "inference", "rendering", "simulation", "batch"})) {
+  if (auto v = spec.Child("type").Enum(model::WorkloadTypeNames())) {
     out.type = ParseType(*v);
   }
   YamlField resources = spec.Child("resources");
@@ -119,14 +120,7 @@ void DecodeWorkloadSpec(const YamlField& spec, bool partial, model::Workload& ou
   }
   if (auto v = spec.Child("preemptible").Bool()) out.preemptible = *v;
   if (auto v = spec.Child("spot").Bool()) out.spot = *v;
-  YamlField max_cost = spec.Child("maxCost");
-  if (auto v = max_cost.MoneyValue("")) {
-    if (v->currency().empty()) {
-      max_cost.Error("maxCost needs a currency, e.g. \"400.00 EUR\"");
-    } else {
-      out.max_cost = *v;
-    }
-  }
+  if (auto v = spec.Child("maxCost").MoneyWithCurrency()) out.max_cost = *v;
   if (auto v = spec.Child("submittedAt").DurationValue()) out.submitted_at = *v;
   DecodeRun(spec.Child("run"), out.run);
 }

@@ -12,6 +12,9 @@
 
 namespace gpufed::config {
 
+// A YAML scalar as JSON, typed by the YAML 1.2 core schema.
+nlohmann::json ScalarToJson(const YAML::Node& node);
+
 // Bounds that make absurd input an error rather than a silent overflow later.
 inline constexpr int64_t kMaxGpusPerNode = 64;
 inline constexpr int64_t kMaxNodesPerPool = 100000;
@@ -28,6 +31,9 @@ void DecodeWorkloadSpec(const YamlField& spec, bool partial, model::Workload& ou
 void DecodeTenantSpec(const YamlField& spec, model::Tenant& out);
 void DecodeAuditSinkSpec(const YamlField& spec, model::AuditSink& out);
 void DecodePolicySpec(const YamlField& spec, model::Policy& out);
+// One rule of a Policy: its `when` and `require` conditions, checked against the view
+// tables (model/view_fields.h).
+void DecodeRule(const YamlField& f, model::Rule& out);
 void DecodePolicyTestSpec(const YamlField& spec, model::PolicyTest& out);
 
 }  // namespace gpufed::config

@@ -8,6 +8,7 @@
 #include "controller/config/references.h"
 #include "controller/config/repository.h"
 #include "controller/config/yaml_guard.h"
+#include "controller/config/yaml_hints.h"
 
 namespace gpufed::config {
 namespace fs = std::filesystem;
@@ -110,27 +111,39 @@ void DecodeDocument(const YamlField& doc, model::Config& config) {
   }
 }
 
-void LoadDocuments(const std::string& text, const std::string& file, const LoadOptions& options,
-                   std::vector<Reference>& references, LoadResult& result) {
-  DocumentContext context{file, &result.diagnostics, &references};
+// One document's text: parse errors say what is likely wrong (yaml_hints.h) and keep
+// the text, so names it may define are "not checked" rather than unknown.
+void LoadDocument(const DocumentText& document, const std::string& file, const LoadOptions& options,
+                  std::vector<Reference>& references, std::vector<UnparsedDocument>& unparsed, LoadResult& result) {
+  DocumentContext context{file, &result.diagnostics, &references, document.first_line};
   // LoadAll must not see text on which yaml-cpp 0.7 never returns (see yaml_guard.h).
-  YamlStreamProblem problem = CheckYamlStream(text, options.max_documents_per_file);
+  YamlStreamProblem problem = CheckYamlStream(document.text, options.max_documents_per_file);
   if (problem.found) {
-    result.diagnostics.Add({file, problem.line, problem.column, "", problem.message});
+    result.diagnostics.Add({file, document.first_line + problem.line, problem.column, "", problem.message});
+    unparsed.push_back({file, document.text});
     return;
   }
-  std::vector<YAML::Node> documents;
+  std::vector<YAML::Node> nodes;
   try {
-    documents = YAML::LoadAll(text);
+    nodes = YAML::LoadAll(document.text);
   } catch (const YAML::Exception& e) {
     // yaml-cpp's messages carry the position in the mark; keep only the reason.
-    result.diagnostics.Add({file, e.mark.line + 1, e.mark.column + 1, "", "YAML syntax error: " + e.msg});
+    int line = document.first_line + e.mark.line + 1, column = e.mark.column + 1;
+    std::string message = "YAML syntax error: " + e.msg;
+    if (auto hint = ExplainSyntaxError(document.text, e.mark.line + 1, e.msg, document.first_line)) {
+      line = hint->line;
+      column = hint->column;
+      message += "; " + hint->text;
+    }
+    result.diagnostics.Add({file, line, column, "", message});
+    unparsed.push_back({file, document.text});
     return;
   } catch (const std::exception& e) {
-    result.diagnostics.Add({file, 0, 0, "", std::string("cannot parse YAML: ") + e.what()});
+    result.diagnostics.Add({file, document.first_line + 1, 1, "", std::string("cannot parse YAML: ") + e.what()});
+    unparsed.push_back({file, document.text});
     return;
   }
-  for (const YAML::Node& node : documents) {
+  for (const YAML::Node& node : nodes) {
     if (node.IsNull()) continue;  // empty documents between '---' separators
     ++result.documents;
     YamlField root = YamlField::Root(node, &context);
@@ -138,8 +151,24 @@ void LoadDocuments(const std::string& text, const std::string& file, const LoadO
     try {
       DecodeDocument(root, result.config);
     } catch (const YAML::Exception& e) {
-      result.diagnostics.Add({file, e.mark.line + 1, e.mark.column + 1, "", "malformed document: " + e.msg});
+      result.diagnostics.Add({file, document.first_line + e.mark.line + 1, e.mark.column + 1, "",
+                              "malformed document: " + e.msg});
     }
+  }
+}
+
+// Each document of a file parses on its own: a syntax error in one hides no other.
+void LoadDocuments(const std::string& text, const std::string& file, const LoadOptions& options,
+                   std::vector<Reference>& references, std::vector<UnparsedDocument>& unparsed, LoadResult& result) {
+  const std::vector<DocumentText> documents = SplitDocuments(text);
+  for (size_t i = 0; i < documents.size(); ++i) {
+    if (i == options.max_documents_per_file) {
+      result.diagnostics.Add({file, documents[i].first_line + 1, 1, "",
+                              "too many YAML documents in one file (more than " +
+                                  std::to_string(options.max_documents_per_file) + ")"});
+      return;
+    }
+    LoadDocument(documents[i], file, options, references, unparsed, result);
   }
 }
 
@@ -163,6 +192,7 @@ LoadResult LoadRepository(const std::vector<std::string>& paths, const LoadOptio
     return result;
   }
   std::vector<Reference> references;
+  std::vector<UnparsedDocument> unparsed;
   for (const std::string& file : *files) {
     ++result.files;
     Result<std::string> text = ReadFileBounded(file, options.max_file_bytes);
@@ -170,13 +200,13 @@ LoadResult LoadRepository(const std::vector<std::string>& paths, const LoadOptio
       result.diagnostics.Add({file, 0, 0, "", text.status().message()});
       continue;
     }
-    LoadDocuments(*text, file, options, references, result);
+    LoadDocuments(*text, file, options, references, unparsed, result);
   }
   std::vector<std::string> hashed = *files;
   ResolveImports(references, result.config, result.diagnostics);
   LoadLuaSources(root.string(), references, options.max_file_bytes, result.config, result.diagnostics, hashed);
   std::sort(hashed.begin(), hashed.end());
-  CheckRepository(references, result.config, result.diagnostics, context);
+  CheckRepository(references, result.config, result.diagnostics, context, unparsed);
   result.config.revision = ComputeRevision(result.config.root, hashed);
   result.diagnostics.Sort();
   return result;
@@ -192,7 +222,8 @@ LoadResult LoadText(const std::string& text, const std::string& file_name, const
     return result;
   }
   std::vector<Reference> references;
-  LoadDocuments(text, file_name, options, references, result);
+  std::vector<UnparsedDocument> unparsed;
+  LoadDocuments(text, file_name, options, references, unparsed, result);
   ResolveImports(references, result.config, result.diagnostics);
   // Text has no repository to read files from: only standard-library Lua resolves.
   std::vector<Reference> stdlib_lua;
@@ -201,7 +232,7 @@ LoadResult LoadText(const std::string& text, const std::string& file_name, const
   }
   std::vector<std::string> unused;
   LoadLuaSources("", stdlib_lua, options.max_file_bytes, result.config, result.diagnostics, unused);
-  CheckRepository(references, result.config, result.diagnostics, context);
+  CheckRepository(references, result.config, result.diagnostics, context, unparsed);
   result.config.revision = "sha256:" + Sha256Hex(text);
   result.diagnostics.Sort();
   return result;

@@ -26,7 +26,7 @@ struct LoadResult {
   int documents = 0;
   int files = 0;
 
-  bool ok() const { return diagnostics.empty(); }
+  bool ok() const { return diagnostics.errors() == 0; }
 };
 
 // `paths`: directories (walked recursively) and files. The repository root, against

@@ -1,5 +1,6 @@
 #include "controller/config/references.h"
 
+#include <cctype>
 #include <filesystem>
 #include <set>
 
@@ -7,7 +8,6 @@
 #include "controller/config/loader.h"
 #include "controller/config/repository.h"
 #include "policies/stdlib/stdlib.h"
-#include "controller/model/views.h"
 
 namespace gpufed::config {
 namespace fs = std::filesystem;
@@ -46,32 +46,43 @@ std::string Suggest(const std::string& word, const std::vector<std::string_view>
   return best.empty() ? "" : " (did you mean '" + best + "'?)";
 }
 
-// Maps whose keys are the user's own (labels, prices by model...): any key is valid.
-bool IsOpenMap(const std::string& key) {
-  static const std::set<std::string> kOpen = {"labels", "annotations", "env", "gpuHour", "spotGpuHour"};
-  return kOpen.count(key) > 0;
+// The names of one kind a reference may use, and what to call the kind in messages.
+struct NameSet {
+  const char* kind;
+  std::vector<std::string_view> names;
+  bool contains(const std::string& name) const {
+    return std::find(names.begin(), names.end(), name) != names.end();
+  }
+};
+
+void AddUnique(std::vector<std::string_view>& names, std::string_view name) {
+  if (!name.empty() && std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
 }
 
-// Empty when the path exists in the view's shape; otherwise the problem.
-std::string CheckPath(const nlohmann::json& view, const std::string& path) {
-  const nlohmann::json* node = &view;
-  size_t start = 0;
-  while (start <= path.size()) {
-    size_t dot = path.find('.', start);
-    if (dot == std::string::npos) dot = path.size();
-    std::string segment = path.substr(start, dot - start);
-    if (!node->is_object()) return "'" + segment + "' is below a field that has no sub-fields";
-    auto it = node->find(segment);
-    if (it == node->end()) {
-      std::vector<std::string_view> keys;
-      for (auto k = node->begin(); k != node->end(); ++k) keys.push_back(k.key());
-      return "unknown field '" + segment + "'" + Suggest(segment, keys);
+// Pools, GPU models, MIG profiles and datasets the repository (and its context) declare.
+void AddDeclaredValues(const model::Config& config, std::map<ReferenceKind, NameSet>& sets) {
+  for (const model::Cluster& c : config.clusters) {
+    for (const model::NodePool& pool : c.node_pools) {
+      AddUnique(sets[ReferenceKind::kPool].names, pool.name);
+      AddUnique(sets[ReferenceKind::kGpuModel].names, pool.gpu.model);
+      for (const std::string& p : pool.gpu.mig_profiles) AddUnique(sets[ReferenceKind::kMigProfile].names, p);
     }
-    if (IsOpenMap(segment)) return "";
-    node = &*it;
-    start = dot + 1;
+    for (const std::string& d : c.datasets) AddUnique(sets[ReferenceKind::kDataset].names, d);
   }
-  return "";
+  for (const model::Workload& w : config.workloads) AddUnique(sets[ReferenceKind::kDataset].names, w.data.dataset);
+}
+
+// Whether `text` holds `name` as a word (not inside a longer name).
+bool MentionsName(const std::string& text, const std::string& name) {
+  auto is_name_char = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+  };
+  for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 1)) {
+    const bool starts = at == 0 || !is_name_char(text[at - 1]);
+    const bool ends = at + name.size() >= text.size() || !is_name_char(text[at + name.size()]);
+    if (starts && ends) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -86,8 +97,16 @@ void ResolvePriority(model::Workload& w, const std::map<std::string, int>& class
 
 void ResolvePriorities(model::Config& config, const std::map<std::string, int>& classes) {
   for (model::Workload& w : config.workloads) ResolvePriority(w, classes);
+  auto resolve_given = [&](model::Given& given) {
+    if (!given.running) return;
+    for (model::GivenRunning& r : *given.running) ResolvePriority(r.workload, classes);
+  };
   for (model::PolicyTest& t : config.policy_tests) {
-    for (model::PolicyTestCase& c : t.cases) ResolvePriority(c.workload, classes);
+    resolve_given(t.given);
+    for (model::PolicyTestCase& c : t.cases) {
+      ResolvePriority(c.workload, classes);
+      resolve_given(c.given);
+    }
   }
 }
 
@@ -183,7 +202,7 @@ void LoadLuaSources(const std::string& root, const std::vector<Reference>& refer
 }
 
 void CheckRepository(const std::vector<Reference>& references, model::Config& config, Diagnostics& diagnostics,
-                     const model::Config* context) {
+                     const model::Config* context, const std::vector<UnparsedDocument>& unparsed) {
   CheckUnique(config.clusters, "Cluster", diagnostics);
   CheckUnique(config.workloads, "Workload", diagnostics);
   CheckUnique(config.tenants, "Tenant", diagnostics);
@@ -198,46 +217,50 @@ void CheckRepository(const std::vector<Reference>& references, model::Config& co
       for (const auto& [name, value] : p.priority_classes) classes[name] = value;
     }
   }
-  std::vector<std::string_view> tenants = Names(config.tenants);
-  std::vector<std::string_view> clusters = Names(config.clusters);
-  if (context != nullptr) {
-    for (std::string_view n : Names(context->tenants)) tenants.push_back(n);
-    for (std::string_view n : Names(context->clusters)) clusters.push_back(n);
-  }
-  std::vector<std::string_view> class_names;
-  for (const auto& [name, value] : classes) class_names.push_back(name);
-
-  const nlohmann::json workload_shape = model::WorkloadView(model::Workload{});
-  model::Cluster sample_cluster;
-  sample_cluster.node_pools.emplace_back();
-  const nlohmann::json cluster_shape = model::ClusterView(sample_cluster);
-  const nlohmann::json node_shape = model::NodePoolView(model::NodePool{});
-
-  auto contains = [](const std::vector<std::string_view>& names, const std::string& name) {
-    return std::find(names.begin(), names.end(), name) != names.end();
+  std::map<ReferenceKind, NameSet> sets = {
+      {ReferenceKind::kTenant, {"tenant", Names(config.tenants)}},
+      {ReferenceKind::kCluster, {"cluster", Names(config.clusters)}},
+      {ReferenceKind::kPriorityClass, {"priority class", {}}},
+      {ReferenceKind::kPool, {"node pool", {}}},
+      {ReferenceKind::kGpuModel, {"GPU model", {}}},
+      {ReferenceKind::kMigProfile, {"MIG profile", {}}},
+      {ReferenceKind::kDataset, {"dataset", {}}},
   };
+  AddDeclaredValues(config, sets);
+  if (context != nullptr) {
+    for (std::string_view n : Names(context->tenants)) sets[ReferenceKind::kTenant].names.push_back(n);
+    for (std::string_view n : Names(context->clusters)) sets[ReferenceKind::kCluster].names.push_back(n);
+    AddDeclaredValues(*context, sets);
+  }
+  for (const auto& [name, value] : classes) sets[ReferenceKind::kPriorityClass].names.push_back(name);
+
   for (const Reference& ref : references) {
-    std::string problem;
-    switch (ref.kind) {
-      case ReferenceKind::kTenant:
-        if (!contains(tenants, ref.name)) problem = "unknown tenant '" + ref.name + "'" + Suggest(ref.name, tenants);
-        break;
-      case ReferenceKind::kCluster:
-        if (!contains(clusters, ref.name)) problem = "unknown cluster '" + ref.name + "'" + Suggest(ref.name, clusters);
-        break;
-      case ReferenceKind::kPriorityClass:
-        if (!classes.count(ref.name)) {
-          problem = "unknown priority class '" + ref.name + "'" + Suggest(ref.name, class_names) +
-                    " (define it in a Policy's priorityClasses, or use an integer)";
-        }
-        break;
-      case ReferenceKind::kWorkloadPath: problem = CheckPath(workload_shape, ref.name); break;
-      case ReferenceKind::kClusterPath: problem = CheckPath(cluster_shape, ref.name); break;
-      case ReferenceKind::kNodePath: problem = CheckPath(node_shape, ref.name); break;
-      case ReferenceKind::kLuaFile:  // checked while loading the sources
-      case ReferenceKind::kImport: break;  // checked while resolving imports
+    auto set = sets.find(ref.kind);
+    if (set == sets.end()) continue;  // Lua files and imports: checked while loading them
+    const NameSet& known = set->second;
+    // A rule's value is checked only against a kind the repository declares at all.
+    if (known.contains(ref.name) || (ref.rule_value && known.names.empty())) continue;
+    std::vector<std::string> unparsed_files;
+    for (const UnparsedDocument& doc : unparsed) {
+      if (MentionsName(doc.text, ref.name) &&
+          std::find(unparsed_files.begin(), unparsed_files.end(), doc.file) == unparsed_files.end()) {
+        unparsed_files.push_back(doc.file);
+      }
     }
-    if (!problem.empty()) Report(diagnostics, ref.location, ref.field, problem);
+    if (!unparsed_files.empty()) {
+      diagnostics.Add({ref.location.file, ref.location.line, ref.location.column, ref.field,
+                       (unparsed_files.size() == 1 ? "not checked: file " : "not checked: files ") +
+                           Join(unparsed_files, ", ") + " did not parse (" +
+                           (unparsed_files.size() == 1 ? "it" : "they") + " may define " + known.kind + " '" +
+                           ref.name + "')",
+                       Severity::kNote});
+      continue;
+    }
+    std::string problem = std::string("unknown ") + known.kind + " '" + ref.name + "'" + Suggest(ref.name, known.names);
+    if (ref.kind == ReferenceKind::kPriorityClass) {
+      problem += " (define it in a Policy's priorityClasses, or use an integer)";
+    }
+    Report(diagnostics, ref.location, ref.field, problem);
   }
 
   ResolvePriorities(config, classes);

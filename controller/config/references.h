@@ -29,9 +29,18 @@ void ResolveImports(const std::vector<Reference>& references, model::Config& con
 void LoadLuaSources(const std::string& root, const std::vector<Reference>& references, size_t max_bytes,
                     model::Config& config, Diagnostics& diagnostics, std::vector<std::string>& hashed_files);
 
-// Duplicate names, dangling references, unknown rule field paths; resolves workload
-// priorities. `context` (may be null) supplies resources defined elsewhere.
+// A document that did not parse: resources it may define are unknown.
+struct UnparsedDocument {
+  std::string file;
+  std::string text;
+};
+
+// Duplicate names and dangling references (tenants, clusters, priority classes, and
+// the tenants, clusters, pools, GPU models, MIG profiles and datasets rules compare
+// with); resolves workload priorities. `context` (may be null) supplies resources
+// defined elsewhere. A name that is unknown but written in an `unparsed` document is
+// a note ("not checked: ... did not parse"), not an error: that document may define it.
 void CheckRepository(const std::vector<Reference>& references, model::Config& config, Diagnostics& diagnostics,
-                     const model::Config* context);
+                     const model::Config* context, const std::vector<UnparsedDocument>& unparsed = {});
 
 }  // namespace gpufed::config

@@ -71,15 +71,16 @@ YamlField YamlField::Root(YAML::Node node, const DocumentContext* context) {
 }
 
 model::SourceLocation YamlField::location() const {
-  return {context_->file, mark_.line + 1, mark_.column + 1};
+  return {context_->file, context_->line_offset + mark_.line + 1, mark_.column + 1};
 }
 
 void YamlField::Error(const std::string& message) const {
-  context_->diagnostics->Add({context_->file, mark_.line + 1, mark_.column + 1, path_, message});
+  model::SourceLocation at = location();
+  context_->diagnostics->Add({at.file, at.line, at.column, path_, message});
 }
 
-void YamlField::NoteReference(ReferenceKind kind, const std::string& name) const {
-  if (context_->references != nullptr) context_->references->push_back({kind, name, path_, location()});
+void YamlField::NoteReference(ReferenceKind kind, const std::string& name, bool rule_value) const {
+  if (context_->references != nullptr) context_->references->push_back({kind, name, path_, location(), rule_value});
 }
 
 YamlField YamlField::Child(std::string_view key) const {
@@ -118,12 +119,16 @@ std::vector<std::pair<std::string, YamlField>> YamlField::Entries() const {
 }
 
 bool YamlField::ExpectObject(std::initializer_list<std::string_view> allowed, Required required) const {
+  return ExpectObject(std::span<const std::string_view>(allowed.begin(), allowed.size()), required);
+}
+
+bool YamlField::ExpectObject(std::span<const std::string_view> allowed, Required required) const {
   if (!CheckPresent(required)) return false;
   if (!node_.IsMap()) {
     Error("expected a mapping, got " + Describe(node_));
     return false;
   }
-  std::vector<std::string_view> names(allowed);
+  std::vector<std::string_view> names(allowed.begin(), allowed.end());
   std::set<std::string> seen;
   for (auto it = node_.begin(); it != node_.end(); ++it) {
     YAML::Mark key_mark = it->first.Mark();
@@ -261,10 +266,24 @@ std::optional<Money> YamlField::MoneyValue(std::string_view default_currency, Re
   return *m;
 }
 
+std::optional<Money> YamlField::MoneyWithCurrency(Required required) const {
+  std::optional<Money> m = MoneyValue("", required);
+  if (m && m->currency().empty()) {
+    const size_t dot = path_.rfind('.');
+    Error((dot == std::string::npos ? path_ : path_.substr(dot + 1)) + " needs a currency, e.g. \"400.00 EUR\"");
+    return std::nullopt;
+  }
+  return m;
+}
+
 std::optional<std::string> YamlField::Enum(std::initializer_list<std::string_view> names, Required required) const {
+  return Enum(std::span<const std::string_view>(names.begin(), names.size()), required);
+}
+
+std::optional<std::string> YamlField::Enum(std::span<const std::string_view> names, Required required) const {
   std::optional<std::string> value = String(required);
   if (!value) return std::nullopt;
-  std::vector<std::string_view> candidates(names);
+  std::vector<std::string_view> candidates(names.begin(), names.end());
   for (std::string_view name : candidates) {
     if (name == *value) return value;
   }

@@ -10,6 +10,7 @@
 #include <initializer_list>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,7 +29,8 @@ ScalarKind ClassifyScalar(const YAML::Node& node);
 // A name one document uses for another resource (or file), checked once the whole
 // repository is loaded.
 enum class ReferenceKind {
-  kTenant, kCluster, kLuaFile, kPriorityClass, kWorkloadPath, kClusterPath, kNodePath, kImport
+  kTenant, kCluster, kLuaFile, kPriorityClass, kImport,
+  kPool, kGpuModel, kMigProfile, kDataset,  // values rules compare with
 };
 
 struct Reference {
@@ -36,12 +38,17 @@ struct Reference {
   std::string name;
   std::string field;
   model::SourceLocation location;
+  // A value a `when`/`require` rule compares with: checked only when the repository
+  // (or its context) declares anything of the kind, so a library policy loaded alone
+  // is not held to names it cannot know.
+  bool rule_value = false;
 };
 
 struct DocumentContext {
   std::string file;
   Diagnostics* diagnostics = nullptr;
   std::vector<Reference>* references = nullptr;
+  int line_offset = 0;  // lines of the file before the text the nodes were parsed from
 };
 
 enum class Required { kNo, kYes };
@@ -60,7 +67,7 @@ class YamlField {
 
   void Error(const std::string& message) const;
   // Records that this field names another resource, to be checked after loading.
-  void NoteReference(ReferenceKind kind, const std::string& name) const;
+  void NoteReference(ReferenceKind kind, const std::string& name, bool rule_value = false) const;
 
   // The child at `key` (undefined when absent; errors then point at this node).
   YamlField Child(std::string_view key) const;
@@ -72,6 +79,7 @@ class YamlField {
   // Requires a mapping (reports otherwise) and reports every key not in `allowed`,
   // with a "did you mean" suggestion, and duplicated keys. Returns false if not a map.
   bool ExpectObject(std::initializer_list<std::string_view> allowed, Required required = Required::kNo) const;
+  bool ExpectObject(std::span<const std::string_view> allowed, Required required = Required::kNo) const;
 
   std::optional<std::string> String(Required required = Required::kNo) const;
   std::optional<int64_t> Int(int64_t min, int64_t max, Required required = Required::kNo) const;
@@ -80,8 +88,11 @@ class YamlField {
   std::optional<Quantity> QuantityValue(Quantity min, Quantity max, Required required = Required::kNo) const;
   std::optional<Duration> DurationValue(Required required = Required::kNo) const;
   std::optional<Money> MoneyValue(std::string_view default_currency, Required required = Required::kNo) const;
+  // An amount that names its currency ("400.00 EUR"); reports one without.
+  std::optional<Money> MoneyWithCurrency(Required required = Required::kNo) const;
   // One of `names`; reports the allowed values (and a suggestion) otherwise.
   std::optional<std::string> Enum(std::initializer_list<std::string_view> names, Required required = Required::kNo) const;
+  std::optional<std::string> Enum(std::span<const std::string_view> names, Required required = Required::kNo) const;
   std::optional<std::vector<std::string>> StringList(Required required = Required::kNo) const;
   std::optional<std::map<std::string, std::string>> StringMap(Required required = Required::kNo) const;
 

@@ -4,6 +4,7 @@
 #include "controller/model/cluster.h"
 #include "controller/model/config.h"
 #include "controller/model/policy.h"
+#include "controller/model/policy_test.h"
 #include "controller/model/tenant.h"
 #include "controller/model/workload.h"
 
@@ -110,6 +111,16 @@ const Tenant* Config::FindTenant(const std::string& name) const {
     if (t.metadata.name == name) return &t;
   }
   return nullptr;
+}
+
+Given Given::Over(const Given& defaults) const {
+  Given merged = *this;
+  if (!merged.waited) merged.waited = defaults.waited;
+  if (!merged.queue_ahead) merged.queue_ahead = defaults.queue_ahead;
+  if (!merged.running) merged.running = defaults.running;
+  if (!merged.usage) merged.usage = defaults.usage;
+  if (!merged.unhealthy) merged.unhealthy = defaults.unhealthy;
+  return merged;
 }
 
 }  // namespace gpufed::model

@@ -23,7 +23,7 @@ nlohmann::json WorkloadView(const Workload& w) {
       {"priorityClass", w.priority_class},
       {"type", WorkloadTypeName(w.type)},
       {"resources",
-       {{"gpus", r.gpus},
+       {{"gpus", r.total_gpus()},  // gangs included: a rule on gpus must see a 2 x 8 gang as 16
         {"totalGpus", r.total_gpus()},
         {"gpuMemory", r.gpu_memory.milli() / 1000},
         {"gpuShare", r.gpu_share.units()},
@@ -32,7 +32,7 @@ nlohmann::json WorkloadView(const Workload& w) {
         {"fractional", r.is_fractional()},
         {"topology", TopologyName(r.topology)},
         {"nodes", r.nodes},
-        {"gpusPerNode", r.gpus_per_node},
+        {"gpusPerNode", r.nodes > 1 ? r.gpus_per_node : r.gpus},
         {"cpu", r.cpu.units()},
         {"memory", r.memory.milli() / 1000}}},
       {"durationHint", w.duration_hint.seconds()},

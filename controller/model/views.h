@@ -3,6 +3,7 @@
 // Field names follow the YAML (camelCase). Quantities become numbers in base units
 // (bytes for memory, cores for CPU, a fraction for gpuShare), durations seconds, and
 // money a decimal number: views are for reading and comparing, never for accounting.
+// view_fields.h lists every field with its type and meaning (the reference's source).
 #include <nlohmann/json.hpp>
 
 #include "controller/model/cluster.h"

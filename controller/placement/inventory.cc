@@ -55,6 +55,10 @@ std::optional<MigProfileInfo> ParseMigProfile(const std::string& profile) {
   return MigProfileInfo{profile[0] - '0', memory_gb};
 }
 
+bool Spreads(const model::ResourceRequest& r) {
+  return r.topology == model::Topology::kAny && r.nodes <= 1 && r.gpus > 1 && !r.is_fractional();
+}
+
 int NodeState::FreeWholeGpus() const {
   int n = 0;
   for (const GpuState& g : gpus) n += (g.free_milli == kMilliPerGpu && !g.shared) ? 1 : 0;
@@ -70,7 +74,7 @@ std::string PoolShapeMismatch(const model::NodePool& pool, const model::Resource
   if (r.gpu_memory > pool.gpu.memory) {
     return "needs " + r.gpu_memory.ToString() + " per GPU, " + pool.gpu.model + " has " + pool.gpu.memory.ToString();
   }
-  if (GpusPerNode(r) > pool.gpu.count) {
+  if (GpusPerNode(r) > pool.gpu.count && !Spreads(r)) {
     return "needs " + std::to_string(GpusPerNode(r)) + " GPUs on one node, nodes have " + std::to_string(pool.gpu.count);
   }
   if (r.topology == model::Topology::kSameNode && GpusPerNode(r) > 1 && !pool.gpu.nvlink) {
@@ -224,10 +228,6 @@ int ClusterState::FindNodeIndex(const std::string& name) const {
   return -1;
 }
 
-namespace {
-
-// Fits `d` on `node`, choosing GPUs that keep whole GPUs free: fractions go to the
-// fullest shared GPU that still has room, whole GPUs take the lowest free indices.
 std::optional<NodeFit> FitOnNode(const NodeState& node, const model::NodePool& pool, const GpuDemand& d,
                                  const model::ResourceRequest& r) {
   if (node.cpu_limited && (node.free_cpu_milli < r.cpu.milli() || node.free_memory < r.memory.milli() / 1000)) {
@@ -270,12 +270,11 @@ std::optional<NodeFit> FitOnNode(const NodeState& node, const model::NodePool& p
   return fit;
 }
 
-}  // namespace
-
 std::optional<std::pair<int, NodeFit>> FindNode(const ClusterState& state, const model::ResourceRequest& request,
-                                                const std::vector<bool>& pool_allowed) {
+                                                const std::vector<bool>& pool_allowed, int only_node) {
   std::optional<std::pair<int, NodeFit>> best;
   for (size_t n = 0; n < state.nodes.size(); ++n) {
+    if (only_node >= 0 && static_cast<int>(n) != only_node) continue;
     const NodeState& node = state.nodes[n];
     if (!pool_allowed[node.pool]) continue;
     const model::NodePool& pool = state.cluster->node_pools[node.pool];
@@ -359,6 +358,11 @@ bool MayFitWholeGpus(const ClusterState& state, const model::ResourceRequest& re
       for (int k = 1; k <= free; ++k) ++state.nodes_with_free[k];
     }
     state.index_stale = false;
+  }
+  if (Spreads(request)) {  // any nodes will do: are there enough free GPUs in all?
+    int64_t free = 0;
+    for (size_t k = 1; k < state.nodes_with_free.size(); ++k) free += state.nodes_with_free[k];
+    return free >= per_node;
   }
   if (per_node >= static_cast<int>(state.nodes_with_free.size())) return false;
   return state.nodes_with_free[per_node] >= members;

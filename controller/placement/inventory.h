@@ -78,6 +78,11 @@ struct GpuDemand {
   int needed_milli = kMilliPerGpu;  // what the request really uses of each GPU
 };
 
+// True for a request whose GPUs may be spread over several nodes of one pool (see
+// search.h): topology any, whole GPUs, more than one, not a multi-node gang (a gang's
+// shape is fixed). Its GPUs need not fit on one node.
+bool Spreads(const model::ResourceRequest& request);
+
 // Why a pool's shape can never serve the request (empty when it can, when empty).
 std::string PoolShapeMismatch(const model::NodePool& pool, const model::ResourceRequest& request);
 // The per-GPU demand on `pool`; requires PoolShapeMismatch(...) to be empty.
@@ -93,9 +98,14 @@ ClusterState BuildClusterState(const model::Cluster& cluster, const ObservedClus
 // holds belongs to someone else, and a plan must not count on it.
 void CapToObserved(ClusterState& state, const ObservedCluster& observed);
 
-// Best node fit for a single-node request (ties broken by node order).
+// Best node fit for a single-node request (ties broken by node order); `only_node` >= 0
+// looks at that node alone.
 std::optional<std::pair<int, NodeFit>> FindNode(const ClusterState& state, const model::ResourceRequest& request,
-                                                const std::vector<bool>& pool_allowed);
+                                                const std::vector<bool>& pool_allowed, int only_node = -1);
+// How `demand` fits on `node` (a node of `pool`), keeping whole GPUs free: fractions go
+// to the fullest shared GPU with room, whole GPUs take the lowest free indices.
+std::optional<NodeFit> FitOnNode(const NodeState& node, const model::NodePool& pool, const GpuDemand& demand,
+                                 const model::ResourceRequest& request);
 // Adds one node of the first allowed pool whose shape fits, if elasticity allows.
 std::optional<int> ProvisionNode(ClusterState& state, const model::ResourceRequest& request,
                                  const std::vector<bool>& pool_allowed);

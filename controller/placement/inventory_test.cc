@@ -70,9 +70,10 @@ TEST(Inventory, ExplainsShapeMismatches) {
   pool.gpu.nvlink = false;
   model::ResourceRequest r;
   r.gpus = 8;
+  EXPECT_EQ(PoolShapeMismatch(pool, r), "");  // topology any: may spread over nodes
+  r.topology = model::Topology::kSameNode;
   EXPECT_EQ(PoolShapeMismatch(pool, r), "needs 8 GPUs on one node, nodes have 4");
   r.gpus = 2;
-  r.topology = model::Topology::kSameNode;
   EXPECT_EQ(PoolShapeMismatch(pool, r), "same-node topology needs NVLink, pool pool has none");
   r.gpu_models = {"H100-80GB"};
   EXPECT_EQ(PoolShapeMismatch(pool, r), "GPU model A100-80GB not in the allowed models");

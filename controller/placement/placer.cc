@@ -10,6 +10,7 @@
 #include "controller/placement/fair_share.h"
 #include "controller/placement/matcher.h"
 #include "controller/placement/placer_rules.h"
+#include "controller/placement/search.h"
 
 namespace gpufed::placement {
 Placer::Placer(const Snapshot& snapshot) : snapshot_(snapshot), config_(*snapshot.config) {
@@ -362,15 +363,11 @@ Decision Placer::Decide(const model::Workload& w) {
 void Placer::Bind(const model::Workload& w, const Candidate& candidate, const ScoreBreakdown& s, Decision& d) {
   ClusterEntry& entry = clusters_[candidate.cluster];
   const model::Cluster& cluster = *entry.cluster;
-  std::vector<bool> allowed(cluster.node_pools.size(), false);
-  allowed[candidate.pool - cluster.node_pools.data()] = true;
-  for (const auto& [node_index, fit] : candidate.nodes) {
-    int index = node_index;
-    if (index >= static_cast<int>(entry.state.nodes.size())) {
-      index = *ProvisionNode(entry.state, w.resources, allowed);
-    }
-    Reserve(entry.state, index, fit, w.resources);
-    d.binding.nodes.push_back(entry.state.nodes[index].name);
+  Placement placement{candidate.nodes, static_cast<int>(candidate.pool - cluster.node_pools.data()), candidate.provision};
+  const std::vector<int> used = ApplyPlacement(entry.state, placement, w.resources);
+  for (size_t m = 0; m < used.size(); ++m) {
+    const NodeFit& fit = candidate.nodes[m].second;
+    d.binding.nodes.push_back(entry.state.nodes[used[m]].name);
     d.binding.gpus.push_back(fit.gpus);
     d.binding.gpu_milli_each = fit.milli_each;
     d.binding.mig_profile = fit.mig_profile;
@@ -395,6 +392,11 @@ void Placer::Bind(const model::Workload& w, const Candidate& candidate, const Sc
   d.reason = "best score " + std::string(score);
   if (candidate.provision) d.reason += "; adds a node (ready in " + cluster.elasticity.provision_delay.ToString() + ")";
   if (candidate.cost.egress.micros() > 0) d.reason += "; moves dataset " + w.data.dataset;
+  // Name the slice: "small inference gets a MIG slice" is what authors test for.
+  if (!d.binding.mig_profile.empty()) d.reason += "; MIG slice " + d.binding.mig_profile;
+  if (d.binding.nodes.size() > 1 && w.resources.nodes <= 1) {
+    d.reason += "; spread over " + std::to_string(d.binding.nodes.size()) + " nodes";
+  }
 }
 
 }  // namespace gpufed::placement

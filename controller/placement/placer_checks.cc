@@ -7,6 +7,7 @@
 #include "controller/placement/matcher.h"
 #include "controller/placement/placer.h"
 #include "controller/placement/placer_rules.h"
+#include "controller/placement/search.h"
 
 namespace gpufed::placement {
 namespace {
@@ -153,50 +154,13 @@ std::optional<Placer::Candidate> Placer::FindCandidate(const model::Workload& w,
   const model::ResourceRequest& r = w.resources;
   // Skip the node scan when a whole-GPU request cannot fit and nothing can be added.
   if (entry.state.elastic_nodes_left == 0 && !MayFitWholeGpus(entry.state, r)) return std::nullopt;
+  std::optional<Placement> found = FindPlacement(entry.state, r, pool_allowed);
+  if (!found) return std::nullopt;
   Candidate candidate;
   candidate.cluster = c;
-  if (r.nodes <= 1) {
-    if (auto found = FindNode(entry.state, r, pool_allowed)) {
-      candidate.nodes.push_back(*found);
-    } else if (entry.state.elastic_nodes_left > 0) {
-      ClusterState trial = entry.state;
-      if (auto added = ProvisionNode(trial, r, pool_allowed)) {
-        if (auto fit = FindNode(trial, r, pool_allowed)) {
-          candidate.nodes.push_back(*fit);
-          candidate.provision = true;
-        }
-      }
-    }
-  } else {
-    // A multi-node gang: all members in this cluster, one per node, or nothing.
-    ClusterState trial = entry.state;
-    for (int member = 0; member < r.nodes; ++member) {
-      auto found = FindNode(trial, r, pool_allowed);
-      if (!found) {
-        auto added = ProvisionNode(trial, r, pool_allowed);
-        if (added) found = FindNode(trial, r, pool_allowed);
-        if (added) candidate.provision = true;
-      }
-      if (!found) return std::nullopt;
-      candidate.nodes.push_back(*found);
-      for (GpuState& g : trial.nodes[found->first].gpus) g.free_milli = 0;  // one member per node
-    }
-  }
-  if (candidate.nodes.empty()) return std::nullopt;
-  int pool_index = candidate.nodes.front().first < static_cast<int>(entry.state.nodes.size())
-                       ? entry.state.nodes[candidate.nodes.front().first].pool
-                       : -1;
-  if (pool_index < 0) {
-    // The fit is on a node that only exists once provisioned: its pool is the first
-    // allowed pool whose shape fits (what ProvisionNode picks).
-    for (size_t p = 0; p < entry.cluster->node_pools.size(); ++p) {
-      if (pool_allowed[p] && PoolShapeMismatch(entry.cluster->node_pools[p], r).empty()) {
-        pool_index = static_cast<int>(p);
-        break;
-      }
-    }
-  }
-  candidate.pool = &entry.cluster->node_pools[pool_index];
+  candidate.nodes = std::move(found->nodes);
+  candidate.provision = found->provisions;
+  candidate.pool = &entry.cluster->node_pools[found->pool];
   candidate.cost = EstimateCost(*entry.cluster, *candidate.pool, w, GpuMilli(r, DemandOn(*candidate.pool, r)));
   return candidate;
 }

@@ -87,7 +87,7 @@ struct Usage {
 };
 
 TEST(PlacerProperty, NeverOverCommitsSplitsGangsOrBreaksDenyRules) {
-  int placed_total = 0, gangs = 0, fractions = 0, mig_instances = 0;
+  int placed_total = 0, gangs = 0, spreads = 0, fractions = 0, mig_instances = 0;
   for (uint32_t seed = 1; seed <= 300; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     RandomCase rc = MakeRandomCase(seed);
@@ -109,11 +109,21 @@ TEST(PlacerProperty, NeverOverCommitsSplitsGangsOrBreaksDenyRules) {
       if (w.data.sensitivity == model::Sensitivity::kRestricted) {
         EXPECT_EQ(cluster->provider, "onprem") << "deny rule violated by " << d.workload;
       }
-      // Gangs: exactly `nodes` distinct nodes of one cluster; others on one node.
+      // Gangs: exactly `nodes` distinct nodes of one cluster; topology any may spread its
+      // GPUs over distinct nodes (all of them, in all); others on one node.
       std::set<std::string> distinct(d.binding.nodes.begin(), d.binding.nodes.end());
       EXPECT_EQ(distinct.size(), d.binding.nodes.size());
-      EXPECT_EQ(static_cast<int>(d.binding.nodes.size()), std::max(1, w.resources.nodes));
+      const bool spread = Spreads(w.resources) && d.binding.nodes.size() > 1;
+      if (!spread) {
+        EXPECT_EQ(static_cast<int>(d.binding.nodes.size()), std::max(1, w.resources.nodes));
+      }
       gangs += w.resources.nodes > 1;
+      spreads += spread;
+      if (spread) {
+        size_t total = 0;
+        for (const std::vector<int>& gpus : d.binding.gpus) total += gpus.size();
+        EXPECT_EQ(static_cast<int>(total), w.resources.gpus);
+      }
       fractions += d.binding.gpu_milli_each < kMilliPerGpu;
       int per_node = w.resources.nodes > 1 ? w.resources.gpus_per_node : w.resources.gpus;
       const model::NodePool& pool = cluster->node_pools[0];
@@ -122,7 +132,9 @@ TEST(PlacerProperty, NeverOverCommitsSplitsGangsOrBreaksDenyRules) {
       }
       ASSERT_EQ(d.binding.gpus.size(), d.binding.nodes.size());
       for (size_t m = 0; m < d.binding.nodes.size(); ++m) {
-        EXPECT_EQ(static_cast<int>(d.binding.gpus[m].size()), per_node);
+        if (!spread) {
+          EXPECT_EQ(static_cast<int>(d.binding.gpus[m].size()), per_node);
+        }
         Usage& u = usage[d.binding.cluster][d.binding.nodes[m]];
         for (int g : d.binding.gpus[m]) {
           EXPECT_GE(g, 0);
@@ -161,6 +173,7 @@ TEST(PlacerProperty, NeverOverCommitsSplitsGangsOrBreaksDenyRules) {
   // The properties were exercised, not vacuous.
   EXPECT_GT(placed_total, 1000);
   EXPECT_GT(gangs, 50);
+  EXPECT_GT(spreads, 20);
   EXPECT_GT(fractions, 100);
   EXPECT_GT(mig_instances, 100);
 }

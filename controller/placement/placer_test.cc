@@ -146,6 +146,26 @@ TEST_F(PlacerTest, HardwareThatNeverFitsIsRejected) {
   EXPECT_THAT(d.verdicts[1].reason, HasSubstr("needs 16 GPUs on one node"));
 }
 
+TEST_F(PlacerTest, TopologyAnySpreadsOverTheFewestNodesOfOneCluster) {
+  // 6 GPUs fit no 4-GPU node: spread over both on-prem nodes (4 + 2), not refused.
+  Plan plan = PlanFor(Workload("w", "{tenant: team-a, resources: {gpus: 6}}"));
+  const Decision& d = Find(plan, "w");
+  ASSERT_EQ(d.outcome, Outcome::kPlaced) << d.reason;
+  EXPECT_EQ(d.binding.cluster, "onprem");
+  EXPECT_EQ(d.binding.pool, "a100");
+  ASSERT_EQ(d.binding.nodes.size(), 2u);
+  EXPECT_EQ(d.binding.gpus[0].size() + d.binding.gpus[1].size(), 6u);
+  EXPECT_EQ(d.binding.gpus[0].size(), 4u);
+  EXPECT_THAT(d.reason, HasSubstr("spread over 2 nodes"));
+}
+
+TEST_F(PlacerTest, TopologyAnyTakesOneNodeWhenOneHasRoom) {
+  Plan plan = PlanFor(Workload("w", "{tenant: team-a, resources: {gpus: 3}}"));
+  const Decision& d = Find(plan, "w");
+  ASSERT_EQ(d.outcome, Outcome::kPlaced);
+  EXPECT_EQ(d.binding.nodes.size(), 1u);
+}
+
 TEST_F(PlacerTest, MaxCostFiltersExpensiveClusters) {
   Plan plan = PlanFor(Workload("fill", "{tenant: team-a, priority: high, resources: {nodes: 2, gpusPerNode: 4}}") +
                       Workload("cheap", "{tenant: team-a, resources: {gpus: 8}, maxCost: \"20 EUR\"}"));
@@ -157,8 +177,10 @@ TEST_F(PlacerTest, MaxCostFiltersExpensiveClusters) {
 }
 
 TEST_F(PlacerTest, TenantBudgetQueuesWorkThatFitsALaterPeriod) {
-  Plan plan = PlanFor(Workload("w", "{tenant: team-a, resources: {gpus: 8}, durationHint: 200h}") +
-                      Workload("x", "{tenant: team-a, resources: {gpus: 8}, durationHint: 200h, submittedAt: 1s}"));
+  // same-node: on-prem's 4-GPU nodes cannot hold them, only the clouds can.
+  Plan plan = PlanFor(Workload("w", "{tenant: team-a, resources: {gpus: 8, topology: same-node}, durationHint: 200h}") +
+                      Workload("x", "{tenant: team-a, resources: {gpus: 8, topology: same-node}, durationHint: 200h, "
+                                    "submittedAt: 1s}"));
   EXPECT_EQ(Find(plan, "w").outcome, Outcome::kPlaced);  // 3200.00 of the 5000.00 EUR cloud limit
   const Decision& d = Find(plan, "x");
   EXPECT_EQ(d.outcome, Outcome::kQueued);
@@ -166,7 +188,7 @@ TEST_F(PlacerTest, TenantBudgetQueuesWorkThatFitsALaterPeriod) {
 }
 
 TEST_F(PlacerTest, TenantBudgetQueuesWorkOverTheWholeLimitAndSaysSo) {
-  Plan plan = PlanFor(Workload("w", "{tenant: team-a, resources: {gpus: 8}, durationHint: 1000h}"));
+  Plan plan = PlanFor(Workload("w", "{tenant: team-a, resources: {gpus: 8, topology: same-node}, durationHint: 1000h}"));
   const Decision& d = Find(plan, "w");
   EXPECT_EQ(d.outcome, Outcome::kQueued);
   EXPECT_THAT(d.reason, HasSubstr("tenant budget exhausted"));

@@ -129,9 +129,9 @@ std::optional<Placer::Candidate> Placer::PreemptFor(const model::Workload& w, si
       std::optional<VictimSet> set = search(order);
       if (set && (!best || set->BetterThan(*best))) best = std::move(set);
     }
-  } else {
-    best = search(pool);
   }
+  // A gang, or GPUs that may spread over nodes when no one node can be freed.
+  if (!best && (w.resources.nodes > 1 || Spreads(w.resources))) best = search(pool);
   if (!best) return std::nullopt;
 
   for (size_t i : best->victims) {

@@ -1,12 +1,13 @@
 #include "policies/engine/activation.h"
 
 #include "controller/common/text.h"
+#include "policies/engine/validation.h"
 
 namespace gpufed::policy {
 
-Candidate PrepareRevision(const std::vector<std::string>& paths, bool run_tests, const LuaLimits& limits) {
+Candidate PrepareRevision(const std::vector<std::string>& paths, TestGate tests, const LuaLimits& limits) {
   Candidate candidate;
-  candidate.load = config::LoadRepository(paths);
+  candidate.load = ValidateRepository(paths, ValidateOptions{.lua = limits});
   if (!candidate.load.ok()) {
     for (const config::Diagnostic& d : candidate.load.diagnostics.items()) candidate.problems.push_back(d.ToString());
     return candidate;
@@ -20,14 +21,14 @@ Candidate PrepareRevision(const std::vector<std::string>& paths, bool run_tests,
     return candidate;
   }
   revision->hooks = std::move(*hooks);
-  if (run_tests) {
+  if (tests != TestGate::kSkip) {
     revision->tests = RunPolicyTests(revision->config, revision->hooks.get());
     for (const CaseResult& c : revision->tests.cases) {
-      if (!c.passed) {
-        candidate.problems.push_back("PolicyTest " + c.full_name() + " (" + c.location.file + ":" +
-                                     std::to_string(c.location.line) + "): expected " + c.expected + ", got " +
-                                     c.actual);
-      }
+      if (c.passed) continue;
+      std::string failure = "PolicyTest " + c.full_name() + " (" + c.location.file + ":" +
+                            std::to_string(c.location.line) + "): " +
+                            (c.error.empty() ? "expected " + c.expected + ", got " + c.actual : "error: " + c.error);
+      (tests == TestGate::kReport ? candidate.failing_tests : candidate.problems).push_back(std::move(failure));
     }
   }
   if (candidate.problems.empty()) {

@@ -28,12 +28,21 @@ struct Revision {
 struct Candidate {
   std::unique_ptr<Revision> revision;  // set when every check passed
   std::vector<std::string> problems;   // why it was rejected: diagnostics, Lua, tests
+  std::vector<std::string> failing_tests;  // TestGate::kReport: the PolicyTests that fail
   config::LoadResult load;             // diagnostics of the load
 };
 
-// Loads `paths`, compiles the Lua and runs the PolicyTests. `run_tests` false skips
-// the tests (for `gpufed test`, which reports them itself).
-Candidate PrepareRevision(const std::vector<std::string>& paths, bool run_tests = true, const LuaLimits& limits = {});
+// What the PolicyTests decide about a revision.
+enum class TestGate {
+  kRequirePass,  // a failing test rejects it (activation: the controller, plan, audit)
+  kSkip,         // not run (`gpufed test`, which runs and reports them itself)
+  kReport,       // run, and listed in failing_tests without rejecting (`plan --ignore-tests`)
+};
+
+// Validates `paths` (YAML and Lua, validation.h), compiles the Lua and runs the
+// PolicyTests as `tests` says.
+Candidate PrepareRevision(const std::vector<std::string>& paths, TestGate tests = TestGate::kRequirePass,
+                          const LuaLimits& limits = {});
 
 class PolicyActivator {
  public:

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "tests/testutil/fleet_builder.h"
 #include "tests/testutil/temp_dir.h"
 
 namespace gpufed::policy {
@@ -10,15 +11,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr const char* kCluster = R"(apiVersion: gpufed/v1alpha1
-kind: Cluster
-metadata: {name: onprem}
-spec:
-  provider: onprem
-  zone: eu
-  connector: {type: sim}
-  nodePools: [{name: a, count: 1, gpu: {model: A100-80GB, count: 8, memory: 80Gi}}]
----
+const std::string kCluster = testutil::OnpremClusterYaml("onprem", "a", 1) + R"(---
 apiVersion: gpufed/v1alpha1
 kind: Tenant
 metadata: {name: t}
@@ -80,6 +73,28 @@ TEST(Activation, GoodRevisionActivatesAndBadOnesKeepTheLastGood) {
   EXPECT_TRUE(activator.Reload({dir.str()}).ok());
   EXPECT_NE(activator.active()->config.revision, good);
   EXPECT_TRUE(activator.last_rejection().empty());
+}
+
+TEST(Activation, ReportingFailingTestsStillPreparesTheRevision) {
+  testutil::TempDir dir;
+  dir.Write("fleet.yaml", kCluster);
+  dir.Write("policy.yaml", PolicyWithTest("{queued: {}}"));
+  dir.Write("rules/p.lua", "function admit(w) return true end\n");
+  Candidate reported = PrepareRevision({dir.str()}, TestGate::kReport);
+  ASSERT_TRUE(reported.revision);  // `plan --ignore-tests` plans with it
+  ASSERT_EQ(reported.failing_tests.size(), 1u);
+  EXPECT_THAT(reported.failing_tests[0], HasSubstr("PolicyTest pt/one gpu"));
+  EXPECT_FALSE(PrepareRevision({dir.str()}).revision);  // activation never takes it
+}
+
+TEST(Activation, LuaErrorsAreDiagnosticsWithFileLineAndColumn) {
+  testutil::TempDir dir;
+  dir.Write("fleet.yaml", kCluster);
+  dir.Write("policy.yaml", PolicyWithTest("{placed: {}}"));
+  dir.Write("rules/p.lua", "function admit(w)\n  return true\n");
+  Candidate candidate = PrepareRevision({dir.str()});
+  ASSERT_EQ(candidate.problems.size(), 1u);
+  EXPECT_THAT(candidate.problems[0], HasSubstr("rules/p.lua:3:1: error: lua: 'end' expected"));
 }
 
 TEST(Activation, QuickstartActivatesWithAllTestsPassing) {

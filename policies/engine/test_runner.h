@@ -1,6 +1,7 @@
 #pragma once
 // Runs a repository's PolicyTests: each case is one placer pass over the named clusters
-// and tenants with one workload, compared with the case's expectation.
+// and tenants with one workload, in the state its `given` describes (case_state.h),
+// compared with the case's expectation (expectations.h).
 #include <map>
 #include <optional>
 #include <regex>
@@ -18,7 +19,8 @@ struct CaseResult {
   model::SourceLocation location;
   bool passed = false;
   std::string expected;   // "placed on provider=onprem"
-  std::string actual;     // "queued: waiting: ..."
+  std::string actual;     // "queued by capacity: waiting: ..."
+  std::string error;      // the case could not be set up (its `given`): not run
   std::vector<std::string> explanation;  // per cluster: rule and reason, or score
   placement::Decision decision;
 

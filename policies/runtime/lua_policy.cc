@@ -28,6 +28,8 @@ struct LoadFrame {
   const char* chunk_name;
   int refs[3];
   int lines[3];
+  int params[3];
+  bool vararg[3];
 };
 
 int LoadChunk(lua_State* L) {
@@ -57,8 +59,10 @@ int LoadChunk(lua_State* L) {
     }
     lua_Debug ar;
     lua_pushvalue(L, -1);
-    lua_getinfo(L, ">S", &ar);
+    lua_getinfo(L, ">Su", &ar);
     frame->lines[i] = ar.linedefined > 0 ? ar.linedefined : 0;
+    frame->params[i] = ar.nparams;
+    frame->vararg[i] = ar.isvararg != 0;
     frame->refs[i] = luaL_ref(L, LUA_REGISTRYINDEX);
   }
   return 0;
@@ -263,13 +267,16 @@ HookResult<std::unique_ptr<LuaPolicyFile>> LuaPolicyFile::Load(std::string polic
   }
   const std::string chunk_name = "@" + file->file_path_;
   LoadFrame frame{source.data(), source.size(), chunk_name.c_str(), {LUA_NOREF, LUA_NOREF, LUA_NOREF},
-                  {0, 0, 0}};
+                  {0, 0, 0}, {0, 0, 0}, {false, false, false}};
   rt->loading = true;
   const bool loaded = file->Protected(LoadChunk, &frame, 0, true, nullptr, &error);
   rt->loading = false;
   if (!loaded) return error;
   file->refs_ = Refs{frame.refs[0], frame.refs[1], frame.refs[2],
                      frame.lines[0], frame.lines[1], frame.lines[2]};
+  for (int i = 0; i < 3; ++i) {
+    if (frame.refs[i] != LUA_NOREF) file->signatures_[i] = HookSignature{frame.lines[i], frame.params[i], frame.vararg[i]};
+  }
   LinesFrame lines{&frame, &file->executable_lines_};
   if (!file->Protected(CollectLines, &lines, 0, false, nullptr, &error)) {
     error.kind = HookErrorKind::kLoad;
@@ -284,6 +291,13 @@ HookResult<std::unique_ptr<LuaPolicyFile>> LuaPolicyFile::Load(std::string polic
 bool LuaPolicyFile::has_admit() const { return refs_.admit != LUA_NOREF; }
 bool LuaPolicyFile::has_filter() const { return refs_.filter != LUA_NOREF; }
 bool LuaPolicyFile::has_score() const { return refs_.score != LUA_NOREF; }
+
+std::optional<HookSignature> LuaPolicyFile::signature(std::string_view hook) const {
+  for (int i = 0; i < 3; ++i) {
+    if (hook == kHookNames[i]) return signatures_[i];
+  }
+  return std::nullopt;
+}
 
 std::set<std::string> LuaPolicyFile::defined_hooks() const {
   std::set<std::string> hooks;

@@ -38,6 +38,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -84,6 +85,13 @@ struct HookContext {
   // The Policy's `params`, passed as the hooks' last argument (admit(w, p),
   // filter(w, c, p), score(w, c, p)) as a read-only view; null passes nothing.
   const nlohmann::json* params = nullptr;
+};
+
+// How a hook function is declared: where, and the parameters it names.
+struct HookSignature {
+  int line = 0;         // where `function admit(...)` starts
+  int params = 0;       // named parameters
+  bool vararg = false;  // ends in `...`
 };
 
 struct Verdict {
@@ -133,6 +141,8 @@ class LuaPolicyFile {
   const std::set<int>& executable_lines() const { return executable_lines_; }
   // Names of the hooks the file defines, e.g. {"admit", "score"}.
   std::set<std::string> defined_hooks() const;
+  // The declaration of hook `hook` ("admit", "filter", "score"); nothing when undefined.
+  std::optional<HookSignature> signature(std::string_view hook) const;
 
   // While on, calls record every read of their workload argument; TakeReads returns
   // (and forgets) what was recorded, sorted, without duplicates. A hook is a pure
@@ -167,6 +177,7 @@ class LuaPolicyFile {
   std::unique_ptr<internal::SandboxRuntime> runtime_;
   lua_State* state_ = nullptr;
   Refs refs_;
+  std::optional<HookSignature> signatures_[3];  // admit, filter, score
   std::set<int> executable_lines_;
 };
 

@@ -43,6 +43,16 @@ inline model::Workload MakeWorkload(const std::string& name, const std::string& 
   return w;
 }
 
+// An on-prem Cluster document in the EU with one node pool of `nodes` x `gpus` GPUs of
+// `model` (80Gi each, NVLink), for tests that load YAML.
+inline std::string OnpremClusterYaml(const std::string& name, const std::string& pool, int nodes,
+                                     const std::string& model = "A100-80GB", int gpus = 8) {
+  return "apiVersion: gpufed/v1alpha1\nkind: Cluster\nmetadata: {name: " + name +
+         "}\nspec:\n  provider: onprem\n  zone: eu\n  connector: {type: sim}\n  nodePools: [{name: " + pool +
+         ", count: " + std::to_string(nodes) + ", gpu: {model: " + model + ", count: " + std::to_string(gpus) +
+         ", memory: 80Gi, nvlink: true}}]\n";
+}
+
 inline model::Tenant MakeTenant(const std::string& name, double weight = 1) {
   model::Tenant t;
   t.metadata.name = name;

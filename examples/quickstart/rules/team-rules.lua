@@ -1,5 +1,6 @@
 -- Rules YAML cannot say: they look at prices and lists, and compute.
--- w and c are read-only views of the workload and the cluster (see schemas/).
+-- w and c are read-only views of the workload and the cluster: every field is listed in
+-- docs/policy-reference.md (`gpufed docs lua`).
 
 local MAX_INFERENCE_GPUS = 4
 local LOW_PRIORITY = 500          -- below "normal"

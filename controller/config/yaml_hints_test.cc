@@ -1,0 +1,58 @@
+#include "controller/config/yaml_hints.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace gpufed::config {
+namespace {
+
+// The hint for `text` failing at `error_line` with `message`, as "line:column: text".
+std::string Hint(const char* text, int error_line, const char* message, int first_line = 0) {
+  std::optional<SyntaxHint> hint = ExplainSyntaxError(text, error_line, message, first_line);
+  return hint ? std::to_string(hint->line) + ":" + std::to_string(hint->column) + ": " + hint->text : "none";
+}
+
+TEST(YamlHints, NamesATabInTheIndentation) {
+  EXPECT_EQ(Hint("spec:\n  weight: 1\n\tquota: {}\n", 3, "illegal map value"),
+            "3:1: line 3 is indented with a tab; YAML indents with spaces only");
+}
+
+TEST(YamlHints, NamesALineIndentedUnlikeItsSiblings) {
+  EXPECT_EQ(Hint("metadata:\n  name: x\n   labels: {}\nspec: {}\n", 3, "illegal map value"),
+            "3:4: line 3 is indented 3 spaces, more than line 2 (2), which opens no block: indent it like its "
+            "siblings");
+}
+
+TEST(YamlHints, NamesADedentThatMatchesNoLevel) {
+  EXPECT_EQ(Hint("spec:\n  nodePools:\n    - name: a\n      count: 1\n     cpu: 8\n", 5, "end of map not found"),
+            "5:6: line 5 is indented 5 spaces, which matches no enclosing level (0, 2, 4, 6)");
+}
+
+TEST(YamlHints, NamesTheBracketThatIsNeverClosed) {
+  EXPECT_EQ(Hint("spec:\n  weight: [1, 2\n  other: 3\n", 4, "end of sequence flow not found"),
+            "2:11: the '[' opened at line 2 is never closed");
+}
+
+TEST(YamlHints, FlowCollectionsOverSeveralLinesAreNotMisindented) {
+  // The '[' of `when`, not the mapping continued on line 3.
+  EXPECT_EQ(Hint("rules:\n  - require: {a: 1,\n        b: 2}\n    when: [x\n", 5, "end of sequence flow not found"),
+            "4:11: the '[' opened at line 4 is never closed");
+}
+
+TEST(YamlHints, NamesLinesOfTheFileNotOfTheDocument) {
+  EXPECT_EQ(Hint("---\nspec:\n  weight: [1, 2\n", 4, "end of sequence flow not found", 10),
+            "13:11: the '[' opened at line 13 is never closed");
+}
+
+TEST(YamlHints, SplitsDocumentsKeepingLineNumbers) {
+  std::vector<DocumentText> docs = SplitDocuments("# head\n---\na: 1\n---\nb: [\n...\n--- # c\nc: 3\n");
+  ASSERT_EQ(docs.size(), 3u);
+  EXPECT_EQ(docs[0].first_line, 0);
+  EXPECT_EQ(docs[0].text, "# head\n---\na: 1\n");
+  EXPECT_EQ(docs[1].first_line, 3);
+  EXPECT_EQ(docs[2].first_line, 6);
+  EXPECT_EQ(docs[2].text, "--- # c\nc: 3\n");
+}
+
+}  // namespace
+}  // namespace gpufed::config

@@ -1,0 +1,111 @@
+#include "controller/model/view_fields.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "controller/model/views.h"
+
+namespace gpufed::model {
+namespace {
+
+// Every leaf of a view (arrays are leaves) with its value.
+void Leaves(const nlohmann::json& view, const std::string& prefix, std::map<std::string, nlohmann::json>& out) {
+  for (auto it = view.begin(); it != view.end(); ++it) {
+    const std::string path = prefix + it.key();
+    if (it->is_object() && !it->empty()) {
+      Leaves(*it, path + ".", out);
+    } else {
+      out[path] = *it;
+    }
+  }
+}
+
+bool TypeMatches(FieldType type, const nlohmann::json& v) {
+  switch (type) {
+    case FieldType::kString: return v.is_string();
+    case FieldType::kBoolean: return v.is_boolean();
+    case FieldType::kInteger: return v.is_number_integer();
+    case FieldType::kStringList: return v.is_array();
+    case FieldType::kPoolList: return v.is_array();
+    default: return v.is_number();
+  }
+}
+
+// The view builds exactly the fields of the table, with the table's types.
+void ExpectViewMatchesTable(const nlohmann::json& view, std::span<const ViewField> table) {
+  std::map<std::string, nlohmann::json> leaves;
+  Leaves(view, "", leaves);
+  for (const auto& [path, value] : leaves) {
+    const ViewField* f = FindViewField(table, path);
+    ASSERT_NE(f, nullptr) << "the view has " << path << ", the table does not (add it to view_fields.cc)";
+    EXPECT_TRUE(TypeMatches(f->type, value)) << path << " is " << value.dump() << ", the table says "
+                                             << FieldTypeName(f->type);
+  }
+  for (const ViewField& f : table) {
+    bool built = false;
+    for (const auto& [path, value] : leaves) built = built || FindViewField(table, path) == &f;
+    EXPECT_TRUE(built) << "the table has " << f.path << ", the view does not build it";
+    EXPECT_FALSE(f.description.empty()) << f.path;
+    EXPECT_EQ(f.path.ends_with(".*"), !f.key.empty()) << f.path << ": a map field names an example key";
+    if (f.domain == FieldDomain::kEnum) {
+      EXPECT_FALSE(f.values.empty()) << f.path;
+    }
+  }
+}
+
+TEST(ViewFields, WorkloadViewBuildsExactlyTheTable) {
+  Workload w;
+  w.metadata.name = "w";
+  w.metadata.labels = {{"team", "a"}};
+  w.max_cost = *Money::Parse("10 EUR");
+  ExpectViewMatchesTable(WorkloadView(w), WorkloadViewFields());
+}
+
+TEST(ViewFields, ClusterViewBuildsExactlyTheTable) {
+  Cluster c;
+  c.metadata.labels = {{"site", "x"}};
+  c.attributes.labels = {{"tier", "1"}};
+  c.pricing.gpu_hour = {{"L4", *Money::Parse("1.00")}};
+  c.pricing.spot_gpu_hour = {{"L4", *Money::Parse("0.50")}};
+  c.node_pools.emplace_back();
+  ExpectViewMatchesTable(ClusterView(c), ClusterViewFields());
+  ExpectViewMatchesTable(NodePoolView(c.node_pools.front()), NodePoolViewFields());
+}
+
+TEST(ViewFields, ResourcesGpusCountsEveryGpuOfAGang) {
+  Workload w;
+  w.resources.nodes = 2;
+  w.resources.gpus_per_node = 8;
+  nlohmann::json view = WorkloadView(w);
+  EXPECT_EQ(view["resources"]["gpus"], 16);
+  EXPECT_EQ(view["resources"]["gpusPerNode"], 8);
+  EXPECT_EQ(view["resources"]["nodes"], 2);
+  w.resources = ResourceRequest{.gpus = 4};
+  EXPECT_EQ(WorkloadView(w)["resources"]["gpusPerNode"], 4);
+}
+
+TEST(ViewFields, UnknownPathsSayWhatIsThere) {
+  EXPECT_EQ(DescribeUnknownPath(WorkloadViewFields(), "data.sensitivity", ""), "");
+  EXPECT_EQ(DescribeUnknownPath(WorkloadViewFields(), "metadata.labels.team", ""), "");
+  EXPECT_EQ(DescribeUnknownPath(WorkloadViewFields(), "data.sensitivty", ""),
+            "unknown field 'sensitivty' (did you mean 'sensitivity'?)");
+  EXPECT_EQ(DescribeUnknownPath(WorkloadViewFields(), "data.pii.x", ""),
+            "'x' is below data.pii, which has no sub-fields");
+  EXPECT_THAT(DescribeUnknownPath(WorkloadViewFields(), "checkpoint", ""),
+              ::testing::StartsWith("'checkpoint' is a group of fields; name one of them: checkpoint.enabled"));
+  EXPECT_THAT(DescribeUnknownPath(ClusterViewFields(), "nodePools", "cluster."),
+              ::testing::HasSubstr("rules test node pools with node.* paths"));
+}
+
+TEST(ViewFields, OperatorsKnowTheirFieldTypes) {
+  EXPECT_TRUE(OperatorApplies(*FindRuleOperator("gte"), FieldType::kBytes));
+  EXPECT_FALSE(OperatorApplies(*FindRuleOperator("gte"), FieldType::kString));
+  EXPECT_TRUE(OperatorApplies(*FindRuleOperator("contains"), FieldType::kStringList));
+  EXPECT_FALSE(OperatorApplies(*FindRuleOperator("contains"), FieldType::kString));
+  EXPECT_EQ(FindRuleOperator("nope"), nullptr);
+}
+
+}  // namespace
+}  // namespace gpufed::model

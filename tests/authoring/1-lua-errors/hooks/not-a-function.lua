@@ -1,0 +1,4 @@
+-- A hook global that is not a function.
+local limit = 4
+
+admit = limit
