@@ -5,7 +5,6 @@
 // usage and budget spend. `gpufed run` plans on it, `gpufed plan --state` reads a stopped
 // controller's state through it, and the audit journal records what it built, so replay
 // re-runs the placer on exactly these inputs.
-#include <deque>
 #include <functional>
 #include <map>
 #include <string>
@@ -40,8 +39,8 @@ struct SnapshotSources {
   const placement::FairShareLedger* fair_share = nullptr;   // may be null (no history)
 };
 
-// A snapshot and the records behind it. The snapshot points into `pending_specs` and the
-// specs `spec_of` returned, so it is valid while those are.
+// A snapshot and the records behind it. The snapshot points into the specs `spec_of`
+// returned, so it is valid while those are.
 struct PassSnapshot {
   placement::Snapshot snapshot;
   std::map<std::string, store::WorkloadRecord*> pending;  // by workload name
