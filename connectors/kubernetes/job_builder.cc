@@ -4,6 +4,8 @@
 #include <cctype>
 
 #include "controller/common/sha256.h"
+#include "controller/common/action_key.h"
+#include "controller/model/mig_profile.h"
 
 namespace gpufed::connectors::kubernetes {
 namespace {
@@ -45,20 +47,11 @@ std::string TrimEnds(std::string s) {
 // Seconds as a JSON integer (the API's int64 fields).
 int64_t CeilSeconds(int64_t millis) { return (millis + 999) / 1000; }
 
-std::string ComputeSlicesOf(const std::string& profile) {
-  size_t g = profile.find('g');
-  return g == std::string::npos ? "" : profile.substr(0, g);
-}
-
 }  // namespace
 
 std::string UidOfKey(const std::string& key) {
-  size_t pos = key.rfind(".a");
-  if (pos == std::string::npos || pos + 2 >= key.size()) return key;
-  for (size_t i = pos + 2; i < key.size(); ++i) {
-    if (!std::isdigit(static_cast<unsigned char>(key[i]))) return key;
-  }
-  return key.substr(0, pos);
+  std::optional<ParsedActionKey> parsed = ParseActionKey(key);
+  return parsed ? parsed->uid : key;
 }
 
 std::string LabelValue(const std::string& text) {
@@ -136,8 +129,7 @@ Result<json> BuildJob(const Action& action, const JobContext& ctx) {
   if (!action.mig_profile.empty()) {
     std::string resource = MigResourceName(action.mig_profile, mig_strategy);
     limits[resource] = "1";
-    std::string slices = ComputeSlicesOf(action.mig_profile);
-    gpu_milli = slices.empty() ? 1000 : std::stoi(slices) * 1000 / 7;
+    gpu_milli = model::MigMilliGpu(action.mig_profile);
   } else if (gpus > 0) {
     limits[kGpuResource] = std::to_string(gpus);
     gpu_milli = action.gpu_milli_each < 1000 ? action.gpu_milli_each : int64_t{gpus} * 1000;

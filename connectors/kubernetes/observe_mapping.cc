@@ -5,13 +5,15 @@
 
 #include "connectors/kubernetes/kube_api.h"
 #include "controller/common/quantity.h"
+#include "controller/common/action_key.h"
+#include "controller/model/mig_profile.h"
 
 namespace gpufed::connectors::kubernetes {
 namespace {
 
 using nlohmann::json;
 
-constexpr int kSlicesPerGpu = 7;
+constexpr int kSlicesPerGpu = model::kMigComputeSlicesPerGpu;
 
 // Keys under which cloud providers and provisioners name a node's pool.
 constexpr const char* kPoolLabels[] = {"gpufed.io/node-pool", "cloud.google.com/gke-nodepool",
@@ -89,17 +91,6 @@ std::string SingleMigProfile(const std::string& product) {
 }
 
 }  // namespace
-
-int MigComputeSlices(const std::string& profile) {
-  size_t g = profile.find('g');
-  if (g == 0 || g == std::string::npos) return 0;
-  int n = 0;
-  for (size_t i = 0; i < g; ++i) {
-    if (!std::isdigit(static_cast<unsigned char>(profile[i]))) return 0;
-    n = n * 10 + (profile[i] - '0');
-  }
-  return n;
-}
 
 std::map<std::string, NodeUsage> UsageByNode(const std::vector<json>& pods) {
   std::map<std::string, NodeUsage> out;
@@ -194,7 +185,7 @@ MappedNode MapNode(const json& node, const model::Cluster& cluster, const NodeUs
   for (const auto& [name, value] : allocatable.items()) {
     if (name.rfind(kMigResourcePrefix, 0) != 0) continue;
     mig = true;
-    int slices = MigComputeSlices(name.substr(std::string(kMigResourcePrefix).size()));
+    int slices = model::MigComputeSlices(name.substr(std::string(kMigResourcePrefix).size()));
     free_slices += std::max<int64_t>(0, Milli(value) / 1000 - used_of(name)) * slices;
   }
   std::string strategy = labels.count(kLabelMigStrategy) ? labels.at(kLabelMigStrategy) : "";
@@ -202,7 +193,7 @@ MappedNode MapNode(const json& node, const model::Cluster& cluster, const NodeUs
   if (!mig && strategy == "single" && !single_profile.empty()) {
     mig = true;
     free_slices = std::max<int64_t>(0, Count(allocatable, kGpuResource) - used_of(kGpuResource)) *
-                  MigComputeSlices(single_profile);
+                  model::MigComputeSlices(single_profile);
   }
   if (mig) {
     int64_t physical = labels.count(kLabelGpuCount) ? std::atoll(labels.at(kLabelGpuCount).c_str()) : 0;
@@ -244,7 +235,7 @@ ObservedWorkload MapJob(const json& job, const std::vector<const json*>& pods, c
   w.key = Str(ann, kAnnotationKey);
   w.workload = Str(ann, kAnnotationWorkload);
   w.attempt = std::atoi(Str(labels, kLabelAttempt).c_str());
-  if (w.key.empty()) w.key = Str(labels, kLabelWorkloadUid) + ".a" + std::to_string(w.attempt);
+  if (w.key.empty()) w.key = ActionKey(Str(labels, kLabelWorkloadUid), w.attempt);
   int64_t resume_s = std::atoll(Str(ann, kAnnotationResumeFrom).c_str());
   int64_t interval_s = std::atoll(Str(ann, kAnnotationCheckpointInterval).c_str());
   int64_t gpu_milli = std::atoll(Str(ann, kAnnotationGpuMilli).c_str());

@@ -62,7 +62,4 @@ ObservedWorkload MapJob(const nlohmann::json& job, const std::vector<const nlohm
                         const TimeBase& time, const model::Cluster& cluster,
                         const std::map<std::string, std::string>& pool_by_node);
 
-// Compute slices of a MIG profile name ("3g.40gb" -> 3); 0 when not a profile.
-int MigComputeSlices(const std::string& profile);
-
 }  // namespace gpufed::connectors::kubernetes

@@ -3,17 +3,10 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "controller/model/mig_profile.h"
+
 namespace gpufed::connectors::sim {
 namespace {
-
-constexpr int kMigSlices = 7;
-
-// "3g.20gb" -> 3 compute slices; 0 when not a MIG profile.
-int MigSlices(const std::string& profile) {
-  if (profile.empty()) return 0;
-  int slices = std::atoi(profile.c_str());
-  return slices > 0 ? slices : 0;
-}
 
 Duration Max(Duration a, Duration b) { return a < b ? b : a; }
 Duration Min(Duration a, Duration b) { return a < b ? a : b; }
@@ -158,7 +151,7 @@ void SimCluster::Finish(Job& job, RunState to, const std::string& reason, Durati
 }
 
 void SimCluster::Release(const Job& job, Duration at) {
-  int slices = MigSlices(job.action.mig_profile);
+  int slices = model::MigComputeSlices(job.action.mig_profile);
   for (size_t i = 0; i < job.nodes.size(); ++i) {
     Node* node = FindNode(job.nodes[i]);
     if (node == nullptr) continue;
@@ -178,7 +171,7 @@ Status SimCluster::Submit(const Action& a) {
   if (down_) return Unavailable(cluster_.metadata.name + " is down");
   Job job;
   job.action = a;
-  int slices = MigSlices(a.mig_profile);
+  int slices = model::MigComputeSlices(a.mig_profile);
   // Validate everything before changing anything.
   std::vector<Node*> targets;
   int new_nodes = 0;
@@ -197,7 +190,7 @@ Status SimCluster::Submit(const Action& a) {
       if (g < 0 || g >= static_cast<int>(node->gpus.size())) return InvalidArgument("no GPU " + std::to_string(g) + " on " + na.node);
       const ObservedGpu& gpu = node->gpus[g];
       if (gpu.free_milli < a.gpu_milli_each || gpu.free_memory < a.gpu_memory_each ||
-          gpu.mig_slices_used + slices > kMigSlices) {
+          gpu.mig_slices_used + slices > model::kMigComputeSlicesPerGpu) {
         return FailedPrecondition("GPU " + std::to_string(g) + " of " + na.node + " is busy");
       }
     }

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <charconv>
 
+#include "controller/model/mig_profile.h"
+
 namespace gpufed::connectors::slurm {
 namespace {
 
@@ -112,14 +114,9 @@ std::optional<MigType> ParseMigType(std::string_view type) {
   size_t us = type.rfind('_');
   if (us == std::string_view::npos || us == 0) return std::nullopt;
   std::string_view profile = type.substr(us + 1);
-  size_t g = profile.find("g.");
-  if (g == std::string_view::npos || profile.size() < g + 4 || profile.substr(profile.size() - 2) != "gb") {
-    return std::nullopt;
-  }
-  std::optional<int> slices = ToInt(profile.substr(0, g));
-  std::optional<int> memory = ToInt(profile.substr(g + 2, profile.size() - g - 4));
-  if (!slices || !memory || *slices < 1 || *slices > 7 || *memory < 1) return std::nullopt;
-  return MigType{std::string(type.substr(0, us)), std::string(profile), *slices, *memory};
+  std::optional<model::MigProfileName> name = model::ParseMigProfile(profile);
+  if (!name) return std::nullopt;
+  return MigType{std::string(type.substr(0, us)), std::string(profile), name->compute_slices, name->memory_gb};
 }
 
 bool TypeMatchesModel(std::string_view type, std::string_view model) {

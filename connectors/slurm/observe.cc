@@ -2,12 +2,14 @@
 
 #include <algorithm>
 
+#include "controller/model/mig_profile.h"
+
 namespace gpufed::connectors::slurm {
 namespace {
 
 constexpr int64_t kGiB = int64_t{1} << 30;
 constexpr int64_t kMiB = int64_t{1} << 20;
-constexpr int kSlicesPerGpu = 7;
+constexpr int kSlicesPerGpu = model::kMigComputeSlicesPerGpu;
 
 const model::NodePool* WholePool(const model::Cluster& cluster, const std::string& type) {
   for (const model::NodePool& p : cluster.node_pools) {

@@ -1,4 +1,5 @@
 #include "controller/config/decoders.h"
+#include "controller/model/mig_profile.h"
 #include "controller/model/view_fields.h"
 
 #include <regex>
@@ -54,9 +55,8 @@ void DecodeGpu(const YamlField& f, model::GpuSpec& out) {
   }
   YamlField profiles = f.Child("migProfiles");
   if (auto v = profiles.StringList()) {
-    static const std::regex kProfile(R"([1-7]g\.[0-9]+gb)");
     for (size_t i = 0; i < v->size(); ++i) {
-      if (!std::regex_match((*v)[i], kProfile)) {
+      if (!model::ParseMigProfile((*v)[i])) {
         profiles.Elements()[i].Error("invalid MIG profile '" + (*v)[i] + "' (expected like 1g.10gb)");
       }
     }

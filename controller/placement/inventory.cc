@@ -22,9 +22,9 @@ bool WantsFraction(const model::NodePool& pool, const model::ResourceRequest& r)
 
 std::optional<std::string> SmallestMigProfile(const model::NodePool& pool, int64_t memory, int milli) {
   std::optional<std::string> best;
-  MigProfileInfo best_info;
+  model::MigProfileName best_info;
   for (const std::string& p : pool.gpu.mig_profiles) {
-    std::optional<MigProfileInfo> info = ParseMigProfile(p);
+    std::optional<model::MigProfileName> info = model::ParseMigProfile(p);
     if (!info) continue;
     bool fits = (int64_t{info->memory_gb} << 30) >= memory &&
                 info->compute_slices * kMilliPerGpu >= milli * kMigComputeSlices;
@@ -38,22 +38,6 @@ std::optional<std::string> SmallestMigProfile(const model::NodePool& pool, int64
 }
 
 }  // namespace
-
-std::optional<MigProfileInfo> ParseMigProfile(const std::string& profile) {
-  // "<1-7>g.<memory>gb", parsed by hand: it runs on every reservation of a MIG slice.
-  if (profile.size() < 6 || profile[0] < '1' || profile[0] > '7' || profile.compare(1, 2, "g.") != 0 ||
-      profile.compare(profile.size() - 2, 2, "gb") != 0) {
-    return std::nullopt;
-  }
-  const size_t digits = profile.size() - 5;
-  if (digits > 6) return std::nullopt;
-  int memory_gb = 0;
-  for (size_t i = 3; i < 3 + digits; ++i) {
-    if (profile[i] < '0' || profile[i] > '9') return std::nullopt;
-    memory_gb = memory_gb * 10 + (profile[i] - '0');
-  }
-  return MigProfileInfo{profile[0] - '0', memory_gb};
-}
 
 bool Spreads(const model::ResourceRequest& r) {
   return r.topology == model::Topology::kAny && r.nodes <= 1 && r.gpus > 1 && !r.is_fractional();
@@ -125,8 +109,10 @@ GpuDemand DemandOn(const model::NodePool& pool, const model::ResourceRequest& r)
   if (pool.gpu.sharing == model::GpuSharing::kMig) {
     std::optional<std::string> profile = r.mig_profile.empty() ? SmallestMigProfile(pool, memory, milli)
                                                                : std::optional<std::string>(r.mig_profile);
-    if (!profile) return d;
-    MigProfileInfo info = *ParseMigProfile(*profile);
+    // A profile from a replayed snapshot may not parse: then no profile fits.
+    std::optional<model::MigProfileName> parsed = profile ? model::ParseMigProfile(*profile) : std::nullopt;
+    if (!parsed) return d;
+    const model::MigProfileName& info = *parsed;
     d.mig_profile = *profile;
     d.mig_slices = info.compute_slices;
     d.milli_each = info.compute_slices * kMilliPerGpu / kMigComputeSlices;
@@ -380,7 +366,7 @@ void Reserve(ClusterState& state, int node_index, const NodeFit& fit, const mode
     gpu.free_memory -= fit.memory_each;
     if (fit.milli_each < kMilliPerGpu || !fit.mig_profile.empty()) gpu.shared = true;
     if (!fit.mig_profile.empty()) {
-      gpu.mig_slices_used += ParseMigProfile(fit.mig_profile)->compute_slices;
+      gpu.mig_slices_used += model::MigComputeSlices(fit.mig_profile);  // bindings come from connectors too
       const model::NodePool& pool = state.cluster->node_pools[node.pool];
       if (const MigProfile* geometry = FindMigProfile(pool.gpu.model, fit.mig_profile)) {
         // A binding from an earlier plan may not know its start: take where it fits.
@@ -407,7 +393,7 @@ void Release(ClusterState& state, int node_index, const NodeFit& fit, const mode
     gpu.free_milli = std::min(kMilliPerGpu, gpu.free_milli + fit.milli_each);
     gpu.free_memory = std::min<int64_t>(pool.gpu.memory.milli() / 1000, gpu.free_memory + fit.memory_each);
     if (!fit.mig_profile.empty()) {
-      gpu.mig_slices_used = std::max(0, gpu.mig_slices_used - ParseMigProfile(fit.mig_profile)->compute_slices);
+      gpu.mig_slices_used = std::max(0, gpu.mig_slices_used - model::MigComputeSlices(fit.mig_profile));
       if (const MigProfile* geometry = FindMigProfile(pool.gpu.model, fit.mig_profile)) {
         int start = fit.mig_start;
         for (int s : geometry->starts) {  // unknown start: an occupied placement of this profile

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "controller/model/cluster.h"
+#include "controller/model/mig_profile.h"
 #include "controller/model/workload.h"
 #include "controller/placement/mig.h"
 #include "controller/placement/observed.h"
@@ -14,7 +15,7 @@
 namespace gpufed::placement {
 
 inline constexpr int kMilliPerGpu = 1000;
-inline constexpr int kMigComputeSlices = 7;
+inline constexpr int kMigComputeSlices = model::kMigComputeSlicesPerGpu;
 
 struct GpuState {
   int free_milli = kMilliPerGpu;  // compute share left
@@ -123,11 +124,5 @@ std::optional<int> AddObservedNode(ClusterState& state, const std::string& name)
 NodeFit FitOfBinding(const model::NodePool& pool, const model::ResourceRequest& request, const std::vector<int>& gpus,
                      int gpu_milli_each, const std::string& mig_profile, int mig_start = -1);
 
-// MIG profile data for the models gpufed knows (compute slices, memory in GB).
-struct MigProfileInfo {
-  int compute_slices = 0;
-  int memory_gb = 0;
-};
-std::optional<MigProfileInfo> ParseMigProfile(const std::string& profile);
 
 }  // namespace gpufed::placement

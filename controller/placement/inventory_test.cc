@@ -79,18 +79,5 @@ TEST(Inventory, ExplainsShapeMismatches) {
   EXPECT_EQ(PoolShapeMismatch(pool, r), "GPU model A100-80GB not in the allowed models");
 }
 
-TEST(Inventory, ParsesMigProfileNames) {
-  ASSERT_TRUE(ParseMigProfile("1g.5gb"));
-  EXPECT_EQ(ParseMigProfile("1g.5gb")->compute_slices, 1);
-  EXPECT_EQ(ParseMigProfile("1g.5gb")->memory_gb, 5);
-  EXPECT_EQ(ParseMigProfile("7g.80gb")->compute_slices, 7);
-  EXPECT_EQ(ParseMigProfile("7g.80gb")->memory_gb, 80);
-  EXPECT_EQ(ParseMigProfile("3g.040gb")->memory_gb, 40);
-  for (const char* bad : {"", "0g.5gb", "8g.5gb", "1g.gb", "1g5gb", "1g.5g", "1g.5GB", "g.5gb", "1g.-5gb",
-                          "1g.5 gb", "12g.5gb", "1g.1234567gb", "1g.5gbx", "x1g.5gb"}) {
-    EXPECT_FALSE(ParseMigProfile(bad)) << bad;
-  }
-}
-
 }  // namespace
 }  // namespace gpufed::placement

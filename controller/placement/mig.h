@@ -11,10 +11,13 @@
 #include <string_view>
 #include <vector>
 
+#include "controller/model/mig_profile.h"
+
 namespace gpufed::placement {
 
+using model::kMigComputeSlicesPerGpu;
+
 inline constexpr int kMigMemorySlices = 8;
-inline constexpr int kMigComputeSlicesPerGpu = 7;
 
 struct MigProfile {
   std::string name;          // e.g. "1g.10gb"

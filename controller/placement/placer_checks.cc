@@ -24,7 +24,7 @@ const model::Condition* FirstFailing(const std::vector<model::Condition>& condit
 int64_t RequestedGpuMilli(const model::ResourceRequest& r) {
   if (r.gpu_share.milli() > 0) return r.gpu_share.milli();
   if (!r.mig_profile.empty()) {
-    std::optional<MigProfileInfo> info = ParseMigProfile(r.mig_profile);
+    std::optional<model::MigProfileName> info = model::ParseMigProfile(r.mig_profile);
     return info ? info->compute_slices * kMilliPerGpu / kMigComputeSlices : kMilliPerGpu;
   }
   return int64_t{r.total_gpus()} * kMilliPerGpu;

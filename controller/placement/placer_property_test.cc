@@ -145,7 +145,7 @@ TEST(PlacerProperty, NeverOverCommitsSplitsGangsOrBreaksDenyRules) {
           }
           u.milli[g] += d.binding.gpu_milli_each;
           if (!d.binding.mig_profile.empty()) {
-            u.slices[g] += ParseMigProfile(d.binding.mig_profile)->compute_slices;
+            u.slices[g] += model::ParseMigProfile(d.binding.mig_profile)->compute_slices;
             // Valid per NVIDIA's table: an allowed start, no overlap with other instances.
             const MigProfile* geometry = FindMigProfile(pool.gpu.model, d.binding.mig_profile);
             ASSERT_NE(geometry, nullptr) << d.binding.mig_profile;

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include "controller/audit/records.h"
+#include "controller/common/action_key.h"
 
 namespace gpufed::reconcile {
 
@@ -66,7 +67,7 @@ Status JournalDecisionLog::Record(const placement::Decision& d, const DecisionCo
   }
   Result<uint64_t> seq = journal_->Append(record);
   if (!seq.ok()) return seq.status();
-  decision_seq_[d.workload + ".a" + std::to_string(ctx.attempt)] = *seq;
+  decision_seq_[ActionKey(d.workload, ctx.attempt)] = *seq;
   return Status::Ok();
 }
 
@@ -78,7 +79,7 @@ void JournalDecisionLog::RecordAction(const connectors::Action& action, const st
   r.workload = action.workload;
   r.cluster = cluster;
   r.attempt = action.attempt;
-  auto it = decision_seq_.find(action.workload + ".a" + std::to_string(action.attempt));
+  auto it = decision_seq_.find(ActionKey(action.workload, action.attempt));
   if (it != decision_seq_.end()) r.decision_seq = it->second;
   r.ok = result.ok();
   r.status = StatusCodeName(result.code());

@@ -8,6 +8,7 @@
 #include "controller/common/duration.h"
 #include "controller/common/money.h"
 #include "controller/common/status.h"
+#include "controller/common/action_key.h"
 
 namespace gpufed::store {
 
@@ -59,7 +60,7 @@ struct WorkloadRecord {
   int64_t updated_seq = 0;      // bumps on every write (optimistic checks, tests)
 
   // "<uid>.a<attempt>": the idempotency key of the current attempt's actions.
-  std::string ActionKey() const { return uid + ".a" + std::to_string(attempt); }
+  std::string ActionKey() const { return gpufed::ActionKey(uid, attempt); }
 };
 
 struct Transition {

@@ -19,6 +19,7 @@
 
 #include "connectors/core/ledger.h"
 #include "controller/store/store.h"
+#include "controller/common/action_key.h"
 #include "tests/integration/controller/fleet.h"
 
 namespace gpufed::testing {
@@ -124,7 +125,7 @@ TEST(CrashSafety, SurvivesSigkillAtRandomPointsWithoutLosingOrRepeatingWork) {
     ASSERT_FALSE(history->empty());
     EXPECT_EQ(history->back().to, StateName(r.state)) << r.name;
     int keys = 0;
-    for (const auto& [key, n] : submits) keys += key.rfind(r.uid + ".a", 0) == 0;
+    for (const auto& [key, n] : submits) keys += ParseActionKey(key) && ParseActionKey(key)->uid == r.uid;
     EXPECT_LE(keys, r.attempt) << r.name;
   }
   for (const std::string& name : accepted) EXPECT_TRUE((*store)->Get(name)->has_value()) << name;
