@@ -237,6 +237,8 @@ in_slurm scontrol update NodeName="$NODE" State=RESUME >/dev/null 2>&1 || true
 # ---------- slurmrestd ----------
 # Must not run as root, and needs SLURM_JWT=daemon (the literal word) in ITS environment.
 in_slurm sh -c 'id slurmrest >/dev/null 2>&1 || useradd -r -M -s /usr/sbin/nologin slurmrest'
+in_slurm setpriv --reuid=slurmrest --regid=slurmrest --init-groups test -r "$SLURM_CONF" ||
+  die "slurmrestd runs as user slurmrest, which cannot read $SLURM_CONF: put GPUFED_SLURM_STATE where every user may traverse (e.g. under /tmp, not /root)"
 start_daemon slurmrestd SLURM_JWT=daemon setpriv --reuid=slurmrest --regid=slurmrest --init-groups \
   slurmrestd -a rest_auth/jwt -s "$REST_PLUGINS" -f "$SLURM_CONF" "127.0.0.1:$REST_PORT"
 for _ in $(seq 100); do rest_up && break; daemon_alive slurmrestd || break; sleep 0.1; done
