@@ -31,6 +31,8 @@ constexpr KindName kKinds[] = {
     {RecordKind::kControllerStop, "controller-stop"},
     {RecordKind::kCheckpoint, "checkpoint"},
     {RecordKind::kJournalRepaired, "journal-repaired"},
+    {RecordKind::kSinkLagging, "sink-lagging"},
+    {RecordKind::kSinkRecovered, "sink-recovered"},
 };
 
 bool IsLowerHex(std::string_view s) {

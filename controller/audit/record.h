@@ -28,6 +28,8 @@ enum class RecordKind {
   kControllerStop,
   kCheckpoint,        // an Ed25519 signature over the chain head (written by the journal)
   kJournalRepaired,   // a torn tail was cut off at start (its bytes kept in quarantine)
+  kSinkLagging,       // an AuditSink fell behind its lag limit (once per episode)
+  kSinkRecovered,     // ... and caught up again
 };
 const char* RecordKindName(RecordKind kind);
 std::optional<RecordKind> ParseRecordKind(std::string_view name);

@@ -129,4 +129,14 @@ AuditRecord JournalRepairedRecord(uint64_t after_seq, uint64_t bytes, const std:
            {"reason", "torn tail: an incomplete last line no append acknowledged"}}};
 }
 
+AuditRecord SinkLagRecord(const SinkLagChange& change) {
+  nlohmann::json p = {{"sink", change.sink},
+                      {"lagRecords", change.lag_records},
+                      {"lagMillis", change.lag_millis},
+                      {"acknowledgedSeq", change.acknowledged},
+                      {"onLagLimit", change.action}};
+  if (change.lagging && !change.last_error.empty()) p["lastError"] = change.last_error;
+  return {change.lagging ? RecordKind::kSinkLagging : RecordKind::kSinkRecovered, std::move(p)};
+}
+
 }  // namespace gpufed::audit

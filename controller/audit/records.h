@@ -60,5 +60,17 @@ AuditRecord ControllerStopRecord(const std::string& reason);
 // The start cut a torn tail off: the bytes (never acknowledged) after `after_seq`, kept
 // at `quarantine`.
 AuditRecord JournalRepairedRecord(uint64_t after_seq, uint64_t bytes, const std::string& quarantine);
+// A sink's lag crossed its limit (`lagging`) or came back within it. `action` is what the
+// controller does meanwhile: "alert" (keeps placing) or "pause" (stops placing).
+struct SinkLagChange {
+  std::string sink;
+  bool lagging = false;
+  uint64_t lag_records = 0;
+  int64_t lag_millis = 0;
+  uint64_t acknowledged = 0;
+  std::string action = "alert";
+  std::string last_error;
+};
+AuditRecord SinkLagRecord(const SinkLagChange& change);
 
 }  // namespace gpufed::audit

@@ -1,4 +1,6 @@
 // gpufed run --config DIR [--state DIR] [--listen ADDR:PORT] [--until-idle]: the controller.
+// While it runs it ships the journal to every AuditSink of the active revision, and at
+// exit it waits (up to --drain-timeout) until each holds every record.
 //
 // With only `sim` clusters the run is in accelerated virtual time: the loop jumps the
 // clock to the next event (a job ends, a node arrives, a failure, a submission, a
@@ -12,6 +14,8 @@
 #include <thread>
 
 #include "connectors/core/clock.h"
+#include "controller/audit/env.h"
+#include "controller/audit/live_shipping.h"
 #include "controller/cli/commands.h"
 #include "controller/cli/run_view.h"
 #include "controller/cli/stop_signals.h"
@@ -36,6 +40,44 @@ struct RunOptions {
   std::string tls_key;
   std::string max_time = "30d";
   std::string resync = "5m";
+  std::string drain_timeout = "60s";
+};
+
+// Ships the journal to the active revision's AuditSinks for as long as it lives; restarted
+// (from the durable cursors) when a new revision changes the sinks.
+class RunShipping {
+ public:
+  RunShipping(reconcile::Controller& controller, audit::Env* env, std::string audit_dir)
+      : controller_(controller), env_(env), audit_dir_(std::move(audit_dir)) {}
+  ~RunShipping() { Reset(); }
+
+  Status Follow(const std::vector<model::AuditSink>& sinks) {
+    if (live_ && live_->Ships(sinks)) return Status::Ok();
+    Reset();
+    if (sinks.empty()) return Status::Ok();
+    audit::LiveShippingOptions o;
+    o.env = env_;
+    o.audit_dir = audit_dir_;
+    o.repo_root = controller_.repo_root();
+    o.durable_head = [c = &controller_] { return c->audit_head(); };
+    Result<std::unique_ptr<audit::LiveShipping>> started = audit::LiveShipping::Start(o, sinks);
+    if (!started.ok()) return started.status();
+    live_ = std::move(started).value();
+    controller_.AttachShipping(live_.get());
+    return Status::Ok();
+  }
+  audit::LiveShipping* live() { return live_.get(); }
+
+ private:
+  void Reset() {
+    if (!live_) return;
+    controller_.AttachShipping(nullptr);
+    live_.reset();
+  }
+  reconcile::Controller& controller_;
+  audit::Env* env_;
+  std::string audit_dir_;
+  std::unique_ptr<audit::LiveShipping> live_;
 };
 
 bool AllSim(const std::string& dir) {
@@ -53,8 +95,9 @@ int Run(RunOptions o, const connectors::ConnectorRegistry* registry) {
   }
   Result<Duration> max_time = Duration::Parse(o.max_time);
   Result<Duration> resync = Duration::Parse(o.resync);
-  if (!max_time.ok() || !resync.ok()) {
-    std::cerr << "gpufed run: bad --max-time or --resync\n";
+  Result<Duration> drain_timeout = Duration::Parse(o.drain_timeout);
+  if (!max_time.ok() || !resync.ok() || !drain_timeout.ok()) {
+    std::cerr << "gpufed run: bad --max-time, --resync or --drain-timeout\n";
     return 2;
   }
   if (o.scenario.empty()) {
@@ -89,6 +132,13 @@ int Run(RunOptions o, const connectors::ConnectorRegistry* registry) {
     return 1;
   }
   reconcile::Controller& controller = **opened;
+  std::unique_ptr<audit::Env> shipping_env = audit::NewPosixEnv();
+  RunShipping shipping(controller, shipping_env.get(), o.state_dir + "/audit");
+  if (Status s = shipping.Follow(controller.AuditSinks()); !s.ok()) {
+    std::cerr << "gpufed run: audit shipping: " << s.ToString() << "\n";
+    (void)controller.Stop("audit shipping could not start");
+    return 1;
+  }
   std::unique_ptr<server::ApiServer> api;
   if (!o.listen.empty()) {
     Result<server::ServerOptions> so = server::MakeServerOptions(o.listen, o.tokens_file, o.tls_cert, o.tls_key, o.state_dir);
@@ -123,6 +173,13 @@ int Run(RunOptions o, const connectors::ConnectorRegistry* registry) {
       Status s = controller.Reload();
       view.Event(clock->Now(), s.ok() ? "policy revision " + controller.active_revision().substr(0, 12) + " activated"
                                       : s.message());
+      if (s.ok()) {
+        // Sinks the new revision adds, changes or removes: restart from the cursors.
+        if (Status shipped = shipping.Follow(controller.AuditSinks()); !shipped.ok()) {
+          view.Event(clock->Now(), "audit shipping: " + shipped.ToString());
+          std::cerr << "gpufed run: audit shipping: " << shipped.ToString() << "\n";
+        }
+      }
     }
     Result<reconcile::PassStats> stats = controller.Pass();
     Duration now = clock->Now();
@@ -135,6 +192,10 @@ int Run(RunOptions o, const connectors::ConnectorRegistry* registry) {
     } else {
       if (stats->requeued > 0) view.Event(now, std::to_string(stats->requeued) + " workload(s) requeued");
       if (stats->preempted > 0) view.Event(now, std::to_string(stats->preempted) + " workload(s) preempted");
+    }
+    for (const std::string& notice : controller.TakeNotices()) {
+      view.Event(now, notice);
+      std::cerr << "gpufed run: " << notice << "\n";
     }
     Status audit = controller.audit_health();
     if (audit.ok() != audit_ok) {
@@ -199,6 +260,20 @@ int Run(RunOptions o, const connectors::ConnectorRegistry* registry) {
     std::cerr << "gpufed run: closing the audit journal: " << stopped.ToString() << "\n";
     exit_code = 1;
   }
+  // Every record, the closing ones included, reaches every sink before the exit.
+  if (audit::LiveShipping* live = shipping.live()) {
+    const uint64_t head = controller.audit_head();
+    std::vector<std::string> behind = live->WaitAcknowledged(head, drain_timeout->millis() * 1000, nullptr);
+    if (behind.empty()) {
+      std::cerr << "gpufed run: audit sinks hold every record (seq " << head << ")\n";
+    } else {
+      std::string names;
+      for (const std::string& n : behind) names += (names.empty() ? "" : ", ") + n;
+      std::cerr << "gpufed run: audit sinks still behind after --drain-timeout " << o.drain_timeout << ": " << names
+                << " (they resume from their cursors at the next start)\n";
+      if (o.until_idle && signals.requested() == 0) exit_code = 1;
+    }
+  }
   view.Update(controller, clock->Now(), true);
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   config::LoadResult cfg = config::LoadRepository({o.config_dir});
@@ -222,6 +297,9 @@ void AddRunCommand(CLI::App& app, int* exit_code, const connectors::ConnectorReg
   cmd->add_option("--tls-key", o->tls_key, "Private key of --tls-cert (PEM)");
   cmd->add_option("--max-time", o->max_time, "Stop after this much (virtual) time")->capture_default_str();
   cmd->add_option("--resync", o->resync, "Longest interval between passes")->capture_default_str();
+  cmd->add_option("--drain-timeout", o->drain_timeout,
+                  "At exit, how long to wait for the AuditSinks to acknowledge every record")
+      ->capture_default_str();
   cmd->callback([o, exit_code, registry] { *exit_code = Run(*o, registry); });
 }
 

@@ -39,7 +39,7 @@ void DecodeTenantSpec(const YamlField& spec, model::Tenant& out) {
 }
 
 void DecodeAuditSinkSpec(const YamlField& spec, model::AuditSink& out) {
-  if (!spec.ExpectObject({"type", "endpoint", "tls", "lagLimit", "batchSize"}, Required::kYes)) return;
+  if (!spec.ExpectObject({"type", "endpoint", "tls", "lagLimit", "batchSize", "onLagLimit"}, Required::kYes)) return;
   if (auto v = spec.Child("type").Enum({"syslog-tls", "https"}, Required::kYes)) {
     out.type = *v == "https" ? model::AuditSinkType::kHttps : model::AuditSinkType::kSyslogTls;
   }
@@ -57,6 +57,9 @@ void DecodeAuditSinkSpec(const YamlField& spec, model::AuditSink& out) {
     if (auto v = lag.Child("seconds").DurationValue()) out.lag_limit_time = *v;
   }
   if (auto v = spec.Child("batchSize").Int(1, 100000)) out.batch_size = static_cast<int>(*v);
+  if (auto v = spec.Child("onLagLimit").Enum({"alert", "pause"})) {
+    out.on_lag_limit = *v == "pause" ? model::LagAction::kPause : model::LagAction::kAlert;
+  }
 }
 
 }  // namespace gpufed::config

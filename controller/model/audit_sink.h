@@ -18,6 +18,10 @@ struct TlsFiles {
   std::string server_name;
 };
 
+// What the controller does while a sink lags past its limit.
+enum class LagAction { kAlert, kPause };
+const char* LagActionName(LagAction action);
+
 struct AuditSink {
   ObjectMeta metadata;
   AuditSinkType type = AuditSinkType::kSyslogTls;
@@ -26,6 +30,7 @@ struct AuditSink {
   int64_t lag_limit_records = 0;  // 0 = no limit
   Duration lag_limit_time;
   int batch_size = 500;
+  LagAction on_lag_limit = LagAction::kAlert;
 };
 
 }  // namespace gpufed::model

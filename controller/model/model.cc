@@ -88,6 +88,7 @@ const char* MatchOpName(MatchOp op) {
 }
 
 const char* AuditSinkTypeName(AuditSinkType t) { return t == AuditSinkType::kHttps ? "https" : "syslog-tls"; }
+const char* LagActionName(LagAction a) { return a == LagAction::kPause ? "pause" : "alert"; }
 
 bool Cluster::holds_dataset(const std::string& dataset) const {
   return std::find(datasets.begin(), datasets.end(), dataset) != datasets.end();

@@ -155,12 +155,15 @@ Result<PassStats> Controller::Pass() {
     if (!s.ok() && s.code() != StatusCode::kAlreadyExists) return s;
     scenario_.pop_back();
   }
-  // Write-ahead: nothing new is placed while the journal cannot record it.
-  bool placing = journal_log_->health().ok();
+  // Write-ahead: nothing new is placed while the journal cannot record it, nor while a
+  // sink that asked for it (onLagLimit: pause) is behind.
+  const bool sink_pause = JournalSinkLag();
+  bool placing = journal_log_->health().ok() && !sink_pause;
   reconciler_->SetPlacing(placing);
   auto start = std::chrono::steady_clock::now();
   Result<PassStats> stats = reconciler_->Pass();
   (void)journal_->MaybeCheckpoint();
+  if (shipping_ != nullptr) shipping_->Wake();
   if (!stats.ok() && !journal_log_->health().ok()) {
     // Retryable for the run loop: the controller stays up (not ready) instead of exiting.
     return Unavailable("audit journal cannot be written, placement stopped: " + journal_log_->health().ToString());
@@ -222,6 +225,11 @@ std::string Controller::active_revision() {
 bool Controller::ready() {
   std::lock_guard<std::mutex> lock(mu_);
   if (!journal_log_->health().ok()) return false;
+  if (shipping_ != nullptr) {
+    for (const audit::SinkStatus& s : shipping_->Sinks()) {
+      if (s.lagging) return false;
+    }
+  }
   for (const auto& [name, cs] : reconciler_->clusters()) {
     if (cs.observed) return true;
   }
@@ -237,6 +245,55 @@ std::pair<int64_t, double> Controller::pass_stats() {
   double sum = 0;
   for (double s : pass_seconds_) sum += s;
   return {passes_, pass_seconds_.empty() ? 0 : sum / pass_seconds_.size()};
+}
+
+void Controller::AttachShipping(audit::LiveShipping* shipping) {
+  std::lock_guard<std::mutex> lock(mu_);
+  shipping_ = shipping;
+}
+
+std::vector<model::AuditSink> Controller::AuditSinks() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return activator_.active()->config.audit_sinks;
+}
+
+std::string Controller::repo_root() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return activator_.active()->config.root;
+}
+
+std::vector<std::string> Controller::LaggingSinks() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> out;
+  if (shipping_ == nullptr) return out;
+  for (const audit::SinkStatus& s : shipping_->Sinks()) {
+    if (s.lagging) out.push_back(s.name);
+  }
+  return out;
+}
+
+std::vector<std::string> Controller::TakeNotices() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> out;
+  out.swap(notices_);
+  return out;
+}
+
+bool Controller::JournalSinkLag() {
+  if (shipping_ == nullptr) return false;
+  for (const audit::SinkLagChange& change : shipping_->TakeLagChanges()) {
+    // A failed append leaves the journal unhealthy, which stops placing on its own.
+    (void)journal_->Append(audit::SinkLagRecord(change));
+    notices_.push_back(change.lagging ? "audit sink " + change.sink + " lags " + std::to_string(change.lag_records) +
+                                            " records / " + std::to_string(change.lag_millis / 1000) +
+                                            " s, past its lag limit (onLagLimit: " + change.action + ")"
+                                      : "audit sink " + change.sink + " caught up (acknowledged seq " +
+                                            std::to_string(change.acknowledged) + ")");
+  }
+  for (const audit::SinkStatus& s : shipping_->Sinks()) {
+    if (s.lagging && s.on_lag_limit == model::LagAction::kPause) return true;
+  }
+  return false;
 }
 
 }  // namespace gpufed::reconcile

@@ -15,6 +15,7 @@
 #include "connectors/core/registry.h"
 #include "controller/audit/env.h"
 #include "controller/audit/journal.h"
+#include "controller/audit/live_shipping.h"
 #include "controller/reconcile/journal_log.h"
 #include "controller/reconcile/reconciler.h"
 
@@ -76,6 +77,22 @@ class Controller {
   // OK while decisions can be journaled; else why placement is stopped.
   Status audit_health();
 
+  // Live shipping to the AuditSinks (owned by the runtime; null: none). Each pass
+  // journals the sinks' lag-limit crossings (sink-lagging / sink-recovered), stops
+  // placing while an `onLagLimit: pause` sink lags, and wakes the sinks for the records
+  // it appended. A lagging sink makes ready() false; Metrics() includes its lag. Detach
+  // (nullptr) before destroying it.
+  void AttachShipping(audit::LiveShipping* shipping);
+  // The AuditSinks of the active revision and the repository their TLS paths are relative to.
+  std::vector<model::AuditSink> AuditSinks();
+  std::string repo_root();
+  // The journal's durable head (thread-safe; valid after Stop too).
+  uint64_t audit_head() const { return journal_->last_seq(); }
+  // Sinks past their lag limit, for /readyz.
+  std::vector<std::string> LaggingSinks();
+  // Lines for the operator (sink lag episodes) since the last call.
+  std::vector<std::string> TakeNotices();
+
   store::Store* store() { return store_.get(); }
   // Passes run and their mean wall time (reconcile throughput).
   std::pair<int64_t, double> pass_stats();
@@ -85,6 +102,8 @@ class Controller {
       : options_(std::move(options)), registry_(registry), clock_(clock) {}
   Status CreateConnectors();
   Status OpenJournal();
+  // Journals the sinks' lag-limit crossings; true while a pause sink lags. Needs mu_.
+  bool JournalSinkLag();
   Result<store::WorkloadRecord> Owned(const std::string& name, const std::string& tenant);
 
   std::mutex mu_;
@@ -108,6 +127,8 @@ class Controller {
   int64_t passes_ = 0;
   int64_t seq_ = 0;
   bool stopped_ = false;
+  audit::LiveShipping* shipping_ = nullptr;
+  std::vector<std::string> notices_;
 };
 
 }  // namespace gpufed::reconcile

@@ -223,6 +223,7 @@ std::string Controller::Metrics() {
         << (it == reconciler_->refusals().end() ? 0 : it->second) << "\n";
     }
   }
+  if (shipping_ != nullptr) m << shipping_->Metrics();
   return m.str();
 }
 

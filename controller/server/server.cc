@@ -160,6 +160,9 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Start(reconcile::Controller* contr
     bool ready = controller->ready();
     Status audit = controller->audit_health();
     nlohmann::json body = {{"ready", ready}, {"revision", controller->active_revision()}, {"audit", audit.ok() ? "ok" : audit.ToString()}};
+    // Sinks past their lag limit by name: the journal is not reaching its receivers.
+    std::vector<std::string> lagging = controller->LaggingSinks();
+    if (!lagging.empty()) body["laggingSinks"] = lagging;
     SendJson(res, body, ready ? 200 : 503);
   });
   http.Get("/metrics", [controller, auth](const httplib::Request& req, httplib::Response& res) {

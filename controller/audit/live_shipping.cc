@@ -1,0 +1,190 @@
+#include "controller/audit/live_shipping.h"
+
+#include <chrono>
+#include <sstream>
+
+#include "controller/audit/sinks/factory.h"
+
+namespace gpufed::audit {
+namespace {
+
+using Micros = std::chrono::microseconds;
+
+bool SameSpec(const model::AuditSink& a, const model::AuditSink& b) {
+  return a.metadata.name == b.metadata.name && a.type == b.type && a.endpoint == b.endpoint &&
+         a.tls.ca_file == b.tls.ca_file && a.tls.cert_file == b.tls.cert_file && a.tls.key_file == b.tls.key_file &&
+         a.tls.server_name == b.tls.server_name && a.lag_limit_records == b.lag_limit_records &&
+         a.lag_limit_time == b.lag_limit_time && a.batch_size == b.batch_size && a.on_lag_limit == b.on_lag_limit;
+}
+
+SinkLagChange ChangeOf(const model::AuditSink& spec, const ShipperStats& stats, bool lagging) {
+  SinkLagChange c;
+  c.sink = spec.metadata.name;
+  c.lagging = lagging;
+  c.lag_records = stats.lag_records;
+  c.lag_millis = stats.lag_micros / 1000;
+  c.acknowledged = stats.acknowledged;
+  c.action = model::LagActionName(spec.on_lag_limit);
+  c.last_error = stats.last_error;
+  return c;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<LiveShipping>> LiveShipping::Start(const LiveShippingOptions& options,
+                                                          const std::vector<model::AuditSink>& specs) {
+  if (options.env == nullptr) return InvalidArgument("live shipping needs an Env");
+  std::vector<SinkSetup> sinks;
+  for (const model::AuditSink& spec : specs) {
+    Result<std::unique_ptr<Sink>> sink = MakeSink(options.env, spec, options.repo_root);
+    if (!sink.ok()) {
+      return Status(sink.status().code(), "AuditSink " + spec.metadata.name + ": " + sink.status().message());
+    }
+    sinks.push_back({spec, std::move(sink).value()});
+  }
+  return StartWith(options, std::move(sinks));
+}
+
+Result<std::unique_ptr<LiveShipping>> LiveShipping::StartWith(const LiveShippingOptions& options,
+                                                              std::vector<SinkSetup> sinks) {
+  if (options.env == nullptr || !options.durable_head) return InvalidArgument("live shipping needs an Env and a head");
+  std::unique_ptr<LiveShipping> live(new LiveShipping(options));
+  // Open every shipper before starting any thread: a cursor that does not fit this
+  // journal refuses the whole start.
+  for (SinkSetup& s : sinks) {
+    auto worker = std::make_unique<Worker>();
+    worker->spec = s.spec;
+    worker->describe = s.sink->Describe();
+    ShipperOptions so;
+    so.env = options.env;
+    so.audit_dir = options.audit_dir;
+    so.sink_name = s.spec.metadata.name;
+    so.batch_records = static_cast<size_t>(std::max(1, s.spec.batch_size));
+    so.lag_limit_records = static_cast<uint64_t>(std::max<int64_t>(0, s.spec.lag_limit_records));
+    so.lag_limit_micros = s.spec.lag_limit_time.millis() * 1000;
+    so.idle_poll_micros = options.max_idle_micros;
+    so.durable_head = options.durable_head;
+    so.alert = [](const std::string&) {};  // episodes are reported once, after the grace, by the controller
+    Result<std::unique_ptr<Shipper>> shipper = Shipper::Open(so, std::move(s.sink));
+    if (!shipper.ok()) {
+      return Status(shipper.status().code(), "AuditSink " + s.spec.metadata.name + ": " + shipper.status().message());
+    }
+    worker->shipper = std::move(shipper).value();
+    worker->stats = worker->shipper->stats();
+    live->workers_.push_back(std::move(worker));
+  }
+  for (auto& w : live->workers_) w->thread = std::thread([raw = live.get(), worker = w.get()] { raw->Loop(worker); });
+  return live;
+}
+
+LiveShipping::~LiveShipping() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  for (auto& w : workers_) {
+    if (w->thread.joinable()) w->thread.join();
+  }
+  // Each Shipper persists its cursor as it is destroyed, after its thread has ended.
+}
+
+void LiveShipping::Loop(Worker* worker) {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    lock.unlock();
+    const int64_t wait = worker->shipper->Step();
+    const ShipperStats stats = worker->shipper->stats();
+    lock.lock();
+    const int64_t now = options_.env->NowMicros();
+    if (!stats.lag_alert) {
+      worker->over_since = -1;
+    } else if (worker->over_since < 0) {
+      worker->over_since = now;
+    }
+    const bool lagging = stats.lag_alert && now - worker->over_since >= options_.lag_grace_micros;
+    if (lagging != worker->lagging) changes_.push_back(ChangeOf(worker->spec, stats, lagging));
+    worker->lagging = lagging;
+    worker->stats = stats;
+    progressed_.notify_all();
+    if (wait <= 0 || stopping_) continue;
+    const uint64_t seen = wakes_;
+    wake_.wait_for(lock, Micros(std::min(wait, options_.max_idle_micros)),
+                   [&] { return stopping_ || wakes_ != seen; });
+  }
+}
+
+void LiveShipping::Wake() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++wakes_;
+  }
+  wake_.notify_all();
+}
+
+std::vector<SinkStatus> LiveShipping::Sinks() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<SinkStatus> out;
+  for (const auto& w : workers_) {
+    out.push_back({w->spec.metadata.name, w->describe, w->spec.on_lag_limit, w->stats, w->lagging});
+  }
+  return out;
+}
+
+std::vector<SinkLagChange> LiveShipping::TakeLagChanges() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<SinkLagChange> out;
+  out.swap(changes_);
+  return out;
+}
+
+std::vector<std::string> LiveShipping::WaitAcknowledged(uint64_t head, int64_t timeout_micros,
+                                                        const std::function<bool()>& abort) {
+  Wake();
+  const auto deadline = std::chrono::steady_clock::now() + Micros(timeout_micros);
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    std::vector<std::string> behind;
+    for (const auto& w : workers_) {
+      if (w->stats.acknowledged < head) behind.push_back(w->spec.metadata.name);
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (behind.empty() || now >= deadline || (abort && abort())) return behind;
+    // Woken by every step of a sink; the bound only keeps `abort` polled.
+    progressed_.wait_until(lock, std::min(deadline, now + std::chrono::milliseconds(100)));
+  }
+}
+
+std::string LiveShipping::Metrics() const {
+  std::vector<SinkStatus> sinks = Sinks();
+  std::ostringstream m;
+  auto family = [&](const char* name, const char* type, const char* help, auto value) {
+    m << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";
+    // Sink names are [A-Za-z0-9._-]+ (Shipper::Open checks): no label escaping needed.
+    for (const SinkStatus& s : sinks) m << name << "{sink=\"" << s.name << "\"} " << value(s.stats) << "\n";
+  };
+  family("gpufed_audit_sink_lag_records", "gauge", "Journal records the sink has not acknowledged.",
+         [](const ShipperStats& s) { return s.lag_records; });
+  family("gpufed_audit_sink_lag_seconds", "gauge", "Age of the oldest journal record the sink has not acknowledged.",
+         [](const ShipperStats& s) { return static_cast<double>(s.lag_micros) / 1e6; });
+  family("gpufed_audit_sink_acknowledged_seq", "gauge", "Highest journal seq the sink acknowledged (its durable cursor).",
+         [](const ShipperStats& s) { return s.acknowledged; });
+  family("gpufed_audit_sink_connected", "gauge", "1 while the controller holds a connection to the sink.",
+         [](const ShipperStats& s) { return s.connected ? 1 : 0; });
+  family("gpufed_audit_sink_failures_total", "counter", "Connection and send failures (each is retried with backoff).",
+         [](const ShipperStats& s) { return s.failures; });
+  m << "# HELP gpufed_audit_sink_lagging 1 while the sink is past its lagLimit (for longer than a burst).\n"
+       "# TYPE gpufed_audit_sink_lagging gauge\n";
+  for (const SinkStatus& s : sinks) m << "gpufed_audit_sink_lagging{sink=\"" << s.name << "\"} " << (s.lagging ? 1 : 0) << "\n";
+  return m.str();
+}
+
+bool LiveShipping::Ships(const std::vector<model::AuditSink>& specs) const {
+  if (specs.size() != workers_.size()) return false;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (!SameSpec(specs[i], workers_[i]->spec)) return false;
+  }
+  return true;
+}
+
+}  // namespace gpufed::audit

@@ -1,0 +1,101 @@
+#pragma once
+// Ships the journal to every AuditSink while the controller runs: one Shipper per sink,
+// each on its own thread, starting from its durable cursor (so it first catches up on
+// whatever an earlier run left unacknowledged) and then following the journal's durable
+// head as records are appended. A receiver outage only delays a sink: nothing is
+// dropped, and the lag is visible (metrics, lag-limit changes for the journal and
+// /readyz) until it catches up.
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "controller/audit/records.h"
+#include "controller/audit/shipper.h"
+#include "controller/model/audit_sink.h"
+
+namespace gpufed::audit {
+
+struct LiveShippingOptions {
+  Env* env = nullptr;  // required; must outlive the LiveShipping
+  std::string audit_dir;
+  std::string repo_root;                  // TLS file paths of the sinks are relative to it
+  std::function<uint64_t()> durable_head;  // required: AuditJournal::last_seq, thread-safe
+  int64_t max_idle_micros = 100'000;      // longest a caught-up sink waits before looking again
+  // How long a sink must stay past its lag limit before it counts as lagging: a pass that
+  // appends a burst of records is not an episode, a receiver outage is.
+  int64_t lag_grace_micros = 1'000'000;
+};
+
+// One sink as the controller reports it.
+struct SinkStatus {
+  std::string name;
+  std::string describe;  // "syslog-tls 127.0.0.1:6514"
+  model::LagAction on_lag_limit = model::LagAction::kAlert;
+  ShipperStats stats;
+  bool lagging = false;  // past the lag limit for longer than the grace
+};
+
+// A sink paired with the spec it came from (tests pass their own Sink).
+struct SinkSetup {
+  model::AuditSink spec;
+  std::unique_ptr<Sink> sink;
+};
+
+class LiveShipping {
+ public:
+  // Builds a sink per spec (MakeSink) and starts shipping. Fails, starting nothing, when a
+  // sink cannot be built or its cursor does not fit this journal.
+  static Result<std::unique_ptr<LiveShipping>> Start(const LiveShippingOptions& options,
+                                                     const std::vector<model::AuditSink>& specs);
+  static Result<std::unique_ptr<LiveShipping>> StartWith(const LiveShippingOptions& options,
+                                                         std::vector<SinkSetup> sinks);
+  // Stops the threads and persists the cursors (the journal itself is never written).
+  ~LiveShipping();
+
+  // Tells the sinks that records were appended, so a caught-up sink sends them now
+  // instead of after its idle wait.
+  void Wake();
+  std::vector<SinkStatus> Sinks() const;
+  // Lag-limit crossings since the last call, in the order they happened.
+  std::vector<SinkLagChange> TakeLagChanges();
+  // Blocks until every sink acknowledged `head`, `timeout_micros` passes, or `abort`
+  // returns true (polled while waiting). Returns the names of the sinks still behind.
+  std::vector<std::string> WaitAcknowledged(uint64_t head, int64_t timeout_micros, const std::function<bool()>& abort);
+  // Prometheus text: per-sink lag (records, seconds), acknowledged seq, connection,
+  // failures and whether the sink is past its lag limit.
+  std::string Metrics() const;
+  // The sink specs this instance ships to, to restart shipping when a revision changes them.
+  bool Ships(const std::vector<model::AuditSink>& specs) const;
+
+ private:
+  struct Worker {
+    model::AuditSink spec;
+    std::string describe;
+    std::unique_ptr<Shipper> shipper;
+    std::thread thread;
+    // What the last step left, guarded by LiveShipping::mu_. Waiters read this rather
+    // than the shipper's live stats, so a lag change is queued before the
+    // acknowledgement that caused it becomes visible.
+    ShipperStats stats;
+    int64_t over_since = -1;  // when the shipper went past the limit; -1: within it
+    bool lagging = false;
+  };
+  explicit LiveShipping(const LiveShippingOptions& options) : options_(options) {}
+  void Loop(Worker* worker);
+
+  LiveShippingOptions options_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  mutable std::mutex mu_;
+  std::condition_variable wake_;       // sinks: new records or stop
+  std::condition_variable progressed_;  // waiters: a sink stepped
+  bool stopping_ = false;              // guarded by mu_
+  uint64_t wakes_ = 0;                 // guarded by mu_
+  std::vector<SinkLagChange> changes_;  // guarded by mu_
+};
+
+}  // namespace gpufed::audit
