@@ -16,16 +16,24 @@ class Clock {
   virtual Duration Now() const = 0;
 };
 
-// Monotonic wall time since construction.
+// Wall time as Unix epoch milliseconds, so times stored by one process mean the same in
+// the next (queue waits, attempt durations and metering survive a restart). Read once
+// from the system clock at construction and advanced by the monotonic clock after, so a
+// step of the system clock during a run never moves time backwards.
 class SystemClock : public Clock {
  public:
-  SystemClock() : start_(std::chrono::steady_clock::now()) {}
+  SystemClock()
+      : epoch_at_start_(std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count()),
+        start_(std::chrono::steady_clock::now()) {}
   Duration Now() const override {
     auto d = std::chrono::steady_clock::now() - start_;
-    return Duration::FromMillis(std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
+    return Duration::FromMillis(epoch_at_start_ + std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
   }
 
  private:
+  int64_t epoch_at_start_;
   std::chrono::steady_clock::time_point start_;
 };
 

@@ -6,7 +6,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <charconv>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -32,6 +35,27 @@ std::string ReadSmall(const std::string& path) {
   std::string s;
   std::getline(in, s);
   return s;
+}
+
+// When the job started, as the connector's clock said when it spawned it (kept in the
+// job folder so a restarted controller meters the whole attempt); `fallback` for jobs
+// started before the file existed.
+Duration StartedAt(const std::string& dir, Duration fallback) {
+  std::string text = ReadSmall(dir + "/started_ms");
+  int64_t ms = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), ms);
+  return ec == std::errc() && end == text.data() + text.size() && ms > 0 ? Duration::FromMillis(ms) : fallback;
+}
+
+// When the wrapper wrote the exit status (the file's modification time), within
+// [started, now]: a job that ended while no controller ran ends when it ended.
+Duration EndedAt(const std::string& dir, Duration started, Duration now) {
+  std::error_code ec;
+  auto written = fs::last_write_time(dir + "/exit", ec);
+  if (ec) return now;
+  auto sys = std::chrono::file_clock::to_sys(written);
+  int64_t ms = std::chrono::duration_cast<std::chrono::milliseconds>(sys.time_since_epoch()).count();
+  return Duration::FromMillis(std::clamp(ms, started.millis(), std::max(started.millis(), now.millis())));
 }
 
 // Alive and still our wrapper (a recycled pid runs something else).
@@ -88,7 +112,7 @@ void LocalConnector::Recover(Duration now) {
         // A pid that no longer runs our wrapper, and no group left behind: gone.
         if (job.pid > 0 && !Alive(job.pid) && ::kill(-job.pid, 0) != 0) job.pid = 0;
         job.state = RunState::kRunning;
-        job.started_at = now;
+        job.started_at = StartedAt(job.dir, now);
       }
       jobs_[a->key] = std::move(job);
     } else if (r.kind == "cancel") {
@@ -146,6 +170,7 @@ Status LocalConnector::Spawn(Job& job, Duration now) {
   job.own_child = true;
   job.state = RunState::kRunning;
   job.started_at = now;
+  std::ofstream(job.dir + "/started_ms") << now.millis() << "\n";
   return Status::Ok();
 }
 
@@ -168,7 +193,7 @@ void LocalConnector::Poll(Job& job, Duration now) {
     }
     return;
   }
-  job.finished_at = now;
+  job.finished_at = EndedAt(job.dir, job.started_at, now);
   std::string exit = ReadSmall(job.dir + "/exit");
   if (job.cancel_at.millis() > 0) {
     job.state = RunState::kCancelled;

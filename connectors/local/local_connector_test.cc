@@ -135,6 +135,37 @@ TEST(LocalConnector, ReadoptsRunningJobsAndReportsVanishedOnesAfterARestart) {
   EXPECT_TRUE(dies.lost);
 }
 
+// Metering of an attempt that ran while no controller did: the restarted connector reports
+// the job's own start (kept in its folder) and the time it ended, not the restart.
+TEST(LocalConnector, AJobThatEndedWhileTheControllerWasDownKeepsItsTrueTimes) {
+  Fixture f("downtime");
+  const Duration wall_now = Duration::FromMillis(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                     std::chrono::system_clock::now().time_since_epoch())
+                                                     .count());
+  ManualClock before(wall_now);
+  {
+    auto c = f.registry.Create(f.cluster, {&before, f.dir, {}});
+    ASSERT_TRUE(c.ok());
+    ASSERT_TRUE((*c)->Apply(f.Job("short.a1", {"true"}), {&before}).ok());
+  }
+  for (int i = 0; i < 1000 && !std::filesystem::exists(f.dir + "/jobs/short.a1/exit"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));  // bounded: the job ends by itself
+  }
+  ASSERT_TRUE(std::filesystem::exists(f.dir + "/jobs/short.a1/exit"));
+  ManualClock an_hour_later(wall_now + Duration::FromSeconds(3600));
+  auto c = f.registry.Create(f.cluster, {&an_hour_later, f.dir, {}});
+  ASSERT_TRUE(c.ok());
+  Result<Observation> o = (*c)->Observe({&an_hour_later});
+  ASSERT_TRUE(o.ok());
+  ASSERT_EQ(o->workloads.size(), 1u);
+  const ObservedWorkload& w = o->workloads[0];
+  EXPECT_EQ(w.state, RunState::kSucceeded);
+  EXPECT_EQ(w.started_at, wall_now);
+  EXPECT_GE(w.finished_at, w.started_at);
+  EXPECT_LT(w.finished_at.millis() - w.started_at.millis(), 60'000) << "ended at the restart, not when it ended";
+  EXPECT_LT(w.gpu_seconds, 60);
+}
+
 TEST(LocalConnector, RefusesAWorkloadWithoutACommand) {
   Fixture f("nocmd");
   auto c = f.Make();

@@ -156,7 +156,7 @@ int Run(RunOptions o, const connectors::ConnectorRegistry* registry) {
               << api->port() << "\n";
   }
   reconcile::RepoWatcher watcher(o.config_dir);
-  RunView view(std::cout, tty);
+  RunView view(std::cout, tty, !virtual_time);
   std::cout << "gpufed run: " << o.config_dir << " revision " << controller.active_revision().substr(0, 12)
             << (virtual_time ? ", virtual time" : ", wall clock") << (o.scenario.empty() ? "" : ", scenario " + o.scenario)
             << "\n";

@@ -8,14 +8,6 @@
 namespace gpufed::cli {
 namespace {
 
-std::string Clock(Duration d) {
-  int64_t s = d.millis() / 1000;
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%02lld:%02lld:%02lld", static_cast<long long>(s / 3600),
-                static_cast<long long>(s / 60 % 60), static_cast<long long>(s % 60));
-  return buf;
-}
-
 // Money to the cent for display (metering keeps micro-units).
 std::string Cents(const Money& m) {
   int64_t micros = m.micros() >= 0 ? (m.micros() + 5000) / 10000 * 10000 : -((-m.micros() + 5000) / 10000 * 10000);
@@ -29,6 +21,16 @@ std::string Bar(int used, int total, int width = 20) {
 
 }  // namespace
 
+std::string RunView::Clock(Duration t) const {
+  int64_t s = t.millis() / 1000;
+  // Wall clock: the UTC time of day; virtual: hours since the start (may pass 24).
+  int64_t hours = wall_clock_ ? s / 3600 % 24 : s / 3600;
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%02lld:%02lld:%02lld%s", static_cast<long long>(hours),
+                static_cast<long long>(s / 60 % 60), static_cast<long long>(s % 60), wall_clock_ ? "Z" : "");
+  return buf;
+}
+
 void RunView::Event(Duration now, const std::string& line) {
   if (tty_ && drawn_lines_ > 0) {
     out_ << "\x1b[" << drawn_lines_ << "F\x1b[J";
@@ -39,7 +41,7 @@ void RunView::Event(Duration now, const std::string& line) {
 
 void RunView::Update(reconcile::Controller& controller, Duration now, bool force) {
   if (!tty_ && !force && now < next_plain_) return;
-  while (next_plain_ <= now) next_plain_ = next_plain_ + every_;
+  if (next_plain_ <= now) next_plain_ = Duration::FromMillis((now.millis() / every_.millis() + 1) * every_.millis());
   Result<std::vector<store::WorkloadRecord>> all = controller.List("");
   if (!all.ok()) return;
   int waiting = 0, running = 0, done = 0, bursts = 0;

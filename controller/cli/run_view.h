@@ -14,14 +14,20 @@ namespace gpufed::cli {
 class RunView {
  public:
   // `tty`: redraw in place with ANSI escapes; else print a status line per `every`.
-  RunView(std::ostream& out, bool tty, Duration every = Duration::FromSeconds(3600)) : out_(out), tty_(tty), every_(every) {}
+  // `wall_clock`: times are Unix epoch times, shown as UTC time of day; else virtual
+  // time since the start of the run.
+  RunView(std::ostream& out, bool tty, bool wall_clock, Duration every = Duration::FromSeconds(3600))
+      : out_(out), tty_(tty), wall_clock_(wall_clock), every_(every) {}
   void Update(reconcile::Controller& controller, Duration now, bool force = false);
   // A notable event (requeue, preemption, outage, revision change), kept above the view.
   void Event(Duration now, const std::string& line);
 
  private:
   std::ostream& out_;
+  std::string Clock(Duration t) const;
+
   bool tty_;
+  bool wall_clock_;
   Duration every_;
   Duration next_plain_;
   int drawn_lines_ = 0;

@@ -47,7 +47,9 @@ Status Reconciler::SyncRepositoryWorkloads() {
     r.uid = w.metadata.name + "-" + revision_->config.revision.substr(0, 8);
     r.tenant = w.tenant;
     r.source = "repo";
-    r.submitted = w.submitted_at;
+    // Without spec.submittedAt a repository workload is submitted when the loop first
+    // sees it (on the wall clock, 0 would be 1970: a wait of decades).
+    r.submitted = w.submitted_at.millis() > 0 ? w.submitted_at : clock_->Now();
     r.gpu_milli = int64_t{w.resources.total_gpus()} * 1000;
     GPUFED_RETURN_IF_ERROR(store_->Submit(r, clock_->Now()));
   }
