@@ -91,6 +91,10 @@ bool ChainVerifier::AddLine(std::string_view line) {
                            " (prev hash mismatch): replaced or reordered");
   }
   if (h.kind == "checkpoint" && !CheckCheckpoint(h.seq, record, h.prev)) return false;
+  if (h.kind == "checkpoint") report_.last_checkpoint_seq = h.seq;
+  if (h.kind == "controller-start") controller_journal_ = true;
+  previous_kind_ = std::move(last_kind_);
+  last_kind_ = h.kind;
   report_.last_seq = h.seq;
   ++report_.records;
   last_hash_ = std::string(parsed->hash);
@@ -127,6 +131,8 @@ VerifyReport ChainVerifier::Finish() {
     report_.first_bad_seq = 1;
     report_.error = "no audit records found";
   }
+  report_.unclosed = report_.ok && controller_journal_ &&
+                     !(last_kind_ == "checkpoint" && previous_kind_ == "controller-stop");
   return report_;
 }
 

@@ -35,6 +35,11 @@ struct VerifyReport {
   uint64_t torn_fragments = 0;        // partial lines the receiver cut (receiver copies)
   uint64_t last_seq = 0;
   uint64_t last_signed_seq = 0;       // records after it carry no signature yet
+  uint64_t last_checkpoint_seq = 0;   // the last checkpoint record (0: none)
+  // A controller's journal (it holds controller-start) whose last records are not the
+  // controller-stop and final checkpoint `gpufed run` writes when it stops: the
+  // controller is running or crashed, or records after the last checkpoint were cut.
+  bool unclosed = false;
   // When !ok: the first sequence number whose integrity fails, the line it was found
   // on (1-based) and why.
   uint64_t first_bad_seq = 0;
@@ -57,6 +62,8 @@ class ChainVerifier {
   VerifyOptions options_;
   VerifyReport report_;
   std::string last_hash_;
+  bool controller_journal_ = false;  // saw controller-start
+  std::string last_kind_, previous_kind_;
   std::vector<std::array<unsigned char, 32>> hashes_;  // receiver copies: by seq - 1
   LineHasher hasher_;
 };

@@ -108,6 +108,52 @@ TEST(ChainVerifier, ReceiverCopyWithoutRecordsFails) {
   EXPECT_FALSE(VerifyLines({"hello"}, true).ok);
 }
 
+// A controller's journal that stops cleanly ends with controller-stop and a signed
+// checkpoint; cutting records off its end shows as an unclosed journal, key or not.
+TEST(JournalVerify, ACutOffTailShowsAsAnUnclosedJournal) {
+  testutil::TempDir dir;
+  std::unique_ptr<Env> env = NewPosixEnv();
+  Result<Signer> signer = Signer::Generate();
+  ASSERT_TRUE(signer.ok());
+  {
+    JournalOptions o;
+    o.env = env.get();
+    o.dir = dir.str();
+    o.signer = &*signer;
+    o.checkpoint_every = 5;
+    auto j = std::move(AuditJournal::Open(o)).value();
+    ASSERT_TRUE(j->Append({RecordKind::kControllerStart, {{"version", "t"}}}).ok());
+    for (int i = 0; i < 7; ++i) ASSERT_TRUE(j->Append({RecordKind::kDecision, {{"i", i}}}).ok());
+    ASSERT_TRUE(j->Append({RecordKind::kControllerStop, {{"reason", "test"}}}).ok());
+    ASSERT_TRUE(j->Close().ok());
+  }
+  Result<VerifyReport> closed = VerifyJournalDir(*env, dir.str(), {});
+  ASSERT_TRUE(closed.ok());
+  EXPECT_TRUE(closed->ok);
+  EXPECT_FALSE(closed->unclosed);
+
+  // Cut the last three lines (checkpoint, controller-stop, a decision): still a valid
+  // chain, but it no longer ends the way a stopped controller leaves it.
+  auto segments = ListSegments(*env, dir.str() + "/journal");
+  ASSERT_TRUE(segments.ok());
+  const std::string path = segments->back().second;
+  std::string text = env->ReadFile(path).value();
+  for (int cut = 0; cut < 3; ++cut) text.erase(text.rfind('\n', text.size() - 2) + 1);
+  ASSERT_TRUE(WriteFileAtomic(*env, path, text).ok());
+  Result<VerifyReport> cut = VerifyJournalDir(*env, dir.str(), {});
+  ASSERT_TRUE(cut.ok());
+  EXPECT_TRUE(cut->ok) << cut->error;
+  EXPECT_TRUE(cut->unclosed);
+  EXPECT_EQ(cut->last_checkpoint_seq, 6u);  // after the first five records
+  EXPECT_EQ(cut->last_seq, 8u);
+}
+
+TEST(JournalVerify, AJournalOfOneShotRecordsIsNeverUnclosed) {
+  VerifyReport r = VerifyLines(Chain(4));  // no controller-start: `gpufed audit record`
+  EXPECT_TRUE(r.ok);
+  EXPECT_FALSE(r.unclosed);
+}
+
 TEST(ParseRecordLine, RoundTripsHeader) {
   auto lines = Chain(2);
   auto p = ParseRecordLine(lines[1]);

@@ -136,7 +136,7 @@ int RunRecord(const RecordOptions& o) {
   return 0;
 }
 
-int RunVerify(const std::string& path, const std::string& key_path, bool json) {
+int RunVerify(const std::string& path, const std::string& key_path, bool json, bool require_closed) {
   auto env = audit::NewPosixEnv();
   std::optional<audit::SignatureVerifier> key;
   if (!key_path.empty()) {
@@ -167,7 +167,9 @@ int RunVerify(const std::string& path, const std::string& key_path, bool json) {
                         {"lastSignedSeq", r.last_signed_seq},
                         {"duplicates", r.duplicates},
                         {"foreignLines", r.foreign_lines},
-                        {"tornFragments", r.torn_fragments}};
+                        {"tornFragments", r.torn_fragments},
+                        {"lastCheckpointSeq", r.last_checkpoint_seq},
+                        {"unclosed", r.unclosed}};
     if (!r.ok) {
       j["firstBadSeq"] = r.first_bad_seq;
       j["line"] = r.line_number;
@@ -189,10 +191,17 @@ int RunVerify(const std::string& path, const std::string& key_path, bool json) {
       if (r.torn_fragments > 0) std::cout << ", " << r.torn_fragments << " torn fragments";
     }
     std::cout << "\n";
+    if (r.unclosed) {
+      // Without the key too: a cut-off tail shows as a journal that never stopped.
+      std::cout << "WARNING: unclosed journal: last checkpoint at seq " << r.last_checkpoint_seq << ", "
+                << r.last_seq - r.last_checkpoint_seq
+                << " records after it and no controller-stop (the controller is running or crashed, or records after "
+                   "the checkpoint were removed)\n";
+    }
   } else {
     std::cout << "FAILED at seq " << r.first_bad_seq << " (line " << r.line_number << "): " << r.error << "\n";
   }
-  return r.ok ? 0 : 1;
+  return r.ok && !(require_closed && r.unclosed) ? 0 : 1;
 }
 
 struct ShipOptions {
@@ -294,7 +303,12 @@ void AddAuditCommand(CLI::App& app, int* exit_code) {
   verify->add_option("path", *vpath, "Audit folder, or a receiver's file (syslog or JSON lines)")->required();
   verify->add_option("-k,--key", *vkey, "Ed25519 public key (PEM) to check checkpoint signatures");
   verify->add_flag("--json", *vjson, "Print the result as JSON");
-  verify->callback([vpath, vkey, vjson, exit_code] { *exit_code = RunVerify(*vpath, *vkey, *vjson); });
+  auto vclosed = std::make_shared<bool>(false);
+  verify->add_flag("--require-closed", *vclosed,
+                   "Exit 1 when a controller's journal does not end with controller-stop and its final checkpoint");
+  verify->callback([vpath, vkey, vjson, vclosed, exit_code] {
+    *exit_code = RunVerify(*vpath, *vkey, *vjson, *vclosed);
+  });
 
   auto so = std::make_shared<ShipOptions>();
   CLI::App* ship = audit->add_subcommand("ship", "Ship the journal to the repository's AuditSinks until they hold it all");

@@ -41,6 +41,7 @@ struct RunOptions {
   std::string max_time = "30d";
   std::string resync = "5m";
   std::string drain_timeout = "60s";
+  std::string checkpoint_interval = "30s";
 };
 
 // Ships the journal to the active revision's AuditSinks for as long as it lives; restarted
@@ -96,8 +97,10 @@ int Run(RunOptions o, const connectors::ConnectorRegistry* registry) {
   Result<Duration> max_time = Duration::Parse(o.max_time);
   Result<Duration> resync = Duration::Parse(o.resync);
   Result<Duration> drain_timeout = Duration::Parse(o.drain_timeout);
-  if (!max_time.ok() || !resync.ok() || !drain_timeout.ok()) {
-    std::cerr << "gpufed run: bad --max-time, --resync or --drain-timeout\n";
+  Result<Duration> checkpoint_interval = Duration::Parse(o.checkpoint_interval);
+  if (!max_time.ok() || !resync.ok() || !drain_timeout.ok() || !checkpoint_interval.ok() ||
+      checkpoint_interval->millis() <= 0) {
+    std::cerr << "gpufed run: bad --max-time, --resync, --drain-timeout or --checkpoint-interval\n";
     return 2;
   }
   if (o.scenario.empty()) {
@@ -116,6 +119,7 @@ int Run(RunOptions o, const connectors::ConnectorRegistry* registry) {
   options.state_dir = o.state_dir;
   options.scenario = o.scenario;
   options.version = kVersion;
+  options.checkpoint_interval = *checkpoint_interval;
   std::error_code ec;
   std::filesystem::create_directories(o.state_dir, ec);
   // A restarted virtual-time run continues from the clock it had reached.
@@ -299,6 +303,9 @@ void AddRunCommand(CLI::App& app, int* exit_code, const connectors::ConnectorReg
   cmd->add_option("--resync", o->resync, "Longest interval between passes")->capture_default_str();
   cmd->add_option("--drain-timeout", o->drain_timeout,
                   "At exit, how long to wait for the AuditSinks to acknowledge every record")
+      ->capture_default_str();
+  cmd->add_option("--checkpoint-interval", o->checkpoint_interval,
+                  "Longest time between signed journal checkpoints while records are appended")
       ->capture_default_str();
   cmd->callback([o, exit_code, registry] { *exit_code = Run(*o, registry); });
 }

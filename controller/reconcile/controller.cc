@@ -77,6 +77,7 @@ Status Controller::OpenJournal() {
   jo.env = audit_env_;
   jo.dir = dir;
   jo.signer = &*signer_;
+  jo.checkpoint_interval_micros = options_.checkpoint_interval.millis() * 1000;
   audit::RecoveryInfo recovery;
   Result<std::unique_ptr<audit::AuditJournal>> journal = audit::AuditJournal::Open(jo, &recovery);
   if (!journal.ok()) return Status(journal.status().code(), "audit journal " + dir + ": " + journal.status().message());

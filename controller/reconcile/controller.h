@@ -30,6 +30,9 @@ struct ControllerOptions {
   // pass a FaultEnv. Must outlive the Controller.
   audit::Env* audit_env = nullptr;
   std::string version = "dev";        // stamped on the controller-start record
+  // A signed checkpoint at least this often while records are appended (each names the
+  // head seq), so a cut-off tail is detectable up to this much of it.
+  Duration checkpoint_interval = Duration::FromSeconds(30);
 };
 
 class Controller {

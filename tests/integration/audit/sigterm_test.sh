@@ -37,7 +37,8 @@ grep -q "SIGTERM" "$T/run.out" || fail "no stop line in the output"
 grep -q "gpufed run summary" "$T/run.out" || fail "no summary after SIGTERM"
 kinds=$("$G" audit query -d "$T/state/audit" --output jsonl | tail -2 | sed -E 's/.*"kind":"([a-z-]+)".*/\1/' | sort | tr '\n' ' ')
 [ "$kinds" = "checkpoint controller-stop " ] || fail "last records: $kinds"
-"$G" audit verify "$T/state/audit" --key "$T/state/audit/signing.pub" >"$T/verify.out" 2>&1 || { cat "$T/verify.out"; fail "verify"; }
+"$G" audit verify "$T/state/audit" --key "$T/state/audit/signing.pub" --require-closed >"$T/verify.out" 2>&1 ||
+  { cat "$T/verify.out"; fail "verify"; }
 grep -q "not yet covered" "$T/verify.out" && { cat "$T/verify.out"; fail "records not covered by a signature"; }
 
 # A second signal exits at once; the journal stays consistent.
@@ -47,4 +48,14 @@ kill -TERM "$pid"; kill -TERM "$pid" 2>/dev/null || true
 rc=0; wait "$pid" || rc=$?
 pid=""
 "$G" audit verify "$T/state2/audit" >"$T/verify2.out" 2>&1 || { cat "$T/verify2.out"; fail "verify after two signals (exit $rc)"; }
+
+# A crash (SIGKILL) leaves no controller-stop: verify says so without the key, and
+# --require-closed fails. (Two quick SIGTERMs may coalesce into one graceful stop.)
+start_run state3
+wait_decisions state3 10
+kill -KILL "$pid"; wait "$pid" 2>/dev/null || true
+pid=""
+"$G" audit verify "$T/state3/audit" >"$T/verify3.out" 2>&1 || { cat "$T/verify3.out"; fail "verify after a crash"; }
+grep -q "^WARNING: unclosed journal: last checkpoint at seq" "$T/verify3.out" || { cat "$T/verify3.out"; fail "not reported unclosed"; }
+if "$G" audit verify "$T/state3/audit" --require-closed >/dev/null 2>&1; then fail "--require-closed passed an unclosed journal"; fi
 echo "sigterm test: OK"
