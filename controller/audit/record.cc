@@ -33,6 +33,7 @@ constexpr KindName kKinds[] = {
     {RecordKind::kJournalRepaired, "journal-repaired"},
     {RecordKind::kSinkLagging, "sink-lagging"},
     {RecordKind::kSinkRecovered, "sink-recovered"},
+    {RecordKind::kBudgetAlert, "budget-alert"},
 };
 
 bool IsLowerHex(std::string_view s) {

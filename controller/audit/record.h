@@ -30,6 +30,7 @@ enum class RecordKind {
   kJournalRepaired,   // a torn tail was cut off at start (its bytes kept in quarantine)
   kSinkLagging,       // an AuditSink fell behind its lag limit (once per episode)
   kSinkRecovered,     // ... and caught up again
+  kBudgetAlert,       // a tenant's spend reached an alertAt level of its budget period
 };
 const char* RecordKindName(RecordKind kind);
 std::optional<RecordKind> ParseRecordKind(std::string_view name);

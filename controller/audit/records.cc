@@ -129,6 +129,12 @@ AuditRecord JournalRepairedRecord(uint64_t after_seq, uint64_t bytes, const std:
            {"reason", "torn tail: an incomplete last line no append acknowledged"}}};
 }
 
+AuditRecord BudgetAlertRecord(const BudgetAlertEvent& a) {
+  return {RecordKind::kBudgetAlert,
+          {{"tenant", a.tenant}, {"period", a.period}, {"scope", a.scope}, {"level", a.level}, {"spent", a.spent},
+           {"limit", a.limit}}};
+}
+
 AuditRecord SinkLagRecord(const SinkLagChange& change) {
   nlohmann::json p = {{"sink", change.sink},
                       {"lagRecords", change.lag_records},

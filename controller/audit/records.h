@@ -72,5 +72,15 @@ struct SinkLagChange {
   std::string last_error;
 };
 AuditRecord SinkLagRecord(const SinkLagChange& change);
+// A tenant's spend (metered plus running estimates) reached `level` of a limit.
+struct BudgetAlertEvent {
+  std::string tenant;
+  std::string period;  // the period's label, e.g. "2026-11"
+  std::string scope;   // "all" or "cloud"
+  double level = 0;
+  std::string spent;   // money as text, e.g. "412.50 EUR"
+  std::string limit;
+};
+AuditRecord BudgetAlertRecord(const BudgetAlertEvent& alert);
 
 }  // namespace gpufed::audit

@@ -30,6 +30,7 @@ Result<std::unique_ptr<Controller>> Controller::Open(const ControllerOptions& op
   c->store_ = std::move(store).value();
   GPUFED_RETURN_IF_ERROR(c->OpenJournal());
   c->log_ = std::make_unique<StoreDecisionLog>(c->store_.get());
+  c->budget_ = std::make_unique<BudgetWatch>(c->store_.get());
   // Journal first: a decision is acted on only once the tamper-evident log holds it.
   c->tee_ = std::make_unique<TeeDecisionLog>(std::vector<DecisionLog*>{c->journal_log_.get(), c->log_.get()});
   c->reconciler_ = std::make_unique<Reconciler>(c->store_.get(), c->tee_.get(), clock, options.reconcile);
@@ -163,6 +164,7 @@ Result<PassStats> Controller::Pass() {
   reconciler_->SetPlacing(placing);
   auto start = std::chrono::steady_clock::now();
   Result<PassStats> stats = reconciler_->Pass();
+  if (stats.ok()) JournalBudgetAlerts();
   (void)journal_->MaybeCheckpoint();
   if (shipping_ != nullptr) shipping_->Wake();
   if (!stats.ok() && !journal_log_->health().ok()) {
@@ -295,6 +297,22 @@ bool Controller::JournalSinkLag() {
     if (s.lagging && s.on_lag_limit == model::LagAction::kPause) return true;
   }
   return false;
+}
+
+void Controller::JournalBudgetAlerts() {
+  const Duration now = clock_->Now();
+  Result<std::vector<BudgetCrossing>> crossings = budget_->NewCrossings(activator_.active()->config, now);
+  if (!crossings.ok()) {
+    notices_.push_back("budget alerts: " + crossings.status().ToString());
+    return;
+  }
+  for (const BudgetCrossing& c : *crossings) {
+    audit::BudgetAlertEvent e{c.tenant, c.period_label, c.scope, c.level, c.spent.ToString(), c.limit.ToString()};
+    // Journal first, then remember: a crash in between reports the level again, never not.
+    if (!journal_->Append(audit::BudgetAlertRecord(e)).ok()) return;
+    if (Status s = budget_->Remember(c, now); !s.ok()) notices_.push_back("budget alerts: " + s.ToString());
+    notices_.push_back("ALERT: " + c.message);
+  }
 }
 
 }  // namespace gpufed::reconcile

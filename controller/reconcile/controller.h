@@ -16,6 +16,7 @@
 #include "controller/audit/env.h"
 #include "controller/audit/journal.h"
 #include "controller/audit/live_shipping.h"
+#include "controller/reconcile/budget_watch.h"
 #include "controller/reconcile/journal_log.h"
 #include "controller/reconcile/reconciler.h"
 
@@ -72,6 +73,9 @@ class Controller {
   Result<std::vector<store::DecisionRow>> Decisions(const std::string& name, const std::string& tenant);
   // Why pending / why this cluster / why not each other cluster, from the last decision.
   Result<nlohmann::json> Explain(const std::string& name, const std::string& tenant);
+  // A tenant's budget: period, spend (metered + running estimates), limits, used ratios
+  // and the alerts reported this period. A tenant caller sees only itself (NotFound).
+  Result<nlohmann::json> Tenant(const std::string& name, const std::string& tenant);
   nlohmann::json Clusters();
   std::string Metrics();
   std::string active_revision();
@@ -107,6 +111,8 @@ class Controller {
   Status OpenJournal();
   // Journals the sinks' lag-limit crossings; true while a pause sink lags. Needs mu_.
   bool JournalSinkLag();
+  // Journals each alertAt level a tenant's spend reached for the first time this period.
+  void JournalBudgetAlerts();
   Result<store::WorkloadRecord> Owned(const std::string& name, const std::string& tenant);
 
   std::mutex mu_;
@@ -131,6 +137,7 @@ class Controller {
   int64_t seq_ = 0;
   bool stopped_ = false;
   audit::LiveShipping* shipping_ = nullptr;
+  std::unique_ptr<BudgetWatch> budget_;
   std::vector<std::string> notices_;
 };
 

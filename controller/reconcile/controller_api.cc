@@ -52,6 +52,33 @@ Result<WorkloadRecord> Controller::Owned(const std::string& name, const std::str
   return **r;
 }
 
+Result<nlohmann::json> Controller::Tenant(const std::string& name, const std::string& tenant) {
+  std::lock_guard<std::mutex> lock(mu_);
+  // A tenant cannot tell another tenant from a missing one.
+  if (!tenant.empty() && tenant != name) return NotFound("no tenant " + name);
+  Result<std::vector<TenantSpend>> spend = budget_->Spend(activator_.active()->config, clock_->Now());
+  if (!spend.ok()) return spend.status();
+  for (const TenantSpend& s : *spend) {
+    if (s.tenant != name) continue;
+    auto ratio = [](const Money& spent, const std::optional<Money>& limit) -> nlohmann::json {
+      if (!limit || limit->micros() <= 0) return nullptr;
+      return static_cast<double>(spent.micros()) / static_cast<double>(limit->micros());
+    };
+    return nlohmann::json{{"name", s.tenant},
+                          {"period", s.period},
+                          {"currentPeriod", s.period_label},
+                          {"spent", s.spent.ToString()},
+                          {"cloudSpent", s.cloud_spent.ToString()},
+                          {"limit", s.limit ? nlohmann::json(s.limit->ToString()) : nlohmann::json(nullptr)},
+                          {"cloudLimit", s.cloud_limit ? nlohmann::json(s.cloud_limit->ToString()) : nlohmann::json(nullptr)},
+                          {"usedRatio", ratio(s.spent, s.limit)},
+                          {"cloudUsedRatio", ratio(s.cloud_spent, s.cloud_limit)},
+                          {"alertAt", s.alert_at},
+                          {"alerts", s.alerts}};
+  }
+  return NotFound("no tenant " + name);
+}
+
 Status Controller::Cancel(const std::string& name, const std::string& tenant) {
   std::lock_guard<std::mutex> lock(mu_);
   Result<WorkloadRecord> r = Owned(name, tenant);
@@ -221,6 +248,21 @@ std::string Controller::Metrics() {
       auto it = reconciler_->refusals().find({name, reason});
       m << "gpufed_connector_refusals_total{cluster=\"" << name << "\",reason=\"" << reason << "\"} "
         << (it == reconciler_->refusals().end() ? 0 : it->second) << "\n";
+    }
+  }
+  m << "# HELP gpufed_tenant_budget_used_ratio Spend this budget period (metered plus running estimates) over the "
+       "limit; scope all: the limit, cloud: the cloudLimit.\n# TYPE gpufed_tenant_budget_used_ratio gauge\n";
+  Result<std::vector<TenantSpend>> spend = budget_->Spend(activator_.active()->config, clock_->Now());
+  if (spend.ok()) {
+    for (const TenantSpend& s : *spend) {
+      if (s.limit && s.limit->micros() > 0) {
+        m << "gpufed_tenant_budget_used_ratio{tenant=\"" << s.tenant << "\",scope=\"all\"} "
+          << static_cast<double>(s.spent.micros()) / static_cast<double>(s.limit->micros()) << "\n";
+      }
+      if (s.cloud_limit && s.cloud_limit->micros() > 0) {
+        m << "gpufed_tenant_budget_used_ratio{tenant=\"" << s.tenant << "\",scope=\"cloud\"} "
+          << static_cast<double>(s.cloud_spent.micros()) / static_cast<double>(s.cloud_limit->micros()) << "\n";
+      }
     }
   }
   if (shipping_ != nullptr) m << shipping_->Metrics();

@@ -202,6 +202,13 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Start(reconcile::Controller* contr
     if (!s.ok()) return SendError(res, s);
     SendJson(res, {{"name", std::string(req.matches[1])}, {"cancel_requested", true}}, 202);
   });
+  http.Get(R"(/v1/tenants/([A-Za-z0-9._-]+))", [controller, auth](const httplib::Request& req, httplib::Response& res) {
+    std::string tenant;
+    if (!auth(req, res, tenant)) return;
+    Result<nlohmann::json> t = controller->Tenant(req.matches[1], tenant);
+    if (!t.ok()) return SendError(res, t.status());
+    SendJson(res, *t);
+  });
   http.Get("/v1/clusters", [controller, auth](const httplib::Request& req, httplib::Response& res) {
     std::string tenant;
     if (!auth(req, res, tenant)) return;

@@ -122,6 +122,42 @@ TEST_F(ApiTest, ServesClustersDecisionsExplanationsAndMetrics) {
   EXPECT_EQ(client_->Get("/readyz")->status, 200);
 }
 
+// beta's budget is 5 EUR with alerts at 50 % and 90 %: 3 EUR and then 1.67 EUR more of
+// estimates cross each level once, in the journal, the metrics and GET /v1/tenants/beta.
+TEST_F(ApiTest, BudgetAlertsAreJournaledOnceAndServedPerTenant) {
+  ASSERT_EQ(client_->Post("/v1/workloads", Auth(kBeta), WorkloadYaml("b1", "beta", 1, "3h"), "application/yaml")->status,
+            201);
+  ASSERT_TRUE(h_.controller->Pass().ok());
+  ASSERT_TRUE(h_.controller->Pass().ok());
+  ASSERT_EQ(client_->Post("/v1/workloads", Auth(kBeta), WorkloadYaml("b2", "beta", 1, "100m"), "application/yaml")->status,
+            201);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(h_.controller->Pass().ok());
+
+  auto beta = Body(client_->Get("/v1/tenants/beta", Auth(kBeta)));
+  ASSERT_TRUE(beta.contains("alerts")) << beta.dump(2);
+  ASSERT_EQ(beta["alerts"].size(), 2u) << beta.dump(2);
+  EXPECT_EQ(beta["alerts"][0]["level"], 0.5);
+  EXPECT_EQ(beta["alerts"][1]["level"], 0.9);
+  EXPECT_EQ(beta["limit"], "5.00 EUR");
+  EXPECT_GT(beta["usedRatio"].get<double>(), 0.9);
+  EXPECT_EQ(client_->Get("/v1/tenants/alpha", Auth(kBeta))->status, 404);  // another tenant looks absent
+  EXPECT_EQ(client_->Get("/v1/tenants/beta", Auth(kAdmin))->status, 200);
+  auto metrics = client_->Get("/metrics", Auth(kAdmin));
+  EXPECT_NE(metrics->body.find("gpufed_tenant_budget_used_ratio{tenant=\"beta\",scope=\"all\"} 0.9"), std::string::npos)
+      << metrics->body;
+
+  ASSERT_TRUE(h_.controller->Stop("test done").ok());
+  int alerts = 0;
+  std::unique_ptr<audit::Env> env = audit::NewPosixEnv();
+  auto segments = audit::ListSegments(*env, h_.state_dir() + "/audit/journal");
+  ASSERT_TRUE(segments.ok());
+  for (const auto& [first, path] : *segments) {
+    std::ifstream in(path);
+    for (std::string line; std::getline(in, line);) alerts += line.find("\"kind\":\"budget-alert\"") != std::string::npos;
+  }
+  EXPECT_EQ(alerts, 2);
+}
+
 TEST(ServerOptions, ParsesTokensAndRefusesShortOnes) {
   auto tokens = server::ParseTokens("# comment\nabcdefghijklmnop alpha\nqrstuvwxyz0123456 admin\n");
   ASSERT_TRUE(tokens.ok());

@@ -50,7 +50,7 @@ kind: Tenant
 metadata: {name: beta}
 spec:
   weight: 1
-  budget: {period: monthly, limit: "5 EUR"}
+  budget: {period: monthly, limit: "5 EUR", alertAt: [0.5, 0.9]}
 ---
 apiVersion: gpufed/v1alpha1
 kind: Policy
@@ -84,6 +84,8 @@ struct Harness {
   connectors::ManualClock clock;
   connectors::ConnectorRegistry registry;
   std::unique_ptr<reconcile::Controller> controller;
+  const std::string& state_dir() const { return state_dir_; }
+  std::string state_dir_;
 
   // Opens a controller on <dir>/repo with state in <dir>/state.
   Status Open(const std::string& dir, const std::string& scenario = "") {
@@ -92,6 +94,7 @@ struct Harness {
     reconcile::ControllerOptions o;
     o.config_dir = dir + "/repo";
     o.state_dir = dir + "/state";
+    state_dir_ = o.state_dir;
     o.scenario = scenario;
     Result<std::unique_ptr<reconcile::Controller>> c = reconcile::Controller::Open(o, registry, &clock);
     if (!c.ok()) return c.status();
