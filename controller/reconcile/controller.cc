@@ -97,6 +97,7 @@ Status Controller::OpenJournal() {
 Controller::~Controller() = default;
 
 Status Controller::Stop(const std::string& reason) {
+  std::lock_guard<std::mutex> pass_lock(pass_mu_);
   std::lock_guard<std::mutex> lock(mu_);
   if (stopped_ || !journal_) return Status::Ok();
   stopped_ = true;
@@ -121,6 +122,7 @@ Status Controller::CreateConnectors() {
 }
 
 Status Controller::Reload() {
+  std::lock_guard<std::mutex> pass_lock(pass_mu_);
   std::lock_guard<std::mutex> lock(mu_);
   std::string before = activator_.active()->config.revision;
   Status s = activator_.Reload({options_.config_dir});
@@ -141,6 +143,14 @@ Status Controller::Reload() {
 }
 
 Result<PassStats> Controller::Pass() {
+  std::lock_guard<std::mutex> pass_lock(pass_mu_);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopped_) return FailedPrecondition("the controller has stopped");
+  }
+  // Connector calls without the API's lock: submissions, lists and metrics are served
+  // while a slow cluster runs into its timeout. pass_mu_ keeps Reload and Stop out.
+  Observations observed = reconciler_->Collect();
   std::lock_guard<std::mutex> lock(mu_);
   if (stopped_) return FailedPrecondition("the controller has stopped");
   Duration now = clock_->Now();
@@ -163,7 +173,7 @@ Result<PassStats> Controller::Pass() {
   bool placing = journal_log_->health().ok() && !sink_pause;
   reconciler_->SetPlacing(placing);
   auto start = std::chrono::steady_clock::now();
-  Result<PassStats> stats = reconciler_->Pass();
+  Result<PassStats> stats = reconciler_->Pass(std::move(observed));
   if (stats.ok()) JournalBudgetAlerts();
   (void)journal_->MaybeCheckpoint();
   if (shipping_ != nullptr) shipping_->Wake();

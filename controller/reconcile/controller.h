@@ -1,7 +1,7 @@
 #pragma once
 // The running controller: the active policy revision, the store, the connectors and
-// the reconcile loop behind one mutex, so the HTTP server and the run loop can share
-// it. The run loop calls Pass; the server calls the API methods. Tenants: an empty
+// the reconcile loop, shared by the HTTP server and the run loop. The observe phase's
+// connector calls run outside the lock the API takes. The run loop calls Pass; the server calls the API methods. Tenants: an empty
 // tenant means the caller is an admin (sees and cancels everything).
 #include <map>
 #include <memory>
@@ -115,6 +115,9 @@ class Controller {
   void JournalBudgetAlerts();
   Result<store::WorkloadRecord> Owned(const std::string& name, const std::string& tenant);
 
+  // Lock order: pass_mu_, then mu_. pass_mu_ serialises what drives connectors (Pass,
+  // Reload, Stop); mu_ guards the state the API reads and writes.
+  std::mutex pass_mu_;
   std::mutex mu_;
   ControllerOptions options_;
   const connectors::ConnectorRegistry& registry_;

@@ -95,13 +95,22 @@ const model::Workload* Reconciler::SpecOf(const WorkloadRecord& r, std::string* 
   return &api_specs_[r.name].second;
 }
 
-void Reconciler::ObserveClusters(PassStats& stats) {
+Observations Reconciler::Collect() const {
+  const Duration now = clock_->Now();
+  Observations out;
+  for (const auto& [name, connector] : connectors_) {
+    if (!queue_.Ready("cluster/" + name, now)) continue;
+    out.emplace_back(name, connector->Observe(Context(name)));
+  }
+  return out;
+}
+
+void Reconciler::ApplyObservations(Observations observed, PassStats& stats) {
   Duration now = clock_->Now();
-  for (auto& [name, connector] : connectors_) {
+  for (auto& [name, obs] : observed) {
+    if (connectors_.count(name) == 0) continue;  // a revision dropped it meanwhile
     ClusterStatus& cs = clusters_[name];
     std::string key = "cluster/" + name;
-    if (!queue_.Ready(key, now)) continue;
-    Result<connectors::Observation> obs = connector->Observe(Context(name));
     if (obs.ok() && obs->healthy) {
       cs.last = std::move(obs).value();
       cs.healthy = true;

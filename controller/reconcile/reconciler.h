@@ -47,6 +47,9 @@ struct ClusterStatus {
   connectors::Observation last;  // last successful observation
 };
 
+// What one observe phase got from each cluster it asked.
+using Observations = std::vector<std::pair<std::string, Result<connectors::Observation>>>;
+
 struct PassStats {
   int observed_clusters = 0;
   int decisions = 0;
@@ -87,7 +90,14 @@ class Reconciler {
 
   // Inserts the active revision's Workloads the store does not know yet.
   Status SyncRepositoryWorkloads();
-  Result<PassStats> Pass();
+  // The observe phase's connector calls (every cluster whose backoff is due), kept apart
+  // so the controller makes them without the lock its API needs: a cluster that hangs
+  // until its timeout then delays only the pass. Changes no reconciler state; nothing
+  // else may run on this reconciler meanwhile except reads of clusters().
+  Observations Collect() const;
+  // One pass on observations Collect made: record them, sync, plan, act.
+  Result<PassStats> Pass(Observations observed);
+  Result<PassStats> Pass() { return Pass(Collect()); }
 
   const std::map<std::string, ClusterStatus>& clusters() const { return clusters_; }
   // The spec of a stored workload under the active revision; null when it has none
@@ -104,7 +114,7 @@ class Reconciler {
   const std::map<std::pair<std::string, std::string>, int64_t>& refusals() const { return refusals_; }
 
  private:
-  void ObserveClusters(PassStats& stats);
+  void ApplyObservations(Observations observed, PassStats& stats);
   Status SyncActive(store::WorkloadRecord& r, PassStats& stats);
   Status Requeue(store::WorkloadRecord& r, const std::string& why, bool counts_as_failure, PassStats& stats);
   Status StopVictim(const placement::Preemption& victim, const placement::Decision& beneficiary,

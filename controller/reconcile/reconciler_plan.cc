@@ -45,10 +45,10 @@ placement::Binding BindingOfSubmit(const connectors::Action& a, const std::strin
 
 }  // namespace
 
-Result<PassStats> Reconciler::Pass() {
+Result<PassStats> Reconciler::Pass(Observations observed) {
   PassStats stats;
   if (!revision_) return FailedPrecondition("no active policy revision");
-  ObserveClusters(stats);
+  ApplyObservations(std::move(observed), stats);
   Result<std::vector<WorkloadRecord>> records = store_->List();
   if (!records.ok()) return records.status();
   for (WorkloadRecord& r : *records) {
@@ -74,7 +74,7 @@ Result<PassStats> Reconciler::Pass() {
 Result<placement::Plan> Reconciler::Preview() {
   if (!revision_) return FailedPrecondition("no active policy revision");
   PassStats stats;
-  ObserveClusters(stats);
+  ApplyObservations(Collect(), stats);
   Result<std::vector<WorkloadRecord>> records = store_->List();
   if (!records.ok()) return records.status();
   PassSnapshot pass = BuildSnapshot(Sources(*records));
