@@ -9,6 +9,7 @@
 #include "controller/cli/plan_output.h"
 #include "controller/config/loader.h"
 #include "controller/reconcile/preview.h"
+#include "controller/runtime/runtime.h"
 #include "policies/engine/activation.h"
 
 namespace gpufed::cli {
@@ -42,9 +43,17 @@ int RunPlan(const PlanOptions& options, const connectors::ConnectorRegistry* reg
       std::cerr << "gpufed plan: --state plans the controller's own workloads (no --workloads)\n";
       return 2;
     }
-    reconcile::PreviewOptions preview{options.state_dir, options.scenario};
-    if (preview.scenario.empty() && std::filesystem::exists(options.config_dir + "/simulation/scenario.yaml")) {
-      preview.scenario = options.config_dir + "/simulation/scenario.yaml";  // as `gpufed run` does
+    reconcile::PreviewOptions preview{options.state_dir, {}};
+    // The failures of the run's scenario, as `gpufed run` plays them.
+    const std::string scenario =
+        options.scenario.empty() ? runtime::DefaultScenarioFile(options.config_dir) : options.scenario;
+    if (!scenario.empty()) {
+      Result<runtime::ScenarioSource> source = runtime::ScenarioSource::Load(scenario, revision.config);
+      if (!source.ok()) {
+        std::cerr << "gpufed plan: " << source.status().message() << "\n";
+        return 1;
+      }
+      preview.connector_settings = runtime::ScenarioConnectorSettings(*source);
     }
     Result<placement::Plan> plan = reconcile::PreviewFromState(revision, preview, *registry);
     if (!plan.ok()) {

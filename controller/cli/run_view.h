@@ -8,19 +8,20 @@
 
 #include "controller/common/duration.h"
 #include "controller/reconcile/controller.h"
+#include "controller/runtime/runtime.h"
 
 namespace gpufed::cli {
 
-class RunView {
+class RunView : public runtime::RuntimeView {
  public:
   // `tty`: redraw in place with ANSI escapes; else print a status line per `every`.
   // `wall_clock`: times are Unix epoch times, shown as UTC time of day; else virtual
   // time since the start of the run.
   RunView(std::ostream& out, bool tty, bool wall_clock, Duration every = Duration::FromSeconds(3600))
       : out_(out), tty_(tty), wall_clock_(wall_clock), every_(every) {}
-  void Update(reconcile::Controller& controller, Duration now, bool force = false);
+  void Update(reconcile::Controller& controller, Duration now, bool force) override;
   // A notable event (requeue, preemption, outage, revision change), kept above the view.
-  void Event(Duration now, const std::string& line);
+  void Event(Duration now, const std::string& line) override;
 
  private:
   std::ostream& out_;

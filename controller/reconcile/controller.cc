@@ -4,7 +4,6 @@
 #include <chrono>
 #include <filesystem>
 
-#include "connectors/sim/scenario.h"
 #include "controller/audit/records.h"
 #include "controller/config/loader.h"
 
@@ -40,26 +39,6 @@ Result<std::unique_ptr<Controller>> Controller::Open(const ControllerOptions& op
       });
   c->reconciler_->SetRevision(c->activator_.active());
   GPUFED_RETURN_IF_ERROR(c->CreateConnectors());
-  if (!options.scenario.empty()) {
-    Result<connectors::sim::Scenario> scenario = connectors::sim::LoadScenario(options.scenario);
-    if (!scenario.ok()) return scenario.status();
-    for (const std::string& file : scenario->submissions) {
-      config::LoadResult more = config::LoadRepository({file}, {}, &c->activator_.active()->config);
-      if (!more.ok()) {
-        std::string why;
-        for (const auto& d : more.diagnostics.items()) why += "\n  " + d.ToString();
-        return InvalidArgument("scenario submissions " + file + ":" + why);
-      }
-      for (model::Workload& w : more.config.workloads) {
-        Result<std::optional<WorkloadRecord>> known = c->store_->Get(w.metadata.name);
-        if (!known.ok()) return known.status();
-        if (!*known) c->scenario_.push_back(w);
-      }
-      c->reconciler_->AddSpecs(std::move(more.config.workloads));
-    }
-    std::stable_sort(c->scenario_.begin(), c->scenario_.end(),
-                     [](const model::Workload& a, const model::Workload& b) { return a.submitted_at > b.submitted_at; });
-  }
   GPUFED_RETURN_IF_ERROR(c->reconciler_->SyncRepositoryWorkloads());
   return c;
 }
@@ -112,7 +91,7 @@ Status Controller::CreateConnectors() {
     connectors::FactoryContext ctx;
     ctx.clock = clock_;
     ctx.state_dir = options_.state_dir + "/connectors/" + cluster.metadata.name;
-    ctx.settings["sim.scenario"] = options_.scenario;
+    ctx.settings = options_.connector_settings;
     Result<std::unique_ptr<connectors::Connector>> c = registry_.Create(cluster, ctx);
     if (!c.ok()) return c.status();
     made[cluster.metadata.name] = std::move(c).value();
@@ -153,20 +132,6 @@ Result<PassStats> Controller::Pass() {
   Observations observed = reconciler_->Collect();
   std::lock_guard<std::mutex> lock(mu_);
   if (stopped_) return FailedPrecondition("the controller has stopped");
-  Duration now = clock_->Now();
-  while (!scenario_.empty() && scenario_.back().submitted_at <= now) {
-    const model::Workload& w = scenario_.back();
-    WorkloadRecord r;
-    r.name = w.metadata.name;
-    r.uid = w.metadata.name + "-s" + std::to_string(w.submitted_at.millis());
-    r.tenant = w.tenant;
-    r.source = "scenario";
-    r.submitted = w.submitted_at;
-    r.gpu_milli = int64_t{w.resources.total_gpus()} * 1000;
-    Status s = store_->Submit(r, now);
-    if (!s.ok() && s.code() != StatusCode::kAlreadyExists) return s;
-    scenario_.pop_back();
-  }
   // Write-ahead: nothing new is placed while the journal cannot record it, nor while a
   // sink that asked for it (onLagLimit: pause) is behind.
   const bool sink_pause = JournalSinkLag();
@@ -193,9 +158,28 @@ Result<PassStats> Controller::Pass() {
   return stats;
 }
 
+void Controller::AddSourceSpecs(const std::string& source, std::vector<model::Workload> specs) {
+  std::lock_guard<std::mutex> lock(mu_);
+  reconciler_->AddSpecs(source, std::move(specs));
+}
+
+Status Controller::SubmitFromSource(const model::Workload& w, const std::string& source) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<std::optional<WorkloadRecord>> known = store_->Get(w.metadata.name);
+  if (!known.ok()) return known.status();
+  if (*known) return Status::Ok();
+  WorkloadRecord r;
+  r.name = w.metadata.name;
+  r.uid = w.metadata.name + "-s" + std::to_string(w.submitted_at.millis());
+  r.tenant = w.tenant;
+  r.source = source;
+  r.submitted = w.submitted_at;
+  r.gpu_milli = int64_t{w.resources.total_gpus()} * 1000;
+  return store_->Submit(r, clock_->Now());
+}
+
 bool Controller::Idle() {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!scenario_.empty()) return false;
   Result<std::vector<WorkloadRecord>> all = store_->List();
   if (!all.ok()) return false;
   for (const WorkloadRecord& r : *all) {
@@ -206,7 +190,7 @@ bool Controller::Idle() {
 
 bool Controller::Stuck() {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!scenario_.empty() || reconciler_->NextEvent().millis() > 0) return false;
+  if (reconciler_->NextEvent().millis() > 0) return false;
   Result<std::vector<WorkloadRecord>> all = store_->List();
   if (!all.ok()) return false;
   for (const WorkloadRecord& r : *all) {
@@ -217,12 +201,7 @@ bool Controller::Stuck() {
 
 Duration Controller::NextEvent() {
   std::lock_guard<std::mutex> lock(mu_);
-  Duration next = reconciler_->NextEvent();
-  if (!scenario_.empty()) {
-    Duration s = scenario_.back().submitted_at;
-    if (next.millis() == 0 || s < next) next = s;
-  }
-  return next;
+  return reconciler_->NextEvent();
 }
 
 Status Controller::audit_health() {

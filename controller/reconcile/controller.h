@@ -25,7 +25,9 @@ namespace gpufed::reconcile {
 struct ControllerOptions {
   std::string config_dir;
   std::string state_dir = "gpufed-state";
-  std::string scenario;               // sim scenario file; empty: none
+  // Run-wide connector settings (FactoryContext::settings), e.g. the sim connectors'
+  // scenario, which the runtime sets: the loop itself knows no provider.
+  std::map<std::string, std::string> connector_settings;
   ReconcilerOptions reconcile;
   // The audit journal lives in <state_dir>/audit. Null: the real file system; tests
   // pass a FaultEnv. Must outlive the Controller.
@@ -55,13 +57,19 @@ class Controller {
   // Re-reads the repository. OK when the new revision is active; FailedPrecondition
   // (with the reasons) when it was rejected and the last good one keeps serving.
   Status Reload();
-  // Submits scenario workloads whose submittedAt has come, then runs one pass.
+  // One reconcile pass.
   Result<PassStats> Pass();
-  // Nothing waiting or active, and no scenario submission to come.
+  // Nothing waiting or active.
   bool Idle();
   // Nothing active and no event to come: waiting work can never be placed by time alone.
   bool Stuck();
   Duration NextEvent();
+
+  // A workload source other than the repository and the API (the runtime's scenario):
+  // its specs, then each submission when it is due. A name the store already knows is
+  // not submitted again (a restarted run).
+  void AddSourceSpecs(const std::string& source, std::vector<model::Workload> specs);
+  Status SubmitFromSource(const model::Workload& workload, const std::string& source);
 
   // API. PermissionDenied when a tenant caller touches another tenant's workload.
   // Submit: InvalidArgument with the loader's file/line/field messages.
@@ -133,7 +141,6 @@ class Controller {
   std::unique_ptr<StoreDecisionLog> log_;
   std::unique_ptr<TeeDecisionLog> tee_;
   std::unique_ptr<Reconciler> reconciler_;
-  std::vector<model::Workload> scenario_;         // not yet submitted, by submittedAt
   std::map<std::string, int64_t> decisions_by_outcome_;
   std::vector<double> pass_seconds_;              // decision latency samples (bounded)
   int64_t passes_ = 0;

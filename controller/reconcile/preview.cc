@@ -42,7 +42,7 @@ Result<placement::Plan> PreviewFromState(const policy::Revision& revision, const
     connectors::FactoryContext ctx;
     ctx.clock = clock;
     ctx.state_dir = options.state_dir + "/connectors/" + cluster.metadata.name;
-    ctx.settings["sim.scenario"] = options.scenario;
+    ctx.settings = options.connector_settings;
     Result<std::unique_ptr<connectors::Connector>> c = registry.Create(cluster, ctx);
     if (!c.ok()) return Status(c.status().code(), "cluster " + cluster.metadata.name + ": " + c.status().message());
     made[cluster.metadata.name] = std::move(c).value();

@@ -3,6 +3,7 @@
 // planned on the same snapshot the loop builds (snapshot_builder.h) from that
 // controller's store and its clusters' observations. Read-only: no journal is opened,
 // nothing is applied, the store is only read.
+#include <map>
 #include <string>
 
 #include "connectors/core/registry.h"
@@ -13,7 +14,8 @@ namespace gpufed::reconcile {
 
 struct PreviewOptions {
   std::string state_dir;
-  std::string scenario;      // the run's sim scenario (injected failures), if any
+  // The run's connector settings (runtime::ScenarioConnectorSettings for its scenario).
+  std::map<std::string, std::string> connector_settings;
 };
 
 // NotFound when `state_dir` holds no controller store. The plan's decisions refer to

@@ -18,8 +18,8 @@ void Reconciler::SetConnectors(std::map<std::string, std::unique_ptr<connectors:
   for (const auto& [name, c] : connectors_) clusters_.try_emplace(name);
 }
 
-void Reconciler::AddSpecs(std::vector<model::Workload> specs) {
-  for (model::Workload& w : specs) scenario_specs_[w.metadata.name] = std::move(w);
+void Reconciler::AddSpecs(const std::string& source, std::vector<model::Workload> specs) {
+  for (model::Workload& w : specs) source_specs_[source][w.metadata.name] = std::move(w);
 }
 
 int64_t Reconciler::connector_errors(const std::string& cluster) const {
@@ -72,10 +72,10 @@ const model::Workload* Reconciler::SpecOf(const WorkloadRecord& r, std::string* 
       return nullptr;
     }
     spec = *found;
-  } else if (r.source == "scenario") {
-    auto it = scenario_specs_.find(r.name);
-    if (it == scenario_specs_.end()) {
-      if (why) *why = "scenario spec not loaded";
+  } else if (auto source = source_specs_.find(r.source); source != source_specs_.end()) {
+    auto it = source->second.find(r.name);
+    if (it == source->second.end()) {
+      if (why) *why = r.source + " spec not loaded";
       return nullptr;
     }
     spec = it->second;

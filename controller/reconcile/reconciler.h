@@ -72,8 +72,9 @@ class Reconciler {
   // passes) and connectors by cluster name (owned here).
   void SetRevision(const policy::Revision* revision) { revision_ = revision; }
   void SetConnectors(std::map<std::string, std::unique_ptr<connectors::Connector>> connectors);
-  // Specs for workloads of source "scenario" (the scenario file is their desired state).
-  void AddSpecs(std::vector<model::Workload> specs);
+  // Specs of the workloads a source other than the repository and the API submits (the
+  // source is their desired state), by workload name.
+  void AddSpecs(const std::string& source, std::vector<model::Workload> specs);
 
   // Called with the result of every connector action the loop applies (audit).
   using ActionObserver = std::function<void(const connectors::Action&, const std::string& cluster, const Status&)>;
@@ -136,7 +137,7 @@ class Reconciler {
   const policy::Revision* revision_ = nullptr;
   std::map<std::string, std::unique_ptr<connectors::Connector>> connectors_;
   std::map<std::string, ClusterStatus> clusters_;
-  std::map<std::string, model::Workload> scenario_specs_;
+  std::map<std::string, std::map<std::string, model::Workload>> source_specs_;  // source -> name -> spec
   std::map<std::string, std::pair<std::string, model::Workload>> api_specs_;  // name -> (uid@revision, spec)
   std::map<std::string, std::string> last_decision_;                         // name -> outcome|reason
   std::map<std::pair<std::string, std::string>, int64_t> refusals_;           // (cluster, reason) -> count

@@ -31,46 +31,30 @@ std::map<uint64_t, nlohmann::json> ReadJournal(const std::string& audit_dir) {
   return out;
 }
 
-Status RunUntilIdle(Harness& h) {
-  for (int i = 0; i < 20000; ++i) {
-    Result<reconcile::PassStats> stats = h.controller->Pass();
-    if (!stats.ok()) return stats.status();
-    if (h.controller->Idle() || h.controller->Stuck()) return Status::Ok();
-    h.Step();
-  }
-  return Status(StatusCode::kDeadlineExceeded, "not idle");
-}
-
 TEST(AuditWiring, QuickstartJournalVerifiesAndHoldsEveryDecisionBeforeItsAction) {
   std::string dir = ::testing::TempDir() + "/gpufed_it_audit_quickstart";
   std::filesystem::remove_all(dir);
   std::string repo = std::string(GPUFED_SOURCE_DIR) + "/examples/quickstart";
   Harness h;
-  ASSERT_TRUE(connectors::sim::RegisterSimConnector(h.registry).ok());
-  reconcile::ControllerOptions o;
-  o.config_dir = repo;
-  o.state_dir = dir + "/state";
-  o.scenario = repo + "/simulation/scenario.yaml";
-  auto c = reconcile::Controller::Open(o, h.registry, &h.clock);
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
-  h.controller = std::move(c).value();
-  ASSERT_TRUE(RunUntilIdle(h).ok());
-  EXPECT_TRUE(h.controller->audit_health().ok());
+  Status opened = h.OpenRuntime(repo, dir + "/state", repo + "/simulation/scenario.yaml");
+  ASSERT_TRUE(opened.ok()) << opened.ToString();
+  ASSERT_TRUE(h.RunUntilIdle().ok());
+  EXPECT_TRUE(h.Ctl().audit_health().ok());
 
   // Store decisions per workload (the explain/API index).
   std::map<std::string, int> stored;
   int stored_total = 0;
-  auto all = h.controller->List("");
+  auto all = h.Ctl().List("");
   ASSERT_TRUE(all.ok());
   for (const store::WorkloadRecord& r : *all) {
-    auto rows = h.controller->Decisions(r.name, "");
+    auto rows = h.Ctl().Decisions(r.name, "");
     ASSERT_TRUE(rows.ok());
     stored[r.name] += static_cast<int>(rows->size());
     stored_total += static_cast<int>(rows->size());
   }
   ASSERT_GT(stored_total, 0);
-  ASSERT_TRUE(h.controller->Stop("test done").ok());  // stop record and final checkpoint
-  h.controller.reset();
+  ASSERT_TRUE(h.runtime->Stop("test done").ok());  // stop record and final checkpoint
+  h.runtime.reset();
 
   const std::string audit_dir = dir + "/state/audit";
   std::unique_ptr<audit::Env> env = audit::NewPosixEnv();

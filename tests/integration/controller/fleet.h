@@ -10,6 +10,7 @@
 #include "connectors/core/clock.h"
 #include "connectors/sim/sim_connector.h"
 #include "controller/reconcile/controller.h"
+#include "controller/runtime/runtime.h"
 
 namespace gpufed::testing {
 
@@ -83,43 +84,64 @@ inline std::string FreshDir(const std::string& name) {
 struct Harness {
   connectors::ManualClock clock;
   connectors::ConnectorRegistry registry;
+  // Either a bare controller (Open without a scenario) or the whole runtime `gpufed run`
+  // is (OpenRuntime, and Open with a scenario), stepped on `clock` either way.
   std::unique_ptr<reconcile::Controller> controller;
+  std::unique_ptr<runtime::Runtime> runtime;
   const std::string& state_dir() const { return state_dir_; }
   std::string state_dir_;
 
+  reconcile::Controller& Ctl() { return runtime ? runtime->controller() : *controller; }
+
   // Opens a controller on <dir>/repo with state in <dir>/state.
   Status Open(const std::string& dir, const std::string& scenario = "") {
+    if (!scenario.empty()) return OpenRuntime(dir + "/repo", dir + "/state", scenario);
     Status s = connectors::sim::RegisterSimConnector(registry);
     if (!s.ok() && s.code() != StatusCode::kAlreadyExists) return s;
     reconcile::ControllerOptions o;
     o.config_dir = dir + "/repo";
     o.state_dir = dir + "/state";
     state_dir_ = o.state_dir;
-    o.scenario = scenario;
     Result<std::unique_ptr<reconcile::Controller>> c = reconcile::Controller::Open(o, registry, &clock);
     if (!c.ok()) return c.status();
     controller = std::move(c).value();
+    return Status::Ok();
+  }
+  // The runtime of `gpufed run` (scenario included) on `clock`, without signal handlers.
+  Status OpenRuntime(const std::string& config_dir, const std::string& state_dir, const std::string& scenario) {
+    Status s = connectors::sim::RegisterSimConnector(registry);
+    if (!s.ok() && s.code() != StatusCode::kAlreadyExists) return s;
+    runtime::RuntimeOptions o;
+    o.config_dir = config_dir;
+    o.state_dir = state_dir;
+    o.scenario = scenario;
+    o.clock = &clock;
+    o.handle_signals = false;
+    state_dir_ = state_dir;
+    Result<std::unique_ptr<runtime::Runtime>> rt = runtime::Runtime::Open(o, registry, nullptr);
+    if (!rt.ok()) return rt.status();
+    runtime = std::move(rt).value();
     return Status::Ok();
   }
   // Passes in virtual time until idle, stuck, or `limit` of virtual time.
   Status RunUntilIdle(Duration limit = Duration::FromSeconds(48 * 3600)) {
     Duration end = clock.Now() + limit;
     while (clock.Now() < end) {
-      Result<reconcile::PassStats> stats = controller->Pass();
+      Result<reconcile::PassStats> stats = runtime ? runtime->Step() : controller->Pass();
       if (!stats.ok()) return stats.status();
-      if (controller->Idle() || controller->Stuck()) return Status::Ok();
+      if (runtime ? runtime->Idle() || runtime->Stuck() : controller->Idle() || controller->Stuck()) return Status::Ok();
       Step();
     }
     return Status(StatusCode::kDeadlineExceeded, "not idle in time");
   }
   // Advances to the next event, or at most 5 virtual minutes.
   void Step() {
-    Duration next = controller->NextEvent();
+    Duration next = runtime ? runtime->NextEvent() : controller->NextEvent();
     Duration cap = clock.Now() + Duration::FromSeconds(300);
     clock.AdvanceTo(next.millis() == 0 || next > cap ? cap : next);
   }
   store::WorkloadRecord Get(const std::string& name) {
-    Result<store::WorkloadRecord> r = controller->Get(name, "");
+    Result<store::WorkloadRecord> r = Ctl().Get(name, "");
     return r.ok() ? *r : store::WorkloadRecord{};
   }
 };

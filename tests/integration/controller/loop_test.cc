@@ -50,7 +50,7 @@ TEST(ControllerLoop, RequeuesCheckpointableWorkFromItsCheckpointWhenAClusterIsLo
     if (r.attempt > 1) {
       ++requeued;
       EXPECT_GT(r.resume_from.millis(), 0) << name;  // resumed from a checkpoint, not from zero
-      auto history = h.controller->store()->History(name);
+      auto history = h.Ctl().store()->History(name);
       bool saw_requeue = false;
       for (const auto& t : *history) saw_requeue |= t.to == "Requeued" && t.reason.find("unhealthy") != std::string::npos;
       EXPECT_TRUE(saw_requeue) << name;
@@ -137,16 +137,11 @@ TEST(ControllerLoop, ActivatesANewRevisionMidRunAndKeepsTheOldOneWhenTheNextIsBa
 TEST(ControllerLoop, RunsTheQuickstartScenarioToIdle) {
   std::string dir = FreshDir("quickstart");
   Harness h;
-  reconcile::ControllerOptions o;
-  ASSERT_TRUE(connectors::sim::RegisterSimConnector(h.registry).ok());
-  o.config_dir = std::string(GPUFED_SOURCE_DIR) + "/examples/quickstart";
-  o.state_dir = dir + "/state";
-  o.scenario = o.config_dir + "/simulation/scenario.yaml";
-  Result<std::unique_ptr<reconcile::Controller>> c = reconcile::Controller::Open(o, h.registry, &h.clock);
-  ASSERT_TRUE(c.ok()) << c.status().message();
-  h.controller = std::move(c).value();
+  const std::string repo = std::string(GPUFED_SOURCE_DIR) + "/examples/quickstart";
+  Status opened = h.OpenRuntime(repo, dir + "/state", repo + "/simulation/scenario.yaml");
+  ASSERT_TRUE(opened.ok()) << opened.ToString();
   ASSERT_TRUE(h.RunUntilIdle().ok());
-  auto attempts = h.controller->store()->Attempts();
+  auto attempts = h.Ctl().store()->Attempts();
   int lost = 0, preempted = 0, cloud = 0;
   for (const auto& a : *attempts) {
     lost += a.outcome == "lost";
@@ -156,7 +151,7 @@ TEST(ControllerLoop, RunsTheQuickstartScenarioToIdle) {
   EXPECT_GE(lost, 1);
   EXPECT_GE(preempted, 1);
   EXPECT_GE(cloud, 5);
-  auto all = h.controller->List("");
+  auto all = h.Ctl().List("");
   int succeeded = 0;
   for (const auto& r : *all) succeeded += r.state == WorkloadState::kSucceeded;
   EXPECT_GE(succeeded, 35);

@@ -1,10 +1,10 @@
-#include "controller/cli/stop_signals.h"
+#include "controller/runtime/stop_signals.h"
 
 #include <unistd.h>
 
 #include <atomic>
 
-namespace gpufed::cli {
+namespace gpufed::runtime {
 namespace {
 
 // A signal handler can only reach process-wide state: this is the one place gpufed
@@ -43,4 +43,4 @@ const char* StopSignals::Name(int signal) {
   }
 }
 
-}  // namespace gpufed::cli
+}  // namespace gpufed::runtime

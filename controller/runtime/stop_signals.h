@@ -5,7 +5,7 @@
 // consistent because every append is atomic (a torn tail is repaired at the next start).
 #include <csignal>
 
-namespace gpufed::cli {
+namespace gpufed::runtime {
 
 class StopSignals {
  public:
@@ -24,4 +24,4 @@ class StopSignals {
   struct sigaction previous_int_ {};
 };
 
-}  // namespace gpufed::cli
+}  // namespace gpufed::runtime
