@@ -74,6 +74,9 @@ CLI::App* AddPhillyCommand(CLI::App& app, PhillyOptions& o) {
   cmd->add_option("--half-life", o.half_life, "gpufed: fair-share usage half-life")->capture_default_str();
   cmd->add_option("--format", o.format, "table or csv")->capture_default_str();
   cmd->add_option("--jobs", o.jobs_file, "write every job (strategy,job,tenant,gpus,submit_s,start_s,end_s,cluster)");
+  cmd->add_option("--state", o.state_dir,
+                  "gpufed: keep the generated repository, the store and the audit journal here (default: a temporary "
+                  "folder, removed)");
   return cmd;
 }
 
@@ -91,6 +94,7 @@ int RunPhillyCommand(const PhillyOptions& o) {
   setup.burst_depth = o.burst_depth;
   setup.cloud_budget = o.cloud_budget;
   setup.window_ms = int64_t{o.days} * 86400 * 1000;
+  setup.state_dir = o.state_dir;
   for (auto [text, out, name] : {std::tuple{&o.provision_delay, &setup.provision_delay, "--provision-delay"},
                                  std::tuple{&o.burst_wait, &setup.burst_wait, "--burst-wait"},
                                  std::tuple{&o.half_life, &setup.half_life, "--half-life"}}) {
@@ -131,7 +135,9 @@ int RunPhillyCommand(const PhillyOptions& o) {
   std::vector<StrategyRun> runs;
   runs.push_back(RunOnpremOnly(jobs, setup, progress));
   runs.push_back(RunAlwaysCheapest(jobs, setup, progress));
-  runs.push_back(RunGpufed(jobs, setup, progress));
+  Result<StrategyRun> gpufed = RunGpufed(jobs, setup, progress);
+  if (!gpufed.ok()) return Fail(gpufed.status().ToString(), 1);
+  runs.push_back(std::move(gpufed).value());
   if (tty) std::fprintf(stderr, "\n");
 
   if (!o.jobs_file.empty()) {
@@ -178,7 +184,7 @@ int RunPhillyCommand(const PhillyOptions& o) {
                 Human(s.mean_jct_s).c_str(), s.onprem_util_pct, s.cloud_gpu_hours, s.cloud_cost,
                 Human(s.tenant_p95_min_s).c_str(), Human(s.tenant_p95_max_s).c_str());
   }
-  std::printf("\ngpufed: %lld plans, %lld budget alerts; run times %.1f / %.1f / %.1f s; total %.1f s on %u cores, "
+  std::printf("\ngpufed: %lld passes, %lld budget alerts; run times %.1f / %.1f / %.1f s; total %.1f s on %u cores, "
               "build %s, %s\n",
               static_cast<long long>(runs[2].plans), static_cast<long long>(runs[2].alerts), runs[0].seconds,
               runs[1].seconds, runs[2].seconds, elapsed, std::thread::hardware_concurrency(), GPUFED_BUILD_TYPE,

@@ -19,6 +19,7 @@ struct PhillyOptions {
   std::string half_life = "24h";
   std::string format = "table";
   std::string jobs_file;
+  std::string state_dir;
 };
 
 // Registers the subcommand on `app`; options land in `options`, which must outlive parsing.

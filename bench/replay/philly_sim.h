@@ -5,9 +5,11 @@
 //
 //   onprem-only      on-prem, first come first served with backfill (no cloud)
 //   always-cheapest  on-prem when a job fits now, else the cloud at once
-//   gpufed           the real placer (MakePlan) event by event: on-prem first, burst
-//                    after the class queue wait, weighted fair share over a decaying
-//                    window, weekly per-tenant cloud budgets
+//   gpufed           the product: the window as a repository (philly_repo.h) played by
+//                    the real runtime (reconcile loop, store, audit journal) with sim
+//                    connectors in virtual time: on-prem first, burst after the class
+//                    queue wait, weighted fair share over a decaying window, weekly
+//                    per-tenant cloud budgets
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -29,6 +31,7 @@ struct PhillySetup {
   double cloud_budget = -1;                           // gpufed: per tenant per week; < 0 = default
   Duration half_life = Duration::FromSeconds(24 * 3600);
   int64_t window_ms = 0;                              // the trace window (for utilisation)
+  std::string state_dir;                              // gpufed: keep the store and journal here; "" = temporary
 };
 
 // Where and when one job ran.
@@ -43,7 +46,7 @@ struct JobRun {
 struct StrategyRun {
   std::string strategy;
   std::vector<JobRun> jobs;    // in the order of the input jobs
-  int64_t plans = 0;           // MakePlan calls (gpufed)
+  int64_t plans = 0;           // reconcile passes (gpufed)
   int64_t alerts = 0;          // budget alerts raised (gpufed)
   double seconds = 0;          // wall time
 };
@@ -70,7 +73,9 @@ using PhillyProgress = std::function<void(const std::string&, size_t, size_t)>;
 StrategyRun RunOnpremOnly(const std::vector<PhillyJob>& jobs, const PhillySetup& setup, const PhillyProgress& progress);
 StrategyRun RunAlwaysCheapest(const std::vector<PhillyJob>& jobs, const PhillySetup& setup,
                               const PhillyProgress& progress);
-StrategyRun RunGpufed(const std::vector<PhillyJob>& jobs, const PhillySetup& setup, const PhillyProgress& progress);
+// Errors: the repository could not be written, or the runtime failed (named).
+Result<StrategyRun> RunGpufed(const std::vector<PhillyJob>& jobs, const PhillySetup& setup,
+                              const PhillyProgress& progress);
 
 // Figures from the schedule alone (also used to recompute them from a --jobs file).
 StrategySummary Summarize(const std::string& strategy, const std::vector<JobRun>& runs, const PhillySetup& setup);

@@ -67,6 +67,7 @@ void SimCluster::AdvanceTo(Duration now) {
     ProcessAt(next);
   }
   if (now > now_) now_ = now;
+  ForgetFinished(now_);
 }
 
 Duration SimCluster::NextEvent() const {
@@ -256,7 +257,7 @@ Status SimCluster::Submit(const Action& a) {
 Status SimCluster::Stop(const Action& action, RunState to) {
   if (down_) return Unavailable(cluster_.metadata.name + " is down");
   auto it = jobs_.find(action.key);
-  if (it == jobs_.end()) return NotFound("no job " + action.key);
+  if (it == jobs_.end()) return forgotten_.count(action.key) ? Status::Ok() : NotFound("no job " + action.key);
   if (!IsFinished(it->second.state)) Finish(it->second, to, action.reason, now_);
   return Status::Ok();
 }
@@ -293,16 +294,15 @@ Observation SimCluster::Observe() const {
   return obs;
 }
 
-double SimCluster::gpu_seconds() const {
-  double total = 0;
-  for (const auto& [key, job] : jobs_) total += RunTime(job, now_).seconds() * TotalMilli(job) / 1000.0;
-  return total;
-}
-
-Money SimCluster::cost() const {
-  Money total(0, cluster_.pricing.currency);
-  for (const auto& [key, job] : jobs_) total = total.Plus(job.price.TimesGpuMilliHours(TotalMilli(job), RunTime(job, now_).millis()));
-  return total;
+void SimCluster::ForgetFinished(Duration t) {
+  for (auto it = jobs_.begin(); it != jobs_.end();) {
+    if (IsFinished(it->second.state) && it->second.finished_at + kFinishedRetention <= t) {
+      forgotten_.insert(it->first);
+      it = jobs_.erase(it);
+    } else {
+      ++it;
+    }
+  }
 }
 
 }  // namespace gpufed::connectors::sim

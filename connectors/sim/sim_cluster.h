@@ -6,6 +6,7 @@
 // give the same cluster, which is how SimConnector rebuilds it from its ledger after a
 // controller restart. Not thread-safe; SimConnector serialises access.
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -34,9 +35,10 @@ class SimCluster {
   // Ends an active job as Cancelled or Preempted; no-op for a finished job.
   Status Stop(const Action& action, RunState to);
 
-  // Totals over every job so far (metering).
-  double gpu_seconds() const;
-  Money cost() const;
+  // How long a finished job is still reported, as a real scheduler keeps finished jobs
+  // for a while (Slurm's MinJobAge): longer than any pass interval, so the controller
+  // sees every ending; short enough that observing does not grow with history.
+  static constexpr Duration kFinishedRetention = Duration::FromSeconds(3600);
 
  private:
   struct Node {
@@ -75,7 +77,10 @@ class SimCluster {
   std::vector<bool> failure_started_;
   std::vector<bool> failure_ended_;
   std::vector<Node> nodes_;
-  std::map<std::string, Job> jobs_;   // by key
+  void ForgetFinished(Duration t);
+
+  std::map<std::string, Job> jobs_;   // by key: active, and finished within kFinishedRetention
+  std::set<std::string> forgotten_;   // finished longer ago (a late stop is still a no-op)
   Duration now_;
   bool down_ = false;
   int elastic_counter_ = 0;

@@ -63,6 +63,27 @@ TEST(SimCluster, RunsAJobForItsDurationAndMetersIt) {
   EXPECT_EQ(o.nodes[0].gpus[0].free_milli, 1000);
 }
 
+TEST(SimCluster, ReportsAFinishedJobForTheRetentionWindowThenForgetsIt) {
+  SimCluster sim(TestCluster(), {});
+  ASSERT_TRUE(sim.Submit(Submit("j1", {0}, Min(10))).ok());
+  ASSERT_TRUE(sim.Submit(Submit("j2", {1}, Min(600))).ok());
+  sim.AdvanceTo(Duration::FromMillis((Min(10) + SimCluster::kFinishedRetention).millis() - 1));
+  ASSERT_NE(Find(sim.Observe(), "j1"), nullptr);  // still reported as succeeded
+  EXPECT_EQ(Find(sim.Observe(), "j1")->state, RunState::kSucceeded);
+  sim.AdvanceTo(Min(10) + SimCluster::kFinishedRetention);
+  Observation later = sim.Observe();
+  EXPECT_EQ(Find(later, "j1"), nullptr);  // forgotten: observing does not grow with history
+  ASSERT_NE(Find(later, "j2"), nullptr);  // the running job stays
+  EXPECT_EQ(later.workloads.size(), 1u);
+  // A late cancel of the forgotten job is a no-op, as for any finished job; an unknown
+  // key is still an error.
+  Action stop;
+  stop.key = "j1";
+  EXPECT_TRUE(sim.Stop(stop, RunState::kCancelled).ok());
+  stop.key = "never";
+  EXPECT_EQ(sim.Stop(stop, RunState::kCancelled).code(), StatusCode::kNotFound);
+}
+
 TEST(SimCluster, RefusesBusyGpus) {
   SimCluster sim(TestCluster(), {});
   ASSERT_TRUE(sim.Submit(Submit("a", {0}, Min(60))).ok());

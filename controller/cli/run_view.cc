@@ -42,21 +42,29 @@ void RunView::Event(Duration now, const std::string& line) {
 void RunView::Update(reconcile::Controller& controller, Duration now, bool force) {
   if (!tty_ && !force && now < next_plain_) return;
   if (next_plain_ <= now) next_plain_ = Duration::FromMillis((now.millis() / every_.millis() + 1) * every_.millis());
-  Result<std::vector<store::WorkloadRecord>> all = controller.List("");
-  if (!all.ok()) return;
-  int waiting = 0, running = 0, done = 0, bursts = 0;
+  // Counts and metered cost from SQLite's aggregates, estimates from the unfinished
+  // work only: the view's cost does not grow with the finished history.
+  Result<std::vector<store::StateCount>> counts = controller.store()->CountByState();
+  Result<std::vector<store::WorkloadRecord>> unfinished = controller.store()->ListUnfinished();
+  if (!counts.ok() || !unfinished.ok()) return;
+  int64_t waiting = 0, running = 0, done = 0, bursts = 0;
   std::map<std::string, Money> burn;
-  for (const store::WorkloadRecord& r : *all) {
-    if (store::IsWaiting(r.state)) ++waiting;
-    if (store::IsActive(r.state)) ++running;
-    if (store::IsTerminal(r.state)) ++done;
-    if (store::IsActive(r.state) && r.cloud) ++bursts;
-    burn[r.tenant] = burn[r.tenant].Plus(r.cost).Plus(store::IsActive(r.state) ? r.estimate : Money());
+  for (const store::StateCount& c : *counts) {
+    if (store::IsWaiting(c.state)) waiting += c.workloads;
+    if (store::IsActive(c.state)) running += c.workloads;
+    if (store::IsTerminal(c.state)) done += c.workloads;
+    burn[c.tenant] = burn[c.tenant].Plus(c.cost);
+  }
+  for (const store::WorkloadRecord& r : *unfinished) {
+    if (!store::IsActive(r.state)) continue;
+    if (r.cloud) ++bursts;
+    burn[r.tenant] = burn[r.tenant].Plus(r.estimate);
   }
   std::vector<std::string> lines;
   char head[160];
-  std::snprintf(head, sizeof head, "t=%s  queued %d  running %d  finished %d  on cloud now %d", Clock(now).c_str(),
-                waiting, running, done, bursts);
+  std::snprintf(head, sizeof head, "t=%s  queued %lld  running %lld  finished %lld  on cloud now %lld",
+                Clock(now).c_str(), static_cast<long long>(waiting), static_cast<long long>(running),
+                static_cast<long long>(done), static_cast<long long>(bursts));
   lines.push_back(head);
   for (const auto& c : controller.Clusters()) {
     int total = c.value("gpus", 0), used = total - c.value("gpus_free", 0);

@@ -50,15 +50,8 @@ std::string BudgetPeriodLabel(model::BudgetPeriod period, Duration now) {
 Result<std::vector<TenantSpend>> BudgetWatch::Spend(const model::Config& config, Duration now) {
   Result<std::map<std::string, store::UsageRow>> metered = store_->Usage();
   if (!metered.ok()) return metered.status();
-  Result<std::vector<store::WorkloadRecord>> records = store_->List();
-  if (!records.ok()) return records.status();
-  std::map<std::string, std::pair<Money, Money>> running;  // tenant -> estimates (all, cloud)
-  for (const store::WorkloadRecord& r : *records) {
-    if (!store::IsActive(r.state)) continue;
-    auto& [all, cloud] = running[r.tenant];
-    all = all.Plus(r.estimate);
-    if (r.cloud) cloud = cloud.Plus(r.estimate);
-  }
+  Result<std::map<std::string, store::ActiveEstimate>> running = store_->ActiveEstimates();
+  if (!running.ok()) return running.status();
   std::vector<TenantSpend> out;
   for (const model::Tenant& t : config.tenants) {
     TenantSpend s;
@@ -71,9 +64,9 @@ Result<std::vector<TenantSpend>> BudgetWatch::Spend(const model::Config& config,
       s.spent = s.spent.Plus(it->second.spent);
       s.cloud_spent = s.cloud_spent.Plus(it->second.cloud_spent);
     }
-    if (auto it = running.find(s.tenant); it != running.end()) {
-      s.spent = s.spent.Plus(it->second.first);
-      s.cloud_spent = s.cloud_spent.Plus(it->second.second);
+    if (auto it = running->find(s.tenant); it != running->end()) {
+      s.spent = s.spent.Plus(it->second.all);
+      s.cloud_spent = s.cloud_spent.Plus(it->second.cloud);
     }
     s.limit = t.budget.limit;
     s.cloud_limit = t.budget.cloud_limit;

@@ -180,7 +180,7 @@ Status Controller::SubmitFromSource(const model::Workload& w, const std::string&
 
 bool Controller::Idle() {
   std::lock_guard<std::mutex> lock(mu_);
-  Result<std::vector<WorkloadRecord>> all = store_->List();
+  Result<std::vector<WorkloadRecord>> all = store_->ListUnfinished();
   if (!all.ok()) return false;
   for (const WorkloadRecord& r : *all) {
     if (!store::IsTerminal(r.state)) return false;
@@ -191,7 +191,7 @@ bool Controller::Idle() {
 bool Controller::Stuck() {
   std::lock_guard<std::mutex> lock(mu_);
   if (reconciler_->NextEvent().millis() > 0) return false;
-  Result<std::vector<WorkloadRecord>> all = store_->List();
+  Result<std::vector<WorkloadRecord>> all = store_->ListUnfinished();
   if (!all.ok()) return false;
   for (const WorkloadRecord& r : *all) {
     if (store::IsActive(r.state) || r.state == store::WorkloadState::kPreempted) return false;

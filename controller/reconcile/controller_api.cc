@@ -183,14 +183,15 @@ nlohmann::json Controller::Clusters() {
 std::string Controller::Metrics() {
   std::lock_guard<std::mutex> lock(mu_);
   std::ostringstream m;
-  Result<std::vector<WorkloadRecord>> all = store_->List();
-  std::map<std::string, int> depth, by_state;
+  // Counted by SQLite: a scrape does not read the finished history row by row.
+  Result<std::vector<store::StateCount>> counts = store_->CountByState();
+  std::map<std::string, int64_t> depth, by_state;
   std::map<std::string, Money> burn;
-  if (all.ok()) {
-    for (const WorkloadRecord& r : *all) {
-      if (store::IsWaiting(r.state)) ++depth[r.tenant];
-      ++by_state[StateName(r.state)];
-      burn[r.tenant] = burn[r.tenant].Plus(r.cost);
+  if (counts.ok()) {
+    for (const store::StateCount& c : *counts) {
+      if (store::IsWaiting(c.state)) depth[c.tenant] += c.workloads;
+      by_state[StateName(c.state)] += c.workloads;
+      burn[c.tenant] = burn[c.tenant].Plus(c.cost);
     }
   }
   m << "# HELP gpufed_queue_depth Workloads waiting for placement.\n# TYPE gpufed_queue_depth gauge\n";

@@ -33,6 +33,8 @@ class DecisionLog {
     (void)snapshot;
     return Status::Ok();
   }
+  // The pass begun by BeginPass is over (its plan and snapshot are about to go).
+  virtual void EndPass() {}
   // Durable when OK. The loop does not act on a decision whose Record failed.
   virtual Status Record(const placement::Decision& decision, const DecisionContext& ctx) = 0;
 };
@@ -58,6 +60,9 @@ class TeeDecisionLog : public DecisionLog {
   Status BeginPass(const placement::Plan& plan, const placement::Snapshot& snapshot) override {
     for (DecisionLog* log : logs_) GPUFED_RETURN_IF_ERROR(log->BeginPass(plan, snapshot));
     return Status::Ok();
+  }
+  void EndPass() override {
+    for (DecisionLog* log : logs_) log->EndPass();
   }
   Status Record(const placement::Decision& decision, const DecisionContext& ctx) override {
     for (DecisionLog* log : logs_) GPUFED_RETURN_IF_ERROR(log->Record(decision, ctx));

@@ -36,6 +36,22 @@ JournalDecisionLog::JournalDecisionLog(audit::AuditJournal* journal, audit::Env*
 
 Status JournalDecisionLog::BeginPass(const placement::Plan& plan, const placement::Snapshot& snapshot) {
   prepared_.clear();
+  pass_plan_ = &plan;
+  pass_snapshot_ = &snapshot;
+  return Status::Ok();
+}
+
+void JournalDecisionLog::EndPass() {
+  pass_plan_ = nullptr;
+  pass_snapshot_ = nullptr;
+  prepared_.clear();
+}
+
+Status JournalDecisionLog::PreparePass() {
+  const placement::Plan& plan = *pass_plan_;
+  const placement::Snapshot& snapshot = *pass_snapshot_;
+  pass_plan_ = nullptr;
+  pass_snapshot_ = nullptr;
   Result<std::string> digest = snapshots_.Put(audit::SnapshotDocument(snapshot, repo_root_));
   snapshot_status_ = digest.status();
   if (!digest.ok()) return digest.status();
@@ -49,6 +65,7 @@ Status JournalDecisionLog::BeginPass(const placement::Plan& plan, const placemen
 }
 
 Status JournalDecisionLog::Record(const placement::Decision& d, const DecisionContext& ctx) {
+  if (ctx.kind == "place" && pass_plan_ != nullptr) GPUFED_RETURN_IF_ERROR(PreparePass());
   audit::AuditRecord record;
   auto it = prepared_.find(d.workload);
   if (ctx.kind == "place" && it != prepared_.end()) {

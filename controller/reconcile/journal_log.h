@@ -28,7 +28,11 @@ class JournalDecisionLog : public DecisionLog {
   // replay can load the revision again.
   JournalDecisionLog(audit::AuditJournal* journal, audit::Env* env, std::string repo_root);
 
+  // Remembers the pass; its snapshot is stored when the pass records its first placement
+  // decision (a pass whose decisions are all unchanged writes none). `plan` and
+  // `snapshot` must stay alive until the pass's last Record.
   Status BeginPass(const placement::Plan& plan, const placement::Snapshot& snapshot) override;
+  void EndPass() override;
   Status Record(const placement::Decision& decision, const DecisionContext& ctx) override;
   // Appends the result of a connector action, linked to the decision it carries out.
   void RecordAction(const connectors::Action& action, const std::string& cluster, const Status& result);
@@ -38,7 +42,12 @@ class JournalDecisionLog : public DecisionLog {
   Status health() const;
 
  private:
+  // Stores the pass's snapshot and prepares its decision records.
+  Status PreparePass();
+
   audit::AuditJournal* journal_;
+  const placement::Plan* pass_plan_ = nullptr;          // a pass begun and not yet prepared
+  const placement::Snapshot* pass_snapshot_ = nullptr;
   audit::SnapshotStore snapshots_;
   std::string repo_root_;
   Status snapshot_status_;

@@ -49,7 +49,7 @@ Result<PassStats> Reconciler::Pass(Observations observed) {
   PassStats stats;
   if (!revision_) return FailedPrecondition("no active policy revision");
   ApplyObservations(std::move(observed), stats);
-  Result<std::vector<WorkloadRecord>> records = store_->List();
+  Result<std::vector<WorkloadRecord>> records = store_->ListUnfinished();
   if (!records.ok()) return records.status();
   for (WorkloadRecord& r : *records) {
     if (store::IsActive(r.state)) GPUFED_RETURN_IF_ERROR(SyncActive(r, stats));
@@ -75,7 +75,7 @@ Result<placement::Plan> Reconciler::Preview() {
   if (!revision_) return FailedPrecondition("no active policy revision");
   PassStats stats;
   ApplyObservations(Collect(), stats);
-  Result<std::vector<WorkloadRecord>> records = store_->List();
+  Result<std::vector<WorkloadRecord>> records = store_->ListUnfinished();
   if (!records.ok()) return records.status();
   PassSnapshot pass = BuildSnapshot(Sources(*records));
   return placement::MakePlan(pass.snapshot);
@@ -213,6 +213,11 @@ Status Reconciler::PlanWaiting(std::vector<WorkloadRecord>& records, PassStats& 
   if (pass.snapshot.pending.empty()) return Status::Ok();
   last_plan_ = placement::MakePlan(pass.snapshot);
   GPUFED_RETURN_IF_ERROR(log_->BeginPass(last_plan_, pass.snapshot));
+  // The log may keep pointers to the plan and snapshot until the pass ends, however it ends.
+  struct PassEnd {
+    DecisionLog* log;
+    ~PassEnd() { log->EndPass(); }
+  } pass_end{log_};
   for (const placement::Decision& d : last_plan_.decisions) {
     auto it = pass.pending.find(d.workload);
     if (it == pass.pending.end()) continue;

@@ -57,6 +57,7 @@ Result<std::unique_ptr<Runtime>> Runtime::Open(RuntimeOptions options, const con
   co.state_dir = o.state_dir;
   co.version = o.version;
   co.checkpoint_interval = o.checkpoint_interval;
+  co.reconcile = o.reconcile;
   co.connector_settings = ScenarioConnectorSettings(rt->scenario_);
   Result<std::unique_ptr<reconcile::Controller>> opened = reconcile::Controller::Open(co, registry, rt->clock_);
   if (!opened.ok()) return opened.status();

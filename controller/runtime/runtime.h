@@ -32,6 +32,7 @@ struct RuntimeOptions {
   Duration drain_timeout = Duration::FromSeconds(60);
   Duration checkpoint_interval = Duration::FromSeconds(30);
   std::string version = "dev";
+  reconcile::ReconcilerOptions reconcile;  // the loop's tuning (fair-share half-life, ...)
   bool handle_signals = true;    // SIGTERM/SIGINT stop the run gracefully
   // Tests: a clock they advance (and Step instead of Run). Null: the runtime's own.
   const connectors::Clock* clock = nullptr;

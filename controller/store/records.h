@@ -110,6 +110,21 @@ struct AttemptRow {
   Duration finished;
 };
 
+// How many workloads one tenant has in one state (one row per currency), and what
+// they cost (metrics).
+struct StateCount {
+  std::string tenant;
+  WorkloadState state = WorkloadState::kPending;
+  int64_t workloads = 0;
+  Money cost;
+};
+
+// What a tenant's running work is expected to cost (its decisions' estimates).
+struct ActiveEstimate {
+  Money all;
+  Money cloud;
+};
+
 struct UsageRow {
   std::string tenant;
   Money spent;

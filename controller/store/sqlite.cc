@@ -14,6 +14,14 @@ Status Error(sqlite3* db, const std::string& what) {
 
 }  // namespace
 
+Statement::~Statement() {
+  if (owner_ != nullptr) {
+    owner_->Return(std::move(sql_), stmt_);
+  } else {
+    sqlite3_finalize(stmt_);
+  }
+}
+
 Result<bool> Statement::Step() {
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
@@ -45,7 +53,16 @@ Result<std::unique_ptr<Database>> Database::Open(const std::string& path) {
   return out;
 }
 
-Database::~Database() { sqlite3_close(db_); }
+Database::~Database() {
+  for (auto& [sql, stmt] : idle_) sqlite3_finalize(stmt);
+  sqlite3_close(db_);
+}
+
+void Database::Return(std::string sql, sqlite3_stmt* stmt) {
+  sqlite3_reset(stmt);
+  sqlite3_clear_bindings(stmt);
+  if (idle_.size() >= kMaxCachedStatements || !idle_.emplace(std::move(sql), stmt).second) sqlite3_finalize(stmt);
+}
 
 Status Database::Exec(const std::string& sql) {
   char* err = nullptr;
@@ -59,9 +76,17 @@ Status Database::Exec(const std::string& sql) {
 }
 
 Result<std::unique_ptr<Statement>> Database::Prepare(const std::string& sql) {
+  if (auto it = idle_.find(sql); it != idle_.end()) {
+    sqlite3_stmt* stmt = it->second;
+    idle_.erase(it);
+    return std::make_unique<Statement>(this, db_, stmt, sql);
+  }
   sqlite3_stmt* stmt = nullptr;
-  if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK) return Error(db_, "prepare");
-  return std::make_unique<Statement>(db_, stmt);
+  if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK) {
+    sqlite3_finalize(stmt);
+    return Error(db_, "prepare");
+  }
+  return std::make_unique<Statement>(this, db_, stmt, sql);
 }
 
 }  // namespace gpufed::store

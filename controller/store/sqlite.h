@@ -6,15 +6,22 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_map>
 
 #include "controller/common/status.h"
 
 namespace gpufed::store {
 
+class Database;
+
+// A prepared statement on loan from its Database's cache: destroying it resets it and
+// gives it back, so the SQL of a hot path is compiled once per connection, not per call.
+// Must not outlive the Database.
 class Statement {
  public:
-  Statement(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
-  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(Database* owner, sqlite3* db, sqlite3_stmt* stmt, std::string sql)
+      : owner_(owner), db_(db), stmt_(stmt), sql_(std::move(sql)) {}
+  ~Statement();
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;
 
@@ -45,8 +52,10 @@ class Statement {
   double Real(int col) const { return sqlite3_column_double(stmt_, col); }
 
  private:
+  Database* owner_;
   sqlite3* db_;
   sqlite3_stmt* stmt_;
+  std::string sql_;
 };
 
 class Database {
@@ -59,13 +68,21 @@ class Database {
   Database& operator=(const Database&) = delete;
 
   Status Exec(const std::string& sql);
+  // A cached statement when one for `sql` is idle, else a newly compiled one.
   Result<std::unique_ptr<Statement>> Prepare(const std::string& sql);
   int64_t LastInsertRowId() const { return sqlite3_last_insert_rowid(db_); }
   int Changes() const { return sqlite3_changes(db_); }
 
  private:
+  friend class Statement;
   explicit Database(sqlite3* db) : db_(db) {}
+  // Takes back a statement that is done (reset, bindings cleared); finalizes it when
+  // one for the same SQL is already idle or the cache is full.
+  void Return(std::string sql, sqlite3_stmt* stmt);
+
+  static constexpr size_t kMaxCachedStatements = 64;
   sqlite3* db_;
+  std::unordered_map<std::string, sqlite3_stmt*> idle_;
 };
 
 // Commits on Commit(), rolls back when destroyed without it.

@@ -6,7 +6,7 @@ namespace gpufed::store {
 namespace {
 
 // Versioned schema. Never edit a released migration; append a new one.
-const std::array<const char*, 2> kMigrations = {
+const std::array<const char*, 3> kMigrations = {
     // 1: the initial schema.
     R"sql(
 CREATE TABLE workloads(
@@ -89,7 +89,17 @@ CREATE TABLE tenant_usage(
   cloud_spent_micros INTEGER NOT NULL,
   gpu_seconds REAL NOT NULL);
 )sql",
+    // 3: the unfinished workloads (waiting and active) by submission order, so a pass
+    // reads them without scanning the finished history. The WHERE clause must match
+    // kUnfinished for SQLite to use the index.
+    R"sql(
+CREATE INDEX workloads_unfinished ON workloads(seq)
+  WHERE state NOT IN ('Succeeded', 'Failed', 'Rejected', 'Cancelled');
+)sql",
 };
+
+// Keep in step with IsTerminal (records.cc) and migration 3's partial index.
+const char* kUnfinished = "state NOT IN ('Succeeded', 'Failed', 'Rejected', 'Cancelled')";
 
 const char* kWorkloadColumns =
     "name, uid, tenant, source, spec_text, submitted_ms, state, reason, attempt, cluster, binding_json, resume_ms, "
@@ -224,18 +234,65 @@ Result<std::optional<WorkloadRecord>> Store::Get(const std::string& name) {
 }
 
 Result<std::vector<WorkloadRecord>> Store::List(const std::string& tenant) {
+  return Query(tenant.empty() ? "" : " WHERE tenant=?", tenant);
+}
+
+Result<std::vector<WorkloadRecord>> Store::ListUnfinished() {
+  return Query(std::string(" INDEXED BY workloads_unfinished WHERE ") + kUnfinished, "");
+}
+
+Result<std::vector<WorkloadRecord>> Store::Query(const std::string& where, const std::string& bind) {
   std::lock_guard<std::mutex> lock(mu_);
-  std::string sql = std::string("SELECT ") + kWorkloadColumns + " FROM workloads" +
-                    (tenant.empty() ? "" : " WHERE tenant=?") + " ORDER BY seq";
-  Result<std::unique_ptr<Statement>> s = db_->Prepare(sql);
+  Result<std::unique_ptr<Statement>> s =
+      db_->Prepare(std::string("SELECT ") + kWorkloadColumns + " FROM workloads" + where + " ORDER BY seq");
   if (!s.ok()) return s.status();
-  if (!tenant.empty()) (*s)->Bind(1, tenant);
+  if (!bind.empty()) (*s)->Bind(1, bind);
   std::vector<WorkloadRecord> out;
   while (true) {
     Result<bool> row = (*s)->Step();
     if (!row.ok()) return row.status();
     if (!*row) break;
     out.push_back(ReadWorkload(**s));
+  }
+  rows_read_.fetch_add(static_cast<int64_t>(out.size()), std::memory_order_relaxed);
+  return out;
+}
+
+Result<std::map<std::string, ActiveEstimate>> Store::ActiveEstimates() {
+  std::lock_guard<std::mutex> lock(mu_);
+  // INDEXED BY: left to itself the planner scans the whole table for the GROUP BY.
+  Result<std::unique_ptr<Statement>> s = db_->Prepare(
+      std::string("SELECT tenant, cloud, COALESCE(SUM(estimate_micros), 0), currency FROM workloads ") +
+      "INDEXED BY workloads_unfinished WHERE " +
+      kUnfinished + " AND state IN ('Placed', 'Running') GROUP BY tenant, cloud, currency");
+  if (!s.ok()) return s.status();
+  std::map<std::string, ActiveEstimate> out;
+  while (true) {
+    Result<bool> row = (*s)->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    ActiveEstimate& e = out[(*s)->Text(0)];
+    const Money amount((*s)->Int(2), (*s)->Text(3));
+    e.all = e.all.Plus(amount);
+    if ((*s)->Int(1) != 0) e.cloud = e.cloud.Plus(amount);
+  }
+  return out;
+}
+
+Result<std::vector<StateCount>> Store::CountByState() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<std::unique_ptr<Statement>> s = db_->Prepare(
+      "SELECT tenant, state, COUNT(*), COALESCE(SUM(cost_micros), 0), currency FROM workloads "
+      "GROUP BY tenant, state, currency ORDER BY tenant, state, currency");
+  if (!s.ok()) return s.status();
+  std::vector<StateCount> out;
+  while (true) {
+    Result<bool> row = (*s)->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    Result<WorkloadState> state = ParseState((*s)->Text(1));
+    if (!state.ok()) continue;
+    out.push_back({(*s)->Text(0), *state, (*s)->Int(2), Money((*s)->Int(3), (*s)->Text(4))});
   }
   return out;
 }

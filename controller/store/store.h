@@ -7,6 +7,7 @@
 //
 // Schema versions are applied in order by Open (see store.cc, kMigrations); the
 // version is kept in PRAGMA user_version.
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -35,6 +36,17 @@ class Store {
   Result<std::optional<WorkloadRecord>> Get(const std::string& name);
   // All workloads, or one tenant's (empty: all), by submission order.
   Result<std::vector<WorkloadRecord>> List(const std::string& tenant = "");
+  // The workloads that are not terminal (waiting and active), by submission order,
+  // through an index: a pass reads these and never the finished history.
+  Result<std::vector<WorkloadRecord>> ListUnfinished();
+  // Per tenant, the decision estimates of its active (Placed, Running) workloads: all,
+  // and on clouds. Summed by SQLite over the unfinished rows (budgets, every pass).
+  Result<std::map<std::string, ActiveEstimate>> ActiveEstimates();
+  // Workloads and their cost per (tenant, state), counted by SQLite (metrics).
+  Result<std::vector<StateCount>> CountByState();
+  // Workload rows read by List and ListUnfinished so far (a statistic for tests and
+  // benchmarks: what a pass costs in rows, not in time).
+  int64_t rows_read() const { return rows_read_.load(std::memory_order_relaxed); }
   // Writes `record`; when its state differs from the stored one, appends a transition
   // with `reason` and `at`. NotFound when absent.
   Status Update(const WorkloadRecord& record, const std::string& reason, Duration at);
@@ -68,11 +80,14 @@ class Store {
   Status WriteRecord(const WorkloadRecord& r, bool insert);
   Status AddTransition(const Transition& t);
   Result<std::optional<WorkloadRecord>> GetLocked(const std::string& name);
+  // SELECT of workloads with `where` (may hold one `?`, bound to `bind`), by seq.
+  Result<std::vector<WorkloadRecord>> Query(const std::string& where, const std::string& bind);
 
   std::mutex mu_;
   std::unique_ptr<Database> db_;
   int version_ = 0;
   int64_t seq_ = 0;
+  std::atomic<int64_t> rows_read_{0};
 };
 
 }  // namespace gpufed::store

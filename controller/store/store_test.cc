@@ -57,6 +57,52 @@ TEST(Store, KeepsSubmissionsAndTransitionsAcrossReopen) {
   EXPECT_EQ((*history)[1].to, "Queued");
 }
 
+TEST(Store, ListUnfinishedReadsOnlyWaitingAndActiveRows) {
+  auto store = Store::Open(Db("unfinished"));
+  ASSERT_TRUE(store.ok());
+  Store& s = **store;
+  // A history of finished work in every terminal state, and a little live work.
+  const WorkloadState terminal[] = {WorkloadState::kSucceeded, WorkloadState::kFailed, WorkloadState::kRejected,
+                                    WorkloadState::kCancelled};
+  for (int i = 0; i < 400; ++i) {
+    WorkloadRecord r = Record("done-" + std::to_string(i));
+    ASSERT_TRUE(s.Submit(r, Duration::FromSeconds(i)).ok());
+    r.state = terminal[i % 4];
+    ASSERT_TRUE(s.Update(r, "ended", Duration::FromSeconds(i)).ok());
+  }
+  const WorkloadState live[] = {WorkloadState::kPending, WorkloadState::kQueued, WorkloadState::kRequeued,
+                                WorkloadState::kPlaced, WorkloadState::kRunning, WorkloadState::kPreempted};
+  for (int i = 0; i < 6; ++i) {
+    WorkloadRecord r = Record("live-" + std::to_string(i));
+    ASSERT_TRUE(s.Submit(r, Duration::FromSeconds(1000 + i)).ok());
+    r.state = live[i];
+    r.estimate = Money(1000000 * (i + 1), "EUR");
+    r.cloud = i == 4;
+    ASSERT_TRUE(s.Update(r, "live", Duration::FromSeconds(1000 + i)).ok());
+  }
+  const int64_t before = s.rows_read();
+  auto unfinished = s.ListUnfinished();
+  ASSERT_TRUE(unfinished.ok());
+  EXPECT_EQ(s.rows_read() - before, 6);  // the 400 finished rows are never read
+  ASSERT_EQ(unfinished->size(), 6u);
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ((*unfinished)[i].name, "live-" + std::to_string(i));  // submission order
+    EXPECT_EQ((*unfinished)[i].state, live[i]);
+  }
+  // Estimates of the active ones (Placed 4 EUR, Running 5 EUR on a cloud).
+  auto estimates = s.ActiveEstimates();
+  ASSERT_TRUE(estimates.ok());
+  EXPECT_EQ((*estimates)["t"].all.micros(), 9000000);
+  EXPECT_EQ((*estimates)["t"].cloud.micros(), 5000000);
+  // Counts cover the whole history.
+  auto counts = s.CountByState();
+  ASSERT_TRUE(counts.ok());
+  int64_t total = 0;
+  for (const StateCount& c : *counts) total += c.workloads;
+  EXPECT_EQ(total, 406);
+  EXPECT_EQ(s.rows_read() - before, 6);  // aggregates read no rows into records
+}
+
 TEST(Store, RejectsADuplicateLiveWorkloadButAcceptsOneAfterItEnded) {
   auto store = Store::Open(Db("dup"));
   ASSERT_TRUE((*store)->Submit(Record("a"), {}).ok());
