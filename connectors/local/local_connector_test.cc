@@ -1,8 +1,11 @@
 #include "connectors/local/local_connector.h"
 
+#include <sys/wait.h>
+
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -152,6 +155,14 @@ TEST(LocalConnector, AJobThatEndedWhileTheControllerWasDownKeepsItsTrueTimes) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));  // bounded: the job ends by itself
   }
   ASSERT_TRUE(std::filesystem::exists(f.dir + "/jobs/short.a1/exit"));
+  // The wrapper writes the exit file just before it exits: reap it, so the restarted
+  // connector finds it gone rather than racing its last instruction.
+  std::ifstream pid_file(f.dir + "/jobs/short.a1/pid");
+  int pid = 0;
+  pid_file >> pid;
+  ASSERT_GT(pid, 0);
+  const pid_t reaped = ::waitpid(pid, nullptr, 0);
+  ASSERT_TRUE(reaped == pid || (reaped < 0 && errno == ECHILD));  // ECHILD: the first connector reaped it
   ManualClock an_hour_later(wall_now + Duration::FromSeconds(3600));
   auto c = f.registry.Create(f.cluster, {&an_hour_later, f.dir, {}});
   ASSERT_TRUE(c.ok());

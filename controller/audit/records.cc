@@ -47,52 +47,80 @@ AuditRecord DecisionRecord(const placement::Decision& d, const DecisionContext& 
   return {RecordKind::kDecision, std::move(p)};
 }
 
+PlanRecordBuilder::PlanRecordBuilder(const placement::Plan& plan, const placement::Snapshot& snapshot,
+                                     std::string inputs_digest, std::function<std::string(const model::Workload&)> uid)
+    : plan_(plan), snapshot_(snapshot), inputs_digest_(std::move(inputs_digest)), uid_(std::move(uid)) {
+  for (const model::Workload* w : snapshot.pending) by_name_[w->metadata.name] = w;
+}
+
+void PlanRecordBuilder::Rewind() {
+  next_ = 0;
+  spent_.clear();
+}
+
+const model::Tenant* PlanRecordBuilder::Account(const placement::Decision& d) {
+  const model::Tenant* tenant = snapshot_.config != nullptr ? snapshot_.config->FindTenant(d.tenant) : nullptr;
+  if (tenant == nullptr) return nullptr;
+  auto [entry, inserted] = spent_.try_emplace(d.tenant);
+  if (inserted) {
+    auto u = snapshot_.usage.find(d.tenant);
+    entry->second.total = u != snapshot_.usage.end() ? u->second.spent : tenant->budget.spent;
+    entry->second.cloud = u != snapshot_.usage.end() ? u->second.cloud_spent : tenant->budget.cloud_spent;
+  }
+  if (d.outcome == placement::Outcome::kPlaced) {
+    const model::Cluster* cluster = snapshot_.config->FindCluster(d.binding.cluster);
+    entry->second.total = entry->second.total.Plus(d.cost);
+    if (cluster != nullptr && !cluster->is_onprem()) entry->second.cloud = entry->second.cloud.Plus(d.cost);
+  }
+  return tenant;
+}
+
+AuditRecord PlanRecordBuilder::Build(const placement::Decision& d, const model::Tenant* tenant) {
+  DecisionContext c;
+  c.revision = plan_.revision.empty() && snapshot_.config != nullptr ? snapshot_.config->revision : plan_.revision;
+  c.inputs = inputs_digest_;
+  c.decided_at = snapshot_.now;
+  auto it = by_name_.find(d.workload);
+  if (it != by_name_.end()) {
+    const model::Workload& w = *it->second;
+    c.spec_hash = WorkloadSpecHash(w);
+    c.workload_uid = uid_ ? uid_(w) : w.metadata.name + "@" + c.spec_hash.substr(7, 12);
+    c.data = {{"sensitivity", model::SensitivityName(w.data.sensitivity)}, {"pii", w.data.pii},
+              {"residency", w.data.residency}};
+  }
+  const model::Cluster* cluster = snapshot_.config != nullptr && d.outcome == placement::Outcome::kPlaced
+                                      ? snapshot_.config->FindCluster(d.binding.cluster)
+                                      : nullptr;
+  if (cluster != nullptr) c.target = {{"zone", cluster->zone}, {"region", cluster->region}, {"provider", cluster->provider}};
+  if (tenant != nullptr) {
+    const Spend& spend = spent_.at(d.tenant);
+    if (tenant->budget.limit) c.budget_left = tenant->budget.limit->Minus(spend.total);
+    if (tenant->budget.cloud_limit) c.cloud_budget_left = tenant->budget.cloud_limit->Minus(spend.cloud);
+  }
+  return DecisionRecord(d, c);
+}
+
+std::optional<AuditRecord> PlanRecordBuilder::For(const std::string& workload) {
+  for (int pass = 0; pass < 2; ++pass) {
+    while (next_ < plan_.decisions.size()) {
+      const placement::Decision& d = plan_.decisions[next_++];
+      const model::Tenant* tenant = Account(d);
+      if (d.workload == workload) return Build(d, tenant);
+    }
+    Rewind();  // asked out of plan order: account again from the start
+  }
+  return std::nullopt;
+}
+
 std::vector<AuditRecord> PlanRecords(const placement::Plan& plan, const placement::Snapshot& snapshot,
                                      const std::string& inputs_digest,
                                      const std::function<std::string(const model::Workload&)>& uid) {
-  std::map<std::string, const model::Workload*> by_name;
-  for (const model::Workload* w : snapshot.pending) by_name[w->metadata.name] = w;
-  struct Spend {
-    Money total, cloud;
-  };
-  std::map<std::string, Spend> spent;  // by tenant: before the plan, then as it places
+  PlanRecordBuilder builder(plan, snapshot, inputs_digest, uid);
   std::vector<AuditRecord> records;
   records.reserve(plan.decisions.size());
   for (const placement::Decision& d : plan.decisions) {
-    DecisionContext c;
-    c.revision = plan.revision.empty() && snapshot.config != nullptr ? snapshot.config->revision : plan.revision;
-    c.inputs = inputs_digest;
-    c.decided_at = snapshot.now;
-    auto it = by_name.find(d.workload);
-    if (it != by_name.end()) {
-      const model::Workload& w = *it->second;
-      c.spec_hash = WorkloadSpecHash(w);
-      c.workload_uid = uid ? uid(w) : w.metadata.name + "@" + c.spec_hash.substr(7, 12);
-      c.data = {{"sensitivity", model::SensitivityName(w.data.sensitivity)}, {"pii", w.data.pii},
-                {"residency", w.data.residency}};
-    }
-    const model::Tenant* tenant = snapshot.config != nullptr ? snapshot.config->FindTenant(d.tenant) : nullptr;
-    const model::Cluster* cluster =
-        snapshot.config != nullptr && d.outcome == placement::Outcome::kPlaced ? snapshot.config->FindCluster(d.binding.cluster)
-                                                                               : nullptr;
-    if (cluster != nullptr) {
-      c.target = {{"zone", cluster->zone}, {"region", cluster->region}, {"provider", cluster->provider}};
-    }
-    if (tenant != nullptr) {
-      auto [entry, inserted] = spent.try_emplace(d.tenant);
-      if (inserted) {
-        auto u = snapshot.usage.find(d.tenant);
-        entry->second.total = u != snapshot.usage.end() ? u->second.spent : tenant->budget.spent;
-        entry->second.cloud = u != snapshot.usage.end() ? u->second.cloud_spent : tenant->budget.cloud_spent;
-      }
-      if (d.outcome == placement::Outcome::kPlaced) {
-        entry->second.total = entry->second.total.Plus(d.cost);
-        if (cluster != nullptr && !cluster->is_onprem()) entry->second.cloud = entry->second.cloud.Plus(d.cost);
-      }
-      if (tenant->budget.limit) c.budget_left = tenant->budget.limit->Minus(entry->second.total);
-      if (tenant->budget.cloud_limit) c.cloud_budget_left = tenant->budget.cloud_limit->Minus(entry->second.cloud);
-    }
-    records.push_back(DecisionRecord(d, c));
+    const model::Tenant* tenant = builder.Account(d);
+    records.push_back(builder.Build(d, tenant));
   }
   return records;
 }

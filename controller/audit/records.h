@@ -3,6 +3,7 @@
 // every field). Pure functions: no I/O, no clock.
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,6 +36,37 @@ AuditRecord DecisionRecord(const placement::Decision& decision, const DecisionCo
 std::vector<AuditRecord> PlanRecords(const placement::Plan& plan, const placement::Snapshot& snapshot,
                                      const std::string& inputs_digest,
                                      const std::function<std::string(const model::Workload&)>& uid = {});
+
+// The same records one at a time, for a loop that records a few decisions of a large
+// plan: budget left accrues over every decision before the one asked for, but only
+// that one's record (spec hash, canonical JSON) is built. Cheapest when asked in plan
+// order. `plan` and `snapshot` must outlive the builder.
+class PlanRecordBuilder {
+ public:
+  PlanRecordBuilder(const placement::Plan& plan, const placement::Snapshot& snapshot, std::string inputs_digest,
+                    std::function<std::string(const model::Workload&)> uid = {});
+  // The record of `workload`'s decision; nothing when the plan has none.
+  std::optional<AuditRecord> For(const std::string& workload);
+
+ private:
+  friend std::vector<AuditRecord> PlanRecords(const placement::Plan&, const placement::Snapshot&, const std::string&,
+                                              const std::function<std::string(const model::Workload&)>&);
+  struct Spend {
+    Money total, cloud;
+  };
+  // Adds `d` to its tenant's spend so far; the tenant, or null when unknown.
+  const model::Tenant* Account(const placement::Decision& d);
+  AuditRecord Build(const placement::Decision& d, const model::Tenant* tenant);
+  void Rewind();
+
+  const placement::Plan& plan_;
+  const placement::Snapshot& snapshot_;
+  std::string inputs_digest_;
+  std::function<std::string(const model::Workload&)> uid_;
+  std::map<std::string, const model::Workload*> by_name_;
+  std::map<std::string, Spend> spent_;  // by tenant: before the plan, then as it places
+  size_t next_ = 0;                     // decisions accounted so far
+};
 
 AuditRecord PolicyActivatedRecord(const std::string& revision, const std::string& repo, int tests_passed);
 AuditRecord PolicyRejectedRecord(const std::string& revision, const std::string& repo,

@@ -46,4 +46,17 @@ double FairShareLedger::DecayedGpuHours(const std::string& tenant) const {
   return it == tenants_.end() ? 0 : it->second.decayed_hours;
 }
 
+FairShareState FairShareLedger::State() const {
+  FairShareState state;
+  state.last = last_;
+  for (const auto& [tenant, e] : tenants_) state.decayed_hours[tenant] = e.decayed_hours;
+  return state;
+}
+
+void FairShareLedger::Restore(const FairShareState& state) {
+  last_ = state.last;
+  for (auto& [tenant, e] : tenants_) e.decayed_hours = 0;
+  for (const auto& [tenant, hours] : state.decayed_hours) tenants_[tenant].decayed_hours = hours;
+}
+
 }  // namespace gpufed::placement

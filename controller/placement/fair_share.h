@@ -25,6 +25,13 @@ double DecayedWindowHours(Duration half_life);
 double DominantShare(double gpus_in_use, double decayed_gpu_hours, double weight, double fleet_gpus,
                      double window_hours);
 
+// What a ledger knows, so a restarted controller continues it instead of forgetting
+// every tenant's past use.
+struct FairShareState {
+  Duration last;                                   // the last Advance
+  std::map<std::string, double> decayed_hours;     // per tenant, as of `last`
+};
+
 // Decayed GPU-hours per tenant. Usage between two Advance calls is taken as constant
 // (what the tenant held at the earlier call), which is exact for event-driven callers
 // that advance before every change.
@@ -41,6 +48,11 @@ class FairShareLedger {
   // GPU-hours used, weighted by age, as of the last Advance.
   double DecayedGpuHours(const std::string& tenant) const;
   Duration half_life() const { return half_life_; }
+  // The decayed usage and the time it is as of (holdings are not part of it: the
+  // caller sets them again from what runs).
+  FairShareState State() const;
+  // Replaces the decayed usage with `state`'s. Holdings are kept.
+  void Restore(const FairShareState& state);
 
  private:
   struct Entry {

@@ -284,6 +284,19 @@ TEST(FairShareLedger, DecaysByHalfEveryHalfLife) {
   EXPECT_EQ(ledger.DecayedGpuHours("absent"), 0);
 }
 
+TEST(FairShareLedger, RestoredStateContinuesAsIfNeverStopped) {
+  FairShareLedger kept(Hours(5)), restarted(Hours(5));
+  kept.Hold("t", 3000);
+  kept.Advance(Hours(4));
+  restarted.Restore(kept.State());
+  restarted.Hold("t", 3000);  // the caller sets holdings again from what runs
+  EXPECT_NEAR(restarted.DecayedGpuHours("t"), kept.DecayedGpuHours("t"), 1e-12);
+  kept.Advance(Hours(9));
+  restarted.Advance(Hours(9));
+  EXPECT_NEAR(restarted.DecayedGpuHours("t"), kept.DecayedGpuHours("t"), 1e-9);
+  EXPECT_EQ(restarted.State().last.millis(), Hours(9).millis());
+}
+
 TEST(FairShareLedger, StepsDoNotChangeTheIntegral) {
   FairShareLedger one(Hours(5)), many(Hours(5));
   one.Hold("t", 1000);

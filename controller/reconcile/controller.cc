@@ -39,6 +39,7 @@ Result<std::unique_ptr<Controller>> Controller::Open(const ControllerOptions& op
       });
   c->reconciler_->SetRevision(c->activator_.active());
   GPUFED_RETURN_IF_ERROR(c->CreateConnectors());
+  GPUFED_RETURN_IF_ERROR(c->reconciler_->RestoreFairShare());
   GPUFED_RETURN_IF_ERROR(c->reconciler_->SyncRepositoryWorkloads());
   return c;
 }
@@ -80,6 +81,8 @@ Status Controller::Stop(const std::string& reason) {
   std::lock_guard<std::mutex> lock(mu_);
   if (stopped_ || !journal_) return Status::Ok();
   stopped_ = true;
+  // Best effort: a store that cannot be written now loses at most kFairShareSaveEvery of usage.
+  (void)reconciler_->SaveFairShare(true);
   Result<uint64_t> seq = journal_->Append(audit::ControllerStopRecord(reason));
   Status closed = journal_->Close();
   return seq.ok() ? closed : seq.status();

@@ -35,41 +35,37 @@ JournalDecisionLog::JournalDecisionLog(audit::AuditJournal* journal, audit::Env*
     : journal_(journal), snapshots_(env, journal->dir()), repo_root_(std::move(repo_root)) {}
 
 Status JournalDecisionLog::BeginPass(const placement::Plan& plan, const placement::Snapshot& snapshot) {
-  prepared_.clear();
+  records_.reset();
   pass_plan_ = &plan;
   pass_snapshot_ = &snapshot;
   return Status::Ok();
 }
 
 void JournalDecisionLog::EndPass() {
+  records_.reset();
   pass_plan_ = nullptr;
   pass_snapshot_ = nullptr;
-  prepared_.clear();
 }
 
 Status JournalDecisionLog::PreparePass() {
-  const placement::Plan& plan = *pass_plan_;
-  const placement::Snapshot& snapshot = *pass_snapshot_;
-  pass_plan_ = nullptr;
-  pass_snapshot_ = nullptr;
-  Result<std::string> digest = snapshots_.Put(audit::SnapshotDocument(snapshot, repo_root_));
+  Result<std::string> digest = snapshots_.Put(audit::SnapshotDocument(*pass_snapshot_, repo_root_));
   snapshot_status_ = digest.status();
   if (!digest.ok()) return digest.status();
-  // PlanRecords carries what only the whole pass knows (budget left after earlier
-  // decisions, compliance facts); Record picks the ones the loop actually logs.
-  for (audit::AuditRecord& r : audit::PlanRecords(plan, snapshot, *digest)) {
-    std::string workload = r.payload.value("workload", "");
-    prepared_[workload] = std::move(r);
-  }
+  // The builder carries what only the whole pass knows (budget left after earlier
+  // decisions, compliance facts) into the records the loop actually logs.
+  records_.emplace(*pass_plan_, *pass_snapshot_, *digest);
+  pass_plan_ = nullptr;
+  pass_snapshot_ = nullptr;
   return Status::Ok();
 }
 
 Status JournalDecisionLog::Record(const placement::Decision& d, const DecisionContext& ctx) {
   if (ctx.kind == "place" && pass_plan_ != nullptr) GPUFED_RETURN_IF_ERROR(PreparePass());
+  std::optional<audit::AuditRecord> planned;
+  if (ctx.kind == "place" && records_) planned = records_->For(d.workload);
   audit::AuditRecord record;
-  auto it = prepared_.find(d.workload);
-  if (ctx.kind == "place" && it != prepared_.end()) {
-    record = it->second;
+  if (planned) {
+    record = std::move(*planned);
   } else {
     audit::DecisionContext c;
     c.revision = ctx.revision;

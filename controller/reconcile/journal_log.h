@@ -12,6 +12,7 @@
 #include "controller/audit/env.h"
 #include "controller/audit/inputs.h"
 #include "controller/audit/journal.h"
+#include "controller/audit/records.h"
 #include "controller/audit/signing.h"
 #include "controller/reconcile/decision_log.h"
 
@@ -42,7 +43,7 @@ class JournalDecisionLog : public DecisionLog {
   Status health() const;
 
  private:
-  // Stores the pass's snapshot and prepares its decision records.
+  // Stores the pass's snapshot and prepares its decision records (records_).
   Status PreparePass();
 
   audit::AuditJournal* journal_;
@@ -51,7 +52,7 @@ class JournalDecisionLog : public DecisionLog {
   audit::SnapshotStore snapshots_;
   std::string repo_root_;
   Status snapshot_status_;
-  std::map<std::string, audit::AuditRecord> prepared_;  // this pass's records by workload
+  std::optional<audit::PlanRecordBuilder> records_;      // this pass's records, once prepared
   std::map<std::string, uint64_t> decision_seq_;        // "<workload>.a<attempt>" -> seq
 };
 

@@ -48,6 +48,8 @@ Result<placement::Plan> PreviewFromState(const policy::Revision& revision, const
     made[cluster.metadata.name] = std::move(c).value();
   }
   reconciler.SetConnectors(std::move(made));
+  // The tenants' past use as the stopped or running controller last saved it.
+  GPUFED_RETURN_IF_ERROR(reconciler.RestoreFairShare());
   return reconciler.Preview();
 }
 

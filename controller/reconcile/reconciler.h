@@ -101,6 +101,13 @@ class Reconciler {
   Result<PassStats> Pass() { return Pass(Collect()); }
 
   const std::map<std::string, ClusterStatus>& clusters() const { return clusters_; }
+  // Fair share survives restarts: the decayed usage is kept in the store (meta
+  // `fair_share`) at most kFairShareSaveEvery apart while passes run, and on Stop.
+  // Restore reads it back (nothing stored: a fresh ledger); Save with `force` writes now.
+  static constexpr Duration kFairShareSaveEvery = Duration::FromSeconds(300);
+  Status RestoreFairShare();
+  Status SaveFairShare(bool force);
+  double DecayedGpuHours(const std::string& tenant) const { return fair_share_.DecayedGpuHours(tenant); }
   // The spec of a stored workload under the active revision; null when it has none
   // (a repo workload removed, or an API submission invalid under the new revision).
   const model::Workload* SpecOf(const store::WorkloadRecord& record, std::string* why = nullptr);
@@ -142,6 +149,7 @@ class Reconciler {
   std::map<std::string, std::string> last_decision_;                         // name -> outcome|reason
   std::map<std::pair<std::string, std::string>, int64_t> refusals_;           // (cluster, reason) -> count
   placement::FairShareLedger fair_share_;
+  Duration fair_share_saved_;  // when SaveFairShare last wrote
   placement::Plan last_plan_;
   WorkQueue queue_;
   ActionObserver on_action_;

@@ -14,6 +14,8 @@ using store::WorkloadState;
 
 namespace {
 
+constexpr const char* kFairShareKey = "fair_share";
+
 bool Retryable(const Status& s) {
   return s.code() == StatusCode::kUnavailable || s.code() == StatusCode::kDeadlineExceeded;
 }
@@ -63,12 +65,44 @@ Result<PassStats> Reconciler::Pass(Observations observed) {
     if (store::IsActive(r.state)) held[r.tenant] += r.gpu_milli;
   }
   for (const auto& [tenant, milli] : held) fair_share_.Hold(tenant, milli);
+  GPUFED_RETURN_IF_ERROR(SaveFairShare(false));
   if (!placing_) {
     last_plan_ = {};
     return stats;
   }
   GPUFED_RETURN_IF_ERROR(PlanWaiting(*records, stats));
   return stats;
+}
+
+Status Reconciler::RestoreFairShare() {
+  Result<std::optional<std::string>> saved = store_->GetMeta(kFairShareKey);
+  if (!saved.ok()) return saved.status();
+  if (!*saved) return Status::Ok();
+  nlohmann::json j = nlohmann::json::parse(**saved, nullptr, false);
+  if (!j.is_object() || !j.contains("last_ms") || !j["last_ms"].is_number_integer() || !j.contains("decayed_hours") ||
+      !j["decayed_hours"].is_object()) {
+    return Status(StatusCode::kDataLoss, std::string("store meta ") + kFairShareKey + ": not a fair-share ledger");
+  }
+  placement::FairShareState state;
+  state.last = Duration::FromMillis(j["last_ms"].get<int64_t>());
+  for (const auto& [tenant, hours] : j["decayed_hours"].items()) {
+    if (!hours.is_number()) return Status(StatusCode::kDataLoss, std::string("store meta ") + kFairShareKey + ": " + tenant);
+    state.decayed_hours[tenant] = hours.get<double>();
+  }
+  fair_share_.Restore(state);
+  fair_share_saved_ = state.last;
+  return Status::Ok();
+}
+
+Status Reconciler::SaveFairShare(bool force) {
+  const placement::FairShareState state = fair_share_.State();
+  if (!force && state.last.millis() - fair_share_saved_.millis() < kFairShareSaveEvery.millis()) return Status::Ok();
+  nlohmann::json hours = nlohmann::json::object();
+  for (const auto& [tenant, h] : state.decayed_hours) hours[tenant] = h;
+  GPUFED_RETURN_IF_ERROR(
+      store_->SetMeta(kFairShareKey, nlohmann::json{{"last_ms", state.last.millis()}, {"decayed_hours", hours}}.dump()));
+  fair_share_saved_ = state.last;
+  return Status::Ok();
 }
 
 Result<placement::Plan> Reconciler::Preview() {

@@ -338,5 +338,55 @@ spec: {weight: 1}
   EXPECT_NEAR(ratio, 2.0, 0.2) << "heavy " << gpu_seconds["heavy"] << " GPU-s, light " << gpu_seconds["light"];
 }
 
+// A tenant's past use outlives a controller restart: after one tenant held the only
+// GPU for six hours, its next job waits behind a newcomer's although it was submitted
+// first (without the saved ledger both tenants would look fresh, and the tie between
+// tenants goes to the first name, "alpha").
+TEST(Pipeline, FairShareSurvivesARestart) {
+  std::string dir = FreshDir("pipeline_fair_restart");
+  std::ofstream(dir + "/repo/fleet.yaml") << R"(apiVersion: gpufed/v1alpha1
+kind: Cluster
+metadata: {name: dc}
+spec:
+  provider: onprem
+  region: eu-central
+  zone: eu
+  connector: {type: sim}
+  nodePools:
+    - {name: a100, count: 1, gpu: {model: A100-80GB, count: 1, memory: 80Gi}}
+  pricing: {currency: EUR, gpuHour: {A100-80GB: "1.00"}}
+---
+apiVersion: gpufed/v1alpha1
+kind: Tenant
+metadata: {name: alpha}
+spec: {weight: 1}
+---
+apiVersion: gpufed/v1alpha1
+kind: Tenant
+metadata: {name: beta}
+spec: {weight: 1}
+)";
+  auto job = [](const std::string& name, const std::string& tenant, const std::string& duration) {
+    return "apiVersion: gpufed/v1alpha1\nkind: Workload\nmetadata: {name: " + name + "}\nspec:\n  tenant: " + tenant +
+           "\n  type: training\n  resources: {gpus: 1}\n  durationHint: " + duration + "\n";
+  };
+  Harness h;
+  ASSERT_TRUE(h.Open(dir).ok());
+  ASSERT_TRUE(h.controller->Submit(job("long", "alpha", "6h"), "long.yaml", "").ok());
+  ASSERT_TRUE(h.RunUntilIdle(Duration::FromSeconds(8 * 3600)).ok());
+  ASSERT_TRUE(h.controller->Stop("restart").ok());
+  h.controller.reset();
+
+  ASSERT_TRUE(h.Open(dir).ok());
+  ASSERT_TRUE(h.controller->Submit(job("again", "alpha", "1h"), "again.yaml", "").ok());
+  ASSERT_TRUE(h.controller->Submit(job("first", "beta", "1h"), "first.yaml", "").ok());
+  ASSERT_TRUE(h.controller->Pass().ok());
+  Result<store::WorkloadRecord> newcomer = h.controller->Get("first", "");
+  Result<store::WorkloadRecord> past = h.controller->Get("again", "");
+  ASSERT_TRUE(newcomer.ok() && past.ok());
+  EXPECT_EQ(newcomer->state, store::WorkloadState::kPlaced) << newcomer->reason;
+  EXPECT_EQ(past->state, store::WorkloadState::kQueued) << past->reason;
+}
+
 }  // namespace
 }  // namespace gpufed::testing
