@@ -4,6 +4,7 @@
 #include <openssl/rand.h>
 #include <sys/stat.h>
 
+#include <charconv>
 #include <fstream>
 #include <sstream>
 
@@ -63,8 +64,8 @@ std::string ReadFile(const std::string& path) {
 
 }  // namespace
 
-Result<std::map<std::string, std::string>> ParseTokens(const std::string& text) {
-  std::map<std::string, std::string> tokens;
+Result<std::map<std::string, Caller>> ParseTokens(const std::string& text) {
+  std::map<std::string, Caller> tokens;
   std::istringstream in(text);
   std::string line;
   int n = 0;
@@ -76,10 +77,13 @@ Result<std::map<std::string, std::string>> ParseTokens(const std::string& text) 
     fields >> token >> tenant >> extra;
     if (token.empty()) continue;
     if (tenant.empty() || !extra.empty()) {
-      return InvalidArgument("tokens line " + std::to_string(n) + ": expected 'TOKEN TENANT' or 'TOKEN admin'");
+      return InvalidArgument("tokens line " + std::to_string(n) +
+                             ": expected 'TOKEN TENANT', 'TOKEN admin' or 'TOKEN metrics'");
     }
     if (token.size() < 16) return InvalidArgument("tokens line " + std::to_string(n) + ": token shorter than 16 characters");
-    tokens[token] = tenant == "admin" ? "" : tenant;
+    tokens[token] = tenant == "admin"     ? Caller::Admin()
+                    : tenant == "metrics" ? Caller::Metrics()
+                                          : Caller::OfTenant(tenant);
   }
   return tokens;
 }
@@ -101,7 +105,7 @@ Result<ServerOptions> MakeServerOptions(const std::string& listen, const std::st
   o.tls_cert = tls_cert;
   o.tls_key = tls_key;
   if (!tokens_file.empty()) {
-    Result<std::map<std::string, std::string>> t = ParseTokens(ReadFile(tokens_file));
+    Result<std::map<std::string, Caller>> t = ParseTokens(ReadFile(tokens_file));
     if (!t.ok()) return Status(t.status().code(), tokens_file + ": " + t.status().message());
     o.tokens = *t;
     return o;
@@ -119,7 +123,7 @@ Result<ServerOptions> MakeServerOptions(const std::string& listen, const std::st
     if (!out) return Unavailable("cannot write " + path);
     ::chmod(path.c_str(), 0600);
   }
-  o.tokens[token] = "";
+  o.tokens[token] = Caller::Admin();
   return o;
 }
 
@@ -136,17 +140,41 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Start(reconcile::Controller* contr
   http.set_read_timeout(10, 0);
   http.set_write_timeout(10, 0);
   auto tokens = o.tokens;
-  // Resolves the caller's tenant ("" for admin); false (with a 401 sent) when not allowed.
-  auto auth = [tokens](const httplib::Request& req, httplib::Response& res, std::string& tenant) {
-    std::string header = req.get_header_value("Authorization");
+  // The caller a request's bearer token names; null without a known token.
+  auto caller_of = [tokens](const httplib::Request& req) -> const Caller* {
+    const std::string header = req.get_header_value("Authorization");
     const std::string prefix = "Bearer ";
-    auto it = header.rfind(prefix, 0) == 0 ? tokens.find(header.substr(prefix.size())) : tokens.end();
-    if (it == tokens.end()) {
-      SendError(res, Status(StatusCode::kUnauthenticated, "missing or unknown bearer token"));
+    if (header.rfind(prefix, 0) != 0) return nullptr;
+    auto it = tokens.find(header.substr(prefix.size()));
+    return it == tokens.end() ? nullptr : &it->second;
+  };
+  // Runs after the request line and headers, before any body is read: a request that is
+  // refused here is answered without buffering what it sends, and its connection closed.
+  http.set_pre_routing_handler([caller_of](const httplib::Request& req, httplib::Response& res) {
+    if (req.path == "/healthz" || req.path == "/readyz") return httplib::Server::HandlerResponse::Unhandled;
+    const Caller* caller = caller_of(req);
+    Status refused;
+    if (caller == nullptr) {
+      refused = Status(StatusCode::kUnauthenticated, "missing or unknown bearer token");
       res.set_header("WWW-Authenticate", "Bearer");
+    } else if (req.path == "/metrics" && caller->role == Caller::Role::kTenant) {
+      refused = Status(StatusCode::kPermissionDenied, "/metrics needs an admin or a metrics token");
+    } else if (req.path != "/metrics" && caller->role == Caller::Role::kMetrics) {
+      refused = Status(StatusCode::kPermissionDenied, "a metrics token reads /metrics only");
+    }
+    if (refused.ok()) return httplib::Server::HandlerResponse::Unhandled;
+    SendError(res, refused);
+    res.set_header("Connection", "close");
+    return httplib::Server::HandlerResponse::Handled;
+  });
+  // The tenant a request acts as ("" for admin); false (with an answer sent) when none.
+  auto auth = [caller_of](const httplib::Request& req, httplib::Response& res, std::string& tenant) {
+    const Caller* caller = caller_of(req);
+    if (caller == nullptr || caller->role == Caller::Role::kMetrics) {
+      SendError(res, Status(StatusCode::kUnauthenticated, "missing or unknown bearer token"));
       return false;
     }
-    tenant = it->second;
+    tenant = caller->tenant;
     return true;
   };
   http.set_error_handler([](const httplib::Request&, httplib::Response& res) {
@@ -165,17 +193,42 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Start(reconcile::Controller* contr
     if (!lagging.empty()) body["laggingSinks"] = lagging;
     SendJson(res, body, ready ? 200 : 503);
   });
-  http.Get("/metrics", [controller, auth](const httplib::Request& req, httplib::Response& res) {
-    std::string tenant;
-    if (!auth(req, res, tenant)) return;
+  http.Get("/metrics", [controller](const httplib::Request&, httplib::Response& res) {
+    // The pre-routing check let only admin and metrics tokens through.
     res.set_content(controller->Metrics(), "text/plain; version=0.0.4");
   });
-  http.Post("/v1/workloads", [controller, auth](const httplib::Request& req, httplib::Response& res) {
+  // The body is streamed through a reader so the cap holds for chunked transfers and
+  // every content type alike (httplib's own limit covers only Content-Length bodies).
+  const size_t max_body = o.max_body_bytes;
+  http.Post("/v1/workloads", [controller, auth, max_body](const httplib::Request& req, httplib::Response& res,
+                                                         const httplib::ContentReader& read) {
     std::string tenant;
     if (!auth(req, res, tenant)) return;
+    // A declared length over the cap is refused before reading (httplib's reader would
+    // refuse it too, without saying why).
+    const std::string declared = req.get_header_value("Content-Length");
+    size_t length = 0;
+    auto [end, ec] = std::from_chars(declared.data(), declared.data() + declared.size(), length);
+    const bool declared_too_large = !declared.empty() && (ec != std::errc() || length > max_body);
+    std::string body;
+    bool too_large = declared_too_large;
+    const bool complete = !declared_too_large && read([&](const char* data, size_t length) {
+      if (body.size() + length > max_body) {
+        too_large = true;
+        return false;  // stop reading: nothing past the cap is buffered
+      }
+      body.append(data, length);
+      return true;
+    });
+    if (too_large || !complete) {
+      res.set_header("Connection", "close");
+      return SendError(res, too_large ? Status(StatusCode::kResourceExhausted, "request body larger than " +
+                                                                                   std::to_string(max_body) + " bytes")
+                                      : InvalidArgument("request body could not be read"));
+    }
     std::string type = req.get_header_value("Content-Type");
     std::string file = type.find("json") != std::string::npos ? "request.json" : "request.yaml";
-    Result<store::WorkloadRecord> r = controller->Submit(req.body, file, tenant);
+    Result<store::WorkloadRecord> r = controller->Submit(body, file, tenant);
     if (!r.ok()) return SendError(res, r.status());
     SendJson(res, WorkloadJson(*r), 201);
   });

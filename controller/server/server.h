@@ -4,9 +4,13 @@
 //   GET    /v1/workloads[/{name}] DELETE /v1/workloads/{name} (cancel)
 //   GET    /v1/clusters, /v1/decisions?workload=, /v1/explain/{name}
 //   GET    /healthz, /readyz (no token), /metrics (Prometheus text)
-// Every /v1 and /metrics request needs "Authorization: Bearer TOKEN"; a tenant token
-// sees and cancels only its tenant's workloads (others look absent), an admin token
-// sees all. Errors are JSON: {"error": {"code": "...", "message": "..."}}.
+// Every /v1 and /metrics request needs "Authorization: Bearer TOKEN", checked before
+// any body is read (a refused request costs no buffering). A tenant token sees and
+// cancels only its tenant's workloads (others look absent); an admin token sees all;
+// /metrics (every tenant's queues and spend) needs an admin or a metrics token, and a
+// metrics token reads nothing else. Request bodies are capped at max_body_bytes for
+// every transfer encoding and content type (413). Errors are JSON:
+// {"error": {"code": "...", "message": "..."}}.
 #include <map>
 #include <memory>
 #include <string>
@@ -20,22 +24,33 @@ class Server;
 
 namespace gpufed::server {
 
+// Who a bearer token speaks for.
+struct Caller {
+  enum class Role { kAdmin, kTenant, kMetrics };
+  Role role = Role::kTenant;
+  std::string tenant;  // kTenant only
+  static Caller Admin() { return {Role::kAdmin, ""}; }
+  static Caller Metrics() { return {Role::kMetrics, ""}; }
+  static Caller OfTenant(std::string name) { return {Role::kTenant, std::move(name)}; }
+  bool operator==(const Caller&) const = default;
+};
+
 struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 0;                                  // 0: any free port
-  std::map<std::string, std::string> tokens;     // token -> tenant; "" = admin
+  std::map<std::string, Caller> tokens;          // token -> caller
   std::string tls_cert;                          // PEM files; empty: plain HTTP
   std::string tls_key;
   size_t max_body_bytes = size_t{1} << 20;
 };
 
-// Parses "ADDR:PORT" and the tokens file ("TOKEN TENANT" or "TOKEN admin" per line, '#'
-// comments). Without a tokens file an admin token is generated once and kept in
+// Parses "ADDR:PORT" and the tokens file ("TOKEN TENANT", "TOKEN admin" or "TOKEN metrics"
+// per line, '#' comments). Without a tokens file an admin token is generated once and kept in
 // <state_dir>/admin.token (mode 0600); it is never logged.
 Result<ServerOptions> MakeServerOptions(const std::string& listen, const std::string& tokens_file,
                                         const std::string& tls_cert, const std::string& tls_key,
                                         const std::string& state_dir);
-Result<std::map<std::string, std::string>> ParseTokens(const std::string& text);
+Result<std::map<std::string, Caller>> ParseTokens(const std::string& text);
 
 class ApiServer {
  public:

@@ -2,6 +2,11 @@
 // requests, oversize bodies, and the read endpoints.
 #include <httplib.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include "controller/server/server.h"
@@ -12,6 +17,7 @@ namespace {
 
 constexpr const char* kAdmin = "admin-token-0123456789";
 constexpr const char* kAlpha = "alpha-token-0123456789";
+constexpr const char* kMetrics = "metrics-token-0123456789";
 constexpr const char* kBeta = "beta-token-01234567890";
 
 class ApiTest : public ::testing::Test {
@@ -20,7 +26,10 @@ class ApiTest : public ::testing::Test {
     std::string dir = FreshDir(std::string("api_") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
     ASSERT_TRUE(h_.Open(dir).ok());
     server::ServerOptions o;
-    o.tokens = {{kAdmin, ""}, {kAlpha, "alpha"}, {kBeta, "beta"}};
+    o.tokens = {{kAdmin, server::Caller::Admin()},
+                {kAlpha, server::Caller::OfTenant("alpha")},
+                {kBeta, server::Caller::OfTenant("beta")},
+                {kMetrics, server::Caller::Metrics()}};
     o.max_body_bytes = 64 * 1024;
     auto s = server::ApiServer::Start(h_.controller.get(), o);
     ASSERT_TRUE(s.ok()) << s.status().ToString();
@@ -122,6 +131,91 @@ TEST_F(ApiTest, ServesClustersDecisionsExplanationsAndMetrics) {
   EXPECT_EQ(client_->Get("/readyz")->status, 200);
 }
 
+TEST_F(ApiTest, MetricsNeedAnAdminOrMetricsTokenAndAMetricsTokenReadsNothingElse) {
+  EXPECT_EQ(client_->Get("/metrics", Auth(kAlpha))->status, 403);  // every tenant's spend and queues
+  EXPECT_EQ(client_->Get("/metrics")->status, 401);
+  auto scraped = client_->Get("/metrics", Auth(kMetrics));
+  ASSERT_TRUE(scraped);
+  EXPECT_EQ(scraped->status, 200);
+  EXPECT_NE(scraped->body.find("gpufed_queue_depth"), std::string::npos);
+  EXPECT_EQ(client_->Get("/metrics", Auth(kAdmin))->status, 200);
+  EXPECT_EQ(client_->Get("/v1/workloads", Auth(kMetrics))->status, 403);
+  EXPECT_EQ(client_->Post("/v1/workloads", Auth(kMetrics), WorkloadYaml("m1", "alpha", 1, "1h"), "application/yaml")->status,
+            403);
+}
+
+// Raw requests on a socket, for what an HTTP client library would not send.
+class RawConnection {
+ public:
+  explicit RawConnection(int port) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    timeval timeout{10, 0};  // a server that waits for the body would leave the read hanging
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  }
+  ~RawConnection() { ::close(fd_); }
+  bool connected() const { return connected_; }
+  // Sends what it can (the server may close early); errors are ignored.
+  void Send(const std::string& data) {
+    for (size_t sent = 0; sent < data.size();) {
+      ssize_t n = ::send(fd_, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
+      if (n <= 0) return;
+      sent += static_cast<size_t>(n);
+    }
+  }
+  // The status line's code of the response, or 0 when none came.
+  int ReadStatus() {
+    std::string got;
+    char buf[4096];
+    while (got.find("\r\n") == std::string::npos) {
+      ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      got.append(buf, static_cast<size_t>(n));
+    }
+    return got.rfind("HTTP/1.1 ", 0) == 0 ? std::atoi(got.c_str() + 9) : 0;
+  }
+
+ private:
+  int fd_ = -1;
+  bool connected_ = false;
+};
+
+TEST_F(ApiTest, ARequestWithoutATokenIsRefusedBeforeItsBodyIsRead) {
+  RawConnection c(server_->port());
+  ASSERT_TRUE(c.connected());
+  // Headers announcing an endless chunked body, and not one byte of it: the answer must
+  // come anyway, so nothing of a body was waited for or buffered.
+  c.Send("POST /v1/workloads HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/yaml\r\n"
+         "Transfer-Encoding: chunked\r\n\r\n");
+  EXPECT_EQ(c.ReadStatus(), 401);
+}
+
+TEST_F(ApiTest, TheBodyCapHoldsForChunkedBodies) {
+  RawConnection c(server_->port());
+  ASSERT_TRUE(c.connected());
+  c.Send(std::string("POST /v1/workloads HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ") + kAlpha +
+         "\r\nContent-Type: application/yaml\r\nTransfer-Encoding: chunked\r\n\r\n");
+  const std::string chunk(4096, '#');
+  std::string body;
+  for (int i = 0; i < 20; ++i) body += "1000\r\n" + chunk + "\r\n";  // 80 KiB against a 64 KiB cap
+  body += "0\r\n\r\n";
+  c.Send(body);
+  EXPECT_EQ(c.ReadStatus(), 413);
+}
+
+TEST_F(ApiTest, TheBodyCapIsTheSameForEveryContentType) {
+  // 20 KiB of YAML comment before a valid workload: above httplib's 8 KiB form limit,
+  // below the 64 KiB cap, so it is accepted whatever the client calls it.
+  std::string yaml = std::string(20 * 1024, '#') + "\n" + WorkloadYaml("form-1", "alpha", 1, "1h");
+  auto r = client_->Post("/v1/workloads", Auth(kAlpha), yaml, "application/x-www-form-urlencoded");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 201) << r->body;
+}
+
 // beta's budget is 5 EUR with alerts at 50 % and 90 %: 3 EUR and then 1.67 EUR more of
 // estimates cross each level once, in the journal, the metrics and GET /v1/tenants/beta.
 TEST_F(ApiTest, BudgetAlertsAreJournaledOnceAndServedPerTenant) {
@@ -159,10 +253,12 @@ TEST_F(ApiTest, BudgetAlertsAreJournaledOnceAndServedPerTenant) {
 }
 
 TEST(ServerOptions, ParsesTokensAndRefusesShortOnes) {
-  auto tokens = server::ParseTokens("# comment\nabcdefghijklmnop alpha\nqrstuvwxyz0123456 admin\n");
+  auto tokens = server::ParseTokens(
+      "# comment\nabcdefghijklmnop alpha\nqrstuvwxyz0123456 admin\nmmmmmmmmmmmmmmmmm metrics\n");
   ASSERT_TRUE(tokens.ok());
-  EXPECT_EQ(tokens->at("abcdefghijklmnop"), "alpha");
-  EXPECT_EQ(tokens->at("qrstuvwxyz0123456"), "");
+  EXPECT_EQ(tokens->at("abcdefghijklmnop"), server::Caller::OfTenant("alpha"));
+  EXPECT_EQ(tokens->at("qrstuvwxyz0123456"), server::Caller::Admin());
+  EXPECT_EQ(tokens->at("mmmmmmmmmmmmmmmmm"), server::Caller::Metrics());
   EXPECT_FALSE(server::ParseTokens("short alpha\n").ok());
   EXPECT_FALSE(server::MakeServerOptions("no-port", "", "", "", "/tmp").ok());
 }
