@@ -148,6 +148,24 @@ TEST(Loader, LoadTextResolvesAgainstContext) {
   EXPECT_EQ(ok.config.workloads[0].priority, 1000);
 }
 
+TEST(Loader, TenantMaxPriorityIsANumberOrAKnownClass) {
+  auto tenant = [](const std::string& cap) {
+    return "apiVersion: gpufed/v1alpha1\nkind: Tenant\nmetadata: {name: t}\nspec: {maxPriority: " + cap + "}\n";
+  };
+  LoadResult by_class = LoadText(tenant("high"), "t.yaml");
+  ASSERT_TRUE(by_class.ok()) << Dump(by_class);
+  EXPECT_EQ(by_class.config.tenants[0].max_priority, 1000);
+  EXPECT_EQ(by_class.config.tenants[0].max_priority_class, "high");
+  LoadResult by_number = LoadText(tenant("750"), "t.yaml");
+  ASSERT_TRUE(by_number.ok()) << Dump(by_number);
+  EXPECT_EQ(by_number.config.tenants[0].max_priority, 750);
+  LoadResult unknown = LoadText(tenant("sky-high"), "t.yaml");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(Dump(unknown).find("t.yaml:4"), std::string::npos) << Dump(unknown);
+  EXPECT_NE(Dump(unknown).find("sky-high"), std::string::npos) << Dump(unknown);
+  EXPECT_FALSE(LoadText(tenant("[1, 2]"), "t.yaml").ok());
+}
+
 // yaml-cpp 0.7's LoadAll never returns on a stray ',' (it allocates until memory runs
 // out); the loader must answer at once with the position instead.
 TEST(Loader, StrayCommaIsASyntaxErrorNotAnEndlessLoop) {

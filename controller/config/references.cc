@@ -97,6 +97,11 @@ void ResolvePriority(model::Workload& w, const std::map<std::string, int>& class
 
 void ResolvePriorities(model::Config& config, const std::map<std::string, int>& classes) {
   for (model::Workload& w : config.workloads) ResolvePriority(w, classes);
+  for (model::Tenant& t : config.tenants) {
+    if (t.max_priority || t.max_priority_class.empty()) continue;
+    auto it = classes.find(t.max_priority_class);
+    if (it != classes.end()) t.max_priority = it->second;  // else reported as an unknown class
+  }
   auto resolve_given = [&](model::Given& given) {
     if (!given.running) return;
     for (model::GivenRunning& r : *given.running) ResolvePriority(r.workload, classes);

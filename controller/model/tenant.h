@@ -27,6 +27,10 @@ struct Tenant {
   int guaranteed_gpus = 0;
   std::optional<int> max_gpus;
   Budget budget;
+  // The highest priority its tokens may submit through the API (admins and the
+  // repository are not capped). As written: a number, or a class resolved after loading.
+  std::optional<int> max_priority;
+  std::string max_priority_class;
 };
 
 }  // namespace gpufed::model

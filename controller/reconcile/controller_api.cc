@@ -28,6 +28,15 @@ Result<WorkloadRecord> Controller::Submit(const std::string& text, const std::st
   if (!tenant.empty() && w.tenant != tenant) {
     return Status(StatusCode::kPermissionDenied, "token of tenant " + tenant + " cannot submit for tenant " + w.tenant);
   }
+  if (!tenant.empty()) {
+    const model::Tenant* t = active.FindTenant(w.tenant);
+    if (t != nullptr && t->max_priority && w.priority > *t->max_priority) {
+      const std::string cap = std::to_string(*t->max_priority) +
+                              (t->max_priority_class.empty() ? "" : " (" + t->max_priority_class + ")");
+      return Status(StatusCode::kPermissionDenied, file_name + ": spec.priority " + std::to_string(w.priority) +
+                                                       " is above tenant " + w.tenant + "'s maxPriority " + cap);
+    }
+  }
   Result<std::optional<std::string>> counter = store_->GetMeta("uid_counter");
   if (!counter.ok()) return counter.status();
   int64_t next = (*counter ? std::stoll(**counter) : 0) + 1;

@@ -144,6 +144,30 @@ TEST_F(ApiTest, MetricsNeedAnAdminOrMetricsTokenAndAMetricsTokenReadsNothingElse
             403);
 }
 
+TEST_F(ApiTest, ATenantTokenCannotSubmitAbovePriorityCap) {
+  // alpha: maxPriority normal (500); beta has no cap.
+  auto urgent = client_->Post("/v1/workloads", Auth(kAlpha), WorkloadYaml("p1", "alpha", 1, "1h", "  priority: urgent\n"),
+                              "application/yaml");
+  ASSERT_TRUE(urgent);
+  EXPECT_EQ(urgent->status, 403);
+  EXPECT_NE(Body(urgent)["error"]["message"].get<std::string>().find("above tenant alpha's maxPriority 500 (normal)"),
+            std::string::npos)
+      << urgent->body;
+  EXPECT_EQ(client_->Post("/v1/workloads", Auth(kAlpha), WorkloadYaml("p2", "alpha", 1, "1h", "  priority: 999999999\n"),
+                          "application/yaml")->status,
+            403);
+  EXPECT_EQ(client_->Post("/v1/workloads", Auth(kAlpha), WorkloadYaml("p3", "alpha", 1, "1h", "  priority: normal\n"),
+                          "application/yaml")->status,
+            201);
+  EXPECT_EQ(client_->Post("/v1/workloads", Auth(kAdmin), WorkloadYaml("p4", "alpha", 1, "1h", "  priority: urgent\n"),
+                          "application/yaml")->status,
+            201);  // admins are not capped
+  EXPECT_EQ(client_->Post("/v1/workloads", Auth(kBeta), WorkloadYaml("p5", "beta", 1, "1h", "  priority: urgent\n"),
+                          "application/yaml")->status,
+            201);
+  EXPECT_EQ(client_->Get("/v1/workloads/p1", Auth(kAlpha))->status, 404);  // nothing was stored
+}
+
 // Raw requests on a socket, for what an HTTP client library would not send.
 class RawConnection {
  public:

@@ -45,6 +45,7 @@ metadata: {name: alpha}
 spec:
   weight: 1
   budget: {period: monthly, limit: "10000 EUR"}
+  maxPriority: normal
 ---
 apiVersion: gpufed/v1alpha1
 kind: Tenant
