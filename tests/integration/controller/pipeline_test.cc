@@ -287,9 +287,9 @@ TEST(Pipeline, PreemptsOnlyWhereTheBeneficiaryCanRunAndResumesVictimsFromTheirCh
   EXPECT_EQ(preemptions, 2);
 }
 
-TEST(Pipeline, FairShareGivesTenantsGpuTimeInProportionToTheirWeights) {
-  std::string dir = FreshDir("pipeline_fair");
-  std::ofstream(dir + "/repo/fleet.yaml") << R"(apiVersion: gpufed/v1alpha1
+// One on-prem sim node with `gpus` A100s, and tenants of the given weights.
+std::string OneNodeFleet(int gpus, const std::vector<std::pair<std::string, int>>& tenants) {
+  std::string y = R"(apiVersion: gpufed/v1alpha1
 kind: Cluster
 metadata: {name: dc}
 spec:
@@ -298,19 +298,20 @@ spec:
   zone: eu
   connector: {type: sim}
   nodePools:
-    - {name: a100, count: 1, gpu: {model: A100-80GB, count: 6, memory: 80Gi}}
+    - {name: a100, count: 1, gpu: {model: A100-80GB, count: )" +
+                  std::to_string(gpus) + R"(, memory: 80Gi}}
   pricing: {currency: EUR, gpuHour: {A100-80GB: "1.00"}}
----
-apiVersion: gpufed/v1alpha1
-kind: Tenant
-metadata: {name: heavy}
-spec: {weight: 2}
----
-apiVersion: gpufed/v1alpha1
-kind: Tenant
-metadata: {name: light}
-spec: {weight: 1}
 )";
+  for (const auto& [name, weight] : tenants) {
+    y += "---\napiVersion: gpufed/v1alpha1\nkind: Tenant\nmetadata: {name: " + name + "}\nspec: {weight: " +
+         std::to_string(weight) + "}\n";
+  }
+  return y;
+}
+
+TEST(Pipeline, FairShareGivesTenantsGpuTimeInProportionToTheirWeights) {
+  std::string dir = FreshDir("pipeline_fair");
+  std::ofstream(dir + "/repo/fleet.yaml") << OneNodeFleet(6, {{"heavy", 2}, {"light", 1}});
   Harness h;
   ASSERT_TRUE(h.Open(dir).ok());
   // Both tenants keep more 1-GPU work waiting than the 6 GPUs can run in a day (288
@@ -344,28 +345,7 @@ spec: {weight: 1}
 // tenants goes to the first name, "alpha").
 TEST(Pipeline, FairShareSurvivesARestart) {
   std::string dir = FreshDir("pipeline_fair_restart");
-  std::ofstream(dir + "/repo/fleet.yaml") << R"(apiVersion: gpufed/v1alpha1
-kind: Cluster
-metadata: {name: dc}
-spec:
-  provider: onprem
-  region: eu-central
-  zone: eu
-  connector: {type: sim}
-  nodePools:
-    - {name: a100, count: 1, gpu: {model: A100-80GB, count: 1, memory: 80Gi}}
-  pricing: {currency: EUR, gpuHour: {A100-80GB: "1.00"}}
----
-apiVersion: gpufed/v1alpha1
-kind: Tenant
-metadata: {name: alpha}
-spec: {weight: 1}
----
-apiVersion: gpufed/v1alpha1
-kind: Tenant
-metadata: {name: beta}
-spec: {weight: 1}
-)";
+  std::ofstream(dir + "/repo/fleet.yaml") << OneNodeFleet(1, {{"alpha", 1}, {"beta", 1}});
   auto job = [](const std::string& name, const std::string& tenant, const std::string& duration) {
     return "apiVersion: gpufed/v1alpha1\nkind: Workload\nmetadata: {name: " + name + "}\nspec:\n  tenant: " + tenant +
            "\n  type: training\n  resources: {gpus: 1}\n  durationHint: " + duration + "\n";
