@@ -44,7 +44,10 @@ bool WriteJunit(const std::string& path, const policy::TestReport& report) {
       out << "/>\n";
       continue;
     }
-    out << ">\n      <failure message=\"" << XmlEscape("expected " + c.expected + ", got " + c.actual) << "\">"
+    out << ">\n      <failure message=\""
+        << XmlEscape(c.hook_errors.empty() ? "expected " + c.expected + ", got " + c.actual
+                                           : "hook error: " + c.hook_errors.front())
+        << "\">"
         << XmlEscape(Join(c.explanation, "\n")) << "</failure>\n    </testcase>\n";
   }
   out << "  </testsuite>\n</testsuites>\n";
@@ -106,6 +109,7 @@ int RunTests(const TestCommandOptions& options) {
       std::cout << "    error:    " << c.error << "\n";  // its `given` could not be set up
       continue;
     }
+    for (const std::string& e : c.hook_errors) std::cout << "    hook error: " << e << "\n";
     std::cout << "    expected: " << c.expected << "\n";
     std::cout << "    actual:   " << c.actual << "\n";
     std::cout << "    explanation:\n";

@@ -27,7 +27,9 @@ Candidate PrepareRevision(const std::vector<std::string>& paths, TestGate tests,
       if (c.passed) continue;
       std::string failure = "PolicyTest " + c.full_name() + " (" + c.location.file + ":" +
                             std::to_string(c.location.line) + "): " +
-                            (c.error.empty() ? "expected " + c.expected + ", got " + c.actual : "error: " + c.error);
+                            (!c.error.empty()         ? "error: " + c.error
+                             : !c.hook_errors.empty() ? "hook error: " + c.hook_errors.front()
+                                                      : "expected " + c.expected + ", got " + c.actual);
       (tests == TestGate::kReport ? candidate.failing_tests : candidate.problems).push_back(std::move(failure));
     }
   }

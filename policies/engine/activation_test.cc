@@ -87,6 +87,29 @@ TEST(Activation, ReportingFailingTestsStillPreparesTheRevision) {
   EXPECT_FALSE(PrepareRevision({dir.str()}).revision);  // activation never takes it
 }
 
+// A hook that raises, or that runs out of its instruction budget, during a PolicyTest
+// fails the case even though the placer's fallback met the expectation: such a
+// revision is not activated, and the failure names policy, file and line.
+TEST(Activation, HookErrorsInPolicyTestsKeepARevisionFromActivating) {
+  testutil::TempDir dir;
+  dir.Write("fleet.yaml", kCluster);
+  dir.Write("policy.yaml", PolicyWithTest("{placed: {cluster: onprem}}"));
+  dir.Write("rules/p.lua", "function admit(w) return true end\n");
+  PolicyActivator activator;
+  ASSERT_TRUE(activator.Reload({dir.str()}).ok());
+  const std::string good = activator.active()->config.revision;
+  for (const std::string& hook : {std::string("function score(w, c)\n  while true do end\nend\n"),
+                                  std::string("function score(w, c)\n  error('boom')\nend\n"),
+                                  std::string("function filter(w, c)\n  return w.no.such.field\nend\n")}) {
+    dir.Write("rules/p.lua", hook);
+    Status status = activator.Reload({dir.str()});
+    EXPECT_EQ(status.code(), StatusCode::kFailedPrecondition) << hook;
+    EXPECT_THAT(status.message(), HasSubstr("PolicyTest pt/one gpu")) << hook;
+    EXPECT_THAT(status.message(), HasSubstr("hook error: policy 'p' (rules/p.lua:2)")) << status.message();
+    EXPECT_EQ(activator.active()->config.revision, good);
+  }
+}
+
 TEST(Activation, LuaErrorsAreDiagnosticsWithFileLineAndColumn) {
   testutil::TempDir dir;
   dir.Write("fleet.yaml", kCluster);

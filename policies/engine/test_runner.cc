@@ -6,6 +6,7 @@
 #include "controller/placement/matcher.h"
 #include "policies/engine/case_state.h"
 #include "policies/engine/expectations.h"
+#include "policies/engine/hook_error_recorder.h"
 
 namespace gpufed::policy {
 
@@ -26,7 +27,10 @@ TestReport RunPolicyTests(const model::Config& repo, placement::PolicyHooks* hoo
       result.location = c.location;
       if (options.run && !std::regex_search(result.full_name(), *options.run)) continue;
       result.expected = DescribeExpectation(c);
-      Result<std::unique_ptr<CaseState>> state = BuildCaseState(repo, test, c, hooks);
+      // A hook that fails in a case fails the case, whatever the placer decided without it.
+      std::optional<HookErrorRecorder> recorder;
+      if (hooks != nullptr) recorder.emplace(hooks);
+      Result<std::unique_ptr<CaseState>> state = BuildCaseState(repo, test, c, recorder ? &*recorder : nullptr);
       if (!state.ok()) {
         result.error = state.status().message();
         result.actual = "not run: " + result.error;
@@ -40,6 +44,8 @@ TestReport RunPolicyTests(const model::Config& repo, placement::PolicyHooks* hoo
       result.passed = Meets(c, result.decision, s.config);
       result.actual = DescribeDecision(result.decision, s.config);
       result.explanation = ExplainDecision(result.decision);
+      result.hook_errors = recorder ? recorder->TakeErrors() : std::vector<std::string>{};
+      if (!result.hook_errors.empty()) result.passed = false;
       (result.passed ? report.passed : report.failed)++;
 
       const nlohmann::json view = model::WorkloadView(s.workload);

@@ -21,6 +21,9 @@ struct CaseResult {
   std::string expected;   // "placed on provider=onprem"
   std::string actual;     // "queued by capacity: waiting: ..."
   std::string error;      // the case could not be set up (its `given`): not run
+  // Hooks that raised or ran out of budget during the case (policy, file, line, message):
+  // the case fails even when the decision met the expectation.
+  std::vector<std::string> hook_errors;
   std::vector<std::string> explanation;  // per cluster: rule and reason, or score
   placement::Decision decision;
 
