@@ -34,11 +34,16 @@ spec:
       expect: )") + expect + "\n";
 }
 
-TEST(Activation, GoodRevisionActivatesAndBadOnesKeepTheLastGood) {
-  testutil::TempDir dir;
+// A repository whose one PolicyTest passes with a trivial admit hook.
+void WriteGoodRepository(testutil::TempDir& dir) {
   dir.Write("fleet.yaml", kCluster);
   dir.Write("policy.yaml", PolicyWithTest("{placed: {cluster: onprem}}"));
   dir.Write("rules/p.lua", "function admit(w) return true end\n");
+}
+
+TEST(Activation, GoodRevisionActivatesAndBadOnesKeepTheLastGood) {
+  testutil::TempDir dir;
+  WriteGoodRepository(dir);
   PolicyActivator activator;
   ASSERT_TRUE(activator.Reload({dir.str()}).ok());
   ASSERT_NE(activator.active(), nullptr);
@@ -92,9 +97,7 @@ TEST(Activation, ReportingFailingTestsStillPreparesTheRevision) {
 // revision is not activated, and the failure names policy, file and line.
 TEST(Activation, HookErrorsInPolicyTestsKeepARevisionFromActivating) {
   testutil::TempDir dir;
-  dir.Write("fleet.yaml", kCluster);
-  dir.Write("policy.yaml", PolicyWithTest("{placed: {cluster: onprem}}"));
-  dir.Write("rules/p.lua", "function admit(w) return true end\n");
+  WriteGoodRepository(dir);
   PolicyActivator activator;
   ASSERT_TRUE(activator.Reload({dir.str()}).ok());
   const std::string good = activator.active()->config.revision;
