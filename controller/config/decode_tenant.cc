@@ -1,9 +1,30 @@
 #include "controller/config/decoders.h"
 
+#include <cstdlib>
+
 namespace gpufed::config {
 
 void DecodeTenantSpec(const YamlField& spec, model::Tenant& out) {
-  if (!spec.ExpectObject({"weight", "quota", "budget", "maxPriority"}, Required::kYes)) return;
+  if (!spec.ExpectObject({"weight", "quota", "budget", "maxPriority", "api"}, Required::kYes)) return;
+  YamlField api = spec.Child("api");
+  if (api.ExpectObject({"rateLimit", "burst"})) {
+    YamlField rate = api.Child("rateLimit");
+    if (auto v = rate.String()) {
+      // "N/s" or "N/m": requests per second or per minute.
+      const size_t slash = v->find('/');
+      const std::string unit = slash == std::string::npos ? "" : v->substr(slash + 1);
+      char* end = nullptr;
+      const std::string number = v->substr(0, slash);
+      const double n = std::strtod(number.c_str(), &end);
+      if (number.empty() || end != number.c_str() + number.size() || !(n > 0) || n > 1e6 ||
+          (unit != "s" && unit != "m")) {
+        rate.Error("rateLimit must look like '20/s' or '600/m' (a positive number of requests per second or minute)");
+      } else {
+        out.api_rate_per_second = unit == "s" ? n : n / 60.0;
+      }
+    }
+    if (auto v = api.Child("burst").Int(1, 1000000)) out.api_burst = static_cast<int>(*v);
+  }
   YamlField max_priority = spec.Child("maxPriority");
   if (max_priority.defined()) {
     ScalarKind kind = max_priority.node().IsScalar() ? ClassifyScalar(max_priority.node()) : ScalarKind::kNull;

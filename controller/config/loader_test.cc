@@ -166,6 +166,24 @@ TEST(Loader, TenantMaxPriorityIsANumberOrAKnownClass) {
   EXPECT_FALSE(LoadText(tenant("[1, 2]"), "t.yaml").ok());
 }
 
+TEST(Loader, TenantApiRateLimitIsPerSecondOrPerMinute) {
+  auto tenant = [](const std::string& api) {
+    return "apiVersion: gpufed/v1alpha1\nkind: Tenant\nmetadata: {name: t}\nspec:\n  api: " + api + "\n";
+  };
+  LoadResult per_second = LoadText(tenant("{rateLimit: 20/s, burst: 40}"), "t.yaml");
+  ASSERT_TRUE(per_second.ok()) << Dump(per_second);
+  EXPECT_EQ(per_second.config.tenants[0].api_rate_per_second, 20);
+  EXPECT_EQ(per_second.config.tenants[0].api_burst, 40);
+  LoadResult per_minute = LoadText(tenant("{rateLimit: 600/m}"), "t.yaml");
+  ASSERT_TRUE(per_minute.ok()) << Dump(per_minute);
+  EXPECT_EQ(per_minute.config.tenants[0].api_rate_per_second, 10);
+  for (const char* bad : {"{rateLimit: fast}", "{rateLimit: 0/s}", "{rateLimit: 5/h}", "{burst: 0}", "{rateLimit: 5/s, x: 1}"}) {
+    LoadResult r = LoadText(tenant(bad), "t.yaml");
+    EXPECT_FALSE(r.ok()) << bad;
+    EXPECT_NE(Dump(r).find("t.yaml:5"), std::string::npos) << bad << ": " << Dump(r);
+  }
+}
+
 // yaml-cpp 0.7's LoadAll never returns on a stray ',' (it allocates until memory runs
 // out); the loader must answer at once with the position instead.
 TEST(Loader, StrayCommaIsASyntaxErrorNotAnEndlessLoop) {

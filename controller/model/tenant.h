@@ -31,6 +31,9 @@ struct Tenant {
   // repository are not capped). As written: a number, or a class resolved after loading.
   std::optional<int> max_priority;
   std::string max_priority_class;
+  // API requests its tokens may make (spec.api.rateLimit "20/s", burst); admins are exempt.
+  double api_rate_per_second = 0;  // 0: unlimited
+  int api_burst = 0;               // 0: the rate rounded up (at least 1)
 };
 
 }  // namespace gpufed::model

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 
 #include "controller/audit/records.h"
@@ -38,6 +39,7 @@ Result<std::unique_ptr<Controller>> Controller::Open(const ControllerOptions& op
         log->RecordAction(a, cluster, result);
       });
   c->reconciler_->SetRevision(c->activator_.active());
+  c->PublishApiLimits();
   GPUFED_RETURN_IF_ERROR(c->CreateConnectors());
   GPUFED_RETURN_IF_ERROR(c->reconciler_->RestoreFairShare());
   GPUFED_RETURN_IF_ERROR(c->reconciler_->SyncRepositoryWorkloads());
@@ -121,7 +123,25 @@ Status Controller::Reload() {
     (void)journal_->Append(audit::PolicyActivatedRecord(active->config.revision, options_.config_dir, active->tests.passed));
   }
   reconciler_->SetRevision(active);
+  PublishApiLimits();
   return reconciler_->SyncRepositoryWorkloads();
+}
+
+void Controller::PublishApiLimits() {
+  std::map<std::string, ApiLimit> limits;
+  for (const model::Tenant& t : activator_.active()->config.tenants) {
+    if (t.api_rate_per_second <= 0) continue;
+    const int burst = t.api_burst > 0 ? t.api_burst : std::max(1, static_cast<int>(std::ceil(t.api_rate_per_second)));
+    limits[t.metadata.name] = {t.api_rate_per_second, burst};
+  }
+  std::lock_guard<std::mutex> lock(limits_mu_);
+  api_limits_ = std::move(limits);
+}
+
+Controller::ApiLimit Controller::ApiLimitOf(const std::string& tenant) {
+  std::lock_guard<std::mutex> lock(limits_mu_);
+  auto it = api_limits_.find(tenant);
+  return it == api_limits_.end() ? ApiLimit{} : it->second;
 }
 
 Result<PassStats> Controller::Pass() {

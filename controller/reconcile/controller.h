@@ -85,6 +85,14 @@ class Controller {
   // and the alerts reported this period. A tenant caller sees only itself (NotFound).
   Result<nlohmann::json> Tenant(const std::string& name, const std::string& tenant);
   nlohmann::json Clusters();
+  // A tenant's API request rate under the active revision (Tenant.spec.api; per_second 0:
+  // unlimited). Takes only its own lock, so the server can ask on every request while a
+  // pass runs.
+  struct ApiLimit {
+    double per_second = 0;
+    int burst = 0;
+  };
+  ApiLimit ApiLimitOf(const std::string& tenant);
   std::string Metrics();
   std::string active_revision();
   // A cluster has been observed and the audit journal can be written.
@@ -122,6 +130,8 @@ class Controller {
   // Journals each alertAt level a tenant's spend reached for the first time this period.
   void JournalBudgetAlerts();
   Result<store::WorkloadRecord> Owned(const std::string& name, const std::string& tenant);
+  // Copies the active revision's API limits for ApiLimitOf. Needs mu_ (or Open).
+  void PublishApiLimits();
 
   // Lock order: pass_mu_, then mu_. pass_mu_ serialises what drives connectors (Pass,
   // Reload, Stop); mu_ guards the state the API reads and writes.
@@ -149,6 +159,8 @@ class Controller {
   audit::LiveShipping* shipping_ = nullptr;
   std::unique_ptr<BudgetWatch> budget_;
   std::vector<std::string> notices_;
+  std::mutex limits_mu_;  // guards api_limits_ only; innermost (nothing is locked under it)
+  std::map<std::string, ApiLimit> api_limits_;
 };
 
 }  // namespace gpufed::reconcile

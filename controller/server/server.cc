@@ -5,10 +5,37 @@
 #include <sys/stat.h>
 
 #include <charconv>
+#include <cmath>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 
+#include "controller/common/token_bucket.h"
+
 namespace gpufed::server {
+
+// One token bucket per tenant, rebuilt when the tenant's limit changes with a revision.
+struct ApiServer::RateLimits {
+  const connectors::Clock* clock;
+  connectors::SystemClock wall;
+  std::mutex mu;
+  std::map<std::string, std::pair<reconcile::Controller::ApiLimit, TokenBucket>> buckets;
+
+  // Zero when the request may go ahead; else how long until it could.
+  Duration Take(const std::string& tenant, const reconcile::Controller::ApiLimit& limit) {
+    if (limit.per_second <= 0) return Duration();
+    const Duration now = (clock != nullptr ? clock : &wall)->Now();
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = buckets.find(tenant);
+    if (it == buckets.end() || it->second.first.per_second != limit.per_second ||
+        it->second.first.burst != limit.burst) {
+      it = buckets.insert_or_assign(tenant, std::make_pair(limit, TokenBucket(limit.per_second, limit.burst))).first;
+    }
+    if (it->second.second.Reserve(now, Duration()).has_value()) return Duration();
+    return Duration::FromMillis(static_cast<int64_t>(std::ceil(1000.0 / limit.per_second)));
+  }
+};
+
 namespace {
 
 int HttpStatus(StatusCode code) {
@@ -150,7 +177,10 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Start(reconcile::Controller* contr
   };
   // Runs after the request line and headers, before any body is read: a request that is
   // refused here is answered without buffering what it sends, and its connection closed.
-  http.set_pre_routing_handler([caller_of](const httplib::Request& req, httplib::Response& res) {
+  s->limits_ = std::make_unique<RateLimits>();
+  s->limits_->clock = o.clock;
+  RateLimits* limits = s->limits_.get();
+  http.set_pre_routing_handler([caller_of, controller, limits](const httplib::Request& req, httplib::Response& res) {
     if (req.path == "/healthz" || req.path == "/readyz") return httplib::Server::HandlerResponse::Unhandled;
     const Caller* caller = caller_of(req);
     Status refused;
@@ -161,6 +191,18 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Start(reconcile::Controller* contr
       refused = Status(StatusCode::kPermissionDenied, "/metrics needs an admin or a metrics token");
     } else if (req.path != "/metrics" && caller->role == Caller::Role::kMetrics) {
       refused = Status(StatusCode::kPermissionDenied, "a metrics token reads /metrics only");
+    }
+    if (refused.ok() && caller->role == Caller::Role::kTenant) {
+      const Duration wait = limits->Take(caller->tenant, controller->ApiLimitOf(caller->tenant));
+      if (wait.millis() > 0) {
+        const int64_t seconds = std::max<int64_t>(1, (wait.millis() + 999) / 1000);
+        SendError(res, Status(StatusCode::kResourceExhausted,
+                              "tenant " + caller->tenant + " is over its API rate limit; retry after " +
+                                  std::to_string(seconds) + " s"));
+        res.status = 429;
+        res.set_header("Retry-After", std::to_string(seconds));
+        return httplib::Server::HandlerResponse::Handled;
+      }
     }
     if (refused.ok()) return httplib::Server::HandlerResponse::Unhandled;
     SendError(res, refused);

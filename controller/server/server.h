@@ -8,7 +8,8 @@
 // any body is read (a refused request costs no buffering). A tenant token sees and
 // cancels only its tenant's workloads (others look absent); an admin token sees all;
 // /metrics (every tenant's queues and spend) needs an admin or a metrics token, and a
-// metrics token reads nothing else. Request bodies are capped at max_body_bytes for
+// metrics token reads nothing else. A tenant token over its Tenant.spec.api.rateLimit
+// gets 429 with Retry-After (admin tokens are exempt). Request bodies are capped at max_body_bytes for
 // every transfer encoding and content type (413). Errors are JSON:
 // {"error": {"code": "...", "message": "..."}}.
 #include <map>
@@ -16,6 +17,7 @@
 #include <string>
 #include <thread>
 
+#include "connectors/core/clock.h"
 #include "controller/reconcile/controller.h"
 
 namespace httplib {
@@ -42,6 +44,8 @@ struct ServerOptions {
   std::string tls_cert;                          // PEM files; empty: plain HTTP
   std::string tls_key;
   size_t max_body_bytes = size_t{1} << 20;
+  // Time for the per-tenant rate limits (Tenant.spec.api); null: the wall clock.
+  const connectors::Clock* clock = nullptr;
 };
 
 // Parses "ADDR:PORT" and the tokens file ("TOKEN TENANT", "TOKEN admin" or "TOKEN metrics"
@@ -62,6 +66,8 @@ class ApiServer {
 
  private:
   ApiServer() = default;
+  struct RateLimits;  // per-tenant token buckets
+  std::unique_ptr<RateLimits> limits_;
   std::unique_ptr<httplib::Server> http_;
   std::thread thread_;
   int port_ = 0;

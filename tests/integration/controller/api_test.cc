@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "controller/server/server.h"
 #include "tests/integration/controller/fleet.h"
 
@@ -238,6 +240,38 @@ TEST_F(ApiTest, TheBodyCapIsTheSameForEveryContentType) {
   auto r = client_->Post("/v1/workloads", Auth(kAlpha), yaml, "application/x-www-form-urlencoded");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 201) << r->body;
+}
+
+// gamma may make 2 requests per second with a burst of 3, on a clock the test moves.
+TEST(ApiRateLimit, ATenantOverItsRateGets429WithRetryAfterAndAdminsAreExempt) {
+  std::string dir = FreshDir("api_rate_limit");
+  std::ofstream(dir + "/repo/gamma.yaml") << "apiVersion: gpufed/v1alpha1\nkind: Tenant\nmetadata: {name: gamma}\n"
+                                             "spec: {api: {rateLimit: 2/s, burst: 3}}\n";
+  Harness h;
+  ASSERT_TRUE(h.Open(dir).ok());
+  server::ServerOptions o;
+  o.tokens = {{kAdmin, server::Caller::Admin()}, {"gamma-token-0123456789", server::Caller::OfTenant("gamma")}};
+  o.clock = &h.clock;
+  auto s = server::ApiServer::Start(h.controller.get(), o);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  httplib::Client client("127.0.0.1", (*s)->port());
+  const httplib::Headers gamma = {{"Authorization", "Bearer gamma-token-0123456789"}};
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(client.Get("/v1/workloads", gamma)->status, 200) << i;  // the burst
+  auto limited = client.Get("/v1/workloads", gamma);
+  ASSERT_TRUE(limited);
+  EXPECT_EQ(limited->status, 429);
+  EXPECT_EQ(limited->get_header_value("Retry-After"), "1");
+  EXPECT_NE(limited->body.find("over its API rate limit"), std::string::npos) << limited->body;
+  // A submission is limited too, and nothing is stored.
+  EXPECT_EQ(client.Post("/v1/workloads", gamma, WorkloadYaml("g1", "gamma", 1, "1h"), "application/yaml")->status, 429);
+  // Admins are exempt.
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(client.Get("/v1/workloads", {{"Authorization", std::string("Bearer ") + kAdmin}})->status, 200);
+  // Half a second later one more token has come (2/s).
+  h.clock.AdvanceTo(h.clock.Now() + Duration::FromMillis(500));
+  EXPECT_EQ(client.Post("/v1/workloads", gamma, WorkloadYaml("g2", "gamma", 1, "1h"), "application/yaml")->status, 201);
+  EXPECT_EQ(client.Get("/v1/workloads", gamma)->status, 429);
+  EXPECT_EQ(client.Get("/healthz")->status, 200);  // health is never limited
+  (*s)->Stop();
 }
 
 // beta's budget is 5 EUR with alerts at 50 % and 90 %: 3 EUR and then 1.67 EUR more of
