@@ -13,7 +13,7 @@
 #include "connectors/core/registry.h"
 #include "connectors/sim/sim_connector.h"
 #include "controller/audit/env.h"
-#include "controller/audit/reader.h"
+#include "controller/audit/query.h"
 #include "controller/runtime/runtime.h"
 
 namespace gpufed::replay {
@@ -76,14 +76,10 @@ class ProgressView : public runtime::RuntimeView {
 
 Result<int64_t> CountRecords(const std::string& audit_dir, const std::string& kind) {
   std::unique_ptr<audit::Env> env = audit::NewPosixEnv();
+  audit::QueryFilter filter;
+  filter.kind = kind;
   int64_t n = 0;
-  Status s = audit::ForEachJournalLine(*env, audit_dir, [&](std::string_view line) {
-    Result<audit::ParsedLine> parsed = audit::ParseRecordLine(line);
-    if (!parsed.ok()) return parsed.status();
-    if (parsed->header.kind == kind) ++n;
-    return Status::Ok();
-  });
-  if (!s.ok()) return s;
+  GPUFED_RETURN_IF_ERROR(audit::ScanRecords(*env, audit_dir, filter, [&](const nlohmann::json&) { ++n; }));
   return n;
 }
 

@@ -118,10 +118,7 @@ std::vector<AuditRecord> PlanRecords(const placement::Plan& plan, const placemen
   PlanRecordBuilder builder(plan, snapshot, inputs_digest, uid);
   std::vector<AuditRecord> records;
   records.reserve(plan.decisions.size());
-  for (const placement::Decision& d : plan.decisions) {
-    const model::Tenant* tenant = builder.Account(d);
-    records.push_back(builder.Build(d, tenant));
-  }
+  for (const placement::Decision& d : plan.decisions) records.push_back(*builder.For(d.workload));  // in plan order
   return records;
 }
 

@@ -49,8 +49,6 @@ class PlanRecordBuilder {
   std::optional<AuditRecord> For(const std::string& workload);
 
  private:
-  friend std::vector<AuditRecord> PlanRecords(const placement::Plan&, const placement::Snapshot&, const std::string&,
-                                              const std::function<std::string(const model::Workload&)>&);
   struct Spend {
     Money total, cloud;
   };

@@ -25,16 +25,9 @@ void DecodeTenantSpec(const YamlField& spec, model::Tenant& out) {
     }
     if (auto v = api.Child("burst").Int(1, 1000000)) out.api_burst = static_cast<int>(*v);
   }
-  YamlField max_priority = spec.Child("maxPriority");
-  if (max_priority.defined()) {
-    ScalarKind kind = max_priority.node().IsScalar() ? ClassifyScalar(max_priority.node()) : ScalarKind::kNull;
-    if (kind == ScalarKind::kInt) {
-      if (auto v = max_priority.Int(-1000000000, 1000000000)) out.max_priority = static_cast<int>(*v);
-    } else if (auto v = max_priority.String()) {
-      out.max_priority_class = *v;  // resolved against the priority classes after loading
-      max_priority.NoteReference(ReferenceKind::kPriorityClass, *v);
-    }
-  }
+  WrittenPriority max_priority = DecodePriority(spec.Child("maxPriority"));
+  out.max_priority = max_priority.number;
+  out.max_priority_class = max_priority.class_name;
   YamlField weight = spec.Child("weight");
   if (auto v = weight.Number(0, 1e6)) {
     if (*v <= 0) weight.Error("weight must be above 0");

@@ -72,6 +72,19 @@ model::WorkloadType ParseType(const std::string& t) {
 
 }  // namespace
 
+WrittenPriority DecodePriority(const YamlField& f) {
+  WrittenPriority out;
+  if (!f.defined()) return out;
+  ScalarKind kind = f.node().IsScalar() ? ClassifyScalar(f.node()) : ScalarKind::kNull;
+  if (kind == ScalarKind::kInt) {
+    if (auto v = f.Int(-1000000000, 1000000000)) out.number = static_cast<int>(*v);
+  } else if (auto v = f.String()) {
+    out.class_name = *v;  // resolved against the priority classes after loading
+    f.NoteReference(ReferenceKind::kPriorityClass, *v);
+  }
+  return out;
+}
+
 void DecodeWorkloadSpec(const YamlField& spec, bool partial, model::Workload& out) {
   Required required = partial ? Required::kNo : Required::kYes;
   if (!spec.ExpectObject({"tenant", "priority", "type", "resources", "durationHint", "data", "checkpoint",
@@ -84,19 +97,12 @@ void DecodeWorkloadSpec(const YamlField& spec, bool partial, model::Workload& ou
     out.tenant = *v;
     tenant.NoteReference(ReferenceKind::kTenant, *v);
   }
-  YamlField priority = spec.Child("priority");
-  if (priority.defined()) {
-    ScalarKind kind = priority.node().IsScalar() ? ClassifyScalar(priority.node()) : ScalarKind::kNull;
-    if (kind == ScalarKind::kInt) {
-      if (auto v = priority.Int(-1000000000, 1000000000)) {
-        out.priority = static_cast<int>(*v);
-        out.has_priority = true;
-      }
-    } else if (auto v = priority.String()) {
-      out.priority_class = *v;  // resolved against the priority classes after loading
-      priority.NoteReference(ReferenceKind::kPriorityClass, *v);
-    }
+  WrittenPriority priority = DecodePriority(spec.Child("priority"));
+  if (priority.number) {
+    out.priority = *priority.number;
+    out.has_priority = true;
   }
+  if (!priority.class_name.empty()) out.priority_class = priority.class_name;
   if (auto v = spec.Child("type").Enum(model::WorkloadTypeNames())) {
     out.type = ParseType(*v);
   }

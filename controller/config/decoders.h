@@ -2,6 +2,9 @@
 // One decoder per resource kind: a document's `spec` (already known to be a mapping
 // or reported) into the model. Decoders report every problem through the field's
 // diagnostics and always return an object, filled as far as the input allows.
+#include <optional>
+#include <string>
+
 #include "controller/config/yaml_field.h"
 #include "controller/model/audit_sink.h"
 #include "controller/model/cluster.h"
@@ -27,6 +30,15 @@ void DecodeClusterSpec(const YamlField& spec, model::Cluster& out);
 
 // `partial` allows omitting tenant and resources (PolicyTest cases fill defaults).
 void DecodeWorkloadSpec(const YamlField& spec, bool partial, model::Workload& out);
+
+// A priority as written (Workload.spec.priority, Tenant.spec.maxPriority): a number, or
+// a priority class name, noted as a reference and resolved after loading. Both empty
+// when the field is absent or wrong (the error is reported on `f`).
+struct WrittenPriority {
+  std::optional<int> number;
+  std::string class_name;
+};
+WrittenPriority DecodePriority(const YamlField& f);
 
 void DecodeTenantSpec(const YamlField& spec, model::Tenant& out);
 void DecodeAuditSinkSpec(const YamlField& spec, model::AuditSink& out);
