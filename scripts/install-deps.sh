@@ -18,6 +18,11 @@ if [[ "${GPUFED_TEST_DEPS:-0}" == 1 ]]; then
   # Slurm 24.11 from Debian 13 in a chroot that debootstrap builds once (see below).
   packages+=(munge slurmctld slurmd slurmrestd slurm-client slurm-wlm-jwt-plugin curl debootstrap)
 fi
+if [[ "${GPUFED_FUZZ_DEPS:-0}" == 1 ]]; then
+  # scripts/fuzz.sh: clang-19 with its libFuzzer/sanitizer runtime, and llvm-19 for the
+  # symbolizer that names frames in sanitizer reports.
+  packages+=(clang-19 libclang-rt-19-dev llvm-19)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

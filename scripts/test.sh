@@ -3,7 +3,8 @@
 # runs everything (unit, integration against real rsyslog and Slurm, whole-loop and crash
 # runs, golden, schema conformance, benchmark and replay smoke tests); then a Debug build
 # under AddressSanitizer and UndefinedBehaviorSanitizer runs every test except
-# tests/integration (kept lean so CI stays within its time budget on 2 cores).
+# tests/integration (kept lean so CI stays within its time budget on 2 cores); last, a short
+# run of every libFuzzer target (scripts/fuzz.sh).
 #
 # Skips: a test that cannot start a real dependency (rsyslog, Slurm, ajv, ...) fails under
 # CI=true or GPUFED_REQUIRE_ALL=1, and may skip otherwise. The last line gives the number
@@ -44,6 +45,14 @@ if [[ $status == 0 && "${GPUFED_SANITIZERS:-1}" == 1 ]]; then
     -DGPUFED_BUILD_INTEGRATION_TESTS=OFF
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
     run_ctest build-asan -LE no-sanitizer || status=$?
+fi
+
+# A short run of every libFuzzer target (fuzz/; clang-19 with ASan/UBSan in build-fuzz) on
+# the checked-in corpus: any crash, leak, timeout or out-of-memory fails CI.
+# GPUFED_FUZZ_SECONDS is the time per target (default 30; 0 skips the stage).
+fuzz_seconds=${GPUFED_FUZZ_SECONDS:-30}
+if [[ $status == 0 && $fuzz_seconds != 0 ]]; then
+  GPUFED_FUZZ_SECONDS=$fuzz_seconds scripts/fuzz.sh || status=$?
 fi
 
 skipped=$(wc -l <"$skip_report")

@@ -1,7 +1,7 @@
 // gpufed-replay: trace replays of node-level packing policies.
 //
 //   gpufed-replay openb --nodes FILE --pods FILE [--seeds 42-51] [--policies LIST]
-//                       [--format table|csv] [--placements FILE] [--reference FILE]
+//                       [--format table|csv|seeds] [--placements FILE] [--reference FILE]
 //                       [--threads N]
 //
 // Exit codes: 0 success, 2 bad input (unreadable or malformed files, bad options),
@@ -65,7 +65,9 @@ int RunOpenbCommand(const OpenbOptions& opt) {
   if (!seeds.ok()) return Fail(seeds.status());
   auto policies = ParsePolicies(opt.policies);
   if (!policies.ok()) return Fail(policies.status());
-  if (opt.format != "table" && opt.format != "csv") return Fail(InvalidArgument("--format must be table or csv"));
+  if (opt.format != "table" && opt.format != "csv" && opt.format != "seeds") {
+    return Fail(InvalidArgument("--format must be table, csv or seeds"));
+  }
 
   OpenbTrace trace;
   auto nodes = ReadOpenbNodes(opt.nodes);
@@ -156,6 +158,13 @@ int RunOpenbCommand(const OpenbOptions& opt) {
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (opt.format == "csv") {
     WriteCsv(std::cout, curves);
+  } else if (opt.format == "seeds") {
+    std::vector<SeedCurve> runs;
+    for (size_t j = 0; j < results.size(); ++j) {
+      const RunResult& r = results[j].value();
+      runs.push_back({(*policies)[j / workloads.size()], workloads[j % workloads.size()].seed, r.levels, r.frag_levels});
+    }
+    WriteSeedCsv(std::cout, runs);
   } else {
     ReportHeader h;
     h.nodes_path = opt.nodes;
@@ -192,7 +201,8 @@ int main(int argc, char** argv) {
         ->required();
     openb->add_option("--seeds", opt.seeds, "seeds: N, A-B or a comma list of those")->capture_default_str();
     openb->add_option("--policies", opt.policies, "comma-separated policy names")->capture_default_str();
-    openb->add_option("--format", opt.format, "table or csv")->capture_default_str();
+    openb->add_option("--format", opt.format, "table, csv (means) or seeds (every run, with fragmentation)")
+        ->capture_default_str();
     openb->add_option("--placements", opt.placements, "write every decision to this CSV file");
     openb->add_option("--reference", opt.reference,
                       "published results CSV (default: fgd_results/summary_gpu_alloc_by_policy.csv beside --nodes)");

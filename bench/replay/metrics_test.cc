@@ -65,9 +65,12 @@ TEST(OpenbExperiment, PlacementsFileReproducesTheCurve) {
   for (const auto& p : t.pods) by_name[p.name] = &p;
   int64_t capacity = 0;
   for (const auto& n : t.nodes) capacity += n.num_gpu * 1000;
+  std::map<std::string, const packing::NodeSpec*> node_by_name;
+  for (const auto& n : t.nodes) node_by_name[n.name] = &n;
   const packing::WorkloadDistribution dist = packing::WorkloadDistribution::FromPods(t.pods);
 
   for (const char* policy : {"firstfit", "fgd", "gpufed", "random"}) {
+    std::map<std::string, std::pair<int64_t, int64_t>> node_use;  // node -> CPU, memory
     const SeedWorkload w = BuildSeedWorkload(t, 43);
     auto run = RunOpenb(t, w, policy, dist, /*record_placements=*/true);
     ASSERT_TRUE(run.ok()) << run.status().ToString();
@@ -89,6 +92,13 @@ TEST(OpenbExperiment, PlacementsFileReproducesTheCurve) {
       if (auto k = pod.find("-tuned-"); k != std::string::npos) pod = pod.substr(0, k);
       const packing::PodRequest& req = *by_name.at(pod);
       arrived += req.TotalGpuMilli();
+      if (!f[4].empty()) {  // CPU and memory within the node's capacity, GPU pods or not
+        auto& [cpu, memory] = node_use[f[4]];
+        cpu += req.cpu_milli;
+        memory += req.memory_mib;
+        ASSERT_LE(cpu, node_by_name.at(f[4])->cpu_milli) << policy;
+        ASSERT_LE(memory, node_by_name.at(f[4])->memory_mib) << policy;
+      }
       if (!f[4].empty() && !f[5].empty()) {
         std::stringstream gs(f[5]);
         std::string g;
@@ -111,6 +121,21 @@ TEST(OpenbExperiment, PlacementsFileReproducesTheCurve) {
       if (count[l] > 0) carry = sum[l] / count[l];
       EXPECT_NEAR(run->levels[l], carry, 1e-9) << policy << " level " << l;
     }
+  }
+}
+
+TEST(OpenbExperiment, FragmentationCurveIsAShareOfCapacity) {
+  OpenbTrace t;
+  t.nodes = ReadOpenbNodes(Data("nodes.csv")).value();
+  t.pods = ReadOpenbPods(Data("pods.csv")).value();
+  const packing::WorkloadDistribution dist = packing::WorkloadDistribution::FromPods(t.pods);
+  auto run = RunOpenb(t, BuildSeedWorkload(t, 42), "gpufed", dist, false);
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  ASSERT_EQ(run->frag_levels.size(), 131u);
+  for (size_t l = 1; l < 131; ++l) {
+    EXPECT_GE(run->frag_levels[l], 0.0) << l;
+    // What is fragmented is never more than what is not allocated.
+    EXPECT_LE(run->frag_levels[l], 100.0 - run->levels[l] + 1e-9) << l;
   }
 }
 

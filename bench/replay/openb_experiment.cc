@@ -1,5 +1,6 @@
 #include "bench/replay/openb_experiment.h"
 
+#include <cmath>
 #include <numeric>
 
 #include "bench/replay/metrics.h"
@@ -89,6 +90,14 @@ Result<RunResult> RunOpenb(const OpenbTrace& trace, const SeedWorkload& workload
 
   RunResult result;
   LevelCurve curve;
+  LevelCurve frag_curve;
+  const packing::FragmentationModel frag_model(distribution, *fleet);
+  std::vector<double> node_frag(fleet->size());
+  double frag_total = 0;
+  for (size_t n = 0; n < fleet->size(); ++n) {
+    node_frag[n] = frag_model.NodeFrag(fleet->model_id(n), fleet->state(n).cpu_left, fleet->state(n).gpu_left);
+    frag_total += node_frag[n];
+  }
   int64_t arrived = 0;
   // Built with append(): GCC 12 at -O3 misreports operator+ chains (-Wrestrict).
   std::string prefix(policy_name);
@@ -102,10 +111,15 @@ Result<RunResult> RunOpenb(const OpenbTrace& trace, const SeedWorkload& workload
       Status s = fleet->Apply(pod, *alloc);
       if (!s.ok()) return Internal("policy " + std::string(policy_name) + " chose an invalid allocation: " + s.message());
       ++result.placed;
+      const packing::NodeState& changed = fleet->state(alloc->node);
+      const double now = frag_model.NodeFrag(fleet->model_id(alloc->node), changed.cpu_left, changed.gpu_left);
+      frag_total += now - node_frag[alloc->node];
+      node_frag[alloc->node] = now;
     } else {
       ++result.failed;
     }
     curve.Record(arrived, fleet->gpu_allocated_milli(), capacity);
+    frag_curve.Record(arrived, std::llround(frag_total), capacity);
     if (record_placements) {
       std::string& out = result.placements_csv;
       out.append(prefix).append(std::to_string(order)).append(",").append(ArrivalName(trace, a)).append(",");
@@ -123,6 +137,7 @@ Result<RunResult> RunOpenb(const OpenbTrace& trace, const SeedWorkload& workload
     }
   }
   result.levels = curve.Levels();
+  result.frag_levels = frag_curve.Levels();
   return result;
 }
 

@@ -42,7 +42,11 @@ SeedWorkload BuildSeedWorkload(const OpenbTrace& trace, uint64_t seed, double in
 std::string ArrivalName(const OpenbTrace& trace, const Arrival& a);
 
 struct RunResult {
-  std::vector<double> levels;  // mean allocated% per arrived level 0..130
+  std::vector<double> levels;       // mean allocated% per arrived level 0..130
+  // Mean fragmentation per arrived level, % of GPU capacity: FGD's measure (expected GPU
+  // milli the typical pods of `distribution` could not use, summed over nodes), the
+  // quantity the FGD paper plots beside allocation.
+  std::vector<double> frag_levels;
   int64_t placed = 0;
   int64_t failed = 0;
   std::string placements_csv;  // rows (no header) when requested

@@ -24,6 +24,16 @@ std::string Fixed(double v, const char* fmt = "%7.2f") {
 
 }  // namespace
 
+void WriteSeedCsv(std::ostream& out, const std::vector<SeedCurve>& runs) {
+  out << "policy,seed,arrived_pct,alloc_pct,frag_pct\n";
+  for (const SeedCurve& r : runs) {
+    for (size_t l = 0; l < r.levels.size() && l < r.frag_levels.size(); ++l) {
+      out << r.policy << ',' << r.seed << ',' << l << ',' << Fixed(r.levels[l], "%.4f") << ','
+          << Fixed(r.frag_levels[l], "%.4f") << '\n';
+    }
+  }
+}
+
 Result<std::vector<uint64_t>> ParseSeeds(const std::string& text) {
   std::vector<uint64_t> seeds;
   std::stringstream ss(text);

@@ -26,6 +26,18 @@ struct PolicyCurve {
 // Header line then `policy,arrived_pct,alloc_pct_mean` for every policy and level 0..130.
 void WriteCsv(std::ostream& out, const std::vector<PolicyCurve>& curves);
 
+// One (policy, seed) run's curves, for --format seeds.
+struct SeedCurve {
+  std::string policy;
+  uint64_t seed = 0;
+  std::vector<double> levels;       // allocation % at arrived 0..130
+  std::vector<double> frag_levels;  // fragmentation % (FGD's measure) at arrived 0..130
+};
+
+// Header line then `policy,seed,arrived_pct,alloc_pct,frag_pct` for every run and level
+// 0..130: what the means hide (the worst seed) and the fragmentation beside allocation.
+void WriteSeedCsv(std::ostream& out, const std::vector<SeedCurve>& runs);
+
 struct ReportHeader {
   std::string nodes_path, pods_path, workload, reference_path, seeds, build_type, date;
   size_t num_nodes = 0, num_pods = 0;

@@ -54,8 +54,11 @@ std::optional<int64_t> ParseRfc3339(const std::string& text) {
   if (*rest == 'Z' || *rest == 'z') {
     ++rest;
   } else if (*rest == '+' || *rest == '-') {
-    int hh = 0, mm = 0;
-    if (std::sscanf(rest + 1, "%2d:%2d", &hh, &mm) != 2) return std::nullopt;
+    // Exactly "+HH:MM". (sscanf's "%2d:%2d" also took "+1:2", and skipping 6 bytes then
+    // read past the end of the text: fuzz_kube_response.)
+    auto digit = [](char c) { return c >= '0' && c <= '9'; };
+    if (!digit(rest[1]) || !digit(rest[2]) || rest[3] != ':' || !digit(rest[4]) || !digit(rest[5])) return std::nullopt;
+    const int hh = (rest[1] - '0') * 10 + (rest[2] - '0'), mm = (rest[4] - '0') * 10 + (rest[5] - '0');
     offset = (*rest == '+' ? 1 : -1) * (hh * 3600 + mm * 60);
     rest += 6;
   } else {
@@ -63,6 +66,32 @@ std::optional<int64_t> ParseRfc3339(const std::string& text) {
   }
   if (*rest != '\0') return std::nullopt;
   return static_cast<int64_t>(timegm(&tm)) - offset;
+}
+
+Result<ListPage> ParseListPage(const std::string& body, const std::string& what) {
+  json page;
+  try {
+    page = json::parse(body);
+  } catch (const json::exception& e) {
+    return Unavailable(what + ": malformed JSON: " + e.what());
+  }
+  if (!page.is_object()) return Unavailable(what + ": the answer is not a JSON object");
+  ListPage out;
+  if (auto items = page.find("items"); items != page.end() && items->is_array()) {
+    out.items.reserve(items->size());
+    for (json& item : *items) out.items.push_back(std::move(item));
+  }
+  auto meta = page.find("metadata");
+  if (meta == page.end() || meta->is_null()) return out;
+  if (!meta->is_object()) return Unavailable(what + ": metadata is not an object");
+  // Read with find(): json::value() throws on a member of the wrong type.
+  for (auto [key, field] : {std::pair{"resourceVersion", &out.resource_version}, {"continue", &out.continue_token}}) {
+    auto it = meta->find(key);
+    if (it == meta->end() || it->is_null()) continue;
+    if (!it->is_string()) return Unavailable(what + ": metadata." + key + " is not a string");
+    *field = it->get<std::string>();
+  }
+  return out;
 }
 
 KubeApi::KubeApi(std::unique_ptr<http::Client> client, std::string token_file)
@@ -111,20 +140,13 @@ Result<ListResult> KubeApi::List(const std::string& path, const ListOptions& opt
       continue;
     }
     if (resp->status != 200) return StatusFromResponse(*resp, "list " + path);
-    json page;
-    try {
-      page = json::parse(resp->body);
-    } catch (const json::exception& e) {
-      return Unavailable("list " + path + ": malformed JSON: " + e.what());
-    }
+    Result<ListPage> page = ParseListPage(resp->body, "list " + path);
+    if (!page.ok()) return page.status();
     ++out.pages;
     if (std::optional<int64_t> t = http::ParseHttpDate(resp->Header("date"))) out.server_time = *t;
-    if (page.contains("items") && page["items"].is_array()) {
-      for (json& item : page["items"]) out.items.push_back(std::move(item));
-    }
-    const json meta = page.value("metadata", json::object());
-    out.resource_version = meta.value("resourceVersion", "");
-    cont = meta.value("continue", "");
+    for (json& item : page->items) out.items.push_back(std::move(item));
+    out.resource_version = std::move(page->resource_version);
+    cont = std::move(page->continue_token);
     if (cont.empty()) {
       if (!out.resource_version.empty()) last_list_rv_[path] = out.resource_version;
       return out;

@@ -65,6 +65,17 @@ class KubeApi {
 // Maps a non-2xx API answer to a Status (see the file comment). `what` names the request.
 Status StatusFromResponse(const http::Response& response, const std::string& what);
 
+// One page of a list answer (HTTP 200): its items, the list's resourceVersion and the
+// continue token ("" on the last page). Unavailable, naming `what`, for a body that is
+// not a JSON object or whose metadata has the wrong shape (a misbehaving server or
+// proxy); never throws.
+struct ListPage {
+  std::vector<nlohmann::json> items;
+  std::string resource_version;
+  std::string continue_token;
+};
+Result<ListPage> ParseListPage(const std::string& body, const std::string& what);
+
 // RFC 3339 ("2025-01-01T10:00:00Z", fractional seconds and offsets allowed) to Unix
 // seconds; nullopt when malformed.
 std::optional<int64_t> ParseRfc3339(const std::string& text);

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 
 #include "connectors/kubernetes/kube_api.h"
 #include "controller/common/quantity.h"
 #include "controller/common/action_key.h"
+#include "controller/model/limits.h"
 #include "controller/model/mig_profile.h"
 
 namespace gpufed::connectors::kubernetes {
@@ -14,17 +16,31 @@ namespace {
 using nlohmann::json;
 
 constexpr int kSlicesPerGpu = model::kMigComputeSlicesPerGpu;
+// A node that claims more GPUs than model::kMaxGpusPerNode (the bound the loader puts on a
+// pool's gpu.count) is a broken answer, and counting its GPUs one by one would not end.
+constexpr int64_t kMaxUnits = std::numeric_limits<int64_t>::max() / 1000;  // whole units a milli value holds
 
 // Keys under which cloud providers and provisioners name a node's pool.
 constexpr const char* kPoolLabels[] = {"gpufed.io/node-pool", "cloud.google.com/gke-nodepool",
                                        "eks.amazonaws.com/nodegroup", "kubernetes.azure.com/agentpool",
                                        "karpenter.sh/nodepool"};
 
+// A request, limit or allocatable amount in milli-units; 0 for what is not one: not a
+// quantity, out of Quantity's range, or negative (which no resource amount is).
 int64_t Milli(const json& value) {
-  if (value.is_number_integer()) return value.get<int64_t>() * 1000;
+  if (value.is_number_integer()) {
+    const int64_t units = value.get<int64_t>();
+    return units < 0 || units > kMaxUnits ? 0 : units * 1000;
+  }
   if (!value.is_string()) return 0;
   Result<Quantity> q = Quantity::Parse(value.get<std::string>());
-  return q.ok() ? q->milli() : 0;
+  return q.ok() ? std::max<int64_t>(0, q->milli()) : 0;
+}
+
+// Sums of amounts saturate instead of overflowing: many pods near the largest quantity
+// (fuzz_kube_response) only mean "the node is full".
+void AddSaturating(int64_t* sum, int64_t amount) {
+  if (__builtin_add_overflow(*sum, amount, sum)) *sum = std::numeric_limits<int64_t>::max();
 }
 
 int64_t Count(const json& map, const std::string& key) {
@@ -36,6 +52,14 @@ std::string Str(const json& j, const char* key) {
   if (!j.is_object()) return "";
   auto it = j.find(key);
   return it != j.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+// One of gpufed's numeric annotations: anyone who may edit the Job can change it, so a
+// value outside [0, 2^40] (seconds or GPU-milli; far beyond any real one) reads as 0
+// rather than overflowing the durations computed from it (fuzz_kube_response).
+int64_t AnnotationCount(const json& annotations, const char* key) {
+  const int64_t v = std::atoll(Str(annotations, key).c_str());
+  return v >= 0 && v <= (int64_t{1} << 40) ? v : 0;
 }
 
 const json& Obj(const json& j, const char* key) {
@@ -103,10 +127,10 @@ std::map<std::string, NodeUsage> UsageByNode(const std::vector<json>& pods) {
       const json& res = Obj(c, "resources");
       const json& req = Obj(res, "requests");
       const json& lim = Obj(res, "limits");
-      if (req.contains("cpu")) u.cpu_milli += Milli(req["cpu"]);
-      if (req.contains("memory")) u.memory += Milli(req["memory"]) / 1000;
+      if (req.contains("cpu")) AddSaturating(&u.cpu_milli, Milli(req["cpu"]));
+      if (req.contains("memory")) AddSaturating(&u.memory, Milli(req["memory"]) / 1000);
       for (const auto& [name, value] : lim.items()) {
-        if (name.find('/') != std::string::npos) u.extended[name] += Milli(value) / 1000;
+        if (name.find('/') != std::string::npos) AddSaturating(&u.extended[name], Milli(value) / 1000);
       }
     }
   }
@@ -171,7 +195,10 @@ MappedNode MapNode(const json& node, const model::Cluster& cluster, const NodeUs
   // reports slightly less than the marketing size), else the GFD label in MiB.
   int64_t gpu_memory = pool ? pool->gpu.memory.milli() / 1000 : 0;
   if (gpu_memory == 0 && labels.count(kLabelGpuMemory)) {
-    gpu_memory = std::atoll(labels.at(kLabelGpuMemory).c_str()) * kMiB;
+    const int64_t mib = std::atoll(labels.at(kLabelGpuMemory).c_str());
+    // Up to 1 TiB, the loader's bound on a pool's GPU memory (larger would overflow the
+    // per-slice arithmetic below).
+    gpu_memory = mib > 0 && mib <= (int64_t{1} << 20) ? mib * kMiB : 0;
   }
   auto used_of = [&](const std::string& r) {
     auto it = used.extended.find(r);
@@ -186,7 +213,7 @@ MappedNode MapNode(const json& node, const model::Cluster& cluster, const NodeUs
     if (name.rfind(kMigResourcePrefix, 0) != 0) continue;
     mig = true;
     int slices = model::MigComputeSlices(name.substr(std::string(kMigResourcePrefix).size()));
-    free_slices += std::max<int64_t>(0, Milli(value) / 1000 - used_of(name)) * slices;
+    AddSaturating(&free_slices, std::max<int64_t>(0, Milli(value) / 1000 - used_of(name)) * slices);
   }
   std::string strategy = labels.count(kLabelMigStrategy) ? labels.at(kLabelMigStrategy) : "";
   std::string single_profile = SingleMigProfile(product);
@@ -198,6 +225,8 @@ MappedNode MapNode(const json& node, const model::Cluster& cluster, const NodeUs
   if (mig) {
     int64_t physical = labels.count(kLabelGpuCount) ? std::atoll(labels.at(kLabelGpuCount).c_str()) : 0;
     if (physical == 0 && pool) physical = pool->gpu.count;
+    // A count past any real node would have this loop run for ever (fuzz_kube_response).
+    physical = std::clamp<int64_t>(physical, 0, model::kMaxGpusPerNode);
     for (int64_t i = 0; i < physical; ++i) {
       int64_t f = std::min<int64_t>(kSlicesPerGpu, free_slices);
       free_slices -= f;
@@ -210,6 +239,7 @@ MappedNode MapNode(const json& node, const model::Cluster& cluster, const NodeUs
     return out;
   }
   int64_t total = capacity.contains(kGpuResource) ? Count(capacity, kGpuResource) : Count(allocatable, kGpuResource);
+  total = std::clamp<int64_t>(total, 0, model::kMaxGpusPerNode);
   int64_t free = std::max<int64_t>(0, Count(allocatable, kGpuResource) - used_of(kGpuResource));
   for (int64_t i = 0; i < total; ++i) {
     ObservedGpu g;
@@ -236,9 +266,9 @@ ObservedWorkload MapJob(const json& job, const std::vector<const json*>& pods, c
   w.workload = Str(ann, kAnnotationWorkload);
   w.attempt = std::atoi(Str(labels, kLabelAttempt).c_str());
   if (w.key.empty()) w.key = ActionKey(Str(labels, kLabelWorkloadUid), w.attempt);
-  int64_t resume_s = std::atoll(Str(ann, kAnnotationResumeFrom).c_str());
-  int64_t interval_s = std::atoll(Str(ann, kAnnotationCheckpointInterval).c_str());
-  int64_t gpu_milli = std::atoll(Str(ann, kAnnotationGpuMilli).c_str());
+  int64_t resume_s = AnnotationCount(ann, kAnnotationResumeFrom);
+  int64_t interval_s = AnnotationCount(ann, kAnnotationCheckpointInterval);
+  int64_t gpu_milli = AnnotationCount(ann, kAnnotationGpuMilli);
 
   // When the attempt started running: the earliest running/terminated container start.
   std::optional<int64_t> start;

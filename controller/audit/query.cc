@@ -16,6 +16,37 @@ std::string Str(const nlohmann::json& j, const char* key) {
   return it != j.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
+// A journal's records are evidence, but one with a valid chain may still be forged or come
+// from a newer writer: every member is read by type, and a member of the wrong type reads
+// as absent (never a json type_error out of a report).
+bool Bool(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_boolean() && it->get<bool>();
+}
+
+uint64_t Seq(const nlohmann::json& r) {
+  auto it = r.find("seq");
+  return it != r.end() && it->is_number_unsigned() ? it->get<uint64_t>() : 0;
+}
+
+// The string elements of an array member (others skipped).
+std::vector<std::string> Strings(const nlohmann::json& j, const char* key) {
+  std::vector<std::string> out;
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_array()) return out;
+  for (const nlohmann::json& v : *it) {
+    if (v.is_string()) out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
+// An object member, or an empty object.
+const nlohmann::json& Object(const nlohmann::json& j, const char* key) {
+  static const nlohmann::json kEmpty = nlohmann::json::object();
+  auto it = j.find(key);
+  return it != j.end() && it->is_object() ? *it : kEmpty;
+}
+
 bool ContainsString(const nlohmann::json& j, const char* key, const std::string& value) {
   auto it = j.find(key);
   if (it == j.end() || !it->is_array()) return false;
@@ -98,12 +129,13 @@ std::string RenderQueryTable(const std::vector<nlohmann::json>& records) {
       {"SEQ", "TIME", "KIND", "WORKLOAD", "TENANT", "OUTCOME", "CLUSTER", "COST", "REASON"}};
   for (const nlohmann::json& r : records) {
     std::string reason = Str(r, "reason");
-    if (reason.empty() && r.contains("problems") && r["problems"].is_array() && !r["problems"].empty()) {
-      reason = r["problems"][0].get<std::string>();
+    if (reason.empty()) {
+      const std::vector<std::string> problems = Strings(r, "problems");
+      if (!problems.empty()) reason = problems.front();
     }
     if (reason.empty()) reason = Str(r, "revision");
     if (reason.size() > 80) reason = reason.substr(0, 77) + "...";
-    rows.push_back({std::to_string(r.value("seq", uint64_t{0})), Str(r, "time"), Str(r, "kind"), Str(r, "workload"),
+    rows.push_back({std::to_string(Seq(r)), Str(r, "time"), Str(r, "kind"), Str(r, "workload"),
                     Str(r, "tenant"), Str(r, "outcome"), ClusterOf(r), Str(r, "cost"), reason});
   }
   std::vector<size_t> width(rows[0].size(), 0);
@@ -137,7 +169,7 @@ Result<ComplianceReport> BuildReport(Env& env, const std::string& audit_dir, con
   std::map<std::tuple<std::string, std::string, std::string, std::string>, ComplianceReport::Showback> showback;
   std::map<std::string, size_t> revision_index;
   Status s = ScanRecords(env, audit_dir, filter, [&](const nlohmann::json& r) {
-    uint64_t seq = r.value("seq", uint64_t{0});
+    uint64_t seq = Seq(r);
     if (report.first_seq == 0) report.first_seq = seq;
     report.last_seq = seq;
     std::string kind = Str(r, "kind");
@@ -161,18 +193,14 @@ Result<ComplianceReport> BuildReport(Env& env, const std::string& audit_dir, con
     if (inserted) report.revisions.push_back({revision, time, time, 0, false});
     report.revisions[it->second].decisions++;
     report.revisions[it->second].last_seen = time;
-    if (r.contains("deniedBy") && r["deniedBy"].is_array()) {
-      for (const nlohmann::json& rule : r["deniedBy"]) report.denials_by_rule[rule.get<std::string>()]++;
-    }
+    for (const std::string& rule : Strings(r, "deniedBy")) report.denials_by_rule[rule]++;
     if (outcome != "placed") return;
-    const nlohmann::json& target = r.contains("target") ? r["target"] : nlohmann::json::object();
-    const nlohmann::json& data = r.contains("data") ? r["data"] : nlohmann::json::object();
+    const nlohmann::json& target = Object(r, "target");
+    const nlohmann::json& data = Object(r, "data");
     std::string sensitivity = Str(data, "sensitivity");
-    bool pii = data.value("pii", false);
+    bool pii = Bool(data, "pii");
     std::string residency;
-    if (data.contains("residency") && data["residency"].is_array()) {
-      for (const nlohmann::json& z : data["residency"]) residency += (residency.empty() ? "" : " ") + z.get<std::string>();
-    }
+    for (const std::string& zone : Strings(data, "residency")) residency += (residency.empty() ? "" : " ") + zone;
     if (sensitivity == "restricted" || pii || !residency.empty()) {
       report.sensitive.push_back({seq, time, Str(r, "workload"), Str(r, "tenant"), sensitivity, residency,
                                   Str(target, "cluster"), Str(target, "zone"), Str(target, "region"), revision, pii});

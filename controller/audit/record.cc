@@ -34,6 +34,7 @@ constexpr KindName kKinds[] = {
     {RecordKind::kSinkLagging, "sink-lagging"},
     {RecordKind::kSinkRecovered, "sink-recovered"},
     {RecordKind::kBudgetAlert, "budget-alert"},
+    {RecordKind::kPolicyDegraded, "policy-degraded"},
 };
 
 bool IsLowerHex(std::string_view s) {

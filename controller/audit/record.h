@@ -31,6 +31,7 @@ enum class RecordKind {
   kSinkLagging,       // an AuditSink fell behind its lag limit (once per episode)
   kSinkRecovered,     // ... and caught up again
   kBudgetAlert,       // a tenant's spend reached an alertAt level of its budget period
+  kPolicyDegraded,    // a policy's hooks failed on more than its errorBudget of calls in a pass
 };
 const char* RecordKindName(RecordKind kind);
 std::optional<RecordKind> ParseRecordKind(std::string_view name);

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "controller/audit/inputs.h"
+#include "controller/common/qualified_name.h"
 
 namespace gpufed::audit {
 AuditRecord DecisionRecord(const placement::Decision& d, const DecisionContext& c) {
@@ -50,7 +51,7 @@ AuditRecord DecisionRecord(const placement::Decision& d, const DecisionContext& 
 PlanRecordBuilder::PlanRecordBuilder(const placement::Plan& plan, const placement::Snapshot& snapshot,
                                      std::string inputs_digest, std::function<std::string(const model::Workload&)> uid)
     : plan_(plan), snapshot_(snapshot), inputs_digest_(std::move(inputs_digest)), uid_(std::move(uid)) {
-  for (const model::Workload* w : snapshot.pending) by_name_[w->metadata.name] = w;
+  for (const model::Workload* w : snapshot.pending) by_name_[QualifiedName(w->tenant, w->metadata.name)] = w;
 }
 
 void PlanRecordBuilder::Rewind() {
@@ -80,7 +81,7 @@ AuditRecord PlanRecordBuilder::Build(const placement::Decision& d, const model::
   c.revision = plan_.revision.empty() && snapshot_.config != nullptr ? snapshot_.config->revision : plan_.revision;
   c.inputs = inputs_digest_;
   c.decided_at = snapshot_.now;
-  auto it = by_name_.find(d.workload);
+  auto it = by_name_.find(QualifiedName(d.tenant, d.workload));
   if (it != by_name_.end()) {
     const model::Workload& w = *it->second;
     c.spec_hash = WorkloadSpecHash(w);
@@ -100,12 +101,12 @@ AuditRecord PlanRecordBuilder::Build(const placement::Decision& d, const model::
   return DecisionRecord(d, c);
 }
 
-std::optional<AuditRecord> PlanRecordBuilder::For(const std::string& workload) {
+std::optional<AuditRecord> PlanRecordBuilder::For(const std::string& tenant, const std::string& workload) {
   for (int pass = 0; pass < 2; ++pass) {
     while (next_ < plan_.decisions.size()) {
       const placement::Decision& d = plan_.decisions[next_++];
-      const model::Tenant* tenant = Account(d);
-      if (d.workload == workload) return Build(d, tenant);
+      const model::Tenant* spender = Account(d);
+      if (d.workload == workload && d.tenant == tenant) return Build(d, spender);
     }
     Rewind();  // asked out of plan order: account again from the start
   }
@@ -118,7 +119,7 @@ std::vector<AuditRecord> PlanRecords(const placement::Plan& plan, const placemen
   PlanRecordBuilder builder(plan, snapshot, inputs_digest, uid);
   std::vector<AuditRecord> records;
   records.reserve(plan.decisions.size());
-  for (const placement::Decision& d : plan.decisions) records.push_back(*builder.For(d.workload));  // in plan order
+  for (const placement::Decision& d : plan.decisions) records.push_back(*builder.For(d.tenant, d.workload));  // in plan order
   return records;
 }
 
@@ -168,6 +169,17 @@ AuditRecord SinkLagRecord(const SinkLagChange& change) {
                       {"onLagLimit", change.action}};
   if (change.lagging && !change.last_error.empty()) p["lastError"] = change.last_error;
   return {change.lagging ? RecordKind::kSinkLagging : RecordKind::kSinkRecovered, std::move(p)};
+}
+
+AuditRecord PolicyDegradedRecord(const PolicyDegradedEvent& e) {
+  return {RecordKind::kPolicyDegraded,
+          {{"policy", e.policy},
+           {"revision", e.revision},
+           {"enforcement", e.enforcement},
+           {"calls", e.calls},
+           {"errors", e.errors},
+           {"errorBudget", e.error_budget},
+           {"lastError", e.last_error}}};
 }
 
 }  // namespace gpufed::audit

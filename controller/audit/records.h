@@ -45,8 +45,8 @@ class PlanRecordBuilder {
  public:
   PlanRecordBuilder(const placement::Plan& plan, const placement::Snapshot& snapshot, std::string inputs_digest,
                     std::function<std::string(const model::Workload&)> uid = {});
-  // The record of `workload`'s decision; nothing when the plan has none.
-  std::optional<AuditRecord> For(const std::string& workload);
+  // The record of the decision for `tenant`'s `workload`; nothing when the plan has none.
+  std::optional<AuditRecord> For(const std::string& tenant, const std::string& workload);
 
  private:
   struct Spend {
@@ -61,7 +61,7 @@ class PlanRecordBuilder {
   const placement::Snapshot& snapshot_;
   std::string inputs_digest_;
   std::function<std::string(const model::Workload&)> uid_;
-  std::map<std::string, const model::Workload*> by_name_;
+  std::map<std::string, const model::Workload*> by_name_;  // by QualifiedName
   std::map<std::string, Spend> spent_;  // by tenant: before the plan, then as it places
   size_t next_ = 0;                     // decisions accounted so far
 };
@@ -112,5 +112,18 @@ struct BudgetAlertEvent {
   std::string limit;
 };
 AuditRecord BudgetAlertRecord(const BudgetAlertEvent& alert);
+// In one pass, more than `error_budget` of a policy's hook calls failed (raised an error
+// or ran out of budget). `enforcement` says what the failures did: a deny policy's
+// failed admit/filter hooks denied (fail closed); warn/dryrun ones were only reported.
+struct PolicyDegradedEvent {
+  std::string policy;
+  std::string revision;
+  std::string enforcement;
+  int64_t calls = 0;
+  int64_t errors = 0;
+  double error_budget = 0;
+  std::string last_error;  // policy, file, line and message
+};
+AuditRecord PolicyDegradedRecord(const PolicyDegradedEvent& event);
 
 }  // namespace gpufed::audit

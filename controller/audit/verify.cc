@@ -19,6 +19,14 @@ std::array<unsigned char, 32> HexToBytes(std::string_view hex) {
   return out;
 }
 
+// A checkpoint's string member; "" when absent or of another type. (json::value() throws
+// type_error for a member of the wrong type, and a forged checkpoint with a valid hash
+// may hold anything: fuzz_audit_record.)
+std::string StringMember(const nlohmann::json& object, const char* key) {
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
 // The seq a damaged line claims, when its header still reads as a number.
 uint64_t ClaimedSeq(std::string_view record) {
   uint64_t seq = 0;
@@ -108,15 +116,16 @@ bool ChainVerifier::CheckCheckpoint(uint64_t seq, std::string_view line, const s
   if (!j.ok()) return Fail(seq, "checkpoint seq " + std::to_string(seq) + " is not JSON");
   const nlohmann::json& cp = *j;
   if (!cp.contains("signedSeq") || !cp["signedSeq"].is_number_unsigned() || cp["signedSeq"].get<uint64_t>() != seq - 1 ||
-      cp.value("signedHash", "") != prev) {
+      StringMember(cp, "signedHash") != prev) {
     return Fail(seq, "checkpoint seq " + std::to_string(seq) + " does not sign the record before it");
   }
   if (options_.key != nullptr) {
-    if (cp.value("keyId", "") != options_.key->key_id()) {
-      return Fail(seq, "checkpoint seq " + std::to_string(seq) + " is signed by key " + cp.value("keyId", "?") +
+    const std::string key_id = StringMember(cp, "keyId");
+    if (key_id != options_.key->key_id()) {
+      return Fail(seq, "checkpoint seq " + std::to_string(seq) + " is signed by key " + (key_id.empty() ? "?" : key_id) +
                            ", not by the given key " + options_.key->key_id());
     }
-    if (!options_.key->Verify(CheckpointMessage(seq - 1, prev), cp.value("sig", ""))) {
+    if (!options_.key->Verify(CheckpointMessage(seq - 1, prev), StringMember(cp, "sig"))) {
       return Fail(seq, "checkpoint seq " + std::to_string(seq) + ": bad signature");
     }
     ++report_.signatures_verified;

@@ -179,6 +179,37 @@ TEST(TimeFormat, RoundTrips) {
   EXPECT_EQ(ParseTimeMicros("1970-01-02"), int64_t{86400} * 1000000);
 }
 
+// fuzz_audit_record: a forged checkpoint (its self-hash is valid: anyone can compute one)
+// whose signedHash, keyId or sig is not a string made json::value() throw type_error out
+// of the verifier, so `gpufed audit verify` died instead of reporting the record.
+TEST(ChainVerifier, ForgedCheckpointWithWrongTypesIsReportedNotThrown) {
+  Result<Signer> signer = Signer::Generate();
+  ASSERT_TRUE(signer.ok());
+  Result<SignatureVerifier> key = SignatureVerifier::FromPublicKeyPem(signer->PublicKeyPem());
+  ASSERT_TRUE(key.ok());
+  for (const char* field : {"signedHash", "keyId", "sig"}) {
+    for (const SignatureVerifier* with_key : std::vector<const SignatureVerifier*>{nullptr, &*key}) {
+      std::vector<std::string> lines = Chain(1);
+      std::string prev = std::string(ParseRecordLine(lines[0])->hash);
+      nlohmann::json payload = {{"alg", "ed25519"}, {"keyId", key->key_id()}, {"signedSeq", 1},
+                                {"signedHash", prev}, {"sig", signer->Sign(CheckpointMessage(1, prev))}};
+      payload[field] = 5;
+      RecordHeader h{2, 1'795'000'000'000'002, "checkpoint", "c1", prev};
+      lines.push_back(EncodeRecordLine(h, DumpPayload(payload), nullptr));
+      for (bool receiver : {false, true}) {
+        ChainVerifier v({with_key, receiver});
+        for (const std::string& l : lines) v.AddLine(l);
+        VerifyReport r = v.Finish();
+        const bool checked = std::string(field) == "signedHash" || with_key != nullptr;
+        EXPECT_EQ(r.ok, !checked) << field << " " << r.error;
+        if (checked) {
+          EXPECT_EQ(r.first_bad_seq, 2u) << field;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace gpufed::audit
 

@@ -12,6 +12,12 @@ void AddApiTargetOptions(CLI::App* cmd, ApiTarget& target) {
   cmd->add_option("--server", target.server, "Controller URL (default $GPUFED_SERVER or http://127.0.0.1:8080)");
   cmd->add_option("--token", target.token, "Bearer token (default $GPUFED_TOKEN or the file $GPUFED_TOKEN_FILE)");
   cmd->add_option("--ca-cert", target.ca_cert, "CA certificate to verify an HTTPS controller");
+  cmd->add_option("--tenant", target.tenant, "The workload's tenant (default: the token's own; admins name one)");
+}
+
+std::string WorkloadsPath(const ApiTarget& target, const std::string& name) {
+  std::string path = target.tenant.empty() ? "/v1/workloads" : "/v1/tenants/" + target.tenant + "/workloads";
+  return name.empty() ? path : path + "/" + name;
 }
 
 Result<ApiResponse> CallApi(const ApiTarget& t, const std::string& method, const std::string& path,

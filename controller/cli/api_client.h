@@ -15,9 +15,15 @@ struct ApiTarget {
   std::string server;
   std::string token;
   std::string ca_cert;  // verify HTTPS against this CA (default: system store)
+  std::string tenant;   // workloads are namespaced by tenant; empty: the token's own
 };
 
 void AddApiTargetOptions(CLI::App* cmd, ApiTarget& target);
+
+// The path of the workloads collection, or of one workload when `name` is given:
+// /v1/tenants/{tenant}/workloads[/{name}] with --tenant, else the token's own
+// tenant's alias /v1/workloads[/{name}].
+std::string WorkloadsPath(const ApiTarget& target, const std::string& name = "");
 
 struct ApiResponse {
   int status = 0;

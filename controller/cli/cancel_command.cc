@@ -14,7 +14,7 @@ void AddCancelCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("name", *name, "Workload name")->required();
   AddApiTargetOptions(cmd, *target);
   cmd->callback([=] {
-    Result<ApiResponse> r = CallApi(*target, "DELETE", "/v1/workloads/" + *name);
+    Result<ApiResponse> r = CallApi(*target, "DELETE", WorkloadsPath(*target, *name));
     if (!r.ok()) {
       std::cerr << "gpufed cancel: " << r.status().message() << "\n";
       *exit_code = 1;

@@ -5,6 +5,7 @@
 
 #include "controller/audit/inputs.h"
 #include "controller/audit/records.h"
+#include "controller/common/qualified_name.h"
 #include "controller/config/loader.h"
 
 namespace gpufed::cli {
@@ -47,7 +48,7 @@ std::string DescribeEssentials(const nlohmann::json& e) {
 }
 
 // One replayed pass: the workloads the snapshot names (the snapshot points into them)
-// and the records the plan makes, by workload.
+// and the records the plan makes, by QualifiedName (names repeat across tenants).
 struct DecisionReplayer::Pass {
   std::string digest;
   std::string revision;       // the revision it was replayed under
@@ -130,8 +131,8 @@ Result<const DecisionReplayer::Pass*> DecisionReplayer::PassFor(const std::strin
   }
   placement::Plan plan = placement::MakePlan(snapshot);
   for (audit::AuditRecord& r : audit::PlanRecords(plan, snapshot, digest)) {
-    std::string workload = r.payload.value("workload", "");
-    pass->records[workload] = std::move(r.payload);
+    const std::string key = QualifiedName(r.payload.value("tenant", ""), r.payload.value("workload", ""));
+    pass->records[key] = std::move(r.payload);
   }
   last_pass_ = std::move(pass);
   return last_pass_.get();
@@ -150,7 +151,7 @@ Result<ReplayComparison> DecisionReplayer::Replay(const nlohmann::json& record) 
   if (!pass.ok()) return Status(pass.status().code(), "seq " + std::to_string(c.seq) + ": " + pass.status().message());
   c.replayed_revision = (*pass)->revision;
   c.snapshot_format = (*pass)->format;
-  auto again = (*pass)->records.find(c.workload);
+  auto again = (*pass)->records.find(QualifiedName(c.tenant, c.workload));
   if (again == (*pass)->records.end()) {
     return Internal("seq " + std::to_string(c.seq) + ": the replayed plan has no decision for " + c.workload);
   }

@@ -16,7 +16,7 @@ void AddExplainCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--json", *json, "Print the API's JSON");
   AddApiTargetOptions(cmd, *target);
   cmd->callback([=] {
-    Result<ApiResponse> r = CallApi(*target, "GET", "/v1/explain/" + *name);
+    Result<ApiResponse> r = CallApi(*target, "GET", target->tenant.empty() ? "/v1/explain/" + *name : WorkloadsPath(*target, *name) + "/explain");
     if (!r.ok()) {
       std::cerr << "gpufed explain: " << r.status().message() << "\n";
       *exit_code = 1;

@@ -9,7 +9,7 @@ namespace gpufed::cli {
 namespace {
 
 int Get(const ApiTarget& target, const std::string& what, const std::string& name, bool json) {
-  std::string path = what == "clusters" ? "/v1/clusters" : "/v1/workloads" + (name.empty() ? "" : "/" + name);
+  std::string path = what == "clusters" ? "/v1/clusters" : WorkloadsPath(target, name);
   Result<ApiResponse> r = CallApi(target, "GET", path);
   if (!r.ok()) {
     std::cerr << "gpufed get: " << r.status().message() << "\n";

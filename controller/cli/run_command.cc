@@ -1,4 +1,5 @@
-// gpufed run --config DIR [--state DIR] [--listen ADDR:PORT] [--until-idle]: the controller.
+// gpufed run --config DIR [--state DIR] [--listen ADDR:PORT] [--metrics-listen ADDR:PORT]
+// [--max-body BYTES] [--until-idle]: the controller.
 //
 // With only `sim` clusters the run is in accelerated virtual time: the loop jumps the
 // clock to the next event (a job ends, a node arrives, a failure, a submission, a
@@ -7,12 +8,14 @@
 // parses its flags, shows it (RunView) and prints the summary.
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <iostream>
 
 #include "controller/cli/commands.h"
 #include "controller/cli/run_view.h"
 #include "controller/cli/version.h"
+#include "controller/common/quantity.h"
 #include "controller/config/loader.h"
 #include "controller/runtime/runtime.h"
 
@@ -27,7 +30,18 @@ struct RunOptions {
   std::string resync = "5m";
   std::string drain_timeout = "60s";
   std::string checkpoint_interval = "30s";
+  std::string max_body = "1MiB";
 };
+
+// A byte count: "1048576", "1MiB" or "1Mi" (binary), "1MB" or "1M" (decimal).
+Result<size_t> ParseByteCount(std::string text) {
+  if (text.size() > 1 && text.back() == 'B' && std::isalpha(static_cast<unsigned char>(text[text.size() - 2]))) {
+    text.pop_back();
+  }
+  Result<Quantity> q = Quantity::Parse(text);
+  if (!q.ok() || q->milli() <= 0 || q->milli() % 1000 != 0) return InvalidArgument("not a positive byte count: " + text);
+  return static_cast<size_t>(q->milli() / 1000);
+}
 
 int Run(const RunOptions& o, const connectors::ConnectorRegistry* registry) {
   if (registry == nullptr) {
@@ -43,6 +57,11 @@ int Run(const RunOptions& o, const connectors::ConnectorRegistry* registry) {
     std::cerr << "gpufed run: bad --max-time, --resync, --drain-timeout or --checkpoint-interval\n";
     return 2;
   }
+  Result<size_t> max_body = ParseByteCount(o.max_body);
+  if (!max_body.ok()) {
+    std::cerr << "gpufed run: bad --max-body: " << max_body.status().message() << "\n";
+    return 2;
+  }
   const bool tty = isatty(STDOUT_FILENO) != 0;
   runtime::RuntimeOptions ro = o.rt;
   ro.speed = o.speed < 0 ? (tty ? 7200 : 0) : o.speed;
@@ -50,12 +69,14 @@ int Run(const RunOptions& o, const connectors::ConnectorRegistry* registry) {
   ro.resync = *resync;
   ro.drain_timeout = *drain_timeout;
   ro.checkpoint_interval = *checkpoint_interval;
+  ro.max_body_bytes = *max_body;
   ro.version = kVersion;
   RunView view(std::cout, tty, !runtime::AllSimulated(ro.config_dir));
   Result<std::unique_ptr<runtime::Runtime>> opened = runtime::Runtime::Open(ro, *registry, &view);
   if (!opened.ok()) {
     std::cerr << "gpufed run: " << opened.status().message() << "\n";
-    return opened.status().code() == StatusCode::kInvalidArgument && !ro.listen.empty() ? 2 : 1;
+    const bool serving = !ro.listen.empty() || !ro.metrics_listen.empty();
+    return opened.status().code() == StatusCode::kInvalidArgument && serving ? 2 : 1;
   }
   runtime::Runtime& rt = **opened;
   std::cout << "gpufed run: " << ro.config_dir << " revision " << rt.controller().active_revision().substr(0, 12)
@@ -85,6 +106,10 @@ void AddRunCommand(CLI::App& app, int* exit_code, const connectors::ConnectorReg
   cmd->add_option("--tokens", o->rt.tokens_file, "API tokens file: lines 'TOKEN TENANT' or 'TOKEN admin'");
   cmd->add_option("--tls-cert", o->rt.tls_cert, "Serve HTTPS with this certificate (PEM)");
   cmd->add_option("--tls-key", o->rt.tls_key, "Private key of --tls-cert (PEM)");
+  cmd->add_option("--max-body", o->max_body, "Largest API request body (1048576, 1MiB, 512KiB); larger ones get 413")
+      ->capture_default_str();
+  cmd->add_option("--metrics-listen", o->rt.metrics_listen,
+                  "Serve /metrics without a token on ADDR:PORT (loopback or private addresses only)");
   cmd->add_option("--max-time", o->max_time, "Stop after this much (virtual) time")->capture_default_str();
   cmd->add_option("--resync", o->resync, "Longest interval between passes")->capture_default_str();
   cmd->add_option("--drain-timeout", o->drain_timeout,

@@ -1,5 +1,7 @@
 #include "controller/config/decoders.h"
 
+#include <cstdlib>
+
 namespace gpufed::config {
 namespace {
 
@@ -31,9 +33,26 @@ std::optional<nlohmann::json> ToJson(const YamlField& f) {
 }  // namespace
 
 void DecodePolicySpec(const YamlField& spec, model::Policy& out) {
-  if (!spec.ExpectObject({"enforcement", "rules", "scoring", "burst", "priorityClasses", "lua", "import", "params"},
-                         Required::kYes)) {
+  if (!spec.ExpectObject(
+          {"enforcement", "rules", "scoring", "burst", "priorityClasses", "lua", "import", "params", "errorBudget"},
+          Required::kYes)) {
     return;
+  }
+  // errorBudget: "1%" or a fraction (0.01).
+  YamlField budget = spec.Child("errorBudget");
+  if (budget.defined()) {
+    const std::optional<std::string> text = budget.node().IsScalar() ? std::optional(budget.node().Scalar()) : std::nullopt;
+    if (text && !text->empty() && text->back() == '%') {
+      char* end = nullptr;
+      const double percent = std::strtod(text->c_str(), &end);
+      if (end != text->c_str() + text->size() - 1 || !(percent >= 0 && percent <= 100)) {
+        budget.Error("expected a percentage from 0% to 100% (e.g. 1%), or a fraction from 0 to 1");
+      } else {
+        out.error_budget = percent / 100;
+      }
+    } else if (auto v = budget.Number(0, 1)) {
+      out.error_budget = *v;
+    }
   }
   YamlField import = spec.Child("import");
   if (auto v = import.String()) {

@@ -8,6 +8,7 @@
 #include "controller/config/yaml_field.h"
 #include "controller/model/audit_sink.h"
 #include "controller/model/cluster.h"
+#include "controller/model/limits.h"
 #include "controller/model/policy.h"
 #include "controller/model/policy_test.h"
 #include "controller/model/tenant.h"
@@ -19,7 +20,7 @@ namespace gpufed::config {
 nlohmann::json ScalarToJson(const YAML::Node& node);
 
 // Bounds that make absurd input an error rather than a silent overflow later.
-inline constexpr int64_t kMaxGpusPerNode = 64;
+using model::kMaxGpusPerNode;
 inline constexpr int64_t kMaxNodesPerPool = 100000;
 inline const Quantity kMaxNodeMemory = Quantity::FromUnits(int64_t{64} << 40);  // 64Ti
 inline const Quantity kMaxGpuMemory = Quantity::FromUnits(int64_t{1} << 40);    // 1Ti

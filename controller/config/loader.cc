@@ -2,6 +2,8 @@
 
 #include <filesystem>
 
+#include <yaml-cpp/depthguard.h>
+
 #include "controller/common/sha256.h"
 #include "controller/common/text.h"
 #include "controller/config/decoders.h"
@@ -126,6 +128,12 @@ void LoadDocument(const DocumentText& document, const std::string& file, const L
   std::vector<YAML::Node> nodes;
   try {
     nodes = YAML::LoadAll(document.text);
+  } catch (const YAML::DeepRecursion& e) {
+    // yaml-cpp gives up at its own depth limit with the message "bad file".
+    result.diagnostics.Add({file, document.first_line + e.mark.line + 1, e.mark.column + 1, "",
+                            "document is nested deeper than " + std::to_string(options.max_depth) + " levels"});
+    unparsed.push_back({file, document.text});
+    return;
   } catch (const YAML::Exception& e) {
     // yaml-cpp's messages carry the position in the mark; keep only the reason.
     int line = document.first_line + e.mark.line + 1, column = e.mark.column + 1;

@@ -201,6 +201,17 @@ TEST(Loader, StrayCommaIsASyntaxErrorNotAnEndlessLoop) {
   EXPECT_EQ(comma.column, 1);
 }
 
+// Nesting past yaml-cpp's own limit used to read "YAML syntax error: bad file".
+TEST(Loader, ExtremeNestingSaysSo) {
+  for (const std::string& text : {std::string(100000, '[') + std::string(100000, ']'),
+                                   "a:\n  " + std::string(5000, '[') + std::string(5000, ']')}) {
+    LoadResult r = LoadText(text, "api/w.yaml");
+    ASSERT_EQ(r.diagnostics.size(), 1u) << Dump(r);
+    EXPECT_THAT(r.diagnostics.items()[0].message, testing::HasSubstr("nested deeper than 32 levels"));
+    EXPECT_EQ(r.diagnostics.items()[0].file, "api/w.yaml");
+  }
+}
+
 TEST_F(TempRepo, DocumentsPerFileAreBounded) {
   std::string text;
   for (int i = 0; i < 20; ++i) text += "---\na: 1\n";

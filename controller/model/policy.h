@@ -62,6 +62,9 @@ struct Policy {
   std::string import;                  // a standard-library policy merged in, e.g. "stdlib/burst"
   nlohmann::json params = nlohmann::json::object();  // handed to the Lua hooks as their last argument
   bool enforcement_set = false;        // written explicitly (an import must not override it)
+  // At run time, a pass in which more than this share of the policy's hook calls fail is
+  // reported (policy-degraded journal record and metric). Failing deny hooks still deny.
+  double error_budget = 0.01;
 };
 
 }  // namespace gpufed::model

@@ -46,7 +46,7 @@ class BudgetWatchTest : public ::testing::Test {
   }
   // The running attempt's estimate, in whole euros.
   void Estimate(int64_t euros) {
-    store::WorkloadRecord r = store_->Get("train").value().value();
+    store::WorkloadRecord r = store_->Get("nlp", "train").value().value();
     r.state = store::WorkloadState::kRunning;
     r.estimate = Money(euros * 1'000'000, "EUR");
     ASSERT_TRUE(store_->Update(r, "test", now_).ok());

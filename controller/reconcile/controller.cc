@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 
 #include "controller/audit/records.h"
@@ -162,6 +163,7 @@ Result<PassStats> Controller::Pass() {
   reconciler_->SetPlacing(placing);
   auto start = std::chrono::steady_clock::now();
   Result<PassStats> stats = reconciler_->Pass(std::move(observed));
+  JournalPolicyHealth();
   if (stats.ok()) JournalBudgetAlerts();
   (void)journal_->MaybeCheckpoint();
   if (shipping_ != nullptr) shipping_->Wake();
@@ -188,7 +190,7 @@ void Controller::AddSourceSpecs(const std::string& source, std::vector<model::Wo
 
 Status Controller::SubmitFromSource(const model::Workload& w, const std::string& source) {
   std::lock_guard<std::mutex> lock(mu_);
-  Result<std::optional<WorkloadRecord>> known = store_->Get(w.metadata.name);
+  Result<std::optional<WorkloadRecord>> known = store_->Get(w.tenant, w.metadata.name);
   if (!known.ok()) return known.status();
   if (*known) return Status::Ok();
   WorkloadRecord r;
@@ -309,6 +311,20 @@ bool Controller::JournalSinkLag() {
     if (s.lagging && s.on_lag_limit == model::LagAction::kPause) return true;
   }
   return false;
+}
+
+void Controller::JournalPolicyHealth() {
+  const policy::Revision* revision = activator_.active();
+  if (revision == nullptr || revision->hooks == nullptr) return;
+  for (const audit::PolicyDegradedEvent& e : policy_health_.AfterPass(revision->hooks->TakeCallStats(), revision->config)) {
+    // A failed append leaves the journal unhealthy, which stops placing on its own.
+    (void)journal_->Append(audit::PolicyDegradedRecord(e));
+    char budget[32];
+    std::snprintf(budget, sizeof budget, "%g%%", e.error_budget * 100);
+    notices_.push_back("policy " + e.policy + " degraded: " + std::to_string(e.errors) + " of " +
+                       std::to_string(e.calls) + " hook calls failed this pass (errorBudget " + budget + "); last: " +
+                       e.last_error);
+  }
 }
 
 void Controller::JournalBudgetAlerts() {

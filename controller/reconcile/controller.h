@@ -18,6 +18,7 @@
 #include "controller/audit/live_shipping.h"
 #include "controller/reconcile/budget_watch.h"
 #include "controller/reconcile/journal_log.h"
+#include "controller/reconcile/policy_health.h"
 #include "controller/reconcile/reconciler.h"
 
 namespace gpufed::reconcile {
@@ -71,16 +72,29 @@ class Controller {
   void AddSourceSpecs(const std::string& source, std::vector<model::Workload> specs);
   Status SubmitFromSource(const model::Workload& workload, const std::string& source);
 
-  // API. PermissionDenied when a tenant caller touches another tenant's workload.
-  // Submit: InvalidArgument with the loader's file/line/field messages.
+  // API. Workloads are namespaced by tenant; `caller` is the token's tenant ("" for an
+  // admin). A tenant caller cannot tell another tenant's workload (or tenant) from a
+  // missing one: NotFound, never PermissionDenied or AlreadyExists.
+  // Submit: InvalidArgument with the loader's file/line/field messages; `owner` (the
+  // path's tenant, may be empty) must be the document's spec.tenant.
   Result<store::WorkloadRecord> Submit(const std::string& text, const std::string& file_name,
-                                       const std::string& tenant);
-  Status Cancel(const std::string& name, const std::string& tenant);
-  Result<std::vector<store::WorkloadRecord>> List(const std::string& tenant);
-  Result<store::WorkloadRecord> Get(const std::string& name, const std::string& tenant);
-  Result<std::vector<store::DecisionRow>> Decisions(const std::string& name, const std::string& tenant);
+                                       const std::string& caller, const std::string& owner = "");
+  // Names a workload: `tenant` from the path (/v1/tenants/{tenant}/workloads/{name}), or
+  // empty on the short paths, meaning the caller's own tenant (for an admin: the one
+  // tenant that has that name; InvalidArgument when several do).
+  struct WorkloadRef {
+    std::string tenant;
+    std::string name;
+  };
+  Status Cancel(const WorkloadRef& ref, const std::string& caller);
+  // `owner` empty: the caller's own workloads (an admin's: everyone's).
+  Result<std::vector<store::WorkloadRecord>> List(const std::string& caller, const std::string& owner = "");
+  Result<store::WorkloadRecord> Get(const WorkloadRef& ref, const std::string& caller);
+  // Every decision for the workload's name in its tenant (each run of a reused name),
+  // newest first; an empty name lists every decision (admin only).
+  Result<std::vector<store::DecisionRow>> Decisions(const WorkloadRef& ref, const std::string& caller);
   // Why pending / why this cluster / why not each other cluster, from the last decision.
-  Result<nlohmann::json> Explain(const std::string& name, const std::string& tenant);
+  Result<nlohmann::json> Explain(const WorkloadRef& ref, const std::string& caller);
   // A tenant's budget: period, spend (metered + running estimates), limits, used ratios
   // and the alerts reported this period. A tenant caller sees only itself (NotFound).
   Result<nlohmann::json> Tenant(const std::string& name, const std::string& tenant);
@@ -129,7 +143,11 @@ class Controller {
   bool JournalSinkLag();
   // Journals each alertAt level a tenant's spend reached for the first time this period.
   void JournalBudgetAlerts();
-  Result<store::WorkloadRecord> Owned(const std::string& name, const std::string& tenant);
+  // Journals each policy whose hooks failed on more than its errorBudget of calls in the
+  // pass that just ran (policy-degraded). Needs mu_.
+  void JournalPolicyHealth();
+  // The workload `ref` names, as `caller` may see it. Needs mu_.
+  Result<store::WorkloadRecord> Owned(const WorkloadRef& ref, const std::string& caller);
   // Copies the active revision's API limits for ApiLimitOf. Needs mu_ (or Open).
   void PublishApiLimits();
 
@@ -158,6 +176,7 @@ class Controller {
   bool stopped_ = false;
   audit::LiveShipping* shipping_ = nullptr;
   std::unique_ptr<BudgetWatch> budget_;
+  PolicyHealth policy_health_;
   std::vector<std::string> notices_;
   std::mutex limits_mu_;  // guards api_limits_ only; innermost (nothing is locked under it)
   std::map<std::string, ApiLimit> api_limits_;

@@ -11,7 +11,8 @@ namespace gpufed::reconcile {
 using store::WorkloadRecord;
 
 Result<WorkloadRecord> Controller::Submit(const std::string& text, const std::string& file_name,
-                                          const std::string& tenant) {
+                                          const std::string& caller, const std::string& owner) {
+  const std::string& tenant = caller;
   std::lock_guard<std::mutex> lock(mu_);
   const model::Config& active = activator_.active()->config;
   // The loader gives API submissions the same file/line/field messages as `validate`.
@@ -25,6 +26,9 @@ Result<WorkloadRecord> Controller::Submit(const std::string& text, const std::st
     return InvalidArgument(file_name + ": expected exactly one Workload document");
   }
   const model::Workload& w = loaded.config.workloads[0];
+  if (!owner.empty() && w.tenant != owner) {
+    return InvalidArgument(file_name + ": spec.tenant " + w.tenant + " is not the tenant of the path (" + owner + ")");
+  }
   if (!tenant.empty() && w.tenant != tenant) {
     return Status(StatusCode::kPermissionDenied, "token of tenant " + tenant + " cannot submit for tenant " + w.tenant);
   }
@@ -43,7 +47,7 @@ Result<WorkloadRecord> Controller::Submit(const std::string& text, const std::st
   GPUFED_RETURN_IF_ERROR(store_->SetMeta("uid_counter", std::to_string(next)));
   WorkloadRecord r;
   r.name = w.metadata.name;
-  r.uid = w.metadata.name + "-u" + std::to_string(next);
+  r.uid = w.metadata.name + "-u" + std::to_string(next);  // the counter makes it unique across tenants
   r.tenant = w.tenant;
   r.source = "api";
   r.spec_text = text;
@@ -53,12 +57,32 @@ Result<WorkloadRecord> Controller::Submit(const std::string& text, const std::st
   return r;
 }
 
-Result<WorkloadRecord> Controller::Owned(const std::string& name, const std::string& tenant) {
-  Result<std::optional<WorkloadRecord>> r = store_->Get(name);
-  if (!r.ok()) return r.status();
-  // A tenant cannot tell another tenant's workload from a missing one.
-  if (!*r || (!tenant.empty() && (*r)->tenant != tenant)) return NotFound("no workload " + name);
-  return **r;
+Result<WorkloadRecord> Controller::Owned(const WorkloadRef& ref, const std::string& caller) {
+  const Status missing = NotFound("no workload " + ref.name);
+  if (!caller.empty()) {
+    // A tenant names only its own workloads; another tenant's path looks empty.
+    if (!ref.tenant.empty() && ref.tenant != caller) return missing;
+    Result<std::optional<WorkloadRecord>> r = store_->Get(caller, ref.name);
+    if (!r.ok()) return r.status();
+    if (!*r) return missing;
+    return **r;
+  }
+  if (!ref.tenant.empty()) {
+    Result<std::optional<WorkloadRecord>> r = store_->Get(ref.tenant, ref.name);
+    if (!r.ok()) return r.status();
+    if (!*r) return NotFound("no workload " + ref.name + " in tenant " + ref.tenant);
+    return **r;
+  }
+  Result<std::vector<WorkloadRecord>> found = store_->FindByName(ref.name);
+  if (!found.ok()) return found.status();
+  if (found->empty()) return missing;
+  if (found->size() > 1) {
+    std::string tenants;
+    for (const WorkloadRecord& r : *found) tenants += (tenants.empty() ? "" : ", ") + r.tenant;
+    return InvalidArgument("workload " + ref.name + " exists in tenants " + tenants + "; name one: /v1/tenants/TENANT/workloads/" +
+                           ref.name);
+  }
+  return found->front();
 }
 
 Result<nlohmann::json> Controller::Tenant(const std::string& name, const std::string& tenant) {
@@ -88,46 +112,47 @@ Result<nlohmann::json> Controller::Tenant(const std::string& name, const std::st
   return NotFound("no tenant " + name);
 }
 
-Status Controller::Cancel(const std::string& name, const std::string& tenant) {
+Status Controller::Cancel(const WorkloadRef& ref, const std::string& caller) {
   std::lock_guard<std::mutex> lock(mu_);
-  Result<WorkloadRecord> r = Owned(name, tenant);
+  Result<WorkloadRecord> r = Owned(ref, caller);
   if (!r.ok()) return r.status();
-  if (store::IsTerminal(r->state)) return FailedPrecondition("workload " + name + " is already " + StateName(r->state));
-  return store_->RequestCancel(name);
+  if (store::IsTerminal(r->state)) return FailedPrecondition("workload " + r->name + " is already " + StateName(r->state));
+  return store_->RequestCancel(r->uid);
 }
 
-Result<std::vector<WorkloadRecord>> Controller::List(const std::string& tenant) {
+Result<std::vector<WorkloadRecord>> Controller::List(const std::string& caller, const std::string& owner) {
   std::lock_guard<std::mutex> lock(mu_);
-  return store_->List(tenant);
+  if (!caller.empty() && !owner.empty() && owner != caller) return NotFound("no tenant " + owner);
+  return store_->List(caller.empty() ? owner : caller);
 }
 
-Result<WorkloadRecord> Controller::Get(const std::string& name, const std::string& tenant) {
+Result<WorkloadRecord> Controller::Get(const WorkloadRef& ref, const std::string& caller) {
   std::lock_guard<std::mutex> lock(mu_);
-  return Owned(name, tenant);
+  return Owned(ref, caller);
 }
 
-Result<std::vector<store::DecisionRow>> Controller::Decisions(const std::string& name, const std::string& tenant) {
+Result<std::vector<store::DecisionRow>> Controller::Decisions(const WorkloadRef& ref, const std::string& caller) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!name.empty()) {
-    Result<WorkloadRecord> r = Owned(name, tenant);
-    if (!r.ok()) return r.status();
-  } else if (!tenant.empty()) {
-    return Status(StatusCode::kPermissionDenied, "listing every decision needs an admin token");
+  if (ref.name.empty()) {
+    if (!caller.empty()) return Status(StatusCode::kPermissionDenied, "listing every decision needs an admin token");
+    return store_->Decisions("", "", 200);
   }
-  return store_->Decisions(name, 200);
+  Result<WorkloadRecord> r = Owned(ref, caller);
+  if (!r.ok()) return r.status();
+  return store_->Decisions(r->tenant, r->name, 200);
 }
 
-Result<nlohmann::json> Controller::Explain(const std::string& name, const std::string& tenant) {
+Result<nlohmann::json> Controller::Explain(const WorkloadRef& ref, const std::string& caller) {
   std::lock_guard<std::mutex> lock(mu_);
-  Result<WorkloadRecord> r = Owned(name, tenant);
+  Result<WorkloadRecord> r = Owned(ref, caller);
   if (!r.ok()) return r.status();
-  nlohmann::json out = {{"workload", r->name}, {"tenant", r->tenant},   {"state", StateName(r->state)},
+  nlohmann::json out = {{"workload", r->name}, {"tenant", r->tenant},   {"uid", r->uid}, {"state", StateName(r->state)},
                         {"reason", r->reason}, {"attempt", r->attempt}, {"cluster", r->cluster}};
-  Result<std::vector<store::DecisionRow>> decisions = store_->Decisions(name, 20);
+  Result<std::vector<store::DecisionRow>> decisions = store_->Decisions(r->tenant, r->name, 20);
   if (!decisions.ok()) return decisions.status();
   std::vector<std::string> lines;
   for (const store::DecisionRow& row : *decisions) {
-    if (row.outcome == "preempted") continue;
+    if (row.outcome == "preempted" || (!row.uid.empty() && row.uid != r->uid)) continue;  // this run's only
     nlohmann::json d = nlohmann::json::parse(row.record_json, nullptr, false);
     if (d.is_discarded()) continue;
     out["decision"] = d;
@@ -151,7 +176,7 @@ Result<nlohmann::json> Controller::Explain(const std::string& name, const std::s
   }
   if (lines.empty()) lines.push_back("no decision yet: " + r->reason);
   out["why"] = lines;
-  Result<std::vector<store::Transition>> history = store_->History(name);
+  Result<std::vector<store::Transition>> history = store_->History(r->uid);
   if (history.ok()) {
     nlohmann::json h = nlohmann::json::array();
     for (const store::Transition& t : *history) {
@@ -275,6 +300,7 @@ std::string Controller::Metrics() {
       }
     }
   }
+  m << policy_health_.Metrics();
   if (shipping_ != nullptr) m << shipping_->Metrics();
   return m.str();
 }

@@ -52,6 +52,8 @@ Status StoreDecisionLog::Record(const placement::Decision& d, const DecisionCont
   row.cluster = d.binding.cluster;
   row.reason = d.reason;
   row.record_json = DecisionToJson(d, ctx).dump();
+  row.tenant = d.tenant;
+  row.uid = ctx.uid;
   Result<int64_t> seq = store_->RecordDecision(row);
   return seq.status();
 }

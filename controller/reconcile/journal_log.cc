@@ -62,7 +62,7 @@ Status JournalDecisionLog::PreparePass() {
 Status JournalDecisionLog::Record(const placement::Decision& d, const DecisionContext& ctx) {
   if (ctx.kind == "place" && pass_plan_ != nullptr) GPUFED_RETURN_IF_ERROR(PreparePass());
   std::optional<audit::AuditRecord> planned;
-  if (ctx.kind == "place" && records_) planned = records_->For(d.workload);
+  if (ctx.kind == "place" && records_) planned = records_->For(d.tenant, d.workload);
   audit::AuditRecord record;
   if (planned) {
     record = std::move(*planned);
@@ -80,7 +80,8 @@ Status JournalDecisionLog::Record(const placement::Decision& d, const DecisionCo
   }
   Result<uint64_t> seq = journal_->Append(record);
   if (!seq.ok()) return seq.status();
-  decision_seq_[ActionKey(d.workload, ctx.attempt)] = *seq;
+  // Keyed like the actions it is linked to: by uid and attempt (names repeat across tenants).
+  if (!ctx.uid.empty()) decision_seq_[ActionKey(ctx.uid, ctx.attempt)] = *seq;
   return Status::Ok();
 }
 
@@ -92,7 +93,7 @@ void JournalDecisionLog::RecordAction(const connectors::Action& action, const st
   r.workload = action.workload;
   r.cluster = cluster;
   r.attempt = action.attempt;
-  auto it = decision_seq_.find(ActionKey(action.workload, action.attempt));
+  auto it = decision_seq_.find(action.key);
   if (it != decision_seq_.end()) r.decision_seq = it->second;
   r.ok = result.ok();
   r.status = StatusCodeName(result.code());

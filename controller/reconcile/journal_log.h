@@ -53,7 +53,7 @@ class JournalDecisionLog : public DecisionLog {
   std::string repo_root_;
   Status snapshot_status_;
   std::optional<audit::PlanRecordBuilder> records_;      // this pass's records, once prepared
-  std::map<std::string, uint64_t> decision_seq_;        // "<workload>.a<attempt>" -> seq
+  std::map<std::string, uint64_t> decision_seq_;        // action key "<uid>.a<attempt>" -> seq
 };
 
 }  // namespace gpufed::reconcile

@@ -19,7 +19,7 @@ void Reconciler::SetConnectors(std::map<std::string, std::unique_ptr<connectors:
 }
 
 void Reconciler::AddSpecs(const std::string& source, std::vector<model::Workload> specs) {
-  for (model::Workload& w : specs) source_specs_[source][w.metadata.name] = std::move(w);
+  for (model::Workload& w : specs) source_specs_[source][QualifiedName(w.tenant, w.metadata.name)] = std::move(w);
 }
 
 int64_t Reconciler::connector_errors(const std::string& cluster) const {
@@ -39,7 +39,7 @@ connectors::CallContext Reconciler::Context(const std::string& cluster) const {
 Status Reconciler::SyncRepositoryWorkloads() {
   if (!revision_) return FailedPrecondition("no active policy revision");
   for (const model::Workload& w : revision_->config.workloads) {
-    Result<std::optional<WorkloadRecord>> existing = store_->Get(w.metadata.name);
+    Result<std::optional<WorkloadRecord>> existing = store_->Get(w.tenant, w.metadata.name);
     if (!existing.ok()) return existing.status();
     if (*existing) continue;
     WorkloadRecord r;
@@ -59,13 +59,13 @@ Status Reconciler::SyncRepositoryWorkloads() {
 const model::Workload* Reconciler::SpecOf(const WorkloadRecord& r, std::string* why) {
   if (!revision_) return nullptr;
   std::string cache_key = r.uid + "@" + revision_->config.revision;
-  auto cached = api_specs_.find(r.name);
+  auto cached = api_specs_.find(r.uid);
   if (cached != api_specs_.end() && cached->second.first == cache_key) return &cached->second.second;
   model::Workload spec;
   if (r.source == "repo") {
     const model::Workload* found = nullptr;
     for (const model::Workload& w : revision_->config.workloads) {
-      if (w.metadata.name == r.name) found = &w;
+      if (w.metadata.name == r.name && w.tenant == r.tenant) found = &w;
     }
     if (!found) {
       if (why) *why = "removed from the policy repository";
@@ -73,7 +73,7 @@ const model::Workload* Reconciler::SpecOf(const WorkloadRecord& r, std::string* 
     }
     spec = *found;
   } else if (auto source = source_specs_.find(r.source); source != source_specs_.end()) {
-    auto it = source->second.find(r.name);
+    auto it = source->second.find(QualifiedName(r.tenant, r.name));
     if (it == source->second.end()) {
       if (why) *why = r.source + " spec not loaded";
       return nullptr;
@@ -91,8 +91,8 @@ const model::Workload* Reconciler::SpecOf(const WorkloadRecord& r, std::string* 
     spec = loaded.config.workloads[0];
   }
   spec.submitted_at = r.submitted;
-  api_specs_[r.name] = {cache_key, std::move(spec)};
-  return &api_specs_[r.name].second;
+  api_specs_[r.uid] = {cache_key, std::move(spec)};
+  return &api_specs_[r.uid].second;
 }
 
 Observations Reconciler::Collect() const {
@@ -141,6 +141,7 @@ const connectors::ObservedWorkload* Reconciler::Seen(const std::string& cluster,
 Status Reconciler::BookAttempt(const WorkloadRecord& r, const connectors::ObservedWorkload* seen,
                                const std::string& outcome) {
   store::AttemptRow a;
+  a.uid = r.uid;
   a.workload = r.name;
   a.attempt = r.attempt;
   a.tenant = r.tenant;

@@ -144,9 +144,9 @@ class Reconciler {
   const policy::Revision* revision_ = nullptr;
   std::map<std::string, std::unique_ptr<connectors::Connector>> connectors_;
   std::map<std::string, ClusterStatus> clusters_;
-  std::map<std::string, std::map<std::string, model::Workload>> source_specs_;  // source -> name -> spec
-  std::map<std::string, std::pair<std::string, model::Workload>> api_specs_;  // name -> (uid@revision, spec)
-  std::map<std::string, std::string> last_decision_;                         // name -> outcome|reason
+  std::map<std::string, std::map<std::string, model::Workload>> source_specs_;  // source -> QualifiedName -> spec
+  std::map<std::string, std::pair<std::string, model::Workload>> api_specs_;  // uid -> (uid@revision, spec)
+  std::map<std::string, std::string> last_decision_;                         // uid -> outcome|reason
   std::map<std::pair<std::string, std::string>, int64_t> refusals_;           // (cluster, reason) -> count
   placement::FairShareLedger fair_share_;
   Duration fair_share_saved_;  // when SaveFairShare last wrote

@@ -253,7 +253,7 @@ Status Reconciler::PlanWaiting(std::vector<WorkloadRecord>& records, PassStats& 
     ~PassEnd() { log->EndPass(); }
   } pass_end{log_};
   for (const placement::Decision& d : last_plan_.decisions) {
-    auto it = pass.pending.find(d.workload);
+    auto it = pass.pending.find(QualifiedName(d.tenant, d.workload));
     if (it == pass.pending.end()) continue;
     WorkloadRecord& r = *it->second;
     ++stats.decisions;
@@ -263,10 +263,10 @@ Status Reconciler::PlanWaiting(std::vector<WorkloadRecord>& records, PassStats& 
     }
     DecisionContext ctx{revision_->config.revision, now, r.attempt, "place", r.uid};
     std::string sig = Signature(d);
-    bool changed = last_decision_[r.name] != sig;
+    bool changed = last_decision_[r.uid] != sig;
     if (changed) {
       GPUFED_RETURN_IF_ERROR(log_->Record(d, ctx));
-      last_decision_[r.name] = sig;
+      last_decision_[r.uid] = sig;
     }
     if (d.outcome == placement::Outcome::kRejected) {
       r.state = WorkloadState::kRejected;
@@ -295,7 +295,7 @@ Status Reconciler::ActOnPlacement(const placement::Decision& d, WorkloadRecord& 
   DecisionContext ctx{revision_->config.revision, now, r.attempt, "place", r.uid};
   GPUFED_RETURN_IF_ERROR(log_->Record(d, ctx));
   for (const placement::Preemption& p : d.preempted) {
-    auto victim = pass.running.find(p.workload);
+    auto victim = pass.running.find(QualifiedName(p.tenant, p.workload));
     if (victim == pass.running.end()) return Internal("preemption victim " + p.workload + " is not running");
     GPUFED_RETURN_IF_ERROR(StopVictim(p, d, *victim->second, stats));
     pass.running.erase(victim);
@@ -311,7 +311,7 @@ Status Reconciler::ActOnPlacement(const placement::Decision& d, WorkloadRecord& 
   r.cloud = cluster && !cluster->is_onprem();
   r.reason = "placed on " + r.cluster + ": " + d.reason;
   GPUFED_RETURN_IF_ERROR(store_->Update(r, r.reason, now));
-  last_decision_.erase(r.name);
+  last_decision_.erase(r.uid);
   ++stats.placed;
   Status applied = ApplyAction(*action, r.cluster, stats);
   if (!applied.ok() && !Retryable(applied)) {

@@ -80,7 +80,7 @@ PassSnapshot BuildSnapshot(const SnapshotSources& src) {
     if (spec == nullptr) continue;
     if (!active) {
       s.pending.push_back(spec);
-      out.pending[r->name] = r;
+      out.pending[QualifiedName(r->tenant, r->name)] = r;
       continue;
     }
     // Active attempts count at their estimate until they finish and are metered.
@@ -95,7 +95,7 @@ PassSnapshot BuildSnapshot(const SnapshotSources& src) {
     running.last_checkpoint = LastCheckpointTime(*r, src.now);
     running.attempt = r->attempt;
     s.running.push_back(std::move(running));
-    out.running[r->name] = r;
+    out.running[QualifiedName(r->tenant, r->name)] = r;
   }
   if (src.fair_share) {
     for (auto& [tenant, u] : s.usage) u.decayed_gpu_hours = src.fair_share->DecayedGpuHours(tenant);

@@ -43,8 +43,8 @@ struct SnapshotSources {
 // returned, so it is valid while those are.
 struct PassSnapshot {
   placement::Snapshot snapshot;
-  std::map<std::string, store::WorkloadRecord*> pending;  // by workload name
-  std::map<std::string, store::WorkloadRecord*> running;  // by workload name
+  std::map<std::string, store::WorkloadRecord*> pending;  // by QualifiedName
+  std::map<std::string, store::WorkloadRecord*> running;  // by QualifiedName
 };
 
 // Converts a connector's node report into the placer's vocabulary (same names).

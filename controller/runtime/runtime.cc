@@ -27,6 +27,10 @@ bool AllSimulated(const std::string& config_dir) {
 Result<std::unique_ptr<Runtime>> Runtime::Open(RuntimeOptions options, const connectors::ConnectorRegistry& registry,
                                                RuntimeView* view) {
   if (options.scenario.empty()) options.scenario = DefaultScenarioFile(options.config_dir);
+  // A public --metrics-listen is refused before anything starts.
+  if (!options.metrics_listen.empty()) {
+    if (Result<server::MetricsEndpoint> e = server::ParseMetricsListen(options.metrics_listen); !e.ok()) return e.status();
+  }
   std::unique_ptr<Runtime> rt(new Runtime(std::move(options)));
   const RuntimeOptions& o = rt->options_;
   rt->view_ = view;
@@ -73,11 +77,18 @@ Result<std::unique_ptr<Runtime>> Runtime::Open(RuntimeOptions options, const con
   if (!o.listen.empty()) {
     Result<server::ServerOptions> so = server::MakeServerOptions(o.listen, o.tokens_file, o.tls_cert, o.tls_key, o.state_dir);
     if (!so.ok()) return so.status();
+    so->max_body_bytes = o.max_body_bytes;
     Result<std::unique_ptr<server::ApiServer>> started = server::ApiServer::Start(rt->controller_.get(), *so);
     if (!started.ok()) return started.status();
     rt->api_ = std::move(started).value();
     std::cerr << "gpufed run: API on " << (so->tls_cert.empty() ? "http" : "https") << "://" << so->host << ":"
               << rt->api_->port() << "\n";
+  }
+  if (!o.metrics_listen.empty()) {
+    Result<std::unique_ptr<server::MetricsServer>> metrics = server::MetricsServer::Start(rt->controller_.get(), o.metrics_listen);
+    if (!metrics.ok()) return metrics.status();
+    rt->metrics_ = std::move(metrics).value();
+    std::cerr << "gpufed run: metrics (no token) on port " << rt->metrics_->port() << " of " << o.metrics_listen << "\n";
   }
   rt->watcher_ = std::make_unique<reconcile::RepoWatcher>(o.config_dir);
   return rt;
@@ -85,6 +96,7 @@ Result<std::unique_ptr<Runtime>> Runtime::Open(RuntimeOptions options, const con
 
 Runtime::~Runtime() {
   if (api_) api_->Stop();  // no request reaches a controller being torn down
+  if (metrics_) metrics_->Stop();
   shipping_.reset();       // detaches from the controller before it goes
 }
 

@@ -15,6 +15,7 @@
 #include "controller/reconcile/watcher.h"
 #include "controller/runtime/scenario_source.h"
 #include "controller/runtime/sink_shipping.h"
+#include "controller/server/metrics_server.h"
 #include "controller/server/server.h"
 
 namespace gpufed::runtime {
@@ -25,6 +26,8 @@ struct RuntimeOptions {
   std::string scenario;          // sim scenario file; empty: DefaultScenarioFile(config_dir) if it exists
   std::string listen;            // ADDR:PORT for the API; empty: no API
   std::string tokens_file, tls_cert, tls_key;
+  size_t max_body_bytes = size_t{1} << 20;  // API request bodies over this get 413
+  std::string metrics_listen;     // ADDR:PORT (loopback or private) for /metrics without a token; empty: none
   bool until_idle = false;
   double speed = 0;              // virtual seconds per wall second; 0: as fast as possible
   Duration max_time = Duration::FromSeconds(30LL * 24 * 3600);
@@ -97,6 +100,7 @@ class Runtime {
   std::unique_ptr<reconcile::Controller> controller_;
   std::unique_ptr<SinkShipping> shipping_;
   std::unique_ptr<server::ApiServer> api_;
+  std::unique_ptr<server::MetricsServer> metrics_;
   std::unique_ptr<reconcile::RepoWatcher> watcher_;
   std::map<std::string, bool> healthy_;        // per cluster, as last reported
   std::map<std::string, std::string> apis_;    // the API each cluster was last seen speaking

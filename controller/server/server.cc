@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "controller/common/token_bucket.h"
+#include "controller/server/guarded_server.h"
 
 namespace gpufed::server {
 
@@ -156,16 +157,18 @@ Result<ServerOptions> MakeServerOptions(const std::string& listen, const std::st
 
 Result<std::unique_ptr<ApiServer>> ApiServer::Start(reconcile::Controller* controller, const ServerOptions& o) {
   std::unique_ptr<ApiServer> s(new ApiServer());
+  // httplib parses and routes; the connections (deadlines, caps, keep-alive, TLS) are
+  // GuardedServer's, because httplib's own let slow clients hold every worker.
+  std::unique_ptr<TlsContext> tls;
   if (!o.tls_cert.empty()) {
-    s->http_ = std::make_unique<httplib::SSLServer>(o.tls_cert.c_str(), o.tls_key.c_str());
-    if (!s->http_->is_valid()) return InvalidArgument("TLS certificate or key could not be loaded");
-  } else {
-    s->http_ = std::make_unique<httplib::Server>();
+    Result<std::unique_ptr<TlsContext>> loaded = TlsContext::Load(o.tls_cert, o.tls_key);
+    if (!loaded.ok()) return loaded.status();
+    tls = std::move(loaded).value();
   }
-  httplib::Server& http = *s->http_;
+  auto guarded = std::make_unique<GuardedServer>(o.connections, std::move(tls));
+  GuardedServer& http = *guarded;
+  s->http_ = std::move(guarded);
   http.set_payload_max_length(o.max_body_bytes);
-  http.set_read_timeout(10, 0);
-  http.set_write_timeout(10, 0);
   auto tokens = o.tokens;
   // The caller a request's bearer token names; null without a known token.
   auto caller_of = [tokens](const httplib::Request& req) -> const Caller* {
@@ -239,65 +242,98 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Start(reconcile::Controller* contr
     // The pre-routing check let only admin and metrics tokens through.
     res.set_content(controller->Metrics(), "text/plain; version=0.0.4");
   });
+  // Workloads are namespaced by tenant: /v1/tenants/{tenant}/workloads[/{name}[/explain|/decisions]].
+  // The short paths (/v1/workloads[/{name}], /v1/explain/{name}, /v1/decisions?workload=)
+  // stay as aliases for the token's own tenant (for an admin: the one tenant with that name).
+  const std::string kName = "([A-Za-z0-9._-]+)";
+  const std::string kTenantPath = "/v1/tenants/" + kName + "/workloads";
+  // The workload a request names; `namespaced`: the path starts with /v1/tenants/{tenant}.
+  auto ref_of = [](const httplib::Request& req, bool namespaced) {
+    return namespaced ? reconcile::Controller::WorkloadRef{req.matches[1], req.matches[2]}
+                      : reconcile::Controller::WorkloadRef{"", req.matches[1]};
+  };
   // The body is streamed through a reader so the cap holds for chunked transfers and
   // every content type alike (httplib's own limit covers only Content-Length bodies).
   const size_t max_body = o.max_body_bytes;
-  http.Post("/v1/workloads", [controller, auth, max_body](const httplib::Request& req, httplib::Response& res,
-                                                         const httplib::ContentReader& read) {
-    std::string tenant;
-    if (!auth(req, res, tenant)) return;
-    // A declared length over the cap is refused before reading (httplib's reader would
-    // refuse it too, without saying why).
-    const std::string declared = req.get_header_value("Content-Length");
-    size_t length = 0;
-    auto [end, ec] = std::from_chars(declared.data(), declared.data() + declared.size(), length);
-    const bool declared_too_large = !declared.empty() && (ec != std::errc() || length > max_body);
-    std::string body;
-    bool too_large = declared_too_large;
-    const bool complete = !declared_too_large && read([&](const char* data, size_t length) {
-      if (body.size() + length > max_body) {
-        too_large = true;
-        return false;  // stop reading: nothing past the cap is buffered
+  auto submit = [controller, auth, max_body](bool namespaced) {
+    return [=](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& read) {
+      std::string tenant;
+      if (!auth(req, res, tenant)) return;
+      const std::string owner = namespaced ? std::string(req.matches[1]) : "";
+      // Another tenant's path looks like an unknown one, refused before any body is read.
+      if (!tenant.empty() && !owner.empty() && owner != tenant) {
+        res.set_header("Connection", "close");
+        return SendError(res, NotFound("no tenant " + owner));
       }
-      body.append(data, length);
-      return true;
-    });
-    if (too_large || !complete) {
-      res.set_header("Connection", "close");
-      return SendError(res, too_large ? Status(StatusCode::kResourceExhausted, "request body larger than " +
-                                                                                   std::to_string(max_body) + " bytes")
-                                      : InvalidArgument("request body could not be read"));
-    }
-    std::string type = req.get_header_value("Content-Type");
-    std::string file = type.find("json") != std::string::npos ? "request.json" : "request.yaml";
-    Result<store::WorkloadRecord> r = controller->Submit(body, file, tenant);
-    if (!r.ok()) return SendError(res, r.status());
-    SendJson(res, WorkloadJson(*r), 201);
-  });
-  http.Get("/v1/workloads", [controller, auth](const httplib::Request& req, httplib::Response& res) {
-    std::string tenant;
-    if (!auth(req, res, tenant)) return;
-    Result<std::vector<store::WorkloadRecord>> all = controller->List(tenant);
-    if (!all.ok()) return SendError(res, all.status());
-    nlohmann::json items = nlohmann::json::array();
-    for (const auto& r : *all) items.push_back(WorkloadJson(r));
-    SendJson(res, {{"items", items}});
-  });
-  http.Get(R"(/v1/workloads/([A-Za-z0-9._-]+))", [controller, auth](const httplib::Request& req, httplib::Response& res) {
-    std::string tenant;
-    if (!auth(req, res, tenant)) return;
-    Result<store::WorkloadRecord> r = controller->Get(req.matches[1], tenant);
-    if (!r.ok()) return SendError(res, r.status());
-    SendJson(res, WorkloadJson(*r));
-  });
-  http.Delete(R"(/v1/workloads/([A-Za-z0-9._-]+))", [controller, auth](const httplib::Request& req, httplib::Response& res) {
-    std::string tenant;
-    if (!auth(req, res, tenant)) return;
-    Status s = controller->Cancel(req.matches[1], tenant);
-    if (!s.ok()) return SendError(res, s);
-    SendJson(res, {{"name", std::string(req.matches[1])}, {"cancel_requested", true}}, 202);
-  });
-  http.Get(R"(/v1/tenants/([A-Za-z0-9._-]+))", [controller, auth](const httplib::Request& req, httplib::Response& res) {
+      // A declared length over the cap is refused before reading (httplib's reader would
+      // refuse it too, without saying why).
+      const std::string declared = req.get_header_value("Content-Length");
+      size_t length = 0;
+      auto [end, ec] = std::from_chars(declared.data(), declared.data() + declared.size(), length);
+      const bool declared_too_large = !declared.empty() && (ec != std::errc() || length > max_body);
+      std::string body;
+      bool too_large = declared_too_large;
+      const bool complete = !declared_too_large && read([&](const char* data, size_t length) {
+        if (body.size() + length > max_body) {
+          too_large = true;
+          return false;  // stop reading: nothing past the cap is buffered
+        }
+        body.append(data, length);
+        return true;
+      });
+      if (too_large || !complete) {
+        res.set_header("Connection", "close");
+        return SendError(res, too_large ? Status(StatusCode::kResourceExhausted, "request body larger than " +
+                                                                                     std::to_string(max_body) + " bytes")
+                                        : InvalidArgument("request body could not be read"));
+      }
+      std::string type = req.get_header_value("Content-Type");
+      std::string file = type.find("json") != std::string::npos ? "request.json" : "request.yaml";
+      Result<store::WorkloadRecord> r = controller->Submit(body, file, tenant, owner);
+      if (!r.ok()) return SendError(res, r.status());
+      SendJson(res, WorkloadJson(*r), 201);
+    };
+  };
+  http.Post("/v1/workloads", submit(false));
+  http.Post(kTenantPath, submit(true));
+  auto list = [controller, auth](bool namespaced) {
+    return [=](const httplib::Request& req, httplib::Response& res) {
+      std::string tenant;
+      if (!auth(req, res, tenant)) return;
+      Result<std::vector<store::WorkloadRecord>> all =
+          controller->List(tenant, namespaced ? std::string(req.matches[1]) : "");
+      if (!all.ok()) return SendError(res, all.status());
+      nlohmann::json items = nlohmann::json::array();
+      for (const auto& r : *all) items.push_back(WorkloadJson(r));
+      SendJson(res, {{"items", items}});
+    };
+  };
+  http.Get("/v1/workloads", list(false));
+  http.Get(kTenantPath, list(true));
+  auto get = [controller, auth, ref_of](bool namespaced) {
+    return [=](const httplib::Request& req, httplib::Response& res) {
+      std::string tenant;
+      if (!auth(req, res, tenant)) return;
+      Result<store::WorkloadRecord> r = controller->Get(ref_of(req, namespaced), tenant);
+      if (!r.ok()) return SendError(res, r.status());
+      SendJson(res, WorkloadJson(*r));
+    };
+  };
+  http.Get("/v1/workloads/" + kName, get(false));
+  http.Get(kTenantPath + "/" + kName, get(true));
+  auto cancel = [controller, auth, ref_of](bool namespaced) {
+    return [=](const httplib::Request& req, httplib::Response& res) {
+      std::string tenant;
+      if (!auth(req, res, tenant)) return;
+      const reconcile::Controller::WorkloadRef ref = ref_of(req, namespaced);
+      Status s = controller->Cancel(ref, tenant);
+      if (!s.ok()) return SendError(res, s);
+      SendJson(res, {{"name", ref.name}, {"cancel_requested", true}}, 202);
+    };
+  };
+  http.Delete("/v1/workloads/" + kName, cancel(false));
+  http.Delete(kTenantPath + "/" + kName, cancel(true));
+  http.Get("/v1/tenants/" + kName, [controller, auth](const httplib::Request& req, httplib::Response& res) {
     std::string tenant;
     if (!auth(req, res, tenant)) return;
     Result<nlohmann::json> t = controller->Tenant(req.matches[1], tenant);
@@ -309,32 +345,40 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Start(reconcile::Controller* contr
     if (!auth(req, res, tenant)) return;
     SendJson(res, {{"items", controller->Clusters()}});
   });
-  http.Get("/v1/decisions", [controller, auth](const httplib::Request& req, httplib::Response& res) {
-    std::string tenant;
-    if (!auth(req, res, tenant)) return;
-    Result<std::vector<store::DecisionRow>> rows = controller->Decisions(req.get_param_value("workload"), tenant);
-    if (!rows.ok()) return SendError(res, rows.status());
-    nlohmann::json items = nlohmann::json::array();
-    for (const auto& row : *rows) items.push_back(nlohmann::json::parse(row.record_json, nullptr, false));
-    SendJson(res, {{"items", items}});
-  });
-  http.Get(R"(/v1/explain/([A-Za-z0-9._-]+))", [controller, auth](const httplib::Request& req, httplib::Response& res) {
-    std::string tenant;
-    if (!auth(req, res, tenant)) return;
-    Result<nlohmann::json> e = controller->Explain(req.matches[1], tenant);
-    if (!e.ok()) return SendError(res, e.status());
-    SendJson(res, *e);
-  });
-  int port = o.port == 0 ? http.bind_to_any_port(o.host) : (http.bind_to_port(o.host, o.port) ? o.port : -1);
+  auto decisions = [controller, auth, ref_of](bool namespaced) {
+    return [=](const httplib::Request& req, httplib::Response& res) {
+      std::string tenant;
+      if (!auth(req, res, tenant)) return;
+      const reconcile::Controller::WorkloadRef ref =
+          namespaced ? ref_of(req, true) : reconcile::Controller::WorkloadRef{"", req.get_param_value("workload")};
+      Result<std::vector<store::DecisionRow>> rows = controller->Decisions(ref, tenant);
+      if (!rows.ok()) return SendError(res, rows.status());
+      nlohmann::json items = nlohmann::json::array();
+      for (const auto& row : *rows) items.push_back(nlohmann::json::parse(row.record_json, nullptr, false));
+      SendJson(res, {{"items", items}});
+    };
+  };
+  http.Get("/v1/decisions", decisions(false));
+  http.Get(kTenantPath + "/" + kName + "/decisions", decisions(true));
+  auto explain = [controller, auth, ref_of](bool namespaced) {
+    return [=](const httplib::Request& req, httplib::Response& res) {
+      std::string tenant;
+      if (!auth(req, res, tenant)) return;
+      Result<nlohmann::json> e = controller->Explain(ref_of(req, namespaced), tenant);
+      if (!e.ok()) return SendError(res, e.status());
+      SendJson(res, *e);
+    };
+  };
+  http.Get("/v1/explain/" + kName, explain(false));
+  http.Get(kTenantPath + "/" + kName + "/explain", explain(true));
+  int port = http.Start(o.host, o.port);
   if (port < 0) return Unavailable("cannot listen on " + o.host + ":" + std::to_string(o.port));
   s->port_ = port;
-  s->thread_ = std::thread([&http] { http.listen_after_bind(); });
   return s;
 }
 
 void ApiServer::Stop() {
-  if (http_) http_->stop();
-  if (thread_.joinable()) thread_.join();
+  if (http_) http_->Stop();
 }
 
 ApiServer::~ApiServer() { Stop(); }

@@ -1,9 +1,12 @@
 #pragma once
 // The HTTP API (cpp-httplib), served on its own threads next to the run loop:
-//   POST   /v1/workloads          YAML or JSON Workload; 201 with the record
-//   GET    /v1/workloads[/{name}] DELETE /v1/workloads/{name} (cancel)
-//   GET    /v1/clusters, /v1/decisions?workload=, /v1/explain/{name}
+//   POST   /v1/tenants/{t}/workloads         YAML or JSON Workload; 201 with the record
+//   GET    /v1/tenants/{t}/workloads[/{name}] DELETE /v1/tenants/{t}/workloads/{name} (cancel)
+//   GET    /v1/tenants/{t}/workloads/{name}/decisions, .../{name}/explain, /v1/tenants/{t}
+//   GET    /v1/clusters, /v1/decisions (admin: every decision)
 //   GET    /healthz, /readyz (no token), /metrics (Prometheus text)
+// Workloads are namespaced by tenant; /v1/workloads[/{name}], /v1/explain/{name} and
+// /v1/decisions?workload= are aliases for the token's own tenant.
 // Every /v1 and /metrics request needs "Authorization: Bearer TOKEN", checked before
 // any body is read (a refused request costs no buffering). A tenant token sees and
 // cancels only its tenant's workloads (others look absent); an admin token sees all;
@@ -15,16 +18,15 @@
 #include <map>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "connectors/core/clock.h"
 #include "controller/reconcile/controller.h"
+#include "controller/server/connection_limits.h"
 
-namespace httplib {
-class Server;
-}
 
 namespace gpufed::server {
+
+class GuardedServer;
 
 // Who a bearer token speaks for.
 struct Caller {
@@ -43,7 +45,10 @@ struct ServerOptions {
   std::map<std::string, Caller> tokens;          // token -> caller
   std::string tls_cert;                          // PEM files; empty: plain HTTP
   std::string tls_key;
-  size_t max_body_bytes = size_t{1} << 20;
+  size_t max_body_bytes = size_t{1} << 20;        // larger bodies get 413 (gpufed run --max-body)
+  // Header, read and write deadlines, keep-alive limits and connection caps per client
+  // address and in all (GuardedServer; see README.md).
+  ConnectionLimits connections;
   // Time for the per-tenant rate limits (Tenant.spec.api); null: the wall clock.
   const connectors::Clock* clock = nullptr;
 };
@@ -68,8 +73,7 @@ class ApiServer {
   ApiServer() = default;
   struct RateLimits;  // per-tenant token buckets
   std::unique_ptr<RateLimits> limits_;
-  std::unique_ptr<httplib::Server> http_;
-  std::thread thread_;
+  std::unique_ptr<GuardedServer> http_;
   int port_ = 0;
 };
 

@@ -9,6 +9,7 @@
 #include "controller/common/money.h"
 #include "controller/common/status.h"
 #include "controller/common/action_key.h"
+#include "controller/common/qualified_name.h"
 
 namespace gpufed::store {
 
@@ -64,7 +65,7 @@ struct WorkloadRecord {
 };
 
 struct Transition {
-  std::string workload;
+  std::string workload;         // the workload's uid
   int attempt = 0;
   std::string from;
   std::string to;
@@ -75,13 +76,15 @@ struct Transition {
 struct DecisionRow {
   int64_t seq = 0;
   Duration at;
-  std::string workload;
+  std::string workload;         // the name
   int attempt = 0;
   std::string revision;
   std::string outcome;          // placed, queued, rejected, preempt
   std::string cluster;
   std::string reason;
   std::string record_json;      // the full decision with every cluster's verdict
+  std::string tenant;
+  std::string uid;
 };
 
 enum class ActionState { kIntent, kApplied, kFailed };
@@ -98,7 +101,7 @@ struct ActionRow {
 };
 
 struct AttemptRow {
-  std::string workload;
+  std::string workload;         // the name
   int attempt = 0;
   std::string tenant;
   std::string cluster;
@@ -108,6 +111,7 @@ struct AttemptRow {
   bool cloud = false;
   Duration started;
   Duration finished;
+  std::string uid;              // with attempt, what an attempt is booked under
 };
 
 // How many workloads one tenant has in one state (one row per currency), and what

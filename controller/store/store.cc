@@ -6,7 +6,7 @@ namespace gpufed::store {
 namespace {
 
 // Versioned schema. Never edit a released migration; append a new one.
-const std::array<const char*, 3> kMigrations = {
+const std::array<const char*, 4> kMigrations = {
     // 1: the initial schema.
     R"sql(
 CREATE TABLE workloads(
@@ -96,9 +96,76 @@ CREATE TABLE tenant_usage(
 CREATE INDEX workloads_unfinished ON workloads(seq)
   WHERE state NOT IN ('Succeeded', 'Failed', 'Rejected', 'Cancelled');
 )sql",
+    // 4: workloads are namespaced by tenant. A row is one submission, identified by its
+    // uid; (tenant, name) names at most one unfinished row, and a finished name may be
+    // submitted again as a new row (the old one stays). History, attempts and decisions
+    // follow the uid, so two tenants' (or two runs') rows never merge. Before 4 names were
+    // unique, so the uid of an old row's name is unambiguous.
+    R"sql(
+CREATE TABLE workloads_v4(
+  uid TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  tenant TEXT NOT NULL,
+  source TEXT NOT NULL,
+  spec_text TEXT NOT NULL DEFAULT '',
+  submitted_ms INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  state TEXT NOT NULL,
+  reason TEXT NOT NULL DEFAULT '',
+  attempt INTEGER NOT NULL DEFAULT 1,
+  cluster TEXT NOT NULL DEFAULT '',
+  binding_json TEXT NOT NULL DEFAULT '{}',
+  resume_ms INTEGER NOT NULL DEFAULT 0,
+  progress_ms INTEGER NOT NULL DEFAULT 0,
+  checkpoint_ms INTEGER NOT NULL DEFAULT 0,
+  started_ms INTEGER NOT NULL DEFAULT -1,
+  finished_ms INTEGER NOT NULL DEFAULT -1,
+  estimate_micros INTEGER NOT NULL DEFAULT 0,
+  cost_micros INTEGER NOT NULL DEFAULT 0,
+  currency TEXT NOT NULL DEFAULT '',
+  gpu_milli INTEGER NOT NULL DEFAULT 0,
+  cloud INTEGER NOT NULL DEFAULT 0,
+  cancel_requested INTEGER NOT NULL DEFAULT 0);
+INSERT INTO workloads_v4 SELECT uid, name, tenant, source, spec_text, submitted_ms, seq, state, reason, attempt,
+  cluster, binding_json, resume_ms, progress_ms, checkpoint_ms, started_ms, finished_ms, estimate_micros, cost_micros,
+  currency, gpu_milli, cloud, cancel_requested FROM workloads ORDER BY seq;
+UPDATE status_history SET workload = COALESCE((SELECT uid FROM workloads w WHERE w.name = status_history.workload), workload);
+ALTER TABLE decisions ADD COLUMN tenant TEXT NOT NULL DEFAULT '';
+ALTER TABLE decisions ADD COLUMN uid TEXT NOT NULL DEFAULT '';
+UPDATE decisions SET tenant = COALESCE((SELECT tenant FROM workloads w WHERE w.name = decisions.workload), ''),
+  uid = COALESCE((SELECT uid FROM workloads w WHERE w.name = decisions.workload), '');
+CREATE INDEX decisions_by_tenant_workload ON decisions(tenant, workload, seq);
+CREATE TABLE attempts_v4(
+  uid TEXT NOT NULL,
+  attempt INTEGER NOT NULL,
+  workload TEXT NOT NULL,
+  tenant TEXT NOT NULL,
+  cluster TEXT NOT NULL,
+  outcome TEXT NOT NULL,
+  gpu_seconds REAL NOT NULL,
+  cost_micros INTEGER NOT NULL,
+  currency TEXT NOT NULL,
+  cloud INTEGER NOT NULL,
+  started_ms INTEGER NOT NULL,
+  finished_ms INTEGER NOT NULL,
+  PRIMARY KEY(uid, attempt));
+INSERT INTO attempts_v4 SELECT COALESCE((SELECT uid FROM workloads w WHERE w.name = a.workload), a.workload),
+  attempt, workload, tenant, cluster, outcome, gpu_seconds, cost_micros, currency, cloud, started_ms, finished_ms
+  FROM attempts a ORDER BY rowid;
+DROP TABLE attempts;
+ALTER TABLE attempts_v4 RENAME TO attempts;
+DROP TABLE workloads;
+ALTER TABLE workloads_v4 RENAME TO workloads;
+CREATE INDEX workloads_by_tenant ON workloads(tenant, seq);
+CREATE INDEX workloads_by_name ON workloads(tenant, name, seq);
+CREATE INDEX workloads_unfinished ON workloads(seq)
+  WHERE state NOT IN ('Succeeded', 'Failed', 'Rejected', 'Cancelled');
+CREATE UNIQUE INDEX workloads_live_name ON workloads(tenant, name)
+  WHERE state NOT IN ('Succeeded', 'Failed', 'Rejected', 'Cancelled');
+)sql",
 };
 
-// Keep in step with IsTerminal (records.cc) and migration 3's partial index.
+// Keep in step with IsTerminal (records.cc) and the partial indexes of migrations 3 and 4.
 const char* kUnfinished = "state NOT IN ('Succeeded', 'Failed', 'Rejected', 'Cancelled')";
 
 const char* kWorkloadColumns =
@@ -148,11 +215,14 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path) {
 
 Status Store::Migrate() {
   std::lock_guard<std::mutex> lock(mu_);
-  Result<std::unique_ptr<Statement>> q = db_->Prepare("PRAGMA user_version");
-  if (!q.ok()) return Status(StatusCode::kDataLoss, "not a gpufed store: " + q.status().message());
-  Result<bool> row = (*q)->Step();
-  if (!row.ok()) return Status(StatusCode::kDataLoss, "not a gpufed store: " + row.status().message());
-  version_ = static_cast<int>((*q)->Int(0));
+  {
+    // Scoped: a statement still stepping would make a migration's DROP TABLE fail (locked).
+    Result<std::unique_ptr<Statement>> q = db_->Prepare("PRAGMA user_version");
+    if (!q.ok()) return Status(StatusCode::kDataLoss, "not a gpufed store: " + q.status().message());
+    Result<bool> row = (*q)->Step();
+    if (!row.ok()) return Status(StatusCode::kDataLoss, "not a gpufed store: " + row.status().message());
+    version_ = static_cast<int>((*q)->Int(0));
+  }
   if (version_ > LatestSchemaVersion()) {
     return FailedPrecondition("store schema version " + std::to_string(version_) + " is newer than this gpufed (" +
                               std::to_string(LatestSchemaVersion()) + ")");
@@ -174,13 +244,13 @@ Status Store::Migrate() {
 }
 
 Status Store::WriteRecord(const WorkloadRecord& r, bool insert) {
-  std::string sql = insert ? std::string("INSERT OR REPLACE INTO workloads(") + kWorkloadColumns +
+  std::string sql = insert ? std::string("INSERT INTO workloads(") + kWorkloadColumns +
                                  ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
                            : "UPDATE workloads SET name=?1, uid=?2, tenant=?3, source=?4, spec_text=?5, submitted_ms=?6, "
                              "state=?7, reason=?8, attempt=?9, cluster=?10, binding_json=?11, resume_ms=?12, "
                              "progress_ms=?13, checkpoint_ms=?14, started_ms=?15, finished_ms=?16, estimate_micros=?17, "
                              "cost_micros=?18, currency=?19, gpu_milli=?20, cloud=?21, cancel_requested=?22, seq=?23 "
-                             "WHERE name=?1";
+                             "WHERE uid=?2";
   Result<std::unique_ptr<Statement>> s = db_->Prepare(sql);
   if (!s.ok()) return s.status();
   std::string currency = r.cost.currency().empty() ? r.estimate.currency() : r.cost.currency();
@@ -201,36 +271,61 @@ Status Store::AddTransition(const Transition& t) {
   return (*s)->Run();
 }
 
-Result<std::optional<WorkloadRecord>> Store::GetLocked(const std::string& name) {
+Result<std::optional<WorkloadRecord>> Store::GetOne(const std::string& where, const std::string& first,
+                                                     const std::string& second) {
   Result<std::unique_ptr<Statement>> s =
-      db_->Prepare(std::string("SELECT ") + kWorkloadColumns + " FROM workloads WHERE name=?");
+      db_->Prepare(std::string("SELECT ") + kWorkloadColumns + " FROM workloads WHERE " + where);
   if (!s.ok()) return s.status();
-  (*s)->Bind(1, name);
+  (*s)->Bind(1, first);
+  if (!second.empty()) (*s)->Bind(2, second);
   Result<bool> row = (*s)->Step();
   if (!row.ok()) return row.status();
   if (!*row) return std::optional<WorkloadRecord>();
   return std::optional<WorkloadRecord>(ReadWorkload(**s));
 }
 
+Result<std::optional<WorkloadRecord>> Store::GetLocked(const std::string& tenant, const std::string& name) {
+  return GetOne("tenant=? AND name=? ORDER BY seq DESC LIMIT 1", tenant, name);
+}
+
 Status Store::Submit(const WorkloadRecord& record, Duration at) {
   std::lock_guard<std::mutex> lock(mu_);
   Transaction tx(*db_);
   GPUFED_RETURN_IF_ERROR(tx.begin_status());
-  Result<std::optional<WorkloadRecord>> existing = GetLocked(record.name);
+  // Only the same tenant's rows are looked at: another tenant's name is never in the way,
+  // and its existence is never revealed.
+  Result<std::optional<WorkloadRecord>> existing = GetLocked(record.tenant, record.name);
   if (!existing.ok()) return existing.status();
   if (*existing && !IsTerminal((*existing)->state)) {
     return {StatusCode::kAlreadyExists, "workload " + record.name + " exists (" + StateName((*existing)->state) + ")"};
   }
+  if (record.uid.empty()) return InvalidArgument("workload " + record.name + " has no uid");
   WorkloadRecord r = record;
   r.state = WorkloadState::kPending;
   GPUFED_RETURN_IF_ERROR(WriteRecord(r, true));
-  GPUFED_RETURN_IF_ERROR(AddTransition({r.name, r.attempt, "", "Pending", "submitted (" + r.source + ")", at}));
+  GPUFED_RETURN_IF_ERROR(AddTransition({r.uid, r.attempt, "", "Pending", "submitted (" + r.source + ")", at}));
   return tx.Commit();
 }
 
-Result<std::optional<WorkloadRecord>> Store::Get(const std::string& name) {
+Result<std::optional<WorkloadRecord>> Store::Get(const std::string& tenant, const std::string& name) {
   std::lock_guard<std::mutex> lock(mu_);
-  return GetLocked(name);
+  return GetLocked(tenant, name);
+}
+
+Result<std::optional<WorkloadRecord>> Store::GetByUid(const std::string& uid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return GetOne("uid=?", uid, "");
+}
+
+Result<std::vector<WorkloadRecord>> Store::FindByName(const std::string& name) {
+  Result<std::vector<WorkloadRecord>> all = Query(" WHERE name=?", name);
+  if (!all.ok()) return all.status();
+  // Newest per tenant (rows come by seq, so a later row replaces an earlier one).
+  std::map<std::string, WorkloadRecord> newest;
+  for (WorkloadRecord& r : *all) newest[r.tenant] = std::move(r);
+  std::vector<WorkloadRecord> out;
+  for (auto& [tenant, r] : newest) out.push_back(std::move(r));
+  return out;
 }
 
 Result<std::vector<WorkloadRecord>> Store::List(const std::string& tenant) {
@@ -301,34 +396,34 @@ Status Store::Update(const WorkloadRecord& record, const std::string& reason, Du
   std::lock_guard<std::mutex> lock(mu_);
   Transaction tx(*db_);
   GPUFED_RETURN_IF_ERROR(tx.begin_status());
-  Result<std::optional<WorkloadRecord>> old = GetLocked(record.name);
+  Result<std::optional<WorkloadRecord>> old = GetOne("uid=?", record.uid, "");
   if (!old.ok()) return old.status();
-  if (!*old) return NotFound("workload " + record.name);
+  if (!*old) return NotFound("workload " + record.name + " (uid " + record.uid + ")");
   WorkloadRecord r = record;
   r.updated_seq = (*old)->updated_seq;  // the submission order never changes
   r.cancel_requested = r.cancel_requested || (*old)->cancel_requested;  // never lose a cancel
   GPUFED_RETURN_IF_ERROR(WriteRecord(r, false));
   if ((*old)->state != r.state || (*old)->attempt != r.attempt) {
-    GPUFED_RETURN_IF_ERROR(AddTransition({r.name, r.attempt, StateName((*old)->state), StateName(r.state), reason, at}));
+    GPUFED_RETURN_IF_ERROR(AddTransition({r.uid, r.attempt, StateName((*old)->state), StateName(r.state), reason, at}));
   }
   return tx.Commit();
 }
 
-Status Store::RequestCancel(const std::string& name) {
+Status Store::RequestCancel(const std::string& uid) {
   std::lock_guard<std::mutex> lock(mu_);
-  Result<std::unique_ptr<Statement>> s = db_->Prepare("UPDATE workloads SET cancel_requested=1 WHERE name=?");
+  Result<std::unique_ptr<Statement>> s = db_->Prepare("UPDATE workloads SET cancel_requested=1 WHERE uid=?");
   if (!s.ok()) return s.status();
-  GPUFED_RETURN_IF_ERROR((*s)->Bind(1, name).Run());
-  if (db_->Changes() == 0) return NotFound("workload " + name);
+  GPUFED_RETURN_IF_ERROR((*s)->Bind(1, uid).Run());
+  if (db_->Changes() == 0) return NotFound("workload uid " + uid);
   return Status::Ok();
 }
 
-Result<std::vector<Transition>> Store::History(const std::string& workload) {
+Result<std::vector<Transition>> Store::History(const std::string& uid) {
   std::lock_guard<std::mutex> lock(mu_);
   Result<std::unique_ptr<Statement>> s = db_->Prepare(
       "SELECT workload, attempt, from_state, to_state, reason, at_ms FROM status_history WHERE workload=? ORDER BY id");
   if (!s.ok()) return s.status();
-  (*s)->Bind(1, workload);
+  (*s)->Bind(1, uid);
   std::vector<Transition> out;
   while (true) {
     Result<bool> row = (*s)->Step();

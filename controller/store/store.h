@@ -29,11 +29,16 @@ class Store {
   static int LatestSchemaVersion();
   int schema_version() const { return version_; }
 
-  // Accepts a new workload (state Pending, with a Pending transition). AlreadyExists
-  // when a workload of that name exists and is not terminal; a terminal one is
-  // replaced (a resubmission gets a new uid).
+  // Accepts a new workload (state Pending, with a Pending transition) as a new row under
+  // its uid. Workloads are namespaced by tenant: AlreadyExists only when the same tenant
+  // has an unfinished workload of that name. A finished name may be submitted again; the
+  // old row stays (history, attempts and decisions keep following its uid).
   Status Submit(const WorkloadRecord& record, Duration at);
-  Result<std::optional<WorkloadRecord>> Get(const std::string& name);
+  // The tenant's newest workload of that name (unfinished, or the last finished one).
+  Result<std::optional<WorkloadRecord>> Get(const std::string& tenant, const std::string& name);
+  Result<std::optional<WorkloadRecord>> GetByUid(const std::string& uid);
+  // Every tenant's newest workload of that name, by tenant (admin lookups by bare name).
+  Result<std::vector<WorkloadRecord>> FindByName(const std::string& name);
   // All workloads, or one tenant's (empty: all), by submission order.
   Result<std::vector<WorkloadRecord>> List(const std::string& tenant = "");
   // The workloads that are not terminal (waiting and active), by submission order,
@@ -47,15 +52,16 @@ class Store {
   // Workload rows read by List and ListUnfinished so far (a statistic for tests and
   // benchmarks: what a pass costs in rows, not in time).
   int64_t rows_read() const { return rows_read_.load(std::memory_order_relaxed); }
-  // Writes `record`; when its state differs from the stored one, appends a transition
-  // with `reason` and `at`. NotFound when absent.
+  // Writes `record` (found by its uid); when its state differs from the stored one,
+  // appends a transition with `reason` and `at`. NotFound when absent.
   Status Update(const WorkloadRecord& record, const std::string& reason, Duration at);
-  Status RequestCancel(const std::string& name);
-  Result<std::vector<Transition>> History(const std::string& workload);
+  Status RequestCancel(const std::string& uid);
+  Result<std::vector<Transition>> History(const std::string& uid);
 
   Result<int64_t> RecordDecision(const DecisionRow& row);
-  // Newest first; `limit` 0 = all.
-  Result<std::vector<DecisionRow>> Decisions(const std::string& workload, int limit = 0);
+  // One tenant's decisions for a workload name (every run of that name), newest first;
+  // both empty: every decision. `limit` 0 = all.
+  Result<std::vector<DecisionRow>> Decisions(const std::string& tenant, const std::string& workload, int limit = 0);
 
   // Write-ahead for connector actions: the intent is durable before the connector is
   // called. Re-recording an existing intent or applied action changes nothing (a
@@ -65,8 +71,9 @@ class Store {
   Result<std::vector<ActionRow>> Actions();
   Result<std::optional<ActionRow>> GetAction(const std::string& kind, const std::string& key);
 
-  // Books a finished attempt once (later calls for the same attempt are no-ops) and
-  // adds its cost and GPU time to the tenant's usage, in one transaction.
+  // Books a finished attempt once per (uid, attempt) (later calls for the same attempt
+  // are no-ops) and adds its cost and GPU time to the tenant's usage, in one transaction.
+  // Keyed by uid, so every run of a reused name is metered and charged.
   Status FinishAttempt(const AttemptRow& row);
   Result<std::vector<AttemptRow>> Attempts();
   Result<std::map<std::string, UsageRow>> Usage();
@@ -79,7 +86,10 @@ class Store {
   Status Migrate();
   Status WriteRecord(const WorkloadRecord& r, bool insert);
   Status AddTransition(const Transition& t);
-  Result<std::optional<WorkloadRecord>> GetLocked(const std::string& name);
+  Result<std::optional<WorkloadRecord>> GetLocked(const std::string& tenant, const std::string& name);
+  // The first workload row matching `where` (one or two `?`, bound to first and second).
+  Result<std::optional<WorkloadRecord>> GetOne(const std::string& where, const std::string& first,
+                                               const std::string& second);
   // SELECT of workloads with `where` (may hold one `?`, bound to `bind`), by seq.
   Result<std::vector<WorkloadRecord>> Query(const std::string& where, const std::string& bind);
 

@@ -38,25 +38,27 @@ ActionRow ReadAction(const Statement& s) {
 Result<int64_t> Store::RecordDecision(const DecisionRow& row) {
   std::lock_guard<std::mutex> lock(mu_);
   Result<std::unique_ptr<Statement>> s = db_->Prepare(
-      "INSERT INTO decisions(at_ms, workload, attempt, revision, outcome, cluster, reason, record_json) "
-      "VALUES(?,?,?,?,?,?,?,?)");
+      "INSERT INTO decisions(at_ms, workload, attempt, revision, outcome, cluster, reason, record_json, tenant, uid) "
+      "VALUES(?,?,?,?,?,?,?,?,?,?)");
   if (!s.ok()) return s.status();
   (*s)->Bind(1, row.at.millis()).Bind(2, row.workload).Bind(3, row.attempt).Bind(4, row.revision);
   (*s)->Bind(5, row.outcome).Bind(6, row.cluster).Bind(7, row.reason).Bind(8, row.record_json);
+  (*s)->Bind(9, row.tenant).Bind(10, row.uid);
   GPUFED_RETURN_IF_ERROR((*s)->Run());
   return db_->LastInsertRowId();
 }
 
-Result<std::vector<DecisionRow>> Store::Decisions(const std::string& workload, int limit) {
+Result<std::vector<DecisionRow>> Store::Decisions(const std::string& tenant, const std::string& workload, int limit) {
   std::lock_guard<std::mutex> lock(mu_);
   std::string sql =
-      "SELECT seq, at_ms, workload, attempt, revision, outcome, cluster, reason, record_json FROM decisions";
-  sql += workload.empty() ? "" : " WHERE workload=?";
+      "SELECT seq, at_ms, workload, attempt, revision, outcome, cluster, reason, record_json, tenant, uid FROM decisions";
+  const bool filtered = !tenant.empty() || !workload.empty();
+  sql += filtered ? " WHERE tenant=? AND workload=?" : "";
   sql += " ORDER BY seq DESC";
   if (limit > 0) sql += " LIMIT " + std::to_string(limit);
   Result<std::unique_ptr<Statement>> s = db_->Prepare(sql);
   if (!s.ok()) return s.status();
-  if (!workload.empty()) (*s)->Bind(1, workload);
+  if (filtered) (*s)->Bind(1, tenant).Bind(2, workload);
   std::vector<DecisionRow> out;
   while (true) {
     Result<bool> row = (*s)->Step();
@@ -64,7 +66,7 @@ Result<std::vector<DecisionRow>> Store::Decisions(const std::string& workload, i
     if (!*row) break;
     const Statement& q = **s;
     out.push_back({q.Int(0), Duration::FromMillis(q.Int(1)), q.Text(2), static_cast<int>(q.Int(3)), q.Text(4),
-                   q.Text(5), q.Text(6), q.Text(7), q.Text(8)});
+                   q.Text(5), q.Text(6), q.Text(7), q.Text(8), q.Text(9), q.Text(10)});
   }
   return out;
 }
@@ -119,16 +121,17 @@ Result<std::optional<ActionRow>> Store::GetAction(const std::string& kind, const
 }
 
 Status Store::FinishAttempt(const AttemptRow& a) {
+  if (a.uid.empty()) return InvalidArgument("attempt " + std::to_string(a.attempt) + " of " + a.workload + " has no uid");
   std::lock_guard<std::mutex> lock(mu_);
   Transaction tx(*db_);
   GPUFED_RETURN_IF_ERROR(tx.begin_status());
   Result<std::unique_ptr<Statement>> s = db_->Prepare(
       "INSERT OR IGNORE INTO attempts(workload, attempt, tenant, cluster, outcome, gpu_seconds, cost_micros, currency, "
-      "cloud, started_ms, finished_ms) VALUES(?,?,?,?,?,?,?,?,?,?,?)");
+      "cloud, started_ms, finished_ms, uid) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)");
   if (!s.ok()) return s.status();
   (*s)->Bind(1, a.workload).Bind(2, a.attempt).Bind(3, a.tenant).Bind(4, a.cluster).Bind(5, a.outcome);
   (*s)->Bind(6, a.gpu_seconds).Bind(7, a.cost.micros()).Bind(8, a.cost.currency()).Bind(9, a.cloud ? 1 : 0);
-  (*s)->Bind(10, a.started.millis()).Bind(11, a.finished.millis());
+  (*s)->Bind(10, a.started.millis()).Bind(11, a.finished.millis()).Bind(12, a.uid);
   GPUFED_RETURN_IF_ERROR((*s)->Run());
   if (db_->Changes() == 0) return Status::Ok();  // booked before: once only
   Result<std::unique_ptr<Statement>> u = db_->Prepare(
@@ -146,7 +149,7 @@ Result<std::vector<AttemptRow>> Store::Attempts() {
   std::lock_guard<std::mutex> lock(mu_);
   Result<std::unique_ptr<Statement>> s = db_->Prepare(
       "SELECT workload, attempt, tenant, cluster, outcome, gpu_seconds, cost_micros, currency, cloud, started_ms, "
-      "finished_ms FROM attempts ORDER BY rowid");
+      "finished_ms, uid FROM attempts ORDER BY rowid");
   if (!s.ok()) return s.status();
   std::vector<AttemptRow> out;
   while (true) {
@@ -156,7 +159,7 @@ Result<std::vector<AttemptRow>> Store::Attempts() {
     const Statement& q = **s;
     out.push_back({q.Text(0), static_cast<int>(q.Int(1)), q.Text(2), q.Text(3), q.Text(4), q.Real(5),
                    Money(q.Int(6), q.Text(7)), q.Int(8) != 0, Duration::FromMillis(q.Int(9)),
-                   Duration::FromMillis(q.Int(10))});
+                   Duration::FromMillis(q.Int(10)), q.Text(11)});
   }
   return out;
 }

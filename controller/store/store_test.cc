@@ -42,16 +42,16 @@ TEST(Store, KeepsSubmissionsAndTransitionsAcrossReopen) {
   {
     auto store = Store::Open(path);
     ASSERT_TRUE((*store)->Submit(Record("a"), Duration::FromSeconds(1)).ok());
-    WorkloadRecord r = *(*store)->Get("a").value();
+    WorkloadRecord r = *(*store)->Get("t", "a").value();
     r.state = WorkloadState::kQueued;
     r.reason = "capacity";
     ASSERT_TRUE((*store)->Update(r, "capacity", Duration::FromSeconds(2)).ok());
   }
   auto store = Store::Open(path);
-  auto r = (*store)->Get("a");
+  auto r = (*store)->Get("t", "a");
   ASSERT_TRUE(r.ok() && *r);
   EXPECT_EQ((*r)->state, WorkloadState::kQueued);
-  auto history = (*store)->History("a");
+  auto history = (*store)->History("a-u1");
   ASSERT_EQ(history->size(), 2u);
   EXPECT_EQ((*history)[1].from, "Pending");
   EXPECT_EQ((*history)[1].to, "Queued");
@@ -106,14 +106,45 @@ TEST(Store, ListUnfinishedReadsOnlyWaitingAndActiveRows) {
 TEST(Store, RejectsADuplicateLiveWorkloadButAcceptsOneAfterItEnded) {
   auto store = Store::Open(Db("dup"));
   ASSERT_TRUE((*store)->Submit(Record("a"), {}).ok());
-  EXPECT_EQ((*store)->Submit(Record("a"), {}).code(), StatusCode::kAlreadyExists);
-  WorkloadRecord r = *(*store)->Get("a").value();
+  WorkloadRecord twin = Record("a");
+  twin.uid = "a-u9";
+  EXPECT_EQ((*store)->Submit(twin, {}).code(), StatusCode::kAlreadyExists);
+  WorkloadRecord r = *(*store)->Get("t", "a").value();
   r.state = WorkloadState::kSucceeded;
   ASSERT_TRUE((*store)->Update(r, "done", {}).ok());
   WorkloadRecord again = Record("a");
   again.uid = "a-u2";
   EXPECT_TRUE((*store)->Submit(again, {}).ok());
-  EXPECT_EQ((*store)->Get("a").value()->uid, "a-u2");
+  EXPECT_EQ((*store)->Get("t", "a").value()->uid, "a-u2");
+  // The first run is kept, with its own history; the second has only its submission.
+  auto first = (*store)->GetByUid("a-u1");
+  ASSERT_TRUE(first.ok() && *first);
+  EXPECT_EQ((*first)->state, WorkloadState::kSucceeded);
+  EXPECT_EQ((*store)->History("a-u1")->size(), 2u);
+  EXPECT_EQ((*store)->History("a-u2")->size(), 1u);
+  EXPECT_EQ((*store)->List("t")->size(), 2u);
+}
+
+TEST(Store, NamesAreNamespacedByTenant) {
+  auto store = Store::Open(Db("namespaced"));
+  WorkloadRecord mine = Record("train", "alpha");
+  WorkloadRecord theirs = Record("train", "beta");
+  theirs.uid = "train-u2";
+  ASSERT_TRUE((*store)->Submit(mine, {}).ok());
+  // Another tenant's live workload of the same name is not in the way.
+  ASSERT_TRUE((*store)->Submit(theirs, {}).ok());
+  EXPECT_EQ((*store)->Get("alpha", "train").value()->uid, "train-u1");
+  EXPECT_EQ((*store)->Get("beta", "train").value()->uid, "train-u2");
+  EXPECT_FALSE((*store)->Get("gamma", "train").value().has_value());
+  EXPECT_EQ((*store)->List("alpha")->size(), 1u);
+  EXPECT_EQ((*store)->FindByName("train")->size(), 2u);
+  // Decisions of one tenant's name never include the other's.
+  ASSERT_TRUE((*store)->RecordDecision({0, {}, "train", 1, "rev", "queued", "", "a", "{}", "alpha", "train-u1"}).ok());
+  ASSERT_TRUE((*store)->RecordDecision({0, {}, "train", 1, "rev", "placed", "c", "b", "{}", "beta", "train-u2"}).ok());
+  auto alpha = (*store)->Decisions("alpha", "train");
+  ASSERT_EQ(alpha->size(), 1u);
+  EXPECT_EQ((*alpha)[0].uid, "train-u1");
+  EXPECT_EQ((*store)->Decisions("", "")->size(), 2u);
 }
 
 TEST(Store, ListsOneTenantsWorkloadsInSubmissionOrder) {
@@ -148,21 +179,37 @@ TEST(Store, AnActionIntentIsRecordedOnceAndAFailedOneCanBeReplaced) {
 
 TEST(Store, BooksAnAttemptsCostOnlyOnce) {
   auto store = Store::Open(Db("usage"));
-  AttemptRow a{"w", 1, "t", "cloud", "succeeded", 3600, Money(5000000, "EUR"), true, {}, Duration::FromSeconds(60)};
+  AttemptRow a{"w", 1, "t", "cloud", "succeeded", 3600, Money(5000000, "EUR"), true, {}, Duration::FromSeconds(60),
+               "w-u1"};
   ASSERT_TRUE((*store)->FinishAttempt(a).ok());
   ASSERT_TRUE((*store)->FinishAttempt(a).ok());
   auto usage = (*store)->Usage();
   EXPECT_EQ(usage->at("t").spent, Money(5000000, "EUR"));
   EXPECT_EQ(usage->at("t").cloud_spent, Money(5000000, "EUR"));
   EXPECT_EQ((*store)->Attempts()->size(), 1u);
+  a.uid.clear();
+  EXPECT_EQ((*store)->FinishAttempt(a).code(), StatusCode::kInvalidArgument);
+}
+
+TEST(Store, ChargesEveryRunOfAReusedName) {
+  auto store = Store::Open(Db("reuse"));
+  // Three runs of "reuse-1", each attempt 1: each is its own submission (uid).
+  for (int run = 1; run <= 3; ++run) {
+    AttemptRow a{"reuse-1", 1, "t", "c", "succeeded", 60, Money(1000000, "EUR"), false, {}, {},
+                 "reuse-1-u" + std::to_string(run)};
+    ASSERT_TRUE((*store)->FinishAttempt(a).ok());
+  }
+  EXPECT_EQ((*store)->Attempts()->size(), 3u);
+  EXPECT_EQ((*store)->Usage()->at("t").spent, Money(3000000, "EUR"));
 }
 
 TEST(Store, KeepsTheNewestDecisionsFirst) {
   auto store = Store::Open(Db("decisions"));
   for (int i = 0; i < 3; ++i) {
-    ASSERT_TRUE((*store)->RecordDecision({0, {}, "w", 1, "rev", "queued", "", "r" + std::to_string(i), "{}"}).ok());
+    ASSERT_TRUE(
+        (*store)->RecordDecision({0, {}, "w", 1, "rev", "queued", "", "r" + std::to_string(i), "{}", "t", "w-u1"}).ok());
   }
-  auto rows = (*store)->Decisions("w", 2);
+  auto rows = (*store)->Decisions("t", "w", 2);
   ASSERT_EQ(rows->size(), 2u);
   EXPECT_EQ((*rows)[0].reason, "r2");
 }
@@ -170,11 +217,11 @@ TEST(Store, KeepsTheNewestDecisionsFirst) {
 TEST(Store, ACancelRequestSurvivesAConcurrentUpdate) {
   auto store = Store::Open(Db("cancel"));
   ASSERT_TRUE((*store)->Submit(Record("a"), {}).ok());
-  WorkloadRecord stale = *(*store)->Get("a").value();
-  ASSERT_TRUE((*store)->RequestCancel("a").ok());
+  WorkloadRecord stale = *(*store)->Get("t", "a").value();
+  ASSERT_TRUE((*store)->RequestCancel("a-u1").ok());
   stale.state = WorkloadState::kQueued;
   ASSERT_TRUE((*store)->Update(stale, "queued", {}).ok());
-  EXPECT_TRUE((*store)->Get("a").value()->cancel_requested);
+  EXPECT_TRUE((*store)->Get("t", "a").value()->cancel_requested);
   EXPECT_EQ((*store)->RequestCancel("nope").code(), StatusCode::kNotFound);
 }
 

@@ -63,6 +63,7 @@ std::vector<placement::HookOutcome> HookSet::Admit(const nlohmann::json& workloa
     if (!e.file->has_admit()) continue;
     HookContext ctx{now_seconds, SeedFor(workload, nullptr), &e.params};
     outcomes.push_back(FromResult(e.policy, e.enforced, e.file->Admit(workload, ctx)));
+    Count(e, outcomes.back().error ? outcomes.back().reason : "");
     if (e.enforced && !outcomes.back().allowed) break;
   }
   return outcomes;
@@ -75,6 +76,7 @@ std::vector<placement::HookOutcome> HookSet::Filter(const nlohmann::json& worklo
     if (!e.file->has_filter()) continue;
     HookContext ctx{now_seconds, SeedFor(workload, &cluster), &e.params};
     outcomes.push_back(FromResult(e.policy, e.enforced, e.file->Filter(workload, cluster, ctx)));
+    Count(e, outcomes.back().error ? outcomes.back().reason : "");
     if (e.enforced && !outcomes.back().allowed) break;
   }
   return outcomes;
@@ -89,11 +91,33 @@ double HookSet::Score(const nlohmann::json& workload, const nlohmann::json& clus
     HookResult<double> r = e.file->Score(workload, cluster, ctx);
     if (r.ok()) {
       total += e.weight * r.value();
+      Count(e, "");
     } else {
       errors.push_back(r.error().ToString());
+      Count(e, errors.back());
     }
   }
   return total;
+}
+
+void HookSet::Count(Entry& e, const std::string& error) {
+  ++e.calls;
+  if (error.empty()) return;
+  ++e.errors;
+  e.last_error = error;
+}
+
+std::vector<HookSet::PolicyCalls> HookSet::TakeCallStats() {
+  std::vector<PolicyCalls> out;
+  for (Entry& e : entries_) {  // entries are in policy order; a policy's files are adjacent
+    if (out.empty() || out.back().policy != e.policy) out.push_back({e.policy, 0, 0, ""});
+    out.back().calls += e.calls;
+    out.back().errors += e.errors;
+    if (!e.last_error.empty()) out.back().last_error = e.last_error;
+    e.calls = e.errors = 0;
+    e.last_error.clear();
+  }
+  return out;
 }
 
 bool HookSet::RecordWorkloadReads(bool on) {

@@ -33,6 +33,17 @@ class HookSet : public placement::PolicyHooks {
   std::vector<ViewRead> TakeWorkloadReads() override;
 
   bool empty() const { return entries_.empty(); }
+
+  // Hook calls and failures (errors, exhausted budgets) per policy since the last call,
+  // in policy order; forgets them. The loop takes them after each pass to hold every
+  // policy to its errorBudget.
+  struct PolicyCalls {
+    std::string policy;
+    int64_t calls = 0;
+    int64_t errors = 0;
+    std::string last_error;  // names policy, file and line
+  };
+  std::vector<PolicyCalls> TakeCallStats();
   void EnableCoverage(bool enabled);
   // Per file: covered and executable lines (for `gpufed test --coverage`).
   struct FileCoverage {
@@ -48,7 +59,12 @@ class HookSet : public placement::PolicyHooks {
     bool enforced;
     double weight;
     nlohmann::json params;  // the Policy's params (empty object when none)
+    int64_t calls = 0;      // since the last TakeCallStats
+    int64_t errors = 0;
+    std::string last_error;
   };
+  // Counts one call of `e`'s hook; `error` is empty when it succeeded.
+  static void Count(Entry& e, const std::string& error);
   std::vector<Entry> entries_;
 };
 

@@ -2,21 +2,30 @@
 
 #include <curl/curl.h>
 
-#include <algorithm>
 
 #include "controller/audit/sinks/tls_util.h"
 
 namespace gpufed::audit {
 namespace {
 
-// Keeps the first bytes of the answer (for error messages) and drops the rest.
+// curl's write callback: keeps the first bytes of the answer and drops the rest.
 size_t KeepHead(char* data, size_t size, size_t n, void* out) {
-  auto* s = static_cast<std::string*>(out);
-  if (s->size() < 512) s->append(data, std::min(size * n, 512 - s->size()));
+  KeepAnswerHead(std::string_view(data, size * n), static_cast<std::string*>(out));
   return size * n;
 }
 
 }  // namespace
+
+void KeepAnswerHead(std::string_view piece, std::string* head) {
+  if (head->size() < kAnswerHeadBytes) head->append(piece.substr(0, kAnswerHeadBytes - head->size()));
+}
+
+Status BatchAnswerStatus(const std::string& url, long http_code, std::string_view head) {
+  if (http_code >= 200 && http_code < 300) return Status::Ok();
+  std::string message = "POST " + url + ": HTTP " + std::to_string(http_code) + " " + std::string(head);
+  if (http_code >= 500 || http_code == 408 || http_code == 429) return Unavailable(message);
+  return FailedPrecondition(message);
+}
 
 HttpsSink::HttpsSink(HttpsOptions options) : options_(std::move(options)) {}
 
@@ -78,13 +87,9 @@ Status HttpsSink::Send(std::span<const JournalEntry> batch) {
   if (rc != CURLE_OK) return Unavailable("POST " + options_.url + ": " + curl_easy_strerror(rc));
   long code = 0;
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
-  if (code >= 200 && code < 300) {
-    acked_ = batch.back().seq;
-    return Status::Ok();
-  }
-  std::string message = "POST " + options_.url + ": HTTP " + std::to_string(code) + " " + response;
-  if (code >= 500 || code == 408 || code == 429) return Unavailable(message);
-  return FailedPrecondition(message);
+  Status answer = BatchAnswerStatus(options_.url, code, response);
+  if (answer.ok()) acked_ = batch.back().seq;
+  return answer;
 }
 
 }  // namespace gpufed::audit

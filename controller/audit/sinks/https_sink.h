@@ -5,6 +5,7 @@
 // errors are Unavailable (retried with backoff); other answers are FailedPrecondition
 // (also retried, never dropped: the receiver is misconfigured and the lag alert fires).
 #include <string>
+#include <string_view>
 
 #include "controller/audit/sinks/sink.h"
 
@@ -18,6 +19,15 @@ struct HttpsOptions {
   int64_t timeout_micros = 10'000'000;
   int64_t connect_timeout_micros = 5'000'000;
 };
+
+// The start of an answer's body, kept for error messages: `piece` (as curl hands the
+// body over, in pieces) is appended while `*head` holds fewer than kAnswerHeadBytes.
+inline constexpr size_t kAnswerHeadBytes = 512;
+void KeepAnswerHead(std::string_view piece, std::string* head);
+// What the receiver's answer to a batch means (see the file comment): OK for 2xx,
+// Unavailable for 5xx, 408 and 429, FailedPrecondition otherwise, naming `url`, the code
+// and the answer's `head`.
+Status BatchAnswerStatus(const std::string& url, long http_code, std::string_view head);
 
 class HttpsSink final : public Sink {
  public:

@@ -4,8 +4,24 @@
 
 namespace gpufed::packing::internal {
 
-FragPolicy::FragPolicy(std::string name, uint64_t seed, const WorkloadDistribution& workload, bool random_ties)
-    : name_(std::move(name)), rng_(seed), random_ties_(random_ties), workload_(workload) {}
+FragPolicy::FragPolicy(std::string name, uint64_t seed, const WorkloadDistribution& workload, bool random_ties,
+                       bool resources_measure)
+    : name_(std::move(name)),
+      rng_(seed),
+      random_ties_(random_ties),
+      resources_measure_(resources_measure),
+      workload_(workload) {}
+
+void FragPolicy::AddMove(int model, int share_gpu, int64_t cpu_left, int64_t memory_left,
+                         std::pair<double, double> before) {
+  FragMove m;
+  m.share_gpu = share_gpu;
+  m.delta = before.first - model_->NodeFrag(model, cpu_left, scratch_gpus_);
+  if (resources_measure_) {
+    m.delta_resources = before.second - model_->NodeFragResources(model, cpu_left, memory_left, scratch_gpus_);
+  }
+  moves_.push_back(m);
+}
 
 void FragPolicy::Reset(const Fleet& fleet) {
   fleet_ = &fleet;
@@ -16,32 +32,36 @@ void FragPolicy::Reset(const Fleet& fleet) {
 }
 
 int FragPolicy::ShapeId(const PodRequest& pod) {
-  // Memory does not enter the score (feasibility is checked on every call), so
-  // shapes differing only in memory share cache entries.
+  // FGD's measure ignores memory (feasibility is checked on every call), so shapes
+  // differing only in memory share cache entries; the resources measure does not.
   std::string key = std::to_string(pod.cpu_milli) + "/" + std::to_string(pod.NeedsGpu() ? pod.gpu_milli : 0) + "/" +
                     std::to_string(pod.NeedsGpu() ? pod.num_gpu : 0);
+  if (resources_measure_) key += "/m" + std::to_string(pod.memory_mib);
   for (const std::string& m : pod.allowed_models) key += "/" + m;
   auto [it, inserted] = shape_ids_.try_emplace(key, static_cast<int>(cache_.size()));
   if (inserted) cache_.emplace_back(fleet_->size());
   return it->second;
 }
 
-double FragPolicy::CurrentFrag(const Fleet& fleet, size_t node) {
+std::pair<double, double> FragPolicy::CurrentFrag(const Fleet& fleet, size_t node) {
   FragEntry& e = frag_[node];
   const NodeState& s = fleet.state(node);
   if (e.version_plus_one != s.version + 1) {
     e.frag = model_->NodeFrag(fleet.model_id(node), s.cpu_left, s.gpu_left);
+    e.frag_resources =
+        resources_measure_ ? model_->NodeFragResources(fleet.model_id(node), s.cpu_left, s.memory_left, s.gpu_left) : 0;
     e.version_plus_one = s.version + 1;
   }
-  return e.frag;
+  return {e.frag, e.frag_resources};
 }
 
 void FragPolicy::Moves(const Fleet& fleet, size_t node, const PodRequest& pod) {
   moves_.clear();
   const NodeState& s = fleet.state(node);
-  const double before = CurrentFrag(fleet, node);
+  const std::pair<double, double> before = CurrentFrag(fleet, node);
   const int model = fleet.model_id(node);
   const int64_t cpu_after = s.cpu_left - pod.cpu_milli;
+  const int64_t memory_after = s.memory_left - pod.memory_mib;
   scratch_gpus_ = s.gpu_left;
   if (pod.IsShared()) {
     // GPUs with the same milli left lead to the same node state; evaluate the
@@ -53,7 +73,7 @@ void FragPolicy::Moves(const Fleet& fleet, size_t node, const PodRequest& pod) {
       for (size_t h = 0; h < g && !seen; ++h) seen = s.gpu_left[h] == left;
       if (seen) continue;
       scratch_gpus_[g] -= pod.gpu_milli;
-      moves_.push_back({static_cast<int>(g), before - model_->NodeFrag(model, cpu_after, scratch_gpus_)});
+      AddMove(model, static_cast<int>(g), cpu_after, memory_after, before);
       scratch_gpus_[g] += pod.gpu_milli;
     }
     return;
@@ -67,7 +87,7 @@ void FragPolicy::Moves(const Fleet& fleet, size_t node, const PodRequest& pod) {
       }
     }
   }
-  moves_.push_back({-1, before - model_->NodeFrag(model, cpu_after, scratch_gpus_)});
+  AddMove(model, -1, cpu_after, memory_after, before);
 }
 
 std::optional<Allocation> FragPolicy::Place(const Fleet& fleet, const PodRequest& pod) {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "controller/placement/packing/policy_internal.h"
@@ -18,7 +19,8 @@ namespace gpufed::packing::internal {
 // (old - new, milli-GPU; negative when fragmentation grows).
 struct FragMove {
   int share_gpu = -1;
-  double delta = 0;
+  double delta = 0;            // FGD's measure (FragmentationModel::NodeFrag)
+  double delta_resources = 0;  // NodeFragResources; only with resources_measure, else 0
 };
 
 // The cached verdict on one node for one pod shape.
@@ -31,7 +33,11 @@ struct FragVerdict {
 
 class FragPolicy : public PackingPolicy {
  public:
-  FragPolicy(std::string name, uint64_t seed, const WorkloadDistribution& workload, bool random_ties);
+  // `resources_measure`: moves also carry delta_resources, the gradient of
+  // FragmentationModel::NodeFragResources (CPU and memory first-class), and pod
+  // shapes are cached by memory too.
+  FragPolicy(std::string name, uint64_t seed, const WorkloadDistribution& workload, bool random_ties,
+             bool resources_measure = false);
   std::string_view name() const override { return name_; }
   std::optional<Allocation> Place(const Fleet& fleet, const PodRequest& pod) override;
 
@@ -48,16 +54,20 @@ class FragPolicy : public PackingPolicy {
   struct FragEntry {
     uint64_t version_plus_one = 0;
     double frag = 0;
+    double frag_resources = 0;
   };
 
   void Reset(const Fleet& fleet);
   int ShapeId(const PodRequest& pod);
-  double CurrentFrag(const Fleet& fleet, size_t node);
+  // The node's current fragmentation under both measures (second 0 without resources_measure).
+  std::pair<double, double> CurrentFrag(const Fleet& fleet, size_t node);
+  void AddMove(int model, int share_gpu, int64_t cpu_left, int64_t memory_left, std::pair<double, double> before);
   void Moves(const Fleet& fleet, size_t node, const PodRequest& pod);
 
   std::string name_;
   Rng rng_;
   bool random_ties_;
+  bool resources_measure_;
   WorkloadDistribution workload_;
   std::optional<FragmentationModel> model_;
   const Fleet* fleet_ = nullptr;

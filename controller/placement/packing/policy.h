@@ -11,7 +11,9 @@
 //   packing     GPU packing: shared GPUs, then used nodes, then idle nodes
 //   clustering  GPU clustering: nodes already running the same kind of pod
 //   fgd         Fragmentation Gradient Descent (Weng et al., USENIX ATC'23)
-//   gpufed      our default: FGD's gradient in fixed steps without saturation, first-fit ties
+//   gpufed      our default: FGD's objective with CPU and memory first-class in the
+//               fragmentation measure, compared in fixed steps without saturation,
+//               refined by FGD's score, first-fit ties
 // The baselines follow the FGD authors' simulator, including its integer scores
 // (0..100) and random choice among equally scored nodes, so that results are
 // comparable with the published ones.

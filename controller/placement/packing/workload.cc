@@ -23,11 +23,14 @@ std::string ModelsKey(const std::vector<std::string>& models) {
 WorkloadDistribution WorkloadDistribution::FromPods(std::span<const PodRequest> pods, double coverage) {
   using Shape = std::tuple<int64_t, int, int, std::string>;  // cpu, milli, count, models
   std::map<Shape, std::pair<int64_t, std::vector<std::string>>> counts;
+  std::map<Shape, int64_t> memory_sums;  // for the shape's mean memory
   for (const PodRequest& p : pods) {
     const int milli = p.NeedsGpu() ? p.gpu_milli : 0;
     const int num = p.NeedsGpu() ? p.num_gpu : 0;
-    auto& slot = counts[Shape{p.cpu_milli, milli, num, ModelsKey(p.allowed_models)}];
+    const Shape shape{p.cpu_milli, milli, num, ModelsKey(p.allowed_models)};
+    auto& slot = counts[shape];
     if (slot.first++ == 0) slot.second = p.allowed_models;
+    memory_sums[shape] += p.memory_mib;
   }
   std::vector<std::pair<Shape, int64_t>> ranked;
   for (const auto& [shape, c] : counts) ranked.emplace_back(shape, c.first);
@@ -37,23 +40,51 @@ WorkloadDistribution WorkloadDistribution::FromPods(std::span<const PodRequest> 
     if (a.second != b.second) return a.second > b.second;
     return a.first > b.first;
   });
-  const double total = static_cast<double>(pods.size());
-  const double wanted = coverage * total;
-  double covered = 0;
-  std::vector<TypicalPod> out;
-  for (const auto& [shape, count] : ranked) {
-    if (covered >= wanted && !out.empty()) break;
-    covered += static_cast<double>(count);
+  auto typical = [&](const Shape& shape, int64_t count) {
     TypicalPod t;
     t.cpu_milli = std::get<0>(shape);
     t.gpu_milli = std::get<1>(shape);
     t.num_gpu = std::get<2>(shape);
     t.allowed_models = counts[shape].second;
     t.weight = static_cast<double>(count);
-    out.push_back(std::move(t));
+    t.memory_mib = memory_sums[shape] / count;
+    return t;
+  };
+  auto normalised = [](std::vector<TypicalPod> v, double total) {
+    for (TypicalPod& t : v) t.weight /= total;
+    return v;
+  };
+  const double wanted = coverage * static_cast<double>(pods.size());
+  double covered = 0;
+  size_t cut = 0;  // ranked[0, cut) are FGD's typical pods
+  std::vector<TypicalPod> out;
+  for (; cut < ranked.size(); ++cut) {
+    if (covered >= wanted && !out.empty()) break;
+    covered += static_cast<double>(ranked[cut].second);
+    out.push_back(typical(ranked[cut].first, ranked[cut].second));
   }
-  for (TypicalPod& t : out) t.weight /= covered;
-  return WorkloadDistribution(std::move(out));
+
+  // The GPU-demand cover: FGD's set, then the other shapes by GPU demand.
+  auto demand = [](const std::pair<Shape, int64_t>& r) {
+    return static_cast<double>(r.second) * std::get<1>(r.first) * std::get<2>(r.first);
+  };
+  double total_demand = 0;
+  double kept_demand = 0;
+  for (size_t i = 0; i < ranked.size(); ++i) {
+    total_demand += demand(ranked[i]);
+    if (i < cut) kept_demand += demand(ranked[i]);
+  }
+  std::vector<std::pair<Shape, int64_t>> rest(ranked.begin() + static_cast<std::ptrdiff_t>(cut), ranked.end());
+  std::stable_sort(rest.begin(), rest.end(), [&](const auto& a, const auto& b) { return demand(a) > demand(b); });
+  std::vector<TypicalPod> wide = out;
+  double wide_count = covered;
+  for (const auto& r : rest) {
+    if (kept_demand >= coverage * total_demand) break;
+    kept_demand += demand(r);
+    wide_count += static_cast<double>(r.second);
+    wide.push_back(typical(r.first, r.second));
+  }
+  return WorkloadDistribution(normalised(std::move(out), covered), normalised(std::move(wide), wide_count));
 }
 
 FragmentationModel::FragmentationModel(const WorkloadDistribution& dist, const Fleet& fleet) {
@@ -62,7 +93,8 @@ FragmentationModel::FragmentationModel(const WorkloadDistribution& dist, const F
       cpu_only_weight_ += t.weight;
       continue;
     }
-    entries_.push_back(Entry{t.cpu_milli, t.gpu_milli, t.num_gpu, fleet.ModelMask(t.allowed_models), t.weight});
+    entries_.push_back(
+        Entry{t.cpu_milli, t.gpu_milli, t.num_gpu, fleet.ModelMask(t.allowed_models), t.weight, t.memory_mib});
   }
 }
 
@@ -86,6 +118,38 @@ double FragmentationModel::NodeFrag(int model_id, int64_t cpu_left, std::span<co
       }
     }
     frag += e.weight * static_cast<double>(fitting >= e.num_gpu ? too_small : total);
+  }
+  return frag;
+}
+
+double FragmentationModel::NodeFragResources(int model_id, int64_t cpu_left, int64_t memory_left,
+                                             std::span<const int> gpu_left) const {
+  int64_t total = 0;
+  for (int left : gpu_left) total += left;
+  if (total == 0) return 0;
+  double frag = cpu_only_weight_ * static_cast<double>(total);
+  for (const Entry& e : entries_) {
+    if (model_id < 0 || ((e.model_mask >> model_id) & 1) == 0) {
+      frag += e.weight * static_cast<double>(total);
+      continue;
+    }
+    // GPU side, as FGD: the milli on GPUs with room for the pod, if enough of them.
+    int fitting = 0;
+    int64_t room = 0;
+    for (int left : gpu_left) {
+      if (left >= e.gpu_milli) {
+        ++fitting;
+        room += left;
+      }
+    }
+    int64_t usable = fitting >= e.num_gpu ? room : 0;
+    // CPU and memory sides: the GPU milli that whole copies of the pod could back.
+    const int64_t per_copy = int64_t{e.gpu_milli} * e.num_gpu;
+    // Whole copies: a pod cannot run on a fraction of the CPU it asks for (measured:
+    // proportional, fractional copies do worse, bench/README.md).
+    if (e.cpu_milli > 0) usable = std::min(usable, std::max<int64_t>(cpu_left, 0) / e.cpu_milli * per_copy);
+    if (e.memory_mib > 0) usable = std::min(usable, std::max<int64_t>(memory_left, 0) / e.memory_mib * per_copy);
+    frag += e.weight * static_cast<double>(total - std::max<int64_t>(usable, 0));
   }
   return frag;
 }

@@ -47,7 +47,7 @@ TEST(AuditWiring, QuickstartJournalVerifiesAndHoldsEveryDecisionBeforeItsAction)
   auto all = h.Ctl().List("");
   ASSERT_TRUE(all.ok());
   for (const store::WorkloadRecord& r : *all) {
-    auto rows = h.Ctl().Decisions(r.name, "");
+    auto rows = h.Ctl().Decisions({r.tenant, r.name}, "");
     ASSERT_TRUE(rows.ok());
     stored[r.name] += static_cast<int>(rows->size());
     stored_total += static_cast<int>(rows->size());

@@ -92,7 +92,7 @@ TEST(CrashSafety, SurvivesSigkillAtRandomPointsWithoutLosingOrRepeatingWork) {
     auto store = store::Store::Open(state + "/gpufed.db");
     ASSERT_TRUE(store.ok());
     for (const std::string& name : accepted) {
-      auto got = (*store)->Get(name);
+      auto got = (*store)->Get("alpha", name);
       ASSERT_TRUE(got.ok() && *got) << name << " was accepted but is lost (seed " << seed << ")";
     }
   }
@@ -121,14 +121,14 @@ TEST(CrashSafety, SurvivesSigkillAtRandomPointsWithoutLosingOrRepeatingWork) {
   auto all = (*store)->List();
   for (const auto& r : *all) {
     EXPECT_EQ(r.state, store::WorkloadState::kSucceeded) << r.name << ": " << r.reason;
-    auto history = (*store)->History(r.name);
+    auto history = (*store)->History(r.uid);
     ASSERT_FALSE(history->empty());
     EXPECT_EQ(history->back().to, StateName(r.state)) << r.name;
     int keys = 0;
     for (const auto& [key, n] : submits) keys += ParseActionKey(key) && ParseActionKey(key)->uid == r.uid;
     EXPECT_LE(keys, r.attempt) << r.name;
   }
-  for (const std::string& name : accepted) EXPECT_TRUE((*store)->Get(name)->has_value()) << name;
+  for (const std::string& name : accepted) EXPECT_TRUE((*store)->Get("alpha", name)->has_value()) << name;
 }
 
 }  // namespace

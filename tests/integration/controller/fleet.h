@@ -142,7 +142,7 @@ struct Harness {
     clock.AdvanceTo(next.millis() == 0 || next > cap ? cap : next);
   }
   store::WorkloadRecord Get(const std::string& name) {
-    Result<store::WorkloadRecord> r = Ctl().Get(name, "");
+    Result<store::WorkloadRecord> r = Ctl().Get({"", name}, "");
     return r.ok() ? *r : store::WorkloadRecord{};
   }
 };

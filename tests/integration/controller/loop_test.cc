@@ -22,7 +22,7 @@ TEST(ControllerLoop, BurstsToTheCloudOnceTheOnpremQueueBuildsUp) {
   for (const char* name : {"a", "b", "c", "d"}) {
     store::WorkloadRecord r = h.Get(name);
     EXPECT_EQ(r.state, WorkloadState::kSucceeded) << name << ": " << r.reason;
-    Result<std::vector<store::DecisionRow>> d = h.controller->Decisions(name, "");
+    Result<std::vector<store::DecisionRow>> d = h.controller->Decisions({"", name}, "");
     for (const auto& row : *d) {
       if (row.outcome == "placed") (row.cluster == "onprem" ? onprem : cloud)++;
     }
@@ -50,7 +50,7 @@ TEST(ControllerLoop, RequeuesCheckpointableWorkFromItsCheckpointWhenAClusterIsLo
     if (r.attempt > 1) {
       ++requeued;
       EXPECT_GT(r.resume_from.millis(), 0) << name;  // resumed from a checkpoint, not from zero
-      auto history = h.Ctl().store()->History(name);
+      auto history = h.Ctl().store()->History(r.uid);
       bool saw_requeue = false;
       for (const auto& t : *history) saw_requeue |= t.to == "Requeued" && t.reason.find("unhealthy") != std::string::npos;
       EXPECT_TRUE(saw_requeue) << name;
@@ -83,7 +83,7 @@ TEST(ControllerLoop, PreemptsLowerPriorityPreemptibleWorkForUrgentWork) {
   EXPECT_EQ(sweep.state, WorkloadState::kSucceeded);
   EXPECT_EQ(sweep.attempt, 2);
   EXPECT_GT(sweep.resume_from.millis(), 0);
-  auto decisions = h.controller->Decisions("sweep", "");
+  auto decisions = h.controller->Decisions({"", "sweep"}, "");
   bool preempted = false;
   for (const auto& d : *decisions) preempted |= d.outcome == "preempted";
   EXPECT_TRUE(preempted);
@@ -125,7 +125,7 @@ TEST(ControllerLoop, ActivatesANewRevisionMidRunAndKeepsTheOldOneWhenTheNextIsBa
   // Under the second revision a new submission bursts nowhere: cloud is denied by the rule.
   ASSERT_TRUE(h.controller->Submit(WorkloadYaml("late", "alpha", 8, "1h"), "late.yaml", "").ok());
   ASSERT_TRUE(h.controller->Pass().ok());
-  Result<nlohmann::json> why = h.controller->Explain("late", "");
+  Result<nlohmann::json> why = h.controller->Explain({"", "late"}, "");
   ASSERT_TRUE(why.ok());
   EXPECT_NE(why->dump().find("no-cloud-training"), std::string::npos) << why->dump(2);
   ASSERT_TRUE(h.RunUntilIdle().ok());

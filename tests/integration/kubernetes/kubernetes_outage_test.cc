@@ -109,7 +109,7 @@ TEST(KubernetesFederation, UnansweringClusterBecomesUnhealthyAndCheckpointedWork
   reconcile::Controller& controller = **opened;
 
   ASSERT_TRUE(controller.Pass().ok());
-  Result<store::WorkloadRecord> r = controller.Get("train", "");
+  Result<store::WorkloadRecord> r = controller.Get({"", "train"}, "");
   ASSERT_TRUE(r.ok());
   ASSERT_EQ(r->cluster, "onprem-k8s") << r->reason;
   ASSERT_EQ((*fake)->Jobs().size(), 1u);
@@ -120,7 +120,7 @@ TEST(KubernetesFederation, UnansweringClusterBecomesUnhealthyAndCheckpointedWork
     clock.Advance(Duration::FromSeconds(60));
     ASSERT_TRUE(controller.Pass().ok());
   }
-  r = controller.Get("train", "");
+  r = controller.Get({"", "train"}, "");
   EXPECT_EQ(r->state, store::WorkloadState::kRunning) << r->reason;
   EXPECT_EQ(r->checkpoint, Duration::FromSeconds(600));
 
@@ -128,18 +128,18 @@ TEST(KubernetesFederation, UnansweringClusterBecomesUnhealthyAndCheckpointedWork
   (*fake)->Stop();
   clock.Advance(Duration::FromSeconds(60));
   ASSERT_TRUE(controller.Pass().ok());
-  EXPECT_EQ(controller.Get("train", "")->cluster, "onprem-k8s");
+  EXPECT_EQ(controller.Get({"", "train"}, "")->cluster, "onprem-k8s");
 
   // Past the grace period: unhealthy, requeued, placed on the cloud from the checkpoint.
   for (int i = 0; i < 6; ++i) {
     clock.Advance(Duration::FromSeconds(60));
     ASSERT_TRUE(controller.Pass().ok());
   }
-  r = controller.Get("train", "");
+  r = controller.Get({"", "train"}, "");
   EXPECT_EQ(r->cluster, "cloud") << r->reason;
   EXPECT_EQ(r->attempt, 2);
   EXPECT_EQ(r->resume_from, Duration::FromSeconds(600));
-  auto history = controller.store()->History("train");
+  auto history = controller.store()->History(controller.Get({"", "train"}, "")->uid);
   ASSERT_TRUE(history.ok());
   bool saw_unhealthy = false;
   for (const auto& t : *history) saw_unhealthy |= t.to == "Requeued" && t.reason.find("unhealthy") != std::string::npos;

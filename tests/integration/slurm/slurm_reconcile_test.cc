@@ -103,7 +103,7 @@ TEST_F(SlurmReconcile, OutageTurnsClusterUnhealthyRequeuesOnCloudAndRecovers) {
   Result<std::unique_ptr<reconcile::Controller>> opened = reconcile::Controller::Open(options, registry_, &clock_);
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
   reconcile::Controller& c = **opened;
-  auto record = [&] { return *c.Get("ckpt-train", ""); };
+  auto record = [&] { return *c.Get({"", "ckpt-train"}, ""); };
 
   ASSERT_TRUE(PassUntil(c, [&] { return record().state == store::WorkloadState::kRunning; }, 30))
       << record().reason;

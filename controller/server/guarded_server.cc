@@ -1,0 +1,253 @@
+#include "controller/server/guarded_server.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <system_error>
+
+namespace gpufed::server {
+namespace {
+
+using std::chrono::steady_clock;
+
+std::string PeerAddress(int fd) {
+  sockaddr_storage addr{};
+  socklen_t len = sizeof addr;
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return "";
+  char text[INET6_ADDRSTRLEN] = {};
+  if (addr.ss_family == AF_INET) {
+    ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(addr).sin_addr, text, sizeof text);
+  } else if (addr.ss_family == AF_INET6) {
+    ::inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6&>(addr).sin6_addr, text, sizeof text);
+  }
+  return text;
+}
+
+// Over a cap with nothing to evict: a short answer if the socket takes it at once (plain
+// HTTP only; a TLS client would not understand it), then close.
+void Refuse(int fd, bool tls) {
+  if (!tls) {
+    static const std::string kBusy = [] {
+      const std::string body = R"({"error":{"code":"UNAVAILABLE","message":"too many connections, retry later"}})" "\n";
+      return "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\n"
+             "Connection: close\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+    }();
+    (void)::send(fd, kBusy.data(), kBusy.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  }
+  ::close(fd);
+}
+
+// A write to a closed TLS socket raises SIGPIPE (OpenSSL writes without MSG_NOSIGNAL):
+// blocked on connection threads, it stays pending there and the write fails with EPIPE.
+void BlockSigpipeOnThisThread() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+}  // namespace
+
+// httplib's accept loop hands each accepted socket to the queue; admission is quick and
+// never blocks, so it runs right there, and each admitted connection gets its own thread.
+class GuardedServer::ConnectionQueue : public httplib::TaskQueue {
+ public:
+  explicit ConnectionQueue(GuardedServer* server) : server_(server) {}
+  void enqueue(std::function<void()> fn) override { fn(); }
+  void shutdown() override { server_->ShutdownConnections(); }
+
+ private:
+  GuardedServer* server_;
+};
+
+GuardedServer::GuardedServer(ConnectionLimits limits, std::unique_ptr<TlsContext> tls)
+    : limits_(limits), tls_(std::move(tls)) {
+  new_task_queue = [this] { return new ConnectionQueue(this); };
+  // What httplib advertises in its Keep-Alive response header.
+  set_keep_alive_max_count(std::max<size_t>(1, limits_.max_requests_per_connection));
+  set_keep_alive_timeout(std::max<time_t>(1, std::chrono::duration_cast<std::chrono::seconds>(limits_.idle_timeout).count()));
+}
+
+GuardedServer::~GuardedServer() {
+  Stop();
+  ShutdownConnections();
+}
+
+int GuardedServer::Start(const std::string& host, int port) {
+  const int bound = Bind(host, port);
+  if (bound < 0) return bound;
+  accept_thread_ = std::thread([this] { listen_after_bind(); });
+  const auto until = steady_clock::now() + std::chrono::seconds(5);
+  while (!is_running() && steady_clock::now() < until) std::this_thread::yield();
+  return bound;
+}
+
+void GuardedServer::Stop() {
+  stop();  // httplib's: closes the listening socket; the accept loop then shuts its queue down
+  if (accept_thread_.joinable()) accept_thread_.join();
+}
+
+GuardedServer::Counters GuardedServer::counters() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  Counters c = counters_;
+  c.open = live_.size();
+  return c;
+}
+
+int GuardedServer::Bind(const std::string& host, int port) {
+  const int bound = port == 0 ? bind_to_any_port(host) : (bind_to_port(host, port) ? port : -1);
+  if (bound >= 0) ::listen(svr_sock_, SOMAXCONN);  // listen() again only resizes the queue
+  return bound;
+}
+
+bool GuardedServer::process_and_close_socket(socket_t sock) {
+  JoinFinished();
+  const std::string address = PeerAddress(sock);
+  std::unique_lock<std::mutex> lock(mu_);
+  if (stopping_ || !MakeRoomLocked(address)) {
+    if (!stopping_) ++counters_.refused;
+    lock.unlock();
+    Refuse(sock, tls_ != nullptr);
+    return false;
+  }
+  const uint64_t id = next_id_++;
+  live_.emplace(id, Connection{sock, address});
+  ++per_address_[address];
+  ++counters_.accepted;
+  try {
+    threads_.emplace(id, std::thread([this, id, sock] { Serve(id, sock); }));
+  } catch (const std::system_error&) {  // no thread to be had: as if over the cap
+    live_.erase(id);
+    if (--per_address_[address] == 0) per_address_.erase(address);
+    ++counters_.refused;
+    lock.unlock();
+    Refuse(sock, tls_ != nullptr);
+    return false;
+  }
+  return true;
+}
+
+bool GuardedServer::MakeRoomLocked(const std::string& address) {
+  auto oldest_waiting = [&](bool same_address) {
+    for (auto it = live_.begin(); it != live_.end(); ++it) {
+      if (it->second.awaiting_head && (!same_address || it->second.address == address)) return it;
+    }
+    return live_.end();
+  };
+  auto count = per_address_.find(address);
+  if (count != per_address_.end() && count->second >= std::max<size_t>(1, limits_.max_connections_per_address)) {
+    auto victim = oldest_waiting(true);
+    if (victim == live_.end()) return false;
+    EvictLocked(victim);
+  }
+  if (live_.size() >= std::max<size_t>(1, limits_.max_connections)) {
+    auto victim = oldest_waiting(false);
+    if (victim == live_.end()) return false;
+    EvictLocked(victim);
+  }
+  return true;
+}
+
+void GuardedServer::EvictLocked(std::map<uint64_t, Connection>::iterator it) {
+  // Wakes the connection's thread (its reads end); it closes the socket itself. Its
+  // place is free from now on.
+  ::shutdown(it->second.fd, SHUT_RDWR);
+  if (--per_address_[it->second.address] == 0) per_address_.erase(it->second.address);
+  live_.erase(it);
+  ++counters_.evicted;
+}
+
+void GuardedServer::SetAwaitingHead(uint64_t id, bool awaiting) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = live_.find(id);
+  if (it != live_.end()) it->second.awaiting_head = awaiting;
+}
+
+void GuardedServer::Serve(uint64_t id, int fd) {
+  BlockSigpipeOnThisThread();
+  const int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);  // a response's head and body are separate writes
+  const steady_clock::time_point accepted = steady_clock::now();
+  // Past its head a request is no longer evictable; an evicted one is not served.
+  auto head_read = [this, id] {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = live_.find(id);
+    if (it == live_.end()) return false;
+    it->second.awaiting_head = false;
+    return true;
+  };
+  ConnectionStream stream(fd, tls_ != nullptr ? tls_->get() : nullptr, limits_, head_read);
+  bool linger = false;
+  if (stream.Handshake(accepted + limits_.header_timeout)) {
+    const size_t max_requests = std::max<size_t>(1, limits_.max_requests_per_connection);
+    for (size_t served = 0; served < max_requests; ++served) {
+      // The first request's deadlines run from accept (the handshake counts); later ones
+      // from their first byte, which must come within the idle timeout.
+      const bool first = served == 0;
+      if (!stream.AwaitRequest(first ? accepted + limits_.header_timeout : steady_clock::now() + limits_.idle_timeout)) {
+        break;
+      }
+      const steady_clock::time_point begun = first ? accepted : steady_clock::now();
+      stream.BeginRequest(begun + limits_.header_timeout, begun + limits_.read_timeout);
+      const bool last = served + 1 == max_requests;
+      bool client_closes = false;
+      if (!process_request(stream, last, client_closes, nullptr)) break;
+      if (last || client_closes || stream.response_closes()) {
+        linger = true;
+        break;
+      }
+      SetAwaitingHead(id, true);
+    }
+  }
+  const bool timed_out = stream.timed_out();
+  if (linger) {
+    SetAwaitingHead(id, true);  // evictable while draining
+    stream.Linger();
+  }
+  // Unregistered before the socket closes (when `stream` goes), so no eviction can reach
+  // a descriptor number that a new connection may already reuse.
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = live_.find(id);
+  if (it != live_.end()) {
+    if (--per_address_[it->second.address] == 0) per_address_.erase(it->second.address);
+    live_.erase(it);
+  }
+  if (timed_out) ++counters_.timed_out;
+  finished_.push_back(id);
+}
+
+void GuardedServer::JoinFinished() {
+  std::vector<std::thread> done;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (uint64_t id : finished_) {
+      auto it = threads_.find(id);
+      if (it == threads_.end()) continue;
+      done.push_back(std::move(it->second));
+      threads_.erase(it);
+    }
+    finished_.clear();
+  }
+  for (std::thread& t : done) t.join();
+}
+
+void GuardedServer::ShutdownConnections() {
+  std::vector<std::thread> all;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+    for (const auto& [id, c] : live_) ::shutdown(c.fd, SHUT_RDWR);
+    for (auto& [id, t] : threads_) all.push_back(std::move(t));
+    threads_.clear();
+    finished_.clear();
+  }
+  for (std::thread& t : all) t.join();
+}
+
+}  // namespace gpufed::server

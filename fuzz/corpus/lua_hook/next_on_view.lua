@@ -1,0 +1,11 @@
+-- Hostile: raw iteration over a view
+-- expect: hook-error
+-- expect-kind: runtime
+-- expect-message: table expected
+-- normal: yes
+-- expect-line: 10
+
+function admit(w)
+  if w.mode == "normal" then return true, "normal" end
+  return next(w) ~= nil
+end
