@@ -7,6 +7,10 @@
 #                                           $GPUFED_FUZZ_SECONDS)
 #   scripts/fuzz.sh --merge [TARGET] [SECONDS]   the same, then folds inputs that add
 #                                           coverage back into fuzz/corpus/TARGET
+#   GPUFED_FUZZ_RUNS=N [GPUFED_FUZZ_SEED=S] scripts/fuzz.sh
+#                                           N inputs per target from seed S (default 1)
+#                                           instead of a time: the same work on every
+#                                           machine (CI's stage, scripts/test.sh)
 #
 # Installs what is missing (clang-19, its fuzzer runtime, llvm-19's symbolizer), builds
 # only the fuzz targets in $GPUFED_FUZZ_BUILD_DIR (default build-fuzz: clang, ASan,
@@ -25,12 +29,16 @@ for a in "$@"; do
   case $a in
     --list) targets; exit 0 ;;
     --merge) merge=1 ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) args+=("$a") ;;
   esac
 done
 selected=$(targets)
 seconds=${GPUFED_FUZZ_SECONDS:-60}
+runs=${GPUFED_FUZZ_RUNS:-}
+seed=${GPUFED_FUZZ_SEED:-1}
+[[ -z $runs || $runs =~ ^[0-9]+$ ]] || { echo "fuzz.sh: GPUFED_FUZZ_RUNS must be a whole number, not '$runs'" >&2; exit 2; }
+[[ $seed =~ ^[0-9]+$ ]] || { echo "fuzz.sh: GPUFED_FUZZ_SEED must be a whole number, not '$seed'" >&2; exit 2; }
 if ((${#args[@]} >= 1)); then
   if ! targets | grep -qx -- "${args[0]}"; then
     echo "fuzz.sh: unknown target '${args[0]}'; targets:" >&2
@@ -69,7 +77,9 @@ for t in $selected; do
   [[ -f fuzz/dict/$t.dict ]] && dict=(-dict="fuzz/dict/$t.dict")
   rc=0
   # One worker: the machine has 2 cores. -timeout: one input slower than 10 s is a finding.
-  "$bin" -max_total_time="$seconds" -print_final_stats=1 -timeout=10 -rss_limit_mb=2048 \
+  budget=(-max_total_time="$seconds")
+  [[ -n $runs ]] && budget=(-runs="$runs" -seed="$seed")
+  "$bin" "${budget[@]}" -print_final_stats=1 -timeout=10 -rss_limit_mb=2048 \
     -artifact_prefix="$artifacts/" "${dict[@]}" "$scratch" "fuzz/corpus/$t" >"$log" 2>&1 || rc=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
@@ -87,7 +97,15 @@ for t in $selected; do
     grep -m1 -E 'ERROR: (libFuzzer|AddressSanitizer|LeakSanitizer)|runtime error:|==ERROR' "$log" | sed 's/^/  /' || true
     echo "  log:       $log"
     echo "  artifact:  ${artifact:-none written}"
-    [[ -n $artifact ]] && echo "  reproduce: $bin $artifact"
+    # The innermost frames of gpufed's own code, and the input itself when it is small:
+    # a CI log is often all there is to reproduce a finding from.
+    grep -E '^ +#[0-9]+ .* in gpufed::' "$log" | head -6 | sed -E 's/^ +(#[0-9]+) 0x[0-9a-f]+ in /  \1 /' | cut -c1-220 || true
+    if [[ -n $artifact ]]; then
+      echo "  reproduce: $bin $artifact"
+      if (($(stat -c %s "$artifact") <= 8192)); then
+        echo "  input (base64; decode with base64 -d > crash): $(base64 -w0 "$artifact")"
+      fi
+    fi
   fi
   rm -rf "$scratch"
 done

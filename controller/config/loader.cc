@@ -1,11 +1,14 @@
 #include "controller/config/loader.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
 
 #include <yaml-cpp/depthguard.h>
 
 #include "controller/common/sha256.h"
 #include "controller/common/text.h"
+#include "controller/common/utf8.h"
 #include "controller/config/decoders.h"
 #include "controller/config/references.h"
 #include "controller/config/repository.h"
@@ -168,6 +171,19 @@ void LoadDocument(const DocumentText& document, const std::string& file, const L
 // Each document of a file parses on its own: a syntax error in one hides no other.
 void LoadDocuments(const std::string& text, const std::string& file, const LoadOptions& options,
                    std::vector<Reference>& references, std::vector<UnparsedDocument>& unparsed, LoadResult& result) {
+  // YAML is Unicode text. Refused here, before decoding, because every string of the
+  // file may end up in JSON (views, journal records, API answers), whose encoder throws
+  // on invalid UTF-8.
+  if (std::optional<size_t> bad = FirstInvalidUtf8(text)) {
+    const size_t line_start = text.rfind('\n', *bad == 0 ? 0 : *bad - 1);
+    const size_t column = line_start == std::string::npos || *bad == 0 ? *bad + 1 : *bad - line_start;
+    const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(*bad), '\n'));
+    char byte[8];
+    std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned>(static_cast<unsigned char>(text[*bad])));
+    result.diagnostics.Add({file, line, static_cast<int>(column), "",
+                            std::string("not valid UTF-8 (byte ") + byte + "): YAML files must be UTF-8 text"});
+    return;
+  }
   const std::vector<DocumentText> documents = SplitDocuments(text);
   for (size_t i = 0; i < documents.size(); ++i) {
     if (i == options.max_documents_per_file) {

@@ -212,6 +212,27 @@ TEST(Loader, ExtremeNestingSaysSo) {
   }
 }
 
+// A rule value with a byte that is not UTF-8 used to end the process: the rule checker
+// quotes values through nlohmann's dump(), which throws on invalid UTF-8 (found by
+// fuzz_config_yaml). YAML is Unicode text, so the file is refused with the position.
+TEST(Loader, InvalidUtf8IsRefusedWithItsPosition) {
+  const std::string text =
+      "apiVersion: gpufed/v2alpha1\nkind: Policy\nmetadata:\n  name: p\nspec:\n  rules:\n"
+      "    - name: r\n      when: {data.pii: tr\xFF" "e}\n      require: {cluster.zone: {in: [eu]}}\n";
+  LoadResult r = LoadText(text, "policies/p.yaml");
+  ASSERT_EQ(r.diagnostics.size(), 1u) << Dump(r);
+  const Diagnostic& d = r.diagnostics.items()[0];
+  EXPECT_EQ(d.file, "policies/p.yaml");
+  EXPECT_EQ(d.line, 8);
+  EXPECT_EQ(d.column, 26);
+  EXPECT_THAT(d.message, testing::HasSubstr("not valid UTF-8 (byte 0xFF)"));
+  // The first byte of a file counts as column 1 of line 1.
+  LoadResult first = LoadText("\x80kind: Policy\n", "p.yaml");
+  ASSERT_EQ(first.diagnostics.size(), 1u) << Dump(first);
+  EXPECT_EQ(first.diagnostics.items()[0].line, 1);
+  EXPECT_EQ(first.diagnostics.items()[0].column, 1);
+}
+
 TEST_F(TempRepo, DocumentsPerFileAreBounded) {
   std::string text;
   for (int i = 0; i < 20; ++i) text += "---\na: 1\n";
