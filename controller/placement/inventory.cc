@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "controller/common/quantity.h"
+#include "controller/placement/node_packer.h"
 
 namespace gpufed::placement {
 namespace {
@@ -145,6 +146,10 @@ NodeState EmptyNode(const model::NodePool& pool, int pool_index, std::string nam
 ClusterState BuildClusterState(const model::Cluster& cluster, const ObservedCluster* observed) {
   ClusterState state;
   state.cluster = &cluster;
+  // No pod mix known here: the placer gives the state one that knows the plan's.
+  if (Result<std::shared_ptr<NodePacker>> packer = NodePacker::Create(cluster, kDefaultPackingPolicy, {}); packer.ok()) {
+    state.packer = std::move(*packer);
+  }
   if (observed == nullptr) {
     for (size_t p = 0; p < cluster.node_pools.size(); ++p) {
       const model::NodePool& pool = cluster.node_pools[p];
@@ -215,7 +220,7 @@ int ClusterState::FindNodeIndex(const std::string& name) const {
 }
 
 std::optional<NodeFit> FitOnNode(const NodeState& node, const model::NodePool& pool, const GpuDemand& d,
-                                 const model::ResourceRequest& r) {
+                                 const model::ResourceRequest& r, int only_gpu) {
   if (node.cpu_limited && (node.free_cpu_milli < r.cpu.milli() || node.free_memory < r.memory.milli() / 1000)) {
     return std::nullopt;
   }
@@ -228,6 +233,7 @@ std::optional<NodeFit> FitOnNode(const NodeState& node, const model::NodePool& p
   if (d.fractional) {
     int best = -1;
     for (size_t g = 0; g < node.gpus.size(); ++g) {
+      if (only_gpu >= 0 && static_cast<int>(g) != only_gpu) continue;
       const GpuState& gpu = node.gpus[g];
       bool mig_room = d.mig_slices == 0 ||
                       (geometry != nullptr ? gpu.mig.FindStart(*geometry).has_value()
@@ -258,17 +264,39 @@ std::optional<NodeFit> FitOnNode(const NodeState& node, const model::NodePool& p
 
 std::optional<std::pair<int, NodeFit>> FindNode(const ClusterState& state, const model::ResourceRequest& request,
                                                 const std::vector<bool>& pool_allowed, int only_node) {
-  std::optional<std::pair<int, NodeFit>> best;
+  // The demand per pool, computed once: pools are few, nodes many.
+  const std::vector<model::NodePool>& pools = state.cluster->node_pools;
+  std::vector<std::optional<GpuDemand>> demands(pools.size());
+  for (size_t p = 0; p < pools.size(); ++p) {
+    if (pool_allowed[p] && PoolShapeMismatch(pools[p], request).empty()) demands[p] = DemandOn(pools[p], request);
+  }
+  std::vector<PackingCandidate> candidates;
+  std::vector<NodeFit> fits;
   for (size_t n = 0; n < state.nodes.size(); ++n) {
     if (only_node >= 0 && static_cast<int>(n) != only_node) continue;
     const NodeState& node = state.nodes[n];
-    if (!pool_allowed[node.pool]) continue;
-    const model::NodePool& pool = state.cluster->node_pools[node.pool];
-    if (!PoolShapeMismatch(pool, request).empty()) continue;
-    std::optional<NodeFit> fit = FitOnNode(node, pool, DemandOn(pool, request), request);
-    if (fit && (!best || fit->Quality() > best->second.Quality())) best = std::make_pair(static_cast<int>(n), *fit);
+    const std::optional<GpuDemand>& demand = demands[static_cast<size_t>(node.pool)];
+    if (!demand) continue;
+    std::optional<NodeFit> fit = FitOnNode(node, pools[node.pool], *demand, request);
+    if (!fit) continue;
+    candidates.push_back({static_cast<int>(n), &*demand});
+    fits.push_back(std::move(*fit));
   }
-  return best;
+  if (candidates.empty()) return std::nullopt;
+  std::optional<PackingChoice> choice =
+      state.packer ? state.packer->Choose(state, request, candidates) : PackingChoice{0, -1};
+  if (!choice) return std::nullopt;
+  const int n = candidates[choice->candidate].node;
+  NodeFit fit = std::move(fits[choice->candidate]);
+  if (choice->share_gpu >= 0 && fit.gpus != std::vector<int>{choice->share_gpu}) {
+    // The policy's GPU, when the placer's own checks (GPU memory, MIG geometry) allow it.
+    const NodeState& node = state.nodes[static_cast<size_t>(n)];
+    if (auto on_gpu = FitOnNode(node, pools[node.pool], *candidates[choice->candidate].demand, request,
+                                choice->share_gpu)) {
+      fit = std::move(*on_gpu);
+    }
+  }
+  return std::make_pair(n, std::move(fit));
 }
 
 std::optional<int> ProvisionNode(ClusterState& state, const model::ResourceRequest& request,

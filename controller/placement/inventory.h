@@ -2,6 +2,7 @@
 // Free capacity of every cluster, node and GPU, as the placer sees it during one plan.
 // Reservations are made as the plan proceeds, so one plan never over-commits.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +14,8 @@
 #include "controller/placement/observed.h"
 
 namespace gpufed::placement {
+
+class NodePacker;
 
 inline constexpr int kMilliPerGpu = 1000;
 inline constexpr int kMigComputeSlices = model::kMigComputeSlicesPerGpu;
@@ -50,6 +53,10 @@ struct ClusterState {
   // Bumped by every change to the nodes (Reserve, Release, added nodes), so a result
   // computed from this state (the placer's fit cache) knows when it is stale.
   uint64_t generation = 0;
+  // Picks among the nodes that fit (node_packer.h). BuildClusterState gives every state
+  // one that knows no pod mix; the placer replaces it with one that knows the plan's.
+  // Copies (trial states) share it: it mirrors whichever state it is asked about.
+  std::shared_ptr<NodePacker> packer;
 
   int FindNodeIndex(const std::string& name) const;  // -1 when absent
 };
@@ -99,14 +106,16 @@ ClusterState BuildClusterState(const model::Cluster& cluster, const ObservedClus
 // holds belongs to someone else, and a plan must not count on it.
 void CapToObserved(ClusterState& state, const ObservedCluster& observed);
 
-// Best node fit for a single-node request (ties broken by node order); `only_node` >= 0
-// looks at that node alone.
+// The node fit for a single-node request: among the nodes FitOnNode finds room on, the
+// one the state's packing policy picks (node_packer.h); `only_node` >= 0 looks at that
+// node alone.
 std::optional<std::pair<int, NodeFit>> FindNode(const ClusterState& state, const model::ResourceRequest& request,
                                                 const std::vector<bool>& pool_allowed, int only_node = -1);
 // How `demand` fits on `node` (a node of `pool`), keeping whole GPUs free: fractions go
-// to the fullest shared GPU with room, whole GPUs take the lowest free indices.
+// to the fullest shared GPU with room (to GPU `only_gpu` alone when >= 0), whole GPUs take
+// the lowest free indices.
 std::optional<NodeFit> FitOnNode(const NodeState& node, const model::NodePool& pool, const GpuDemand& demand,
-                                 const model::ResourceRequest& request);
+                                 const model::ResourceRequest& request, int only_gpu = -1);
 // Adds one node of the first allowed pool whose shape fits, if elasticity allows.
 std::optional<int> ProvisionNode(ClusterState& state, const model::ResourceRequest& request,
                                  const std::vector<bool>& pool_allowed);

@@ -9,6 +9,7 @@
 #include "controller/model/views.h"
 #include "controller/placement/fair_share.h"
 #include "controller/placement/matcher.h"
+#include "controller/placement/node_packer.h"
 #include "controller/placement/placer_rules.h"
 #include "controller/placement/search.h"
 
@@ -53,6 +54,19 @@ Placer::Placer(const Snapshot& snapshot) : snapshot_(snapshot), config_(*snapsho
     if (added) it->second.usage = TenantUsage{0, t.budget.spent, t.budget.cloud_spent, 0};
   }
   evaluations_.resize(clusters_.size());
+  // The pod mix every cluster's packing policy judges fragmentation against: the work this
+  // plan sees, waiting and running.
+  std::vector<const model::ResourceRequest*> mix;
+  for (const model::Workload* w : snapshot.pending) {
+    if (w != nullptr) mix.push_back(&w->resources);
+  }
+  for (const RunningWorkload& r : snapshot.running) {
+    if (r.workload != nullptr) mix.push_back(&r.workload->resources);
+  }
+  for (ClusterEntry& entry : clusters_) {
+    Result<std::shared_ptr<NodePacker>> packer = NodePacker::Create(*entry.cluster, kDefaultPackingPolicy, mix);
+    if (packer.ok()) entry.state.packer = std::move(*packer);
+  }
   ReserveRunning();
   for (ClusterEntry& entry : clusters_) {
     auto seen = snapshot.observed.find(entry.cluster->metadata.name);

@@ -28,11 +28,12 @@ class RandomPolicy : public PackingPolicy {
  public:
   explicit RandomPolicy(uint64_t seed) : rng_(seed) {}
   std::string_view name() const override { return "random"; }
-  std::optional<Allocation> Place(const Fleet& fleet, const PodRequest& pod) override {
+  std::optional<Allocation> PlaceAmong(const Fleet& fleet, const PodRequest& pod,
+                                       const std::vector<bool>* eligible) override {
     const uint64_t mask = fleet.ModelMask(pod.allowed_models);
     feasible_.clear();
     for (size_t n = 0; n < fleet.size(); ++n) {
-      if (fleet.Fits(n, pod, mask)) feasible_.push_back(n);
+      if ((eligible == nullptr || (*eligible)[n]) && fleet.Fits(n, pod, mask)) feasible_.push_back(n);
     }
     if (feasible_.empty()) return std::nullopt;
     const size_t node = feasible_[rng_.Below(feasible_.size())];
@@ -55,10 +56,11 @@ class RandomPolicy : public PackingPolicy {
 class FirstFitPolicy : public PackingPolicy {
  public:
   std::string_view name() const override { return "firstfit"; }
-  std::optional<Allocation> Place(const Fleet& fleet, const PodRequest& pod) override {
+  std::optional<Allocation> PlaceAmong(const Fleet& fleet, const PodRequest& pod,
+                                       const std::vector<bool>* eligible) override {
     const uint64_t mask = fleet.ModelMask(pod.allowed_models);
     for (size_t n = 0; n < fleet.size(); ++n) {
-      if (!fleet.Fits(n, pod, mask)) continue;
+      if ((eligible != nullptr && !(*eligible)[n]) || !fleet.Fits(n, pod, mask)) continue;
       const int gpu = pod.IsShared() ? FirstFitGpu(fleet.state(n), pod.gpu_milli) : -1;
       return MakeAllocation(fleet, n, pod, gpu);
     }
@@ -194,7 +196,8 @@ Allocation MakeAllocation(const Fleet& fleet, size_t node, const PodRequest& pod
   return a;
 }
 
-std::optional<Allocation> ScoringPolicy::Place(const Fleet& fleet, const PodRequest& pod) {
+std::optional<Allocation> ScoringPolicy::PlaceAmong(const Fleet& fleet, const PodRequest& pod,
+                                                   const std::vector<bool>* eligible) {
   Prepare(fleet, pod);
   const uint64_t mask = fleet.ModelMask(pod.allowed_models);
   bool found = false;
@@ -202,7 +205,7 @@ std::optional<Allocation> ScoringPolicy::Place(const Fleet& fleet, const PodRequ
   NodeScore best;
   uint64_t ties = 0;
   for (size_t n = 0; n < fleet.size(); ++n) {
-    if (!fleet.Fits(n, pod, mask)) continue;
+    if ((eligible != nullptr && !(*eligible)[n]) || !fleet.Fits(n, pod, mask)) continue;
     const NodeScore s = Score(fleet, n, pod);
     if (!found || s.score > best.score) {
       found = true;
@@ -217,7 +220,9 @@ std::optional<Allocation> ScoringPolicy::Place(const Fleet& fleet, const PodRequ
     }
   }
   if (!found) return std::nullopt;
-  return MakeAllocation(fleet, best_node, pod, best.share_gpu);
+  Allocation a = MakeAllocation(fleet, best_node, pod, best.share_gpu);
+  a.score = best.score;
+  return a;
 }
 
 std::unique_ptr<PackingPolicy> MakeRandomPolicy(uint64_t seed) { return std::make_unique<RandomPolicy>(seed); }

@@ -129,6 +129,33 @@ Status Fleet::CheckAllocation(const PodRequest& pod, const Allocation& alloc) co
   return Status::Ok();
 }
 
+Status Fleet::SetLeft(size_t node, int64_t cpu_left, int64_t memory_left, std::span<const int> gpu_left) {
+  if (node >= states_.size()) return InvalidArgument("set left: no node " + std::to_string(node));
+  const NodeSpec& spec = specs_[node];
+  if (gpu_left.size() != static_cast<size_t>(spec.num_gpu)) {
+    return InvalidArgument("set left: node " + spec.name + " has " + std::to_string(spec.num_gpu) + " GPUs, not " +
+                           std::to_string(gpu_left.size()));
+  }
+  if (cpu_left < 0 || cpu_left > spec.cpu_milli || memory_left < 0 || memory_left > spec.memory_mib) {
+    return InvalidArgument("set left: CPU or memory of node " + spec.name + " outside its capacity");
+  }
+  for (int g : gpu_left) {
+    if (g < 0 || g > kMilliPerGpu) return InvalidArgument("set left: GPU milli outside 0..1000 on node " + spec.name);
+  }
+  NodeState& s = states_[node];
+  if (s.cpu_left == cpu_left && s.memory_left == memory_left &&
+      std::equal(s.gpu_left.begin(), s.gpu_left.end(), gpu_left.begin())) {
+    return Status::Ok();
+  }
+  gpu_allocated_milli_ += s.GpuLeftTotal();
+  s.cpu_left = cpu_left;
+  s.memory_left = memory_left;
+  s.gpu_left.assign(gpu_left.begin(), gpu_left.end());
+  gpu_allocated_milli_ -= s.GpuLeftTotal();
+  ++s.version;
+  return Status::Ok();
+}
+
 Status Fleet::Apply(const PodRequest& pod, const Allocation& alloc) {
   GPUFED_RETURN_IF_ERROR(CheckAllocation(pod, alloc));
   NodeState& s = states_[alloc.node];

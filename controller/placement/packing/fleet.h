@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,9 @@ struct Allocation {
   size_t node = 0;
   std::vector<int> gpus;
   int gpu_milli_each = 0;
+  // The policy's score of the chosen node (higher is better). Comparable between the
+  // choices of one policy on one fleet, e.g. of the same pod on different GPU sizes.
+  double score = 0;
 };
 
 // Affinity tag used by GPU clustering: 0 for shared pods, k for k whole GPUs,
@@ -99,6 +103,12 @@ class Fleet {
   Status Apply(const PodRequest& pod, const Allocation& alloc);
   // Returns what Apply reserved. FailedPrecondition if it would exceed capacity.
   Status Release(const PodRequest& pod, const Allocation& alloc);
+
+  // Sets what is left on `node` outright, for a fleet that mirrors state kept elsewhere
+  // (the placer's, placement/node_packer.h). Bumps the node's version only when something
+  // changed, so policies' per-node caches survive a sync that finds nothing new.
+  // InvalidArgument for a wrong GPU count or values outside 0..capacity.
+  Status SetLeft(size_t node, int64_t cpu_left, int64_t memory_left, std::span<const int> gpu_left);
 
   int64_t gpu_capacity_milli() const { return gpu_capacity_milli_; }
   int64_t gpu_allocated_milli() const { return gpu_allocated_milli_; }

@@ -90,7 +90,8 @@ void FragPolicy::Moves(const Fleet& fleet, size_t node, const PodRequest& pod) {
   AddMove(model, -1, cpu_after, memory_after, before);
 }
 
-std::optional<Allocation> FragPolicy::Place(const Fleet& fleet, const PodRequest& pod) {
+std::optional<Allocation> FragPolicy::PlaceAmong(const Fleet& fleet, const PodRequest& pod,
+                                                const std::vector<bool>* eligible) {
   if (fleet_ != &fleet || frag_.size() != fleet.size()) Reset(fleet);
   const int shape = ShapeId(pod);
   std::vector<CacheEntry>& cache = cache_[static_cast<size_t>(shape)];
@@ -100,7 +101,7 @@ std::optional<Allocation> FragPolicy::Place(const Fleet& fleet, const PodRequest
   FragVerdict best;
   uint64_t ties = 0;
   for (size_t n = 0; n < fleet.size(); ++n) {
-    if (!fleet.Fits(n, pod, mask)) continue;
+    if ((eligible != nullptr && !(*eligible)[n]) || !fleet.Fits(n, pod, mask)) continue;
     CacheEntry& c = cache[n];
     const uint64_t version = fleet.state(n).version;
     if (c.version_plus_one != version + 1) {
@@ -120,7 +121,9 @@ std::optional<Allocation> FragPolicy::Place(const Fleet& fleet, const PodRequest
     }
   }
   if (!found) return std::nullopt;
-  return MakeAllocation(fleet, best_node, pod, best.share_gpu);
+  Allocation a = MakeAllocation(fleet, best_node, pod, best.share_gpu);
+  a.score = best.score;
+  return a;
 }
 
 namespace {

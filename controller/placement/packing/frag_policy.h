@@ -39,7 +39,8 @@ class FragPolicy : public PackingPolicy {
   FragPolicy(std::string name, uint64_t seed, const WorkloadDistribution& workload, bool random_ties,
              bool resources_measure = false);
   std::string_view name() const override { return name_; }
-  std::optional<Allocation> Place(const Fleet& fleet, const PodRequest& pod) override;
+  std::optional<Allocation> PlaceAmong(const Fleet& fleet, const PodRequest& pod,
+                                       const std::vector<bool>* eligible) override;
 
  protected:
   // Turns the candidate moves on `node` (at least one) into a verdict.

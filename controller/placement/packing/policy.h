@@ -40,7 +40,13 @@ class PackingPolicy {
   // fleet state. A policy may keep caches keyed by node versions and draws from
   // its own seeded generator, so one policy object serves one fleet at a time and
   // is not thread-safe; the same seed, fleet and pod sequence give the same choices.
-  virtual std::optional<Allocation> Place(const Fleet& fleet, const PodRequest& pod) = 0;
+  std::optional<Allocation> Place(const Fleet& fleet, const PodRequest& pod) { return PlaceAmong(fleet, pod, nullptr); }
+
+  // Place, among the nodes flagged in `eligible` (one flag per node; null: every node).
+  // For callers that know constraints the fleet does not model: the placer passes the
+  // nodes whose GPU memory and MIG geometry also have room (placement/node_packer.h).
+  virtual std::optional<Allocation> PlaceAmong(const Fleet& fleet, const PodRequest& pod,
+                                               const std::vector<bool>* eligible) = 0;
 };
 
 // The names above, in the order used for reports.

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "controller/placement/packing/fleet.h"
 #include "controller/placement/packing/policy.h"
@@ -49,7 +50,8 @@ class ScoringPolicy : public PackingPolicy {
   ScoringPolicy(std::string name, uint64_t seed, bool random_ties)
       : name_(std::move(name)), rng_(seed), random_ties_(random_ties) {}
   std::string_view name() const override { return name_; }
-  std::optional<Allocation> Place(const Fleet& fleet, const PodRequest& pod) override;
+  std::optional<Allocation> PlaceAmong(const Fleet& fleet, const PodRequest& pod,
+                                       const std::vector<bool>* eligible) override;
 
  protected:
   // Called once per Place before Score.

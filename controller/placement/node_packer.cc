@@ -1,0 +1,151 @@
+#include "controller/placement/node_packer.h"
+
+#include <algorithm>
+
+#include "controller/placement/inventory.h"
+
+namespace gpufed::placement {
+namespace {
+
+constexpr int64_t kMiB = int64_t{1} << 20;
+// CPU and memory of pools that do not declare them: more than any pod asks, small enough
+// that the fragmentation measure's copy counts (left / asked x milli) stay in range.
+constexpr int64_t kUndeclared = int64_t{1} << 40;
+
+// A GPU with fractional work on it is not whole even with its compute all free (a MIG
+// layout or memory shares may hold it): the fleet sees it one milli short of whole.
+int MilliLeft(const GpuState& gpu) {
+  const int left = std::clamp(gpu.free_milli, 0, kMilliPerGpu);
+  return gpu.shared && left == kMilliPerGpu ? kMilliPerGpu - 1 : left;
+}
+
+std::string ModelOf(const model::NodePool& pool) {
+  if (pool.gpu.count == 0) return "";
+  return pool.gpu.model.empty() ? "gpu" : pool.gpu.model;
+}
+
+// GPU milli given beyond what the request uses (a whole GPU for a fraction).
+int WasteOf(const GpuDemand& demand) { return demand.gpus > 0 ? std::max(0, demand.milli_each - demand.needed_milli) : 0; }
+
+packing::WorkloadDistribution MixOn(const model::Cluster& cluster, std::span<const model::ResourceRequest* const> mix) {
+  std::vector<packing::PodRequest> pods;
+  pods.reserve(mix.size());
+  for (const model::ResourceRequest* r : mix) {
+    for (const model::NodePool& pool : cluster.node_pools) {
+      if (!PoolShapeMismatch(pool, *r).empty()) continue;
+      packing::PodRequest pod = PodFor(*r, DemandOn(pool, *r));
+      pod.num_gpu = std::min(pod.num_gpu, pool.gpu.count);  // a spread request: per node at most a node
+      if (pod.num_gpu == 0) pod.gpu_milli = 0;
+      pods.push_back(std::move(pod));
+      break;
+    }
+  }
+  return packing::WorkloadDistribution::FromPods(pods);
+}
+
+}  // namespace
+
+packing::PodRequest PodFor(const model::ResourceRequest& request, const GpuDemand& demand) {
+  packing::PodRequest pod;
+  pod.cpu_milli = request.cpu.milli();
+  pod.memory_mib = request.memory.milli() / 1000 / kMiB;
+  if (demand.gpus > 0) {
+    pod.num_gpu = demand.fractional ? 1 : demand.gpus;
+    pod.gpu_milli = demand.fractional ? std::clamp(demand.milli_each, 1, kMilliPerGpu) : kMilliPerGpu;
+  }
+  pod.allowed_models = request.gpu_models;
+  return pod;
+}
+
+Result<std::shared_ptr<NodePacker>> NodePacker::Create(const model::Cluster& cluster, std::string_view policy,
+                                                       std::span<const model::ResourceRequest* const> mix) {
+  packing::WorkloadDistribution workload = MixOn(cluster, mix);
+  // Checks the name now, so a bad one is an error at plan start and not a silent fallback.
+  Result<std::unique_ptr<packing::PackingPolicy>> probe = packing::MakePackingPolicy(policy, 0, workload);
+  if (!probe.ok()) return probe.status();
+  return std::shared_ptr<NodePacker>(new NodePacker(std::string(policy), std::move(workload)));
+}
+
+Status NodePacker::Sync(const ClusterState& state) {
+  const model::Cluster& cluster = *state.cluster;
+  bool same_nodes = fleet_.has_value() && fleet_nodes_.size() == state.nodes.size();
+  for (size_t n = 0; same_nodes && n < state.nodes.size(); ++n) same_nodes = fleet_nodes_[n] == state.nodes[n].name;
+  if (!same_nodes) {
+    std::vector<packing::NodeSpec> specs;
+    fleet_nodes_.clear();
+    for (const NodeState& node : state.nodes) {
+      const model::NodePool& pool = cluster.node_pools[static_cast<size_t>(node.pool)];
+      packing::NodeSpec spec;
+      spec.name = node.name;
+      spec.cpu_milli = node.cpu_limited ? std::max<int64_t>(pool.cpu.milli(), node.free_cpu_milli) : kUndeclared;
+      spec.memory_mib = node.cpu_limited ? std::max<int64_t>(pool.memory.milli() / 1000, node.free_memory) / kMiB
+                                         : kUndeclared;
+      spec.num_gpu = static_cast<int>(node.gpus.size());
+      spec.model = ModelOf(pool);
+      specs.push_back(std::move(spec));
+      fleet_nodes_.push_back(node.name);
+    }
+    Result<packing::Fleet> fleet = packing::Fleet::Create(std::move(specs));
+    if (!fleet.ok()) return fleet.status();
+    Result<std::unique_ptr<packing::PackingPolicy>> policy = packing::MakePackingPolicy(policy_name_, 0, workload_);
+    if (!policy.ok()) return policy.status();
+    fleet_.emplace(std::move(*fleet));
+    policy_ = std::move(*policy);
+  }
+  for (size_t n = 0; n < state.nodes.size(); ++n) {
+    const NodeState& node = state.nodes[n];
+    const packing::NodeSpec& spec = fleet_->spec(n);
+    gpu_left_.clear();
+    for (const GpuState& gpu : node.gpus) gpu_left_.push_back(MilliLeft(gpu));
+    const int64_t cpu = node.cpu_limited ? std::clamp<int64_t>(node.free_cpu_milli, 0, spec.cpu_milli) : kUndeclared;
+    const int64_t memory =
+        node.cpu_limited ? std::clamp<int64_t>(node.free_memory / kMiB, 0, spec.memory_mib) : kUndeclared;
+    GPUFED_RETURN_IF_ERROR(fleet_->SetLeft(n, cpu, memory, gpu_left_));
+  }
+  return Status::Ok();
+}
+
+std::optional<PackingChoice> NodePacker::Choose(const ClusterState& state, const model::ResourceRequest& request,
+                                                std::span<const PackingCandidate> candidates) {
+  if (candidates.empty()) return std::nullopt;
+  // The fleet's checks are a subset of the placer's, so the policy always finds one of
+  // the candidates; should the mirror ever fail, the first candidate keeps the plan going.
+  const PackingChoice first{0, -1};
+  if (!Sync(state).ok()) return first;
+  // A request's pod can differ between pools: a memory share is a larger fraction of a
+  // smaller GPU, and an unshared pool gives a fraction a whole GPU. The policy is asked
+  // once per distinct pod. The pool that wastes least of what it gives wins (a whole GPU
+  // for a 250m request strands 750m that no fragmentation measure counts, since the pod
+  // takes the GPU whole), then the policy's score, then the earlier node.
+  std::optional<PackingChoice> best;
+  int best_waste = 0;
+  double best_score = 0;
+  std::vector<bool> asked(candidates.size(), false);
+  for (size_t c = 0; c < candidates.size(); ++c) {
+    if (asked[c]) continue;
+    const packing::PodRequest pod = PodFor(request, *candidates[c].demand);
+    const int waste = WasteOf(*candidates[c].demand);
+    eligible_.assign(fleet_->size(), false);
+    for (size_t d = c; d < candidates.size(); ++d) {
+      if (asked[d]) continue;
+      const packing::PodRequest other = PodFor(request, *candidates[d].demand);
+      if (other.num_gpu != pod.num_gpu || other.gpu_milli != pod.gpu_milli || WasteOf(*candidates[d].demand) != waste) {
+        continue;
+      }
+      asked[d] = true;
+      eligible_[static_cast<size_t>(candidates[d].node)] = true;
+    }
+    if (best && waste > best_waste) continue;
+    std::optional<packing::Allocation> alloc = policy_->PlaceAmong(*fleet_, pod, &eligible_);
+    if (!alloc || (best && waste == best_waste && alloc->score <= best_score)) continue;
+    for (size_t d = 0; d < candidates.size(); ++d) {
+      if (static_cast<size_t>(candidates[d].node) != alloc->node) continue;
+      best = PackingChoice{d, pod.IsShared() && !alloc->gpus.empty() ? alloc->gpus.front() : -1};
+      best_waste = waste;
+      best_score = alloc->score;
+    }
+  }
+  return best ? best : first;
+}
+
+}  // namespace gpufed::placement

@@ -1,0 +1,83 @@
+#pragma once
+// Node and GPU choice inside one cluster, for `gpufed run`, `gpufed plan` and every
+// what-if alike.
+//
+// The placer decides which nodes can take a request at all (pool, shape, CPU, memory,
+// GPU memory, MIG geometry: FitOnNode). Among those, the packing library's policy
+// (packing/policy.h; gpufed by default) picks the node and, for a share, the GPU. That is
+// the code `gpufed-replay openb` measures against FGD, so the replayed policy and the
+// product's are one: the packer keeps a packing::Fleet that mirrors the plan's
+// ClusterState and asks the policy on it.
+//
+// The policy's typical pod shapes come from the work the plan sees (pending and running
+// requests, each in the shape it takes on this cluster's first pool that can hold it), so
+// no weight is tuned by hand: the fragmentation it avoids is fragmentation for the pods
+// this federation actually runs.
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "controller/common/status.h"
+#include "controller/model/cluster.h"
+#include "controller/model/workload.h"
+#include "controller/placement/packing/fleet.h"
+#include "controller/placement/packing/policy.h"
+
+namespace gpufed::placement {
+
+struct ClusterState;
+struct GpuDemand;
+
+// The packing policy the product uses unless told otherwise.
+inline constexpr std::string_view kDefaultPackingPolicy = "gpufed";
+
+// One node the placer found room on, with the demand the request makes on its pool.
+struct PackingCandidate {
+  int node = 0;        // index into ClusterState::nodes
+  const GpuDemand* demand = nullptr;
+};
+
+// The policy's pick among the candidates.
+struct PackingChoice {
+  size_t candidate = 0;  // index into the candidates given
+  int share_gpu = -1;    // the GPU the policy chose for a share (-1: not a share)
+};
+
+// The request as a packing pod on a pool with `demand` (memory rounded down to MiB on both
+// sides, so a node the placer finds room on is one the fleet finds room on).
+packing::PodRequest PodFor(const model::ResourceRequest& request, const GpuDemand& demand);
+
+class NodePacker {
+ public:
+  // InvalidArgument for an unknown policy name. `mix`: the requests the plan sees.
+  static Result<std::shared_ptr<NodePacker>> Create(const model::Cluster& cluster, std::string_view policy,
+                                                    std::span<const model::ResourceRequest* const> mix);
+
+  // Which candidate the policy takes for `request` on `state` (whose cluster this packer
+  // was made for). Candidates are in node order; nullopt only when `candidates` is empty.
+  std::optional<PackingChoice> Choose(const ClusterState& state, const model::ResourceRequest& request,
+                                      std::span<const PackingCandidate> candidates);
+
+  std::string_view policy_name() const { return policy_name_; }
+
+ private:
+  NodePacker(std::string policy_name, packing::WorkloadDistribution workload)
+      : policy_name_(std::move(policy_name)), workload_(std::move(workload)) {}
+  // Makes the fleet mirror `state`: rebuilt (with a fresh policy, whose caches belonged to
+  // the old fleet) when the nodes differ, else synced node by node.
+  Status Sync(const ClusterState& state);
+
+  std::string policy_name_;
+  packing::WorkloadDistribution workload_;
+  std::optional<packing::Fleet> fleet_;
+  std::vector<std::string> fleet_nodes_;  // node names the fleet was built for
+  std::unique_ptr<packing::PackingPolicy> policy_;
+  std::vector<bool> eligible_;            // scratch, one flag per node
+  std::vector<int> gpu_left_;             // scratch
+};
+
+}  // namespace gpufed::placement
