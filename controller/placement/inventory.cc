@@ -147,7 +147,7 @@ ClusterState BuildClusterState(const model::Cluster& cluster, const ObservedClus
   ClusterState state;
   state.cluster = &cluster;
   // No pod mix known here: the placer gives the state one that knows the plan's.
-  if (Result<std::shared_ptr<NodePacker>> packer = NodePacker::Create(cluster, kDefaultPackingPolicy, {}); packer.ok()) {
+  if (Result<std::shared_ptr<NodePacker>> packer = NodePacker::Create(cluster, kDefaultPackingPolicy, nullptr); packer.ok()) {
     state.packer = std::move(*packer);
   }
   if (observed == nullptr) {
@@ -272,6 +272,8 @@ std::optional<std::pair<int, NodeFit>> FindNode(const ClusterState& state, const
   }
   std::vector<PackingCandidate> candidates;
   std::vector<NodeFit> fits;
+  candidates.reserve(only_node >= 0 ? 1 : state.nodes.size());
+  fits.reserve(candidates.capacity());
   for (size_t n = 0; n < state.nodes.size(); ++n) {
     if (only_node >= 0 && static_cast<int>(n) != only_node) continue;
     const NodeState& node = state.nodes[n];
@@ -283,8 +285,11 @@ std::optional<std::pair<int, NodeFit>> FindNode(const ClusterState& state, const
     fits.push_back(std::move(*fit));
   }
   if (candidates.empty()) return std::nullopt;
+  // One node and nothing to choose on it (whole GPUs go to the lowest free ones, as the
+  // policy's would): the policy's answer is known without asking.
+  const bool forced = candidates.size() == 1 && !candidates.front().demand->fractional;
   std::optional<PackingChoice> choice =
-      state.packer ? state.packer->Choose(state, request, candidates) : PackingChoice{0, -1};
+      state.packer && !forced ? state.packer->Choose(state, request, candidates) : PackingChoice{0, -1};
   if (!choice) return std::nullopt;
   const int n = candidates[choice->candidate].node;
   NodeFit fit = std::move(fits[choice->candidate]);

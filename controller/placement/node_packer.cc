@@ -27,23 +27,37 @@ std::string ModelOf(const model::NodePool& pool) {
 // GPU milli given beyond what the request uses (a whole GPU for a fraction).
 int WasteOf(const GpuDemand& demand) { return demand.gpus > 0 ? std::max(0, demand.milli_each - demand.needed_milli) : 0; }
 
-packing::WorkloadDistribution MixOn(const model::Cluster& cluster, std::span<const model::ResourceRequest* const> mix) {
+packing::WorkloadDistribution MixOn(const model::Cluster& cluster, const PodMix* mix) {
   std::vector<packing::PodRequest> pods;
-  pods.reserve(mix.size());
-  for (const model::ResourceRequest* r : mix) {
+  std::vector<int64_t> counts;
+  for (const PodMix::Shape& shape : mix != nullptr ? mix->shapes() : std::vector<PodMix::Shape>{}) {
+    const model::ResourceRequest& r = *shape.request;
     for (const model::NodePool& pool : cluster.node_pools) {
-      if (!PoolShapeMismatch(pool, *r).empty()) continue;
-      packing::PodRequest pod = PodFor(*r, DemandOn(pool, *r));
+      if (!PoolShapeMismatch(pool, r).empty()) continue;
+      packing::PodRequest pod = PodFor(r, DemandOn(pool, r));
       pod.num_gpu = std::min(pod.num_gpu, pool.gpu.count);  // a spread request: per node at most a node
       if (pod.num_gpu == 0) pod.gpu_milli = 0;
       pods.push_back(std::move(pod));
+      counts.push_back(shape.count);
       break;
     }
   }
-  return packing::WorkloadDistribution::FromPods(pods);
+  return packing::WorkloadDistribution::FromPodCounts(pods, counts);
 }
 
 }  // namespace
+
+void PodMix::Add(const model::ResourceRequest& r) {
+  std::string key = std::to_string(r.gpus) + "/" + std::to_string(r.gpu_memory.milli()) + "/" +
+                    std::to_string(r.gpu_share.milli()) + "/" + r.mig_profile + "/" +
+                    std::to_string(static_cast<int>(r.topology)) + "/" + std::to_string(r.nodes) + "/" +
+                    std::to_string(r.gpus_per_node) + "/" + std::to_string(r.cpu.milli()) + "/" +
+                    std::to_string(r.memory.milli());
+  for (const std::string& m : r.gpu_models) key += "/" + m;
+  auto [it, added] = index_.try_emplace(std::move(key), shapes_.size());
+  if (added) shapes_.push_back({&r, 0});
+  ++shapes_[it->second].count;
+}
 
 packing::PodRequest PodFor(const model::ResourceRequest& request, const GpuDemand& demand) {
   packing::PodRequest pod;
@@ -57,19 +71,26 @@ packing::PodRequest PodFor(const model::ResourceRequest& request, const GpuDeman
   return pod;
 }
 
-Result<std::shared_ptr<NodePacker>> NodePacker::Create(const model::Cluster& cluster, std::string_view policy,
-                                                       std::span<const model::ResourceRequest* const> mix) {
-  packing::WorkloadDistribution workload = MixOn(cluster, mix);
+Result<std::shared_ptr<NodePacker>> NodePacker::Create(const model::Cluster& /*cluster*/, std::string_view policy,
+                                                       std::shared_ptr<const PodMix> mix) {
   // Checks the name now, so a bad one is an error at plan start and not a silent fallback.
-  Result<std::unique_ptr<packing::PackingPolicy>> probe = packing::MakePackingPolicy(policy, 0, workload);
+  Result<std::unique_ptr<packing::PackingPolicy>> probe = packing::MakePackingPolicy(policy, 0, {});
   if (!probe.ok()) return probe.status();
-  return std::shared_ptr<NodePacker>(new NodePacker(std::string(policy), std::move(workload)));
+  return std::shared_ptr<NodePacker>(new NodePacker(std::string(policy), std::move(mix)));
 }
 
 Status NodePacker::Sync(const ClusterState& state) {
   const model::Cluster& cluster = *state.cluster;
+  if (!workload_) workload_ = MixOn(cluster, mix_.get());
+  const bool home = &state == home_;
+  if (home && synced_home_ && synced_generation_ == state.generation) return Status::Ok();
+  synced_home_ = false;
   bool same_nodes = fleet_.has_value() && fleet_nodes_.size() == state.nodes.size();
-  for (size_t n = 0; same_nodes && n < state.nodes.size(); ++n) same_nodes = fleet_nodes_[n] == state.nodes[n].name;
+  // Nodes are only ever appended to a state, so the home state with as many nodes as the
+  // fleet has the same ones; a trial copy is compared name by name.
+  for (size_t n = 0; same_nodes && !home && n < state.nodes.size(); ++n) {
+    same_nodes = fleet_nodes_[n] == state.nodes[n].name;
+  }
   if (!same_nodes) {
     std::vector<packing::NodeSpec> specs;
     fleet_nodes_.clear();
@@ -87,7 +108,7 @@ Status NodePacker::Sync(const ClusterState& state) {
     }
     Result<packing::Fleet> fleet = packing::Fleet::Create(std::move(specs));
     if (!fleet.ok()) return fleet.status();
-    Result<std::unique_ptr<packing::PackingPolicy>> policy = packing::MakePackingPolicy(policy_name_, 0, workload_);
+    Result<std::unique_ptr<packing::PackingPolicy>> policy = packing::MakePackingPolicy(policy_name_, 0, *workload_);
     if (!policy.ok()) return policy.status();
     fleet_.emplace(std::move(*fleet));
     policy_ = std::move(*policy);
@@ -102,6 +123,8 @@ Status NodePacker::Sync(const ClusterState& state) {
         node.cpu_limited ? std::clamp<int64_t>(node.free_memory / kMiB, 0, spec.memory_mib) : kUndeclared;
     GPUFED_RETURN_IF_ERROR(fleet_->SetLeft(n, cpu, memory, gpu_left_));
   }
+  synced_home_ = home;
+  synced_generation_ = state.generation;
   return Status::Ok();
 }
 
@@ -117,32 +140,51 @@ std::optional<PackingChoice> NodePacker::Choose(const ClusterState& state, const
   // once per distinct pod. The pool that wastes least of what it gives wins (a whole GPU
   // for a 250m request strands 750m that no fragmentation measure counts, since the pod
   // takes the GPU whole), then the policy's score, then the earlier node.
+  // Pods by pool demand (candidates of one pool share a demand object), then merged into
+  // groups of equal pods: usually one PodFor per call.
+  struct Group {
+    packing::PodRequest pod;
+    int waste = 0;
+  };
+  std::vector<const GpuDemand*> demands;
+  std::vector<size_t> group_of_demand;
+  std::vector<Group> groups;
+  std::vector<size_t> group_of(candidates.size());
+  for (size_t c = 0; c < candidates.size(); ++c) {
+    size_t d = 0;
+    while (d < demands.size() && demands[d] != candidates[c].demand) ++d;
+    if (d == demands.size()) {
+      packing::PodRequest pod = PodFor(request, *candidates[c].demand);
+      const int waste = WasteOf(*candidates[c].demand);
+      size_t g = 0;
+      while (g < groups.size() && !(groups[g].pod.num_gpu == pod.num_gpu && groups[g].pod.gpu_milli == pod.gpu_milli &&
+                                     groups[g].waste == waste)) {
+        ++g;
+      }
+      if (g == groups.size()) groups.push_back({std::move(pod), waste});
+      demands.push_back(candidates[c].demand);
+      group_of_demand.push_back(g);
+    }
+    group_of[c] = group_of_demand[d];
+  }
   std::optional<PackingChoice> best;
   int best_waste = 0;
   double best_score = 0;
-  std::vector<bool> asked(candidates.size(), false);
-  for (size_t c = 0; c < candidates.size(); ++c) {
-    if (asked[c]) continue;
-    const packing::PodRequest pod = PodFor(request, *candidates[c].demand);
-    const int waste = WasteOf(*candidates[c].demand);
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const Group& group = groups[g];
+    if (best && group.waste > best_waste) continue;
     eligible_.assign(fleet_->size(), false);
-    for (size_t d = c; d < candidates.size(); ++d) {
-      if (asked[d]) continue;
-      const packing::PodRequest other = PodFor(request, *candidates[d].demand);
-      if (other.num_gpu != pod.num_gpu || other.gpu_milli != pod.gpu_milli || WasteOf(*candidates[d].demand) != waste) {
-        continue;
-      }
-      asked[d] = true;
-      eligible_[static_cast<size_t>(candidates[d].node)] = true;
+    for (size_t c = 0; c < candidates.size(); ++c) {
+      if (group_of[c] == g) eligible_[static_cast<size_t>(candidates[c].node)] = true;
     }
-    if (best && waste > best_waste) continue;
-    std::optional<packing::Allocation> alloc = policy_->PlaceAmong(*fleet_, pod, &eligible_);
-    if (!alloc || (best && waste == best_waste && alloc->score <= best_score)) continue;
-    for (size_t d = 0; d < candidates.size(); ++d) {
-      if (static_cast<size_t>(candidates[d].node) != alloc->node) continue;
-      best = PackingChoice{d, pod.IsShared() && !alloc->gpus.empty() ? alloc->gpus.front() : -1};
-      best_waste = waste;
+    std::optional<packing::Allocation> alloc = policy_->PlaceAmong(*fleet_, group.pod, &eligible_);
+    if (!alloc || (best && group.waste == best_waste && alloc->score <= best_score)) continue;
+    for (size_t c = 0; c < candidates.size(); ++c) {
+      if (static_cast<size_t>(candidates[c].node) != alloc->node) continue;
+      best = PackingChoice{c, group.pod.IsShared() && !alloc->gpus.empty() ? alloc->gpus.front() : -1};
+      best_waste = group.waste;
       best_score = alloc->score;
+      break;
     }
   }
   return best ? best : first;

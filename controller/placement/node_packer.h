@@ -19,6 +19,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "controller/common/status.h"
@@ -47,15 +48,32 @@ struct PackingChoice {
   int share_gpu = -1;    // the GPU the policy chose for a share (-1: not a share)
 };
 
+// The requests a plan sees (pending and running), equal ones grouped: 100,000 workloads
+// are a few hundred shapes, and each cluster's packer reads the shapes, not the workloads.
+class PodMix {
+ public:
+  struct Shape {
+    const model::ResourceRequest* request = nullptr;  // the first workload's; must outlive the mix
+    int64_t count = 0;
+  };
+  void Add(const model::ResourceRequest& request);
+  const std::vector<Shape>& shapes() const { return shapes_; }
+
+ private:
+  std::unordered_map<std::string, size_t> index_;
+  std::vector<Shape> shapes_;
+};
+
 // The request as a packing pod on a pool with `demand` (memory rounded down to MiB on both
 // sides, so a node the placer finds room on is one the fleet finds room on).
 packing::PodRequest PodFor(const model::ResourceRequest& request, const GpuDemand& demand);
 
 class NodePacker {
  public:
-  // InvalidArgument for an unknown policy name. `mix`: the requests the plan sees.
+  // InvalidArgument for an unknown policy name. `mix`: the requests the plan sees (null:
+  // none); the typical pods are derived from it when the packer is first asked.
   static Result<std::shared_ptr<NodePacker>> Create(const model::Cluster& cluster, std::string_view policy,
-                                                    std::span<const model::ResourceRequest* const> mix);
+                                                    std::shared_ptr<const PodMix> mix);
 
   // Which candidate the policy takes for `request` on `state` (whose cluster this packer
   // was made for). Candidates are in node order; nullopt only when `candidates` is empty.
@@ -64,18 +82,27 @@ class NodePacker {
 
   std::string_view policy_name() const { return policy_name_; }
 
+  // The plan's own state of this cluster (the placer's, at a stable address). Every change
+  // to it bumps its generation, so asking about it again at the same generation needs no
+  // sync; trial copies are synced in full each time.
+  void SetHome(const ClusterState* home) { home_ = home; }
+
  private:
-  NodePacker(std::string policy_name, packing::WorkloadDistribution workload)
-      : policy_name_(std::move(policy_name)), workload_(std::move(workload)) {}
+  NodePacker(std::string policy_name, std::shared_ptr<const PodMix> mix)
+      : policy_name_(std::move(policy_name)), mix_(std::move(mix)) {}
   // Makes the fleet mirror `state`: rebuilt (with a fresh policy, whose caches belonged to
   // the old fleet) when the nodes differ, else synced node by node.
   Status Sync(const ClusterState& state);
 
   std::string policy_name_;
-  packing::WorkloadDistribution workload_;
+  std::shared_ptr<const PodMix> mix_;
+  std::optional<packing::WorkloadDistribution> workload_;  // from mix_, on first use
   std::optional<packing::Fleet> fleet_;
   std::vector<std::string> fleet_nodes_;  // node names the fleet was built for
   std::unique_ptr<packing::PackingPolicy> policy_;
+  const ClusterState* home_ = nullptr;
+  bool synced_home_ = false;              // the fleet mirrors home_ at synced_generation_
+  uint64_t synced_generation_ = 0;
   std::vector<bool> eligible_;            // scratch, one flag per node
   std::vector<int> gpu_left_;             // scratch
 };

@@ -131,7 +131,8 @@ TEST(NodePacker, TrialCopiesResyncTheMirror) {
   share.gpus = 1;
   share.gpu_share = Quantity::FromMilli(250);
   share.cpu = Quantity::FromMilli(1000);
-  std::vector<const model::ResourceRequest*> mix = {&share};
+  auto mix = std::make_shared<PodMix>();
+  mix->Add(share);
   Result<std::shared_ptr<NodePacker>> packer = NodePacker::Create(cluster, kDefaultPackingPolicy, mix);
   ASSERT_TRUE(packer.ok());
   ClusterState state = BuildClusterState(cluster);
@@ -155,7 +156,7 @@ TEST(NodePacker, TrialCopiesResyncTheMirror) {
 TEST(NodePacker, UnknownPolicyIsAnError) {
   config::LoadResult loaded = config::LoadText(kCluster, "c.yaml");
   ASSERT_TRUE(loaded.ok());
-  Result<std::shared_ptr<NodePacker>> packer = NodePacker::Create(loaded.config.clusters.front(), "tetris", {});
+  Result<std::shared_ptr<NodePacker>> packer = NodePacker::Create(loaded.config.clusters.front(), "tetris", nullptr);
   ASSERT_FALSE(packer.ok());
   EXPECT_NE(packer.status().message().find("unknown packing policy 'tetris'"), std::string::npos);
 }

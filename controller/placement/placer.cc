@@ -56,16 +56,18 @@ Placer::Placer(const Snapshot& snapshot) : snapshot_(snapshot), config_(*snapsho
   evaluations_.resize(clusters_.size());
   // The pod mix every cluster's packing policy judges fragmentation against: the work this
   // plan sees, waiting and running.
-  std::vector<const model::ResourceRequest*> mix;
+  auto mix = std::make_shared<PodMix>();
   for (const model::Workload* w : snapshot.pending) {
-    if (w != nullptr) mix.push_back(&w->resources);
+    if (w != nullptr) mix->Add(w->resources);
   }
   for (const RunningWorkload& r : snapshot.running) {
-    if (r.workload != nullptr) mix.push_back(&r.workload->resources);
+    if (r.workload != nullptr) mix->Add(r.workload->resources);
   }
   for (ClusterEntry& entry : clusters_) {
     Result<std::shared_ptr<NodePacker>> packer = NodePacker::Create(*entry.cluster, kDefaultPackingPolicy, mix);
-    if (packer.ok()) entry.state.packer = std::move(*packer);
+    if (!packer.ok()) continue;
+    entry.state.packer = std::move(*packer);
+    entry.state.packer->SetHome(&entry.state);  // clusters_ no longer grows: the address holds
   }
   ReserveRunning();
   for (ClusterEntry& entry : clusters_) {

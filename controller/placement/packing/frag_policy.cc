@@ -28,10 +28,18 @@ void FragPolicy::Reset(const Fleet& fleet) {
   model_.emplace(workload_, fleet);
   shape_ids_.clear();
   cache_.clear();
+  last_shape_ = -1;
   frag_.assign(fleet.size(), FragEntry{});
 }
 
 int FragPolicy::ShapeId(const PodRequest& pod) {
+  // Callers ask about one shape many times in a row (the placer, once per cluster it
+  // tries): the last answer is checked before a key is built.
+  if (last_shape_ >= 0 && pod.cpu_milli == last_pod_.cpu_milli && pod.gpu_milli == last_pod_.gpu_milli &&
+      pod.num_gpu == last_pod_.num_gpu && (!resources_measure_ || pod.memory_mib == last_pod_.memory_mib) &&
+      pod.allowed_models == last_pod_.allowed_models) {
+    return last_shape_;
+  }
   // FGD's measure ignores memory (feasibility is checked on every call), so shapes
   // differing only in memory share cache entries; the resources measure does not.
   std::string key = std::to_string(pod.cpu_milli) + "/" + std::to_string(pod.NeedsGpu() ? pod.gpu_milli : 0) + "/" +
@@ -40,6 +48,8 @@ int FragPolicy::ShapeId(const PodRequest& pod) {
   for (const std::string& m : pod.allowed_models) key += "/" + m;
   auto [it, inserted] = shape_ids_.try_emplace(key, static_cast<int>(cache_.size()));
   if (inserted) cache_.emplace_back(fleet_->size());
+  last_pod_ = pod;
+  last_shape_ = it->second;
   return it->second;
 }
 

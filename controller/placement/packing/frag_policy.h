@@ -73,6 +73,8 @@ class FragPolicy : public PackingPolicy {
   std::optional<FragmentationModel> model_;
   const Fleet* fleet_ = nullptr;
   std::unordered_map<std::string, int> shape_ids_;
+  PodRequest last_pod_;  // ShapeId's last question and answer (-1: none)
+  int last_shape_ = -1;
   std::vector<std::vector<CacheEntry>> cache_;  // [shape][node]
   std::vector<FragEntry> frag_;                 // [node]
   std::vector<FragMove> moves_;                 // scratch

@@ -21,16 +21,28 @@ std::string ModelsKey(const std::vector<std::string>& models) {
 }  // namespace
 
 WorkloadDistribution WorkloadDistribution::FromPods(std::span<const PodRequest> pods, double coverage) {
+  const std::vector<int64_t> ones(pods.size(), 1);
+  return FromPodCounts(pods, ones, coverage);
+}
+
+WorkloadDistribution WorkloadDistribution::FromPodCounts(std::span<const PodRequest> pods,
+                                                         std::span<const int64_t> pod_counts, double coverage) {
   using Shape = std::tuple<int64_t, int, int, std::string>;  // cpu, milli, count, models
   std::map<Shape, std::pair<int64_t, std::vector<std::string>>> counts;
   std::map<Shape, int64_t> memory_sums;  // for the shape's mean memory
-  for (const PodRequest& p : pods) {
+  int64_t total_pods = 0;
+  for (size_t i = 0; i < pods.size() && i < pod_counts.size(); ++i) {
+    const PodRequest& p = pods[i];
+    const int64_t n = pod_counts[i];
+    if (n <= 0) continue;
+    total_pods += n;
     const int milli = p.NeedsGpu() ? p.gpu_milli : 0;
     const int num = p.NeedsGpu() ? p.num_gpu : 0;
     const Shape shape{p.cpu_milli, milli, num, ModelsKey(p.allowed_models)};
     auto& slot = counts[shape];
-    if (slot.first++ == 0) slot.second = p.allowed_models;
-    memory_sums[shape] += p.memory_mib;
+    if (slot.first == 0) slot.second = p.allowed_models;
+    slot.first += n;
+    memory_sums[shape] += p.memory_mib * n;
   }
   std::vector<std::pair<Shape, int64_t>> ranked;
   for (const auto& [shape, c] : counts) ranked.emplace_back(shape, c.first);
@@ -54,7 +66,7 @@ WorkloadDistribution WorkloadDistribution::FromPods(std::span<const PodRequest> 
     for (TypicalPod& t : v) t.weight /= total;
     return v;
   };
-  const double wanted = coverage * static_cast<double>(pods.size());
+  const double wanted = coverage * static_cast<double>(total_pods);
   double covered = 0;
   size_t cut = 0;  // ranked[0, cut) are FGD's typical pods
   std::vector<TypicalPod> out;

@@ -37,6 +37,10 @@ class WorkloadDistribution {
   // cover `coverage` of the pods, then renormalises. CPU-only pods are included.
   // Also builds CoveringGpuDemand() with the same `coverage`.
   static WorkloadDistribution FromPods(std::span<const PodRequest> pods, double coverage = 0.95);
+  // The same, with pods[i] standing for counts[i] pods (counts.size() == pods.size()):
+  // for callers that have already grouped equal requests (the placer's plan mix).
+  static WorkloadDistribution FromPodCounts(std::span<const PodRequest> pods, std::span<const int64_t> counts,
+                                            double coverage = 0.95);
 
   const std::vector<TypicalPod>& pods() const { return pods_; }
   bool empty() const { return pods_.empty(); }
