@@ -113,7 +113,7 @@ Result<StrategyRun> RunGpufed(const std::vector<PhillyJob>& jobs, const PhillySe
 
   StrategyRun run;
   run.strategy = "gpufed";
-  run.plans = (*rt)->controller().pass_stats().first;
+  run.plans = (*rt)->controller().pass_stats().passes;
   Result<std::vector<store::AttemptRow>> attempts = (*rt)->controller().store()->Attempts();
   if (!attempts.ok()) return attempts.status();
   std::map<std::string, const store::AttemptRow*> succeeded;

@@ -147,9 +147,9 @@ std::string RenderSummary(reconcile::Controller& controller, const model::Config
                   cap_h > 0 ? 100 * used_h / cap_h : 0.0);
     out << line;
   }
-  auto [passes, mean_pass] = controller.pass_stats();
-  std::snprintf(line, sizeof line, "reconcile: %lld passes, mean %.2f ms per pass\n", static_cast<long long>(passes),
-                mean_pass * 1000);
+  const reconcile::Controller::PassTimes passes = controller.pass_stats();
+  std::snprintf(line, sizeof line, "reconcile: %lld passes, mean %.2f ms per pass (p50 %.2f ms, p99 %.2f ms)\n",
+                static_cast<long long>(passes.passes), passes.mean * 1000, passes.p50 * 1000, passes.p99 * 1000);
   out << line;
   out << "cost: total " << Cents(total);
   if (succeeded > 0) out << ", per succeeded job " << Cents(Money(total.micros() / succeeded, total.currency()));

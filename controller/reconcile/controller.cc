@@ -257,11 +257,27 @@ bool Controller::ready() {
 
 namespace gpufed::reconcile {
 
-std::pair<int64_t, double> Controller::pass_stats() {
-  std::lock_guard<std::mutex> lock(mu_);
+Controller::PassTimes Controller::pass_stats() {
+  std::vector<double> sorted;
+  PassTimes t;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    t.passes = passes_;
+    sorted = pass_seconds_;
+  }
+  if (sorted.empty()) return t;
   double sum = 0;
-  for (double s : pass_seconds_) sum += s;
-  return {passes_, pass_seconds_.empty() ? 0 : sum / pass_seconds_.size()};
+  for (double s : sorted) sum += s;
+  t.mean = sum / static_cast<double>(sorted.size());
+  std::sort(sorted.begin(), sorted.end());
+  // Nearest rank: the smallest sample with at least q of the samples at or below it.
+  auto rank = [&](double q) {
+    size_t k = static_cast<size_t>(std::ceil(q * static_cast<double>(sorted.size())));
+    return sorted[std::min(sorted.size() - 1, k == 0 ? 0 : k - 1)];
+  };
+  t.p50 = rank(0.50);
+  t.p99 = rank(0.99);
+  return t;
 }
 
 void Controller::AttachShipping(audit::LiveShipping* shipping) {

@@ -131,8 +131,15 @@ class Controller {
   std::vector<std::string> TakeNotices();
 
   store::Store* store() { return store_.get(); }
-  // Passes run and their mean wall time (reconcile throughput).
-  std::pair<int64_t, double> pass_stats();
+  // Passes run and their wall time in seconds (reconcile throughput). The percentiles are
+  // over the kept samples (the first 100,000 passes).
+  struct PassTimes {
+    int64_t passes = 0;
+    double mean = 0;
+    double p50 = 0;
+    double p99 = 0;
+  };
+  PassTimes pass_stats();
 
  private:
   Controller(ControllerOptions options, const connectors::ConnectorRegistry& registry, const connectors::Clock* clock)
