@@ -137,6 +137,7 @@ void Controller::PublishApiLimits() {
   }
   std::lock_guard<std::mutex> lock(limits_mu_);
   api_limits_ = std::move(limits);
+  api_revision_ = activator_.shared_active();
 }
 
 Controller::ApiLimit Controller::ApiLimitOf(const std::string& tenant) {

@@ -155,7 +155,8 @@ class Controller {
   void JournalPolicyHealth();
   // The workload `ref` names, as `caller` may see it. Needs mu_.
   Result<store::WorkloadRecord> Owned(const WorkloadRef& ref, const std::string& caller);
-  // Copies the active revision's API limits for ApiLimitOf. Needs mu_ (or Open).
+  // Publishes what the API reads without mu_: the active revision's API limits (ApiLimitOf)
+  // and the revision itself (Submit). Needs mu_ (or Open); call after every activation.
   void PublishApiLimits();
 
   // Lock order: pass_mu_, then mu_. pass_mu_ serialises what drives connectors (Pass,
@@ -185,8 +186,11 @@ class Controller {
   std::unique_ptr<BudgetWatch> budget_;
   PolicyHealth policy_health_;
   std::vector<std::string> notices_;
-  std::mutex limits_mu_;  // guards api_limits_ only; innermost (nothing is locked under it)
+  // What the API reads without mu_ (which a pass holds throughout): the tenants' rate
+  // limits and the active revision, published by PublishApiLimits after every activation.
+  std::mutex limits_mu_;  // guards api_limits_ and api_revision_ only; innermost (nothing is locked under it)
   std::map<std::string, ApiLimit> api_limits_;
+  std::shared_ptr<const policy::Revision> api_revision_;
 };
 
 }  // namespace gpufed::reconcile

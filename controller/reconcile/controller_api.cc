@@ -13,8 +13,17 @@ using store::WorkloadRecord;
 Result<WorkloadRecord> Controller::Submit(const std::string& text, const std::string& file_name,
                                           const std::string& caller, const std::string& owner) {
   const std::string& tenant = caller;
-  std::lock_guard<std::mutex> lock(mu_);
-  const model::Config& active = activator_.active()->config;
+  // Not under mu_, which a pass holds throughout: the revision published for the API (a
+  // Reload meanwhile does not free it), the clock (thread-safe) and the store (which
+  // serialises its writers in arrival order). So a submission does not wait for a pass.
+  std::shared_ptr<const policy::Revision> revision;
+  {
+    std::lock_guard<std::mutex> lock(limits_mu_);
+    revision = api_revision_;
+  }
+  const Duration now = clock_->Now();
+  if (!revision) return Unavailable("no policy revision is active");
+  const model::Config& active = revision->config;
   // The loader gives API submissions the same file/line/field messages as `validate`.
   config::LoadResult loaded = config::LoadText(text, file_name, &active);
   if (!loaded.ok()) {
@@ -41,20 +50,14 @@ Result<WorkloadRecord> Controller::Submit(const std::string& text, const std::st
                                                        " is above tenant " + w.tenant + "'s maxPriority " + cap);
     }
   }
-  Result<std::optional<std::string>> counter = store_->GetMeta("uid_counter");
-  if (!counter.ok()) return counter.status();
-  int64_t next = (*counter ? std::stoll(**counter) : 0) + 1;
-  GPUFED_RETURN_IF_ERROR(store_->SetMeta("uid_counter", std::to_string(next)));
   WorkloadRecord r;
   r.name = w.metadata.name;
-  r.uid = w.metadata.name + "-u" + std::to_string(next);  // the counter makes it unique across tenants
   r.tenant = w.tenant;
   r.source = "api";
   r.spec_text = text;
-  r.submitted = clock_->Now();
+  r.submitted = now;
   r.gpu_milli = int64_t{w.resources.total_gpus()} * 1000;
-  GPUFED_RETURN_IF_ERROR(store_->Submit(r, r.submitted));
-  return r;
+  return store_->SubmitNumbered(std::move(r), now);
 }
 
 Result<WorkloadRecord> Controller::Owned(const WorkloadRef& ref, const std::string& caller) {

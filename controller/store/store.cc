@@ -1,5 +1,7 @@
 #include "controller/store/store.h"
 
+#include <cstdlib>
+
 #include <array>
 
 namespace gpufed::store {
@@ -214,7 +216,7 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path) {
 }
 
 Status Store::Migrate() {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<FairMutex> lock(mu_);
   {
     // Scoped: a statement still stepping would make a migration's DROP TABLE fail (locked).
     Result<std::unique_ptr<Statement>> q = db_->Prepare("PRAGMA user_version");
@@ -289,9 +291,41 @@ Result<std::optional<WorkloadRecord>> Store::GetLocked(const std::string& tenant
 }
 
 Status Store::Submit(const WorkloadRecord& record, Duration at) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<FairMutex> lock(mu_);
   Transaction tx(*db_);
   GPUFED_RETURN_IF_ERROR(tx.begin_status());
+  GPUFED_RETURN_IF_ERROR(SubmitLocked(record, at));
+  return tx.Commit();
+}
+
+Result<WorkloadRecord> Store::SubmitNumbered(WorkloadRecord record, Duration at) {
+  std::lock_guard<FairMutex> lock(mu_);
+  Transaction tx(*db_);
+  GPUFED_RETURN_IF_ERROR(tx.begin_status());
+  Result<std::unique_ptr<Statement>> read = db_->Prepare("SELECT value FROM meta WHERE key='uid_counter'");
+  if (!read.ok()) return read.status();
+  Result<bool> row = (*read)->Step();
+  if (!row.ok()) return row.status();
+  int64_t next = 1;
+  if (*row) {
+    const std::string text = (*read)->Text(0);
+    char* end = nullptr;
+    const long long n = std::strtoll(text.c_str(), &end, 10);
+    if (end == text.c_str() || *end != '\0' || n < 0) return Internal("store: uid_counter is not a number: " + text);
+    next = n + 1;
+  }
+  Result<std::unique_ptr<Statement>> write =
+      db_->Prepare("INSERT OR REPLACE INTO meta(key, value) VALUES('uid_counter', ?)");
+  if (!write.ok()) return write.status();
+  GPUFED_RETURN_IF_ERROR((*write)->Bind(1, std::to_string(next)).Run());
+  record.uid = record.name + "-u" + std::to_string(next);  // the counter makes it unique across tenants
+  GPUFED_RETURN_IF_ERROR(SubmitLocked(record, at));
+  GPUFED_RETURN_IF_ERROR(tx.Commit());
+  record.state = WorkloadState::kPending;
+  return record;
+}
+
+Status Store::SubmitLocked(const WorkloadRecord& record, Duration at) {
   // Only the same tenant's rows are looked at: another tenant's name is never in the way,
   // and its existence is never revealed.
   Result<std::optional<WorkloadRecord>> existing = GetLocked(record.tenant, record.name);
@@ -303,17 +337,16 @@ Status Store::Submit(const WorkloadRecord& record, Duration at) {
   WorkloadRecord r = record;
   r.state = WorkloadState::kPending;
   GPUFED_RETURN_IF_ERROR(WriteRecord(r, true));
-  GPUFED_RETURN_IF_ERROR(AddTransition({r.uid, r.attempt, "", "Pending", "submitted (" + r.source + ")", at}));
-  return tx.Commit();
+  return AddTransition({r.uid, r.attempt, "", "Pending", "submitted (" + r.source + ")", at});
 }
 
 Result<std::optional<WorkloadRecord>> Store::Get(const std::string& tenant, const std::string& name) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<FairMutex> lock(mu_);
   return GetLocked(tenant, name);
 }
 
 Result<std::optional<WorkloadRecord>> Store::GetByUid(const std::string& uid) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<FairMutex> lock(mu_);
   return GetOne("uid=?", uid, "");
 }
 
@@ -337,7 +370,7 @@ Result<std::vector<WorkloadRecord>> Store::ListUnfinished() {
 }
 
 Result<std::vector<WorkloadRecord>> Store::Query(const std::string& where, const std::string& bind) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<FairMutex> lock(mu_);
   Result<std::unique_ptr<Statement>> s =
       db_->Prepare(std::string("SELECT ") + kWorkloadColumns + " FROM workloads" + where + " ORDER BY seq");
   if (!s.ok()) return s.status();
@@ -354,7 +387,7 @@ Result<std::vector<WorkloadRecord>> Store::Query(const std::string& where, const
 }
 
 Result<std::map<std::string, ActiveEstimate>> Store::ActiveEstimates() {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<FairMutex> lock(mu_);
   // INDEXED BY: left to itself the planner scans the whole table for the GROUP BY.
   Result<std::unique_ptr<Statement>> s = db_->Prepare(
       std::string("SELECT tenant, cloud, COALESCE(SUM(estimate_micros), 0), currency FROM workloads ") +
@@ -375,7 +408,7 @@ Result<std::map<std::string, ActiveEstimate>> Store::ActiveEstimates() {
 }
 
 Result<std::vector<StateCount>> Store::CountByState() {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<FairMutex> lock(mu_);
   Result<std::unique_ptr<Statement>> s = db_->Prepare(
       "SELECT tenant, state, COUNT(*), COALESCE(SUM(cost_micros), 0), currency FROM workloads "
       "GROUP BY tenant, state, currency ORDER BY tenant, state, currency");
@@ -393,7 +426,7 @@ Result<std::vector<StateCount>> Store::CountByState() {
 }
 
 Status Store::Update(const WorkloadRecord& record, const std::string& reason, Duration at) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<FairMutex> lock(mu_);
   Transaction tx(*db_);
   GPUFED_RETURN_IF_ERROR(tx.begin_status());
   Result<std::optional<WorkloadRecord>> old = GetOne("uid=?", record.uid, "");
@@ -410,7 +443,7 @@ Status Store::Update(const WorkloadRecord& record, const std::string& reason, Du
 }
 
 Status Store::RequestCancel(const std::string& uid) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<FairMutex> lock(mu_);
   Result<std::unique_ptr<Statement>> s = db_->Prepare("UPDATE workloads SET cancel_requested=1 WHERE uid=?");
   if (!s.ok()) return s.status();
   GPUFED_RETURN_IF_ERROR((*s)->Bind(1, uid).Run());
@@ -419,7 +452,7 @@ Status Store::RequestCancel(const std::string& uid) {
 }
 
 Result<std::vector<Transition>> Store::History(const std::string& uid) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<FairMutex> lock(mu_);
   Result<std::unique_ptr<Statement>> s = db_->Prepare(
       "SELECT workload, attempt, from_state, to_state, reason, at_ms FROM status_history WHERE workload=? ORDER BY id");
   if (!s.ok()) return s.status();

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "controller/common/fair_mutex.h"
 #include "controller/store/records.h"
 #include "controller/store/sqlite.h"
 
@@ -34,6 +35,9 @@ class Store {
   // has an unfinished workload of that name. A finished name may be submitted again; the
   // old row stays (history, attempts and decisions keep following its uid).
   Status Submit(const WorkloadRecord& record, Duration at);
+  // Submit with the uid `<name>-u<N>`, N from a counter kept in the same transaction: one
+  // commit (one fsync) per API submission. Returns the record as stored.
+  Result<WorkloadRecord> SubmitNumbered(WorkloadRecord record, Duration at);
   // The tenant's newest workload of that name (unfinished, or the last finished one).
   Result<std::optional<WorkloadRecord>> Get(const std::string& tenant, const std::string& name);
   Result<std::optional<WorkloadRecord>> GetByUid(const std::string& uid);
@@ -87,13 +91,15 @@ class Store {
   Status WriteRecord(const WorkloadRecord& r, bool insert);
   Status AddTransition(const Transition& t);
   Result<std::optional<WorkloadRecord>> GetLocked(const std::string& tenant, const std::string& name);
+  // Submit's checks and writes; the caller holds mu_ and a transaction.
+  Status SubmitLocked(const WorkloadRecord& record, Duration at);
   // The first workload row matching `where` (one or two `?`, bound to first and second).
   Result<std::optional<WorkloadRecord>> GetOne(const std::string& where, const std::string& first,
                                                const std::string& second);
   // SELECT of workloads with `where` (may hold one `?`, bound to `bind`), by seq.
   Result<std::vector<WorkloadRecord>> Query(const std::string& where, const std::string& bind);
 
-  std::mutex mu_;
+  FairMutex mu_;  // every method; FIFO, so API writes are not starved by a pass
   std::unique_ptr<Database> db_;
   int version_ = 0;
   int64_t seq_ = 0;

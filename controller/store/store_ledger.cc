@@ -36,7 +36,7 @@ ActionRow ReadAction(const Statement& s) {
 }  // namespace
 
 Result<int64_t> Store::RecordDecision(const DecisionRow& row) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<FairMutex> lock(mu_);
   Result<std::unique_ptr<Statement>> s = db_->Prepare(
       "INSERT INTO decisions(at_ms, workload, attempt, revision, outcome, cluster, reason, record_json, tenant, uid) "
       "VALUES(?,?,?,?,?,?,?,?,?,?)");
@@ -49,7 +49,7 @@ Result<int64_t> Store::RecordDecision(const DecisionRow& row) {
 }
 
 Result<std::vector<DecisionRow>> Store::Decisions(const std::string& tenant, const std::string& workload, int limit) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<FairMutex> lock(mu_);
   std::string sql =
       "SELECT seq, at_ms, workload, attempt, revision, outcome, cluster, reason, record_json, tenant, uid FROM decisions";
   const bool filtered = !tenant.empty() || !workload.empty();
@@ -72,7 +72,7 @@ Result<std::vector<DecisionRow>> Store::Decisions(const std::string& tenant, con
 }
 
 Status Store::RecordActionIntent(const ActionRow& row) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<FairMutex> lock(mu_);
   Result<std::unique_ptr<Statement>> s = db_->Prepare(
       "INSERT INTO actions(kind, key, workload, attempt, cluster, state, error, created_ms, payload) "
       "VALUES(?,?,?,?,?,'intent','',?,?) ON CONFLICT(kind, key) DO UPDATE SET state='intent', error='', "
@@ -84,7 +84,7 @@ Status Store::RecordActionIntent(const ActionRow& row) {
 }
 
 Status Store::MarkAction(const std::string& kind, const std::string& key, ActionState state, const std::string& error) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<FairMutex> lock(mu_);
   Result<std::unique_ptr<Statement>> s = db_->Prepare("UPDATE actions SET state=?, error=? WHERE kind=? AND key=?");
   if (!s.ok()) return s.status();
   (*s)->Bind(1, std::string(ActionStateName(state))).Bind(2, error).Bind(3, kind).Bind(4, key);
@@ -94,7 +94,7 @@ Status Store::MarkAction(const std::string& kind, const std::string& key, Action
 }
 
 Result<std::vector<ActionRow>> Store::Actions() {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<FairMutex> lock(mu_);
   Result<std::unique_ptr<Statement>> s = db_->Prepare(
       "SELECT kind, key, workload, attempt, cluster, state, error, created_ms, payload FROM actions ORDER BY rowid");
   if (!s.ok()) return s.status();
@@ -109,7 +109,7 @@ Result<std::vector<ActionRow>> Store::Actions() {
 }
 
 Result<std::optional<ActionRow>> Store::GetAction(const std::string& kind, const std::string& key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<FairMutex> lock(mu_);
   Result<std::unique_ptr<Statement>> s = db_->Prepare(
       "SELECT kind, key, workload, attempt, cluster, state, error, created_ms, payload FROM actions WHERE kind=? AND key=?");
   if (!s.ok()) return s.status();
@@ -122,7 +122,7 @@ Result<std::optional<ActionRow>> Store::GetAction(const std::string& kind, const
 
 Status Store::FinishAttempt(const AttemptRow& a) {
   if (a.uid.empty()) return InvalidArgument("attempt " + std::to_string(a.attempt) + " of " + a.workload + " has no uid");
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<FairMutex> lock(mu_);
   Transaction tx(*db_);
   GPUFED_RETURN_IF_ERROR(tx.begin_status());
   Result<std::unique_ptr<Statement>> s = db_->Prepare(
@@ -146,7 +146,7 @@ Status Store::FinishAttempt(const AttemptRow& a) {
 }
 
 Result<std::vector<AttemptRow>> Store::Attempts() {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<FairMutex> lock(mu_);
   Result<std::unique_ptr<Statement>> s = db_->Prepare(
       "SELECT workload, attempt, tenant, cluster, outcome, gpu_seconds, cost_micros, currency, cloud, started_ms, "
       "finished_ms, uid FROM attempts ORDER BY rowid");
@@ -165,7 +165,7 @@ Result<std::vector<AttemptRow>> Store::Attempts() {
 }
 
 Result<std::map<std::string, UsageRow>> Store::Usage() {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<FairMutex> lock(mu_);
   Result<std::unique_ptr<Statement>> s =
       db_->Prepare("SELECT tenant, currency, spent_micros, cloud_spent_micros, gpu_seconds FROM tenant_usage");
   if (!s.ok()) return s.status();
@@ -181,7 +181,7 @@ Result<std::map<std::string, UsageRow>> Store::Usage() {
 }
 
 Result<std::optional<std::string>> Store::GetMeta(const std::string& key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<FairMutex> lock(mu_);
   Result<std::unique_ptr<Statement>> s = db_->Prepare("SELECT value FROM meta WHERE key=?");
   if (!s.ok()) return s.status();
   (*s)->Bind(1, key);
@@ -192,7 +192,7 @@ Result<std::optional<std::string>> Store::GetMeta(const std::string& key) {
 }
 
 Status Store::SetMeta(const std::string& key, const std::string& value) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<FairMutex> lock(mu_);
   Result<std::unique_ptr<Statement>> s = db_->Prepare("INSERT OR REPLACE INTO meta(key, value) VALUES(?,?)");
   if (!s.ok()) return s.status();
   return (*s)->Bind(1, key).Bind(2, value).Run();

@@ -125,6 +125,39 @@ TEST(Store, RejectsADuplicateLiveWorkloadButAcceptsOneAfterItEnded) {
   EXPECT_EQ((*store)->List("t")->size(), 2u);
 }
 
+// The API's submissions: the uid comes from a counter written in the submission's own
+// transaction, so a refused submission takes no number and a reopened store goes on.
+TEST(Store, NumberedSubmissionsTakeTheNextUidInTheSameTransaction) {
+  const std::string path = Db("numbered");
+  {
+    auto store = Store::Open(path);
+    ASSERT_TRUE(store.ok());
+    WorkloadRecord a = Record("train", "alpha");
+    a.uid.clear();
+    Result<WorkloadRecord> first = (*store)->SubmitNumbered(a, Duration::FromSeconds(1));
+    ASSERT_TRUE(first.ok()) << first.status().ToString();
+    EXPECT_EQ(first->uid, "train-u1");
+    EXPECT_EQ(first->state, WorkloadState::kPending);
+    // Another tenant's same name: its own row, the next number.
+    WorkloadRecord b = Record("train", "beta");
+    Result<WorkloadRecord> second = (*store)->SubmitNumbered(b, Duration::FromSeconds(2));
+    ASSERT_TRUE(second.ok());
+    EXPECT_EQ(second->uid, "train-u2");
+    // A live duplicate is refused and rolls its counter update back.
+    Result<WorkloadRecord> twin = (*store)->SubmitNumbered(Record("train", "alpha"), Duration::FromSeconds(3));
+    ASSERT_FALSE(twin.ok());
+    EXPECT_EQ(twin.status().code(), StatusCode::kAlreadyExists);
+  }
+  auto reopened = Store::Open(path);
+  ASSERT_TRUE(reopened.ok());
+  Result<WorkloadRecord> third = (*reopened)->SubmitNumbered(Record("eval", "alpha"), Duration::FromSeconds(4));
+  ASSERT_TRUE(third.ok());
+  EXPECT_EQ(third->uid, "eval-u3");
+  Result<std::optional<WorkloadRecord>> stored = (*reopened)->GetByUid("train-u2");
+  ASSERT_TRUE(stored.ok() && stored->has_value());
+  EXPECT_EQ((*stored)->tenant, "beta");
+}
+
 TEST(Store, NamesAreNamespacedByTenant) {
   auto store = Store::Open(Db("namespaced"));
   WorkloadRecord mine = Record("train", "alpha");
