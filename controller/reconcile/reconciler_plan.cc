@@ -302,7 +302,6 @@ Status Reconciler::ActOnPlacement(const placement::Decision& d, WorkloadRecord& 
   }
   store::ActionRow row{"submit", action->key, r.name, r.attempt, d.binding.cluster, store::ActionState::kIntent,
                        "", now, connectors::ActionToJson(*action).dump()};
-  GPUFED_RETURN_IF_ERROR(store_->RecordActionIntent(row));
   const model::Cluster* cluster = revision_->config.FindCluster(d.binding.cluster);
   r.state = WorkloadState::kPlaced;
   r.cluster = d.binding.cluster;
@@ -310,7 +309,8 @@ Status Reconciler::ActOnPlacement(const placement::Decision& d, WorkloadRecord& 
   r.estimate = d.cost;
   r.cloud = cluster && !cluster->is_onprem();
   r.reason = "placed on " + r.cluster + ": " + d.reason;
-  GPUFED_RETURN_IF_ERROR(store_->Update(r, r.reason, now));
+  // The intent and the Placed state in one commit, before the connector is called.
+  GPUFED_RETURN_IF_ERROR(store_->RecordIntentAndUpdate(row, r, r.reason, now));
   last_decision_.erase(r.uid);
   ++stats.placed;
   Status applied = ApplyAction(*action, r.cluster, stats);

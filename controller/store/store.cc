@@ -429,6 +429,21 @@ Status Store::Update(const WorkloadRecord& record, const std::string& reason, Du
   std::lock_guard<FairMutex> lock(mu_);
   Transaction tx(*db_);
   GPUFED_RETURN_IF_ERROR(tx.begin_status());
+  GPUFED_RETURN_IF_ERROR(UpdateLocked(record, reason, at));
+  return tx.Commit();
+}
+
+Status Store::RecordIntentAndUpdate(const ActionRow& row, const WorkloadRecord& record, const std::string& reason,
+                                    Duration at) {
+  std::lock_guard<FairMutex> lock(mu_);
+  Transaction tx(*db_);
+  GPUFED_RETURN_IF_ERROR(tx.begin_status());
+  GPUFED_RETURN_IF_ERROR(RecordIntentLocked(row));
+  GPUFED_RETURN_IF_ERROR(UpdateLocked(record, reason, at));
+  return tx.Commit();
+}
+
+Status Store::UpdateLocked(const WorkloadRecord& record, const std::string& reason, Duration at) {
   Result<std::optional<WorkloadRecord>> old = GetOne("uid=?", record.uid, "");
   if (!old.ok()) return old.status();
   if (!*old) return NotFound("workload " + record.name + " (uid " + record.uid + ")");
@@ -439,7 +454,7 @@ Status Store::Update(const WorkloadRecord& record, const std::string& reason, Du
   if ((*old)->state != r.state || (*old)->attempt != r.attempt) {
     GPUFED_RETURN_IF_ERROR(AddTransition({r.uid, r.attempt, StateName((*old)->state), StateName(r.state), reason, at}));
   }
-  return tx.Commit();
+  return Status::Ok();
 }
 
 Status Store::RequestCancel(const std::string& uid) {

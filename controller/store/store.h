@@ -71,6 +71,10 @@ class Store {
   // called. Re-recording an existing intent or applied action changes nothing (a
   // retry after a crash); a failed one is replaced (a new binding for the same key).
   Status RecordActionIntent(const ActionRow& row);
+  // RecordActionIntent and Update in one transaction (one commit): a placement's intent
+  // and the workload's new state become durable together, before the connector is called.
+  Status RecordIntentAndUpdate(const ActionRow& row, const WorkloadRecord& record, const std::string& reason,
+                               Duration at);
   Status MarkAction(const std::string& kind, const std::string& key, ActionState state, const std::string& error);
   Result<std::vector<ActionRow>> Actions();
   Result<std::optional<ActionRow>> GetAction(const std::string& kind, const std::string& key);
@@ -91,8 +95,11 @@ class Store {
   Status WriteRecord(const WorkloadRecord& r, bool insert);
   Status AddTransition(const Transition& t);
   Result<std::optional<WorkloadRecord>> GetLocked(const std::string& tenant, const std::string& name);
-  // Submit's checks and writes; the caller holds mu_ and a transaction.
+  // The writes of Submit, Update and RecordActionIntent; the caller holds mu_ (and, for
+  // the first two, a transaction).
   Status SubmitLocked(const WorkloadRecord& record, Duration at);
+  Status UpdateLocked(const WorkloadRecord& record, const std::string& reason, Duration at);
+  Status RecordIntentLocked(const ActionRow& row);
   // The first workload row matching `where` (one or two `?`, bound to first and second).
   Result<std::optional<WorkloadRecord>> GetOne(const std::string& where, const std::string& first,
                                                const std::string& second);

@@ -73,6 +73,10 @@ Result<std::vector<DecisionRow>> Store::Decisions(const std::string& tenant, con
 
 Status Store::RecordActionIntent(const ActionRow& row) {
   std::lock_guard<FairMutex> lock(mu_);
+  return RecordIntentLocked(row);
+}
+
+Status Store::RecordIntentLocked(const ActionRow& row) {
   Result<std::unique_ptr<Statement>> s = db_->Prepare(
       "INSERT INTO actions(kind, key, workload, attempt, cluster, state, error, created_ms, payload) "
       "VALUES(?,?,?,?,?,'intent','',?,?) ON CONFLICT(kind, key) DO UPDATE SET state='intent', error='', "
