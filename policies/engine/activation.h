@@ -51,12 +51,15 @@ class PolicyActivator {
   Status Reload(const std::vector<std::string>& paths);
 
   const Revision* active() const { return active_.get(); }
+  // The same, for a reader that works on it without the owner's lock (the API parses a
+  // submission against it while a pass runs): a later Reload does not free it under them.
+  std::shared_ptr<const Revision> shared_active() const { return active_; }
   // Revision name (Git commit or content hash) of the last rejected attempt, and why.
   const std::string& rejected_revision() const { return rejected_revision_; }
   const std::vector<std::string>& last_rejection() const { return last_rejection_; }
 
  private:
-  std::unique_ptr<Revision> active_;
+  std::shared_ptr<Revision> active_;
   std::string rejected_revision_;
   std::vector<std::string> last_rejection_;
 };
