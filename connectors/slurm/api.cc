@@ -1,5 +1,7 @@
 // The adapter registry and what the adapters share.
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 
 #include "connectors/slurm/api.h"
 #include "connectors/slurm/api_common.h"
@@ -108,7 +110,10 @@ void FillJobGres(SlurmJob& job, const std::vector<std::string>& gres_detail, int
   }
   if (!job.gres.empty()) return;
   for (GresItem item : job.gres_per_node) {
-    item.count *= std::max(1, node_count);
+    // Both numbers come from the reply: the product saturates instead of overflowing
+    // (found by fuzz_slurm_response: 2 GPUs per node x 1,795,410,511 nodes).
+    const int64_t total = int64_t{item.count} * std::max(1, node_count);
+    item.count = static_cast<int>(std::clamp<int64_t>(total, 0, std::numeric_limits<int>::max()));
     job.gres.push_back(std::move(item));
   }
 }

@@ -1,9 +1,29 @@
 #include "connectors/slurm/gres.h"
 
+#include <limits>
+
+#include "connectors/slurm/api.h"
+#include "connectors/slurm/api_common.h"
+
 #include <gtest/gtest.h>
 
 namespace gpufed::connectors::slurm {
 namespace {
+
+// A reply's GPUs per node times its node count used to overflow an int (UBSan; found by
+// fuzz_slurm_response). The job's total now saturates.
+TEST(Gres, JobTotalFromPerNodeCountsSaturates) {
+  SlurmJob job;
+  job.gres_per_node = {GresItem{"gpu", "a100", 2, {}}};
+  FillJobGres(job, {}, 1795410511);
+  ASSERT_EQ(job.gres.size(), 1u);
+  EXPECT_EQ(job.gres[0].count, std::numeric_limits<int>::max());
+  SlurmJob small;
+  small.gres_per_node = {GresItem{"gpu", "", 4, {}}};
+  FillJobGres(small, {}, 2);
+  ASSERT_EQ(small.gres.size(), 1u);
+  EXPECT_EQ(small.gres[0].count, 8);
+}
 
 TEST(Gres, ParsesTypedConfiguredList) {
   std::vector<GresItem> g = ParseGres("gpu:a100:2,gpu:a100_1g.5gb:4");
