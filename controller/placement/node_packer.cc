@@ -2,12 +2,12 @@
 
 #include <algorithm>
 
+#include "controller/common/quantity.h"
 #include "controller/placement/inventory.h"
 
 namespace gpufed::placement {
 namespace {
 
-constexpr int64_t kMiB = int64_t{1} << 20;
 // CPU and memory of pools that do not declare them: more than any pod asks, small enough
 // that the fragmentation measure's copy counts (left / asked x milli) stay in range.
 constexpr int64_t kUndeclared = int64_t{1} << 40;
