@@ -17,6 +17,11 @@ if [[ "${GPUFED_TEST_DEPS:-0}" == 1 ]]; then
   # The Slurm integration tests run a real Slurm 22.05 with slurmrestd and JWT auth, and a
   # Slurm 24.11 from Debian 13 in a chroot that debootstrap builds once (see below).
   packages+=(munge slurmctld slurmd slurmrestd slurm-client slurm-wlm-jwt-plugin curl debootstrap)
+  # The dashboard's browser tests (tests/browser/) drive Debian's Chromium with puppeteer-core.
+  packages+=(chromium)
+  # /metrics is linted with promtool, the alert rules are checked and unit-tested with it,
+  # and a real Prometheus scrapes a running controller (Prometheus 2.42).
+  packages+=(prometheus)
 fi
 if [[ "${GPUFED_FUZZ_DEPS:-0}" == 1 ]]; then
   # scripts/fuzz.sh: clang-19 with its libFuzzer/sanitizer runtime, and llvm-19 for the
@@ -44,8 +49,22 @@ if ((${#missing[@]})); then
   sudo_cmd=()
   if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
   echo "install-deps: installing ${missing[*]}"
+  # Servers come from packages (prometheus, rsyslog, slurm, munge) but the tests start
+  # their own on 127.0.0.1: keep the maintainer scripts from starting the packaged
+  # services (Prometheus would listen on every address at :9090) unless the machine
+  # already has a policy of its own.
+  policy=/usr/sbin/policy-rc.d
+  own_policy=0
+  if [[ ! -e $policy ]]; then
+    printf '#!/bin/sh\nexit 101\n' | "${sudo_cmd[@]}" tee "$policy" >/dev/null
+    "${sudo_cmd[@]}" chmod 755 "$policy"
+    own_policy=1
+  fi
   "${sudo_cmd[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  status=0
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" || status=$?
+  if ((own_policy)); then "${sudo_cmd[@]}" rm -f "$policy"; fi
+  ((status == 0)) || exit "$status"
 fi
 
 # The Slurm 24.11 chroot (/var/cache/gpufed-slurm24/rootfs, ~270 MB): built once from the
@@ -55,4 +74,12 @@ if [[ "${GPUFED_TEST_DEPS:-0}" == 1 ]]; then
   root_cmd=()
   if [[ $(id -u) -ne 0 ]]; then root_cmd=(sudo); fi
   "${root_cmd[@]}" "$(dirname "$0")/../tests/slurm/slurm24-rootfs.sh"
+fi
+
+# puppeteer-core for the browser tests, as tests/browser/package-lock.json pins it, into
+# ~/.cache/gpufed-npm/browser (idempotent; puppeteer-core never downloads a browser). Here
+# too, so the tests' time stays the tests'; the test installs it itself when missing.
+if [[ "${GPUFED_TEST_DEPS:-0}" == 1 ]]; then
+  "$(dirname "$0")/../tests/browser/install-modules.sh" >/dev/null ||
+    echo "install-deps: warning: could not install puppeteer-core; the browser tests will try again" >&2
 fi

@@ -129,6 +129,7 @@ Status AuditJournal::Recover(RecoveryInfo* info) {
       seq = line->header.seq;
       hash = std::string(line->hash);
       since_checkpoint_ = line->header.kind == "checkpoint" ? 0 : since_checkpoint_ + 1;
+      if (line->header.kind == "checkpoint") last_checkpoint_ = {seq, line->header.time_micros};
       pos = nl + 1;
       good_end = pos;
     }
@@ -267,6 +268,10 @@ Result<uint64_t> AuditJournal::Commit(Writer* w) {
     if (!data.empty()) status = WriteGroup(data, first_seq);
     lock.lock();
     if (status.ok()) {
+      // The group signed the head when fewer records follow a checkpoint than it wrote.
+      if (since_checkpoint < since_checkpoint_ + (seq - last_seq_)) {
+        last_checkpoint_ = {seq - since_checkpoint, last_checkpoint_time};
+      }
       last_seq_ = seq;
       last_hash_ = hash;
       since_checkpoint_ = since_checkpoint;
@@ -364,6 +369,11 @@ Status AuditJournal::Close() {
 Status AuditJournal::health() const {
   std::lock_guard<std::mutex> lock(mu_);
   return health_;
+}
+
+AuditJournal::CheckpointMark AuditJournal::last_checkpoint() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_checkpoint_;
 }
 
 uint64_t AuditJournal::last_seq() const {

@@ -86,6 +86,13 @@ class AuditJournal {
   // OK while appends can succeed; else the sticky error. For /readyz.
   Status health() const;
   uint64_t last_seq() const;        // durable head
+  // The newest signed checkpoint this journal holds (seq 0: none seen since it was
+  // opened; Open looks for one in the last segment only).
+  struct CheckpointMark {
+    uint64_t seq = 0;
+    int64_t time_micros = 0;
+  };
+  CheckpointMark last_checkpoint() const;
   std::string last_hash() const;    // hash of the durable head (genesis zeros if empty)
   const std::string& dir() const { return options_.dir; }
   std::string journal_dir() const;
@@ -112,6 +119,7 @@ class AuditJournal {
   bool recovered_ = false;            // Recover succeeded: only then may anything be written
   uint64_t last_seq_ = 0;             // guarded by mu_
   std::string last_hash_;             // guarded by mu_
+  CheckpointMark last_checkpoint_;    // guarded by mu_
   std::atomic<size_t> payload_bytes_hint_{0};  // bytes per payload of the last call
 
   // Touched only by the current leader (one at a time, handed over under mu_).

@@ -1,9 +1,9 @@
 #include "controller/audit/live_shipping.h"
 
 #include <chrono>
-#include <sstream>
 
 #include "controller/audit/sinks/factory.h"
+#include "controller/common/metrics_text.h"
 
 namespace gpufed::audit {
 namespace {
@@ -157,25 +157,24 @@ std::vector<std::string> LiveShipping::WaitAcknowledged(uint64_t head, int64_t t
 
 std::string LiveShipping::Metrics() const {
   std::vector<SinkStatus> sinks = Sinks();
-  std::ostringstream m;
-  auto family = [&](const char* name, const char* type, const char* help, auto value) {
-    m << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";
-    // Sink names are [A-Za-z0-9._-]+ (Shipper::Open checks): no label escaping needed.
-    for (const SinkStatus& s : sinks) m << name << "{sink=\"" << s.name << "\"} " << value(s.stats) << "\n";
+  MetricsText m;
+  using T = MetricsText::Type;
+  auto family = [&](const char* name, T type, const char* help, auto value) {
+    m.Family(name, type, help);
+    for (const SinkStatus& s : sinks) m.Sample({{"sink", s.name}}, static_cast<double>(value(s)));
   };
-  family("gpufed_audit_sink_lag_records", "gauge", "Journal records the sink has not acknowledged.",
-         [](const ShipperStats& s) { return s.lag_records; });
-  family("gpufed_audit_sink_lag_seconds", "gauge", "Age of the oldest journal record the sink has not acknowledged.",
-         [](const ShipperStats& s) { return static_cast<double>(s.lag_micros) / 1e6; });
-  family("gpufed_audit_sink_acknowledged_seq", "gauge", "Highest journal seq the sink acknowledged (its durable cursor).",
-         [](const ShipperStats& s) { return s.acknowledged; });
-  family("gpufed_audit_sink_connected", "gauge", "1 while the controller holds a connection to the sink.",
-         [](const ShipperStats& s) { return s.connected ? 1 : 0; });
-  family("gpufed_audit_sink_failures_total", "counter", "Connection and send failures (each is retried with backoff).",
-         [](const ShipperStats& s) { return s.failures; });
-  m << "# HELP gpufed_audit_sink_lagging 1 while the sink is past its lagLimit (for longer than a burst).\n"
-       "# TYPE gpufed_audit_sink_lagging gauge\n";
-  for (const SinkStatus& s : sinks) m << "gpufed_audit_sink_lagging{sink=\"" << s.name << "\"} " << (s.lagging ? 1 : 0) << "\n";
+  family("gpufed_audit_sink_lag_records", T::kGauge, "Journal records the sink has not acknowledged.",
+         [](const SinkStatus& s) { return s.stats.lag_records; });
+  family("gpufed_audit_sink_lag_seconds", T::kGauge, "Age of the oldest journal record the sink has not acknowledged.",
+         [](const SinkStatus& s) { return static_cast<double>(s.stats.lag_micros) / 1e6; });
+  family("gpufed_audit_sink_acknowledged_seq", T::kGauge, "Highest journal seq the sink acknowledged (its durable cursor).",
+         [](const SinkStatus& s) { return s.stats.acknowledged; });
+  family("gpufed_audit_sink_connected", T::kGauge, "1 while the controller holds a connection to the sink.",
+         [](const SinkStatus& s) { return s.stats.connected ? 1 : 0; });
+  family("gpufed_audit_sink_failures_total", T::kCounter, "Connection and send failures (each is retried with backoff).",
+         [](const SinkStatus& s) { return s.stats.failures; });
+  family("gpufed_audit_sink_lagging", T::kGauge, "1 while the sink is past its lagLimit (for longer than a burst).",
+         [](const SinkStatus& s) { return s.lagging ? 1 : 0; });
   return m.str();
 }
 

@@ -6,45 +6,21 @@
 
 #include "controller/audit/reader.h"
 #include "controller/audit/record.h"
+#include "controller/audit/typed_members.h"
 #include "controller/common/money.h"
+#include "controller/common/text.h"
 
 namespace gpufed::audit {
 namespace {
 
-std::string Str(const nlohmann::json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
-// A journal's records are evidence, but one with a valid chain may still be forged or come
-// from a newer writer: every member is read by type, and a member of the wrong type reads
-// as absent (never a json type_error out of a report).
-bool Bool(const nlohmann::json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_boolean() && it->get<bool>();
-}
+using typed::Str;
+using typed::Bool;
+using typed::Strings;
+using typed::Object;
 
 uint64_t Seq(const nlohmann::json& r) {
   auto it = r.find("seq");
   return it != r.end() && it->is_number_unsigned() ? it->get<uint64_t>() : 0;
-}
-
-// The string elements of an array member (others skipped).
-std::vector<std::string> Strings(const nlohmann::json& j, const char* key) {
-  std::vector<std::string> out;
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_array()) return out;
-  for (const nlohmann::json& v : *it) {
-    if (v.is_string()) out.push_back(v.get<std::string>());
-  }
-  return out;
-}
-
-// An object member, or an empty object.
-const nlohmann::json& Object(const nlohmann::json& j, const char* key) {
-  static const nlohmann::json kEmpty = nlohmann::json::object();
-  auto it = j.find(key);
-  return it != j.end() && it->is_object() ? *it : kEmpty;
 }
 
 bool ContainsString(const nlohmann::json& j, const char* key, const std::string& value) {
@@ -61,20 +37,23 @@ std::string ClusterOf(const nlohmann::json& r) {
   return Str(r, "cluster");
 }
 
-std::string CsvField(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
+// Exact (JSON) and for people (tables).
+std::string MoneyText(int64_t micros, const std::string& currency) { return Money(micros, currency).ToString(); }
+std::string MoneyDisplay(int64_t micros, const std::string& currency) {
+  return Money(micros, currency).ToDisplayString();
 }
 
-std::string MoneyText(int64_t micros, const std::string& currency) {
-  return Money(micros, currency).ToString();
+// A record's money member for a table; the text as is when it is not money.
+std::string MoneyCell(const std::string& text) {
+  Result<Money> m = Money::Parse(text);
+  return m.ok() ? m->ToDisplayString() : text;
 }
 
-std::optional<int64_t> ParseBound(const std::string& text) {
-  if (text.empty()) return std::nullopt;
-  return ParseTimeMicros(text);
+bool InVirtualRange(const RecordTime& t, const QueryFilter& f) {
+  if (!f.from_virtual_micros && !f.to_virtual_micros) return true;
+  if (!t.is_virtual) return false;
+  if (f.from_virtual_micros && t.micros < *f.from_virtual_micros) return false;
+  return !(f.to_virtual_micros && t.micros >= *f.to_virtual_micros);
 }
 
 }  // namespace
@@ -106,8 +85,28 @@ bool MatchesFilter(const nlohmann::json& r, const QueryFilter& f) {
   return true;
 }
 
+Status SetTimeBounds(const std::string& from, const std::string& to, QueryFilter* filter) {
+  for (const auto& [text, wall, virt] : {std::tuple{&from, &filter->from_micros, &filter->from_virtual_micros},
+                                         std::tuple{&to, &filter->to_micros, &filter->to_virtual_micros}}) {
+    if (text->empty()) continue;
+    std::optional<TimeBound> bound = ParseTimeBound(*text);
+    if (!bound) {
+      return InvalidArgument("--from/--to take a date (2026-11-01), an RFC 3339 UTC time (2026-11-01T10:00:00Z) or, "
+                             "for a simulated run, its virtual time since the start (6h, +1d2h); not '" + *text + "'");
+    }
+    (bound->is_virtual ? *virt : *wall) = bound->micros;
+  }
+  return Status::Ok();
+}
+
 Status ScanRecords(Env& env, const std::string& audit_dir, const QueryFilter& filter,
                    const std::function<void(const nlohmann::json&)>& fn) {
+  return ScanRecords(env, audit_dir, filter, [&](const nlohmann::json& r, const RecordTime&) { fn(r); });
+}
+
+Status ScanRecords(Env& env, const std::string& audit_dir, const QueryFilter& filter,
+                   const std::function<void(const nlohmann::json&, const RecordTime&)>& fn) {
+  RecordTimeline timeline;
   JournalReader reader(&env, audit_dir);
   GPUFED_RETURN_IF_ERROR(reader.Seek(1));
   std::vector<JournalEntry> batch;
@@ -119,15 +118,26 @@ Status ScanRecords(Env& env, const std::string& audit_dir, const QueryFilter& fi
     for (const JournalEntry& e : batch) {
       Result<nlohmann::json> j = RecordJson(e.line);
       if (!j.ok()) return Status(StatusCode::kDataLoss, "seq " + std::to_string(e.seq) + ": " + j.status().message());
-      if (MatchesFilter(*j, filter)) fn(*j);
+      // Every record moves the timeline, also those the filter drops.
+      const RecordTime time = timeline.Next(*j);
+      if (MatchesFilter(*j, filter) && InVirtualRange(time, filter)) fn(*j, time);
     }
   }
 }
 
 std::string RenderQueryTable(const std::vector<nlohmann::json>& records) {
+  RecordTimeline timeline;
+  std::vector<RecordTime> times;
+  times.reserve(records.size());
+  for (const nlohmann::json& r : records) times.push_back(timeline.Next(r));
+  return RenderQueryTable(records, times);
+}
+
+std::string RenderQueryTable(const std::vector<nlohmann::json>& records, const std::vector<RecordTime>& times) {
   std::vector<std::vector<std::string>> rows = {
       {"SEQ", "TIME", "KIND", "WORKLOAD", "TENANT", "OUTCOME", "CLUSTER", "COST", "REASON"}};
-  for (const nlohmann::json& r : records) {
+  for (size_t i = 0; i < records.size(); ++i) {
+    const nlohmann::json& r = records[i];
     std::string reason = Str(r, "reason");
     if (reason.empty()) {
       const std::vector<std::string> problems = Strings(r, "problems");
@@ -135,8 +145,9 @@ std::string RenderQueryTable(const std::vector<nlohmann::json>& records) {
     }
     if (reason.empty()) reason = Str(r, "revision");
     if (reason.size() > 80) reason = reason.substr(0, 77) + "...";
-    rows.push_back({std::to_string(Seq(r)), Str(r, "time"), Str(r, "kind"), Str(r, "workload"),
-                    Str(r, "tenant"), Str(r, "outcome"), ClusterOf(r), Str(r, "cost"), reason});
+    rows.push_back({std::to_string(Seq(r)), i < times.size() ? times[i].text : Str(r, "time"), Str(r, "kind"),
+                    Str(r, "workload"), Str(r, "tenant"), Str(r, "outcome"), ClusterOf(r), MoneyCell(Str(r, "cost")),
+                    reason});
   }
   std::vector<size_t> width(rows[0].size(), 0);
   for (const auto& row : rows) {
@@ -155,25 +166,34 @@ std::string RenderQueryTable(const std::vector<nlohmann::json>& records) {
   return out;
 }
 
-Result<ComplianceReport> BuildReport(Env& env, const std::string& audit_dir, const std::string& from,
-                                     const std::string& to) {
+Result<Chargeback> BuildChargeback(Env& env, const std::string& audit_dir, const std::string& from,
+                                   const std::string& to, ChargebackGroup by) {
   QueryFilter filter;
-  filter.from_micros = ParseBound(from);
-  filter.to_micros = ParseBound(to);
-  if ((!from.empty() && !filter.from_micros) || (!to.empty() && !filter.to_micros)) {
-    return InvalidArgument("--from/--to take a date (2026-11-01) or an RFC 3339 UTC time (2026-11-01T00:00:00Z)");
-  }
+  GPUFED_RETURN_IF_ERROR(SetTimeBounds(from, to, &filter));
+  ChargebackBuilder builder(by);
+  GPUFED_RETURN_IF_ERROR(ScanRecords(env, audit_dir, filter, [&](const nlohmann::json& r, const RecordTime& time) {
+    builder.Add(r, time);
+  }));
+  return builder.Finish();
+}
+
+Result<ComplianceReport> BuildReport(Env& env, const std::string& audit_dir, const std::string& from,
+                                     const std::string& to, const ComplianceRules& rules) {
+  QueryFilter filter;
+  GPUFED_RETURN_IF_ERROR(SetTimeBounds(from, to, &filter));
   ComplianceReport report;
+  ChargebackBuilder chargeback(ChargebackGroup::kTenant);
   report.from = from;
   report.to = to;
   std::map<std::tuple<std::string, std::string, std::string, std::string>, ComplianceReport::Showback> showback;
   std::map<std::string, size_t> revision_index;
-  Status s = ScanRecords(env, audit_dir, filter, [&](const nlohmann::json& r) {
+  Status s = ScanRecords(env, audit_dir, filter, [&](const nlohmann::json& r, const RecordTime& at) {
     uint64_t seq = Seq(r);
     if (report.first_seq == 0) report.first_seq = seq;
     report.last_seq = seq;
+    chargeback.Add(r, at);
     std::string kind = Str(r, "kind");
-    std::string time = Str(r, "time");
+    const std::string& time = at.text;
     if (kind == "policy-activated" || kind == "policy-rejected") {
       std::string id = Str(r, "revision");
       if (kind == "policy-rejected") {
@@ -202,11 +222,14 @@ Result<ComplianceReport> BuildReport(Env& env, const std::string& audit_dir, con
     std::string residency;
     for (const std::string& zone : Strings(data, "residency")) residency += (residency.empty() ? "" : " ") + zone;
     if (sensitivity == "restricted" || pii || !residency.empty()) {
+      ComplianceVerdict verdict = CheckPlacement(r, rules);
+      if (!verdict.ok) ++report.violations;
       report.sensitive.push_back({seq, time, Str(r, "workload"), Str(r, "tenant"), sensitivity, residency,
-                                  Str(target, "cluster"), Str(target, "zone"), Str(target, "region"), revision, pii});
+                                  Str(target, "cluster"), Str(target, "zone"), Str(target, "region"), revision, pii,
+                                  std::move(verdict)});
     }
     Result<Money> cost = Money::Parse(Str(r, "cost"));
-    std::string day = time.substr(0, 10);
+    const std::string& day = at.day;
     std::string currency = cost.ok() ? cost->currency() : "";
     auto key = std::make_tuple(day, Str(r, "tenant"), Str(target, "cluster"), currency);
     ComplianceReport::Showback& row = showback[key];
@@ -219,14 +242,27 @@ Result<ComplianceReport> BuildReport(Env& env, const std::string& audit_dir, con
   });
   if (!s.ok()) return s;
   for (auto& [key, row] : showback) report.showback.push_back(row);
+  report.chargeback = chargeback.Finish();
   return report;
 }
 
 std::string RenderReportMarkdown(const ComplianceReport& r) {
   std::ostringstream out;
   out << "# gpufed audit report\n\n";
-  out << "Period: " << (r.from.empty() ? "beginning" : r.from) << " to " << (r.to.empty() ? "now" : r.to)
-      << " (UTC, end exclusive). Records seq " << r.first_seq << "-" << r.last_seq << ".\n\n";
+  if (r.violations > 0) {
+    // First, before anything else: a violation only comes from a policy change or a bug.
+    out << "> **COMPLIANCE VIOLATION: " << r.violations << " placement" << (r.violations == 1 ? "" : "s")
+        << " of restricted, PII or residency-bound data ran where the data may not go.**\n";
+    for (const auto& v : r.sensitive) {
+      if (v.verdict.ok) continue;
+      out << "> - seq " << v.seq << " " << v.time << ": " << v.tenant << "/" << v.workload << ": **VIOLATION** "
+          << v.verdict.rule << ": " << v.verdict.detail << " (revision `" << v.revision << "`)\n";
+    }
+    out << "\n";
+  }
+  out << "Period: " << (r.from.empty() ? "beginning of the journal" : r.from) << " to "
+      << (r.to.empty() ? "its end" : r.to) << " (UTC or virtual run time, end exclusive). Records seq "
+      << r.first_seq << "-" << r.last_seq << ".\n\n";
   out << "## Decisions\n\n| outcome | count |\n| --- | ---: |\n";
   for (const auto& [outcome, n] : r.outcomes) out << "| " << outcome << " | " << n << " |\n";
   out << "\n## Denials by rule\n\n";
@@ -249,26 +285,34 @@ std::string RenderReportMarkdown(const ComplianceReport& r) {
   out << "\n## Restricted, PII and residency-bound workloads\n\n";
   if (r.sensitive.empty()) out << "None placed in this period.\n";
   else {
-    out << "| seq | time | workload | tenant | sensitivity | PII | residency | cluster | zone | region |\n"
-           "| ---: | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+    out << (r.violations == 0 ? "Compliance: all " + std::to_string(r.sensitive.size()) + " placements ok.\n\n"
+                              : "Compliance: **" + std::to_string(r.violations) + " VIOLATION" +
+                                    (r.violations == 1 ? "" : "S") + "** in " + std::to_string(r.sensitive.size()) +
+                                    " placements.\n\n");
+    out << "| seq | time | workload | tenant | sensitivity | PII | residency | cluster | zone | region | verdict |\n"
+           "| ---: | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
     for (const auto& s : r.sensitive) {
       out << "| " << s.seq << " | " << s.time << " | " << s.workload << " | " << s.tenant << " | " << s.sensitivity
           << " | " << (s.pii ? "yes" : "no") << " | " << (s.residency.empty() ? "-" : s.residency) << " | "
-          << s.cluster << " | " << s.zone << " | " << s.region << " |\n";
+          << s.cluster << " | " << s.zone << " | " << s.region << " | "
+          << (s.verdict.ok ? std::string("ok") : "**VIOLATION** " + s.verdict.rule + ": " + s.verdict.detail)
+          << " |\n";
     }
   }
+  out << "\n## Chargeback (metered, per tenant)\n\n" << RenderChargebackMarkdown(r.chargeback);
   out << "\n## Showback (estimated cost of placements)\n\n| day | tenant | cluster | placements | cost |\n"
          "| --- | --- | --- | ---: | ---: |\n";
   std::map<std::string, int64_t> totals;
   for (const auto& s : r.showback) {
     out << "| " << s.day << " | " << s.tenant << " | " << s.cluster << " | " << s.placements << " | "
-        << MoneyText(s.cost_micros, s.currency) << " |\n";
+        << MoneyDisplay(s.cost_micros, s.currency) << " |\n";
     totals[s.tenant + "\t" + s.currency] += s.cost_micros;
   }
-  out << "\nTotals per tenant:";
+  out << "\nTotals per tenant (estimates of every placement, requeued ones included; the chargeback above is what "
+         "was metered):";
   for (const auto& [key, micros] : totals) {
     size_t tab = key.find('\t');
-    out << " " << key.substr(0, tab) << " " << MoneyText(micros, key.substr(tab + 1)) << ";";
+    out << " " << key.substr(0, tab) << " " << MoneyDisplay(micros, key.substr(tab + 1)) << ";";
   }
   out << "\n";
   return out.str();
@@ -293,7 +337,9 @@ nlohmann::json ReportToJson(const ComplianceReport& r) {
   for (const auto& s : r.sensitive) {
     sensitive.push_back({{"seq", s.seq}, {"time", s.time}, {"workload", s.workload}, {"tenant", s.tenant},
                          {"sensitivity", s.sensitivity}, {"pii", s.pii}, {"residency", s.residency},
-                         {"cluster", s.cluster}, {"zone", s.zone}, {"region", s.region}, {"revision", s.revision}});
+                         {"cluster", s.cluster}, {"zone", s.zone}, {"region", s.region}, {"revision", s.revision},
+                         {"verdict", s.verdict.ok ? "ok" : "VIOLATION"}});
+    if (!s.verdict.ok) sensitive.back()["violation"] = {{"rule", s.verdict.rule}, {"detail", s.verdict.detail}};
   }
   nlohmann::json showback = nlohmann::json::array();
   for (const auto& s : r.showback) {
@@ -302,7 +348,8 @@ nlohmann::json ReportToJson(const ComplianceReport& r) {
   }
   return {{"from", r.from}, {"to", r.to}, {"firstSeq", r.first_seq}, {"lastSeq", r.last_seq},
           {"outcomes", r.outcomes}, {"denialsByRule", r.denials_by_rule}, {"revisions", revisions},
-          {"rejectedRevisions", r.rejected_revisions}, {"sensitive", sensitive}, {"showback", showback}};
+          {"rejectedRevisions", r.rejected_revisions}, {"sensitive", sensitive}, {"violations", r.violations},
+          {"chargeback", ChargebackToJson(r.chargeback)}, {"showback", showback}};
 }
 
 }  // namespace gpufed::audit

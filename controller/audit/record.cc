@@ -35,6 +35,7 @@ constexpr KindName kKinds[] = {
     {RecordKind::kSinkRecovered, "sink-recovered"},
     {RecordKind::kBudgetAlert, "budget-alert"},
     {RecordKind::kPolicyDegraded, "policy-degraded"},
+    {RecordKind::kAttemptMetered, "attempt-metered"},
 };
 
 bool IsLowerHex(std::string_view s) {

@@ -32,6 +32,7 @@ enum class RecordKind {
   kSinkRecovered,     // ... and caught up again
   kBudgetAlert,       // a tenant's spend reached an alertAt level of its budget period
   kPolicyDegraded,    // a policy's hooks failed on more than its errorBudget of calls in a pass
+  kAttemptMetered,    // what a connector metered for one finished attempt (chargeback)
 };
 const char* RecordKindName(RecordKind kind);
 std::optional<RecordKind> ParseRecordKind(std::string_view name);

@@ -1,5 +1,6 @@
 #include "controller/audit/records.h"
 
+#include <cmath>
 #include <map>
 
 #include "controller/audit/inputs.h"
@@ -180,6 +181,25 @@ AuditRecord PolicyDegradedRecord(const PolicyDegradedEvent& e) {
            {"errors", e.errors},
            {"errorBudget", e.error_budget},
            {"lastError", e.last_error}}};
+}
+
+AuditRecord AttemptMeteredRecord(const MeteredAttempt& a) {
+  // GPU-seconds to the millisecond: the shortest text of that double is then its exact
+  // decimal ("7200.5"), and a reader sums them as integers.
+  const double gpu_seconds = std::isfinite(a.gpu_seconds) ? std::round(a.gpu_seconds * 1000) / 1000 : 0.0;
+  return {RecordKind::kAttemptMetered,
+          {{"workload", a.workload},
+           {"uid", a.uid},
+           {"tenant", a.tenant},
+           {"cluster", a.cluster},
+           {"attempt", a.attempt},
+           {"outcome", a.outcome},
+           {"gpuSeconds", gpu_seconds},
+           {"cost", a.cost.ToString()},
+           {"cloud", a.cloud},
+           {"startedMillis", a.started.millis()},
+           {"finishedMillis", a.finished.millis()},
+           {"bookedAtMillis", a.booked_at.millis()}}};
 }
 
 }  // namespace gpufed::audit

@@ -126,4 +126,23 @@ struct PolicyDegradedEvent {
 };
 AuditRecord PolicyDegradedRecord(const PolicyDegradedEvent& event);
 
+// One finished attempt as its connector metered it and the store booked it: GPU-seconds
+// used and their price, also for attempts that were lost, preempted or cancelled (they
+// are charged for what they used). Times are the controller clock (docs/audit-format.md).
+struct MeteredAttempt {
+  std::string workload;
+  std::string uid;
+  std::string tenant;
+  std::string cluster;
+  int attempt = 1;
+  std::string outcome;     // succeeded | failed | lost | preempted | cancelled
+  double gpu_seconds = 0;  // recorded to the millisecond
+  Money cost;              // exact, with its currency
+  bool cloud = false;
+  Duration started;        // zero when the cluster never reported it running
+  Duration finished;
+  Duration booked_at;      // when the loop booked it
+};
+AuditRecord AttemptMeteredRecord(const MeteredAttempt& attempt);
+
 }  // namespace gpufed::audit

@@ -96,5 +96,49 @@ TEST_F(PlanRecords, BudgetLeftFallsWithEachPlacementOfTheTenant) {
   }
 }
 
+TEST(AttemptMeteredRecord, CarriesWhatTheConnectorMeteredWithExactMoney) {
+  MeteredAttempt a;
+  a.workload = "llama-ft-42";
+  a.uid = "llama-ft-42-abc";
+  a.tenant = "team-nlp";
+  a.cluster = "eu-cloud";
+  a.attempt = 2;
+  a.outcome = "preempted";
+  a.gpu_seconds = 4 * 1800.1234;  // GPU-seconds are kept to the millisecond
+  a.cost = Money(19652544400, "EUR");
+  a.cloud = true;
+  a.started = Duration::FromMillis(3600000);
+  a.finished = Duration::FromMillis(5400000);
+  a.booked_at = Duration::FromMillis(5460000);
+  AuditRecord r = AttemptMeteredRecord(a);
+  EXPECT_EQ(r.kind, RecordKind::kAttemptMetered);
+  EXPECT_STREQ(RecordKindName(r.kind), "attempt-metered");
+  EXPECT_EQ(ParseRecordKind("attempt-metered"), RecordKind::kAttemptMetered);
+  EXPECT_EQ(r.payload["workload"], "llama-ft-42");
+  EXPECT_EQ(r.payload["uid"], "llama-ft-42-abc");
+  EXPECT_EQ(r.payload["tenant"], "team-nlp");
+  EXPECT_EQ(r.payload["cluster"], "eu-cloud");
+  EXPECT_EQ(r.payload["attempt"], 2);
+  EXPECT_EQ(r.payload["outcome"], "preempted");
+  EXPECT_EQ(r.payload["cost"], "19652.5444 EUR");  // exact, never a float
+  EXPECT_EQ(r.payload["cloud"], true);
+  EXPECT_EQ(r.payload["startedMillis"], 3600000);
+  EXPECT_EQ(r.payload["finishedMillis"], 5400000);
+  EXPECT_EQ(r.payload["bookedAtMillis"], 5460000);
+  // As the journal writes it: the shortest text of the rounded double is the decimal.
+  EXPECT_NE(DumpPayload(r.payload).find("\"gpuSeconds\":7200.494"), std::string::npos) << DumpPayload(r.payload);
+}
+
+TEST(AttemptMeteredRecord, AnAttemptTheClusterNeverReportedIsChargedNothing) {
+  MeteredAttempt a;
+  a.workload = "w";
+  a.uid = "w-1";
+  a.outcome = "lost";
+  AuditRecord r = AttemptMeteredRecord(a);
+  EXPECT_EQ(r.payload["gpuSeconds"], 0.0);
+  EXPECT_EQ(r.payload["cost"], "0.00");
+  EXPECT_EQ(r.payload["startedMillis"], 0);
+}
+
 }  // namespace
 }  // namespace gpufed::audit

@@ -1,4 +1,6 @@
-// gpufed audit query | report: selecting records and the compliance/showback report.
+// gpufed audit query | report: selecting records, and the compliance, chargeback and
+// showback report.
+#include <algorithm>
 #include <iostream>
 
 #include "controller/audit/query.h"
@@ -8,6 +10,11 @@
 namespace gpufed::cli {
 namespace {
 
+// Exit status of `audit report` when the compliance section holds a violation: the
+// report is written in full, and scripts and CI cannot miss it (3, like a replay that
+// found a different decision).
+constexpr int kComplianceViolation = 3;
+
 struct QueryOptions {
   std::string audit_dir;
   audit::QueryFilter filter;
@@ -16,41 +23,72 @@ struct QueryOptions {
 };
 
 int RunQuery(QueryOptions o) {
-  if (!o.from.empty()) o.filter.from_micros = audit::ParseTimeMicros(o.from);
-  if (!o.to.empty()) o.filter.to_micros = audit::ParseTimeMicros(o.to);
-  if ((!o.from.empty() && !o.filter.from_micros) || (!o.to.empty() && !o.filter.to_micros)) {
-    std::cerr << "gpufed audit query: --from/--to take a date (2026-11-01) or RFC 3339 UTC (2026-11-01T10:00:00Z)\n";
+  if (Status bounds = audit::SetTimeBounds(o.from, o.to, &o.filter); !bounds.ok()) {
+    std::cerr << "gpufed audit query: " << bounds.message() << "\n";
     return 2;
   }
   auto env = audit::NewPosixEnv();
   std::vector<nlohmann::json> rows;
-  Status s = audit::ScanRecords(*env, o.audit_dir, o.filter, [&](const nlohmann::json& r) {
+  std::vector<audit::RecordTime> times;
+  Status s = audit::ScanRecords(*env, o.audit_dir, o.filter, [&](const nlohmann::json& r, const audit::RecordTime& t) {
     if (o.output == "jsonl") {
-      std::cout << r.dump() << "\n";
+      std::cout << r.dump() << "\n";  // the record verbatim: its own members only
     } else {
       rows.push_back(r);
+      times.push_back(t);
     }
   });
   if (!s.ok()) {
     std::cerr << "gpufed audit query: " << s.ToString() << "\n";
     return 1;
   }
-  if (o.output == "table") std::cout << audit::RenderQueryTable(rows);
+  if (o.output == "table") std::cout << audit::RenderQueryTable(rows, times);
   return 0;
 }
 
 struct ReportOptions {
   std::string audit_dir, from, to;
   std::string format = "markdown";
+  bool chargeback = false;
+  std::string by = "tenant";
+  std::string pii_zones = "eu";
 };
 
-int RunReport(const ReportOptions& o) {
+int ReportError(const Status& s) {
+  std::cerr << "gpufed audit report: " << s.message() << "\n";
+  return s.code() == StatusCode::kInvalidArgument ? 2 : 1;
+}
+
+int RunChargeback(const ReportOptions& o) {
   auto env = audit::NewPosixEnv();
-  Result<audit::ComplianceReport> report = audit::BuildReport(*env, o.audit_dir, o.from, o.to);
-  if (!report.ok()) {
-    std::cerr << "gpufed audit report: " << report.status().message() << "\n";
-    return report.status().code() == StatusCode::kInvalidArgument ? 2 : 1;
+  Result<audit::Chargeback> c =
+      audit::BuildChargeback(*env, o.audit_dir, o.from, o.to, *audit::ParseChargebackGroup(o.by));
+  if (!c.ok()) return ReportError(c.status());
+  if (o.format == "csv") {
+    std::cout << audit::RenderChargebackCsv(*c);
+  } else if (o.format == "json") {
+    std::cout << audit::ChargebackToJson(*c).dump(2) << "\n";
+  } else {
+    std::cout << "# gpufed chargeback\n\nPeriod: " << (o.from.empty() ? "beginning of the journal" : o.from) << " to "
+              << (o.to.empty() ? "its end" : o.to) << ", by " << o.by << ".\n\n"
+              << audit::RenderChargebackMarkdown(*c);
   }
+  return 0;
+}
+
+int RunReport(const ReportOptions& o) {
+  if (o.chargeback) return RunChargeback(o);
+  audit::ComplianceRules rules;
+  rules.pii_zones.clear();
+  for (size_t start = 0; start <= o.pii_zones.size();) {
+    size_t comma = std::min(o.pii_zones.find(',', start), o.pii_zones.size());
+    if (comma > start) rules.pii_zones.push_back(o.pii_zones.substr(start, comma - start));
+    start = comma + 1;
+  }
+  if (std::find(rules.pii_zones.begin(), rules.pii_zones.end(), "any") != rules.pii_zones.end()) rules.pii_zones.clear();
+  auto env = audit::NewPosixEnv();
+  Result<audit::ComplianceReport> report = audit::BuildReport(*env, o.audit_dir, o.from, o.to, rules);
+  if (!report.ok()) return ReportError(report.status());
   if (o.format == "csv") {
     std::cout << audit::RenderReportCsv(*report);
   } else if (o.format == "json") {
@@ -58,7 +96,15 @@ int RunReport(const ReportOptions& o) {
   } else {
     std::cout << audit::RenderReportMarkdown(*report);
   }
-  return 0;
+  if (report->violations == 0) return 0;
+  std::cerr << "gpufed audit report: COMPLIANCE VIOLATION: " << report->violations
+            << " placement(s) of restricted, PII or residency-bound data ran where the data may not go:\n";
+  for (const audit::ComplianceReport::Sensitive& s : report->sensitive) {
+    if (s.verdict.ok) continue;
+    std::cerr << "  seq " << s.seq << " " << s.tenant << "/" << s.workload << ": " << s.verdict.rule << ": "
+              << s.verdict.detail << "\n";
+  }
+  return kComplianceViolation;
 }
 
 }  // namespace
@@ -73,8 +119,9 @@ void AddAuditQueryCommands(CLI::App& audit, int* exit_code) {
   query->add_option("--outcome", q->filter.outcome, "placed, queued or rejected")
       ->check(CLI::IsMember({"placed", "queued", "rejected", "preempted"}));
   query->add_option("--rule", q->filter.rule, "A rule that denied, rejected a cluster or warned");
-  query->add_option("--kind", q->filter.kind, "Record kind (decision, policy-activated, checkpoint, ...)");
-  query->add_option("--from", q->from, "From this time (inclusive; date or RFC 3339 UTC)");
+  query->add_option("--kind", q->filter.kind, "Record kind (decision, attempt-metered, policy-activated, checkpoint, ...)");
+  query->add_option("--from", q->from,
+                    "From this time (inclusive; date or RFC 3339 UTC, or a simulated run's time since its start: 6h)");
   query->add_option("--to", q->to, "To this time (exclusive)");
   query->add_option("-o,--output", q->output, "Output format")
       ->check(CLI::IsMember({"table", "jsonl"}))
@@ -82,12 +129,26 @@ void AddAuditQueryCommands(CLI::App& audit, int* exit_code) {
   query->callback([q, exit_code] { *exit_code = RunQuery(*q); });
 
   auto r = std::make_shared<ReportOptions>();
-  CLI::App* report = audit.add_subcommand("report", "Compliance report and showback per tenant, cluster and day");
+  CLI::App* report = audit.add_subcommand(
+      "report", "Compliance report with verdicts, chargeback from metered usage, showback (exit 3 on a violation)");
   report->add_option("-d,--audit-dir", r->audit_dir, "Audit folder")->required();
-  report->add_option("--from", r->from, "Start (inclusive; date or RFC 3339 UTC)")->required();
-  report->add_option("--to", r->to, "End (exclusive)")->required();
+  report->add_option("--from", r->from,
+                     "Start (inclusive; date or RFC 3339 UTC, or a simulated run's time since its start: 6h; "
+                     "default: the journal's beginning)");
+  report->add_option("--to", r->to, "End (exclusive; default: the journal's end)");
   report->add_option("-f,--format", r->format, "Output format")
       ->check(CLI::IsMember({"markdown", "csv", "json"}))
+      ->capture_default_str();
+  CLI::Option* chargeback = report->add_flag(
+      "--chargeback", r->chargeback,
+      "Only the chargeback: metered GPU-seconds and cost per group, estimates beside them (CSV: "
+      "group,gpu_seconds,metered,estimated,currency)");
+  report->add_option("--by", r->by, "Chargeback groups")
+      ->check(CLI::IsMember({"tenant", "cluster", "day"}))
+      ->capture_default_str()
+      ->needs(chargeback);
+  report->add_option("--pii-zones", r->pii_zones,
+                     "Compliance zones where PII may run, comma-separated ('any': not checked)")
       ->capture_default_str();
   report->callback([r, exit_code] { *exit_code = RunReport(*r); });
 }

@@ -8,11 +8,9 @@
 namespace gpufed::cli {
 namespace {
 
-// Money to the cent for display (metering keeps micro-units).
-std::string Cents(const Money& m) {
-  int64_t micros = m.micros() >= 0 ? (m.micros() + 5000) / 10000 * 10000 : -((-m.micros() + 5000) / 10000 * 10000);
-  return Money(micros, m.currency()).ToString();
-}
+// Money in the currency's minor units for people: "1,662.67 EUR" (metering keeps micro-units;
+// `gpufed audit report --chargeback` gives the exact amounts).
+std::string Cents(const Money& m) { return m.ToDisplayString(); }
 
 std::string Bar(int used, int total, int width = 20) {
   int filled = total > 0 ? used * width / total : 0;
@@ -47,12 +45,17 @@ void RunView::Update(reconcile::Controller& controller, Duration now, bool force
   Result<std::vector<store::StateCount>> counts = controller.store()->CountByState();
   Result<std::vector<store::WorkloadRecord>> unfinished = controller.store()->ListUnfinished();
   if (!counts.ok() || !unfinished.ok()) return;
-  int64_t waiting = 0, running = 0, done = 0, bursts = 0;
+  // "finished" is work that ran to an end (succeeded or failed); work turned away before
+  // it ran (rejected, cancelled) is counted on its own.
+  int64_t waiting = 0, running = 0, done = 0, turned_away = 0, bursts = 0;
   std::map<std::string, Money> burn;
   for (const store::StateCount& c : *counts) {
     if (store::IsWaiting(c.state)) waiting += c.workloads;
     if (store::IsActive(c.state)) running += c.workloads;
-    if (store::IsTerminal(c.state)) done += c.workloads;
+    if (c.state == store::WorkloadState::kSucceeded || c.state == store::WorkloadState::kFailed) done += c.workloads;
+    if (c.state == store::WorkloadState::kRejected || c.state == store::WorkloadState::kCancelled) {
+      turned_away += c.workloads;
+    }
     burn[c.tenant] = burn[c.tenant].Plus(c.cost);
   }
   for (const store::WorkloadRecord& r : *unfinished) {
@@ -62,9 +65,9 @@ void RunView::Update(reconcile::Controller& controller, Duration now, bool force
   }
   std::vector<std::string> lines;
   char head[160];
-  std::snprintf(head, sizeof head, "t=%s  queued %lld  running %lld  finished %lld  on cloud now %lld",
+  std::snprintf(head, sizeof head, "t=%s  queued %lld  running %lld  finished %lld  rejected/cancelled %lld  on cloud now %lld",
                 Clock(now).c_str(), static_cast<long long>(waiting), static_cast<long long>(running),
-                static_cast<long long>(done), static_cast<long long>(bursts));
+                static_cast<long long>(done), static_cast<long long>(turned_away), static_cast<long long>(bursts));
   lines.push_back(head);
   for (const auto& c : controller.Clusters()) {
     int total = c.value("gpus", 0), used = total - c.value("gpus_free", 0);
@@ -81,13 +84,16 @@ void RunView::Update(reconcile::Controller& controller, Duration now, bool force
     for (const std::string& l : lines) out_ << "\x1b[2K" << l << "\n";
     drawn_lines_ = static_cast<int>(lines.size());
   } else {
+    // One line per update off a terminal: the head, each cluster without its bar, spend.
     out_ << lines[0];
     for (size_t i = 1; i + 1 < lines.size(); ++i) {
       std::string l = lines[i];
       l.erase(0, l.find_first_not_of(' '));
       out_ << " | " << l.substr(0, l.find('[')) << l.substr(l.find(']') + 1);
     }
-    out_ << "\n";
+    std::string spend = lines.back();
+    spend.erase(0, spend.find_first_not_of(' '));
+    out_ << " | " << spend << "\n";
   }
   out_.flush();
 }

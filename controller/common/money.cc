@@ -113,6 +113,48 @@ std::string Money::AmountString() const {
   return out;
 }
 
+int Money::MinorUnitDigits(std::string_view currency) {
+  // ISO 4217 codes whose minor unit is not the cent; the list changes rarely (a code
+  // missing here prints two decimals, which never hides an amount's units).
+  static constexpr std::string_view kZero[] = {"BIF", "CLP", "DJF", "GNF", "ISK", "JPY", "KMF", "KRW", "PYG",
+                                               "RWF", "UGX", "UYI", "VND", "VUV", "XAF", "XOF", "XPF"};
+  static constexpr std::string_view kThree[] = {"BHD", "IQD", "JOD", "KWD", "LYD", "OMR", "TND"};
+  for (std::string_view c : kZero) {
+    if (c == currency) return 0;
+  }
+  for (std::string_view c : kThree) {
+    if (c == currency) return 3;
+  }
+  return 2;
+}
+
+std::string Money::ToDisplayString() const {
+  const int digits = MinorUnitDigits(currency_);
+  int64_t scale = kMicrosPerUnit;
+  for (int i = 0; i < digits; ++i) scale /= 10;
+  // Rounded to the minor unit in 128 bits: |INT64_MIN| and a rounding up at the top of
+  // the range still fit.
+  const __int128 micros = micros_;
+  const __int128 magnitude = micros < 0 ? -micros : micros;
+  const __int128 minor = (magnitude + scale / 2) / scale;
+  __int128 per_unit = 1;
+  for (int i = 0; i < digits; ++i) per_unit *= 10;
+  std::string units = std::to_string(static_cast<uint64_t>(minor / per_unit));
+  std::string grouped;
+  for (size_t i = 0; i < units.size(); ++i) {
+    if (i > 0 && (units.size() - i) % 3 == 0) grouped += ',';
+    grouped += units[i];
+  }
+  std::string out = micros < 0 && minor != 0 ? "-" : "";
+  out += grouped;
+  if (digits > 0) {
+    std::string frac = std::to_string(static_cast<uint64_t>(minor % per_unit));
+    out += '.';
+    out += std::string(static_cast<size_t>(digits) - frac.size(), '0') + frac;
+  }
+  return currency_.empty() ? out : out + " " + currency_;
+}
+
 std::string Money::ToString() const {
   return currency_.empty() ? AmountString() : AmountString() + " " + currency_;
 }

@@ -42,6 +42,13 @@ class Money {
   std::string ToString() const;
   // "12.34" without the currency.
   std::string AmountString() const;
+  // For people reading tables: rounded half away from zero to the currency's minor unit
+  // (MinorUnitDigits), thousands separated by commas: "19,652.54 EUR", "-1,200 JPY",
+  // "0.20" (no currency). Exact amounts (CSV, JSON, the journal) use ToString.
+  std::string ToDisplayString() const;
+  // Decimal digits of the currency's minor unit (ISO 4217): 0 for JPY, KRW, ...; 3 for
+  // BHD, KWD, ...; 2 for every other code, and for no currency.
+  static int MinorUnitDigits(std::string_view currency);
 
   bool SameCurrency(const Money& other) const;
   friend std::strong_ordering operator<=>(const Money& a, const Money& b) { return a.micros_ <=> b.micros_; }

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 namespace gpufed {
 namespace {
 
@@ -37,6 +39,42 @@ TEST(Money, AddsAndPrints) {
   EXPECT_EQ(Money::Parse("12.345 EUR")->ToString(), "12.345 EUR");
   EXPECT_EQ(Money::Parse("7 EUR")->ToString(), "7.00 EUR");
   EXPECT_EQ(a.Minus(b).ToString(), "-0.10 EUR");
+}
+
+TEST(Money, DisplaysMinorUnitsWithThousandsSeparators) {
+  EXPECT_EQ(Money::Parse("19652.5444 EUR")->ToDisplayString(), "19,652.54 EUR");
+  EXPECT_EQ(Money::Parse("0.1988 EUR")->ToDisplayString(), "0.20 EUR");
+  EXPECT_EQ(Money::Parse("7 EUR")->ToDisplayString(), "7.00 EUR");
+  EXPECT_EQ(Money::Parse("999.995 USD")->ToDisplayString(), "1,000.00 USD");
+  EXPECT_EQ(Money::Parse("100000 EUR")->ToDisplayString(), "100,000.00 EUR");
+  EXPECT_EQ(Money::Parse("1234567.891 EUR")->ToDisplayString(), "1,234,567.89 EUR");
+  EXPECT_EQ(Money(0, "EUR").ToDisplayString(), "0.00 EUR");
+  EXPECT_EQ(Money(1234500000, "").ToDisplayString(), "1,234.50");
+}
+
+TEST(Money, DisplayRoundsHalfAwayFromZero) {
+  EXPECT_EQ(Money::Parse("0.005 EUR")->ToDisplayString(), "0.01 EUR");
+  EXPECT_EQ(Money::Parse("0.004999 EUR")->ToDisplayString(), "0.00 EUR");
+  EXPECT_EQ(Money::Parse("-0.005 EUR")->ToDisplayString(), "-0.01 EUR");
+  EXPECT_EQ(Money::Parse("-1234.565 EUR")->ToDisplayString(), "-1,234.57 EUR");
+  // Rounds to zero: no negative zero.
+  EXPECT_EQ(Money::Parse("-0.004 EUR")->ToDisplayString(), "0.00 EUR");
+}
+
+TEST(Money, DisplayUsesEachCurrencysMinorUnit) {
+  EXPECT_EQ(Money::MinorUnitDigits("EUR"), 2);
+  EXPECT_EQ(Money::MinorUnitDigits("JPY"), 0);
+  EXPECT_EQ(Money::MinorUnitDigits("KWD"), 3);
+  EXPECT_EQ(Money::Parse("1234567.5 JPY")->ToDisplayString(), "1,234,568 JPY");
+  EXPECT_EQ(Money::Parse("-1499.5 JPY")->ToDisplayString(), "-1,500 JPY");
+  EXPECT_EQ(Money::Parse("1234.5675 KWD")->ToDisplayString(), "1,234.568 KWD");
+  EXPECT_EQ(Money::Parse("12.3 CHF")->ToDisplayString(), "12.30 CHF");
+}
+
+TEST(Money, DisplaysTheLargestAmounts) {
+  EXPECT_EQ(Money(std::numeric_limits<int64_t>::max(), "EUR").ToDisplayString(), "9,223,372,036,854.78 EUR");
+  EXPECT_EQ(Money(std::numeric_limits<int64_t>::min(), "EUR").ToDisplayString(), "-9,223,372,036,854.78 EUR");
+  EXPECT_EQ(Money(std::numeric_limits<int64_t>::max(), "JPY").ToDisplayString(), "9,223,372,036,855 JPY");
 }
 
 }  // namespace

@@ -51,4 +51,14 @@ std::string Join(const std::vector<std::string>& parts, std::string_view separat
   return out;
 }
 
+std::string CsvField(std::string_view field) {
+  if (field.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(field);
+  std::string out = "\"";
+  for (char c : field) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
 }  // namespace gpufed

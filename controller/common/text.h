@@ -15,4 +15,8 @@ std::string ClosestMatch(std::string_view word, std::span<const std::string_view
 
 std::string Join(const std::vector<std::string>& parts, std::string_view separator);
 
+// One CSV field (RFC 4180): quoted, with quotes doubled, when it holds a comma, a quote
+// or a line break; as is otherwise.
+std::string CsvField(std::string_view field);
+
 }  // namespace gpufed

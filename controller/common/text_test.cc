@@ -19,6 +19,13 @@ TEST(Text, BoundsEditDistance) {
   EXPECT_EQ(EditDistance("a", "abcdefgh", 2), 3u);
 }
 
+TEST(Text, QuotesCsvFieldsOnlyWhenNeeded) {
+  EXPECT_EQ(CsvField("team-nlp"), "team-nlp");
+  EXPECT_EQ(CsvField("a,b"), "\"a,b\"");
+  EXPECT_EQ(CsvField("say \"hi\""), "\"say \"\"hi\"\"\"");
+  EXPECT_EQ(CsvField("two\nlines"), "\"two\nlines\"");
+}
+
 TEST(Sha256, MatchesKnownVector) {
   EXPECT_EQ(Sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }

@@ -32,8 +32,12 @@ Result<std::unique_ptr<Controller>> Controller::Open(const ControllerOptions& op
   GPUFED_RETURN_IF_ERROR(c->OpenJournal());
   c->log_ = std::make_unique<StoreDecisionLog>(c->store_.get());
   c->budget_ = std::make_unique<BudgetWatch>(c->store_.get());
+  c->history_ = std::make_unique<History>(c->store_.get());
+  GPUFED_RETURN_IF_ERROR(c->history_->Restore(clock->Now()));
   // Journal first: a decision is acted on only once the tamper-evident log holds it.
-  c->tee_ = std::make_unique<TeeDecisionLog>(std::vector<DecisionLog*>{c->journal_log_.get(), c->log_.get()});
+  c->metrics_log_ = std::make_unique<MetricsDecisionLog>(&c->pass_metrics_);
+  c->tee_ = std::make_unique<TeeDecisionLog>(
+      std::vector<DecisionLog*>{c->journal_log_.get(), c->log_.get(), c->metrics_log_.get()});
   c->reconciler_ = std::make_unique<Reconciler>(c->store_.get(), c->tee_.get(), clock, options.reconcile);
   c->reconciler_->SetActionObserver(
       [log = c->journal_log_.get()](const connectors::Action& a, const std::string& cluster, const Status& result) {
@@ -112,6 +116,7 @@ Status Controller::Reload() {
   std::string before = activator_.active()->config.revision;
   Status s = activator_.Reload({options_.config_dir});
   if (!s.ok()) {
+    pass_metrics_.OnRevisionRejected();
     (void)journal_->Append(
         audit::PolicyRejectedRecord(activator_.rejected_revision(), options_.config_dir, activator_.last_rejection()));
     std::string why;
@@ -175,11 +180,14 @@ Result<PassStats> Controller::Pass() {
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (pass_seconds_.size() < 100000) pass_seconds_.push_back(seconds);
   ++passes_;
-  if (stats.ok()) {
-    decisions_by_outcome_["placed"] += stats->placed;
-    decisions_by_outcome_["queued"] += stats->queued;
-    decisions_by_outcome_["rejected"] += stats->rejected;
-    decisions_by_outcome_["preempted"] += stats->preempted;
+  pass_metrics_.OnPass(seconds, reconciler_->decision_seconds());
+  const Duration now = clock_->Now();
+  if (stats.ok() && history_->Due(now)) {
+    Result<std::vector<TenantView>> tenants = TenantViewsLocked();
+    Status sampled = tenants.ok() ? history_->Sample(now, ViewClusters(activator_.active()->config, reconciler_->clusters()), *tenants)
+                                  : tenants.status();
+    // The charts miss a point; placement goes on.
+    if (!sampled.ok()) notices_.push_back("dashboard history: " + sampled.ToString());
   }
   return stats;
 }

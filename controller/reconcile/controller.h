@@ -17,7 +17,10 @@
 #include "controller/audit/journal.h"
 #include "controller/audit/live_shipping.h"
 #include "controller/reconcile/budget_watch.h"
+#include "controller/reconcile/fleet_view.h"
+#include "controller/reconcile/history.h"
 #include "controller/reconcile/journal_log.h"
+#include "controller/reconcile/pass_metrics.h"
 #include "controller/reconcile/policy_health.h"
 #include "controller/reconcile/reconciler.h"
 
@@ -98,7 +101,17 @@ class Controller {
   // A tenant's budget: period, spend (metered + running estimates), limits, used ratios
   // and the alerts reported this period. A tenant caller sees only itself (NotFound).
   Result<nlohmann::json> Tenant(const std::string& name, const std::string& tenant);
+  // Every cluster: health, nodes (elastic ones too), GPUs allocated / capacity per model.
   nlohmann::json Clusters();
+  // Every tenant's budget, alert level, GPUs in use and fair share ({"items": [...]}).
+  Result<nlohmann::json> Tenants(const std::string& caller);
+  // Waiting workloads in the order they are considered (tenant, priority, waited,
+  // reason, position) and the histogram of past waits ({"items", "waitHistogram"}).
+  Result<nlohmann::json> Queue(const std::string& caller);
+  // The last day's samples of the fleet and tenants (history.h).
+  nlohmann::json HistoryJson(const std::string& caller);
+  // Journal head, newest signed checkpoint and each sink's lag.
+  nlohmann::json AuditStatus();
   // A tenant's API request rate under the active revision (Tenant.spec.api; per_second 0:
   // unlimited). Takes only its own lock, so the server can ask on every request while a
   // pass runs.
@@ -155,6 +168,8 @@ class Controller {
   void JournalPolicyHealth();
   // The workload `ref` names, as `caller` may see it. Needs mu_.
   Result<store::WorkloadRecord> Owned(const WorkloadRef& ref, const std::string& caller);
+  // Tenants as /metrics, the API and the history see them. Needs mu_.
+  Result<std::vector<TenantView>> TenantViewsLocked();
   // Publishes what the API reads without mu_: the active revision's API limits (ApiLimitOf)
   // and the revision itself (Submit). Needs mu_ (or Open); call after every activation.
   void PublishApiLimits();
@@ -175,15 +190,17 @@ class Controller {
   std::unique_ptr<audit::AuditJournal> journal_;
   std::unique_ptr<JournalDecisionLog> journal_log_;
   std::unique_ptr<StoreDecisionLog> log_;
+  PassMetrics pass_metrics_;
+  std::unique_ptr<MetricsDecisionLog> metrics_log_;  // feeds pass_metrics_; teed last
   std::unique_ptr<TeeDecisionLog> tee_;
   std::unique_ptr<Reconciler> reconciler_;
-  std::map<std::string, int64_t> decisions_by_outcome_;
-  std::vector<double> pass_seconds_;              // decision latency samples (bounded)
+  std::vector<double> pass_seconds_;              // pass time samples for pass_stats (bounded)
   int64_t passes_ = 0;
   int64_t seq_ = 0;
   bool stopped_ = false;
   audit::LiveShipping* shipping_ = nullptr;
   std::unique_ptr<BudgetWatch> budget_;
+  std::unique_ptr<History> history_;  // the dashboard's samples, persisted in the store
   PolicyHealth policy_health_;
   std::vector<std::string> notices_;
   // What the API reads without mu_ (which a pass holds throughout): the tenants' rate

@@ -137,8 +137,9 @@ Result<WorkloadRecord> Controller::Get(const WorkloadRef& ref, const std::string
 Result<std::vector<store::DecisionRow>> Controller::Decisions(const WorkloadRef& ref, const std::string& caller) {
   std::lock_guard<std::mutex> lock(mu_);
   if (ref.name.empty()) {
-    if (!caller.empty()) return Status(StatusCode::kPermissionDenied, "listing every decision needs an admin token");
-    return store_->Decisions("", "", 200);
+    // A tenant lists its own decisions; an admin every tenant's (or the path's tenant's).
+    if (!caller.empty() && !ref.tenant.empty() && ref.tenant != caller) return NotFound("no tenant " + ref.tenant);
+    return store_->Decisions(caller.empty() ? ref.tenant : caller, "", 200);
   }
   Result<WorkloadRecord> r = Owned(ref, caller);
   if (!r.ok()) return r.status();
@@ -188,124 +189,6 @@ Result<nlohmann::json> Controller::Explain(const WorkloadRef& ref, const std::st
     out["history"] = h;
   }
   return out;
-}
-
-nlohmann::json Controller::Clusters() {
-  std::lock_guard<std::mutex> lock(mu_);
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& [name, cs] : reconciler_->clusters()) {
-    int total = 0, free = 0, running = 0;
-    for (const auto& n : cs.last.nodes) {
-      for (const auto& g : n.gpus) {
-        ++total;
-        free += g.free_milli == 1000 ? 1 : 0;
-      }
-    }
-    for (const auto& w : cs.last.workloads) running += w.state == connectors::RunState::kRunning ? 1 : 0;
-    out.push_back({{"name", name},
-                   {"healthy", cs.healthy},
-                   {"observed", cs.observed},
-                   {"nodes", cs.last.nodes.size()},
-                   {"gpus", total},
-                   {"gpus_free", free},
-                   {"running", running},
-                   {"errors", cs.total_errors},
-                   {"last_error", cs.last_error},
-                   {"api_version", cs.last.api_version},
-                   {"api", cs.last.api_summary}});
-  }
-  return out;
-}
-
-std::string Controller::Metrics() {
-  std::lock_guard<std::mutex> lock(mu_);
-  std::ostringstream m;
-  // Counted by SQLite: a scrape does not read the finished history row by row.
-  Result<std::vector<store::StateCount>> counts = store_->CountByState();
-  std::map<std::string, int64_t> depth, by_state;
-  std::map<std::string, Money> burn;
-  if (counts.ok()) {
-    for (const store::StateCount& c : *counts) {
-      if (store::IsWaiting(c.state)) depth[c.tenant] += c.workloads;
-      by_state[StateName(c.state)] += c.workloads;
-      burn[c.tenant] = burn[c.tenant].Plus(c.cost);
-    }
-  }
-  m << "# HELP gpufed_queue_depth Workloads waiting for placement.\n# TYPE gpufed_queue_depth gauge\n";
-  for (const auto& [t, n] : depth) m << "gpufed_queue_depth{tenant=\"" << t << "\"} " << n << "\n";
-  m << "# HELP gpufed_workloads Workloads by state.\n# TYPE gpufed_workloads gauge\n";
-  for (const auto& [s, n] : by_state) m << "gpufed_workloads{state=\"" << s << "\"} " << n << "\n";
-  m << "# HELP gpufed_decisions_total Placement decisions by outcome.\n# TYPE gpufed_decisions_total counter\n";
-  for (const auto& [o, n] : decisions_by_outcome_) m << "gpufed_decisions_total{outcome=\"" << o << "\"} " << n << "\n";
-  m << "# HELP gpufed_decision_latency_seconds Reconcile pass latency.\n# TYPE gpufed_decision_latency_seconds histogram\n";
-  const double bounds[] = {0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5};
-  double sum = 0;
-  for (double s : pass_seconds_) sum += s;
-  for (double b : bounds) {
-    long n = std::count_if(pass_seconds_.begin(), pass_seconds_.end(), [b](double s) { return s <= b; });
-    m << "gpufed_decision_latency_seconds_bucket{le=\"" << b << "\"} " << n << "\n";
-  }
-  m << "gpufed_decision_latency_seconds_bucket{le=\"+Inf\"} " << pass_seconds_.size() << "\n";
-  m << "gpufed_decision_latency_seconds_sum " << sum << "\ngpufed_decision_latency_seconds_count " << pass_seconds_.size()
-    << "\n";
-  m << "# HELP gpufed_gpu_allocated GPUs in use by cluster and model.\n# TYPE gpufed_gpu_allocated gauge\n";
-  for (const auto& [name, cs] : reconciler_->clusters()) {
-    std::map<std::string, double> used;
-    const model::Cluster* c = activator_.active()->config.FindCluster(name);
-    for (const auto& n : cs.last.nodes) {
-      std::string gpu_model = "unknown";
-      if (c) {
-        for (const auto& p : c->node_pools) {
-          if (p.name == n.pool) gpu_model = p.gpu.model;
-        }
-      }
-      for (const auto& g : n.gpus) used[gpu_model] += (1000 - g.free_milli) / 1000.0;
-    }
-    for (const auto& [gm, u] : used) m << "gpufed_gpu_allocated{cluster=\"" << name << "\",model=\"" << gm << "\"} " << u << "\n";
-  }
-  m << "# HELP gpufed_cost_total Metered spend by tenant (currency units).\n# TYPE gpufed_cost_total counter\n";
-  for (const auto& [t, money] : burn) {
-    m << "gpufed_cost_total{tenant=\"" << t << "\",currency=\"" << money.currency() << "\"} " << money.AmountString() << "\n";
-  }
-  m << "# HELP gpufed_cluster_api_info The remote API version a cluster's connector speaks (1 per cluster).\n"
-       "# TYPE gpufed_cluster_api_info gauge\n";
-  for (const auto& [name, cs] : reconciler_->clusters()) {
-    if (cs.last.api_version.empty()) continue;
-    m << "gpufed_cluster_api_info{cluster=\"" << name << "\",api_version=\"" << cs.last.api_version << "\"} 1\n";
-  }
-  m << "# HELP gpufed_connector_errors_total Failed connector calls.\n# TYPE gpufed_connector_errors_total counter\n";
-  for (const auto& [name, cs] : reconciler_->clusters()) {
-    m << "gpufed_connector_errors_total{cluster=\"" << name << "\"} " << cs.total_errors << "\n";
-  }
-  // Placements a cluster refused. The snapshot holds exactly what runs, so every one is
-  // an anomaly; both reasons are always present, at zero when nothing was refused.
-  m << "# HELP gpufed_connector_refusals_total Placements a cluster refused, by reason (capacity: GPUs busy; "
-       "invalid: the action could never apply).\n# TYPE gpufed_connector_refusals_total counter\n";
-  for (const auto& [name, cs] : reconciler_->clusters()) {
-    for (const char* reason : {"capacity", "invalid"}) {
-      auto it = reconciler_->refusals().find({name, reason});
-      m << "gpufed_connector_refusals_total{cluster=\"" << name << "\",reason=\"" << reason << "\"} "
-        << (it == reconciler_->refusals().end() ? 0 : it->second) << "\n";
-    }
-  }
-  m << "# HELP gpufed_tenant_budget_used_ratio Spend this budget period (metered plus running estimates) over the "
-       "limit; scope all: the limit, cloud: the cloudLimit.\n# TYPE gpufed_tenant_budget_used_ratio gauge\n";
-  Result<std::vector<TenantSpend>> spend = budget_->Spend(activator_.active()->config, clock_->Now());
-  if (spend.ok()) {
-    for (const TenantSpend& s : *spend) {
-      if (s.limit && s.limit->micros() > 0) {
-        m << "gpufed_tenant_budget_used_ratio{tenant=\"" << s.tenant << "\",scope=\"all\"} "
-          << static_cast<double>(s.spent.micros()) / static_cast<double>(s.limit->micros()) << "\n";
-      }
-      if (s.cloud_limit && s.cloud_limit->micros() > 0) {
-        m << "gpufed_tenant_budget_used_ratio{tenant=\"" << s.tenant << "\",scope=\"cloud\"} "
-          << static_cast<double>(s.cloud_spent.micros()) / static_cast<double>(s.cloud_limit->micros()) << "\n";
-      }
-    }
-  }
-  m << policy_health_.Metrics();
-  if (shipping_ != nullptr) m << shipping_->Metrics();
-  return m.str();
 }
 
 }  // namespace gpufed::reconcile

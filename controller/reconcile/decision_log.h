@@ -37,6 +37,14 @@ class DecisionLog {
   virtual void EndPass() {}
   // Durable when OK. The loop does not act on a decision whose Record failed.
   virtual Status Record(const placement::Decision& decision, const DecisionContext& ctx) = 0;
+  // What a finished attempt used and cost, as the loop is about to book it in the store
+  // (`booked_at`: the loop's clock). Durable when OK; the loop books only what this
+  // took, so a chargeback from the log never misses an attempt the store charged.
+  virtual Status RecordMetered(const store::AttemptRow& attempt, Duration booked_at) {
+    (void)attempt;
+    (void)booked_at;
+    return Status::Ok();
+  }
 };
 
 // The decision as stored and served: outcome, binding, cost, reason and every
@@ -66,6 +74,10 @@ class TeeDecisionLog : public DecisionLog {
   }
   Status Record(const placement::Decision& decision, const DecisionContext& ctx) override {
     for (DecisionLog* log : logs_) GPUFED_RETURN_IF_ERROR(log->Record(decision, ctx));
+    return Status::Ok();
+  }
+  Status RecordMetered(const store::AttemptRow& attempt, Duration booked_at) override {
+    for (DecisionLog* log : logs_) GPUFED_RETURN_IF_ERROR(log->RecordMetered(attempt, booked_at));
     return Status::Ok();
   }
 

@@ -103,6 +103,33 @@ void JournalDecisionLog::RecordAction(const connectors::Action& action, const st
   (void)journal_->Append(audit::ConnectorActionRecord(r));
 }
 
+Status JournalDecisionLog::RecordMetered(const store::AttemptRow& a, Duration booked_at) {
+  const std::string key = ActionKey(a.uid, a.attempt);
+  if (metered_.count(key) > 0) return Status::Ok();
+  audit::MeteredAttempt m;
+  m.workload = a.workload;
+  m.uid = a.uid;
+  m.tenant = a.tenant;
+  m.cluster = a.cluster;
+  m.attempt = a.attempt;
+  m.outcome = a.outcome;
+  m.gpu_seconds = a.gpu_seconds;
+  m.cost = a.cost;
+  m.cloud = a.cloud;
+  m.started = a.started;
+  m.finished = a.finished;
+  m.booked_at = booked_at;
+  Result<uint64_t> seq = journal_->Append(audit::AttemptMeteredRecord(m));
+  if (!seq.ok()) return seq.status();
+  metered_.insert(key);
+  metered_order_.push_back(key);
+  if (metered_order_.size() > kMeteredKept) {
+    metered_.erase(metered_order_.front());
+    metered_order_.pop_front();
+  }
+  return Status::Ok();
+}
+
 Status JournalDecisionLog::health() const {
   Status s = journal_->health();
   return s.ok() ? snapshot_status_ : s;

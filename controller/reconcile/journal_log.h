@@ -3,9 +3,11 @@
 // tamper-evident write-ahead log. Each planner pass stores its inputs as a snapshot
 // (for replay); each decision is appended, durable, before the loop acts on it; each
 // connector action's result is appended after it.
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "connectors/core/connector.h"
@@ -37,6 +39,11 @@ class JournalDecisionLog : public DecisionLog {
   Status Record(const placement::Decision& decision, const DecisionContext& ctx) override;
   // Appends the result of a connector action, linked to the decision it carries out.
   void RecordAction(const connectors::Action& action, const std::string& cluster, const Status& result);
+  // Appends `attempt-metered` once per (uid, attempt) in this process: a booking the
+  // store failed after the append is retried by the next pass without a second record.
+  // (A crash between the append and the booking can still leave two across a restart;
+  // readers count the first, docs/audit-format.md.)
+  Status RecordMetered(const store::AttemptRow& attempt, Duration booked_at) override;
 
   // OK while decisions can be recorded: the journal's sticky health, or the last
   // snapshot write's failure (a decision without its inputs cannot be replayed).
@@ -54,6 +61,12 @@ class JournalDecisionLog : public DecisionLog {
   Status snapshot_status_;
   std::optional<audit::PlanRecordBuilder> records_;      // this pass's records, once prepared
   std::map<std::string, uint64_t> decision_seq_;        // action key "<uid>.a<attempt>" -> seq
+  // Action keys whose attempt-metered is durable: a booking the store failed is retried
+  // within a pass or two, so the newest kMeteredKept keys are enough (bounded memory on
+  // a controller that runs for months).
+  static constexpr size_t kMeteredKept = 4096;
+  std::set<std::string> metered_;
+  std::deque<std::string> metered_order_;  // oldest first
 };
 
 }  // namespace gpufed::reconcile

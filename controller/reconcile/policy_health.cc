@@ -1,6 +1,7 @@
 #include "controller/reconcile/policy_health.h"
 
-#include <sstream>
+
+#include "controller/common/metrics_text.h"
 
 namespace gpufed::reconcile {
 
@@ -28,21 +29,20 @@ std::vector<audit::PolicyDegradedEvent> PolicyHealth::AfterPass(const std::vecto
 }
 
 std::string PolicyHealth::Metrics() const {
-  std::ostringstream m;
-  m << "# HELP gpufed_policy_hook_calls_total Lua hook calls by policy.\n"
-       "# TYPE gpufed_policy_hook_calls_total counter\n";
-  for (const auto& [policy, t] : totals_) m << "gpufed_policy_hook_calls_total{policy=\"" << policy << "\"} " << t.calls << "\n";
-  m << "# HELP gpufed_policy_hook_errors_total Lua hook calls that raised an error or ran out of their budget, by "
-       "policy.\n# TYPE gpufed_policy_hook_errors_total counter\n";
-  for (const auto& [policy, t] : totals_) m << "gpufed_policy_hook_errors_total{policy=\"" << policy << "\"} " << t.errors << "\n";
-  m << "# HELP gpufed_policy_degraded_passes_total Reconcile passes in which a policy's hooks failed on more than its "
-       "errorBudget of calls.\n# TYPE gpufed_policy_degraded_passes_total counter\n";
-  for (const auto& [policy, t] : totals_) {
-    m << "gpufed_policy_degraded_passes_total{policy=\"" << policy << "\"} " << t.degraded_passes << "\n";
-  }
-  m << "# HELP gpufed_policy_hook_error_ratio Share of a policy's hook calls that failed in the last pass that called "
-       "it.\n# TYPE gpufed_policy_hook_error_ratio gauge\n";
-  for (const auto& [policy, t] : totals_) m << "gpufed_policy_hook_error_ratio{policy=\"" << policy << "\"} " << t.last_ratio << "\n";
+  MetricsText m;
+  using T = MetricsText::Type;
+  auto family = [&](const char* name, T type, const char* help, auto value) {
+    m.Family(name, type, help);
+    for (const auto& [policy, t] : totals_) m.Sample({{"policy", policy}}, static_cast<double>(value(t)));
+  };
+  family("gpufed_policy_hook_calls_total", T::kCounter, "Lua hook calls by policy.", [](const auto& t) { return t.calls; });
+  family("gpufed_policy_hook_errors_total", T::kCounter,
+         "Lua hook calls that raised an error or ran out of their budget, by policy.", [](const auto& t) { return t.errors; });
+  family("gpufed_policy_degraded_passes_total", T::kCounter,
+         "Reconcile passes in which a policy's hooks failed on more than its errorBudget of calls.",
+         [](const auto& t) { return t.degraded_passes; });
+  family("gpufed_policy_hook_error_ratio", T::kGauge,
+         "Share of a policy's hook calls that failed in the last pass that called it.", [](const auto& t) { return t.last_ratio; });
   return m.str();
 }
 

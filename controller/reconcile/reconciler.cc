@@ -154,6 +154,8 @@ Status Reconciler::BookAttempt(const WorkloadRecord& r, const connectors::Observ
     a.started = seen->started_at;
     a.finished = seen->finished_at;
   }
+  // Write-ahead, like decisions: the journal holds the charge before the store books it.
+  GPUFED_RETURN_IF_ERROR(log_->RecordMetered(a, clock_->Now()));
   return store_->FinishAttempt(a);
 }
 

@@ -120,6 +120,8 @@ class Reconciler {
   // the GPUs were busy; "invalid": it could never run the action). With a snapshot that
   // holds exactly what runs, each one is an anomaly (metrics, journal).
   const std::map<std::pair<std::string, std::string>, int64_t>& refusals() const { return refusals_; }
+  // The placer's time for each decision of the last pass's plan, in seconds (metrics).
+  const std::vector<double>& decision_seconds() const { return decision_seconds_; }
 
  private:
   void ApplyObservations(Observations observed, PassStats& stats);
@@ -139,6 +141,7 @@ class Reconciler {
 
   store::Store* store_;
   DecisionLog* log_;
+  std::vector<double> decision_seconds_;
   const connectors::Clock* clock_;
   ReconcilerOptions options_;
   const policy::Revision* revision_ = nullptr;

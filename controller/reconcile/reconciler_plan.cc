@@ -1,8 +1,10 @@
 // Reconciler: the pass, planning of waiting work, and applying placements.
+#include <chrono>
+#include <set>
+
 #include <nlohmann/json.hpp>
 
 #include "connectors/core/action_json.h"
-#include <set>
 
 #include "controller/placement/inventory.h"
 #include "controller/reconcile/reconciler.h"
@@ -242,10 +244,20 @@ Status Reconciler::PlanWaiting(std::vector<WorkloadRecord>& records, PassStats& 
     any_pending = true;
   }
   last_plan_ = {};
+  decision_seconds_.clear();
   if (!any_pending) return Status::Ok();
   PassSnapshot pass = BuildSnapshot(Sources(records));
   if (pass.snapshot.pending.empty()) return Status::Ok();
+  // The placer reads no clock; the loop times each decision from the one before it (the
+  // first from the plan's start), so the samples add up to the plan's time.
+  auto since = std::chrono::steady_clock::now();
+  pass.snapshot.on_decision = [this, &since](const placement::Decision&) {
+    const auto now = std::chrono::steady_clock::now();
+    decision_seconds_.push_back(std::chrono::duration<double>(now - since).count());
+    since = now;
+  };
   last_plan_ = placement::MakePlan(pass.snapshot);
+  pass.snapshot.on_decision = nullptr;
   GPUFED_RETURN_IF_ERROR(log_->BeginPass(last_plan_, pass.snapshot));
   // The log may keep pointers to the plan and snapshot until the pass ends, however it ends.
   struct PassEnd {

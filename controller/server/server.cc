@@ -10,8 +10,12 @@
 #include <mutex>
 #include <sstream>
 
+#include "controller/audit/record.h"
 #include "controller/common/token_bucket.h"
+#include "controller/server/dashboard_routes.h"
 #include "controller/server/guarded_server.h"
+#include "controller/server/http_json.h"
+#include "controller/server/ui_routes.h"
 
 namespace gpufed::server {
 
@@ -38,31 +42,6 @@ struct ApiServer::RateLimits {
 };
 
 namespace {
-
-int HttpStatus(StatusCode code) {
-  switch (code) {
-    case StatusCode::kInvalidArgument: return 400;
-    case StatusCode::kUnauthenticated: return 401;
-    case StatusCode::kPermissionDenied: return 403;
-    case StatusCode::kNotFound: return 404;
-    case StatusCode::kAlreadyExists:
-    case StatusCode::kFailedPrecondition: return 409;
-    case StatusCode::kResourceExhausted: return 413;
-    case StatusCode::kUnavailable: return 503;
-    default: return 500;
-  }
-}
-
-void SendError(httplib::Response& res, const Status& s) {
-  res.status = HttpStatus(s.code());
-  nlohmann::json body = {{"error", {{"code", StatusCodeName(s.code())}, {"message", s.message()}}}};
-  res.set_content(body.dump() + "\n", "application/json");
-}
-
-void SendJson(httplib::Response& res, const nlohmann::json& body, int status = 200) {
-  res.status = status;
-  res.set_content(body.dump() + "\n", "application/json");
-}
 
 nlohmann::json WorkloadJson(const store::WorkloadRecord& r) {
   return {{"name", r.name},
@@ -185,6 +164,8 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Start(reconcile::Controller* contr
   RateLimits* limits = s->limits_.get();
   http.set_pre_routing_handler([caller_of, controller, limits](const httplib::Request& req, httplib::Response& res) {
     if (req.path == "/healthz" || req.path == "/readyz") return httplib::Server::HandlerResponse::Unhandled;
+    // The dashboard's static files hold no data (its pages fetch /v1 with a token).
+    if (IsUiAssetRequest(req.method, req.path)) return httplib::Server::HandlerResponse::Unhandled;
     const Caller* caller = caller_of(req);
     Status refused;
     if (caller == nullptr) {
@@ -354,7 +335,13 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Start(reconcile::Controller* contr
       Result<std::vector<store::DecisionRow>> rows = controller->Decisions(ref, tenant);
       if (!rows.ok()) return SendError(res, rows.status());
       nlohmann::json items = nlohmann::json::array();
-      for (const auto& row : *rows) items.push_back(nlohmann::json::parse(row.record_json, nullptr, false));
+      for (const auto& row : *rows) {
+        nlohmann::json item = nlohmann::json::parse(row.record_json, nullptr, false);
+        if (!item.is_object()) continue;
+        item["seq"] = row.seq;
+        item["time"] = audit::FormatTimeMicros(row.at.millis() * 1000);
+        items.push_back(std::move(item));
+      }
       SendJson(res, {{"items", items}});
     };
   };
@@ -371,6 +358,8 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Start(reconcile::Controller* contr
   };
   http.Get("/v1/explain/" + kName, explain(false));
   http.Get(kTenantPath + "/" + kName + "/explain", explain(true));
+  AddDashboardRoutes(http, controller, auth);
+  RegisterUiRoutes(http);
   int port = http.Start(o.host, o.port);
   if (port < 0) return Unavailable("cannot listen on " + o.host + ":" + std::to_string(o.port));
   s->port_ = port;

@@ -121,6 +121,8 @@ struct StateCount {
   WorkloadState state = WorkloadState::kPending;
   int64_t workloads = 0;
   Money cost;
+  int64_t gpu_milli = 0;  // GPUs requested (1000 = one), summed
+  Duration oldest_submitted;  // the earliest submission among them
 };
 
 // What a tenant's running work is expected to cost (its decisions' estimates).

@@ -8,7 +8,7 @@ namespace gpufed::store {
 namespace {
 
 // Versioned schema. Never edit a released migration; append a new one.
-const std::array<const char*, 4> kMigrations = {
+const std::array<const char*, 5> kMigrations = {
     // 1: the initial schema.
     R"sql(
 CREATE TABLE workloads(
@@ -164,6 +164,11 @@ CREATE INDEX workloads_unfinished ON workloads(seq)
   WHERE state NOT IN ('Succeeded', 'Failed', 'Rejected', 'Cancelled');
 CREATE UNIQUE INDEX workloads_live_name ON workloads(tenant, name)
   WHERE state NOT IN ('Succeeded', 'Failed', 'Rejected', 'Cancelled');
+)sql",
+    // 5: the dashboard's history: one sample of the fleet (JSON) per at_ms of controller
+    // time, the last day kept (store_history.cc).
+    R"sql(
+CREATE TABLE history(at_ms INTEGER PRIMARY KEY, sample TEXT NOT NULL);
 )sql",
 };
 
@@ -410,8 +415,8 @@ Result<std::map<std::string, ActiveEstimate>> Store::ActiveEstimates() {
 Result<std::vector<StateCount>> Store::CountByState() {
   std::lock_guard<FairMutex> lock(mu_);
   Result<std::unique_ptr<Statement>> s = db_->Prepare(
-      "SELECT tenant, state, COUNT(*), COALESCE(SUM(cost_micros), 0), currency FROM workloads "
-      "GROUP BY tenant, state, currency ORDER BY tenant, state, currency");
+      "SELECT tenant, state, COUNT(*), COALESCE(SUM(cost_micros), 0), currency, COALESCE(SUM(gpu_milli), 0), "
+      "MIN(submitted_ms) FROM workloads GROUP BY tenant, state, currency ORDER BY tenant, state, currency");
   if (!s.ok()) return s.status();
   std::vector<StateCount> out;
   while (true) {
@@ -420,7 +425,8 @@ Result<std::vector<StateCount>> Store::CountByState() {
     if (!*row) break;
     Result<WorkloadState> state = ParseState((*s)->Text(1));
     if (!state.ok()) continue;
-    out.push_back({(*s)->Text(0), *state, (*s)->Int(2), Money((*s)->Int(3), (*s)->Text(4))});
+    out.push_back({(*s)->Text(0), *state, (*s)->Int(2), Money((*s)->Int(3), (*s)->Text(4)), (*s)->Int(5),
+                   Duration::FromMillis((*s)->Int(6))});
   }
   return out;
 }

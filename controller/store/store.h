@@ -64,7 +64,8 @@ class Store {
 
   Result<int64_t> RecordDecision(const DecisionRow& row);
   // One tenant's decisions for a workload name (every run of that name), newest first;
-  // both empty: every decision. `limit` 0 = all.
+  // an empty workload: every decision of the tenant; both empty: every decision.
+  // `limit` 0 = all.
   Result<std::vector<DecisionRow>> Decisions(const std::string& tenant, const std::string& workload, int limit = 0);
 
   // Write-ahead for connector actions: the intent is durable before the connector is
@@ -85,6 +86,12 @@ class Store {
   Status FinishAttempt(const AttemptRow& row);
   Result<std::vector<AttemptRow>> Attempts();
   Result<std::map<std::string, UsageRow>> Usage();
+
+  // The dashboard's history (store_history.cc): appends a sample taken at `at` and, in the
+  // same commit, drops the samples taken before `keep_from`; reads those taken at or
+  // after `since`, oldest first.
+  Status AppendHistory(Duration at, const std::string& sample, Duration keep_from);
+  Result<std::vector<std::pair<Duration, std::string>>> ReadHistory(Duration since);
 
   Result<std::optional<std::string>> GetMeta(const std::string& key);
   Status SetMeta(const std::string& key, const std::string& value);

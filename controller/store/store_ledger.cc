@@ -52,13 +52,13 @@ Result<std::vector<DecisionRow>> Store::Decisions(const std::string& tenant, con
   std::lock_guard<FairMutex> lock(mu_);
   std::string sql =
       "SELECT seq, at_ms, workload, attempt, revision, outcome, cluster, reason, record_json, tenant, uid FROM decisions";
-  const bool filtered = !tenant.empty() || !workload.empty();
-  sql += filtered ? " WHERE tenant=? AND workload=?" : "";
+  if (!tenant.empty()) sql += workload.empty() ? " WHERE tenant=?" : " WHERE tenant=? AND workload=?";
   sql += " ORDER BY seq DESC";
   if (limit > 0) sql += " LIMIT " + std::to_string(limit);
   Result<std::unique_ptr<Statement>> s = db_->Prepare(sql);
   if (!s.ok()) return s.status();
-  if (filtered) (*s)->Bind(1, tenant).Bind(2, workload);
+  if (!tenant.empty()) (*s)->Bind(1, tenant);
+  if (!tenant.empty() && !workload.empty()) (*s)->Bind(2, workload);
   std::vector<DecisionRow> out;
   while (true) {
     Result<bool> row = (*s)->Step();

@@ -89,14 +89,23 @@ TEST_F(ApiTest, ServesClustersDecisionsExplanationsAndMetrics) {
   ASSERT_GE(decisions["items"].size(), 1u);
   EXPECT_EQ(decisions["items"][0]["outcome"], "placed");
   EXPECT_EQ(client_->Get("/v1/decisions?workload=a1", Auth(kBeta))->status, 404);
-  EXPECT_EQ(client_->Get("/v1/decisions", Auth(kBeta))->status, 403);
+  // A tenant lists its own decisions only; an admin everyone's.
+  EXPECT_EQ(Body(client_->Get("/v1/decisions", Auth(kBeta)))["items"].size(), 0u);
+  auto own = Body(client_->Get("/v1/decisions", Auth(kAlpha)));
+  ASSERT_GE(own["items"].size(), 1u);
+  EXPECT_EQ(own["items"][0]["tenant"], "alpha");
+  EXPECT_GE(Body(client_->Get("/v1/decisions", Auth(kAdmin)))["items"].size(), 1u);
   auto explain = Body(client_->Get("/v1/explain/a1", Auth(kAlpha)));
   ASSERT_TRUE(explain.contains("why"));
   EXPECT_NE(explain["why"][0].get<std::string>().find("placed on onprem"), std::string::npos) << explain.dump(2);
   auto metrics = client_->Get("/metrics", Auth(kAdmin));
   ASSERT_EQ(metrics->status, 200);
-  for (const char* name : {"gpufed_decisions_total{outcome=\"placed\"} 1", "gpufed_decision_latency_seconds_bucket",
-                           "gpufed_gpu_allocated{cluster=\"onprem\",model=\"A100-80GB\"} 8", "gpufed_connector_errors_total"}) {
+  for (const char* name : {"gpufed_decisions_total{outcome=\"placed\",rule=\"none\"} 1", "gpufed_decision_latency_seconds_bucket",
+                           "gpufed_reconcile_pass_duration_seconds_count 2",
+                           "gpufed_cluster_gpus_allocated{cluster=\"onprem\",model=\"A100-80GB\"} 8",
+                           "gpufed_cluster_gpus_capacity{cluster=\"onprem\",model=\"A100-80GB\"} 8",
+                           "gpufed_tenant_gpus_in_use{tenant=\"alpha\"} 8", "gpufed_queue_depth{tenant=\"beta\"} 0",
+                           "gpufed_connector_errors_total"}) {
     EXPECT_NE(metrics->body.find(name), std::string::npos) << name << "\n" << metrics->body;
   }
   EXPECT_EQ(client_->Get("/readyz")->status, 200);

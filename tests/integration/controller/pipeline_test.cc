@@ -279,6 +279,7 @@ TEST(Pipeline, PreemptsOnlyWhereTheBeneficiaryCanRunAndResumesVictimsFromTheirCh
   auto env = audit::NewPosixEnv();
   int preemptions = 0;
   audit::QueryFilter filter;
+  filter.kind = "decision";  // attempt-metered records of the victims say "preempted" too
   filter.outcome = "preempted";
   h.controller.reset();
   ASSERT_TRUE(audit::ScanRecords(*env, dir + "/state/audit", filter, [&](const nlohmann::json& r) {

@@ -1,0 +1,164 @@
+// Controller: what the dashboard and the API read about the fleet, the queue, tenants,
+// their history and the audit journal. Tenant callers see only their own tenant.
+#include <algorithm>
+
+#include "controller/audit/record.h"
+#include "controller/reconcile/controller.h"
+
+namespace gpufed::reconcile {
+namespace {
+
+nlohmann::json MoneyOrNull(const std::optional<Money>& m) {
+  return m ? nlohmann::json(m->AmountString()) : nlohmann::json(nullptr);
+}
+nlohmann::json RatioOrNull(const std::optional<double>& r) { return r ? nlohmann::json(*r) : nlohmann::json(nullptr); }
+
+nlohmann::json HistogramJson(const Histogram& h) {
+  return {{"bounds", h.bounds()}, {"counts", h.counts()}, {"count", h.count()}, {"sum", h.sum()}};
+}
+
+}  // namespace
+
+Result<std::vector<TenantView>> Controller::TenantViewsLocked() {
+  const model::Config& config = activator_.active()->config;
+  Result<std::vector<TenantSpend>> spend = budget_->Spend(config, clock_->Now());
+  if (!spend.ok()) return spend.status();
+  Result<std::vector<store::StateCount>> counts = store_->CountByState();
+  if (!counts.ok()) return counts.status();
+  std::map<std::string, double> decayed;
+  for (const model::Tenant& t : config.tenants) decayed[t.metadata.name] = reconciler_->DecayedGpuHours(t.metadata.name);
+  return ViewTenants(config, *spend, *counts, decayed);
+}
+
+nlohmann::json Controller::Clusters() {
+  std::lock_guard<std::mutex> lock(mu_);
+  nlohmann::json out = nlohmann::json::array();
+  for (const ClusterView& c : ViewClusters(activator_.active()->config, reconciler_->clusters())) {
+    nlohmann::json models = nlohmann::json::array();
+    for (const ModelGpus& g : c.models) models.push_back({{"model", g.model}, {"allocated", g.allocated}, {"capacity", g.capacity}});
+    out.push_back({{"name", c.name},
+                   {"provider", c.provider},
+                   {"zone", c.zone},
+                   {"region", c.region},
+                   {"healthy", c.healthy},
+                   {"observed", c.observed},
+                   {"nodes", c.nodes},
+                   {"gpus", c.gpus},
+                   {"gpus_free", c.gpus_free},
+                   {"running", c.running},
+                   {"errors", c.errors},
+                   {"last_error", c.last_error},
+                   {"api_version", c.api_version},
+                   {"api", c.api_summary},
+                   {"models", models},
+                   {"elastic", c.max_nodes > 0 ? nlohmann::json{{"nodes", c.elastic_nodes}, {"maxNodes", c.max_nodes}}
+                                               : nlohmann::json(nullptr)}});
+  }
+  return out;
+}
+
+Result<nlohmann::json> Controller::Tenants(const std::string& caller) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<std::vector<TenantView>> views = TenantViewsLocked();
+  if (!views.ok()) return views.status();
+  nlohmann::json items = nlohmann::json::array();
+  for (const TenantView& t : *views) {
+    if (!caller.empty() && t.name != caller) continue;
+    items.push_back({{"name", t.name},
+                     {"currency", t.currency},
+                     {"period", t.period},
+                     {"currentPeriod", t.period_label},
+                     {"spent", t.spent.AmountString()},
+                     {"limit", MoneyOrNull(t.limit)},
+                     {"usedRatio", RatioOrNull(t.used_ratio)},
+                     {"cloudSpent", t.cloud_spent.AmountString()},
+                     {"cloudLimit", MoneyOrNull(t.cloud_limit)},
+                     {"cloudUsedRatio", RatioOrNull(t.cloud_used_ratio)},
+                     {"alertAt", t.alert_at},
+                     {"alerts", t.alerts},
+                     {"alertLevel", t.alert_level},
+                     {"gpusInUse", t.gpus_in_use},
+                     {"queued", t.queued},
+                     {"fairShare",
+                      {{"weight", t.weight},
+                       {"entitled", t.entitled_share},
+                       {"usageGpuHours", t.usage_gpu_hours},
+                       {"share", t.usage_share}}}});
+  }
+  return nlohmann::json{{"items", items}};
+}
+
+Result<nlohmann::json> Controller::Queue(const std::string& caller) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<std::vector<store::WorkloadRecord>> unfinished = store_->ListUnfinished();
+  if (!unfinished.ok()) return unfinished.status();
+  struct Waiting {
+    const store::WorkloadRecord* record;
+    int priority;
+  };
+  std::vector<Waiting> waiting;
+  for (const store::WorkloadRecord& r : *unfinished) {
+    if (!store::IsWaiting(r.state) || (!caller.empty() && r.tenant != caller)) continue;
+    const model::Workload* spec = reconciler_->SpecOf(r);
+    waiting.push_back({&r, spec ? spec->priority : 0});
+  }
+  // The placer's order: priority, then submission (fair share breaks ties in a pass;
+  // positions here are the order a caller's own work is considered in).
+  std::stable_sort(waiting.begin(), waiting.end(), [](const Waiting& a, const Waiting& b) {
+    if (a.priority != b.priority) return a.priority > b.priority;
+    return a.record->submitted < b.record->submitted;
+  });
+  const Duration now = clock_->Now();
+  nlohmann::json items = nlohmann::json::array();
+  int position = 0;
+  for (const Waiting& w : waiting) {
+    const store::WorkloadRecord& r = *w.record;
+    items.push_back({{"tenant", r.tenant},
+                     {"name", r.name},
+                     {"uid", r.uid},
+                     {"state", store::StateName(r.state)},
+                     {"priority", w.priority},
+                     {"submitted", audit::FormatTimeMicros(r.submitted.millis() * 1000)},
+                     {"waitedSeconds", std::max<double>(0, (now.millis() - r.submitted.millis()) / 1000.0)},
+                     {"reason", r.reason},
+                     {"attempt", r.attempt},
+                     {"position", ++position}});
+  }
+  return nlohmann::json{{"items", items}, {"waitHistogram", HistogramJson(pass_metrics_.Waits(caller))}};
+}
+
+nlohmann::json Controller::HistoryJson(const std::string& caller) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return history_->ToJson(caller);
+}
+
+nlohmann::json Controller::AuditStatus() {
+  std::lock_guard<std::mutex> lock(mu_);
+  const audit::AuditJournal::CheckpointMark mark = journal_->last_checkpoint();
+  nlohmann::json checkpoint = nullptr;
+  if (mark.seq > 0) {
+    checkpoint = {{"seq", mark.seq},
+                  {"at", audit::FormatTimeMicros(mark.time_micros)},
+                  {"keyId", signer_ ? signer_->key_id() : ""}};
+  }
+  nlohmann::json sinks = nlohmann::json::array();
+  if (shipping_ != nullptr) {
+    for (const audit::SinkStatus& s : shipping_->Sinks()) {
+      sinks.push_back({{"name", s.name},
+                       {"acknowledged", s.stats.acknowledged},
+                       {"lagRecords", s.stats.lag_records},
+                       {"lagSeconds", static_cast<double>(s.stats.lag_micros) / 1e6},
+                       {"lagging", s.lagging},
+                       {"connected", s.stats.connected},
+                       {"lastError", s.stats.last_error}});
+    }
+  }
+  const Status health = journal_log_->health();
+  return {{"head", {{"seq", journal_->last_seq()}, {"hash", journal_->last_hash()}}},
+          {"checkpoint", checkpoint},
+          {"healthy", health.ok()},
+          {"error", health.ok() ? "" : health.ToString()},
+          {"sinks", sinks}};
+}
+
+}  // namespace gpufed::reconcile

@@ -1,0 +1,36 @@
+// Store: the dashboard's history samples (migration 5).
+#include "controller/store/store.h"
+
+namespace gpufed::store {
+
+Status Store::AppendHistory(Duration at, const std::string& sample, Duration keep_from) {
+  std::lock_guard<FairMutex> lock(mu_);
+  Transaction tx(*db_);
+  GPUFED_RETURN_IF_ERROR(tx.begin_status());
+  Result<std::unique_ptr<Statement>> insert = db_->Prepare("INSERT OR REPLACE INTO history(at_ms, sample) VALUES(?,?)");
+  if (!insert.ok()) return insert.status();
+  (*insert)->Bind(1, at.millis()).Bind(2, sample);
+  GPUFED_RETURN_IF_ERROR((*insert)->Run());
+  Result<std::unique_ptr<Statement>> prune = db_->Prepare("DELETE FROM history WHERE at_ms < ?");
+  if (!prune.ok()) return prune.status();
+  (*prune)->Bind(1, keep_from.millis());
+  GPUFED_RETURN_IF_ERROR((*prune)->Run());
+  return tx.Commit();
+}
+
+Result<std::vector<std::pair<Duration, std::string>>> Store::ReadHistory(Duration since) {
+  std::lock_guard<FairMutex> lock(mu_);
+  Result<std::unique_ptr<Statement>> s = db_->Prepare("SELECT at_ms, sample FROM history WHERE at_ms >= ? ORDER BY at_ms");
+  if (!s.ok()) return s.status();
+  (*s)->Bind(1, since.millis());
+  std::vector<std::pair<Duration, std::string>> out;
+  while (true) {
+    Result<bool> row = (*s)->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    out.emplace_back(Duration::FromMillis((*s)->Int(0)), (*s)->Text(1));
+  }
+  return out;
+}
+
+}  // namespace gpufed::store
