@@ -72,6 +72,25 @@ export function createTenantsPage() {
     // next to 20,000 EUR), so absolute bars would hide the tenant closest to its limit.
     const levels = [...new Set(items.map(x => String(x.alertLevel || 'ok')))];
     const limited = items.filter(x => x.limit !== null && x.limit !== undefined && Number(x.limit) > 0);
+    if (limited.length === 0 && items.length > 0) {
+      // No budget to compare with: the spend itself, so the chart still says who spends.
+      const currency = items.find(x => x.currency)?.currency || '';
+      drawBarChart(chart, {
+        title,
+        categories: items.map(x => x.name),
+        bars: items.map(x => ({
+          value: Number(x.spent) || 0,
+          label: `${fmt.money(x.spent, x.currency)} (no budget limit)`,
+          color: LEVEL_COLORS.ok,
+        })),
+        markers: [],
+        legendItems: [{ name: 'spent (no budget limit)', color: LEVEL_COLORS.ok }],
+        xTitle: 'tenant',
+        yTitle: currency ? `spend this period, ${currency}` : 'spend this period',
+        empty: 'no data yet',
+      });
+      return;
+    }
     drawBarChart(chart, {
       title,
       categories: limited.map(x => x.name),
