@@ -103,7 +103,9 @@ void AddRunCommand(CLI::App& app, int* exit_code, const connectors::ConnectorReg
   cmd->add_flag("--until-idle", o->rt.until_idle, "Exit 0 once nothing is pending or running");
   cmd->add_option("--scenario", o->rt.scenario, "Simulation scenario (default: <config>/simulation/scenario.yaml)");
   cmd->add_option("--speed", o->speed, "Virtual seconds per wall second (0: as fast as possible)");
-  cmd->add_option("--tokens", o->rt.tokens_file, "API tokens file: lines 'TOKEN TENANT' or 'TOKEN admin'");
+  cmd->add_option("--tokens", o->rt.tokens_file,
+                  "API tokens file: lines 'TOKEN TENANT', 'TOKEN admin' or 'TOKEN metrics' (reads /metrics only; "
+                  "docs/metrics.md)");
   cmd->add_option("--tls-cert", o->rt.tls_cert, "Serve HTTPS with this certificate (PEM)");
   cmd->add_option("--tls-key", o->rt.tls_key, "Private key of --tls-cert (PEM)");
   cmd->add_option("--max-body", o->max_body, "Largest API request body (1048576, 1MiB, 512KiB); larger ones get 413")

@@ -108,8 +108,8 @@ class Controller {
   // Waiting workloads in the order they are considered (tenant, priority, waited,
   // reason, position) and the histogram of past waits ({"items", "waitHistogram"}).
   Result<nlohmann::json> Queue(const std::string& caller);
-  // The last day's samples of the fleet and tenants (history.h).
-  nlohmann::json HistoryJson(const std::string& caller);
+  // The last day's samples of the fleet and tenants (history.h), those after `since` when given.
+  nlohmann::json HistoryJson(const std::string& caller, std::optional<Duration> since = std::nullopt);
   // Journal head, newest signed checkpoint and each sink's lag.
   nlohmann::json AuditStatus();
   // A tenant's API request rate under the active revision (Tenant.spec.api; per_second 0:

@@ -127,9 +127,9 @@ Result<nlohmann::json> Controller::Queue(const std::string& caller) {
   return nlohmann::json{{"items", items}, {"waitHistogram", HistogramJson(pass_metrics_.Waits(caller))}};
 }
 
-nlohmann::json Controller::HistoryJson(const std::string& caller) {
+nlohmann::json Controller::HistoryJson(const std::string& caller, std::optional<Duration> since) {
   std::lock_guard<std::mutex> lock(mu_);
-  return history_->ToJson(caller);
+  return history_->ToJson(caller, since);
 }
 
 nlohmann::json Controller::AuditStatus() {

@@ -48,9 +48,10 @@ Status History::Sample(Duration now, const std::vector<ClusterView>& clusters, c
   return Status::Ok();
 }
 
-nlohmann::json History::ToJson(const std::string& tenant) const {
+nlohmann::json History::ToJson(const std::string& tenant, std::optional<Duration> since) const {
   nlohmann::json out = nlohmann::json::array();
   for (const Entry& e : samples_) {
+    if (since && e.at <= *since) continue;
     nlohmann::json s = {{"at", audit::FormatTimeMicros(e.at.millis() * 1000)},
                         {"atSeconds", static_cast<double>(e.at.millis()) / 1000.0},
                         {"clusters", e.sample.value("clusters", nlohmann::json::object())}};
@@ -65,7 +66,9 @@ nlohmann::json History::ToJson(const std::string& tenant) const {
     }
     out.push_back(std::move(s));
   }
-  return {{"samples", std::move(out)}};
+  nlohmann::json latest = nullptr;
+  if (!samples_.empty()) latest = static_cast<double>(samples_.back().at.millis()) / 1000.0;
+  return {{"samples", std::move(out)}, {"latestSeconds", latest}};
 }
 
 }  // namespace gpufed::reconcile

@@ -33,9 +33,12 @@ class History {
   bool Due(Duration now) const;
   // Takes a sample at `now` (kept in memory and in the store; older than the window dropped).
   Status Sample(Duration now, const std::vector<ClusterView>& clusters, const std::vector<TenantView>& tenants);
-  // {"samples": [{"at", "atSeconds", "clusters", "queue", "spend"}]}, oldest first. A
-  // tenant caller (`tenant` not empty) sees only its own tenant in queue and spend.
-  nlohmann::json ToJson(const std::string& tenant) const;
+  // {"samples": [{"at", "atSeconds", "clusters", "queue", "spend"}], "latestSeconds"},
+  // oldest first; only samples taken after `since` when given (a poll asks for what it
+  // has not seen; latestSeconds, the newest sample's time or null, tells it when the
+  // controller's clock started over). A tenant caller (`tenant` not empty) sees only its
+  // own tenant in queue and spend.
+  nlohmann::json ToJson(const std::string& tenant, std::optional<Duration> since = std::nullopt) const;
   size_t size() const { return samples_.size(); }
 
  private:

@@ -1,5 +1,8 @@
 #include "controller/server/dashboard_routes.h"
 
+#include <charconv>
+#include <cmath>
+
 #include "controller/server/http_json.h"
 
 namespace gpufed::server {
@@ -17,10 +20,24 @@ void AddDashboardRoutes(httplib::Server& http, reconcile::Controller* controller
   };
   http.Get("/v1/queue", scoped(&reconcile::Controller::Queue));
   http.Get("/v1/tenants", scoped(&reconcile::Controller::Tenants));
+  // ?since=SECONDS (controller time): only the samples taken after it, so a poll carries
+  // what is new instead of the whole day.
   http.Get("/v1/history", [controller, auth](const httplib::Request& req, httplib::Response& res) {
     std::string tenant;
     if (!auth(req, res, tenant)) return;
-    SendJson(res, controller->HistoryJson(tenant));
+    std::optional<Duration> since;
+    if (req.has_param("since")) {
+      const std::string text = req.get_param_value("since");
+      double seconds = 0;
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+      if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(seconds) || seconds < 0 ||
+          seconds > 1e12) {
+        return SendError(res, InvalidArgument("since: expected seconds of controller time (a number >= 0), not '" +
+                                              text.substr(0, 32) + "'"));
+      }
+      since = Duration::FromMillis(static_cast<int64_t>(seconds * 1000));
+    }
+    SendJson(res, controller->HistoryJson(tenant, since));
   });
   // The journal's head and sinks say nothing about any tenant's work.
   http.Get("/v1/audit", [controller, auth](const httplib::Request& req, httplib::Response& res) {

@@ -3,6 +3,7 @@
 import { ApiError, makeApi } from './api.js';
 import { Session } from './session.js';
 import { replaceChildren } from './dom.js';
+import { HistoryCache } from './history.js';
 import { createFleetPage } from './fleet.js';
 import { createQueuePage } from './queue.js';
 import { createTenantsPage } from './tenants.js';
@@ -54,6 +55,7 @@ class App {
 
   signedIn() {
     this.api = makeApi(this.session.token());
+    this.history = new HistoryCache();  // per token: another tenant's samples never carry over
     this.$('sign-in-view').hidden = true;
     this.$('nav').hidden = false;
     this.$('sign-out').hidden = false;
@@ -65,6 +67,7 @@ class App {
     this.stop();
     this.session.clear();
     this.api = null;
+    this.history = null;
     this.page = null;
     this.pageName = '';
     replaceChildren(this.$('page'));
@@ -89,7 +92,7 @@ class App {
     if (!m || m[1] !== name) this.win.history.replaceState(null, '', `${this.win.location.pathname}#/${name}`);
     this.stop();
     this.pageName = name;
-    this.page = PAGES[name]();
+    this.page = PAGES[name]({ history: this.history });
     replaceChildren(this.$('page'), this.page.element);
     for (const a of this.$('nav').querySelectorAll('a')) {
       const current = a.getAttribute('href') === `#/${name}`;

@@ -36,7 +36,7 @@ function location(c) {
   return [c.provider, c.region, c.zone].filter(Boolean).join(' · ') || '—';
 }
 
-export function createFleetPage() {
+export function createFleetPage({ history: cache }) {
   const summary = el('div', { class: 'tiles', testid: 'fleet-summary' });
   const t = table('cluster-table', ['Cluster', 'Health', 'Where', 'GPUs allocated / capacity', 'Nodes', 'Elastic nodes', 'Running', 'Errors']);
   const chart = el('div', { class: 'chart' });
@@ -45,7 +45,7 @@ export function createFleetPage() {
   const element = el('section', { testid: 'fleet', class: 'page' }, el('h1', {}, 'Fleet'), summary, t.element, chart);
 
   async function refresh(api) {
-    const [clusters, history] = await Promise.all([api.get('/v1/clusters'), api.optional('/v1/history')]);
+    const [clusters, history] = await Promise.all([api.get('/v1/clusters'), cache.update(api)]);
     const items = Array.isArray(clusters.items) ? clusters.items : [];
     let allocated = 0, capacity = 0, healthy = 0;
     const rows = items.map(c => {

@@ -12,7 +12,7 @@ function bucketLabels(bounds) {
   return labels;
 }
 
-export function createQueuePage() {
+export function createQueuePage({ history: cache }) {
   const summary = el('p', { class: 'summary', testid: 'queue-summary' });
   const t = table('queue-table', ['#', 'Workload', 'Tenant', 'Priority', 'Waited', 'Reason', 'Submitted']);
   const depth = chartSvg('queue-depth');
@@ -23,7 +23,7 @@ export function createQueuePage() {
       el('div', { class: 'chart' }, el('h2', {}, 'Time waited before placement'), wait)));
 
   async function refresh(api) {
-    const [queue, history] = await Promise.all([api.optional('/v1/queue'), api.optional('/v1/history')]);
+    const [queue, history] = await Promise.all([api.optional('/v1/queue'), cache.update(api)]);
     if (queue === null) {
       replaceChildren(summary, 'This controller serves no /v1/queue.');
       replaceChildren(t.body);

@@ -77,6 +77,17 @@ TEST_F(DashboardApiTest, HistoryAndAuditStatusFollowThePasses) {
   EXPECT_EQ(admin["samples"][1]["clusters"]["onprem"]["allocated"], 8);
   EXPECT_TRUE(admin["samples"][1]["queue"].contains("alpha"));
   EXPECT_TRUE(admin["samples"][1]["queue"].contains("beta"));
+  EXPECT_EQ(admin["latestSeconds"], 120);
+  // A poll asks only for what it has not seen.
+  auto newer = Body(client_->Get("/v1/history?since=0", Auth(kAdmin)));
+  ASSERT_EQ(newer["samples"].size(), 1u) << newer.dump(2);
+  EXPECT_EQ(newer["samples"][0]["atSeconds"], 120);
+  EXPECT_EQ(Body(client_->Get("/v1/history?since=120", Auth(kAdmin)))["samples"].size(), 0u);
+  for (const char* bad : {"abc", "-1", "1e400", "12s"}) {
+    auto r = client_->Get(std::string("/v1/history?since=") + bad, Auth(kAdmin));
+    EXPECT_EQ(r->status, 400) << bad;
+    EXPECT_NE(Body(r)["error"]["message"].get<std::string>().find("since"), std::string::npos) << bad;
+  }
   auto beta = Body(client_->Get("/v1/history", Auth(kBeta)));
   ASSERT_EQ(beta["samples"].size(), 2u);
   EXPECT_FALSE(beta["samples"][1]["queue"].contains("alpha"));
