@@ -303,33 +303,6 @@ Status Store::Submit(const WorkloadRecord& record, Duration at) {
   return tx.Commit();
 }
 
-Result<WorkloadRecord> Store::SubmitNumbered(WorkloadRecord record, Duration at) {
-  std::lock_guard<FairMutex> lock(mu_);
-  Transaction tx(*db_);
-  GPUFED_RETURN_IF_ERROR(tx.begin_status());
-  Result<std::unique_ptr<Statement>> read = db_->Prepare("SELECT value FROM meta WHERE key='uid_counter'");
-  if (!read.ok()) return read.status();
-  Result<bool> row = (*read)->Step();
-  if (!row.ok()) return row.status();
-  int64_t next = 1;
-  if (*row) {
-    const std::string text = (*read)->Text(0);
-    char* end = nullptr;
-    const long long n = std::strtoll(text.c_str(), &end, 10);
-    if (end == text.c_str() || *end != '\0' || n < 0) return Internal("store: uid_counter is not a number: " + text);
-    next = n + 1;
-  }
-  Result<std::unique_ptr<Statement>> write =
-      db_->Prepare("INSERT OR REPLACE INTO meta(key, value) VALUES('uid_counter', ?)");
-  if (!write.ok()) return write.status();
-  GPUFED_RETURN_IF_ERROR((*write)->Bind(1, std::to_string(next)).Run());
-  record.uid = record.name + "-u" + std::to_string(next);  // the counter makes it unique across tenants
-  GPUFED_RETURN_IF_ERROR(SubmitLocked(record, at));
-  GPUFED_RETURN_IF_ERROR(tx.Commit());
-  record.state = WorkloadState::kPending;
-  return record;
-}
-
 Status Store::SubmitLocked(const WorkloadRecord& record, Duration at) {
   // Only the same tenant's rows are looked at: another tenant's name is never in the way,
   // and its existence is never revealed.

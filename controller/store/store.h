@@ -8,6 +8,8 @@
 // Schema versions are applied in order by Open (see store.cc, kMigrations); the
 // version is kept in PRAGMA user_version.
 #include <atomic>
+#include <condition_variable>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -35,9 +37,13 @@ class Store {
   // has an unfinished workload of that name. A finished name may be submitted again; the
   // old row stays (history, attempts and decisions keep following its uid).
   Status Submit(const WorkloadRecord& record, Duration at);
-  // Submit with the uid `<name>-u<N>`, N from a counter kept in the same transaction: one
-  // commit (one fsync) per API submission. Returns the record as stored.
+  // Submit with the uid `<name>-u<N>`, N from a counter kept in the same transaction.
+  // Durable when it returns; returns the record as stored. Callers that arrive while
+  // another group commits are committed together (store_submit.cc): one transaction and
+  // one fsync for up to kMaxSubmitGroup submissions, each in a savepoint of its own, so a
+  // refused submission (AlreadyExists) refuses no other.
   Result<WorkloadRecord> SubmitNumbered(WorkloadRecord record, Duration at);
+  static constexpr size_t kMaxSubmitGroup = 256;
   // The tenant's newest workload of that name (unfinished, or the last finished one).
   Result<std::optional<WorkloadRecord>> Get(const std::string& tenant, const std::string& name);
   Result<std::optional<WorkloadRecord>> GetByUid(const std::string& uid);
@@ -112,6 +118,15 @@ class Store {
                                                const std::string& second);
   // SELECT of workloads with `where` (may hold one `?`, bound to `bind`), by seq.
   Result<std::vector<WorkloadRecord>> Query(const std::string& where, const std::string& bind);
+
+  // Group commit of SubmitNumbered: callers queue; the first one commits everything
+  // queued (without submit_mu_, under mu_) while later arrivals queue for the next group.
+  struct QueuedSubmit;
+  void CommitSubmits(const std::vector<QueuedSubmit*>& group);
+  std::mutex submit_mu_;  // guards the queue and the leader flag only; never held with mu_
+  std::condition_variable submit_cv_;
+  std::deque<QueuedSubmit*> submit_queue_;
+  bool submit_leader_ = false;
 
   FairMutex mu_;  // every method; FIFO, so API writes are not starved by a pass
   std::unique_ptr<Database> db_;

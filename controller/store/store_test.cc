@@ -4,6 +4,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
+#include <thread>
 
 namespace gpufed::store {
 namespace {
@@ -127,6 +129,56 @@ TEST(Store, RejectsADuplicateLiveWorkloadButAcceptsOneAfterItEnded) {
 
 // The API's submissions: the uid comes from a counter written in the submission's own
 // transaction, so a refused submission takes no number and a reopened store goes on.
+// Submissions from many threads at once are committed in groups: every one is answered,
+// the uids are distinct and consecutive, a refused duplicate refuses no other of its
+// group, and everything answered OK is in the database after a reopen.
+TEST(Store, ConcurrentNumberedSubmissionsAreGroupCommittedAndEachAnsweredOnItsOwn) {
+  const std::string path = Db("group_commit");
+  constexpr int kThreads = 8, kEach = 40;
+  std::vector<std::vector<Result<WorkloadRecord>>> results(kThreads);
+  {
+    auto store = Store::Open(path);
+    ASSERT_TRUE(store.ok());
+    ASSERT_TRUE((*store)->SubmitNumbered(Record("dup", "alpha"), Duration::FromSeconds(1)).ok());
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        for (int i = 0; i < kEach; ++i) {
+          // Every fifth one names the live "dup": AlreadyExists, whatever group it lands in.
+          const std::string name = i % 5 == 0 ? "dup" : "w" + std::to_string(t) + "-" + std::to_string(i);
+          results[t].push_back((*store)->SubmitNumbered(Record(name, "alpha"), Duration::FromSeconds(2)));
+        }
+      });
+    }
+    for (std::thread& th : threads) th.join();
+  }
+  std::set<std::string> uids;
+  int accepted = 0, refused = 0;
+  for (const auto& per_thread : results) {
+    for (const Result<WorkloadRecord>& r : per_thread) {
+      if (r.ok()) {
+        ++accepted;
+        EXPECT_TRUE(uids.insert(r->uid).second) << r->uid;
+      } else {
+        ++refused;
+        EXPECT_EQ(r.status().code(), StatusCode::kAlreadyExists) << r.status().ToString();
+      }
+    }
+  }
+  EXPECT_EQ(refused, kThreads * kEach / 5);
+  EXPECT_EQ(accepted, kThreads * kEach - refused);
+  // Consecutive numbers after the first submission's 1: no number is lost to a refusal.
+  std::set<int> numbers;
+  for (const std::string& uid : uids) numbers.insert(std::stoi(uid.substr(uid.rfind("-u") + 2)));
+  EXPECT_EQ(*numbers.begin(), 2);
+  EXPECT_EQ(*numbers.rbegin(), accepted + 1);
+  auto reopened = Store::Open(path);
+  ASSERT_TRUE(reopened.ok());
+  auto all = (*reopened)->List("alpha");
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->size(), static_cast<size_t>(accepted + 1));
+}
+
 TEST(Store, NumberedSubmissionsTakeTheNextUidInTheSameTransaction) {
   const std::string path = Db("numbered");
   {
