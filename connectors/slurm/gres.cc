@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdint>
 
 #include "controller/model/mig_profile.h"
 
@@ -64,7 +65,10 @@ std::vector<int> ParseIndexList(std::string_view text) {
     std::optional<int> lo = ToInt(dash == std::string_view::npos ? part : part.substr(0, dash));
     std::optional<int> hi = dash == std::string_view::npos ? lo : ToInt(part.substr(dash + 1));
     if (!lo || !hi || *hi < *lo) continue;
-    for (int v = *lo; v <= *hi && static_cast<int>(out.size()) < kMaxIndices; ++v) out.push_back(v);
+    // Counted in 64 bits: a range that ends at INT_MAX must stop, not overflow.
+    for (int64_t v = *lo; v <= *hi && static_cast<int>(out.size()) < kMaxIndices; ++v) {
+      out.push_back(static_cast<int>(v));
+    }
   }
   return out;
 }

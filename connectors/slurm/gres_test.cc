@@ -85,6 +85,9 @@ TEST(Gres, HostileInputNeverCrashesAndStaysSmall) {
   }
   EXPECT_TRUE(ParseIndexList("3-1").empty());
   EXPECT_TRUE(ParseIndexList("x").empty());
+  // Found by fuzz_slurm_response (UBSan: the loop's int overflowed past INT_MAX).
+  EXPECT_EQ(ParseIndexList("2147483647"), (std::vector<int>{2147483647}));
+  EXPECT_EQ(ParseIndexList("2147483646-2147483647"), (std::vector<int>{2147483646, 2147483647}));
 }
 
 TEST(MigType, ParsesProfileAfterUnderscore) {
