@@ -122,7 +122,7 @@ struct StateCount {
   int64_t workloads = 0;
   Money cost;
   int64_t gpu_milli = 0;  // GPUs requested (1000 = one), summed
-  Duration oldest_submitted;  // the earliest submission among them
+  Duration oldest_submitted;  // the earliest submission among them (unfinished states only; 0 otherwise)
 };
 
 // What a tenant's running work is expected to cost (its decisions' estimates).

@@ -57,7 +57,9 @@ class Store {
   // Per tenant, the decision estimates of its active (Placed, Running) workloads: all,
   // and on clouds. Summed by SQLite over the unfinished rows (budgets, every pass).
   Result<std::map<std::string, ActiveEstimate>> ActiveEstimates();
-  // Workloads and their cost per (tenant, state), counted by SQLite (metrics).
+  // Workloads, their metered cost and GPUs per (tenant, state, currency), and the oldest
+  // unfinished submission (metrics, dashboard): from totals that triggers keep in every
+  // write's transaction (migration 6), so the finished history is never read.
   Result<std::vector<StateCount>> CountByState();
   // Workload rows read by List and ListUnfinished so far (a statistic for tests and
   // benchmarks: what a pass costs in rows, not in time).

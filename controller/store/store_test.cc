@@ -4,6 +4,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <random>
 #include <set>
 #include <thread>
 
@@ -177,6 +179,57 @@ TEST(Store, ConcurrentNumberedSubmissionsAreGroupCommittedAndEachAnsweredOnItsOw
   auto all = (*reopened)->List("alpha");
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(all->size(), static_cast<size_t>(accepted + 1));
+}
+
+// The trigger-kept totals always equal a count of the rows: random submissions, state
+// changes, metered costs and reused names, compared after every step.
+TEST(Store, CountByStateFollowsEveryWriteWithoutReadingTheRows) {
+  auto store = Store::Open(Db("state_totals"));
+  ASSERT_TRUE(store.ok());
+  std::mt19937 rng(7);
+  std::vector<WorkloadRecord> live;
+  std::map<std::pair<std::string, std::string>, std::pair<int64_t, int64_t>> expected;  // (tenant, state) -> (n, cost)
+  auto count = [&](const WorkloadRecord& r, int sign) {
+    auto& e = expected[{r.tenant, StateName(r.state)}];
+    e.first += sign;
+    e.second += sign * r.cost.micros();
+  };
+  const WorkloadState states[] = {WorkloadState::kQueued,    WorkloadState::kPlaced, WorkloadState::kRunning,
+                                  WorkloadState::kSucceeded, WorkloadState::kFailed, WorkloadState::kRequeued};
+  for (int step = 0; step < 300; ++step) {
+    if (live.empty() || rng() % 3 == 0) {
+      WorkloadRecord r = Record("w" + std::to_string(rng() % 40), rng() % 2 ? "alpha" : "beta");
+      r.uid.clear();
+      Result<WorkloadRecord> added = (*store)->SubmitNumbered(r, Duration::FromSeconds(step));
+      if (!added.ok()) continue;  // a live name again
+      live.push_back(*added);
+      count(*added, +1);
+    } else {
+      WorkloadRecord& r = live[rng() % live.size()];
+      if (IsTerminal(r.state)) continue;
+      Result<std::optional<WorkloadRecord>> current = (*store)->GetByUid(r.uid);
+      ASSERT_TRUE(current.ok() && *current);
+      WorkloadRecord next = **current;
+      count(next, -1);
+      next.state = states[rng() % 6];
+      if (IsTerminal(next.state)) next.cost = Money(static_cast<int64_t>(rng() % 5000000), "EUR");
+      ASSERT_TRUE((*store)->Update(next, "step", Duration::FromSeconds(step)).ok());
+      count(next, +1);
+      r = next;
+    }
+    const int64_t read_before = (*store)->rows_read();
+    Result<std::vector<StateCount>> counts = (*store)->CountByState();
+    ASSERT_TRUE(counts.ok());
+    EXPECT_EQ((*store)->rows_read(), read_before);
+    std::map<std::pair<std::string, std::string>, std::pair<int64_t, int64_t>> got;
+    for (const StateCount& c : *counts) {
+      auto& g = got[{c.tenant, StateName(c.state)}];
+      g.first += c.workloads;
+      g.second += c.cost.micros();
+    }
+    for (auto it = expected.begin(); it != expected.end();) it = it->second.first == 0 ? expected.erase(it) : std::next(it);
+    ASSERT_EQ(got, expected) << "after step " << step;
+  }
 }
 
 TEST(Store, NumberedSubmissionsTakeTheNextUidInTheSameTransaction) {
