@@ -138,8 +138,7 @@ const connectors::ObservedWorkload* Reconciler::Seen(const std::string& cluster,
   return nullptr;
 }
 
-Status Reconciler::BookAttempt(const WorkloadRecord& r, const connectors::ObservedWorkload* seen,
-                               const std::string& outcome) {
+Status Reconciler::BookAttempt(WorkloadRecord& r, const connectors::ObservedWorkload* seen, const std::string& outcome) {
   store::AttemptRow a;
   a.uid = r.uid;
   a.workload = r.name;
@@ -156,7 +155,11 @@ Status Reconciler::BookAttempt(const WorkloadRecord& r, const connectors::Observ
   }
   // Write-ahead, like decisions: the journal holds the charge before the store books it.
   GPUFED_RETURN_IF_ERROR(log_->RecordMetered(a, clock_->Now()));
-  return store_->FinishAttempt(a);
+  GPUFED_RETURN_IF_ERROR(store_->FinishAttempt(a));
+  // The workload's own total (what /metrics and the live view count) follows the same
+  // booking, for every attempt that ends, preempted victims included; the caller stores it.
+  r.cost = r.cost.Plus(a.cost);
+  return Status::Ok();
 }
 
 Status Reconciler::Requeue(WorkloadRecord& r, const std::string& why, bool counts_as_failure, PassStats& stats) {
@@ -266,7 +269,6 @@ Status Reconciler::SyncActive(WorkloadRecord& r, PassStats& stats) {
     }
     case connectors::RunState::kSucceeded:
       GPUFED_RETURN_IF_ERROR(BookAttempt(r, seen, "succeeded"));
-      r.cost = r.cost.Plus(seen->cost);
       r.state = WorkloadState::kSucceeded;
       r.reason = "completed on " + r.cluster;
       r.finished = seen->finished_at;
@@ -274,7 +276,6 @@ Status Reconciler::SyncActive(WorkloadRecord& r, PassStats& stats) {
       return store_->Update(r, r.reason, seen->finished_at);
     case connectors::RunState::kFailed:
       GPUFED_RETURN_IF_ERROR(BookAttempt(r, seen, seen->lost ? "lost" : "failed"));
-      r.cost = r.cost.Plus(seen->cost);
       if (seen->lost) return Requeue(r, "lost on " + r.cluster + ": " + seen->reason, true, stats);
       r.state = WorkloadState::kFailed;
       r.reason = seen->reason;
@@ -283,7 +284,6 @@ Status Reconciler::SyncActive(WorkloadRecord& r, PassStats& stats) {
       return store_->Update(r, r.reason, seen->finished_at);
     case connectors::RunState::kPreempted: {
       GPUFED_RETURN_IF_ERROR(BookAttempt(r, seen, "preempted"));
-      r.cost = r.cost.Plus(seen->cost);
       r.state = WorkloadState::kPreempted;
       r.reason = seen->reason.empty() ? "preempted" : seen->reason;
       GPUFED_RETURN_IF_ERROR(store_->Update(r, r.reason, seen->finished_at));
@@ -291,7 +291,6 @@ Status Reconciler::SyncActive(WorkloadRecord& r, PassStats& stats) {
     }
     case connectors::RunState::kCancelled:
       GPUFED_RETURN_IF_ERROR(BookAttempt(r, seen, "cancelled"));
-      r.cost = r.cost.Plus(seen->cost);
       r.state = r.cancel_requested ? WorkloadState::kCancelled : WorkloadState::kFailed;
       r.reason = r.cancel_requested ? "cancelled by request" : "cancelled on the cluster: " + seen->reason;
       r.finished = seen->finished_at;

@@ -130,7 +130,8 @@ class Reconciler {
   Status StopVictim(const placement::Preemption& victim, const placement::Decision& beneficiary,
                     store::WorkloadRecord& r, PassStats& stats);
   Status ActOnPlacement(const placement::Decision& d, store::WorkloadRecord& r, PassSnapshot& pass, PassStats& stats);
-  Status BookAttempt(const store::WorkloadRecord& r, const connectors::ObservedWorkload* seen, const std::string& outcome);
+  // Journals and books a finished attempt's metering and adds its cost to `r.cost`.
+  Status BookAttempt(store::WorkloadRecord& r, const connectors::ObservedWorkload* seen, const std::string& outcome);
   Status ApplyAction(const connectors::Action& action, const std::string& cluster, PassStats& stats);
   Status PlanWaiting(std::vector<store::WorkloadRecord>& records, PassStats& stats);
   Result<connectors::Action> BuildSubmit(const store::WorkloadRecord& r, const model::Workload& w,

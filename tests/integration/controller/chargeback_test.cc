@@ -64,6 +64,9 @@ class QuickstartChargeback : public ::testing::Test {
     Result<std::vector<store::AttemptRow>> attempts = h.Ctl().store()->Attempts();
     ASSERT_TRUE(attempts.ok());
     attempts_ = new std::vector<store::AttemptRow>(*attempts);
+    Result<std::vector<store::StateCount>> counts = h.Ctl().store()->CountByState();
+    ASSERT_TRUE(counts.ok());
+    counts_ = new std::vector<store::StateCount>(*counts);
     config::LoadResult loaded = config::LoadRepository({repo});
     ASSERT_TRUE(loaded.ok());
     summary_ = new std::string(cli::RenderSummary(h.Ctl(), loaded.config, h.clock.Now(), 0));
@@ -73,17 +76,30 @@ class QuickstartChargeback : public ::testing::Test {
     std::filesystem::remove_all(*dir_);
     delete dir_;
     delete attempts_;
+    delete counts_;
     delete summary_;
   }
   static std::string AuditDir() { return *dir_ + "/state/audit"; }
 
   static std::string* dir_;
   static std::vector<store::AttemptRow>* attempts_;
+  static std::vector<store::StateCount>* counts_;
   static std::string* summary_;
 };
 std::string* QuickstartChargeback::dir_ = nullptr;
 std::vector<store::AttemptRow>* QuickstartChargeback::attempts_ = nullptr;
 std::string* QuickstartChargeback::summary_ = nullptr;
+std::vector<store::StateCount>* QuickstartChargeback::counts_ = nullptr;
+
+// What /metrics (gpufed_cost_total) and the live view count, the workloads' own totals,
+// is the same money as the booked attempts: a preempted victim's attempt included.
+TEST_F(QuickstartChargeback, EveryTenantsWorkloadTotalsAddUpToItsBookedAttempts) {
+  std::map<std::string, int64_t> booked, counted;
+  for (const store::AttemptRow& a : *attempts_) booked[a.tenant] += a.cost.micros();
+  for (const store::StateCount& c : *counts_) counted[c.tenant] += c.cost.micros();
+  for (auto it = counted.begin(); it != counted.end();) it = it->second == 0 && !booked.count(it->first) ? counted.erase(it) : std::next(it);
+  EXPECT_EQ(counted, booked);
+}
 
 TEST_F(QuickstartChargeback, EveryBookedAttemptIsJournalledOnceRequeuedOnesIncluded) {
   ASSERT_FALSE(attempts_->empty());
