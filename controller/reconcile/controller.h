@@ -98,9 +98,10 @@ class Controller {
   Result<std::vector<store::DecisionRow>> Decisions(const WorkloadRef& ref, const std::string& caller);
   // Why pending / why this cluster / why not each other cluster, from the last decision.
   Result<nlohmann::json> Explain(const WorkloadRef& ref, const std::string& caller);
-  // A tenant's budget: period, spend (metered + running estimates), limits, used ratios
-  // and the alerts reported this period. A tenant caller sees only itself (NotFound).
-  Result<nlohmann::json> Tenant(const std::string& name, const std::string& tenant);
+  // A tenant as an item of Tenants(): budget period, spend (metered + running estimates),
+  // limits, used ratios, alert level and the alerts reported this period, GPUs in use and
+  // fair share. A tenant caller sees only itself (NotFound).
+  Result<nlohmann::json> Tenant(const std::string& name, const std::string& caller);
   // Every cluster: health, nodes (elastic ones too), GPUs allocated / capacity per model.
   nlohmann::json Clusters();
   // Every tenant's budget, alert level, GPUs in use and fair share ({"items": [...]}).

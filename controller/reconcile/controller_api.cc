@@ -88,33 +88,6 @@ Result<WorkloadRecord> Controller::Owned(const WorkloadRef& ref, const std::stri
   return found->front();
 }
 
-Result<nlohmann::json> Controller::Tenant(const std::string& name, const std::string& tenant) {
-  std::lock_guard<std::mutex> lock(mu_);
-  // A tenant cannot tell another tenant from a missing one.
-  if (!tenant.empty() && tenant != name) return NotFound("no tenant " + name);
-  Result<std::vector<TenantSpend>> spend = budget_->Spend(activator_.active()->config, clock_->Now());
-  if (!spend.ok()) return spend.status();
-  for (const TenantSpend& s : *spend) {
-    if (s.tenant != name) continue;
-    auto ratio = [](const Money& spent, const std::optional<Money>& limit) -> nlohmann::json {
-      if (!limit || limit->micros() <= 0) return nullptr;
-      return static_cast<double>(spent.micros()) / static_cast<double>(limit->micros());
-    };
-    return nlohmann::json{{"name", s.tenant},
-                          {"period", s.period},
-                          {"currentPeriod", s.period_label},
-                          {"spent", s.spent.ToString()},
-                          {"cloudSpent", s.cloud_spent.ToString()},
-                          {"limit", s.limit ? nlohmann::json(s.limit->ToString()) : nlohmann::json(nullptr)},
-                          {"cloudLimit", s.cloud_limit ? nlohmann::json(s.cloud_limit->ToString()) : nlohmann::json(nullptr)},
-                          {"usedRatio", ratio(s.spent, s.limit)},
-                          {"cloudUsedRatio", ratio(s.cloud_spent, s.cloud_limit)},
-                          {"alertAt", s.alert_at},
-                          {"alerts", s.alerts}};
-  }
-  return NotFound("no tenant " + name);
-}
-
 Status Controller::Cancel(const WorkloadRef& ref, const std::string& caller) {
   std::lock_guard<std::mutex> lock(mu_);
   Result<WorkloadRecord> r = Owned(ref, caller);

@@ -13,6 +13,28 @@ nlohmann::json MoneyOrNull(const std::optional<Money>& m) {
 }
 nlohmann::json RatioOrNull(const std::optional<double>& r) { return r ? nlohmann::json(*r) : nlohmann::json(nullptr); }
 
+// One tenant as /v1/tenants and /v1/tenants/{name} answer: money as exact decimal
+// strings in `currency`, null limits and ratios when none is declared.
+nlohmann::json TenantJson(const TenantView& t) {
+  return {{"name", t.name},
+          {"currency", t.currency},
+          {"period", t.period},
+          {"currentPeriod", t.period_label},
+          {"spent", t.spent.AmountString()},
+          {"limit", MoneyOrNull(t.limit)},
+          {"usedRatio", RatioOrNull(t.used_ratio)},
+          {"cloudSpent", t.cloud_spent.AmountString()},
+          {"cloudLimit", MoneyOrNull(t.cloud_limit)},
+          {"cloudUsedRatio", RatioOrNull(t.cloud_used_ratio)},
+          {"alertAt", t.alert_at},
+          {"alerts", t.alerts},
+          {"alertLevel", t.alert_level},
+          {"gpusInUse", t.gpus_in_use},
+          {"queued", t.queued},
+          {"fairShare",
+           {{"weight", t.weight}, {"entitled", t.entitled_share}, {"usageGpuHours", t.usage_gpu_hours}, {"share", t.usage_share}}}};
+}
+
 nlohmann::json HistogramJson(const Histogram& h) {
   return {{"bounds", h.bounds()}, {"counts", h.counts()}, {"count", h.count()}, {"sum", h.sum()}};
 }
@@ -63,29 +85,21 @@ Result<nlohmann::json> Controller::Tenants(const std::string& caller) {
   if (!views.ok()) return views.status();
   nlohmann::json items = nlohmann::json::array();
   for (const TenantView& t : *views) {
-    if (!caller.empty() && t.name != caller) continue;
-    items.push_back({{"name", t.name},
-                     {"currency", t.currency},
-                     {"period", t.period},
-                     {"currentPeriod", t.period_label},
-                     {"spent", t.spent.AmountString()},
-                     {"limit", MoneyOrNull(t.limit)},
-                     {"usedRatio", RatioOrNull(t.used_ratio)},
-                     {"cloudSpent", t.cloud_spent.AmountString()},
-                     {"cloudLimit", MoneyOrNull(t.cloud_limit)},
-                     {"cloudUsedRatio", RatioOrNull(t.cloud_used_ratio)},
-                     {"alertAt", t.alert_at},
-                     {"alerts", t.alerts},
-                     {"alertLevel", t.alert_level},
-                     {"gpusInUse", t.gpus_in_use},
-                     {"queued", t.queued},
-                     {"fairShare",
-                      {{"weight", t.weight},
-                       {"entitled", t.entitled_share},
-                       {"usageGpuHours", t.usage_gpu_hours},
-                       {"share", t.usage_share}}}});
+    if (caller.empty() || t.name == caller) items.push_back(TenantJson(t));
   }
   return nlohmann::json{{"items", items}};
+}
+
+Result<nlohmann::json> Controller::Tenant(const std::string& name, const std::string& caller) {
+  std::lock_guard<std::mutex> lock(mu_);
+  // A tenant cannot tell another tenant from a missing one.
+  if (!caller.empty() && caller != name) return NotFound("no tenant " + name);
+  Result<std::vector<TenantView>> views = TenantViewsLocked();
+  if (!views.ok()) return views.status();
+  for (const TenantView& t : *views) {
+    if (t.name == name && activator_.active()->config.FindTenant(name) != nullptr) return TenantJson(t);
+  }
+  return NotFound("no tenant " + name);
 }
 
 Result<nlohmann::json> Controller::Queue(const std::string& caller) {

@@ -228,7 +228,9 @@ TEST_F(ApiTest, BudgetAlertsAreJournaledOnceAndServedPerTenant) {
   ASSERT_EQ(beta["alerts"].size(), 2u) << beta.dump(2);
   EXPECT_EQ(beta["alerts"][0]["level"], 0.5);
   EXPECT_EQ(beta["alerts"][1]["level"], 0.9);
-  EXPECT_EQ(beta["limit"], "5.00 EUR");
+  EXPECT_EQ(beta["limit"], "5.00");  // the same object as an item of /v1/tenants
+  EXPECT_EQ(beta["currency"], "EUR");
+  EXPECT_EQ(beta["alertLevel"], "warning");
   EXPECT_GT(beta["usedRatio"].get<double>(), 0.9);
   EXPECT_EQ(client_->Get("/v1/tenants/alpha", Auth(kBeta))->status, 404);  // another tenant looks absent
   EXPECT_EQ(client_->Get("/v1/tenants/beta", Auth(kAdmin))->status, 200);
