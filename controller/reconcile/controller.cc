@@ -189,6 +189,11 @@ Result<PassStats> Controller::Pass() {
     // The charts miss a point; placement goes on.
     if (!sampled.ok()) notices_.push_back("dashboard history: " + sampled.ToString());
   }
+  if (metrics_wanted_.exchange(false)) {
+    std::string text = RenderMetricsLocked();
+    std::lock_guard<std::mutex> cached(metrics_cache_mu_);
+    metrics_cache_ = std::move(text);
+  }
   return stats;
 }
 

@@ -3,6 +3,7 @@
 // the reconcile loop, shared by the HTTP server and the run loop. The observe phase's
 // connector calls run outside the lock the API takes. The run loop calls Pass; the server calls the API methods. Tenants: an empty
 // tenant means the caller is an admin (sees and cancels everything).
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -169,6 +170,8 @@ class Controller {
   void JournalPolicyHealth();
   // The workload `ref` names, as `caller` may see it. Needs mu_.
   Result<store::WorkloadRecord> Owned(const WorkloadRef& ref, const std::string& caller);
+  // The /metrics text now. Needs mu_.
+  std::string RenderMetricsLocked();
   // Tenants as /metrics, the API and the history see them. Needs mu_.
   Result<std::vector<TenantView>> TenantViewsLocked();
   // Publishes what the API reads without mu_: the active revision's API limits (ApiLimitOf)
@@ -202,6 +205,11 @@ class Controller {
   audit::LiveShipping* shipping_ = nullptr;
   std::unique_ptr<BudgetWatch> budget_;
   std::unique_ptr<History> history_;  // the dashboard's samples, persisted in the store
+  // The last /metrics text, served while a pass holds mu_; metrics_wanted_: a scrape got
+  // it meanwhile, so the pass renders a fresh one as it ends.
+  std::mutex metrics_cache_mu_;  // guards metrics_cache_ only; innermost
+  std::string metrics_cache_;
+  std::atomic<bool> metrics_wanted_{false};
   PolicyHealth policy_health_;
   std::vector<std::string> notices_;
   // What the API reads without mu_ (which a pass holds throughout): the tenants' rate

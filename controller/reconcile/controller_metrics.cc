@@ -85,7 +85,24 @@ void WriteTenants(MetricsText& m, const std::vector<TenantView>& tenants, Durati
 }  // namespace
 
 std::string Controller::Metrics() {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
+  if (!lock.owns_lock()) {
+    // A pass holds the controller (a long one can take longer than a scrape's timeout):
+    // answer with the text rendered last, and have the pass render a fresh one as it ends.
+    metrics_wanted_ = true;
+    {
+      std::lock_guard<std::mutex> cached(metrics_cache_mu_);
+      if (!metrics_cache_.empty()) return metrics_cache_;
+    }
+    lock.lock();  // nothing rendered yet: wait for this once
+  }
+  std::string text = RenderMetricsLocked();
+  std::lock_guard<std::mutex> cached(metrics_cache_mu_);
+  metrics_cache_ = text;
+  return text;
+}
+
+std::string Controller::RenderMetricsLocked() {
   const model::Config& config = activator_.active()->config;
   const Duration now = clock_->Now();
   MetricsText m;

@@ -57,6 +57,7 @@ TEST(SubmitDuringPass, ASubmissionIsAcceptedWhileAPassHoldsTheController) {
                   .ok());
   ASSERT_TRUE(h.Open(FreshDir("submit_during_pass")).ok());
   ASSERT_TRUE(h.Ctl().Submit(WorkloadYaml("first", "alpha", 1, "1h"), "first.yaml", "").ok());
+  ASSERT_FALSE(h.Ctl().Metrics().empty());  // a scrape before the pass renders the text served during it
 
   std::thread pass([&] { (void)h.Ctl().Pass(); });
   entered.get_future().wait();  // the pass is inside Apply, holding the controller's lock
@@ -66,9 +67,14 @@ TEST(SubmitDuringPass, ASubmissionIsAcceptedWhileAPassHoldsTheController) {
   // Not a timing assertion: the submission either completes while the pass is held, or
   // it waits for the pass forever (what it did before); a minute tells the two apart.
   const bool accepted_during_pass = second.wait_for(std::chrono::seconds(60)) == std::future_status::ready;
+  // A scrape does not wait for the pass either: it gets the text rendered last.
+  std::future<std::string> scrape = std::async(std::launch::async, [&] { return h.Ctl().Metrics(); });
+  const bool scraped_during_pass = scrape.wait_for(std::chrono::seconds(60)) == std::future_status::ready;
   release.set_value();
   pass.join();
   ASSERT_TRUE(accepted_during_pass) << "the submission waited for the pass";
+  ASSERT_TRUE(scraped_during_pass) << "the scrape waited for the pass";
+  EXPECT_NE(scrape.get().find("gpufed_workloads{state=\"Pending\"} 1"), std::string::npos);  // before the pass
   Result<store::WorkloadRecord> r = second.get();
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->tenant, "alpha");
