@@ -5,6 +5,7 @@
 #include "controller/audit/journal.h"
 #include "controller/audit/query.h"
 #include "controller/audit/records.h"
+#include "controller/audit/testing/test_journal.h"
 #include "tests/testutil/temp_dir.h"
 
 namespace gpufed::audit {
@@ -131,11 +132,7 @@ TEST(Chargeback, FromAJournalWithVirtualTimesAndAPeriod) {
   testutil::TempDir dir;
   std::unique_ptr<Env> env = NewPosixEnv();
   {
-    JournalOptions o;
-    o.env = env.get();
-    o.dir = dir.str();
-    o.controller_id = "test-ctl";
-    auto journal = AuditJournal::Open(o, nullptr);
+    auto journal = testing::OpenTestJournal(*env, dir.str());
     ASSERT_TRUE(journal.ok()) << journal.status().ToString();
     for (int hour = 0; hour < 4; ++hour) {
       auto a = Attempt("w" + std::to_string(hour) + "-x", 1, "t", "c", "succeeded", 3600, "1.50 EUR", hour * 3600000);

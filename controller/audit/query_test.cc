@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "controller/audit/journal.h"
+#include "controller/audit/testing/test_journal.h"
 #include "tests/testutil/temp_dir.h"
 
 namespace gpufed::audit {
@@ -14,11 +15,7 @@ TEST(AuditQuery, WrongTypedMembersReadAsAbsent) {
   testutil::TempDir dir;
   std::unique_ptr<Env> env = NewPosixEnv();
   {
-    JournalOptions o;
-    o.env = env.get();
-    o.dir = dir.str();
-    o.controller_id = "test-ctl";
-    auto journal = AuditJournal::Open(o, nullptr);
+    auto journal = testing::OpenTestJournal(*env, dir.str());
     ASSERT_TRUE(journal.ok()) << journal.status().ToString();
     nlohmann::json forged = {{"workload", "w"},
                              {"tenant", "t"},
