@@ -8,10 +8,6 @@
 namespace gpufed::cli {
 namespace {
 
-// Money in the currency's minor units for people: "1,662.67 EUR" (metering keeps micro-units;
-// `gpufed audit report --chargeback` gives the exact amounts).
-std::string Cents(const Money& m) { return m.ToDisplayString(); }
-
 std::string Bar(int used, int total, int width = 20) {
   int filled = total > 0 ? used * width / total : 0;
   return "[" + std::string(filled, '#') + std::string(width - filled, '.') + "]";
@@ -77,7 +73,7 @@ void RunView::Update(reconcile::Controller& controller, Duration now, bool force
     lines.push_back(line);
   }
   std::string costs = "  spend:";
-  for (const auto& [tenant, money] : burn) costs += " " + tenant + " " + Cents(money);
+  for (const auto& [tenant, money] : burn) costs += " " + tenant + " " + money.ToDisplayString();
   lines.push_back(costs);
   if (tty_) {
     if (drawn_lines_ > 0) out_ << "\x1b[" << drawn_lines_ << "F";
@@ -157,13 +153,17 @@ std::string RenderSummary(reconcile::Controller& controller, const model::Config
   std::snprintf(line, sizeof line, "reconcile: %lld passes, mean %.2f ms per pass (p50 %.2f ms, p99 %.2f ms)\n",
                 static_cast<long long>(passes.passes), passes.mean * 1000, passes.p50 * 1000, passes.p99 * 1000);
   out << line;
-  out << "cost: total " << Cents(total);
-  if (succeeded > 0) out << ", per succeeded job " << Cents(Money(total.micros() / succeeded, total.currency()));
+  // Money in the currency's minor units ("1,662.67 EUR"); `gpufed audit report --chargeback`
+  // gives the exact amounts.
+  out << "cost: total " << total.ToDisplayString();
+  if (succeeded > 0) {
+    out << ", per succeeded job " << Money(total.micros() / succeeded, total.currency()).ToDisplayString();
+  }
   out << "\n";
   for (const auto& [tenant, money] : per_tenant) {
     int jobs = std::max(1, jobs_per_tenant[tenant]);
-    out << "  " << tenant << ": " << Cents(money) << " (" << jobs_per_tenant[tenant] << " workloads, "
-        << Cents(Money(money.micros() / jobs, money.currency())) << " per workload)\n";
+    out << "  " << tenant << ": " << money.ToDisplayString() << " (" << jobs_per_tenant[tenant] << " workloads, "
+        << Money(money.micros() / jobs, money.currency()).ToDisplayString() << " per workload)\n";
   }
   return out.str();
 }

@@ -16,10 +16,6 @@ constexpr store::WorkloadState kStates[] = {
     store::WorkloadState::kPreempted, store::WorkloadState::kRequeued, store::WorkloadState::kRejected,
     store::WorkloadState::kCancelled};
 
-double Ratio(const Money& spent, const Money& limit) {
-  return static_cast<double>(spent.micros()) / static_cast<double>(limit.micros());
-}
-
 void WriteClusters(MetricsText& m, const std::vector<ClusterView>& clusters,
                    const std::map<std::pair<std::string, std::string>, int64_t>& refusals) {
   m.Family("gpufed_cluster_gpus_allocated", T::kGauge,
@@ -72,10 +68,8 @@ void WriteTenants(MetricsText& m, const std::vector<TenantView>& tenants, Durati
            "Spend this budget period (metered plus running estimates) over the limit; scope all: the limit, cloud: "
            "the cloudLimit. Only tenants with that limit.");
   for (const TenantView& t : tenants) {
-    if (t.limit && t.limit->micros() > 0) m.Sample({{"tenant", t.name}, {"scope", "all"}}, Ratio(t.spent, *t.limit));
-    if (t.cloud_limit && t.cloud_limit->micros() > 0) {
-      m.Sample({{"tenant", t.name}, {"scope", "cloud"}}, Ratio(t.cloud_spent, *t.cloud_limit));
-    }
+    if (t.used_ratio) m.Sample({{"tenant", t.name}, {"scope", "all"}}, *t.used_ratio);
+    if (t.cloud_used_ratio) m.Sample({{"tenant", t.name}, {"scope", "cloud"}}, *t.cloud_used_ratio);
   }
   m.Family("gpufed_tenant_fair_share_usage_ratio", T::kGauge,
            "The tenant's share of every tenant's decayed GPU-hours (what fair share orders the queue by).");
