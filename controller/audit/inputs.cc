@@ -72,6 +72,24 @@ std::string WorkloadSpecHash(const model::Workload& workload) {
   return "sha256:" + Sha256Hex(DumpPayload(WorkloadDocument(workload)));
 }
 
+namespace {
+
+// A request of the pod mix, in exact integers (quantities in milli-units).
+nlohmann::json RequestJson(const model::ResourceRequest& r) {
+  return {{"gpus", r.gpus},
+          {"gpuMemoryMilli", r.gpu_memory.milli()},
+          {"gpuShareMilli", r.gpu_share.milli()},
+          {"migProfile", r.mig_profile},
+          {"topology", static_cast<int>(r.topology)},
+          {"nodes", r.nodes},
+          {"gpusPerNode", r.gpus_per_node},
+          {"cpuMilli", r.cpu.milli()},
+          {"memoryMilli", r.memory.milli()},
+          {"gpuModels", r.gpu_models}};
+}
+
+}  // namespace
+
 nlohmann::json SnapshotDocument(const placement::Snapshot& snapshot, const std::string& repo_root) {
   nlohmann::json usage = nlohmann::json::object();
   for (const auto& [tenant, u] : snapshot.usage) {
@@ -104,7 +122,7 @@ nlohmann::json SnapshotDocument(const placement::Snapshot& snapshot, const std::
   std::string repo = repo_root.empty() ? repo_root : std::filesystem::absolute(repo_root, ec).lexically_normal().string();
   if (ec) repo = repo_root;
   std::string revision = snapshot.config != nullptr ? snapshot.config->revision : "";
-  return {{"format", kSnapshotFormat},
+  nlohmann::json document = {{"format", kSnapshotFormat},
           {"revision", {{"id", revision}, {"repo", repo}}},
           {"nowMillis", snapshot.now.millis()},
           {"onpremQueueDepth", snapshot.onprem_queue_depth},
@@ -114,6 +132,12 @@ nlohmann::json SnapshotDocument(const placement::Snapshot& snapshot, const std::
           {"pending", pending},
           {"running", running},
           {"observed", observed}};
+  if (!snapshot.pod_mix.empty()) {
+    nlohmann::json mix = nlohmann::json::array();
+    for (const auto& [request, count] : snapshot.pod_mix) mix.push_back({{"request", RequestJson(request)}, {"count", count}});
+    document["podMix"] = std::move(mix);
+  }
+  return document;
 }
 
 namespace {
@@ -251,6 +275,37 @@ Result<SnapshotInputs> ParseSnapshotDocument(const nlohmann::json& doc) {
         }
         oc.nodes.push_back(std::move(node));
       }
+    }
+  }
+  if (const nlohmann::json* mix = top.Get("podMix", nlohmann::json::value_t::array, false)) {
+    for (size_t i = 0; i < mix->size(); ++i) {
+      const std::string where = "snapshot.podMix[" + std::to_string(i) + "]";
+      if (!(*mix)[i].is_object()) return InvalidArgument(where + ": not an object");
+      Fields f{(*mix)[i], where};
+      const int64_t count = f.Int("count", 0, true);
+      const nlohmann::json* request = f.Get("request", nlohmann::json::value_t::object, true);
+      if (!f.status.ok()) return f.status;
+      Fields q{*request, where + ".request"};
+      model::ResourceRequest r;
+      r.gpus = static_cast<int>(q.Int("gpus", 0));
+      r.gpu_memory = Quantity::FromMilli(q.Int("gpuMemoryMilli", 0));
+      r.gpu_share = Quantity::FromMilli(q.Int("gpuShareMilli", 0));
+      r.mig_profile = q.Text("migProfile");
+      const int64_t topology = q.Int("topology", 0);
+      r.topology = static_cast<model::Topology>(std::clamp<int64_t>(topology, 0, 1));
+      r.nodes = static_cast<int>(q.Int("nodes", 0));
+      r.gpus_per_node = static_cast<int>(q.Int("gpusPerNode", 0));
+      r.cpu = Quantity::FromMilli(q.Int("cpuMilli", 0));
+      r.memory = Quantity::FromMilli(q.Int("memoryMilli", 0));
+      if (const nlohmann::json* models = q.Get("gpuModels", nlohmann::json::value_t::array, false)) {
+        for (const nlohmann::json& m : *models) {
+          if (!m.is_string()) return InvalidArgument(where + ".request.gpuModels: not a list of names");
+          r.gpu_models.push_back(m.get<std::string>());
+        }
+      }
+      if (!q.status.ok()) return q.status;
+      if (count < 0) return InvalidArgument(where + ".count: negative");
+      s.pod_mix.emplace_back(std::move(r), count);
     }
   }
   if (!top.status.ok()) return top.status;

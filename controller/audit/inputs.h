@@ -21,9 +21,9 @@ nlohmann::json WorkloadDocument(const model::Workload& workload);
 // "sha256:" + SHA-256 over the compact document: the workload's spec hash.
 std::string WorkloadSpecHash(const model::Workload& workload);
 
-// Snapshot format version 2: everything the placer read (the revision is loaded again
+// Snapshot format version 3: everything the placer read (the revision is loaded again
 // from its repository and must hash to `revision.id`).
-//   {"format":2, "revision":{"id":REV,"repo":ABSOLUTE ROOT}, "nowMillis":N,
+//   {"format":3, "revision":{"id":REV,"repo":ABSOLUTE ROOT}, "nowMillis":N,
 //    "onpremQueueDepth":N, "fairShareHalfLifeMillis":N, "explainClusters":N,
 //    "usage":{TENANT:{"gpuMilliInUse":N,"spent":"12.00 EUR","cloudSpent":"0 EUR",
 //                     "decayedGpuHours":X}},
@@ -31,11 +31,15 @@ std::string WorkloadSpecHash(const model::Workload& workload);
 //    "running":[{"workload":DOC,"binding":BINDING (placement::BindingToJson),
 //                "startedMillis":N,"lastCheckpointMillis":N,"attempt":N}, ...],
 //    "observed":{CLUSTER:{"healthy":B,"nodes":[{"name","pool","ready","freeCpuMilli",
-//                "freeMemory","gpus":[[FREE_MILLI,FREE_MEMORY,MIG_SLICES_USED],...]}]}}}
+//                "freeMemory","gpus":[[FREE_MILLI,FREE_MEMORY,MIG_SLICES_USED],...]}]}},
+//    "podMix":[{"request":{"gpus","gpuMemoryMilli","gpuShareMilli","migProfile",
+//               "topology","nodes","gpusPerNode","cpuMilli","memoryMilli","gpuModels"},
+//               "count":N}, ...]}   (podMix only when the loop fixed the mix)
+// Format 2 had no podMix (the mix was the snapshot's own work).
 // Format 1 (earlier journals) had no fairShareHalfLifeMillis, explainClusters, running
 // or observed: it planned on declared node pools with nothing running.
 // `repo_root` is where the revision can be loaded from again (made absolute here).
-inline constexpr int kSnapshotFormat = 2;
+inline constexpr int kSnapshotFormat = 3;
 nlohmann::json SnapshotDocument(const placement::Snapshot& snapshot, const std::string& repo_root);
 
 // A snapshot document read back, except its workload documents, which the caller loads

@@ -41,6 +41,11 @@ class PolicyHooks {
   // when the hooks cannot record; the placer then shares nothing between workloads.
   virtual bool RecordWorkloadReads(bool /*on*/) { return false; }
   virtual std::vector<ViewRead> TakeWorkloadReads() { return {}; }
+  // A plan reused verdicts an earlier plan's calls found (a PlanMemo): as many filter
+  // calls (per cluster) and score calls (per cluster that passed) as it would have made,
+  // all of which succeeded. Call statistics count them, so a policy's error ratio per
+  // pass does not depend on what a memo kept.
+  virtual void CountReusedCalls(int64_t /*filter_calls*/, int64_t /*score_calls*/) {}
 };
 
 }  // namespace gpufed::placement

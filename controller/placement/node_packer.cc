@@ -31,7 +31,7 @@ packing::WorkloadDistribution MixOn(const model::Cluster& cluster, const PodMix*
   std::vector<packing::PodRequest> pods;
   std::vector<int64_t> counts;
   for (const PodMix::Shape& shape : mix != nullptr ? mix->shapes() : std::vector<PodMix::Shape>{}) {
-    const model::ResourceRequest& r = *shape.request;
+    const model::ResourceRequest& r = shape.request;
     for (const model::NodePool& pool : cluster.node_pools) {
       if (!PoolShapeMismatch(pool, r).empty()) continue;
       packing::PodRequest pod = PodFor(r, DemandOn(pool, r));
@@ -47,16 +47,33 @@ packing::WorkloadDistribution MixOn(const model::Cluster& cluster, const PodMix*
 
 }  // namespace
 
-void PodMix::Add(const model::ResourceRequest& r) {
+std::string PodMix::KeyOf(const model::ResourceRequest& r) {
   std::string key = std::to_string(r.gpus) + "/" + std::to_string(r.gpu_memory.milli()) + "/" +
                     std::to_string(r.gpu_share.milli()) + "/" + r.mig_profile + "/" +
                     std::to_string(static_cast<int>(r.topology)) + "/" + std::to_string(r.nodes) + "/" +
                     std::to_string(r.gpus_per_node) + "/" + std::to_string(r.cpu.milli()) + "/" +
                     std::to_string(r.memory.milli());
   for (const std::string& m : r.gpu_models) key += "/" + m;
-  auto [it, added] = index_.try_emplace(std::move(key), shapes_.size());
-  if (added) shapes_.push_back({&r, 0});
-  ++shapes_[it->second].count;
+  return key;
+}
+
+void PodMix::Add(const model::ResourceRequest& r, int64_t count) {
+  auto [it, added] = index_.try_emplace(KeyOf(r), shapes_.size());
+  if (added) {
+    shapes_.push_back({r, 0});
+    keys_.push_back(&it->first);
+  }
+  shapes_[it->second].count += count;
+}
+
+uint64_t PodMix::Fingerprint() const {
+  uint64_t h = 1469598103934665603ull;
+  auto add = [&h](uint64_t v) { h = (h ^ v) * 1099511628211ull; };
+  for (size_t s = 0; s < shapes_.size(); ++s) {
+    add(std::hash<std::string>{}(*keys_[s]));
+    add(static_cast<uint64_t>(shapes_[s].count));
+  }
+  return h;
 }
 
 packing::PodRequest PodFor(const model::ResourceRequest& request, const GpuDemand& demand) {
@@ -87,8 +104,8 @@ Status NodePacker::Sync(const ClusterState& state) {
   synced_home_ = false;
   bool same_nodes = fleet_.has_value() && fleet_nodes_.size() == state.nodes.size();
   // Nodes are only ever appended to a state, so the home state with as many nodes as the
-  // fleet has the same ones; a trial copy is compared name by name.
-  for (size_t n = 0; same_nodes && !home && n < state.nodes.size(); ++n) {
+  // fleet has the same ones once compared; a trial copy is compared name by name.
+  for (size_t n = 0; same_nodes && !(home && home_nodes_checked_) && n < state.nodes.size(); ++n) {
     same_nodes = fleet_nodes_[n] == state.nodes[n].name;
   }
   if (!same_nodes) {
@@ -124,6 +141,7 @@ Status NodePacker::Sync(const ClusterState& state) {
     GPUFED_RETURN_IF_ERROR(fleet_->SetLeft(n, cpu, memory, gpu_left_));
   }
   synced_home_ = home;
+  home_nodes_checked_ = home_nodes_checked_ || home;
   synced_generation_ = state.generation;
   return Status::Ok();
 }

@@ -53,15 +53,21 @@ struct PackingChoice {
 class PodMix {
  public:
   struct Shape {
-    const model::ResourceRequest* request = nullptr;  // the first workload's; must outlive the mix
+    model::ResourceRequest request;  // a copy of the first one's: packers kept between plans outlive the workloads
     int64_t count = 0;
   };
-  void Add(const model::ResourceRequest& request);
+  void Add(const model::ResourceRequest& request, int64_t count = 1);
+  // What makes two requests one shape of the mix.
+  static std::string KeyOf(const model::ResourceRequest& request);
   const std::vector<Shape>& shapes() const { return shapes_; }
+  // Equal for mixes of the same shapes with the same counts in the same order (the
+  // order the packers' distributions see).
+  uint64_t Fingerprint() const;
 
  private:
   std::unordered_map<std::string, size_t> index_;
   std::vector<Shape> shapes_;
+  std::vector<const std::string*> keys_;  // by shape: its key in index_
 };
 
 // The request as a packing pod on a pool with `demand` (memory rounded down to MiB on both
@@ -84,8 +90,14 @@ class NodePacker {
 
   // The plan's own state of this cluster (the placer's, at a stable address). Every change
   // to it bumps its generation, so asking about it again at the same generation needs no
-  // sync; trial copies are synced in full each time.
-  void SetHome(const ClusterState* home) { home_ = home; }
+  // sync; trial copies are synced in full each time. Called again when the state at that
+  // address was rebuilt (a memo keeps packers between plans): its nodes are compared by
+  // name once more.
+  void SetHome(const ClusterState* home) {
+    home_ = home;
+    synced_home_ = false;
+    home_nodes_checked_ = false;
+  }
 
  private:
   NodePacker(std::string policy_name, std::shared_ptr<const PodMix> mix)
@@ -102,6 +114,7 @@ class NodePacker {
   std::unique_ptr<packing::PackingPolicy> policy_;
   const ClusterState* home_ = nullptr;
   bool synced_home_ = false;              // the fleet mirrors home_ at synced_generation_
+  bool home_nodes_checked_ = false;       // home_'s node names were compared with the fleet's
   uint64_t synced_generation_ = 0;
   std::vector<bool> eligible_;            // scratch, one flag per node
   std::vector<int> gpu_left_;             // scratch

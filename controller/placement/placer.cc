@@ -14,21 +14,15 @@
 #include "controller/placement/search.h"
 
 namespace gpufed::placement {
-Placer::Placer(const Snapshot& snapshot) : snapshot_(snapshot), config_(*snapshot.config) {
-  std::vector<const model::Cluster*> sorted;
-  for (const model::Cluster& c : config_.clusters) sorted.push_back(&c);
-  std::sort(sorted.begin(), sorted.end(),
-            [](const auto* a, const auto* b) { return a->metadata.name < b->metadata.name; });
-  for (const model::Cluster* c : sorted) {
-    auto seen = snapshot.observed.find(c->metadata.name);
-    const ObservedCluster* observed = seen == snapshot.observed.end() ? nullptr : &seen->second;
-    ClusterEntry entry{c, model::ClusterView(*c), {}, BuildClusterState(*c, observed), c->is_onprem()};
-    for (const model::NodePool& pool : c->node_pools) {
-      entry.pool_views.push_back(model::NodePoolView(pool));
-      fleet_gpus_ += double{1} * pool.count * pool.gpu.count;
-    }
-    clusters_.push_back(std::move(entry));
-  }
+Placer::Placer(const Snapshot& snapshot)
+    : snapshot_(snapshot),
+      config_(*snapshot.config),
+      own_caches_(snapshot.memo == nullptr ? std::make_unique<PlacerCaches>() : nullptr),
+      caches_(snapshot.memo == nullptr ? *own_caches_ : *snapshot.memo->caches_),
+      clusters_(caches_.clusters),
+      read_sets_(caches_.read_sets),
+      policy_classes_(caches_.policy_classes),
+      shape_classes_(caches_.shape_classes) {
   std::vector<const model::Policy*> policies;
   for (const model::Policy& p : config_.policies) policies.push_back(&p);
   std::sort(policies.begin(), policies.end(),
@@ -53,70 +47,25 @@ Placer::Placer(const Snapshot& snapshot) : snapshot_(snapshot), config_(*snapsho
     it->second.tenant = &t;
     if (added) it->second.usage = TenantUsage{0, t.budget.spent, t.budget.cloud_spent, 0};
   }
-  evaluations_.resize(clusters_.size());
-  // The pod mix every cluster's packing policy judges fragmentation against: the work this
-  // plan sees, waiting and running.
+  // The pod mix every cluster's packing policy judges fragmentation against: the one the
+  // snapshot brings, else the work this plan sees, waiting and running.
   auto mix = std::make_shared<PodMix>();
-  for (const model::Workload* w : snapshot.pending) {
-    if (w != nullptr) mix->Add(w->resources);
+  for (const auto& [request, count] : snapshot.pod_mix) mix->Add(request, count);
+  if (snapshot.pod_mix.empty()) {
+    for (const model::Workload* w : snapshot.pending) {
+      if (w != nullptr) mix->Add(w->resources);
+    }
+    for (const RunningWorkload& r : snapshot.running) {
+      if (r.workload != nullptr) mix->Add(r.workload->resources);
+    }
   }
-  for (const RunningWorkload& r : snapshot.running) {
-    if (r.workload != nullptr) mix->Add(r.workload->resources);
-  }
-  for (ClusterEntry& entry : clusters_) {
-    Result<std::shared_ptr<NodePacker>> packer = NodePacker::Create(*entry.cluster, kDefaultPackingPolicy, mix);
-    if (!packer.ok()) continue;
-    entry.state.packer = std::move(*packer);
-    entry.state.packer->SetHome(&entry.state);  // clusters_ no longer grows: the address holds
-  }
-  ReserveRunning();
-  for (ClusterEntry& entry : clusters_) {
-    auto seen = snapshot.observed.find(entry.cluster->metadata.name);
-    if (seen != snapshot.observed.end()) CapToObserved(entry.state, seen->second);
-  }
+  SetUpClusters(mix, mix->Fingerprint());
+  evaluations_.resize(clusters_.size());
 }
+
+Placer::~Placer() = default;
 
 Placer::TenantState& Placer::Tenant(const std::string& name) { return tenants_[name]; }
-
-void Placer::ReserveRunning() {
-  std::vector<std::unordered_map<std::string, int>> node_index(clusters_.size());
-  for (size_t c = 0; c < clusters_.size(); ++c) {
-    const auto& nodes = clusters_[c].state.nodes;
-    for (size_t n = 0; n < nodes.size(); ++n) node_index[c].emplace(nodes[n].name, static_cast<int>(n));
-  }
-  for (const RunningWorkload& r : snapshot_.running) {
-    if (r.workload == nullptr) continue;
-    auto it = std::lower_bound(clusters_.begin(), clusters_.end(), r.binding.cluster,
-                               [](const ClusterEntry& e, const std::string& name) { return e.cluster->metadata.name < name; });
-    if (it == clusters_.end() || it->cluster->metadata.name != r.binding.cluster) continue;  // cluster no longer declared
-    const size_t c = static_cast<size_t>(it - clusters_.begin());
-    ClusterState& state = it->state;
-    RunningEntry entry{&r, c, {}, RequestedGpuMilli(r.workload->resources), true};
-    for (size_t m = 0; m < r.binding.nodes.size() && m < r.binding.gpus.size(); ++m) {
-      auto found = node_index[c].find(r.binding.nodes[m]);
-      int n = found == node_index[c].end() ? -1 : found->second;
-      if (n < 0) {
-        // An observed cluster reports every node it has: this one is gone.
-        if (snapshot_.observed.count(r.binding.cluster)) continue;
-        // Bound to an elastic node an earlier plan added: it exists now.
-        std::optional<int> added = AddObservedNode(state, r.binding.nodes[m]);
-        if (!added) continue;
-        n = *added;
-        node_index[c].emplace(r.binding.nodes[m], n);
-      }
-      const model::NodePool& pool = state.cluster->node_pools[state.nodes[n].pool];
-      NodeFit fit = FitOfBinding(pool, r.workload->resources, r.binding.gpus[m], r.binding.gpu_milli_each,
-                                 r.binding.mig_profile, r.binding.mig_start);
-      fit.gpus.erase(std::remove_if(fit.gpus.begin(), fit.gpus.end(),
-                                    [&](int g) { return g < 0 || g >= static_cast<int>(state.nodes[n].gpus.size()); }),
-                     fit.gpus.end());
-      Reserve(state, n, fit, r.workload->resources);
-      entry.nodes.emplace_back(n, std::move(fit));
-    }
-    Tenant(r.workload->tenant).usage.gpu_milli_in_use += entry.gpu_milli;
-    running_.push_back(std::move(entry));
-  }
-}
 
 double Placer::ShareOf(const std::string& tenant) {
   const TenantState& t = Tenant(tenant);

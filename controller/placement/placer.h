@@ -1,8 +1,9 @@
 #pragma once
 // The placer's internals: one Placer per MakePlan call. Split from plan.h so tests of
 // the public contract do not depend on it. Implemented across placer.cc (order, admit,
-// filter, score, bind), placer_checks.cc (policy filters, burst gate, budgets) and
-// preemption.cc (victim selection).
+// filter, score, bind), placer_setup.cc (the clusters' states, kept between plans by a
+// PlanMemo), placer_checks.cc (policy filters, burst gate, budgets) and preemption.cc
+// (victim selection).
 #include <functional>
 #include <map>
 #include <memory>
@@ -16,9 +17,13 @@
 
 #include "controller/placement/cost.h"
 #include "controller/placement/inventory.h"
+#include "controller/placement/node_packer.h"
 #include "controller/placement/plan.h"
+#include "controller/placement/plan_memo.h"
 
 namespace gpufed::placement {
+
+struct PlacerCaches;
 
 // What a request counts against quotas and fair share: whole GPUs, or the share asked.
 int64_t RequestedGpuMilli(const model::ResourceRequest& r);
@@ -26,15 +31,24 @@ int64_t RequestedGpuMilli(const model::ResourceRequest& r);
 class Placer {
  public:
   explicit Placer(const Snapshot& snapshot);
+  ~Placer();
   Plan Run();
 
  private:
+  friend struct PlacerCaches;
   struct ClusterEntry {
     const model::Cluster* cluster;
     nlohmann::json view;
     std::vector<nlohmann::json> pool_views;
     ClusterState state;
     bool onprem = false;  // cluster->is_onprem(), asked in every decision's inner loops
+    // Kept between plans by a memo (placer_setup.cc): what `state` was built from (the
+    // observed inventory and the running work on it, in order), and its generation then.
+    // A plan that changes the state leaves the generation moved, so the next plan
+    // rebuilds it; a state built from the same inputs and left unchanged is kept.
+    uint64_t inputs = 0;
+    uint64_t built_generation = ~uint64_t{0};
+    std::unordered_map<std::string, int> node_index;  // node name -> index in state.nodes, as built
   };
   struct ActiveRule {
     const model::Policy* policy;
@@ -53,13 +67,15 @@ class Placer {
     const model::Tenant* tenant = nullptr;  // null for a tenant the config does not declare
     TenantUsage usage;                      // in-use includes running work and this plan's placements
   };
-  // A running workload's reservation, kept so preemption can release it.
+  // A running workload's reservation, kept so preemption can release it. On a cluster
+  // whose state a memo kept, the node fits are worked out only when preemption asks.
   struct RunningEntry {
     const RunningWorkload* running;
     size_t cluster;
     std::vector<std::pair<int, NodeFit>> nodes;
     int64_t gpu_milli = 0;
-    bool active = true;  // false once preempted in this plan
+    bool active = true;    // false once preempted in this plan
+    bool resolved = false;  // `nodes` worked out
   };
 
   // What one cluster's policies (rules, residency, Lua filter and score hooks) say about
@@ -77,6 +93,8 @@ class Placer {
   // residency, and the same values wherever the Lua hooks looked (placer_classes.cc).
   struct PolicyClass {
     std::vector<PolicyVerdict> clusters;  // by cluster index
+    uint64_t plan = 0;                    // the last plan that used it (PlacerCaches::plans)
+    int64_t passed = 0;                   // clusters that passed (scored)
   };
   // A policy class and one resource request shape: which clusters could ever run it, on
   // which pools at what price, and a cache of where it fits now.
@@ -90,6 +108,7 @@ class Placer {
   };
   struct CachedFit {
     uint64_t generation = ~uint64_t{0};     // the cluster state's generation it was found at
+    uint64_t mix_epoch = 0;                 // the pod mix a fit was judged against (see PlacerCaches)
     bool fits = false;
     bool provision = false;
     int pool = -1;
@@ -137,7 +156,13 @@ class Placer {
     ScoreBreakdown score;
   };
 
-  void ReserveRunning();
+  // placer_setup.cc: each cluster's state with the running work reserved, built anew or
+  // (with a memo) kept from the last plan when built from the same inputs and unchanged.
+  void SetUpClusters(const std::shared_ptr<const PodMix>& mix, uint64_t mix_fingerprint);
+  void ReserveRunning(const std::vector<bool>& rebuilt);
+  // Works out the node fits of a running entry (those a kept state already holds). While
+  // a state is built, a node an earlier plan provisioned may be added to it.
+  void Resolve(RunningEntry& r, bool may_add_nodes = false);
   Decision Decide(const model::Workload& w);
   // The shape class of `w` (placer_classes.cc); built on first use, shared afterwards.
   ShapeClass& ShapeClassFor(const model::Workload& w, const nlohmann::json& wv);
@@ -204,21 +229,24 @@ class Placer {
 
   const Snapshot& snapshot_;
   const model::Config& config_;
-  std::vector<ClusterEntry> clusters_;   // sorted by name
+  std::unique_ptr<PlacerCaches> own_caches_;  // without a memo: this plan's alone
+  PlacerCaches& caches_;                      // own_caches_, or the memo's
+  std::vector<ClusterEntry>& clusters_;       // sorted by name
   std::vector<ActiveRule> rules_;
   model::ScoringWeights weights_;
   model::BurstThresholds burst_;
   std::map<std::string, TenantState> tenants_;
   std::vector<RunningEntry> running_;
+  std::vector<std::vector<size_t>> running_on_;  // by cluster: indices into running_
   // Classes (placer_classes.cc). A read set is what the Lua hooks looked at for one
   // evaluation; classes are keyed by the workload's observations at those reads.
   struct ReadSet {
     std::vector<ViewRead> reads;
     std::unordered_map<std::string, size_t> classes;  // key -> index into policy_classes_
   };
-  std::vector<ReadSet> read_sets_;
-  std::vector<std::unique_ptr<PolicyClass>> policy_classes_;
-  std::unordered_map<std::string, std::unique_ptr<ShapeClass>> shape_classes_;
+  std::vector<ReadSet>& read_sets_;
+  std::vector<std::unique_ptr<PolicyClass>>& policy_classes_;
+  std::unordered_map<std::string, std::unique_ptr<ShapeClass>>& shape_classes_;
   std::unique_ptr<PolicyClass> uncached_policy_;  // for a workload whose policy class is not shared
   std::unique_ptr<ShapeClass> uncached_shape_;
   std::vector<Evaluation> evaluations_;         // by cluster index; reused by every decision
@@ -227,6 +255,34 @@ class Placer {
   double fleet_gpus_ = 0;     // GPUs present in every cluster, for dominant shares
   double window_hours_ = 0;   // DecayedWindowHours(half-life)
   bool needs_views_ = false;  // rules or hooks read the workload's JSON view
+};
+
+// What the placer keeps between plans when the snapshot brings a PlanMemo (and builds
+// afresh for every plan when it does not): the clusters' views and states, the policy
+// and shape classes, and the fit cache. Everything here is a function of the config, the
+// hooks and the per-cluster inputs recorded with it, so a plan is the same with or
+// without it (plan_memo_property_test.cc replays random pass sequences both ways).
+struct PlacerCaches {
+  // What the classes were evaluated for; a plan with another config, revision or hooks
+  // starts every cache over.
+  const model::Config* config = nullptr;
+  const PolicyHooks* hooks = nullptr;
+  std::string revision;
+  std::vector<Placer::ClusterEntry> clusters;
+  std::unordered_map<std::string_view, size_t> cluster_index;  // name (owned by the config) -> index
+  std::vector<Placer::ReadSet> read_sets;
+  std::vector<std::unique_ptr<Placer::PolicyClass>> policy_classes;
+  std::unordered_map<std::string, std::unique_ptr<Placer::ShapeClass>> shape_classes;
+  // A rebuilt state's generation starts a new epoch (epoch << 32), so a fit cached for an
+  // earlier state of the same cluster never matches it.
+  uint64_t epoch = 0;
+  // The pod mix the packers judge against (its fingerprint) and an epoch bumped when it
+  // changes: fits found against another mix are stale (where nothing fits, the mix
+  // played no part, and that answer stands).
+  uint64_t mix_fingerprint = 0;
+  uint64_t mix_epoch = 0;
+  uint64_t plans = 0;  // plans made with these caches
+  PlanMemo::Stats stats;  // of the plan that last used these caches
 };
 
 }  // namespace gpufed::placement

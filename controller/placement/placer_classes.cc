@@ -50,12 +50,24 @@ size_t Placer::PolicyClassFor(const model::Workload& w, const nlohmann::json& wv
   prefix += '\n';
   auto key_for = [&](const ReadSet& set) {
     std::string key = prefix;
-    for (const ViewRead& read : set.reads) key += Observe(wv, read) + '\n';
+    for (const ViewRead& read : set.reads) {
+      key += Observe(wv, read);
+      // A hook that asked for the time decided for this time (a memo outlives the plan).
+      if (read.kind == ViewRead::Kind::kNow) key += std::to_string(snapshot_.now.millis());
+      key += '\n';
+    }
     return key;
   };
   for (const ReadSet& set : read_sets_) {
     auto it = set.classes.find(key_for(set));
-    if (it != set.classes.end()) return it->second;
+    if (it == set.classes.end()) continue;
+    PolicyClass& reused = *policy_classes_[it->second];
+    if (reused.plan != caches_.plans && snapshot_.hooks != nullptr) {
+      // Found by an earlier plan (a memo): count the calls this plan would have made.
+      snapshot_.hooks->CountReusedCalls(static_cast<int64_t>(clusters_.size()), reused.passed);
+    }
+    reused.plan = caches_.plans;
+    return it->second;
   }
   if (policy_classes_.size() >= MaxCachedClasses()) {
     // Hooks that read something unique to each workload (its name, say) make every
@@ -65,6 +77,7 @@ size_t Placer::PolicyClassFor(const model::Workload& w, const nlohmann::json& wv
     policy_classes_.clear();
   }
   bool cacheable = true;
+  ++caches_.stats.policy_classes_evaluated;
   std::unique_ptr<PolicyClass> evaluated = EvaluatePolicies(w, wv, applies, cacheable);
   if (!cacheable) {
     uncached_policy_ = std::move(evaluated);
@@ -78,6 +91,8 @@ size_t Placer::PolicyClassFor(const model::Workload& w, const nlohmann::json& wv
     set = read_sets_.end() - 1;
   }
   set->classes.emplace(key_for(*set), policy_classes_.size());
+  evaluated->plan = caches_.plans;
+  for (const PolicyVerdict& v : evaluated->clusters) evaluated->passed += v.passed ? 1 : 0;
   policy_classes_.push_back(std::move(evaluated));
   return policy_classes_.size() - 1;
 }
@@ -194,9 +209,13 @@ Placer::ShapeCluster Placer::EvaluateShape(const model::Workload& w, const Polic
 const Placer::CachedFit& Placer::FitOf(const model::Workload& w, ShapeClass& shape, size_t c) {
   CachedFit& cached = shape.fits[c];
   const ClusterState& state = clusters_[c].state;
-  if (cached.generation == state.generation) return cached;
+  // Where nothing fits the packing policy played no part; a fit it chose holds for the
+  // pod mix it was chosen against.
+  if (cached.generation == state.generation && (!cached.fits || cached.mix_epoch == caches_.mix_epoch)) return cached;
+  ++caches_.stats.fits_found;
   cached = CachedFit();
   cached.generation = state.generation;
+  cached.mix_epoch = caches_.mix_epoch;
   if (std::optional<Candidate> found = FindCandidate(w, c, shape.clusters[c].pools)) {
     cached.fits = true;
     cached.provision = found->provision;

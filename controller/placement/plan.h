@@ -13,6 +13,7 @@
 #include "controller/model/config.h"
 #include "controller/placement/hooks.h"
 #include "controller/placement/observed.h"
+#include "controller/placement/plan_memo.h"
 
 namespace gpufed::placement {
 
@@ -75,6 +76,14 @@ struct Snapshot {
   // closest to fitting, and groups (by rule) for the rest (Decision::verdict_groups).
   size_t explain_clusters = kExplainAllClusters;
   static constexpr size_t kExplainAllClusters = 64;
+  // The requests the packing policy judges fragmentation against, each with how many
+  // workloads asked for it. Empty: the plan's own pending and running work. A controller
+  // passes the mix it has seen recently and refreshes it only when it drifts, so that
+  // consecutive plans judge packing alike and a memo can keep what they found.
+  std::vector<std::pair<model::ResourceRequest, int64_t>> pod_mix;
+  // State kept between plans by the caller, so a plan recomputes only what changed
+  // (plan_memo.h). Null: none. The plan is the same with or without it.
+  PlanMemo* memo = nullptr;
 };
 
 enum class Outcome { kPlaced, kQueued, kRejected };

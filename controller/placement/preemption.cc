@@ -54,11 +54,10 @@ std::optional<Placer::Candidate> Placer::PreemptFor(const model::Workload& w, si
   const Duration now = snapshot_.now;
   std::vector<size_t> pool;
   int64_t freeable = 0;
-  for (size_t i = 0; i < running_.size(); ++i) {
-    const RunningEntry& r = running_[i];
-    if (r.cluster != c || !r.active || !r.running->workload->preemptible || r.running->workload->priority >= w.priority) {
-      continue;
-    }
+  for (size_t i : running_on_[c]) {
+    RunningEntry& r = running_[i];
+    if (!r.active || !r.running->workload->preemptible || r.running->workload->priority >= w.priority) continue;
+    Resolve(r);
     pool.push_back(i);
     freeable += r.gpu_milli;
   }

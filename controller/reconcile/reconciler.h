@@ -24,6 +24,7 @@
 #include "connectors/core/connector.h"
 #include "controller/placement/fair_share.h"
 #include "controller/reconcile/decision_log.h"
+#include "controller/reconcile/pod_mix_tracker.h"
 #include "controller/reconcile/snapshot_builder.h"
 #include "controller/reconcile/work_queue.h"
 #include "controller/store/store.h"
@@ -70,7 +71,10 @@ class Reconciler {
 
   // The active revision (owned by the caller's PolicyActivator; may change between
   // passes) and connectors by cluster name (owned here).
-  void SetRevision(const policy::Revision* revision) { revision_ = revision; }
+  void SetRevision(const policy::Revision* revision) {
+    if (revision != revision_) plan_memo_.Clear();  // the memo points into the old revision
+    revision_ = revision;
+  }
   void SetConnectors(std::map<std::string, std::unique_ptr<connectors::Connector>> connectors);
   // Specs of the workloads a source other than the repository and the API submits (the
   // source is their desired state), by workload name.
@@ -146,6 +150,12 @@ class Reconciler {
   const connectors::Clock* clock_;
   ReconcilerOptions options_;
   const policy::Revision* revision_ = nullptr;
+  // What each pass's plan found that the next pass can keep (placement/plan_memo.h):
+  // cluster states nothing changed, policy verdicts, fits. Cleared with the revision.
+  placement::PlanMemo plan_memo_;
+  // The pod mix each pass plans with: refreshed only when the work drifts, so the memo's
+  // fits hold from one pass to the next.
+  PodMixTracker pod_mix_;
   std::map<std::string, std::unique_ptr<connectors::Connector>> connectors_;
   std::map<std::string, ClusterStatus> clusters_;
   std::map<std::string, std::map<std::string, model::Workload>> source_specs_;  // source -> QualifiedName -> spec

@@ -248,6 +248,12 @@ Status Reconciler::PlanWaiting(std::vector<WorkloadRecord>& records, PassStats& 
   if (!any_pending) return Status::Ok();
   PassSnapshot pass = BuildSnapshot(Sources(records));
   if (pass.snapshot.pending.empty()) return Status::Ok();
+  std::vector<const model::ResourceRequest*> work;
+  for (const model::Workload* w : pass.snapshot.pending) work.push_back(&w->resources);
+  for (const placement::RunningWorkload& r : pass.snapshot.running) {
+    if (r.workload != nullptr) work.push_back(&r.workload->resources);
+  }
+  pass.snapshot.pod_mix = pod_mix_.Update(work);
   // The placer reads no clock; the loop times each decision from the one before it (the
   // first from the plan's start), so the samples add up to the plan's time.
   auto since = std::chrono::steady_clock::now();
@@ -256,8 +262,10 @@ Status Reconciler::PlanWaiting(std::vector<WorkloadRecord>& records, PassStats& 
     decision_seconds_.push_back(std::chrono::duration<double>(now - since).count());
     since = now;
   };
+  pass.snapshot.memo = &plan_memo_;
   last_plan_ = placement::MakePlan(pass.snapshot);
   pass.snapshot.on_decision = nullptr;
+  pass.snapshot.memo = nullptr;
   GPUFED_RETURN_IF_ERROR(log_->BeginPass(last_plan_, pass.snapshot));
   // The log may keep pointers to the plan and snapshot until the pass ends, however it ends.
   struct PassEnd {

@@ -100,6 +100,13 @@ double HookSet::Score(const nlohmann::json& workload, const nlohmann::json& clus
   return total;
 }
 
+void HookSet::CountReusedCalls(int64_t filter_calls, int64_t score_calls) {
+  for (Entry& e : entries_) {
+    if (e.file->has_filter()) e.calls += filter_calls;
+    if (e.file->has_score()) e.calls += score_calls;
+  }
+}
+
 void HookSet::Count(Entry& e, const std::string& error) {
   ++e.calls;
   if (error.empty()) return;

@@ -30,6 +30,7 @@ class HookSet : public placement::PolicyHooks {
                std::vector<std::string>& errors) override;
 
   bool RecordWorkloadReads(bool on) override;
+  void CountReusedCalls(int64_t filter_calls, int64_t score_calls) override;
   std::vector<ViewRead> TakeWorkloadReads() override;
 
   bool empty() const { return entries_.empty(); }

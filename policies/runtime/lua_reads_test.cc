@@ -54,6 +54,12 @@ TEST(LuaReads, RandomDependsOnTheNameThatSeedsIt) {
   EXPECT_EQ(ReadsOf("return math.random(10) > 0"), (std::vector<ViewRead>{{"/name", Kind::kValue}}));
 }
 
+TEST(LuaReads, AskingForTheTimeIsRecorded) {
+  // The same for every workload of a plan, not from one plan to the next (plan memo).
+  EXPECT_EQ(ReadsOf("return now() >= 0"), (std::vector<ViewRead>{{"", Kind::kNow}}));
+  EXPECT_EQ(ReadsOf("return true"), std::vector<ViewRead>{});
+}
+
 TEST(LuaReads, KeysAreEscapedAsJsonPointers) {
   nlohmann::json w = Workload();
   w["labels"]["a/b~c"] = "x";

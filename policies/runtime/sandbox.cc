@@ -126,10 +126,13 @@ void Hook(lua_State* L, lua_Debug* ar) {
 // --- replacements for base functions -------------------------------------------------
 
 int Now(lua_State* L) {
-  const SandboxRuntime* rt = RuntimeOf(L);
+  SandboxRuntime* rt = RuntimeOf(L);
   if (rt->context == nullptr) {
     return luaL_error(L, "now() is only available inside admit, filter and score");
   }
+  // A verdict that read the time holds for this plan's time only (a memo kept across
+  // plans must not reuse it at another time).
+  if (rt->recording) rt->reads.push_back({"", ViewRead::Kind::kNow});
   lua_pushnumber(L, rt->context->now_seconds);
   return 1;
 }

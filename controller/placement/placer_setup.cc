@@ -1,0 +1,217 @@
+// The clusters' states at the start of a plan: each cluster's nodes (declared, or as its
+// connector reported them) with the running work reserved and capped to what the
+// cluster reported free. Without a memo every state is built here for every plan. With
+// one (plan_memo.h), a state is kept from the last plan when it was built from the same
+// inputs (the observed inventory and the running work on the cluster, in order) and the
+// last plan did not change it; only the rest is rebuilt, so fits cached for a kept state
+// stay valid.
+#include <algorithm>
+
+#include "controller/model/views.h"
+#include "controller/placement/placer.h"
+
+namespace gpufed::placement {
+namespace {
+
+// FNV-1a over what a cluster's state is built from. Equal inputs give equal hashes; a
+// collision would keep a stale state, at odds of 2^-64 per cluster and plan.
+class InputHash {
+ public:
+  void Add(uint64_t v) {
+    for (int i = 0; i < 8; ++i) Byte(static_cast<uint8_t>(v >> (8 * i)));
+  }
+  void Add(std::string_view s) {
+    Add(static_cast<uint64_t>(s.size()));
+    for (char ch : s) Byte(static_cast<uint8_t>(ch));
+  }
+  uint64_t value() const { return h_; }
+
+ private:
+  void Byte(uint8_t b) { h_ = (h_ ^ b) * 1099511628211ull; }
+  uint64_t h_ = 1469598103934665603ull;
+};
+
+void AddObserved(InputHash& h, const ObservedCluster& o) {
+  h.Add(o.healthy ? 2 : 1);
+  h.Add(o.nodes.size());
+  for (const ObservedNode& n : o.nodes) {
+    h.Add(n.name);
+    h.Add(n.pool);
+    h.Add(n.ready ? 1 : 0);
+    h.Add(static_cast<uint64_t>(n.free_cpu_milli));
+    h.Add(static_cast<uint64_t>(n.free_memory));
+    h.Add(n.gpus.size());
+    for (const ObservedGpu& g : n.gpus) {
+      h.Add(static_cast<uint64_t>(g.free_milli));
+      h.Add(static_cast<uint64_t>(g.free_memory));
+      h.Add(static_cast<uint64_t>(g.mig_slices_used));
+    }
+  }
+}
+
+// Everything reserving a running workload reads: its binding and its request.
+void AddRunning(InputHash& h, const RunningWorkload& r) {
+  const Binding& b = r.binding;
+  h.Add(b.pool);
+  h.Add(b.nodes.size());
+  for (const std::string& node : b.nodes) h.Add(node);
+  h.Add(b.gpus.size());
+  for (const std::vector<int>& gpus : b.gpus) {
+    h.Add(gpus.size());
+    for (int g : gpus) h.Add(static_cast<uint64_t>(g));
+  }
+  h.Add(static_cast<uint64_t>(b.gpu_milli_each));
+  h.Add(b.mig_profile);
+  h.Add(static_cast<uint64_t>(b.mig_start));
+  const model::ResourceRequest& q = r.workload->resources;
+  for (int64_t v : {int64_t{q.gpus}, q.gpu_memory.milli(), q.gpu_share.milli(), int64_t{static_cast<int>(q.topology)},
+                    int64_t{q.nodes}, int64_t{q.gpus_per_node}, q.cpu.milli(), q.memory.milli()}) {
+    h.Add(static_cast<uint64_t>(v));
+  }
+  h.Add(q.mig_profile);
+  h.Add(q.gpu_models.size());
+  for (const std::string& m : q.gpu_models) h.Add(m);
+}
+
+}  // namespace
+
+void Placer::SetUpClusters(const std::shared_ptr<const PodMix>& mix, uint64_t mix_fingerprint) {
+  PlacerCaches& k = caches_;
+  if (k.config != &config_ || k.hooks != snapshot_.hooks || k.revision != config_.revision ||
+      k.clusters.size() != config_.clusters.size()) {
+    // Another config, revision or hooks: nothing evaluated for the old ones holds.
+    k.clusters.clear();
+    k.cluster_index.clear();
+    k.read_sets.clear();
+    k.policy_classes.clear();
+    k.shape_classes.clear();
+    k.config = &config_;
+    k.hooks = snapshot_.hooks;
+    k.revision = config_.revision;
+    std::vector<const model::Cluster*> sorted;
+    for (const model::Cluster& c : config_.clusters) sorted.push_back(&c);
+    std::sort(sorted.begin(), sorted.end(),
+              [](const auto* a, const auto* b) { return a->metadata.name < b->metadata.name; });
+    for (const model::Cluster* c : sorted) {
+      ClusterEntry entry{c, model::ClusterView(*c), {}, {}, c->is_onprem()};
+      for (const model::NodePool& pool : c->node_pools) entry.pool_views.push_back(model::NodePoolView(pool));
+      k.cluster_index.emplace(c->metadata.name, k.clusters.size());
+      k.clusters.push_back(std::move(entry));
+    }
+  }
+  const bool new_mix = k.mix_fingerprint != mix_fingerprint || k.mix_epoch == 0;
+  if (new_mix) {
+    k.mix_fingerprint = mix_fingerprint;
+    ++k.mix_epoch;
+  }
+  k.stats = PlanMemo::Stats();
+  ++k.plans;
+  for (const ClusterEntry& entry : clusters_) {
+    for (const model::NodePool& pool : entry.cluster->node_pools) fleet_gpus_ += double{1} * pool.count * pool.gpu.count;
+  }
+
+  // Each cluster's inputs: its observed inventory (or none), then its running work in order.
+  std::vector<InputHash> inputs(clusters_.size());
+  std::vector<const ObservedCluster*> observed(clusters_.size(), nullptr);
+  for (const auto& [name, o] : snapshot_.observed) {
+    auto it = k.cluster_index.find(name);
+    if (it == k.cluster_index.end()) continue;
+    observed[it->second] = &o;
+    AddObserved(inputs[it->second], o);
+  }
+  running_on_.assign(clusters_.size(), {});
+  for (const RunningWorkload& r : snapshot_.running) {
+    if (r.workload == nullptr) continue;
+    auto it = k.cluster_index.find(r.binding.cluster);
+    if (it == k.cluster_index.end()) continue;  // cluster no longer declared
+    const size_t c = it->second;
+    running_on_[c].push_back(running_.size());
+    running_.push_back({&r, c, {}, RequestedGpuMilli(r.workload->resources), true, false});
+    Tenant(r.workload->tenant).usage.gpu_milli_in_use += running_.back().gpu_milli;
+    AddRunning(inputs[c], r);
+  }
+
+  std::vector<bool> rebuilt(clusters_.size(), false);
+  for (size_t c = 0; c < clusters_.size(); ++c) {
+    ClusterEntry& entry = clusters_[c];
+    const uint64_t hash = inputs[c].value() ^ (observed[c] == nullptr ? 0 : 0x9e3779b97f4a7c15ull);
+    const bool keep = entry.state.cluster != nullptr && entry.inputs == hash &&
+                      entry.built_generation == entry.state.generation;
+    std::shared_ptr<NodePacker> packer = new_mix ? nullptr : entry.state.packer;
+    if (!keep) {
+      entry.state = BuildClusterState(*entry.cluster, observed[c]);
+      entry.state.generation = (++k.epoch) << 32;
+      entry.inputs = hash;
+      entry.node_index.clear();
+      for (size_t n = 0; n < entry.state.nodes.size(); ++n) entry.node_index.emplace(entry.state.nodes[n].name, static_cast<int>(n));
+      rebuilt[c] = true;
+      ++k.stats.clusters_rebuilt;
+    } else {
+      ++k.stats.clusters_kept;
+    }
+    if (packer == nullptr) {
+      Result<std::shared_ptr<NodePacker>> made = NodePacker::Create(*entry.cluster, kDefaultPackingPolicy, mix);
+      if (made.ok()) packer = std::move(*made);
+    }
+    if (packer != nullptr && (packer != entry.state.packer || !keep)) {
+      entry.state.packer = std::move(packer);
+      entry.state.packer->SetHome(&entry.state);  // clusters_ does not grow during a plan: the address holds
+    }
+  }
+  ReserveRunning(rebuilt);
+  for (size_t c = 0; c < clusters_.size(); ++c) {
+    if (!rebuilt[c]) continue;
+    if (observed[c] != nullptr) CapToObserved(clusters_[c].state, *observed[c]);
+    clusters_[c].built_generation = clusters_[c].state.generation;
+  }
+}
+
+void Placer::ReserveRunning(const std::vector<bool>& rebuilt) {
+  for (size_t c = 0; c < clusters_.size(); ++c) {
+    if (!rebuilt[c]) continue;
+    ClusterState& state = clusters_[c].state;
+    for (size_t i : running_on_[c]) {
+      RunningEntry& entry = running_[i];
+      Resolve(entry, /*may_add_nodes=*/true);
+      for (const auto& [n, fit] : entry.nodes) Reserve(state, n, fit, entry.running->workload->resources);
+    }
+  }
+}
+
+void Placer::Resolve(RunningEntry& entry, bool may_add_nodes) {
+  if (entry.resolved) return;
+  entry.resolved = true;
+  const RunningWorkload& r = *entry.running;
+  ClusterEntry& cluster = clusters_[entry.cluster];
+  ClusterState& state = cluster.state;
+  for (size_t m = 0; m < r.binding.nodes.size() && m < r.binding.gpus.size(); ++m) {
+    auto found = cluster.node_index.find(r.binding.nodes[m]);
+    int n = found == cluster.node_index.end() ? -1 : found->second;
+    if (n < 0) {
+      // An observed cluster reports every node it has: this one is gone. A state kept
+      // from the last plan already has every node its running work could be bound to.
+      if (!may_add_nodes || snapshot_.observed.count(r.binding.cluster)) continue;
+      // Bound to an elastic node an earlier plan added: it exists now.
+      std::optional<int> added = AddObservedNode(state, r.binding.nodes[m]);
+      if (!added) continue;
+      n = *added;
+      cluster.node_index.emplace(r.binding.nodes[m], n);
+    }
+    const model::NodePool& pool = state.cluster->node_pools[state.nodes[n].pool];
+    NodeFit fit = FitOfBinding(pool, r.workload->resources, r.binding.gpus[m], r.binding.gpu_milli_each,
+                               r.binding.mig_profile, r.binding.mig_start);
+    fit.gpus.erase(std::remove_if(fit.gpus.begin(), fit.gpus.end(),
+                                  [&](int g) { return g < 0 || g >= static_cast<int>(state.nodes[n].gpus.size()); }),
+                   fit.gpus.end());
+    entry.nodes.emplace_back(n, std::move(fit));
+  }
+}
+
+PlanMemo::PlanMemo() : caches_(std::make_unique<PlacerCaches>()) {}
+PlanMemo::~PlanMemo() = default;
+PlanMemo::PlanMemo(PlanMemo&&) noexcept = default;
+PlanMemo& PlanMemo::operator=(PlanMemo&&) noexcept = default;
+const PlanMemo::Stats& PlanMemo::last_plan() const { return caches_->stats; }
+void PlanMemo::Clear() { caches_ = std::make_unique<PlacerCaches>(); }
+
+}  // namespace gpufed::placement
