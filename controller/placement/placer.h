@@ -105,10 +105,13 @@ class Placer {
     int cheapest_pool = -1;                 // the pool cost caps and budgets use
     std::vector<const Money*> prices;       // GPU-hour price per pool (null: unpriced)
     std::vector<int64_t> gpu_milli;         // GPU share taken on each pool
+    uint64_t pool_mask = 0;                 // `pools` as bits (kUnsharedPools beyond 63 pools)
   };
+  static constexpr uint64_t kUnsharedPools = ~uint64_t{0};
   struct CachedFit {
     uint64_t generation = ~uint64_t{0};     // the cluster state's generation it was found at
     uint64_t mix_epoch = 0;                 // the pod mix a fit was judged against (see PlacerCaches)
+    uint64_t pool_mask = 0;                 // the pools it was looked for on (ShapeCluster::pool_mask)
     bool fits = false;
     bool provision = false;
     int pool = -1;
@@ -116,12 +119,19 @@ class Placer {
     const Money* price = nullptr;           // GPU-hour price on `pool` (null: unpriced)
     int64_t gpu_milli = 0;                  // GPU share taken on `pool`
   };
+  // Where a resource request fits, by cluster: a fit depends on the request, the pools
+  // it may use and the cluster's state, not on the policy class, so every shape class
+  // of one request shares a table (an entry holds for the pools it was found on).
+  struct FitTable {
+    std::vector<CachedFit> fits;            // by cluster index
+  };
   struct ShapeClass {
     const PolicyClass* policy = nullptr;
     std::vector<ShapeCluster> clusters;     // by cluster index
     std::vector<uint32_t> eligible;         // indices of eligible clusters, in name order
     std::vector<uint32_t> onprem, cloud;    // `eligible` split by on-prem and cloud
-    std::vector<CachedFit> fits;            // by cluster index
+    FitTable* fits = nullptr;               // PlacerCaches::fit_tables, or own_fits
+    std::unique_ptr<FitTable> own_fits;     // an unshared class's
     // Explanation groups of the clusters that are not eligible (built on first use).
     mutable std::vector<VerdictGroup> fixed_groups;
     mutable bool fixed_groups_built = false;
@@ -273,6 +283,7 @@ struct PlacerCaches {
   std::vector<Placer::ReadSet> read_sets;
   std::vector<std::unique_ptr<Placer::PolicyClass>> policy_classes;
   std::unordered_map<std::string, std::unique_ptr<Placer::ShapeClass>> shape_classes;
+  std::unordered_map<std::string, std::unique_ptr<Placer::FitTable>> fit_tables;  // by request (ShapeKey)
   // A rebuilt state's generation starts a new epoch (epoch << 32), so a fit cached for an
   // earlier state of the same cluster never matches it.
   uint64_t epoch = 0;

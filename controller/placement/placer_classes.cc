@@ -74,6 +74,7 @@ size_t Placer::PolicyClassFor(const model::Workload& w, const nlohmann::json& wv
     // workload a class of its own: start over rather than grow without bound.
     read_sets_.clear();
     shape_classes_.clear();
+    caches_.fit_tables.clear();
     policy_classes_.clear();
   }
   bool cacheable = true;
@@ -137,7 +138,10 @@ Placer::ShapeClass& Placer::ShapeClassFor(const model::Workload& w, const nlohma
     std::string key = std::to_string(index) + "#" + ShapeKey(w);
     auto it = shape_classes_.find(key);
     if (it != shape_classes_.end()) return *it->second;
-    if (shape_classes_.size() >= MaxCachedClasses()) shape_classes_.clear();
+    if (shape_classes_.size() >= MaxCachedClasses()) {
+      shape_classes_.clear();
+      caches_.fit_tables.clear();
+    }
     slot = &shape_classes_[std::move(key)];
   }
   const PolicyClass& policy = index == kUncachedClass ? *uncached_policy_ : *policy_classes_[index];
@@ -150,7 +154,15 @@ Placer::ShapeClass& Placer::ShapeClassFor(const model::Workload& w, const nlohma
     shape->eligible.push_back(static_cast<uint32_t>(c));
     (clusters_[c].onprem ? shape->onprem : shape->cloud).push_back(static_cast<uint32_t>(c));
   }
-  shape->fits.resize(clusters_.size());
+  if (index == kUncachedClass) {
+    shape->own_fits = std::make_unique<FitTable>();
+    shape->fits = shape->own_fits.get();
+  } else {
+    std::unique_ptr<FitTable>& table = caches_.fit_tables[ShapeKey(w)];
+    if (table == nullptr) table = std::make_unique<FitTable>();
+    shape->fits = table.get();
+  }
+  shape->fits->fits.resize(clusters_.size());
   *slot = std::move(shape);
   return **slot;
 }
@@ -186,6 +198,8 @@ Placer::ShapeCluster Placer::EvaluateShape(const model::Workload& w, const Polic
     return s;
   }
   s.eligible = true;
+  s.pool_mask = s.pools.size() > 63 ? kUnsharedPools : 0;
+  for (size_t p = 0; p < s.pools.size() && p < 63; ++p) s.pool_mask |= s.pools[p] ? uint64_t{1} << p : 0;
   s.prices.assign(s.pools.size(), nullptr);
   s.gpu_milli.assign(s.pools.size(), 0);
   // Cost caps and budgets use the cheapest pool that can take it. Every pool of a
@@ -207,15 +221,20 @@ Placer::ShapeCluster Placer::EvaluateShape(const model::Workload& w, const Polic
 }
 
 const Placer::CachedFit& Placer::FitOf(const model::Workload& w, ShapeClass& shape, size_t c) {
-  CachedFit& cached = shape.fits[c];
+  CachedFit& cached = shape.fits->fits[c];
   const ClusterState& state = clusters_[c].state;
+  const uint64_t pools = shape.clusters[c].pool_mask;
   // Where nothing fits the packing policy played no part; a fit it chose holds for the
   // pod mix it was chosen against.
-  if (cached.generation == state.generation && (!cached.fits || cached.mix_epoch == caches_.mix_epoch)) return cached;
+  if (cached.generation == state.generation && cached.pool_mask == pools && pools != kUnsharedPools &&
+      (!cached.fits || cached.mix_epoch == caches_.mix_epoch)) {
+    return cached;
+  }
   ++caches_.stats.fits_found;
   cached = CachedFit();
   cached.generation = state.generation;
   cached.mix_epoch = caches_.mix_epoch;
+  cached.pool_mask = pools;
   if (std::optional<Candidate> found = FindCandidate(w, c, shape.clusters[c].pools)) {
     cached.fits = true;
     cached.provision = found->provision;

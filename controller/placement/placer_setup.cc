@@ -85,6 +85,7 @@ void Placer::SetUpClusters(const std::shared_ptr<const PodMix>& mix, uint64_t mi
     k.read_sets.clear();
     k.policy_classes.clear();
     k.shape_classes.clear();
+    k.fit_tables.clear();
     k.config = &config_;
     k.hooks = snapshot_.hooks;
     k.revision = config_.revision;
