@@ -184,8 +184,20 @@ class Placer {
   std::unique_ptr<PolicyClass> EvaluatePolicies(const model::Workload& w, const nlohmann::json& wv,
                                                 const std::vector<bool>& applies, bool& cacheable);
   ShapeCluster EvaluateShape(const model::Workload& w, const PolicyVerdict& policy, size_t c) const;
-  // Where `w` fits on cluster c now, through the shape class's cache.
-  const CachedFit& FitOf(const model::Workload& w, ShapeClass& shape, size_t c);
+  // Where `w` fits on cluster c now, through the shape class's cache (the check is here,
+  // inline, because every decision asks it of every eligible cluster).
+  const CachedFit& FitOf(const model::Workload& w, ShapeClass& shape, size_t c) {
+    const CachedFit& cached = shape.fits->fits[c];
+    const uint64_t pools = shape.clusters[c].pool_mask;
+    // Where nothing fits the packing policy played no part; a fit it chose holds for the
+    // pod mix it was chosen against.
+    if (cached.generation == clusters_[c].state.generation && cached.pool_mask == pools && pools != kUnsharedPools &&
+        (!cached.fits || cached.mix_epoch == caches_mix_epoch_)) {
+      return cached;
+    }
+    return FindFit(w, shape, c);
+  }
+  const CachedFit& FindFit(const model::Workload& w, ShapeClass& shape, size_t c);
   // The verdict of cluster c as the decision saw it.
   ClusterVerdict VerdictOf(const model::Workload& w, const ShapeClass& shape, size_t c, const Evaluation& e,
                            const std::string& burst_block) const;
@@ -241,6 +253,7 @@ class Placer {
   const model::Config& config_;
   std::unique_ptr<PlacerCaches> own_caches_;  // without a memo: this plan's alone
   PlacerCaches& caches_;                      // own_caches_, or the memo's
+  uint64_t caches_mix_epoch_ = 0;             // caches_.mix_epoch (read inline by FitOf)
   std::vector<ClusterEntry>& clusters_;       // sorted by name
   std::vector<ActiveRule> rules_;
   model::ScoringWeights weights_;

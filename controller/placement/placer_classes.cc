@@ -220,16 +220,10 @@ Placer::ShapeCluster Placer::EvaluateShape(const model::Workload& w, const Polic
   return s;
 }
 
-const Placer::CachedFit& Placer::FitOf(const model::Workload& w, ShapeClass& shape, size_t c) {
+const Placer::CachedFit& Placer::FindFit(const model::Workload& w, ShapeClass& shape, size_t c) {
   CachedFit& cached = shape.fits->fits[c];
   const ClusterState& state = clusters_[c].state;
   const uint64_t pools = shape.clusters[c].pool_mask;
-  // Where nothing fits the packing policy played no part; a fit it chose holds for the
-  // pod mix it was chosen against.
-  if (cached.generation == state.generation && cached.pool_mask == pools && pools != kUnsharedPools &&
-      (!cached.fits || cached.mix_epoch == caches_.mix_epoch)) {
-    return cached;
-  }
   ++caches_.stats.fits_found;
   cached = CachedFit();
   cached.generation = state.generation;

@@ -105,6 +105,7 @@ void Placer::SetUpClusters(const std::shared_ptr<const PodMix>& mix, uint64_t mi
     k.mix_fingerprint = mix_fingerprint;
     ++k.mix_epoch;
   }
+  caches_mix_epoch_ = k.mix_epoch;
   k.stats = PlanMemo::Stats();
   ++k.plans;
   for (const ClusterEntry& entry : clusters_) {
