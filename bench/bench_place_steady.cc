@@ -159,11 +159,7 @@ void PlanSteady(benchmark::State& state, bool with_lua) {
     refreshes = static_cast<double>(mix.refreshes());
     state.ResumeTiming();
   }
-  std::sort(latencies.begin(), latencies.end());
-  auto quantile = [&](double q) { return latencies.empty() ? 0 : latencies[static_cast<size_t>(q * (latencies.size() - 1))]; };
-  state.counters["decisions_per_s"] = benchmark::Counter(static_cast<double>(decisions), benchmark::Counter::kIsRate);
-  state.counters["p50_us"] = quantile(0.50);
-  state.counters["p99_us"] = quantile(0.99);
+  gpufed::bench::ReportDecisions(state, decisions, latencies);
   state.counters["running"] = static_cast<double>(running);
   state.counters["rebuilt_per_pass"] = rebuilt;
   state.counters["fits_per_pass"] = fits;

@@ -62,11 +62,7 @@ void PlanFleet(benchmark::State& state, bool with_lua) {
     plan.reset();
     state.ResumeTiming();
   }
-  std::sort(latencies.begin(), latencies.end());
-  auto quantile = [&](double q) { return latencies.empty() ? 0 : latencies[static_cast<size_t>(q * (latencies.size() - 1))]; };
-  state.counters["decisions_per_s"] = benchmark::Counter(static_cast<double>(decisions), benchmark::Counter::kIsRate);
-  state.counters["p50_us"] = quantile(0.50);
-  state.counters["p99_us"] = quantile(0.99);
+  gpufed::bench::ReportDecisions(state, decisions, latencies);
   state.counters["bytes_per_pending"] = fleet->bytes_per_workload;
   state.counters["plan_bytes_per_decision"] = plan_bytes_per_decision;
 }

@@ -107,4 +107,12 @@ std::unique_ptr<Fleet> BuildFleet(int clusters, int pending) {
   return fleet;
 }
 
+void ReportDecisions(benchmark::State& state, int64_t decisions, std::vector<double>& latencies) {
+  std::sort(latencies.begin(), latencies.end());
+  auto quantile = [&](double q) { return latencies.empty() ? 0 : latencies[static_cast<size_t>(q * (latencies.size() - 1))]; };
+  state.counters["decisions_per_s"] = benchmark::Counter(static_cast<double>(decisions), benchmark::Counter::kIsRate);
+  state.counters["p50_us"] = quantile(0.50);
+  state.counters["p99_us"] = quantile(0.99);
+}
+
 }  // namespace gpufed::bench

@@ -5,6 +5,8 @@
 // GPUs, fractions on MIG and shared pools, 8-GPU NVLink gangs, a few multi-node gangs;
 // public to restricted data), under the standard library's data-sensitivity and
 // compliance-zones policies. Seeded: the same arguments give the same fleet.
+#include <benchmark/benchmark.h>
+
 #include <memory>
 #include <random>
 #include <vector>
@@ -26,5 +28,9 @@ struct Fleet {
 
 // `clusters` clusters, `pending` workloads (named w-0, w-1, ...) and ten tenants.
 std::unique_ptr<Fleet> BuildFleet(int clusters, int pending);
+
+// The counters every placement benchmark reports: decisions_per_s (over the benchmark's
+// clock), and p50_us/p99_us of the gaps between decisions (`latencies`, sorted here).
+void ReportDecisions(benchmark::State& state, int64_t decisions, std::vector<double>& latencies);
 
 }  // namespace gpufed::bench

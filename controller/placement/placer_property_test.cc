@@ -32,16 +32,7 @@ RandomCase MakeRandomCase(uint32_t seed) {
                                                    pick(1, 3), pick(1, 8));
     model::NodePool& pool = cluster.node_pools[0];
     pool.gpu.nvlink = pick(0, 1) == 1;
-    int sharing = pick(0, 2);
-    if (sharing == 1) {
-      pool.gpu.sharing = model::GpuSharing::kMig;
-      pool.gpu.memory = Quantity::FromUnits(int64_t{40} << 30);
-      pool.gpu.model = "A100-40GB";
-      pool.gpu.mig_profiles = {"1g.5gb", "2g.10gb", "3g.20gb", "7g.40gb"};
-      cluster.pricing.gpu_hour["A100-40GB"] = Money(700000, "EUR");
-    } else if (sharing == 2) {
-      pool.gpu.sharing = model::GpuSharing::kMemory;
-    }
+    testutil::ShareGpus(cluster, static_cast<testutil::Sharing>(pick(0, 2)));
     if (pick(0, 1)) cluster.elasticity.max_nodes = pool.count + pick(0, 2);
     rc.config.clusters.push_back(cluster);
   }

@@ -82,18 +82,8 @@ Sequence MakeSequence(std::mt19937& rng) {
   for (int c = 0; c < clusters; ++c) {
     model::Cluster cluster = testutil::MakeCluster("c" + std::to_string(c), providers[pick(0, 2)], zones[pick(0, 1)],
                                                    pick(1, 3), pick(2, 8));
-    model::NodePool& pool = cluster.node_pools[0];
-    const int sharing = pick(0, 2);
-    if (sharing == 1) {
-      pool.gpu.sharing = model::GpuSharing::kMig;
-      pool.gpu.memory = Quantity::FromUnits(int64_t{40} << 30);
-      pool.gpu.model = "A100-40GB";
-      pool.gpu.mig_profiles = {"1g.5gb", "2g.10gb", "3g.20gb", "7g.40gb"};
-      cluster.pricing.gpu_hour["A100-40GB"] = Money(700000, "EUR");
-    } else if (sharing == 2) {
-      pool.gpu.sharing = model::GpuSharing::kMemory;
-    }
-    if (pick(0, 2) == 0) cluster.elasticity.max_nodes = pool.count + pick(1, 2);
+    testutil::ShareGpus(cluster, static_cast<testutil::Sharing>(pick(0, 2)));
+    if (pick(0, 2) == 0) cluster.elasticity.max_nodes = cluster.node_pools[0].count + pick(1, 2);
     s.config.clusters.push_back(cluster);
   }
   s.config.tenants = {testutil::MakeTenant("t0"), testutil::MakeTenant("t1", 2)};

@@ -60,4 +60,20 @@ inline model::Tenant MakeTenant(const std::string& name, double weight = 1) {
   return t;
 }
 
+enum class Sharing { kWhole, kMig, kMemory };
+// Makes the cluster's first pool share its GPUs: MIG (A100-40GB with four profiles,
+// priced) or memory shares; kWhole leaves it as it is.
+inline void ShareGpus(model::Cluster& cluster, Sharing sharing) {
+  model::NodePool& pool = cluster.node_pools[0];
+  if (sharing == Sharing::kMig) {
+    pool.gpu.sharing = model::GpuSharing::kMig;
+    pool.gpu.memory = Quantity::FromUnits(int64_t{40} << 30);
+    pool.gpu.model = "A100-40GB";
+    pool.gpu.mig_profiles = {"1g.5gb", "2g.10gb", "3g.20gb", "7g.40gb"};
+    cluster.pricing.gpu_hour["A100-40GB"] = Money(700000, "EUR");
+  } else if (sharing == Sharing::kMemory) {
+    pool.gpu.sharing = model::GpuSharing::kMemory;
+  }
+}
+
 }  // namespace gpufed::testutil
