@@ -227,6 +227,7 @@ Decision Placer::Decide(const model::Workload& w) {
       Evaluation& e = evaluations_[c];
       if (e.stage != Evaluation::Stage::kEligible) continue;
       std::optional<Candidate> made = PreemptFor(w, c, shape.clusters[c].pools, d);
+      generation_of_[c] = clusters_[c].state.generation;
       if (!made) continue;
       onprem_now = e.preempts = true;
       add_candidate(c, made->nodes.front().second.Quality(), nullptr, 0);
@@ -330,6 +331,7 @@ void Placer::Bind(const model::Workload& w, const Candidate& candidate, const Sc
   const model::Cluster& cluster = *entry.cluster;
   Placement placement{candidate.nodes, static_cast<int>(candidate.pool - cluster.node_pools.data()), candidate.provision};
   const std::vector<int> used = ApplyPlacement(entry.state, placement, w.resources);
+  generation_of_[candidate.cluster] = entry.state.generation;
   for (size_t m = 0; m < used.size(); ++m) {
     const NodeFit& fit = candidate.nodes[m].second;
     d.binding.nodes.push_back(entry.state.nodes[used[m]].name);

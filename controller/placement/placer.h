@@ -4,6 +4,7 @@
 // filter, score, bind), placer_setup.cc (the clusters' states, kept between plans by a
 // PlanMemo), placer_checks.cc (policy filters, burst gate, budgets) and preemption.cc
 // (victim selection).
+#include <cassert>
 #include <functional>
 #include <map>
 #include <memory>
@@ -130,6 +131,7 @@ class Placer {
     std::vector<ShapeCluster> clusters;     // by cluster index
     std::vector<uint32_t> eligible;         // indices of eligible clusters, in name order
     std::vector<uint32_t> onprem, cloud;    // `eligible` split by on-prem and cloud
+    std::vector<uint64_t> pool_masks;       // clusters[c].pool_mask, packed for FitOf's loop
     FitTable* fits = nullptr;               // PlacerCaches::fit_tables, or own_fits
     std::unique_ptr<FitTable> own_fits;     // an unshared class's
     // Explanation groups of the clusters that are not eligible (built on first use).
@@ -188,10 +190,11 @@ class Placer {
   // inline, because every decision asks it of every eligible cluster).
   const CachedFit& FitOf(const model::Workload& w, ShapeClass& shape, size_t c) {
     const CachedFit& cached = shape.fits->fits[c];
-    const uint64_t pools = shape.clusters[c].pool_mask;
+    const uint64_t pools = shape.pool_masks[c];
+    assert(generation_of_[c] == clusters_[c].state.generation);
     // Where nothing fits the packing policy played no part; a fit it chose holds for the
     // pod mix it was chosen against.
-    if (cached.generation == clusters_[c].state.generation && cached.pool_mask == pools && pools != kUnsharedPools &&
+    if (cached.generation == generation_of_[c] && cached.pool_mask == pools && pools != kUnsharedPools &&
         (!cached.fits || cached.mix_epoch == caches_mix_epoch_)) {
       return cached;
     }
@@ -254,6 +257,10 @@ class Placer {
   std::unique_ptr<PlacerCaches> own_caches_;  // without a memo: this plan's alone
   PlacerCaches& caches_;                      // own_caches_, or the memo's
   uint64_t caches_mix_epoch_ = 0;             // caches_.mix_epoch (read inline by FitOf)
+  // Each cluster state's generation, packed for FitOf's loop over every eligible cluster
+  // (a ClusterEntry is hundreds of bytes). Refreshed wherever a plan changes a state:
+  // SetUpClusters, Bind, PreemptFor.
+  std::vector<uint64_t> generation_of_;
   std::vector<ClusterEntry>& clusters_;       // sorted by name
   std::vector<ActiveRule> rules_;
   model::ScoringWeights weights_;

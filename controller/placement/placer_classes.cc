@@ -150,6 +150,7 @@ Placer::ShapeClass& Placer::ShapeClassFor(const model::Workload& w, const nlohma
   shape->clusters.reserve(clusters_.size());
   for (size_t c = 0; c < clusters_.size(); ++c) {
     shape->clusters.push_back(EvaluateShape(w, policy.clusters[c], c));
+    shape->pool_masks.push_back(shape->clusters.back().pool_mask);
     if (!shape->clusters.back().eligible) continue;
     shape->eligible.push_back(static_cast<uint32_t>(c));
     (clusters_[c].onprem ? shape->onprem : shape->cloud).push_back(static_cast<uint32_t>(c));

@@ -171,10 +171,13 @@ void Placer::SetUpClusters(const std::shared_ptr<const PodMix>& mix, uint64_t mi
     }
   }
   ReserveRunning(rebuilt);
+  generation_of_.resize(clusters_.size());
   for (size_t c = 0; c < clusters_.size(); ++c) {
-    if (!rebuilt[c]) continue;
-    if (observed[c] != nullptr) CapToObserved(clusters_[c].state, *observed[c]);
-    clusters_[c].built_generation = clusters_[c].state.generation;
+    if (rebuilt[c]) {
+      if (observed[c] != nullptr) CapToObserved(clusters_[c].state, *observed[c]);
+      clusters_[c].built_generation = clusters_[c].state.generation;
+    }
+    generation_of_[c] = clusters_[c].state.generation;
   }
 }
 
