@@ -1,6 +1,7 @@
 #include "connectors/slurm/observe.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "controller/model/mig_profile.h"
 
@@ -76,13 +77,19 @@ bool InPartition(const SlurmNode& node, const std::string& partition) {
   return partition.empty() || std::find(node.partitions.begin(), node.partitions.end(), partition) != node.partitions.end();
 }
 
+// What is left of `total` after `allocated`, never negative, in 128 bits: the reply is
+// untrusted, and a fuzzed node reporting 2e13 MB overflowed the bytes (and a negative
+// allocation would overflow the difference).
+__int128 Left(int64_t total, int64_t allocated) { return std::max<__int128>(0, __int128{total} - allocated); }
+
 ObservedNode Base(const SlurmNode& node, const std::string& name, const std::string& pool) {
+  constexpr __int128 kMax = std::numeric_limits<int64_t>::max();
   ObservedNode out;
   out.name = name;
   out.pool = pool;
   out.ready = NodeReady(node);
-  out.free_cpu_milli = std::max(0, node.cpus - node.alloc_cpus) * int64_t{1000};
-  out.free_memory = std::max<int64_t>(0, node.real_memory_mb - node.alloc_memory_mb) * kMiB;
+  out.free_cpu_milli = static_cast<int64_t>(std::min(Left(node.cpus, node.alloc_cpus) * 1000, kMax));
+  out.free_memory = static_cast<int64_t>(std::min(Left(node.real_memory_mb, node.alloc_memory_mb) * kMiB, kMax));
   return out;
 }
 

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+#include <map>
+
 namespace gpufed::connectors::slurm {
 namespace {
 
@@ -39,6 +42,24 @@ SlurmNode Node(const std::string& used) {
   n.gres_used = ParseGres(used);
   n.partitions = {"gpu"};
   return n;
+}
+
+TEST(ObserveNodes, AbsurdCpuAndMemoryFiguresSaturateInsteadOfOverflowing) {
+  // Found by fuzzing slurm_response: a node reporting 20,004,294,967,294 MB of memory.
+  SlurmNode n = Node("gpu:a100:0(IDX:N/A),gpu:a100_1g.5gb:0(IDX:N/A)");
+  n.real_memory_mb = 20004294967294;
+  n.alloc_memory_mb = -9000000000000000000;
+  n.alloc_cpus = std::numeric_limits<int>::min();
+  std::map<std::string, NodeGroup> groups;
+  std::vector<ObservedNode> seen = ObserveNodes({n}, OnPrem(), "gpu", &groups);
+  ASSERT_FALSE(seen.empty());
+  for (const ObservedNode& o : seen) {
+    EXPECT_EQ(o.free_memory, std::numeric_limits<int64_t>::max());
+    EXPECT_EQ(o.free_cpu_milli, (int64_t{2} - std::numeric_limits<int>::min()) * 1000);
+  }
+  n.real_memory_mb = 100;
+  n.alloc_memory_mb = 400;  // more allocated than present: nothing free, not negative
+  for (const ObservedNode& o : ObserveNodes({n}, OnPrem(), "gpu", &groups)) EXPECT_EQ(o.free_memory, 0);
 }
 
 TEST(ObserveNodes, SplitsWholeGpusAndMigSlicesIntoPools) {
