@@ -28,6 +28,8 @@ class PodMixTracker {
 
   // Total variation distance between two mixes (0: same shares, 1: disjoint shapes).
   static double Drift(const Mix& a, const Mix& b);
+  // The mix the last Update returned (empty before the first).
+  const Mix& published() const { return published_; }
   int64_t refreshes() const { return refreshes_; }
 
  private:

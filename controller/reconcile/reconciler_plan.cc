@@ -114,6 +114,9 @@ Result<placement::Plan> Reconciler::Preview() {
   Result<std::vector<WorkloadRecord>> records = store_->ListUnfinished();
   if (!records.ok()) return records.status();
   PassSnapshot pass = BuildSnapshot(Sources(*records));
+  // The mix the loop plans with, so the preview is the plan a pass would make (a loop
+  // that has not planned yet would publish the snapshot's own mix, the placer's default).
+  pass.snapshot.pod_mix = pod_mix_.published();
   return placement::MakePlan(pass.snapshot);
 }
 
