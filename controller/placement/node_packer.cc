@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "controller/common/hash64.h"
 #include "controller/common/quantity.h"
 #include "controller/placement/inventory.h"
 
@@ -67,13 +68,12 @@ void PodMix::Add(const model::ResourceRequest& r, int64_t count) {
 }
 
 uint64_t PodMix::Fingerprint() const {
-  uint64_t h = 1469598103934665603ull;
-  auto add = [&h](uint64_t v) { h = (h ^ v) * 1099511628211ull; };
+  Hash64 h;
   for (size_t s = 0; s < shapes_.size(); ++s) {
-    add(std::hash<std::string>{}(*keys_[s]));
-    add(static_cast<uint64_t>(shapes_[s].count));
+    h.Add(*keys_[s]);
+    h.Add(static_cast<uint64_t>(shapes_[s].count));
   }
-  return h;
+  return h.value();
 }
 
 packing::PodRequest PodFor(const model::ResourceRequest& request, const GpuDemand& demand) {

@@ -6,40 +6,17 @@
 // last plan did not change it; only the rest is rebuilt, so fits cached for a kept state
 // stay valid.
 #include <algorithm>
-#include <cstring>
 
+#include "controller/common/hash64.h"
 #include "controller/model/views.h"
 #include "controller/placement/placer.h"
 
 namespace gpufed::placement {
 namespace {
 
-// A hash of what a cluster's state is built from, word by word (a multiply and a shift
-// per 64-bit word; strings in 8-byte words after their length). Equal inputs give equal
-// hashes; a collision would keep a stale state, at odds of about 2^-64 per cluster and plan.
-class InputHash {
- public:
-  void Add(uint64_t v) {
-    h_ = (h_ ^ v) * 0x9e3779b97f4a7c15ull;
-    h_ ^= h_ >> 29;
-  }
-  void Add(std::string_view s) {
-    Add(static_cast<uint64_t>(s.size()));
-    size_t i = 0;
-    for (; i + 8 <= s.size(); i += 8) {
-      uint64_t word = 0;
-      std::memcpy(&word, s.data() + i, 8);
-      Add(word);
-    }
-    uint64_t tail = 0;
-    std::memcpy(&tail, s.data() + i, s.size() - i);
-    Add(tail);
-  }
-  uint64_t value() const { return h_; }
-
- private:
-  uint64_t h_ = 1469598103934665603ull;
-};
+// What a cluster's state is built from; a collision would keep a stale state, at odds of
+// about 2^-64 per cluster and plan.
+using InputHash = Hash64;
 
 void AddObserved(InputHash& h, const ObservedCluster& o) {
   h.Add(o.healthy ? 2 : 1);
