@@ -90,22 +90,19 @@ nlohmann::json RequestJson(const model::ResourceRequest& r) {
 
 }  // namespace
 
-nlohmann::json SnapshotDocument(const placement::Snapshot& snapshot, const std::string& repo_root) {
+nlohmann::json RunningEntryDocument(const placement::RunningWorkload& r, nlohmann::json workload) {
+  return {{"workload", std::move(workload)},
+          {"binding", placement::BindingToJson(r.binding)},
+          {"startedMillis", r.started_at.millis()},
+          {"lastCheckpointMillis", r.last_checkpoint.millis()},
+          {"attempt", r.attempt}};
+}
+
+nlohmann::json SnapshotHeader(const placement::Snapshot& snapshot, const std::string& repo_root) {
   nlohmann::json usage = nlohmann::json::object();
   for (const auto& [tenant, u] : snapshot.usage) {
     usage[tenant] = {{"gpuMilliInUse", u.gpu_milli_in_use}, {"spent", u.spent.ToString()},
                      {"cloudSpent", u.cloud_spent.ToString()}, {"decayedGpuHours", u.decayed_gpu_hours}};
-  }
-  nlohmann::json pending = nlohmann::json::array();
-  for (const model::Workload* w : snapshot.pending) pending.push_back(WorkloadDocument(*w));
-  nlohmann::json running = nlohmann::json::array();
-  for (const placement::RunningWorkload& r : snapshot.running) {
-    if (r.workload == nullptr) continue;
-    running.push_back({{"workload", WorkloadDocument(*r.workload)},
-                       {"binding", placement::BindingToJson(r.binding)},
-                       {"startedMillis", r.started_at.millis()},
-                       {"lastCheckpointMillis", r.last_checkpoint.millis()},
-                       {"attempt", r.attempt}});
   }
   nlohmann::json observed = nlohmann::json::object();
   for (const auto& [cluster, c] : snapshot.observed) {
@@ -128,14 +125,23 @@ nlohmann::json SnapshotDocument(const placement::Snapshot& snapshot, const std::
           {"onpremQueueDepth", snapshot.onprem_queue_depth},
           {"fairShareHalfLifeMillis", snapshot.fair_share_half_life.millis()},
           {"explainClusters", snapshot.explain_clusters},
-          {"usage", usage},
-          {"pending", pending},
-          {"running", running},
-          {"observed", observed}};
+          {"usage", std::move(usage)},
+          {"pending", nlohmann::json::array()},
+          {"running", nlohmann::json::array()},
+          {"observed", std::move(observed)}};
   if (!snapshot.pod_mix.empty()) {
     nlohmann::json mix = nlohmann::json::array();
     for (const auto& [request, count] : snapshot.pod_mix) mix.push_back({{"request", RequestJson(request)}, {"count", count}});
     document["podMix"] = std::move(mix);
+  }
+  return document;
+}
+
+nlohmann::json SnapshotDocument(const placement::Snapshot& snapshot, const std::string& repo_root) {
+  nlohmann::json document = SnapshotHeader(snapshot, repo_root);
+  for (const model::Workload* w : snapshot.pending) document["pending"].push_back(WorkloadDocument(*w));
+  for (const placement::RunningWorkload& r : snapshot.running) {
+    if (r.workload != nullptr) document["running"].push_back(RunningEntryDocument(r, WorkloadDocument(*r.workload)));
   }
   return document;
 }
@@ -223,6 +229,12 @@ Result<SnapshotInputs> ParseSnapshotDocument(const nlohmann::json& doc) {
     }
   }
   if (const nlohmann::json* pending = top.Get("pending", nlohmann::json::value_t::array, true)) {
+    for (size_t i = 0; i < pending->size(); ++i) {
+      if (!(*pending)[i].is_object()) {
+        return InvalidArgument("snapshot.pending[" + std::to_string(i) + "]: not a workload document" +
+                               ((*pending)[i].is_string() ? " (a stored object's name: read the snapshot from its store)" : ""));
+      }
+    }
     out.pending_documents.assign(pending->begin(), pending->end());
   }
   if (const nlohmann::json* running = top.Get("running", nlohmann::json::value_t::array, false)) {
@@ -312,30 +324,38 @@ Result<SnapshotInputs> ParseSnapshotDocument(const nlohmann::json& doc) {
   return out;
 }
 
-SnapshotStore::SnapshotStore(Env* env, std::string audit_dir) : env_(env), dir_(std::move(audit_dir) + "/snapshots") {}
+namespace {
 
-std::string SnapshotStore::PathFor(const std::string& hex) const { return dir_ + "/" + hex.substr(0, 2) + "/" + hex + ".json"; }
-
-Result<std::string> SnapshotStore::Put(const nlohmann::json& document) {
-  std::string text = DumpPayload(document);
-  std::string hex = Sha256Hex(text);
-  std::string path = PathFor(hex);
-  if (!env_->FileExists(path)) {
-    GPUFED_RETURN_IF_ERROR(env_->CreateDirs(dir_ + "/" + hex.substr(0, 2)));
-    GPUFED_RETURN_IF_ERROR(WriteFileAtomic(*env_, path, text));
-  }
-  return "sha256:" + hex;
+// Replaces the object name at `slot` by the object it names.
+Status Resolve(SnapshotStore& store, nlohmann::json& slot, const std::string& where) {
+  if (!slot.is_string()) return Status::Ok();  // inline (formats 1-3)
+  Result<nlohmann::json> object = store.Get(slot.get<std::string>());
+  if (!object.ok()) return Status(object.status().code(), where + ": " + object.status().message());
+  if (!object->is_object()) return Status(StatusCode::kDataLoss, where + ": " + slot.get<std::string>() + " is not an object");
+  slot = std::move(*object);
+  return Status::Ok();
 }
 
-Result<nlohmann::json> SnapshotStore::Get(const std::string& digest) {
-  if (digest.size() != 71 || digest.substr(0, 7) != "sha256:") return InvalidArgument("not a snapshot digest: " + digest);
-  std::string hex = digest.substr(7);
-  Result<std::string> text = env_->ReadFile(PathFor(hex));
-  if (!text.ok()) return text.status();
-  if (Sha256Hex(*text) != hex) return Status(StatusCode::kDataLoss, "snapshot " + digest + " does not match its digest");
-  nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
-  if (j.is_discarded()) return Status(StatusCode::kDataLoss, "snapshot " + digest + " is not JSON");
-  return j;
+}  // namespace
+
+Result<SnapshotInputs> ReadSnapshot(SnapshotStore& store, const std::string& digest) {
+  Result<nlohmann::json> doc = store.Get(digest);
+  if (!doc.ok()) return doc.status();
+  if (doc->is_object() && doc->contains("pending") && (*doc)["pending"].is_array()) {
+    nlohmann::json& pending = (*doc)["pending"];
+    for (size_t i = 0; i < pending.size(); ++i) {
+      GPUFED_RETURN_IF_ERROR(Resolve(store, pending[i], "snapshot.pending[" + std::to_string(i) + "]"));
+    }
+  }
+  if (doc->is_object() && doc->contains("running") && (*doc)["running"].is_array()) {
+    nlohmann::json& running = (*doc)["running"];
+    for (size_t i = 0; i < running.size(); ++i) {
+      const std::string where = "snapshot.running[" + std::to_string(i) + "]";
+      GPUFED_RETURN_IF_ERROR(Resolve(store, running[i], where));
+      if (running[i].contains("workload")) GPUFED_RETURN_IF_ERROR(Resolve(store, running[i]["workload"], where + ".workload"));
+    }
+  }
+  return ParseSnapshotDocument(*doc);
 }
 
 }  // namespace gpufed::audit

@@ -1,7 +1,7 @@
 #pragma once
 // What replay needs: the placer's inputs as JSON, kept in a content-addressed store
-// beside the journal (`<audit>/snapshots/<2 hex>/<64 hex>.json`). One snapshot per
-// placer pass; every decision record of that pass names it by digest ("inputs").
+// beside the journal (snapshot_store.h). One snapshot per placer pass; every decision
+// record of that pass names it by digest ("inputs").
 //
 // Workloads are stored as Kubernetes-style JSON documents (`apiVersion`, `kind`,
 // `metadata`, `spec`). JSON is YAML, so replay loads them with config::LoadText against
@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "controller/audit/env.h"
+#include "controller/audit/snapshot_store.h"
 #include "controller/model/workload.h"
 #include "controller/placement/plan.h"
 
@@ -21,9 +22,9 @@ nlohmann::json WorkloadDocument(const model::Workload& workload);
 // "sha256:" + SHA-256 over the compact document: the workload's spec hash.
 std::string WorkloadSpecHash(const model::Workload& workload);
 
-// Snapshot format version 3: everything the placer read (the revision is loaded again
+// Snapshot format version 4: everything the placer read (the revision is loaded again
 // from its repository and must hash to `revision.id`).
-//   {"format":3, "revision":{"id":REV,"repo":ABSOLUTE ROOT}, "nowMillis":N,
+//   {"format":4, "revision":{"id":REV,"repo":ABSOLUTE ROOT}, "nowMillis":N,
 //    "onpremQueueDepth":N, "fairShareHalfLifeMillis":N, "explainClusters":N,
 //    "usage":{TENANT:{"gpuMilliInUse":N,"spent":"12.00 EUR","cloudSpent":"0 EUR",
 //                     "decayedGpuHours":X}},
@@ -35,11 +36,20 @@ std::string WorkloadSpecHash(const model::Workload& workload);
 //    "podMix":[{"request":{"gpus","gpuMemoryMilli","gpuShareMilli","migProfile",
 //               "topology","nodes","gpusPerNode","cpuMilli","memoryMilli","gpuModels"},
 //               "count":N}, ...]}   (podMix only when the loop fixed the mix)
-// Format 2 had no podMix (the mix was the snapshot's own work).
-// Format 1 (earlier journals) had no fairShareHalfLifeMillis, explainClusters, running
-// or observed: it planned on declared node pools with nothing running.
+// As stored (SnapshotWriter), each element of `pending` and `running`, and each running
+// entry's `workload`, is the name ("sha256:<hex>") of an object in the same store, so a
+// workload or a running entry is stored once however many passes read it; ReadSnapshot
+// puts the objects back in their place.
+// Format 3 held the documents inline. Format 2 had no podMix (the mix was the snapshot's
+// own work). Format 1 (earlier journals) had no fairShareHalfLifeMillis, explainClusters,
+// running or observed: it planned on declared node pools with nothing running.
 // `repo_root` is where the revision can be loaded from again (made absolute here).
-inline constexpr int kSnapshotFormat = 3;
+inline constexpr int kSnapshotFormat = 4;
+// The document with `pending` and `running` empty.
+nlohmann::json SnapshotHeader(const placement::Snapshot& snapshot, const std::string& repo_root);
+// One element of `running`, around its workload (a document, or an object's name).
+nlohmann::json RunningEntryDocument(const placement::RunningWorkload& running, nlohmann::json workload);
+// The whole document with every workload inline (what ReadSnapshot reads back).
 nlohmann::json SnapshotDocument(const placement::Snapshot& snapshot, const std::string& repo_root);
 
 // A snapshot document read back, except its workload documents, which the caller loads
@@ -52,25 +62,11 @@ struct SnapshotInputs {
   std::vector<nlohmann::json> pending_documents;
   std::vector<nlohmann::json> running_documents;  // parallel to snapshot.running
 };
-// InvalidArgument naming the field when the document is not a snapshot of a known format.
+// InvalidArgument naming the field when the document is not a snapshot of a known format
+// with its workloads inline.
 Result<SnapshotInputs> ParseSnapshotDocument(const nlohmann::json& document);
-
-// Content-addressed, write-once JSON documents. One writer at a time (the reconcile
-// loop); readers may run concurrently. `env` must outlive the store.
-class SnapshotStore {
- public:
-  SnapshotStore(Env* env, std::string audit_dir);
-
-  // Stores `document` durably (fdatasync + rename + directory sync) before returning
-  // its digest ("sha256:<hex>"); a document already present is not rewritten.
-  Result<std::string> Put(const nlohmann::json& document);
-  // NotFound for an unknown digest; DataLoss when the stored bytes no longer match it.
-  Result<nlohmann::json> Get(const std::string& digest);
-
- private:
-  std::string PathFor(const std::string& hex) const;
-  Env* env_;
-  std::string dir_;
-};
+// Reads the snapshot `digest` from `store`, with the objects it names, and parses it.
+// NotFound or DataLoss (naming the element) when an object is missing or altered.
+Result<SnapshotInputs> ReadSnapshot(SnapshotStore& store, const std::string& digest);
 
 }  // namespace gpufed::audit

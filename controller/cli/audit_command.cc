@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "controller/audit/inputs.h"
+#include "controller/audit/snapshot_writer.h"
 #include "controller/audit/journal.h"
 #include "controller/audit/records.h"
 #include "controller/audit/shipper.h"
@@ -114,7 +115,8 @@ int RunRecord(const RecordOptions& o) {
   std::vector<audit::AuditRecord> records;
   records.push_back(audit::PolicyActivatedRecord(revision.config.revision, root, revision.tests.passed));
   audit::SnapshotStore store(env.get(), o.audit_dir);
-  Result<std::string> digest = store.Put(audit::SnapshotDocument(snapshot, root));
+  audit::SnapshotWriter writer(&store);
+  Result<std::string> digest = writer.Write(snapshot, root);
   if (!digest.ok()) {
     std::cerr << "gpufed audit record: snapshot: " << digest.status().ToString() << "\n";
     return 1;

@@ -57,7 +57,8 @@ struct DecisionReplayer::Pass {
   std::map<std::string, nlohmann::json> records;
 };
 
-DecisionReplayer::DecisionReplayer(audit::Env* env, ReplaySettings settings) : env_(env), settings_(std::move(settings)) {}
+DecisionReplayer::DecisionReplayer(audit::Env* env, ReplaySettings settings)
+    : env_(env), settings_(std::move(settings)), snapshots_(env, settings_.audit_dir) {}
 DecisionReplayer::~DecisionReplayer() = default;
 
 Result<const policy::Revision*> DecisionReplayer::RevisionFor(const std::string& recorded_repo,
@@ -92,10 +93,7 @@ Result<const policy::Revision*> DecisionReplayer::RevisionFor(const std::string&
 Result<const DecisionReplayer::Pass*> DecisionReplayer::PassFor(const std::string& digest,
                                                                 const std::string& recorded_revision) {
   if (last_pass_ && last_pass_->digest == digest) return last_pass_.get();
-  audit::SnapshotStore store(env_, settings_.audit_dir);
-  Result<nlohmann::json> doc = store.Get(digest);
-  if (!doc.ok()) return doc.status();
-  Result<audit::SnapshotInputs> inputs = audit::ParseSnapshotDocument(*doc);
+  Result<audit::SnapshotInputs> inputs = audit::ReadSnapshot(snapshots_, digest);
   if (!inputs.ok()) return Status(inputs.status().code(), digest + ": " + inputs.status().message());
   Result<const policy::Revision*> revision = RevisionFor(inputs->repo, recorded_revision);
   if (!revision.ok()) return revision.status();

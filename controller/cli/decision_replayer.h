@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "controller/audit/env.h"
+#include "controller/audit/snapshot_store.h"
 #include "controller/common/status.h"
 #include "controller/model/workload.h"
 #include "controller/placement/plan.h"
@@ -61,6 +62,7 @@ class DecisionReplayer {
 
   audit::Env* env_;
   ReplaySettings settings_;
+  audit::SnapshotStore snapshots_;  // indexes the packs once for every replayed decision
   std::map<std::string, std::unique_ptr<policy::Revision>> revisions_;  // by repository path
   std::unique_ptr<Pass> last_pass_;
 };

@@ -12,6 +12,7 @@ struct SourceLocation {
   std::string file;
   int line = 0;
   int column = 0;
+  bool operator==(const SourceLocation&) const = default;
 };
 
 struct ObjectMeta {
@@ -19,6 +20,7 @@ struct ObjectMeta {
   std::map<std::string, std::string> labels;
   std::map<std::string, std::string> annotations;
   SourceLocation location;  // of the document's start
+  bool operator==(const ObjectMeta&) const = default;
 };
 
 }  // namespace gpufed::model

@@ -35,6 +35,7 @@ struct ResourceRequest {
   // A request for part of one GPU (by share, by memory below a whole GPU, or MIG).
   bool is_fractional() const { return gpu_share.milli() > 0 || !mig_profile.empty(); }
   int total_gpus() const { return nodes > 1 ? nodes * gpus_per_node : gpus; }
+  bool operator==(const ResourceRequest&) const = default;
 };
 
 struct DataSpec {
@@ -43,12 +44,14 @@ struct DataSpec {
   Sensitivity sensitivity = Sensitivity::kInternal;
   bool pii = false;
   std::vector<std::string> residency;
+  bool operator==(const DataSpec&) const = default;
 };
 
 struct CheckpointSpec {
   bool enabled = false;
   Duration interval;
   std::string uri;
+  bool operator==(const CheckpointSpec&) const = default;
 };
 
 struct RunSpec {
@@ -57,6 +60,7 @@ struct RunSpec {
   std::vector<std::string> args;
   std::map<std::string, std::string> env;
   std::string working_dir;
+  bool operator==(const RunSpec&) const = default;
 };
 
 struct Workload {
@@ -76,6 +80,7 @@ struct Workload {
   std::optional<Money> max_cost;
   Duration submitted_at;           // offset from the plan's start
   RunSpec run;
+  bool operator==(const Workload&) const = default;
 };
 
 }  // namespace gpufed::model

@@ -39,6 +39,7 @@ struct Binding {
   int mig_start = -1;               // first MIG memory slice on the GPU (-1: none or unknown)
   bool provisions_node = false;     // an elastic node is added for it
   Duration ready_after;             // provisioning delay plus data transfer
+  bool operator==(const Binding&) const = default;
 };
 
 // A workload that holds capacity now (observed by connectors, or bound by an earlier

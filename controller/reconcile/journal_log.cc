@@ -48,7 +48,7 @@ void JournalDecisionLog::EndPass() {
 }
 
 Status JournalDecisionLog::PreparePass() {
-  Result<std::string> digest = snapshots_.Put(audit::SnapshotDocument(*pass_snapshot_, repo_root_));
+  Result<std::string> digest = snapshot_writer_.Write(*pass_snapshot_, repo_root_);
   snapshot_status_ = digest.status();
   if (!digest.ok()) return digest.status();
   // The builder carries what only the whole pass knows (budget left after earlier

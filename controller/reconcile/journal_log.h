@@ -16,6 +16,7 @@
 #include "controller/audit/journal.h"
 #include "controller/audit/records.h"
 #include "controller/audit/signing.h"
+#include "controller/audit/snapshot_writer.h"
 #include "controller/reconcile/decision_log.h"
 
 namespace gpufed::reconcile {
@@ -57,6 +58,7 @@ class JournalDecisionLog : public DecisionLog {
   const placement::Plan* pass_plan_ = nullptr;          // a pass begun and not yet prepared
   const placement::Snapshot* pass_snapshot_ = nullptr;
   audit::SnapshotStore snapshots_;
+  audit::SnapshotWriter snapshot_writer_{&snapshots_};
   std::string repo_root_;
   Status snapshot_status_;
   std::optional<audit::PlanRecordBuilder> records_;      // this pass's records, once prepared
