@@ -54,8 +54,10 @@ Status StoreDecisionLog::Record(const placement::Decision& d, const DecisionCont
   row.record_json = DecisionToJson(d, ctx).dump();
   row.tenant = d.tenant;
   row.uid = ctx.uid;
-  Result<int64_t> seq = store_->RecordDecision(row);
-  return seq.status();
+  // The journal (appended first, by TeeDecisionLog) is the durable copy; the store's row,
+  // which the API reads, commits with the loop's next store write.
+  store_->RecordDecisionLater(row);
+  return Status::Ok();
 }
 
 }  // namespace gpufed::reconcile

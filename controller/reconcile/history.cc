@@ -41,7 +41,8 @@ Status History::Sample(Duration now, const std::vector<ClusterView>& clusters, c
                                {"currency", t.currency}};
   }
   const Duration keep_from = Duration::FromMillis(now.millis() - options_.window.millis());
-  GPUFED_RETURN_IF_ERROR(store_->AppendHistory(now, sample.dump(), keep_from));
+  // A chart point, not evidence: it commits with the loop's next store write.
+  store_->AppendHistoryLater(now, sample.dump(), keep_from);
   if (!samples_.empty() && samples_.back().at.millis() == now.millis()) samples_.pop_back();
   samples_.push_back({now, std::move(sample)});
   while (!samples_.empty() && samples_.front().at < keep_from) samples_.pop_front();

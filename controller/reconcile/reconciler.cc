@@ -154,8 +154,10 @@ Status Reconciler::BookAttempt(WorkloadRecord& r, const connectors::ObservedWork
     a.finished = seen->finished_at;
   }
   // Write-ahead, like decisions: the journal holds the charge before the store books it.
+  // The booking commits with the Update that ends the attempt, which every caller makes
+  // next (one commit, not two; store.h "Writes that wait").
   GPUFED_RETURN_IF_ERROR(log_->RecordMetered(a, clock_->Now()));
-  GPUFED_RETURN_IF_ERROR(store_->FinishAttempt(a));
+  GPUFED_RETURN_IF_ERROR(store_->FinishAttemptLater(a));
   // The workload's own total (what /metrics and the live view count) follows the same
   // booking, for every attempt that ends, preempted victims included; the caller stores it.
   r.cost = r.cost.Plus(a.cost);
@@ -195,7 +197,10 @@ Status Reconciler::ApplyAction(const connectors::Action& action, const std::stri
   if (out.ok()) {
     queue_.Forget(action.workload);
     ++stats.actions_applied;
-    return store_->MarkAction(kind, action.key, store::ActionState::kApplied, "");
+    // The outcome may wait for the store's next commit: lost in a crash, the intent is
+    // applied again with the same key, as after a crash just before this line.
+    store_->MarkActionLater(kind, action.key, store::ActionState::kApplied, "");
+    return Status::Ok();
   }
   ++stats.action_errors;
   ++clusters_[cluster].total_errors;
@@ -208,7 +213,7 @@ Status Reconciler::ApplyAction(const connectors::Action& action, const std::stri
     // The cluster refused a placement made on its own last report: an anomaly.
     ++refusals_[{cluster, code == StatusCode::kFailedPrecondition ? "capacity" : "invalid"}];
   }
-  GPUFED_RETURN_IF_ERROR(store_->MarkAction(kind, action.key, store::ActionState::kFailed, out.status().message()));
+  store_->MarkActionLater(kind, action.key, store::ActionState::kFailed, out.status().message());
   return out.status();
 }
 

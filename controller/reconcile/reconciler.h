@@ -156,6 +156,7 @@ class Reconciler {
   // The pod mix each pass plans with: refreshed only when the work drifts, so the memo's
   // fits hold from one pass to the next.
   PodMixTracker pod_mix_;
+  BindingCache bindings_;  // running work's parsed bindings, between passes
   std::map<std::string, std::unique_ptr<connectors::Connector>> connectors_;
   std::map<std::string, ClusterStatus> clusters_;
   std::map<std::string, std::map<std::string, model::Workload>> source_specs_;  // source -> QualifiedName -> spec

@@ -101,8 +101,13 @@ Status Reconciler::SaveFairShare(bool force) {
   if (!force && state.last.millis() - fair_share_saved_.millis() < kFairShareSaveEvery.millis()) return Status::Ok();
   nlohmann::json hours = nlohmann::json::object();
   for (const auto& [tenant, h] : state.decayed_hours) hours[tenant] = h;
-  GPUFED_RETURN_IF_ERROR(
-      store_->SetMeta(kFairShareKey, nlohmann::json{{"last_ms", state.last.millis()}, {"decayed_hours", hours}}.dump()));
+  const std::string ledger = nlohmann::json{{"last_ms", state.last.millis()}, {"decayed_hours", hours}}.dump();
+  if (force) {
+    GPUFED_RETURN_IF_ERROR(store_->SetMeta(kFairShareKey, ledger));
+  } else {
+    // Commits with the pass's next store write: a crash resumes from the ledger before.
+    store_->SetMetaLater(kFairShareKey, ledger);
+  }
   fair_share_saved_ = state.last;
   return Status::Ok();
 }
@@ -132,6 +137,7 @@ SnapshotSources Reconciler::Sources(std::vector<WorkloadRecord>& records) {
     for (const auto& [tenant, row] : *booked) src.metered[tenant] = {row.spent, row.cloud_spent};
   }
   src.fair_share = &fair_share_;
+  src.bindings = &bindings_;
   return src;
 }
 

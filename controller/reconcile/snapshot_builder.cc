@@ -25,6 +25,18 @@ placement::ObservedCluster ToObservedCluster(const ClusterKnowledge& k) {
   return out;
 }
 
+const placement::Binding& BindingCache::Of(const std::string& binding_json) {
+  auto [it, added] = entries_.try_emplace(binding_json);
+  if (added) it->second.binding = placement::BindingFromJson(nlohmann::json::parse(binding_json, nullptr, false));
+  it->second.used = true;
+  return it->second.binding;
+}
+
+void BindingCache::Sweep() {
+  std::erase_if(entries_, [](const auto& kv) { return !kv.second.used; });
+  for (auto& [text, entry] : entries_) entry.used = false;
+}
+
 namespace {
 
 // When the attempt's last checkpoint completed, in the snapshot's clock: the placer
@@ -89,7 +101,8 @@ PassSnapshot BuildSnapshot(const SnapshotSources& src) {
     if (r->cloud) u.cloud_spent = u.cloud_spent.Plus(r->estimate);
     placement::RunningWorkload running;
     running.workload = spec;
-    running.binding = placement::BindingFromJson(nlohmann::json::parse(r->binding_json, nullptr, false));
+    running.binding = src.bindings != nullptr ? src.bindings->Of(r->binding_json)
+                                              : placement::BindingFromJson(nlohmann::json::parse(r->binding_json, nullptr, false));
     running.binding.cluster = r->cluster;
     running.started_at = AttemptStart(*r, src.clusters);
     running.last_checkpoint = LastCheckpointTime(*r, src.now);
@@ -100,6 +113,7 @@ PassSnapshot BuildSnapshot(const SnapshotSources& src) {
   if (src.fair_share) {
     for (auto& [tenant, u] : s.usage) u.decayed_gpu_hours = src.fair_share->DecayedGpuHours(tenant);
   }
+  if (src.bindings != nullptr) src.bindings->Sweep();
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "connectors/core/connector.h"
@@ -25,6 +26,23 @@ struct ClusterKnowledge {
   const connectors::Observation* last = nullptr;  // the last successful one (null: none)
 };
 
+// Bindings as parsed from the store's JSON, remembered between passes: running work keeps
+// its binding for the life of an attempt, and parsing hundreds of them every pass was a
+// twentieth of a pass. Keyed by the exact text, so a changed binding is parsed again.
+class BindingCache {
+ public:
+  const placement::Binding& Of(const std::string& binding_json);
+  // Forgets the bindings not read since the last call (memory follows the running work).
+  void Sweep();
+
+ private:
+  struct Entry {
+    placement::Binding binding;
+    bool used = true;
+  };
+  std::unordered_map<std::string, Entry> entries_;
+};
+
 struct SnapshotSources {
   const policy::Revision* revision = nullptr;
   Duration now;
@@ -37,6 +55,7 @@ struct SnapshotSources {
   // Metered spend this budget period by tenant (the store's usage ledger).
   std::map<std::string, std::pair<Money, Money>> metered;  // tenant -> (spent, cloud spent)
   const placement::FairShareLedger* fair_share = nullptr;   // may be null (no history)
+  BindingCache* bindings = nullptr;                         // may be null (parsed each time)
 };
 
 // A snapshot and the records behind it. The snapshot points into the specs `spec_of`

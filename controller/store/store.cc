@@ -134,8 +134,9 @@ Status Store::Submit(const WorkloadRecord& record, Duration at) {
   std::lock_guard<FairMutex> lock(mu_);
   Transaction tx(*db_);
   GPUFED_RETURN_IF_ERROR(tx.begin_status());
+  GPUFED_RETURN_IF_ERROR(ApplyDeferredLocked());
   GPUFED_RETURN_IF_ERROR(SubmitLocked(record, at));
-  return tx.Commit();
+  return CommitWithDeferred(tx);
 }
 
 Status Store::SubmitLocked(const WorkloadRecord& record, Duration at) {
@@ -257,8 +258,9 @@ Status Store::Update(const WorkloadRecord& record, const std::string& reason, Du
   std::lock_guard<FairMutex> lock(mu_);
   Transaction tx(*db_);
   GPUFED_RETURN_IF_ERROR(tx.begin_status());
+  GPUFED_RETURN_IF_ERROR(ApplyDeferredLocked());
   GPUFED_RETURN_IF_ERROR(UpdateLocked(record, reason, at));
-  return tx.Commit();
+  return CommitWithDeferred(tx);
 }
 
 Status Store::RecordIntentAndUpdate(const ActionRow& row, const WorkloadRecord& record, const std::string& reason,
@@ -266,9 +268,10 @@ Status Store::RecordIntentAndUpdate(const ActionRow& row, const WorkloadRecord& 
   std::lock_guard<FairMutex> lock(mu_);
   Transaction tx(*db_);
   GPUFED_RETURN_IF_ERROR(tx.begin_status());
+  GPUFED_RETURN_IF_ERROR(ApplyDeferredLocked());
   GPUFED_RETURN_IF_ERROR(RecordIntentLocked(row));
   GPUFED_RETURN_IF_ERROR(UpdateLocked(record, reason, at));
-  return tx.Commit();
+  return CommitWithDeferred(tx);
 }
 
 Status Store::UpdateLocked(const WorkloadRecord& record, const std::string& reason, Duration at) {
@@ -287,6 +290,7 @@ Status Store::UpdateLocked(const WorkloadRecord& record, const std::string& reas
 
 Status Store::RequestCancel(const std::string& uid) {
   std::lock_guard<FairMutex> lock(mu_);
+  GPUFED_RETURN_IF_ERROR(FlushLocked());
   Result<std::unique_ptr<Statement>> s = db_->Prepare("UPDATE workloads SET cancel_requested=1 WHERE uid=?");
   if (!s.ok()) return s.status();
   GPUFED_RETURN_IF_ERROR((*s)->Bind(1, uid).Run());

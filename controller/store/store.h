@@ -15,6 +15,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "controller/common/fair_mutex.h"
@@ -29,6 +30,7 @@ class Store {
   // DataLoss for a file that is not a gpufed store; FailedPrecondition for a schema
   // newer than this binary.
   static Result<std::unique_ptr<Store>> Open(const std::string& path);
+  ~Store();  // commits the writes still waiting (Flush)
   static int LatestSchemaVersion();
   int schema_version() const { return version_; }
 
@@ -95,6 +97,33 @@ class Store {
   Result<std::vector<AttemptRow>> Attempts();
   Result<std::map<std::string, UsageRow>> Usage();
 
+  // Writes that wait for the store's next commit, saving an fsync each. The next write
+  // of any kind carries them in its own transaction; a read of a table they change
+  // commits them first (GetMeta and GetAction read them where they wait instead; reads
+  // of workloads never wait for them); Flush(), the destructor or the 257th waiting
+  // write at the latest. Only for writes a crash may lose because the loop redoes them
+  // or another record holds them:
+  // - an action's outcome: an intent still marked so is applied again with the same key
+  //   (what a crash between the connector call and the mark always did);
+  // - a decision row: the audit journal holds the decision (appended and synced first);
+  // - a finished attempt booked just before the Update that ends its workload: committed
+  //   with that Update or lost with it, and then booked when the end is observed again;
+  // - a meta value the loop writes again every pass (the fair-share ledger, a simulated
+  //   run's clock): a restart resumes from the one before;
+  // - a dashboard history sample.
+  // A commit that fails drops them (they are never retried into a poisoned store).
+  void MarkActionLater(const std::string& kind, const std::string& key, ActionState state, const std::string& error);
+  void RecordDecisionLater(const DecisionRow& row);
+  Status FinishAttemptLater(const AttemptRow& row);  // InvalidArgument without a uid
+  // The newest value waits in place of an older one for the same key; GetMeta reads it.
+  void SetMetaLater(const std::string& key, const std::string& value);
+  void AppendHistoryLater(Duration at, const std::string& sample, Duration keep_from);
+  Status Flush();
+  // At most this many writes wait; one more commits them all.
+  static constexpr size_t kMaxDeferred = 256;
+  // Writes waiting now (a statistic for tests).
+  size_t deferred_writes() const;
+
   // The dashboard's history (store_history.cc): appends a sample taken at `at` and, in the
   // same commit, drops the samples taken before `keep_from`; reads those taken at or
   // after `since`, oldest first.
@@ -106,6 +135,44 @@ class Store {
 
  private:
   explicit Store(std::unique_ptr<Database> db) : db_(std::move(db)) {}
+  // One write that waits (store_deferred.cc).
+  struct DeferredWrite {
+    struct Mark {
+      std::string kind, key, error;
+      ActionState state;
+    };
+    struct Meta {
+      std::string key, value;
+    };
+    struct HistorySample {
+      Duration at;
+      std::string sample;
+      Duration keep_from;
+    };
+    std::variant<Mark, DecisionRow, AttemptRow, Meta, HistorySample> write;
+  };
+
+  // The SQL of RecordDecision, MarkAction and FinishAttempt; the caller holds mu_.
+  Status RecordDecisionLocked(const DecisionRow& row);
+  Status MarkActionLocked(const std::string& kind, const std::string& key, ActionState state, const std::string& error);
+  Status FinishAttemptLocked(const AttemptRow& row);
+  // Runs the waiting writes in the caller's transaction (dropping them on an error).
+  Status ApplyDeferredLocked();
+  // Commits `tx` and forgets the waiting writes it carried.
+  Status CommitWithDeferred(Transaction& tx);
+  // Commits the waiting writes in a transaction of their own (none waiting: nothing).
+  Status FlushLocked();
+  // The same when a write of kind W waits (a read of W's table must see it).
+  template <typename W>
+  Status FlushLockedIfWaiting() {
+    for (const DeferredWrite& d : deferred_) {
+      if (std::holds_alternative<W>(d.write)) return FlushLocked();
+    }
+    return Status::Ok();
+  }
+  Status SetMetaLocked(const std::string& key, const std::string& value);
+  Status AppendHistoryLocked(Duration at, const std::string& sample, Duration keep_from);
+  void DeferLocked(DeferredWrite write);
   Status Migrate();
   Status WriteRecord(const WorkloadRecord& r, bool insert);
   Status AddTransition(const Transition& t);
@@ -130,7 +197,8 @@ class Store {
   std::deque<QueuedSubmit*> submit_queue_;
   bool submit_leader_ = false;
 
-  FairMutex mu_;  // every method; FIFO, so API writes are not starved by a pass
+  mutable FairMutex mu_;  // every method; FIFO, so API writes are not starved by a pass
+  std::vector<DeferredWrite> deferred_;  // under mu_; in the order they were asked for
   std::unique_ptr<Database> db_;
   int version_ = 0;
   int64_t seq_ = 0;

@@ -7,6 +7,12 @@ Status Store::AppendHistory(Duration at, const std::string& sample, Duration kee
   std::lock_guard<FairMutex> lock(mu_);
   Transaction tx(*db_);
   GPUFED_RETURN_IF_ERROR(tx.begin_status());
+  GPUFED_RETURN_IF_ERROR(ApplyDeferredLocked());
+  GPUFED_RETURN_IF_ERROR(AppendHistoryLocked(at, sample, keep_from));
+  return CommitWithDeferred(tx);
+}
+
+Status Store::AppendHistoryLocked(Duration at, const std::string& sample, Duration keep_from) {
   Result<std::unique_ptr<Statement>> insert = db_->Prepare("INSERT OR REPLACE INTO history(at_ms, sample) VALUES(?,?)");
   if (!insert.ok()) return insert.status();
   (*insert)->Bind(1, at.millis()).Bind(2, sample);
@@ -14,12 +20,12 @@ Status Store::AppendHistory(Duration at, const std::string& sample, Duration kee
   Result<std::unique_ptr<Statement>> prune = db_->Prepare("DELETE FROM history WHERE at_ms < ?");
   if (!prune.ok()) return prune.status();
   (*prune)->Bind(1, keep_from.millis());
-  GPUFED_RETURN_IF_ERROR((*prune)->Run());
-  return tx.Commit();
+  return (*prune)->Run();
 }
 
 Result<std::vector<std::pair<Duration, std::string>>> Store::ReadHistory(Duration since) {
   std::lock_guard<FairMutex> lock(mu_);
+  GPUFED_RETURN_IF_ERROR(FlushLockedIfWaiting<DeferredWrite::HistorySample>());
   Result<std::unique_ptr<Statement>> s = db_->Prepare("SELECT at_ms, sample FROM history WHERE at_ms >= ? ORDER BY at_ms");
   if (!s.ok()) return s.status();
   (*s)->Bind(1, since.millis());

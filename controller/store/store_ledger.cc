@@ -37,6 +37,12 @@ ActionRow ReadAction(const Statement& s) {
 
 Result<int64_t> Store::RecordDecision(const DecisionRow& row) {
   std::lock_guard<FairMutex> lock(mu_);
+  GPUFED_RETURN_IF_ERROR(FlushLocked());
+  GPUFED_RETURN_IF_ERROR(RecordDecisionLocked(row));
+  return db_->LastInsertRowId();
+}
+
+Status Store::RecordDecisionLocked(const DecisionRow& row) {
   Result<std::unique_ptr<Statement>> s = db_->Prepare(
       "INSERT INTO decisions(at_ms, workload, attempt, revision, outcome, cluster, reason, record_json, tenant, uid) "
       "VALUES(?,?,?,?,?,?,?,?,?,?)");
@@ -44,12 +50,12 @@ Result<int64_t> Store::RecordDecision(const DecisionRow& row) {
   (*s)->Bind(1, row.at.millis()).Bind(2, row.workload).Bind(3, row.attempt).Bind(4, row.revision);
   (*s)->Bind(5, row.outcome).Bind(6, row.cluster).Bind(7, row.reason).Bind(8, row.record_json);
   (*s)->Bind(9, row.tenant).Bind(10, row.uid);
-  GPUFED_RETURN_IF_ERROR((*s)->Run());
-  return db_->LastInsertRowId();
+  return (*s)->Run();
 }
 
 Result<std::vector<DecisionRow>> Store::Decisions(const std::string& tenant, const std::string& workload, int limit) {
   std::lock_guard<FairMutex> lock(mu_);
+  GPUFED_RETURN_IF_ERROR(FlushLockedIfWaiting<DecisionRow>());
   std::string sql =
       "SELECT seq, at_ms, workload, attempt, revision, outcome, cluster, reason, record_json, tenant, uid FROM decisions";
   if (!tenant.empty()) sql += workload.empty() ? " WHERE tenant=?" : " WHERE tenant=? AND workload=?";
@@ -73,6 +79,7 @@ Result<std::vector<DecisionRow>> Store::Decisions(const std::string& tenant, con
 
 Status Store::RecordActionIntent(const ActionRow& row) {
   std::lock_guard<FairMutex> lock(mu_);
+  GPUFED_RETURN_IF_ERROR(FlushLocked());
   return RecordIntentLocked(row);
 }
 
@@ -89,16 +96,23 @@ Status Store::RecordIntentLocked(const ActionRow& row) {
 
 Status Store::MarkAction(const std::string& kind, const std::string& key, ActionState state, const std::string& error) {
   std::lock_guard<FairMutex> lock(mu_);
-  Result<std::unique_ptr<Statement>> s = db_->Prepare("UPDATE actions SET state=?, error=? WHERE kind=? AND key=?");
-  if (!s.ok()) return s.status();
-  (*s)->Bind(1, std::string(ActionStateName(state))).Bind(2, error).Bind(3, kind).Bind(4, key);
-  GPUFED_RETURN_IF_ERROR((*s)->Run());
+  GPUFED_RETURN_IF_ERROR(FlushLocked());
+  GPUFED_RETURN_IF_ERROR(MarkActionLocked(kind, key, state, error));
   if (db_->Changes() == 0) return NotFound("no action " + kind + " " + key);
   return Status::Ok();
 }
 
+Status Store::MarkActionLocked(const std::string& kind, const std::string& key, ActionState state,
+                               const std::string& error) {
+  Result<std::unique_ptr<Statement>> s = db_->Prepare("UPDATE actions SET state=?, error=? WHERE kind=? AND key=?");
+  if (!s.ok()) return s.status();
+  (*s)->Bind(1, std::string(ActionStateName(state))).Bind(2, error).Bind(3, kind).Bind(4, key);
+  return (*s)->Run();
+}
+
 Result<std::vector<ActionRow>> Store::Actions() {
   std::lock_guard<FairMutex> lock(mu_);
+  GPUFED_RETURN_IF_ERROR(FlushLockedIfWaiting<DeferredWrite::Mark>());
   Result<std::unique_ptr<Statement>> s = db_->Prepare(
       "SELECT kind, key, workload, attempt, cluster, state, error, created_ms, payload FROM actions ORDER BY rowid");
   if (!s.ok()) return s.status();
@@ -121,7 +135,15 @@ Result<std::optional<ActionRow>> Store::GetAction(const std::string& kind, const
   Result<bool> row = (*s)->Step();
   if (!row.ok()) return row.status();
   if (!*row) return std::optional<ActionRow>();
-  return std::optional<ActionRow>(ReadAction(**s));
+  ActionRow action = ReadAction(**s);
+  for (const DeferredWrite& d : deferred_) {  // an outcome still waiting is the newest
+    const auto* mark = std::get_if<DeferredWrite::Mark>(&d.write);
+    if (mark != nullptr && mark->kind == kind && mark->key == key) {
+      action.state = mark->state;
+      action.error = mark->error;
+    }
+  }
+  return std::optional<ActionRow>(std::move(action));
 }
 
 Status Store::FinishAttempt(const AttemptRow& a) {
@@ -129,6 +151,12 @@ Status Store::FinishAttempt(const AttemptRow& a) {
   std::lock_guard<FairMutex> lock(mu_);
   Transaction tx(*db_);
   GPUFED_RETURN_IF_ERROR(tx.begin_status());
+  GPUFED_RETURN_IF_ERROR(ApplyDeferredLocked());
+  GPUFED_RETURN_IF_ERROR(FinishAttemptLocked(a));
+  return CommitWithDeferred(tx);
+}
+
+Status Store::FinishAttemptLocked(const AttemptRow& a) {
   Result<std::unique_ptr<Statement>> s = db_->Prepare(
       "INSERT OR IGNORE INTO attempts(workload, attempt, tenant, cluster, outcome, gpu_seconds, cost_micros, currency, "
       "cloud, started_ms, finished_ms, uid) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)");
@@ -145,12 +173,12 @@ Status Store::FinishAttempt(const AttemptRow& a) {
   if (!u.ok()) return u.status();
   (*u)->Bind(1, a.tenant).Bind(2, a.cost.currency()).Bind(3, a.cost.micros()).Bind(4, a.cloud ? a.cost.micros() : 0);
   (*u)->Bind(5, a.gpu_seconds);
-  GPUFED_RETURN_IF_ERROR((*u)->Run());
-  return tx.Commit();
+  return (*u)->Run();
 }
 
 Result<std::vector<AttemptRow>> Store::Attempts() {
   std::lock_guard<FairMutex> lock(mu_);
+  GPUFED_RETURN_IF_ERROR(FlushLockedIfWaiting<AttemptRow>());
   Result<std::unique_ptr<Statement>> s = db_->Prepare(
       "SELECT workload, attempt, tenant, cluster, outcome, gpu_seconds, cost_micros, currency, cloud, started_ms, "
       "finished_ms, uid FROM attempts ORDER BY rowid");
@@ -170,6 +198,7 @@ Result<std::vector<AttemptRow>> Store::Attempts() {
 
 Result<std::map<std::string, UsageRow>> Store::Usage() {
   std::lock_guard<FairMutex> lock(mu_);
+  GPUFED_RETURN_IF_ERROR(FlushLockedIfWaiting<AttemptRow>());
   Result<std::unique_ptr<Statement>> s =
       db_->Prepare("SELECT tenant, currency, spent_micros, cloud_spent_micros, gpu_seconds FROM tenant_usage");
   if (!s.ok()) return s.status();
@@ -186,6 +215,10 @@ Result<std::map<std::string, UsageRow>> Store::Usage() {
 
 Result<std::optional<std::string>> Store::GetMeta(const std::string& key) {
   std::lock_guard<FairMutex> lock(mu_);
+  for (auto it = deferred_.rbegin(); it != deferred_.rend(); ++it) {  // a value still waiting is the newest
+    const auto* meta = std::get_if<DeferredWrite::Meta>(&it->write);
+    if (meta != nullptr && meta->key == key) return std::optional<std::string>(meta->value);
+  }
   Result<std::unique_ptr<Statement>> s = db_->Prepare("SELECT value FROM meta WHERE key=?");
   if (!s.ok()) return s.status();
   (*s)->Bind(1, key);
@@ -197,6 +230,11 @@ Result<std::optional<std::string>> Store::GetMeta(const std::string& key) {
 
 Status Store::SetMeta(const std::string& key, const std::string& value) {
   std::lock_guard<FairMutex> lock(mu_);
+  GPUFED_RETURN_IF_ERROR(FlushLocked());
+  return SetMetaLocked(key, value);
+}
+
+Status Store::SetMetaLocked(const std::string& key, const std::string& value) {
   Result<std::unique_ptr<Statement>> s = db_->Prepare("INSERT OR REPLACE INTO meta(key, value) VALUES(?,?)");
   if (!s.ok()) return s.status();
   return (*s)->Bind(1, key).Bind(2, value).Run();

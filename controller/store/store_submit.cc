@@ -43,6 +43,11 @@ void Store::CommitSubmits(const std::vector<QueuedSubmit*>& group) {
   std::lock_guard<FairMutex> lock(mu_);
   Transaction tx(*db_);
   if (!tx.begin_status().ok()) return fail_all(tx.begin_status());
+  // The loop's waiting writes ride along (store_deferred.cc); they are forgotten once
+  // this transaction ends, committed or not.
+  Status carried = ApplyDeferredLocked();
+  deferred_.clear();
+  if (!carried.ok()) return fail_all(carried);
   Result<std::unique_ptr<Statement>> read = db_->Prepare("SELECT value FROM meta WHERE key='uid_counter'");
   if (!read.ok()) return fail_all(read.status());
   Result<bool> row = (*read)->Step();

@@ -1,0 +1,102 @@
+// Store writes that wait for the next commit (store.h, "Writes that wait"). The loop
+// makes several small writes per placement and per finished attempt; each commit is an
+// fsync under synchronous=FULL, and on a week of the Philly trace those commits were
+// a third of the replay's wall time.
+#include "controller/store/store.h"
+
+namespace gpufed::store {
+
+Store::~Store() { (void)Flush(); }
+
+void Store::DeferLocked(DeferredWrite write) {
+  deferred_.push_back(std::move(write));
+  // Bounded: a loop that only ever defers (an idle controller) still commits.
+  if (deferred_.size() > kMaxDeferred) (void)FlushLocked();  // dropped on failure, as documented
+}
+
+void Store::MarkActionLater(const std::string& kind, const std::string& key, ActionState state,
+                            const std::string& error) {
+  std::lock_guard<FairMutex> lock(mu_);
+  DeferLocked({DeferredWrite::Mark{kind, key, error, state}});
+}
+
+void Store::RecordDecisionLater(const DecisionRow& row) {
+  std::lock_guard<FairMutex> lock(mu_);
+  DeferLocked({row});
+}
+
+Status Store::FinishAttemptLater(const AttemptRow& row) {
+  if (row.uid.empty()) return InvalidArgument("attempt " + std::to_string(row.attempt) + " of " + row.workload + " has no uid");
+  std::lock_guard<FairMutex> lock(mu_);
+  DeferLocked({row});
+  return Status::Ok();
+}
+
+void Store::SetMetaLater(const std::string& key, const std::string& value) {
+  std::lock_guard<FairMutex> lock(mu_);
+  for (DeferredWrite& d : deferred_) {
+    auto* meta = std::get_if<DeferredWrite::Meta>(&d.write);
+    if (meta != nullptr && meta->key == key) {
+      meta->value = value;
+      return;
+    }
+  }
+  DeferLocked({DeferredWrite::Meta{key, value}});
+}
+
+void Store::AppendHistoryLater(Duration at, const std::string& sample, Duration keep_from) {
+  std::lock_guard<FairMutex> lock(mu_);
+  DeferLocked({DeferredWrite::HistorySample{at, sample, keep_from}});
+}
+
+Status Store::Flush() {
+  std::lock_guard<FairMutex> lock(mu_);
+  return FlushLocked();
+}
+
+size_t Store::deferred_writes() const {
+  std::lock_guard<FairMutex> lock(mu_);
+  return deferred_.size();
+}
+
+Status Store::ApplyDeferredLocked() {
+  for (const DeferredWrite& d : deferred_) {
+    Status s;
+    if (const auto* m = std::get_if<DeferredWrite::Mark>(&d.write)) {
+      s = MarkActionLocked(m->kind, m->key, m->state, m->error);  // no intent: nothing to mark
+    } else if (const auto* row = std::get_if<DecisionRow>(&d.write)) {
+      s = RecordDecisionLocked(*row);
+    } else if (const auto* attempt = std::get_if<AttemptRow>(&d.write)) {
+      s = FinishAttemptLocked(*attempt);
+    } else if (const auto* meta = std::get_if<DeferredWrite::Meta>(&d.write)) {
+      s = SetMetaLocked(meta->key, meta->value);
+    } else {
+      const auto& h = std::get<DeferredWrite::HistorySample>(d.write);
+      s = AppendHistoryLocked(h.at, h.sample, h.keep_from);
+    }
+    if (!s.ok()) {
+      deferred_.clear();
+      return s;
+    }
+  }
+  return Status::Ok();
+}
+
+Status Store::CommitWithDeferred(Transaction& tx) {
+  Status committed = tx.Commit();
+  deferred_.clear();
+  return committed;
+}
+
+Status Store::FlushLocked() {
+  if (deferred_.empty()) return Status::Ok();
+  Transaction tx(*db_);
+  if (!tx.begin_status().ok()) {
+    deferred_.clear();
+    return tx.begin_status();
+  }
+  GPUFED_RETURN_IF_ERROR(ApplyDeferredLocked());
+  return CommitWithDeferred(tx);
+}
+
+}  // namespace gpufed::store
