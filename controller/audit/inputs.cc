@@ -98,22 +98,22 @@ nlohmann::json RunningEntryDocument(const placement::RunningWorkload& r, nlohman
           {"attempt", r.attempt}};
 }
 
+nlohmann::json ObservedClusterDocument(const placement::ObservedCluster& c) {
+  nlohmann::json nodes = nlohmann::json::array();
+  for (const placement::ObservedNode& n : c.nodes) {
+    nlohmann::json gpus = nlohmann::json::array();
+    for (const placement::ObservedGpu& g : n.gpus) gpus.push_back({g.free_milli, g.free_memory, g.mig_slices_used});
+    nodes.push_back({{"name", n.name}, {"pool", n.pool}, {"ready", n.ready}, {"freeCpuMilli", n.free_cpu_milli},
+                     {"freeMemory", n.free_memory}, {"gpus", std::move(gpus)}});
+  }
+  return {{"healthy", c.healthy}, {"nodes", std::move(nodes)}};
+}
+
 nlohmann::json SnapshotHeader(const placement::Snapshot& snapshot, const std::string& repo_root) {
   nlohmann::json usage = nlohmann::json::object();
   for (const auto& [tenant, u] : snapshot.usage) {
     usage[tenant] = {{"gpuMilliInUse", u.gpu_milli_in_use}, {"spent", u.spent.ToString()},
                      {"cloudSpent", u.cloud_spent.ToString()}, {"decayedGpuHours", u.decayed_gpu_hours}};
-  }
-  nlohmann::json observed = nlohmann::json::object();
-  for (const auto& [cluster, c] : snapshot.observed) {
-    nlohmann::json nodes = nlohmann::json::array();
-    for (const placement::ObservedNode& n : c.nodes) {
-      nlohmann::json gpus = nlohmann::json::array();
-      for (const placement::ObservedGpu& g : n.gpus) gpus.push_back({g.free_milli, g.free_memory, g.mig_slices_used});
-      nodes.push_back({{"name", n.name}, {"pool", n.pool}, {"ready", n.ready}, {"freeCpuMilli", n.free_cpu_milli},
-                       {"freeMemory", n.free_memory}, {"gpus", std::move(gpus)}});
-    }
-    observed[cluster] = {{"healthy", c.healthy}, {"nodes", std::move(nodes)}};
   }
   std::error_code ec;
   std::string repo = repo_root.empty() ? repo_root : std::filesystem::absolute(repo_root, ec).lexically_normal().string();
@@ -128,7 +128,7 @@ nlohmann::json SnapshotHeader(const placement::Snapshot& snapshot, const std::st
           {"usage", std::move(usage)},
           {"pending", nlohmann::json::array()},
           {"running", nlohmann::json::array()},
-          {"observed", std::move(observed)}};
+          {"observed", nlohmann::json::object()}};
   if (!snapshot.pod_mix.empty()) {
     nlohmann::json mix = nlohmann::json::array();
     for (const auto& [request, count] : snapshot.pod_mix) mix.push_back({{"request", RequestJson(request)}, {"count", count}});
@@ -139,6 +139,7 @@ nlohmann::json SnapshotHeader(const placement::Snapshot& snapshot, const std::st
 
 nlohmann::json SnapshotDocument(const placement::Snapshot& snapshot, const std::string& repo_root) {
   nlohmann::json document = SnapshotHeader(snapshot, repo_root);
+  for (const auto& [cluster, c] : snapshot.observed) document["observed"][cluster] = ObservedClusterDocument(c);
   for (const model::Workload* w : snapshot.pending) document["pending"].push_back(WorkloadDocument(*w));
   for (const placement::RunningWorkload& r : snapshot.running) {
     if (r.workload != nullptr) document["running"].push_back(RunningEntryDocument(r, WorkloadDocument(*r.workload)));
@@ -345,6 +346,11 @@ Result<SnapshotInputs> ReadSnapshot(SnapshotStore& store, const std::string& dig
     nlohmann::json& pending = (*doc)["pending"];
     for (size_t i = 0; i < pending.size(); ++i) {
       GPUFED_RETURN_IF_ERROR(Resolve(store, pending[i], "snapshot.pending[" + std::to_string(i) + "]"));
+    }
+  }
+  if (doc->is_object() && doc->contains("observed") && (*doc)["observed"].is_object()) {
+    for (auto& [cluster, c] : (*doc)["observed"].items()) {
+      GPUFED_RETURN_IF_ERROR(Resolve(store, c, "snapshot.observed." + cluster));
     }
   }
   if (doc->is_object() && doc->contains("running") && (*doc)["running"].is_array()) {

@@ -36,17 +36,20 @@ std::string WorkloadSpecHash(const model::Workload& workload);
 //    "podMix":[{"request":{"gpus","gpuMemoryMilli","gpuShareMilli","migProfile",
 //               "topology","nodes","gpusPerNode","cpuMilli","memoryMilli","gpuModels"},
 //               "count":N}, ...]}   (podMix only when the loop fixed the mix)
-// As stored (SnapshotWriter), each element of `pending` and `running`, and each running
-// entry's `workload`, is the name ("sha256:<hex>") of an object in the same store, so a
-// workload or a running entry is stored once however many passes read it; ReadSnapshot
-// puts the objects back in their place.
+// As stored (SnapshotWriter), each element of `pending` and `running`, each member of
+// `observed`, and each running entry's `workload`, is the name ("sha256:<hex>") of an
+// object in the same store, so a workload, a running entry or a cluster's unchanged
+// report is stored once however many passes read it; ReadSnapshot puts the objects back
+// in their place.
 // Format 3 held the documents inline. Format 2 had no podMix (the mix was the snapshot's
 // own work). Format 1 (earlier journals) had no fairShareHalfLifeMillis, explainClusters,
 // running or observed: it planned on declared node pools with nothing running.
 // `repo_root` is where the revision can be loaded from again (made absolute here).
 inline constexpr int kSnapshotFormat = 4;
-// The document with `pending` and `running` empty.
+// The document with `pending`, `running` and `observed` empty.
 nlohmann::json SnapshotHeader(const placement::Snapshot& snapshot, const std::string& repo_root);
+// One member of `observed`.
+nlohmann::json ObservedClusterDocument(const placement::ObservedCluster& cluster);
 // One element of `running`, around its workload (a document, or an object's name).
 nlohmann::json RunningEntryDocument(const placement::RunningWorkload& running, nlohmann::json workload);
 // The whole document with every workload inline (what ReadSnapshot reads back).

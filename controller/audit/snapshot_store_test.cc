@@ -140,6 +140,7 @@ TEST_F(SnapshotStoreTest, TheWriterStoresEachWorkloadAndEntryOnceAndReadsBackThe
   EXPECT_NE(*first, *second);
   EXPECT_EQ(writer.stats().workloads_serialised, 2u);
   EXPECT_EQ(writer.stats().entries_serialised, 1u);
+  EXPECT_EQ(writer.stats().clusters_serialised, 1u);
 
   // Read back (by another store) exactly as the inline document of the same snapshot.
   SnapshotStore reader(env_.get(), dir_.str());
@@ -154,19 +155,23 @@ TEST_F(SnapshotStoreTest, TheWriterStoresEachWorkloadAndEntryOnceAndReadsBackThe
   EXPECT_EQ(back->snapshot.running[0].binding, f.snapshot.running[0].binding);
   EXPECT_EQ(back->snapshot.running[0].attempt, 2);
   EXPECT_EQ(back->snapshot.now, Duration::FromSeconds(70));
+  EXPECT_EQ(back->snapshot.observed, f.snapshot.observed);
 
   // The same address with other contents (a spec reloaded in place), and a checkpoint:
   // stored again, and read back as they are now.
   f.running.resources.gpus = 4;
   f.snapshot.running[0].last_checkpoint = Duration::FromSeconds(65);
+  f.snapshot.observed["onprem"].nodes[0].free_cpu_milli = 500;
   Result<std::string> third = writer.Write(f.snapshot, "/repo");
   ASSERT_TRUE(third.ok());
   EXPECT_EQ(writer.stats().workloads_serialised, 3u);
   EXPECT_EQ(writer.stats().entries_serialised, 2u);
+  EXPECT_EQ(writer.stats().clusters_serialised, 2u);
   back = ReadSnapshot(reader, *third);
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(back->running_documents[0]["spec"]["resources"]["gpus"], 4);
   EXPECT_EQ(back->snapshot.running[0].last_checkpoint, Duration::FromSeconds(65));
+  EXPECT_EQ(back->snapshot.observed.at("onprem").nodes[0].free_cpu_milli, 500);
 }
 
 TEST_F(SnapshotStoreTest, AMissingObjectIsReportedNamingTheElement) {

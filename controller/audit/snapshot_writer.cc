@@ -42,6 +42,23 @@ Result<std::string> SnapshotWriter::Entry(const placement::RunningWorkload& runn
   return r.entry;
 }
 
+Result<std::string> SnapshotWriter::Observed(const std::string& cluster, const placement::ObservedCluster& observed) {
+  auto [it, added] = clusters_.try_emplace(cluster);
+  RememberedCluster& r = it->second;
+  if (added || !(r.observed == observed)) {
+    Result<std::string> name = store_->Add(DumpPayload(ObservedClusterDocument(observed)));
+    if (!name.ok()) {
+      clusters_.erase(it);
+      return name.status();
+    }
+    r.observed = observed;
+    r.name = std::move(*name);
+    ++stats_.clusters_serialised;
+  }
+  r.used = writes_;
+  return r.name;
+}
+
 Result<std::string> SnapshotWriter::Write(const placement::Snapshot& snapshot, const std::string& repo_root) {
   ++writes_;
   nlohmann::json document = SnapshotHeader(snapshot, repo_root);
@@ -50,6 +67,12 @@ Result<std::string> SnapshotWriter::Write(const placement::Snapshot& snapshot, c
     Result<Remembered*> doc = Document(*w);
     if (!doc.ok()) return doc.status();
     pending.push_back((*doc)->document);
+  }
+  nlohmann::json& observed = document["observed"];
+  for (const auto& [cluster, c] : snapshot.observed) {
+    Result<std::string> name = Observed(cluster, c);
+    if (!name.ok()) return name.status();
+    observed[cluster] = std::move(*name);
   }
   nlohmann::json& running = document["running"];
   for (const placement::RunningWorkload& r : snapshot.running) {
@@ -60,6 +83,7 @@ Result<std::string> SnapshotWriter::Write(const placement::Snapshot& snapshot, c
   }
   // Forget what this pass did not read, so memory follows the live work, not history.
   std::erase_if(remembered_, [this](const auto& kv) { return kv.second.used != writes_; });
+  std::erase_if(clusters_, [this](const auto& kv) { return kv.second.used != writes_; });
   Result<std::string> name = store_->Add(DumpPayload(document));
   if (!name.ok()) return name.status();
   GPUFED_RETURN_IF_ERROR(store_->Sync());

@@ -15,6 +15,7 @@ struct ObservedGpu {
   int free_milli = 1000;          // compute share the cluster reports free
   int64_t free_memory = -1;       // bytes free (-1: not reported; the pool's memory)
   int mig_slices_used = 0;
+  bool operator==(const ObservedGpu&) const = default;
 };
 struct ObservedNode {
   std::string name;
@@ -23,6 +24,7 @@ struct ObservedNode {
   int64_t free_cpu_milli = -1;    // -1: not reported
   int64_t free_memory = -1;       // bytes; -1: not reported
   std::vector<ObservedGpu> gpus;  // empty: the pool's GPU count, all free
+  bool operator==(const ObservedNode&) const = default;
 };
 // What a connector last reported about one cluster. Free capacity it reports below what
 // the snapshot's running work leaves is held by something else (another scheduler's
@@ -30,6 +32,7 @@ struct ObservedNode {
 struct ObservedCluster {
   bool healthy = true;            // false: nothing fits there and nothing is provisioned
   std::vector<ObservedNode> nodes;
+  bool operator==(const ObservedCluster&) const = default;
 };
 
 }  // namespace gpufed::placement
