@@ -58,7 +58,7 @@ struct DecisionReplayer::Pass {
 };
 
 DecisionReplayer::DecisionReplayer(audit::Env* env, ReplaySettings settings)
-    : env_(env), settings_(std::move(settings)), snapshots_(env, settings_.audit_dir) {}
+    : settings_(std::move(settings)), snapshots_(env, settings_.audit_dir) {}
 DecisionReplayer::~DecisionReplayer() = default;
 
 Result<const policy::Revision*> DecisionReplayer::RevisionFor(const std::string& recorded_repo,

@@ -60,7 +60,6 @@ class DecisionReplayer {
   Result<const policy::Revision*> RevisionFor(const std::string& recorded_repo, const std::string& recorded_revision);
   Result<const Pass*> PassFor(const std::string& digest, const std::string& recorded_revision);
 
-  audit::Env* env_;
   ReplaySettings settings_;
   audit::SnapshotStore snapshots_;  // indexes the packs once for every replayed decision
   std::map<std::string, std::unique_ptr<policy::Revision>> revisions_;  // by repository path
