@@ -1,7 +1,6 @@
 #include "controller/audit/inputs.h"
 
 #include <algorithm>
-#include <atomic>
 #include <filesystem>
 
 #include "controller/audit/record.h"

@@ -38,13 +38,6 @@ constexpr KindName kKinds[] = {
     {RecordKind::kAttemptMetered, "attempt-metered"},
 };
 
-bool IsLowerHex(std::string_view s) {
-  for (char c : s) {
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  }
-  return true;
-}
-
 // Consumes `"key":` at the front of `*rest`.
 bool ConsumeKey(std::string_view* rest, std::string_view key) {
   if (rest->size() < key.size() + 3 || (*rest)[0] != '"') return false;
@@ -110,6 +103,13 @@ bool ConsumeChar(std::string_view* rest, char c) {
 }
 
 }  // namespace
+
+bool IsLowerHex(std::string_view s) {
+  for (char c : s) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
 
 const char* RecordKindName(RecordKind kind) {
   for (const KindName& k : kKinds) {

@@ -122,4 +122,7 @@ std::optional<int64_t> ParseTimeMicros(std::string_view text);
 // (so receivers that escape 8-bit bytes cannot change a record).
 std::string DumpPayload(const nlohmann::json& payload);
 
+// Only 0-9 and a-f: the spelling of every hash the journal and its snapshots write.
+bool IsLowerHex(std::string_view s);
+
 }  // namespace gpufed::audit

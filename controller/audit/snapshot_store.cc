@@ -15,10 +15,6 @@ constexpr size_t kHexLength = 64;
 // "sha256:" + 64 hex + " " + up to 20 digits + "\n"
 constexpr size_t kMaxHeader = 7 + kHexLength + 1 + 20 + 1;
 
-bool IsLowerHex(std::string_view s) {
-  return std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
-}
-
 bool IsPackName(const std::string& name) {
   // pack-NNNNNN.objects
   return name.size() == 19 && name.compare(0, 5, "pack-") == 0 && name.compare(11, 8, ".objects") == 0 &&
