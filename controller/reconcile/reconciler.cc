@@ -58,9 +58,9 @@ Status Reconciler::SyncRepositoryWorkloads() {
 
 const model::Workload* Reconciler::SpecOf(const WorkloadRecord& r, std::string* why) {
   if (!revision_) return nullptr;
-  std::string cache_key = r.uid + "@" + revision_->config.revision;
+  const std::string& revision = revision_->config.revision;
   auto cached = api_specs_.find(r.uid);
-  if (cached != api_specs_.end() && cached->second.first == cache_key) return &cached->second.second;
+  if (cached != api_specs_.end() && cached->second.first == revision) return &cached->second.second;
   model::Workload spec;
   if (r.source == "repo") {
     const model::Workload* found = nullptr;
@@ -91,7 +91,7 @@ const model::Workload* Reconciler::SpecOf(const WorkloadRecord& r, std::string* 
     spec = loaded.config.workloads[0];
   }
   spec.submitted_at = r.submitted;
-  api_specs_[r.uid] = {cache_key, std::move(spec)};
+  api_specs_[r.uid] = {revision, std::move(spec)};
   return &api_specs_[r.uid].second;
 }
 
@@ -113,6 +113,7 @@ void Reconciler::ApplyObservations(Observations observed, PassStats& stats) {
     std::string key = "cluster/" + name;
     if (obs.ok() && obs->healthy) {
       cs.last = std::move(obs).value();
+      cs.workloads.Index(cs.last);
       cs.healthy = true;
       cs.observed = true;
       cs.consecutive_errors = 0;
@@ -132,10 +133,7 @@ void Reconciler::ApplyObservations(Observations observed, PassStats& stats) {
 const connectors::ObservedWorkload* Reconciler::Seen(const std::string& cluster, const std::string& key) const {
   auto it = clusters_.find(cluster);
   if (it == clusters_.end()) return nullptr;
-  for (const connectors::ObservedWorkload& w : it->second.last.workloads) {
-    if (w.key == key) return &w;
-  }
-  return nullptr;
+  return it->second.workloads.Find(it->second.last, key);
 }
 
 Status Reconciler::BookAttempt(WorkloadRecord& r, const connectors::ObservedWorkload* seen, const std::string& outcome) {

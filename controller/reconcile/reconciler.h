@@ -46,6 +46,7 @@ struct ClusterStatus {
   int64_t total_errors = 0;
   std::string last_error;
   connectors::Observation last;  // last successful observation
+  ObservedWorkloads workloads;   // last's workloads by key
 };
 
 // What one observe phase got from each cluster it asked.
@@ -160,7 +161,7 @@ class Reconciler {
   std::map<std::string, std::unique_ptr<connectors::Connector>> connectors_;
   std::map<std::string, ClusterStatus> clusters_;
   std::map<std::string, std::map<std::string, model::Workload>> source_specs_;  // source -> QualifiedName -> spec
-  std::map<std::string, std::pair<std::string, model::Workload>> api_specs_;  // uid -> (uid@revision, spec)
+  std::map<std::string, std::pair<std::string, model::Workload>> api_specs_;  // uid -> (revision, spec)
   std::map<std::string, std::string> last_decision_;                         // uid -> outcome|reason
   std::map<std::pair<std::string, std::string>, int64_t> refusals_;           // (cluster, reason) -> count
   placement::FairShareLedger fair_share_;
@@ -169,6 +170,9 @@ class Reconciler {
   WorkQueue queue_;
   ActionObserver on_action_;
   bool placing_ = true;
+  // Whether a pass has looked for placements a crash left half made (PlanWaiting). Only
+  // a previous process can leave one: here the intent and the Placed state commit together.
+  bool recovered_placements_ = false;
 };
 
 }  // namespace gpufed::reconcile

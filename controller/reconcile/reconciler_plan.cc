@@ -129,7 +129,9 @@ SnapshotSources Reconciler::Sources(std::vector<WorkloadRecord>& records) {
   SnapshotSources src;
   src.revision = revision_;
   src.now = clock_->Now();
-  for (const auto& [name, cs] : clusters_) src.clusters[name] = {cs.healthy, cs.observed, cs.observed ? &cs.last : nullptr};
+  for (const auto& [name, cs] : clusters_) {
+    src.clusters[name] = {cs.healthy, cs.observed, cs.observed ? &cs.last : nullptr, cs.observed ? &cs.workloads : nullptr};
+  }
   for (WorkloadRecord& r : records) src.records.push_back(&r);
   src.spec_of = [this](const WorkloadRecord& r) { return SpecOf(r); };
   Result<std::map<std::string, store::UsageRow>> booked = store_->Usage();
@@ -236,9 +238,14 @@ Status Reconciler::PlanWaiting(std::vector<WorkloadRecord>& records, PassStats& 
       GPUFED_RETURN_IF_ERROR(store_->Update(r, r.reason, now));
       continue;
     }
-    // A crash between recording a submit intent and marking the workload Placed leaves
-    // a waiting workload whose current key may already run somewhere: adopt that
-    // placement instead of planning again (which could start the key twice).
+    // A crash between recording a submit intent and marking the workload Placed (two
+    // commits before RecordIntentAndUpdate) leaves a waiting workload whose current key
+    // may already run somewhere: adopt that placement instead of planning again (which
+    // could start the key twice). Only the first pass of a process can meet one.
+    if (recovered_placements_) {
+      any_pending = true;
+      continue;
+    }
     Result<std::optional<store::ActionRow>> intent = store_->GetAction("submit", r.ActionKey());
     if (!intent.ok()) return intent.status();
     if (*intent && (*intent)->state != store::ActionState::kFailed) {
@@ -252,6 +259,7 @@ Status Reconciler::PlanWaiting(std::vector<WorkloadRecord>& records, PassStats& 
     }
     any_pending = true;
   }
+  recovered_placements_ = true;
   last_plan_ = {};
   decision_seconds_.clear();
   if (!any_pending) return Status::Ok();

@@ -25,6 +25,20 @@ placement::ObservedCluster ToObservedCluster(const ClusterKnowledge& k) {
   return out;
 }
 
+void ObservedWorkloads::Index(const connectors::Observation& observation) {
+  at_.clear();
+  at_.reserve(observation.workloads.size());
+  for (size_t i = 0; i < observation.workloads.size(); ++i) at_.try_emplace(observation.workloads[i].key, i);
+}
+
+const connectors::ObservedWorkload* ObservedWorkloads::Find(const connectors::Observation& observation,
+                                                            const std::string& key) const {
+  auto it = at_.find(key);
+  if (it == at_.end() || it->second >= observation.workloads.size()) return nullptr;
+  const connectors::ObservedWorkload& w = observation.workloads[it->second];
+  return w.key == key ? &w : nullptr;  // an index of another observation finds nothing
+}
+
 const placement::Binding& BindingCache::Of(const std::string& binding_json) {
   auto [it, added] = entries_.try_emplace(binding_json);
   if (added) it->second.binding = placement::BindingFromJson(nlohmann::json::parse(binding_json, nullptr, false));
@@ -53,7 +67,13 @@ Duration AttemptStart(const WorkloadRecord& r, const std::map<std::string, Clust
   auto c = clusters.find(r.cluster);
   if (c != clusters.end() && c->second.last != nullptr) {
     const std::string key = r.ActionKey();
-    for (const connectors::ObservedWorkload& w : c->second.last->workloads) {
+    const connectors::Observation& last = *c->second.last;
+    if (c->second.workloads != nullptr) {
+      const connectors::ObservedWorkload* w = c->second.workloads->Find(last, key);
+      if (w != nullptr && w->started_at.millis() > 0) return w->started_at;
+      return r.started;
+    }
+    for (const connectors::ObservedWorkload& w : last.workloads) {
       if (w.key == key && w.started_at.millis() > 0) return w.started_at;
     }
   }

@@ -19,11 +19,25 @@
 
 namespace gpufed::reconcile {
 
+// An observation's workloads by action key. A pass looks up every active workload in its
+// cluster's report; a scan of the report for each was quadratic in the running work.
+// Holds positions, not pointers, so a copy of its owner stays valid.
+class ObservedWorkloads {
+ public:
+  void Index(const connectors::Observation& observation);
+  // The workload of `observation` (the one indexed last) with this key; null when none.
+  const connectors::ObservedWorkload* Find(const connectors::Observation& observation, const std::string& key) const;
+
+ private:
+  std::unordered_map<std::string, size_t> at_;
+};
+
 // What a connector last told the loop about one cluster.
 struct ClusterKnowledge {
   bool healthy = false;             // answering (within the unhealthy grace period)
   bool observed = false;            // at least one successful observation
   const connectors::Observation* last = nullptr;  // the last successful one (null: none)
+  const ObservedWorkloads* workloads = nullptr;   // `last`'s workloads by key (null: scan)
 };
 
 // Bindings as parsed from the store's JSON, remembered between passes: running work keeps

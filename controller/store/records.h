@@ -62,6 +62,7 @@ struct WorkloadRecord {
 
   // "<uid>.a<attempt>": the idempotency key of the current attempt's actions.
   std::string ActionKey() const { return gpufed::ActionKey(uid, attempt); }
+  bool operator==(const WorkloadRecord&) const = default;
 };
 
 struct Transition {

@@ -85,7 +85,7 @@ Status Store::Migrate() {
   return Status::Ok();
 }
 
-Status Store::WriteRecord(const WorkloadRecord& r, bool insert) {
+Status Store::WriteRecord(const WorkloadRecord& r, bool insert, std::vector<WorkloadRecord>* written) {
   std::string sql = insert ? std::string("INSERT INTO workloads(") + kWorkloadColumns +
                                  ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
                            : "UPDATE workloads SET name=?1, uid=?2, tenant=?3, source=?4, spec_text=?5, submitted_ms=?6, "
@@ -101,8 +101,11 @@ Status Store::WriteRecord(const WorkloadRecord& r, bool insert) {
   (*s)->Bind(10, r.cluster).Bind(11, r.binding_json).Bind(12, r.resume_from.millis()).Bind(13, r.progress.millis());
   (*s)->Bind(14, r.checkpoint.millis()).Bind(15, r.started.millis()).Bind(16, r.finished.millis());
   (*s)->Bind(17, r.estimate.micros()).Bind(18, r.cost.micros()).Bind(19, currency).Bind(20, r.gpu_milli);
-  (*s)->Bind(21, r.cloud ? 1 : 0).Bind(22, r.cancel_requested ? 1 : 0).Bind(23, insert ? ++seq_ : r.updated_seq);
-  return (*s)->Run();
+  const int64_t seq = insert ? ++seq_ : r.updated_seq;
+  (*s)->Bind(21, r.cloud ? 1 : 0).Bind(22, r.cancel_requested ? 1 : 0).Bind(23, seq);
+  GPUFED_RETURN_IF_ERROR((*s)->Run());
+  written->push_back(AsStored(r, seq));
+  return Status::Ok();
 }
 
 Status Store::AddTransition(const Transition& t) {
@@ -135,11 +138,12 @@ Status Store::Submit(const WorkloadRecord& record, Duration at) {
   Transaction tx(*db_);
   GPUFED_RETURN_IF_ERROR(tx.begin_status());
   GPUFED_RETURN_IF_ERROR(ApplyDeferredLocked());
-  GPUFED_RETURN_IF_ERROR(SubmitLocked(record, at));
-  return CommitWithDeferred(tx);
+  std::vector<WorkloadRecord> written;
+  GPUFED_RETURN_IF_ERROR(SubmitLocked(record, at, &written));
+  return CommitWithDeferred(tx, std::move(written));
 }
 
-Status Store::SubmitLocked(const WorkloadRecord& record, Duration at) {
+Status Store::SubmitLocked(const WorkloadRecord& record, Duration at, std::vector<WorkloadRecord>* written) {
   // Only the same tenant's rows are looked at: another tenant's name is never in the way,
   // and its existence is never revealed.
   Result<std::optional<WorkloadRecord>> existing = GetLocked(record.tenant, record.name);
@@ -150,7 +154,7 @@ Status Store::SubmitLocked(const WorkloadRecord& record, Duration at) {
   if (record.uid.empty()) return InvalidArgument("workload " + record.name + " has no uid");
   WorkloadRecord r = record;
   r.state = WorkloadState::kPending;
-  GPUFED_RETURN_IF_ERROR(WriteRecord(r, true));
+  GPUFED_RETURN_IF_ERROR(WriteRecord(r, true, written));
   return AddTransition({r.uid, r.attempt, "", "Pending", "submitted (" + r.source + ")", at});
 }
 
@@ -179,12 +183,31 @@ Result<std::vector<WorkloadRecord>> Store::List(const std::string& tenant) {
   return Query(tenant.empty() ? "" : " WHERE tenant=?", tenant);
 }
 
+Status Store::LoadUnfinishedLocked() {
+  if (unfinished_.loaded()) return Status::Ok();
+  Result<std::vector<WorkloadRecord>> rows =
+      QueryLocked(std::string(" INDEXED BY workloads_unfinished WHERE ") + kUnfinished, "");
+  if (!rows.ok()) return rows.status();
+  unfinished_.Load(*rows);
+  return Status::Ok();
+}
+
 Result<std::vector<WorkloadRecord>> Store::ListUnfinished() {
-  return Query(std::string(" INDEXED BY workloads_unfinished WHERE ") + kUnfinished, "");
+  std::lock_guard<FairMutex> lock(mu_);
+  GPUFED_RETURN_IF_ERROR(LoadUnfinishedLocked());
+  std::vector<WorkloadRecord> out = unfinished_.List();
+  rows_read_.fetch_add(static_cast<int64_t>(out.size()), std::memory_order_relaxed);
+  return out;
 }
 
 Result<std::vector<WorkloadRecord>> Store::Query(const std::string& where, const std::string& bind) {
   std::lock_guard<FairMutex> lock(mu_);
+  Result<std::vector<WorkloadRecord>> out = QueryLocked(where, bind);
+  if (out.ok()) rows_read_.fetch_add(static_cast<int64_t>(out->size()), std::memory_order_relaxed);
+  return out;
+}
+
+Result<std::vector<WorkloadRecord>> Store::QueryLocked(const std::string& where, const std::string& bind) {
   Result<std::unique_ptr<Statement>> s =
       db_->Prepare(std::string("SELECT ") + kWorkloadColumns + " FROM workloads" + where + " ORDER BY seq");
   if (!s.ok()) return s.status();
@@ -196,46 +219,21 @@ Result<std::vector<WorkloadRecord>> Store::Query(const std::string& where, const
     if (!*row) break;
     out.push_back(ReadWorkload(**s));
   }
-  rows_read_.fetch_add(static_cast<int64_t>(out.size()), std::memory_order_relaxed);
   return out;
 }
 
 Result<std::map<std::string, ActiveEstimate>> Store::ActiveEstimates() {
   std::lock_guard<FairMutex> lock(mu_);
-  // INDEXED BY: left to itself the planner scans the whole table for the GROUP BY.
-  Result<std::unique_ptr<Statement>> s = db_->Prepare(
-      std::string("SELECT tenant, cloud, COALESCE(SUM(estimate_micros), 0), currency FROM workloads ") +
-      "INDEXED BY workloads_unfinished WHERE " +
-      kUnfinished + " AND state IN ('Placed', 'Running') GROUP BY tenant, cloud, currency");
-  if (!s.ok()) return s.status();
-  std::map<std::string, ActiveEstimate> out;
-  while (true) {
-    Result<bool> row = (*s)->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
-    ActiveEstimate& e = out[(*s)->Text(0)];
-    const Money amount((*s)->Int(2), (*s)->Text(3));
-    e.all = e.all.Plus(amount);
-    if ((*s)->Int(1) != 0) e.cloud = e.cloud.Plus(amount);
-  }
-  return out;
+  GPUFED_RETURN_IF_ERROR(LoadUnfinishedLocked());
+  return unfinished_.ActiveEstimates();
 }
 
 Result<std::vector<StateCount>> Store::CountByState() {
   std::lock_guard<FairMutex> lock(mu_);
   // The totals come from the trigger-kept state_totals (a row per tenant, state and
-  // currency); only the oldest submission of unfinished work reads workloads, through the
-  // partial index of migration 3 (the WHERE clause must match it).
-  Result<std::unique_ptr<Statement>> oldest = db_->Prepare(
-      std::string("SELECT tenant, state, MIN(submitted_ms) FROM workloads WHERE ") + kUnfinished + " GROUP BY tenant, state");
-  if (!oldest.ok()) return oldest.status();
-  std::map<std::pair<std::string, std::string>, int64_t> oldest_ms;
-  while (true) {
-    Result<bool> row = (*oldest)->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
-    oldest_ms[{(*oldest)->Text(0), (*oldest)->Text(1)}] = (*oldest)->Int(2);
-  }
+  // currency); the oldest submission of unfinished work from the mirror.
+  GPUFED_RETURN_IF_ERROR(LoadUnfinishedLocked());
+  const std::map<std::pair<std::string, std::string>, int64_t> oldest_ms = unfinished_.OldestSubmitted();
   Result<std::unique_ptr<Statement>> s = db_->Prepare(
       "SELECT tenant, state, workloads, cost_micros, currency, gpu_milli FROM state_totals WHERE workloads > 0 "
       "ORDER BY tenant, state, currency");
@@ -259,8 +257,9 @@ Status Store::Update(const WorkloadRecord& record, const std::string& reason, Du
   Transaction tx(*db_);
   GPUFED_RETURN_IF_ERROR(tx.begin_status());
   GPUFED_RETURN_IF_ERROR(ApplyDeferredLocked());
-  GPUFED_RETURN_IF_ERROR(UpdateLocked(record, reason, at));
-  return CommitWithDeferred(tx);
+  std::vector<WorkloadRecord> written;
+  GPUFED_RETURN_IF_ERROR(UpdateLocked(record, reason, at, &written));
+  return CommitWithDeferred(tx, std::move(written));
 }
 
 Status Store::RecordIntentAndUpdate(const ActionRow& row, const WorkloadRecord& record, const std::string& reason,
@@ -270,18 +269,26 @@ Status Store::RecordIntentAndUpdate(const ActionRow& row, const WorkloadRecord& 
   GPUFED_RETURN_IF_ERROR(tx.begin_status());
   GPUFED_RETURN_IF_ERROR(ApplyDeferredLocked());
   GPUFED_RETURN_IF_ERROR(RecordIntentLocked(row));
-  GPUFED_RETURN_IF_ERROR(UpdateLocked(record, reason, at));
-  return CommitWithDeferred(tx);
+  std::vector<WorkloadRecord> written;
+  GPUFED_RETURN_IF_ERROR(UpdateLocked(record, reason, at, &written));
+  return CommitWithDeferred(tx, std::move(written));
 }
 
-Status Store::UpdateLocked(const WorkloadRecord& record, const std::string& reason, Duration at) {
-  Result<std::optional<WorkloadRecord>> old = GetOne("uid=?", record.uid, "");
+Status Store::UpdateLocked(const WorkloadRecord& record, const std::string& reason, Duration at,
+                           std::vector<WorkloadRecord>* written) {
+  // An unfinished row comes from the mirror; a finished one from the database.
+  Result<std::optional<WorkloadRecord>> old = std::optional<WorkloadRecord>();
+  if (const WorkloadRecord* mirrored = unfinished_.Find(record.uid)) {
+    old = std::optional<WorkloadRecord>(*mirrored);
+  } else {
+    old = GetOne("uid=?", record.uid, "");
+  }
   if (!old.ok()) return old.status();
   if (!*old) return NotFound("workload " + record.name + " (uid " + record.uid + ")");
   WorkloadRecord r = record;
   r.updated_seq = (*old)->updated_seq;  // the submission order never changes
   r.cancel_requested = r.cancel_requested || (*old)->cancel_requested;  // never lose a cancel
-  GPUFED_RETURN_IF_ERROR(WriteRecord(r, false));
+  GPUFED_RETURN_IF_ERROR(WriteRecord(r, false, written));
   if ((*old)->state != r.state || (*old)->attempt != r.attempt) {
     GPUFED_RETURN_IF_ERROR(AddTransition({r.uid, r.attempt, StateName((*old)->state), StateName(r.state), reason, at}));
   }
@@ -295,6 +302,7 @@ Status Store::RequestCancel(const std::string& uid) {
   if (!s.ok()) return s.status();
   GPUFED_RETURN_IF_ERROR((*s)->Bind(1, uid).Run());
   if (db_->Changes() == 0) return NotFound("workload uid " + uid);
+  unfinished_.MarkCancelRequested(uid);  // an autocommit: durable now
   return Status::Ok();
 }
 

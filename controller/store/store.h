@@ -21,6 +21,7 @@
 #include "controller/common/fair_mutex.h"
 #include "controller/store/records.h"
 #include "controller/store/sqlite.h"
+#include "controller/store/unfinished_rows.h"
 
 namespace gpufed::store {
 
@@ -53,17 +54,18 @@ class Store {
   Result<std::vector<WorkloadRecord>> FindByName(const std::string& name);
   // All workloads, or one tenant's (empty: all), by submission order.
   Result<std::vector<WorkloadRecord>> List(const std::string& tenant = "");
-  // The workloads that are not terminal (waiting and active), by submission order,
-  // through an index: a pass reads these and never the finished history.
+  // The workloads that are not terminal (waiting and active), by submission order: a
+  // pass reads these and never the finished history. Read once through an index, then
+  // from a mirror that every committed write keeps (unfinished_rows.h).
   Result<std::vector<WorkloadRecord>> ListUnfinished();
   // Per tenant, the decision estimates of its active (Placed, Running) workloads: all,
-  // and on clouds. Summed by SQLite over the unfinished rows (budgets, every pass).
+  // and on clouds (budgets, every pass; from the same mirror).
   Result<std::map<std::string, ActiveEstimate>> ActiveEstimates();
   // Workloads, their metered cost and GPUs per (tenant, state, currency), and the oldest
   // unfinished submission (metrics, dashboard): from totals that triggers keep in every
   // write's transaction (migration 6), so the finished history is never read.
   Result<std::vector<StateCount>> CountByState();
-  // Workload rows read by List and ListUnfinished so far (a statistic for tests and
+  // Workload records List and ListUnfinished returned so far (a statistic for tests and
   // benchmarks: what a pass costs in rows, not in time).
   int64_t rows_read() const { return rows_read_.load(std::memory_order_relaxed); }
   // Writes `record` (found by its uid); when its state differs from the stored one,
@@ -158,8 +160,11 @@ class Store {
   Status FinishAttemptLocked(const AttemptRow& row);
   // Runs the waiting writes in the caller's transaction (dropping them on an error).
   Status ApplyDeferredLocked();
-  // Commits `tx` and forgets the waiting writes it carried.
-  Status CommitWithDeferred(Transaction& tx);
+  // Commits `tx` and forgets the waiting writes it carried; the workload rows it wrote
+  // (WriteRecord's `written`) then join the unfinished mirror.
+  Status CommitWithDeferred(Transaction& tx, std::vector<WorkloadRecord> written = {});
+  // The unfinished mirror, loaded from the database when it is not.
+  Status LoadUnfinishedLocked();
   // Commits the waiting writes in a transaction of their own (none waiting: nothing).
   Status FlushLocked();
   // The same when a write of kind W waits (a read of W's table must see it).
@@ -174,19 +179,22 @@ class Store {
   Status AppendHistoryLocked(Duration at, const std::string& sample, Duration keep_from);
   void DeferLocked(DeferredWrite write);
   Status Migrate();
-  Status WriteRecord(const WorkloadRecord& r, bool insert);
+  // Inserts or updates a workload row; appends the row as stored to `written`.
+  Status WriteRecord(const WorkloadRecord& r, bool insert, std::vector<WorkloadRecord>* written);
   Status AddTransition(const Transition& t);
   Result<std::optional<WorkloadRecord>> GetLocked(const std::string& tenant, const std::string& name);
   // The writes of Submit, Update and RecordActionIntent; the caller holds mu_ (and, for
   // the first two, a transaction).
-  Status SubmitLocked(const WorkloadRecord& record, Duration at);
-  Status UpdateLocked(const WorkloadRecord& record, const std::string& reason, Duration at);
+  Status SubmitLocked(const WorkloadRecord& record, Duration at, std::vector<WorkloadRecord>* written);
+  Status UpdateLocked(const WorkloadRecord& record, const std::string& reason, Duration at,
+                      std::vector<WorkloadRecord>* written);
   Status RecordIntentLocked(const ActionRow& row);
   // The first workload row matching `where` (one or two `?`, bound to first and second).
   Result<std::optional<WorkloadRecord>> GetOne(const std::string& where, const std::string& first,
                                                const std::string& second);
   // SELECT of workloads with `where` (may hold one `?`, bound to `bind`), by seq.
   Result<std::vector<WorkloadRecord>> Query(const std::string& where, const std::string& bind);
+  Result<std::vector<WorkloadRecord>> QueryLocked(const std::string& where, const std::string& bind);
 
   // Group commit of SubmitNumbered: callers queue; the first one commits everything
   // queued (without submit_mu_, under mu_) while later arrivals queue for the next group.
@@ -199,6 +207,7 @@ class Store {
 
   mutable FairMutex mu_;  // every method; FIFO, so API writes are not starved by a pass
   std::vector<DeferredWrite> deferred_;  // under mu_; in the order they were asked for
+  UnfinishedRows unfinished_;            // under mu_
   std::unique_ptr<Database> db_;
   int version_ = 0;
   int64_t seq_ = 0;

@@ -82,9 +82,14 @@ Status Store::ApplyDeferredLocked() {
   return Status::Ok();
 }
 
-Status Store::CommitWithDeferred(Transaction& tx) {
+Status Store::CommitWithDeferred(Transaction& tx, std::vector<WorkloadRecord> written) {
   Status committed = tx.Commit();
   deferred_.clear();
+  if (committed.ok()) {
+    unfinished_.Apply(std::move(written));
+  } else if (!written.empty()) {
+    unfinished_.Forget();  // did the rows commit? The database will say.
+  }
   return committed;
 }
 

@@ -61,12 +61,14 @@ void Store::CommitSubmits(const std::vector<QueuedSubmit*>& group) {
     last = n;
   }
   const int64_t first = last;
+  std::vector<WorkloadRecord> written;  // the accepted rows, for the unfinished mirror
   for (QueuedSubmit* q : group) {
     // A savepoint per submission: a refused one is undone alone.
     if (Status s = db_->Exec("SAVEPOINT submit"); !s.ok()) return fail_all(s);
     WorkloadRecord r = q->record;
     r.uid = r.name + "-u" + std::to_string(last + 1);  // the counter makes it unique across tenants
-    Status s = SubmitLocked(r, q->at);
+    const size_t written_before = written.size();
+    Status s = SubmitLocked(r, q->at, &written);
     if (s.ok()) {
       s = db_->Exec("RELEASE submit");
       if (!s.ok()) return fail_all(s);
@@ -74,6 +76,7 @@ void Store::CommitSubmits(const std::vector<QueuedSubmit*>& group) {
       r.state = WorkloadState::kPending;
       q->result = std::move(r);
     } else {
+      written.resize(written_before);
       Status undone = db_->Exec("ROLLBACK TO submit");
       if (undone.ok()) undone = db_->Exec("RELEASE submit");
       if (!undone.ok()) return fail_all(undone);
@@ -88,7 +91,7 @@ void Store::CommitSubmits(const std::vector<QueuedSubmit*>& group) {
   }
   // Nothing is acknowledged before the commit: a failed one fails every submission of the
   // group, accepted or not (the transaction rolls back as it goes out of scope).
-  if (Status committed = tx.Commit(); !committed.ok()) {
+  if (Status committed = CommitWithDeferred(tx, std::move(written)); !committed.ok()) {
     for (QueuedSubmit* q : group) {
       if (q->result.ok()) q->result = committed;
     }
