@@ -265,6 +265,8 @@ Status SimCluster::Stop(const Action& action, RunState to) {
 Observation SimCluster::Observe() const {
   Observation obs;
   obs.healthy = !down_;
+  obs.nodes.reserve(nodes_.size());
+  obs.workloads.reserve(jobs_.size());
   for (const Node& n : nodes_) {
     obs.nodes.push_back({n.name, cluster_.node_pools[n.pool].name, n.ready_at <= now_, n.free_cpu, n.free_memory, n.gpus});
   }

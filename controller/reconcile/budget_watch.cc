@@ -15,6 +15,11 @@ std::string Percent(double level) {
   return text;
 }
 
+// Whether `spent` reached `level` of `limit` (no limit, or none above zero: never).
+bool Reached(const std::optional<Money>& limit, const Money& spent, double level) {
+  return limit && limit->micros() > 0 && static_cast<double>(spent.micros()) >= static_cast<double>(limit->micros()) * level;
+}
+
 }  // namespace
 
 std::string BudgetPeriodLabel(model::BudgetPeriod period, Duration now) {
@@ -48,6 +53,25 @@ std::string BudgetPeriodLabel(model::BudgetPeriod period, Duration now) {
 }
 
 Result<std::vector<TenantSpend>> BudgetWatch::Spend(const model::Config& config, Duration now) {
+  Result<std::vector<TenantSpend>> out = Totals(config, now);
+  if (!out.ok()) return out.status();
+  for (TenantSpend& s : *out) GPUFED_RETURN_IF_ERROR(ReportedAlerts(s));
+  return out;
+}
+
+Status BudgetWatch::ReportedAlerts(TenantSpend& s) {
+  Result<std::optional<std::string>> reported = store_->GetMeta(kAlertsKey + s.tenant);
+  if (!reported.ok()) return reported.status();
+  if (!*reported) return Status::Ok();
+  nlohmann::json all = nlohmann::json::parse(**reported, nullptr, false);
+  if (!all.is_array()) return Status::Ok();
+  for (const nlohmann::json& a : all) {
+    if (a.is_object() && a.value("period", "") == s.period_label) s.alerts.push_back(a);
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<TenantSpend>> BudgetWatch::Totals(const model::Config& config, Duration now) {
   Result<std::map<std::string, store::UsageRow>> metered = store_->Usage();
   if (!metered.ok()) return metered.status();
   Result<std::map<std::string, store::ActiveEstimate>> running = store_->ActiveEstimates();
@@ -71,27 +95,25 @@ Result<std::vector<TenantSpend>> BudgetWatch::Spend(const model::Config& config,
     s.limit = t.budget.limit;
     s.cloud_limit = t.budget.cloud_limit;
     s.alert_at = t.budget.alert_at;
-    Result<std::optional<std::string>> reported = store_->GetMeta(kAlertsKey + s.tenant);
-    if (!reported.ok()) return reported.status();
-    if (*reported) {
-      nlohmann::json all = nlohmann::json::parse(**reported, nullptr, false);
-      if (all.is_array()) {
-        for (const nlohmann::json& a : all) {
-          if (a.is_object() && a.value("period", "") == s.period_label) s.alerts.push_back(a);
-        }
-      }
-    }
     out.push_back(std::move(s));
   }
   return out;
 }
 
 Result<std::vector<BudgetCrossing>> BudgetWatch::NewCrossings(const model::Config& config, Duration now) {
-  Result<std::vector<TenantSpend>> spend = Spend(config, now);
+  Result<std::vector<TenantSpend>> spend = Totals(config, now);
   if (!spend.ok()) return spend.status();
   std::vector<BudgetCrossing> out;
-  for (const TenantSpend& s : *spend) {
+  for (TenantSpend& s : *spend) {
     if (s.alert_at.empty()) continue;
+    // The reported alerts are read (a store read and a JSON parse) only for a tenant past
+    // a level: every pass asks, and most tenants are below every level most of the time.
+    bool past_a_level = false;
+    for (double level : s.alert_at) {
+      past_a_level = past_a_level || Reached(s.limit, s.spent, level) || Reached(s.cloud_limit, s.cloud_spent, level);
+    }
+    if (!past_a_level) continue;
+    GPUFED_RETURN_IF_ERROR(ReportedAlerts(s));
     auto reported = [&](const std::string& scope, double level) {
       for (const nlohmann::json& a : s.alerts) {
         if (a.value("scope", "") == scope && a.value("level", -1.0) == level) return true;
@@ -100,10 +122,8 @@ Result<std::vector<BudgetCrossing>> BudgetWatch::NewCrossings(const model::Confi
     };
     std::vector<BudgetCrossing> fresh;
     auto check = [&](const std::optional<Money>& limit, const Money& spent, const std::string& scope) {
-      if (!limit || limit->micros() <= 0) return;
       for (double level : s.alert_at) {
-        if (static_cast<double>(spent.micros()) < static_cast<double>(limit->micros()) * level) continue;
-        if (reported(scope, level)) continue;
+        if (!Reached(limit, spent, level) || reported(scope, level)) continue;
         BudgetCrossing c{s.tenant, s.period_label, scope, level, spent, *limit, ""};
         c.message = "tenant " + s.tenant + " reached " + Percent(level) + " of its " + (scope == "cloud" ? "cloud " : "") +
                     s.period + " budget: " + spent.ToString() + " of " + limit->ToString() + " (" + s.period_label + ")";

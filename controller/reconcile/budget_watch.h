@@ -57,6 +57,10 @@ class BudgetWatch {
   Status Remember(const BudgetCrossing& crossing, Duration now);
 
  private:
+  // Spend without the alerts already reported (ReportedAlerts adds them).
+  Result<std::vector<TenantSpend>> Totals(const model::Config& config, Duration now);
+  Status ReportedAlerts(TenantSpend& spend);
+
   store::Store* store_;
 };
 
