@@ -37,6 +37,7 @@ struct AuditJournal::Writer {
   struct Item {
     const char* kind;
     size_t begin, end;  // the payload's canonical JSON in `payloads`
+    uint64_t seq = 0;   // set when encoded
   };
   std::vector<Item> items;
   // Every payload of the call in one buffer: one allocation per call, not per record.
@@ -187,7 +188,7 @@ Status AuditJournal::Recover(RecoveryInfo* info) {
 
 Result<uint64_t> AuditJournal::Append(const AuditRecord& record) { return AppendBatch(std::span(&record, 1)); }
 
-Result<uint64_t> AuditJournal::AppendBatch(std::span<const AuditRecord> records) {
+Result<uint64_t> AuditJournal::AppendBatch(std::span<const AuditRecord> records, std::vector<uint64_t>* seqs) {
   if (records.empty()) return InvalidArgument("nothing to append");
   Writer w;
   w.items.reserve(records.size());
@@ -214,7 +215,12 @@ Result<uint64_t> AuditJournal::AppendBatch(std::span<const AuditRecord> records)
   }
   w.bytes = w.payloads.size() + kLineOverhead * records.size();
   payload_bytes_hint_.store(w.payloads.size() / records.size(), std::memory_order_relaxed);
-  return Commit(&w);
+  Result<uint64_t> last = Commit(&w);
+  if (last.ok() && seqs != nullptr) {
+    seqs->clear();
+    for (const Writer::Item& item : w.items) seqs->push_back(item.seq);
+  }
+  return last;
 }
 
 Status AuditJournal::Checkpoint() {
@@ -313,11 +319,12 @@ void AuditJournal::EncodeGroup(const std::vector<Writer*>& group, int64_t now, s
     *last_checkpoint_time = now;
   };
   for (Writer* w : group) {
-    for (const Writer::Item& item : w->items) {
+    for (Writer::Item& item : w->items) {
       std::string_view payload(w->payloads.data() + item.begin, item.end - item.begin);
       *hash = encoder_.Append(*seq + 1, now, item.kind, options_.controller_id, *hash, payload, out);
       *out += '\n';
       *seq += 1;
+      item.seq = *seq;
       w->last_seq = *seq;
       *since_checkpoint += 1;
       if (signer != nullptr && *since_checkpoint >= options_.checkpoint_every) checkpoint();

@@ -70,8 +70,9 @@ class AuditJournal {
   // full disk, PermissionDenied, Internal) and every later call returns that error:
   // the caller must stop acting (see health()).
   Result<uint64_t> Append(const AuditRecord& record);
-  // Appends records in order, contiguously, with one fdatasync; returns the last seq.
-  Result<uint64_t> AppendBatch(std::span<const AuditRecord> records);
+  // Appends records in order with one fdatasync; returns the last seq, and each record's
+  // in `seqs` when given (a checkpoint the journal signs may fall between two of them).
+  Result<uint64_t> AppendBatch(std::span<const AuditRecord> records, std::vector<uint64_t>* seqs = nullptr);
 
   // Signs the current head now if records were appended since the last checkpoint.
   Status Checkpoint();

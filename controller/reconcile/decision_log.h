@@ -23,6 +23,12 @@ struct DecisionContext {
   std::string beneficiary;     // preempt: the workload the victim makes room for
 };
 
+// One decision of a batch (DecisionLog::RecordAll).
+struct LoggedDecision {
+  const placement::Decision* decision = nullptr;
+  DecisionContext ctx;
+};
+
 class DecisionLog {
  public:
   virtual ~DecisionLog() = default;
@@ -37,6 +43,13 @@ class DecisionLog {
   virtual void EndPass() {}
   // Durable when OK. The loop does not act on a decision whose Record failed.
   virtual Status Record(const placement::Decision& decision, const DecisionContext& ctx) = 0;
+  // Records `decisions` in order, all durable when OK: a log that can makes them durable
+  // together (the journal: one fdatasync for a pass's decisions, not one each). On an
+  // error the loop acts on none of them.
+  virtual Status RecordAll(const std::vector<LoggedDecision>& decisions) {
+    for (const LoggedDecision& d : decisions) GPUFED_RETURN_IF_ERROR(Record(*d.decision, d.ctx));
+    return Status::Ok();
+  }
   // What a finished attempt used and cost, as the loop is about to book it in the store
   // (`booked_at`: the loop's clock). Durable when OK; the loop books only what this
   // took, so a chargeback from the log never misses an attempt the store charged.
@@ -74,6 +87,10 @@ class TeeDecisionLog : public DecisionLog {
   }
   Status Record(const placement::Decision& decision, const DecisionContext& ctx) override {
     for (DecisionLog* log : logs_) GPUFED_RETURN_IF_ERROR(log->Record(decision, ctx));
+    return Status::Ok();
+  }
+  Status RecordAll(const std::vector<LoggedDecision>& decisions) override {
+    for (DecisionLog* log : logs_) GPUFED_RETURN_IF_ERROR(log->RecordAll(decisions));
     return Status::Ok();
   }
   Status RecordMetered(const store::AttemptRow& attempt, Duration booked_at) override {

@@ -60,28 +60,44 @@ Status JournalDecisionLog::PreparePass() {
 }
 
 Status JournalDecisionLog::Record(const placement::Decision& d, const DecisionContext& ctx) {
-  if (ctx.kind == "place" && pass_plan_ != nullptr) GPUFED_RETURN_IF_ERROR(PreparePass());
-  std::optional<audit::AuditRecord> planned;
-  if (ctx.kind == "place" && records_) planned = records_->For(d.tenant, d.workload);
-  audit::AuditRecord record;
-  if (planned) {
-    record = std::move(*planned);
-  } else {
-    audit::DecisionContext c;
-    c.revision = ctx.revision;
-    c.decided_at = ctx.at;
-    record = audit::DecisionRecord(d, c);
+  return RecordAll({LoggedDecision{&d, ctx}});
+}
+
+Status JournalDecisionLog::RecordAll(const std::vector<LoggedDecision>& decisions) {
+  if (decisions.empty()) return Status::Ok();
+  std::vector<audit::AuditRecord> records;
+  records.reserve(decisions.size());
+  for (const LoggedDecision& logged : decisions) {
+    const placement::Decision& d = *logged.decision;
+    const DecisionContext& ctx = logged.ctx;
+    if (ctx.kind == "place" && pass_plan_ != nullptr) GPUFED_RETURN_IF_ERROR(PreparePass());
+    std::optional<audit::AuditRecord> planned;
+    if (ctx.kind == "place" && records_) planned = records_->For(d.tenant, d.workload);
+    audit::AuditRecord record;
+    if (planned) {
+      record = std::move(*planned);
+    } else {
+      audit::DecisionContext c;
+      c.revision = ctx.revision;
+      c.decided_at = ctx.at;
+      record = audit::DecisionRecord(d, c);
+    }
+    if (!ctx.uid.empty()) record.payload["uid"] = ctx.uid;
+    record.payload["attempt"] = ctx.attempt;
+    if (ctx.kind == "preempt") {
+      record.payload["outcome"] = "preempted";
+      record.payload["beneficiary"] = ctx.beneficiary;  // the victim is the record's workload
+    }
+    records.push_back(std::move(record));
   }
-  if (!ctx.uid.empty()) record.payload["uid"] = ctx.uid;
-  record.payload["attempt"] = ctx.attempt;
-  if (ctx.kind == "preempt") {
-    record.payload["outcome"] = "preempted";
-    record.payload["beneficiary"] = ctx.beneficiary;  // the victim is the record's workload
+  std::vector<uint64_t> seqs;
+  Result<uint64_t> last = journal_->AppendBatch(records, &seqs);
+  if (!last.ok()) return last.status();
+  // Keyed like the actions they are linked to: by uid and attempt (names repeat across tenants).
+  for (size_t i = 0; i < decisions.size() && i < seqs.size(); ++i) {
+    const DecisionContext& ctx = decisions[i].ctx;
+    if (!ctx.uid.empty()) decision_seq_[ActionKey(ctx.uid, ctx.attempt)] = seqs[i];
   }
-  Result<uint64_t> seq = journal_->Append(record);
-  if (!seq.ok()) return seq.status();
-  // Keyed like the actions it is linked to: by uid and attempt (names repeat across tenants).
-  if (!ctx.uid.empty()) decision_seq_[ActionKey(ctx.uid, ctx.attempt)] = *seq;
   return Status::Ok();
 }
 

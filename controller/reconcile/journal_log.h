@@ -38,6 +38,7 @@ class JournalDecisionLog : public DecisionLog {
   Status BeginPass(const placement::Plan& plan, const placement::Snapshot& snapshot) override;
   void EndPass() override;
   Status Record(const placement::Decision& decision, const DecisionContext& ctx) override;
+  Status RecordAll(const std::vector<LoggedDecision>& decisions) override;  // one AppendBatch
   // Appends the result of a connector action, linked to the decision it carries out.
   void RecordAction(const connectors::Action& action, const std::string& cluster, const Status& result);
   // Appends `attempt-metered` once per (uid, attempt) in this process: a booking the

@@ -134,7 +134,28 @@ class Reconciler {
   Status Requeue(store::WorkloadRecord& r, const std::string& why, bool counts_as_failure, PassStats& stats);
   Status StopVictim(const placement::Preemption& victim, const placement::Decision& beneficiary,
                     store::WorkloadRecord& r, PassStats& stats);
-  Status ActOnPlacement(const placement::Decision& d, store::WorkloadRecord& r, PassSnapshot& pass, PassStats& stats);
+  // What a pass's decisions write and do, gathered so that they become durable together:
+  // the journal takes every decision in one batch (one fdatasync), then the store every
+  // intent and state in one commit, then the connectors act. Not one of each per decision.
+  struct PassWrites {
+    std::vector<LoggedDecision> decisions;
+    std::vector<std::pair<std::string, std::string>> signatures;  // uid -> Signature, once journalled
+    std::vector<store::ActionRow> intents;
+    std::vector<store::Store::WorkloadUpdate> updates;
+    std::vector<std::pair<store::WorkloadRecord*, connectors::Action>> placements;  // applied in order
+  };
+  static constexpr size_t kMaxDecisionsPerWrite = 128;
+  // Adds a placement: its decision, submit intent and Placed state (`r` becomes Placed).
+  Status AddPlacement(const placement::Decision& d, store::WorkloadRecord& r, PassWrites& writes);
+  // Journals, commits and applies what `writes` holds, then empties it.
+  Status JournalWrites(PassWrites& writes);
+  Status CommitWrites(PassWrites& writes);
+  void ApplyPlacements(PassWrites& writes, PassStats& stats);
+  Status FlushWrites(PassWrites& writes, PassStats& stats);
+  // A placement that preempts: its victims are stopped after its decision is journalled
+  // and before its intent commits (the writes gathered before it are flushed first).
+  Status PlaceWithPreemption(const placement::Decision& d, store::WorkloadRecord& r, PassSnapshot& pass,
+                             PassWrites& writes, PassStats& stats);
   // Journals and books a finished attempt's metering and adds its cost to `r.cost`.
   Status BookAttempt(store::WorkloadRecord& r, const connectors::ObservedWorkload* seen, const std::string& outcome);
   Status ApplyAction(const connectors::Action& action, const std::string& cluster, PassStats& stats);

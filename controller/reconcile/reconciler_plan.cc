@@ -289,56 +289,56 @@ Status Reconciler::PlanWaiting(std::vector<WorkloadRecord>& records, PassStats& 
     DecisionLog* log;
     ~PassEnd() { log->EndPass(); }
   } pass_end{log_};
+  PassWrites writes;
   for (const placement::Decision& d : last_plan_.decisions) {
+    // Bounded: a journal record holds every cluster's verdict (about 100 KB at 1,000
+    // clusters), so a pass of thousands of decisions is made durable in slices.
+    if (writes.decisions.size() >= kMaxDecisionsPerWrite) GPUFED_RETURN_IF_ERROR(FlushWrites(writes, stats));
     auto it = pass.pending.find(QualifiedName(d.tenant, d.workload));
     if (it == pass.pending.end()) continue;
     WorkloadRecord& r = *it->second;
     ++stats.decisions;
     if (d.outcome == placement::Outcome::kPlaced) {
-      GPUFED_RETURN_IF_ERROR(ActOnPlacement(d, r, pass, stats));
+      if (d.preempted.empty()) {
+        GPUFED_RETURN_IF_ERROR(AddPlacement(d, r, writes));
+      } else {
+        GPUFED_RETURN_IF_ERROR(PlaceWithPreemption(d, r, pass, writes, stats));
+      }
       continue;
     }
     DecisionContext ctx{revision_->config.revision, now, r.attempt, "place", r.uid};
     std::string sig = Signature(d);
     bool changed = last_decision_[r.uid] != sig;
     if (changed) {
-      GPUFED_RETURN_IF_ERROR(log_->Record(d, ctx));
-      last_decision_[r.uid] = sig;
+      writes.decisions.push_back({&d, ctx});
+      writes.signatures.emplace_back(r.uid, std::move(sig));
     }
     if (d.outcome == placement::Outcome::kRejected) {
       r.state = WorkloadState::kRejected;
       r.reason = d.reason;
       r.finished = now;
       ++stats.rejected;
-      GPUFED_RETURN_IF_ERROR(store_->Update(r, r.reason, now));
+      writes.updates.push_back({r, r.reason});
       continue;
     }
     ++stats.queued;
     if (r.state != WorkloadState::kQueued || changed) {
       r.state = WorkloadState::kQueued;
       r.reason = d.reason;
-      GPUFED_RETURN_IF_ERROR(store_->Update(r, r.reason, now));
+      writes.updates.push_back({r, r.reason});
     }
   }
-  return Status::Ok();
+  return FlushWrites(writes, stats);
 }
 
-Status Reconciler::ActOnPlacement(const placement::Decision& d, WorkloadRecord& r, PassSnapshot& pass,
-                                  PassStats& stats) {
+Status Reconciler::AddPlacement(const placement::Decision& d, WorkloadRecord& r, PassWrites& writes) {
   const Duration now = clock_->Now();
   const model::Workload* spec = SpecOf(r);
   Result<connectors::Action> action = BuildSubmit(r, *spec, d);
   if (!action.ok()) return Internal("binding of " + r.name + ": " + action.status().message());
-  DecisionContext ctx{revision_->config.revision, now, r.attempt, "place", r.uid};
-  GPUFED_RETURN_IF_ERROR(log_->Record(d, ctx));
-  for (const placement::Preemption& p : d.preempted) {
-    auto victim = pass.running.find(QualifiedName(p.tenant, p.workload));
-    if (victim == pass.running.end()) return Internal("preemption victim " + p.workload + " is not running");
-    GPUFED_RETURN_IF_ERROR(StopVictim(p, d, *victim->second, stats));
-    pass.running.erase(victim);
-  }
-  store::ActionRow row{"submit", action->key, r.name, r.attempt, d.binding.cluster, store::ActionState::kIntent,
-                       "", now, connectors::ActionToJson(*action).dump()};
+  writes.decisions.push_back({&d, DecisionContext{revision_->config.revision, now, r.attempt, "place", r.uid}});
+  writes.intents.push_back({"submit", action->key, r.name, r.attempt, d.binding.cluster, store::ActionState::kIntent, "",
+                            now, connectors::ActionToJson(*action).dump()});
   const model::Cluster* cluster = revision_->config.FindCluster(d.binding.cluster);
   r.state = WorkloadState::kPlaced;
   r.cluster = d.binding.cluster;
@@ -346,12 +346,36 @@ Status Reconciler::ActOnPlacement(const placement::Decision& d, WorkloadRecord& 
   r.estimate = d.cost;
   r.cloud = cluster && !cluster->is_onprem();
   r.reason = "placed on " + r.cluster + ": " + d.reason;
-  // The intent and the Placed state in one commit, before the connector is called.
-  GPUFED_RETURN_IF_ERROR(store_->RecordIntentAndUpdate(row, r, r.reason, now));
-  last_decision_.erase(r.uid);
-  ++stats.placed;
-  Status applied = ApplyAction(*action, r.cluster, stats);
-  if (!applied.ok() && !Retryable(applied)) {
+  writes.updates.push_back({r, r.reason});
+  writes.placements.emplace_back(&r, std::move(*action));
+  return Status::Ok();
+}
+
+Status Reconciler::JournalWrites(PassWrites& writes) {
+  GPUFED_RETURN_IF_ERROR(log_->RecordAll(writes.decisions));
+  for (auto& [uid, sig] : writes.signatures) last_decision_[uid] = std::move(sig);
+  writes.decisions.clear();
+  writes.signatures.clear();
+  return Status::Ok();
+}
+
+Status Reconciler::CommitWrites(PassWrites& writes) {
+  // The intents and the Placed states in one commit, before any connector is called.
+  GPUFED_RETURN_IF_ERROR(store_->RecordIntentsAndUpdates(writes.intents, writes.updates, clock_->Now()));
+  writes.intents.clear();
+  writes.updates.clear();
+  return Status::Ok();
+}
+
+void Reconciler::ApplyPlacements(PassWrites& writes, PassStats& stats) {
+  std::vector<std::pair<WorkloadRecord*, connectors::Action>> placements = std::move(writes.placements);
+  writes.placements.clear();
+  for (auto& [record, action] : placements) {
+    WorkloadRecord& r = *record;
+    last_decision_.erase(r.uid);
+    ++stats.placed;
+    Status applied = ApplyAction(action, r.cluster, stats);
+    if (applied.ok() || Retryable(applied)) continue;
     // The cluster refused (counted in refusals_; the journal holds the action's result):
     // plan it again next pass, on the cluster's next report.
     r.state = WorkloadState::kQueued;
@@ -359,9 +383,30 @@ Status Reconciler::ActOnPlacement(const placement::Decision& d, WorkloadRecord& 
     r.cluster.clear();
     r.binding_json = "{}";
     r.estimate = Money(0, r.estimate.currency());
-    GPUFED_RETURN_IF_ERROR(store_->Update(r, r.reason, now));
+    writes.updates.push_back({r, r.reason});
   }
-  return Status::Ok();
+}
+
+Status Reconciler::FlushWrites(PassWrites& writes, PassStats& stats) {
+  GPUFED_RETURN_IF_ERROR(JournalWrites(writes));
+  GPUFED_RETURN_IF_ERROR(CommitWrites(writes));
+  ApplyPlacements(writes, stats);
+  // Placements the clusters refused go back to Queued, together.
+  return CommitWrites(writes);
+}
+
+Status Reconciler::PlaceWithPreemption(const placement::Decision& d, WorkloadRecord& r, PassSnapshot& pass,
+                                       PassWrites& writes, PassStats& stats) {
+  GPUFED_RETURN_IF_ERROR(FlushWrites(writes, stats));
+  GPUFED_RETURN_IF_ERROR(AddPlacement(d, r, writes));
+  GPUFED_RETURN_IF_ERROR(JournalWrites(writes));
+  for (const placement::Preemption& p : d.preempted) {
+    auto victim = pass.running.find(QualifiedName(p.tenant, p.workload));
+    if (victim == pass.running.end()) return Internal("preemption victim " + p.workload + " is not running");
+    GPUFED_RETURN_IF_ERROR(StopVictim(p, d, *victim->second, stats));
+    pass.running.erase(victim);
+  }
+  return FlushWrites(writes, stats);
 }
 
 }  // namespace gpufed::reconcile

@@ -1,5 +1,6 @@
 #include "controller/store/store.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "controller/store/schema.h"
@@ -264,21 +265,31 @@ Status Store::Update(const WorkloadRecord& record, const std::string& reason, Du
 
 Status Store::RecordIntentAndUpdate(const ActionRow& row, const WorkloadRecord& record, const std::string& reason,
                                     Duration at) {
+  return RecordIntentsAndUpdates({row}, {{record, reason}}, at);
+}
+
+Status Store::RecordIntentsAndUpdates(const std::vector<ActionRow>& intents, const std::vector<WorkloadUpdate>& updates,
+                                      Duration at) {
+  if (intents.empty() && updates.empty()) return Status::Ok();
   std::lock_guard<FairMutex> lock(mu_);
   Transaction tx(*db_);
   GPUFED_RETURN_IF_ERROR(tx.begin_status());
   GPUFED_RETURN_IF_ERROR(ApplyDeferredLocked());
-  GPUFED_RETURN_IF_ERROR(RecordIntentLocked(row));
+  for (const ActionRow& row : intents) GPUFED_RETURN_IF_ERROR(RecordIntentLocked(row));
   std::vector<WorkloadRecord> written;
-  GPUFED_RETURN_IF_ERROR(UpdateLocked(record, reason, at, &written));
+  for (const WorkloadUpdate& u : updates) GPUFED_RETURN_IF_ERROR(UpdateLocked(u.record, u.reason, at, &written));
   return CommitWithDeferred(tx, std::move(written));
 }
 
 Status Store::UpdateLocked(const WorkloadRecord& record, const std::string& reason, Duration at,
                            std::vector<WorkloadRecord>* written) {
-  // An unfinished row comes from the mirror; a finished one from the database.
+  // The row as this transaction last wrote it, else an unfinished row from the mirror,
+  // else (finished) from the database.
   Result<std::optional<WorkloadRecord>> old = std::optional<WorkloadRecord>();
-  if (const WorkloadRecord* mirrored = unfinished_.Find(record.uid)) {
+  auto same_uid = [&](const WorkloadRecord& w) { return w.uid == record.uid; };
+  if (auto earlier = std::find_if(written->rbegin(), written->rend(), same_uid); earlier != written->rend()) {
+    old = std::optional<WorkloadRecord>(*earlier);
+  } else if (const WorkloadRecord* mirrored = unfinished_.Find(record.uid)) {
     old = std::optional<WorkloadRecord>(*mirrored);
   } else {
     old = GetOne("uid=?", record.uid, "");

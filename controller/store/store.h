@@ -88,6 +88,15 @@ class Store {
   // and the workload's new state become durable together, before the connector is called.
   Status RecordIntentAndUpdate(const ActionRow& row, const WorkloadRecord& record, const std::string& reason,
                                Duration at);
+  // Every intent, then every update (as Update: a transition when the state or attempt
+  // changes), in one transaction: a pass's placements and queued decisions commit
+  // together, with one fsync. All or none.
+  struct WorkloadUpdate {
+    WorkloadRecord record;
+    std::string reason;
+  };
+  Status RecordIntentsAndUpdates(const std::vector<ActionRow>& intents, const std::vector<WorkloadUpdate>& updates,
+                                 Duration at);
   Status MarkAction(const std::string& kind, const std::string& key, ActionState state, const std::string& error);
   Result<std::vector<ActionRow>> Actions();
   Result<std::optional<ActionRow>> GetAction(const std::string& kind, const std::string& key);
