@@ -195,6 +195,24 @@ TEST_F(JournalTest, RotatesSegmentsAndReadsAcrossThem) {
   EXPECT_TRUE(Verify().ok);
 }
 
+// A batch's records need not be contiguous: a checkpoint the journal signs may fall
+// between two of them, and the caller links actions to decisions by these seqs.
+TEST_F(JournalTest, ABatchReportsEachRecordsSeqAcrossACheckpoint) {
+  Signer signer = Signer::Generate().value();
+  JournalOptions o = Options();
+  o.signer = &signer;
+  o.checkpoint_every = 4;
+  auto j = OpenOrDie(o);
+  std::vector<AuditRecord> batch;
+  for (int i = 0; i < 6; ++i) batch.push_back(Rec(i));
+  std::vector<uint64_t> seqs;
+  auto last = j->AppendBatch(batch, &seqs);
+  ASSERT_TRUE(last.ok());
+  // Records 1-4, the checkpoint as 5, records 6-7; the last seq is the last record's.
+  EXPECT_EQ(seqs, (std::vector<uint64_t>{1, 2, 3, 4, 6, 7}));
+  EXPECT_EQ(*last, 7u);
+}
+
 TEST_F(JournalTest, CheckpointsEveryNRecordsAndVerifyWithKey) {
   Signer signer = Signer::Generate().value();
   JournalOptions o = Options();

@@ -160,5 +160,28 @@ TEST(AuditWiring, AJournalThatFailsMidRunStopsNewPlacements) {
   EXPECT_FALSE(submit->has_value());
 }
 
+// A pass's decisions are made durable together: one fdatasync for all of them (and one
+// for the pass's snapshot), not one each; each connector action's result is its own.
+TEST(AuditWiring, APassJournalsItsDecisionsWithOneSync) {
+  std::string dir = FreshDir("audit_batch");
+  {
+    std::ofstream work(dir + "/repo/work.yaml");
+    for (int i = 0; i < 12; ++i) work << (i ? "---\n" : "") << WorkloadYaml("w" + std::to_string(i), "alpha", 1, "2h");
+  }
+  audit::testing::FaultEnv fault;
+  Harness h;
+  ASSERT_NO_FATAL_FAILURE(OpenOverFaultEnv(h, dir, &fault));
+  const uint64_t head_before = h.controller->audit_head();
+  const int64_t syncs_before = fault.syncs;
+  Result<reconcile::PassStats> pass = h.controller->Pass();
+  ASSERT_TRUE(pass.ok()) << pass.status().ToString();
+  const int64_t syncs = fault.syncs - syncs_before;
+  ASSERT_GE(pass->decisions, 12);
+  ASSERT_GT(pass->placed, 0);
+  ASSERT_GT(h.controller->audit_head(), head_before + static_cast<uint64_t>(pass->decisions));
+  EXPECT_LE(syncs, pass->actions_applied + pass->action_errors + 2)
+      << pass->decisions << " decisions, " << pass->placed << " placed";
+}
+
 }  // namespace
 }  // namespace gpufed::testing
