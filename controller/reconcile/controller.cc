@@ -40,9 +40,7 @@ Result<std::unique_ptr<Controller>> Controller::Open(const ControllerOptions& op
       std::vector<DecisionLog*>{c->journal_log_.get(), c->log_.get(), c->metrics_log_.get()});
   c->reconciler_ = std::make_unique<Reconciler>(c->store_.get(), c->tee_.get(), clock, options.reconcile);
   c->reconciler_->SetActionObserver(
-      [log = c->journal_log_.get()](const connectors::Action& a, const std::string& cluster, const Status& result) {
-        log->RecordAction(a, cluster, result);
-      });
+      [log = c->journal_log_.get()](const std::vector<ActionResult>& results) { log->RecordActions(results); });
   c->reconciler_->SetRevision(c->activator_.active());
   c->PublishApiLimits();
   GPUFED_RETURN_IF_ERROR(c->CreateConnectors());

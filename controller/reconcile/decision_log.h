@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "connectors/core/connector.h"
 #include "controller/common/status.h"
 #include "controller/placement/plan.h"
 #include "controller/store/store.h"
@@ -21,6 +22,13 @@ struct DecisionContext {
   std::string kind = "place";  // "place", or "preempt" for a victim the loop stops
   std::string uid;             // the workload's uid (store record)
   std::string beneficiary;     // preempt: the workload the victim makes room for
+};
+
+// A connector action the loop applied and what came of it (audit).
+struct ActionResult {
+  connectors::Action action;
+  std::string cluster;
+  Status status;
 };
 
 // One decision of a batch (DecisionLog::RecordAll).

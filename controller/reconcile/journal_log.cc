@@ -101,22 +101,27 @@ Status JournalDecisionLog::RecordAll(const std::vector<LoggedDecision>& decision
   return Status::Ok();
 }
 
-void JournalDecisionLog::RecordAction(const connectors::Action& action, const std::string& cluster,
-                                      const Status& result) {
-  audit::ConnectorActionResult r;
-  r.action = connectors::ActionKindName(action.kind);
-  r.key = action.key;
-  r.workload = action.workload;
-  r.cluster = cluster;
-  r.attempt = action.attempt;
-  auto it = decision_seq_.find(action.key);
-  if (it != decision_seq_.end()) r.decision_seq = it->second;
-  r.ok = result.ok();
-  r.status = StatusCodeName(result.code());
-  r.message = result.message();
+void JournalDecisionLog::RecordActions(const std::vector<ActionResult>& results) {
+  if (results.empty()) return;
+  std::vector<audit::AuditRecord> records;
+  records.reserve(results.size());
+  for (const ActionResult& result : results) {
+    audit::ConnectorActionResult r;
+    r.action = connectors::ActionKindName(result.action.kind);
+    r.key = result.action.key;
+    r.workload = result.action.workload;
+    r.cluster = result.cluster;
+    r.attempt = result.action.attempt;
+    auto it = decision_seq_.find(result.action.key);
+    if (it != decision_seq_.end()) r.decision_seq = it->second;
+    r.ok = result.status.ok();
+    r.status = StatusCodeName(result.status.code());
+    r.message = result.status.message();
+    records.push_back(audit::ConnectorActionRecord(r));
+  }
   // A failed append leaves the journal failed; health() reports it and the loop stops
   // placing, so the error needs no other path from here.
-  (void)journal_->Append(audit::ConnectorActionRecord(r));
+  (void)journal_->AppendBatch(records);
 }
 
 Status JournalDecisionLog::RecordMetered(const store::AttemptRow& a, Duration booked_at) {

@@ -39,8 +39,9 @@ class JournalDecisionLog : public DecisionLog {
   void EndPass() override;
   Status Record(const placement::Decision& decision, const DecisionContext& ctx) override;
   Status RecordAll(const std::vector<LoggedDecision>& decisions) override;  // one AppendBatch
-  // Appends the result of a connector action, linked to the decision it carries out.
-  void RecordAction(const connectors::Action& action, const std::string& cluster, const Status& result);
+  // Appends the results of connector actions (one batch), each linked to the decision it
+  // carries out.
+  void RecordActions(const std::vector<ActionResult>& results);
   // Appends `attempt-metered` once per (uid, attempt) in this process: a booking the
   // store failed after the append is retried by the next pass without a second record.
   // (A crash between the append and the booking can still leave two across a restart;

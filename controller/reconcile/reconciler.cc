@@ -191,7 +191,13 @@ Status Reconciler::ApplyAction(const connectors::Action& action, const std::stri
   auto it = connectors_.find(cluster);
   if (it == connectors_.end()) return FailedPrecondition("no connector for cluster " + cluster);
   Result<connectors::ApplyOutcome> out = it->second->Apply(action, Context(cluster));
-  if (on_action_) on_action_(action, cluster, out.status());
+  if (on_action_) {
+    if (collecting_ != nullptr) {
+      collecting_->push_back({action, cluster, out.status()});
+    } else {
+      on_action_({{action, cluster, out.status()}});
+    }
+  }
   if (out.ok()) {
     queue_.Forget(action.workload);
     ++stats.actions_applied;

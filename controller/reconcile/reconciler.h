@@ -82,7 +82,8 @@ class Reconciler {
   void AddSpecs(const std::string& source, std::vector<model::Workload> specs);
 
   // Called with the result of every connector action the loop applies (audit).
-  using ActionObserver = std::function<void(const connectors::Action&, const std::string& cluster, const Status&)>;
+  // Results of a pass's placements come together (one journal batch), any other alone.
+  using ActionObserver = std::function<void(const std::vector<ActionResult>&)>;
   void SetActionObserver(ActionObserver observer) { on_action_ = std::move(observer); }
   // While false, the pass plans and preempts nothing, so no connector acts on a new
   // decision (the audit journal cannot record them). Active work is still synced.
@@ -190,6 +191,7 @@ class Reconciler {
   placement::Plan last_plan_;
   WorkQueue queue_;
   ActionObserver on_action_;
+  std::vector<ActionResult>* collecting_ = nullptr;  // ApplyPlacements: results wait here
   bool placing_ = true;
   // Whether a pass has looked for placements a crash left half made (PlanWaiting). Only
   // a previous process can leave one: here the intent and the Placed state commit together.

@@ -370,6 +370,8 @@ Status Reconciler::CommitWrites(PassWrites& writes) {
 void Reconciler::ApplyPlacements(PassWrites& writes, PassStats& stats) {
   std::vector<std::pair<WorkloadRecord*, connectors::Action>> placements = std::move(writes.placements);
   writes.placements.clear();
+  std::vector<ActionResult> results;
+  collecting_ = &results;
   for (auto& [record, action] : placements) {
     WorkloadRecord& r = *record;
     last_decision_.erase(r.uid);
@@ -385,6 +387,8 @@ void Reconciler::ApplyPlacements(PassWrites& writes, PassStats& stats) {
     r.estimate = Money(0, r.estimate.currency());
     writes.updates.push_back({r, r.reason});
   }
+  collecting_ = nullptr;
+  if (on_action_ && !results.empty()) on_action_(results);
 }
 
 Status Reconciler::FlushWrites(PassWrites& writes, PassStats& stats) {
