@@ -62,20 +62,21 @@ Duration LastCheckpointTime(const WorkloadRecord& r, Duration now) {
   return Duration::FromMillis(std::max<int64_t>(0, now.millis() - since));
 }
 
+// The workload with this key in the cluster's last report: by its index when it has one.
+const connectors::ObservedWorkload* FindObserved(const ClusterKnowledge& k, const std::string& key) {
+  if (k.workloads != nullptr) return k.workloads->Find(*k.last, key);
+  for (const connectors::ObservedWorkload& w : k.last->workloads) {
+    if (w.key == key) return &w;
+  }
+  return nullptr;
+}
+
 // When the current attempt started, as far as the store knows.
 Duration AttemptStart(const WorkloadRecord& r, const std::map<std::string, ClusterKnowledge>& clusters) {
   auto c = clusters.find(r.cluster);
   if (c != clusters.end() && c->second.last != nullptr) {
-    const std::string key = r.ActionKey();
-    const connectors::Observation& last = *c->second.last;
-    if (c->second.workloads != nullptr) {
-      const connectors::ObservedWorkload* w = c->second.workloads->Find(last, key);
-      if (w != nullptr && w->started_at.millis() > 0) return w->started_at;
-      return r.started;
-    }
-    for (const connectors::ObservedWorkload& w : last.workloads) {
-      if (w.key == key && w.started_at.millis() > 0) return w.started_at;
-    }
+    const connectors::ObservedWorkload* w = FindObserved(c->second, r.ActionKey());
+    if (w != nullptr && w->started_at.millis() > 0) return w->started_at;
   }
   return r.started;
 }
