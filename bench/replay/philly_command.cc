@@ -77,6 +77,8 @@ CLI::App* AddPhillyCommand(CLI::App& app, PhillyOptions& o) {
   cmd->add_option("--state", o.state_dir,
                   "gpufed: keep the generated repository, the store and the audit journal here (default: a temporary "
                   "folder, removed)");
+  cmd->add_flag("--durable", o.durable,
+                "gpufed: fsync the store, journal and ledgers as on real clusters (default: unsynced, a simulation)");
   return cmd;
 }
 
@@ -95,6 +97,7 @@ int RunPhillyCommand(const PhillyOptions& o) {
   setup.cloud_budget = o.cloud_budget;
   setup.window_ms = int64_t{o.days} * 86400 * 1000;
   setup.state_dir = o.state_dir;
+  setup.durable = o.durable;
   for (auto [text, out, name] : {std::tuple{&o.provision_delay, &setup.provision_delay, "--provision-delay"},
                                  std::tuple{&o.burst_wait, &setup.burst_wait, "--burst-wait"},
                                  std::tuple{&o.half_life, &setup.half_life, "--half-life"}}) {
@@ -185,9 +188,10 @@ int RunPhillyCommand(const PhillyOptions& o) {
                 Human(s.tenant_p95_min_s).c_str(), Human(s.tenant_p95_max_s).c_str());
   }
   std::printf("\ngpufed: %lld passes, %lld budget alerts; run times %.1f / %.1f / %.1f s; total %.1f s on %u cores, "
-              "build %s, %s\n",
+              "storage %s, build %s, %s\n",
               static_cast<long long>(runs[2].plans), static_cast<long long>(runs[2].alerts), runs[0].seconds,
-              runs[1].seconds, runs[2].seconds, elapsed, std::thread::hardware_concurrency(), GPUFED_BUILD_TYPE,
+              runs[1].seconds, runs[2].seconds, elapsed, std::thread::hardware_concurrency(),
+              o.durable ? "durable" : "unsynced", GPUFED_BUILD_TYPE,
               Now().c_str());
   return 0;
 }

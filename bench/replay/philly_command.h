@@ -20,6 +20,10 @@ struct PhillyOptions {
   std::string format = "table";
   std::string jobs_file;
   std::string state_dir;
+  // gpufed: fsync the store, journal and ledgers as `gpufed run` does on real clusters.
+  // Off by default: a replay is a simulation that can be run again, and on a slow disk
+  // the waits for it would be most of the run (bench/README.md).
+  bool durable = false;
 };
 
 // Registers the subcommand on `app`; options land in `options`, which must outlive parsing.

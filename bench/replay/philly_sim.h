@@ -32,6 +32,7 @@ struct PhillySetup {
   Duration half_life = Duration::FromSeconds(24 * 3600);
   int64_t window_ms = 0;                              // the trace window (for utilisation)
   std::string state_dir;                              // gpufed: keep the store and journal here; "" = temporary
+  bool durable = false;                               // gpufed: fsync as on real clusters (else kUnsynced)
 };
 
 // Where and when one job ran.

@@ -46,15 +46,15 @@ Result<std::vector<LedgerRecord>> ReadLedger(const std::string& path) {
   return records;
 }
 
-Result<std::unique_ptr<ActionLedger>> ActionLedger::OpenInStateDir(const std::string& state_dir) {
+Result<std::unique_ptr<ActionLedger>> ActionLedger::OpenInStateDir(const std::string& state_dir, Durability durability) {
   if (state_dir.empty()) return std::unique_ptr<ActionLedger>();
   std::error_code ec;
   std::filesystem::create_directories(state_dir, ec);
   if (ec) return Unavailable("create " + state_dir + ": " + ec.message());
-  return Open(state_dir + "/ledger.log");
+  return Open(state_dir + "/ledger.log", durability);
 }
 
-Result<std::unique_ptr<ActionLedger>> ActionLedger::Open(const std::string& path) {
+Result<std::unique_ptr<ActionLedger>> ActionLedger::Open(const std::string& path, Durability durability) {
   Result<std::string> text = ReadAll(path);
   if (!text.ok()) return text.status();
   std::vector<LedgerRecord> records;
@@ -65,7 +65,7 @@ Result<std::unique_ptr<ActionLedger>> ActionLedger::Open(const std::string& path
     ::close(fd);
     return Unavailable("truncate torn record in " + path + ": " + std::strerror(errno));
   }
-  std::unique_ptr<ActionLedger> ledger(new ActionLedger(path, fd));
+  std::unique_ptr<ActionLedger> ledger(new ActionLedger(path, fd, durability));
   for (LedgerRecord& r : records) {
     ledger->index_[{r.kind, r.key}] = ledger->records_.size();
     ledger->records_.push_back(std::move(r));
@@ -94,7 +94,7 @@ Status ActionLedger::Append(const LedgerRecord& record) {
     if (n < 0) return Unavailable("write " + path_ + ": " + std::strerror(errno));
     done += static_cast<size_t>(n);
   }
-  if (::fdatasync(fd_) != 0) return Unavailable("fsync " + path_ + ": " + std::strerror(errno));
+  if (durability_ == Durability::kSynced && ::fdatasync(fd_) != 0) return Unavailable("fsync " + path_ + ": " + std::strerror(errno));
   index_[{record.kind, record.key}] = records_.size();
   records_.push_back(record);
   return Status::Ok();

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "controller/common/durability.h"
 #include "controller/common/status.h"
 
 namespace gpufed::connectors {
@@ -25,23 +26,27 @@ struct LedgerRecord {
 class ActionLedger {
  public:
   // Opens or creates `path` (its folder must exist) and reads the records back.
-  static Result<std::unique_ptr<ActionLedger>> Open(const std::string& path);
+  // kUnsynced (simulated clusters only) appends without fdatasync.
+  static Result<std::unique_ptr<ActionLedger>> Open(const std::string& path, Durability durability = Durability::kSynced);
   // A connector's ledger, <state_dir>/ledger.log, creating the folder first; null when
   // `state_dir` is empty (the connector then keeps no ledger).
-  static Result<std::unique_ptr<ActionLedger>> OpenInStateDir(const std::string& state_dir);
+  static Result<std::unique_ptr<ActionLedger>> OpenInStateDir(const std::string& state_dir,
+                                                              Durability durability = Durability::kSynced);
   ~ActionLedger();
   ActionLedger(const ActionLedger&) = delete;
   ActionLedger& operator=(const ActionLedger&) = delete;
 
   bool Contains(const std::string& kind, const std::string& key) const;
-  // Appends and fsyncs. AlreadyExists when (kind, key) is present.
+  // Appends and fsyncs (unless opened kUnsynced). AlreadyExists when (kind, key) is present.
   Status Append(const LedgerRecord& record);
   const std::vector<LedgerRecord>& records() const { return records_; }
 
  private:
-  ActionLedger(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  ActionLedger(std::string path, int fd, Durability durability)
+      : path_(std::move(path)), fd_(fd), durability_(durability) {}
   std::string path_;
   int fd_ = -1;
+  Durability durability_;
   std::vector<LedgerRecord> records_;
   std::map<std::pair<std::string, std::string>, size_t> index_;
 };

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "controller/common/durability.h"
 #include "connectors/core/connector.h"
 #include "controller/model/cluster.h"
 
@@ -18,6 +19,9 @@ struct FactoryContext {
   const Clock* clock = nullptr;
   std::string state_dir;                          // this cluster's private folder
   std::map<std::string, std::string> settings;    // run-wide settings, e.g. "sim.scenario"
+  // The run's durability (common/durability.h). Only simulated clusters may honour
+  // kUnsynced; a connector acting on a real cluster keeps its ledger synced regardless.
+  Durability durability = Durability::kSynced;
 };
 
 using Factory =

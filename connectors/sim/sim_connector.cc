@@ -77,7 +77,7 @@ Status RegisterSimConnector(ConnectorRegistry& registry) {
       if (!scenario.ok()) return scenario.status();
       failures = scenario->FailuresOf(cluster.metadata.name);
     }
-    Result<std::unique_ptr<ActionLedger>> ledger = ActionLedger::OpenInStateDir(ctx.state_dir);
+    Result<std::unique_ptr<ActionLedger>> ledger = ActionLedger::OpenInStateDir(ctx.state_dir, ctx.durability);
     if (!ledger.ok()) return ledger.status();
     return std::unique_ptr<Connector>(
         std::make_unique<SimConnector>(cluster, std::move(failures), std::move(ledger).value()));

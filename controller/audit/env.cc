@@ -190,6 +190,34 @@ class PosixEnv final : public Env {
 
 std::unique_ptr<Env> NewPosixEnv() { return std::make_unique<PosixEnv>(); }
 
+namespace {
+
+class UnsyncedFile final : public WritableFile {
+ public:
+  explicit UnsyncedFile(std::unique_ptr<WritableFile> base) : base_(std::move(base)) {}
+  Status Append(std::string_view data) override { return base_->Append(data); }
+  Status Sync() override { return Status::Ok(); }
+  Status Close() override { return base_->Close(); }
+
+ private:
+  std::unique_ptr<WritableFile> base_;
+};
+
+class UnsyncedEnv final : public EnvWrapper {
+ public:
+  explicit UnsyncedEnv(Env* base) : EnvWrapper(base) {}
+  Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path, bool truncate) override {
+    Result<std::unique_ptr<WritableFile>> file = base()->NewWritableFile(path, truncate);
+    if (!file.ok()) return file.status();
+    return std::unique_ptr<WritableFile>(new UnsyncedFile(std::move(file).value()));
+  }
+  Status SyncDir(const std::string&) override { return Status::Ok(); }
+};
+
+}  // namespace
+
+std::unique_ptr<Env> NewUnsyncedEnv(Env* base) { return std::make_unique<UnsyncedEnv>(base); }
+
 Status WriteFileAtomic(Env& env, const std::string& path, std::string_view data) {
   std::string tmp = path + ".tmp";
   Result<std::unique_ptr<WritableFile>> file = env.NewWritableFile(tmp, /*truncate=*/true);

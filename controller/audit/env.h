@@ -68,8 +68,42 @@ class Env {
   virtual void SleepMicros(int64_t micros) = 0;
 };
 
+// Forwards every call to another Env (not owned unless given as unique_ptr); a subclass
+// overrides what it changes.
+class EnvWrapper : public Env {
+ public:
+  explicit EnvWrapper(std::unique_ptr<Env> owned) : owned_(std::move(owned)), base_(owned_.get()) {}
+  explicit EnvWrapper(Env* base) : base_(base) {}
+  Env* base() const { return base_; }
+
+  Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path, bool truncate) override {
+    return base_->NewWritableFile(path, truncate);
+  }
+  Result<std::unique_ptr<SequentialFile>> NewSequentialFile(const std::string& p) override { return base_->NewSequentialFile(p); }
+  Result<std::string> ReadFile(const std::string& p) override { return base_->ReadFile(p); }
+  Result<uint64_t> FileSize(const std::string& p) override { return base_->FileSize(p); }
+  bool FileExists(const std::string& p) override { return base_->FileExists(p); }
+  Result<std::vector<std::string>> ListDir(const std::string& d) override { return base_->ListDir(d); }
+  Status CreateDirs(const std::string& d) override { return base_->CreateDirs(d); }
+  Status SyncDir(const std::string& d) override { return base_->SyncDir(d); }
+  Status Truncate(const std::string& p, uint64_t s) override { return base_->Truncate(p, s); }
+  Status Rename(const std::string& a, const std::string& b) override { return base_->Rename(a, b); }
+  Status RemoveFile(const std::string& p) override { return base_->RemoveFile(p); }
+  Result<std::unique_ptr<FileLock>> LockFile(const std::string& p) override { return base_->LockFile(p); }
+  int64_t NowMicros() override { return base_->NowMicros(); }
+  void SleepMicros(int64_t micros) override { base_->SleepMicros(micros); }
+
+ private:
+  std::unique_ptr<Env> owned_;
+  Env* base_;
+};
+
 // The real operating system. Thread-safe.
 std::unique_ptr<Env> NewPosixEnv();
+// `base` (not owned, must outlive the result) with Sync and SyncDir that return at once:
+// the same bytes in the same order, nothing waits for the disk (common/durability.h,
+// Durability::kUnsynced; simulated federations only).
+std::unique_ptr<Env> NewUnsyncedEnv(Env* base);
 
 // Writes `data` to `path` so that a crash leaves either the old or the new content:
 // write a temporary file, fdatasync, rename over `path`, sync the directory.

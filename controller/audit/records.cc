@@ -142,8 +142,11 @@ AuditRecord ConnectorActionRecord(const ConnectorActionResult& r) {
   return {RecordKind::kConnectorAction, std::move(p)};
 }
 
-AuditRecord ControllerStartRecord(const std::string& version, const std::string& state_dir) {
-  return {RecordKind::kControllerStart, {{"version", version}, {"stateDir", state_dir}}};
+AuditRecord ControllerStartRecord(const std::string& version, const std::string& state_dir, Durability durability) {
+  AuditRecord r{RecordKind::kControllerStart, {{"version", version}, {"stateDir", state_dir}}};
+  // Only the exception is written, so durable runs' records keep their bytes.
+  if (durability == Durability::kUnsynced) r.payload["durability"] = "unsynced";
+  return r;
 }
 
 AuditRecord ControllerStopRecord(const std::string& reason) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "controller/audit/record.h"
+#include "controller/common/durability.h"
 #include "controller/common/money.h"
 #include "controller/model/workload.h"
 #include "controller/placement/plan.h"
@@ -85,7 +86,9 @@ struct ConnectorActionResult {
 };
 AuditRecord ConnectorActionRecord(const ConnectorActionResult& result);
 
-AuditRecord ControllerStartRecord(const std::string& version, const std::string& state_dir);
+// `durability` kUnsynced adds "durability": "unsynced" (a simulation that did not fsync).
+AuditRecord ControllerStartRecord(const std::string& version, const std::string& state_dir,
+                                  Durability durability = Durability::kSynced);
 AuditRecord ControllerStopRecord(const std::string& reason);
 // The start cut a torn tail off: the bytes (never acknowledged) after `after_seq`, kept
 // at `quarantine`.

@@ -1,5 +1,5 @@
 // gpufed run --config DIR [--state DIR] [--listen ADDR:PORT] [--metrics-listen ADDR:PORT]
-// [--max-body BYTES] [--until-idle]: the controller.
+// [--max-body BYTES] [--until-idle] [--unsafe-no-fsync]: the controller.
 //
 // With only `sim` clusters the run is in accelerated virtual time: the loop jumps the
 // clock to the next event (a job ends, a node arrives, a failure, a submission, a
@@ -31,6 +31,7 @@ struct RunOptions {
   std::string drain_timeout = "60s";
   std::string checkpoint_interval = "30s";
   std::string max_body = "1MiB";
+  bool unsafe_no_fsync = false;
 };
 
 // A byte count: "1048576", "1MiB" or "1Mi" (binary), "1MB" or "1M" (decimal).
@@ -71,6 +72,7 @@ int Run(const RunOptions& o, const connectors::ConnectorRegistry* registry) {
   ro.checkpoint_interval = *checkpoint_interval;
   ro.max_body_bytes = *max_body;
   ro.version = kVersion;
+  if (o.unsafe_no_fsync) ro.durability = Durability::kUnsynced;
   RunView view(std::cout, tty, !runtime::AllSimulated(ro.config_dir));
   Result<std::unique_ptr<runtime::Runtime>> opened = runtime::Runtime::Open(ro, *registry, &view);
   if (!opened.ok()) {
@@ -120,6 +122,9 @@ void AddRunCommand(CLI::App& app, int* exit_code, const connectors::ConnectorReg
   cmd->add_option("--checkpoint-interval", o->checkpoint_interval,
                   "Longest time between signed journal checkpoints while records are appended")
       ->capture_default_str();
+  cmd->add_flag("--unsafe-no-fsync", o->unsafe_no_fsync,
+                "Simulated federations only: do not wait for the disk (a power loss may lose the latest "
+                "records; the journal's controller-start record says so)");
   cmd->callback([o, exit_code, registry] { *exit_code = Run(*o, registry); });
 }
 

@@ -26,7 +26,7 @@ Result<std::unique_ptr<Controller>> Controller::Open(const ControllerOptions& op
   std::error_code ec;
   std::filesystem::create_directories(options.state_dir, ec);
   if (ec) return Unavailable("create " + options.state_dir + ": " + ec.message());
-  Result<std::unique_ptr<store::Store>> store = store::Store::Open(options.state_dir + "/gpufed.db");
+  Result<std::unique_ptr<store::Store>> store = store::Store::Open(options.state_dir + "/gpufed.db", options.durability);
   if (!store.ok()) return store.status();
   c->store_ = std::move(store).value();
   GPUFED_RETURN_IF_ERROR(c->OpenJournal());
@@ -55,6 +55,10 @@ Status Controller::OpenJournal() {
     own_env_ = audit::NewPosixEnv();
     audit_env_ = own_env_.get();
   }
+  if (options_.durability == Durability::kUnsynced) {
+    unsynced_env_ = audit::NewUnsyncedEnv(audit_env_);
+    audit_env_ = unsynced_env_.get();
+  }
   const std::string dir = options_.state_dir + "/audit";
   Result<audit::Signer> signer = LoadOrCreateSigningKey(*audit_env_, dir);
   if (!signer.ok()) return Status(signer.status().code(), "audit signing key in " + dir + ": " + signer.status().message());
@@ -73,7 +77,7 @@ Status Controller::OpenJournal() {
   }
   journal_log_ = std::make_unique<JournalDecisionLog>(journal_.get(), audit_env_, options_.config_dir);
   // Failures here make the journal unhealthy: reported by ready(), placement stops.
-  (void)journal_->Append(audit::ControllerStartRecord(options_.version, options_.state_dir));
+  (void)journal_->Append(audit::ControllerStartRecord(options_.version, options_.state_dir, options_.durability));
   const policy::Revision* active = activator_.active();
   (void)journal_->Append(audit::PolicyActivatedRecord(active->config.revision, options_.config_dir, active->tests.passed));
   return Status::Ok();
@@ -100,6 +104,7 @@ Status Controller::CreateConnectors() {
     ctx.clock = clock_;
     ctx.state_dir = options_.state_dir + "/connectors/" + cluster.metadata.name;
     ctx.settings = options_.connector_settings;
+    ctx.durability = options_.durability;
     Result<std::unique_ptr<connectors::Connector>> c = registry_.Create(cluster, ctx);
     if (!c.ok()) return c.status();
     made[cluster.metadata.name] = std::move(c).value();

@@ -41,6 +41,9 @@ struct ControllerOptions {
   // A signed checkpoint at least this often while records are appended (each names the
   // head seq), so a cut-off tail is detectable up to this much of it.
   Duration checkpoint_interval = Duration::FromSeconds(30);
+  // Of the store, the journal and the connectors' ledgers (common/durability.h). The
+  // runtime allows kUnsynced only for federations of simulated clusters.
+  Durability durability = Durability::kSynced;
 };
 
 class Controller {
@@ -189,6 +192,7 @@ class Controller {
   std::unique_ptr<store::Store> store_;
   // Declared before the logs and the reconciler that point at them (destroyed after).
   std::unique_ptr<audit::Env> own_env_;
+  std::unique_ptr<audit::Env> unsynced_env_;  // wraps audit_env_ when options_.durability is kUnsynced
   audit::Env* audit_env_ = nullptr;
   std::optional<audit::Signer> signer_;
   std::unique_ptr<audit::AuditJournal> journal_;

@@ -35,6 +35,10 @@ Result<std::unique_ptr<Runtime>> Runtime::Open(RuntimeOptions options, const con
   const RuntimeOptions& o = rt->options_;
   rt->view_ = view;
   rt->virtual_time_ = AllSimulated(o.config_dir);
+  if (o.durability == Durability::kUnsynced && !rt->virtual_time_) {
+    return FailedPrecondition("unsynced storage (--unsafe-no-fsync) is only for federations of simulated clusters; " +
+                              o.config_dir + " declares a cluster whose connector is not sim");
+  }
   rt->clock_ = o.clock != nullptr ? o.clock
                : rt->virtual_time_ ? static_cast<const connectors::Clock*>(&rt->virtual_clock_)
                                    : &rt->wall_clock_;
@@ -61,6 +65,7 @@ Result<std::unique_ptr<Runtime>> Runtime::Open(RuntimeOptions options, const con
   co.state_dir = o.state_dir;
   co.version = o.version;
   co.checkpoint_interval = o.checkpoint_interval;
+  co.durability = o.durability;
   co.reconcile = o.reconcile;
   co.connector_settings = ScenarioConnectorSettings(rt->scenario_);
   Result<std::unique_ptr<reconcile::Controller>> opened = reconcile::Controller::Open(co, registry, rt->clock_);

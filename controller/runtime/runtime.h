@@ -37,6 +37,9 @@ struct RuntimeOptions {
   std::string version = "dev";
   reconcile::ReconcilerOptions reconcile;  // the loop's tuning (fair-share half-life, ...)
   bool handle_signals = true;    // SIGTERM/SIGINT stop the run gracefully
+  // kUnsynced (`--unsafe-no-fsync`, the Philly replay's default): nothing waits for the
+  // disk. Refused unless every cluster is simulated (common/durability.h).
+  Durability durability = Durability::kSynced;
   // Tests: a clock they advance (and Step instead of Run). Null: the runtime's own.
   const connectors::Clock* clock = nullptr;
 };

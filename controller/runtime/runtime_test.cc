@@ -78,5 +78,25 @@ TEST(Runtime, PlaysTheScenarioAsAWorkloadSourceAndResumesWithoutResubmitting) {
   ASSERT_TRUE(again.rt->Stop("test").ok());
 }
 
+// --unsafe-no-fsync is for simulations: a repository with a real cluster is refused
+// before anything is opened or contacted.
+TEST(Runtime, RefusesUnsyncedStorageForARepositoryWithRealClusters) {
+  const std::string state = ::testing::TempDir() + "/gpufed_runtime_unsynced";
+  std::filesystem::remove_all(state);
+  connectors::ConnectorRegistry registry;
+  ASSERT_TRUE(connectors::sim::RegisterSimConnector(registry).ok());
+  RuntimeOptions o;
+  o.config_dir = std::string(GPUFED_SOURCE_DIR) + "/examples/slurm-burst";
+  o.state_dir = state;
+  o.handle_signals = false;
+  o.durability = Durability::kUnsynced;
+  Result<std::unique_ptr<Runtime>> opened = Runtime::Open(o, registry, nullptr);
+  ASSERT_FALSE(opened.ok());
+  EXPECT_EQ(opened.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(opened.status().message().find("only for federations of simulated clusters"), std::string::npos)
+      << opened.status().message();
+  EXPECT_FALSE(std::filesystem::exists(state + "/gpufed.db"));
+}
+
 }  // namespace
 }  // namespace gpufed::runtime

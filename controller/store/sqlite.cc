@@ -37,7 +37,7 @@ Status Statement::Run() {
   }
 }
 
-Result<std::unique_ptr<Database>> Database::Open(const std::string& path) {
+Result<std::unique_ptr<Database>> Database::Open(const std::string& path, Durability durability) {
   sqlite3* db = nullptr;
   int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
   if (rc != SQLITE_OK) {
@@ -48,7 +48,7 @@ Result<std::unique_ptr<Database>> Database::Open(const std::string& path) {
   sqlite3_busy_timeout(db, 5000);
   std::unique_ptr<Database> out(new Database(db));
   GPUFED_RETURN_IF_ERROR(out->Exec("PRAGMA journal_mode=WAL"));
-  GPUFED_RETURN_IF_ERROR(out->Exec("PRAGMA synchronous=FULL"));
+  GPUFED_RETURN_IF_ERROR(out->Exec(durability == Durability::kSynced ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=OFF"));
   GPUFED_RETURN_IF_ERROR(out->Exec("PRAGMA foreign_keys=ON"));
   return out;
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "controller/common/durability.h"
 #include "controller/common/status.h"
 
 namespace gpufed::store {
@@ -60,9 +61,10 @@ class Statement {
 
 class Database {
  public:
-  // Opens (creating) `path` in WAL mode with synchronous=FULL: a committed transaction
-  // is durable when Commit returns.
-  static Result<std::unique_ptr<Database>> Open(const std::string& path);
+  // Opens (creating) `path` in WAL mode. Synced: synchronous=FULL, a committed
+  // transaction is durable when Commit returns. Unsynced: synchronous=OFF, committed
+  // transactions survive a killed process but not a power loss (common/durability.h).
+  static Result<std::unique_ptr<Database>> Open(const std::string& path, Durability durability = Durability::kSynced);
   ~Database();
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;

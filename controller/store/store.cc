@@ -48,8 +48,8 @@ WorkloadRecord ReadWorkload(const Statement& s) {
 
 int Store::LatestSchemaVersion() { return static_cast<int>(SchemaMigrations().size()); }
 
-Result<std::unique_ptr<Store>> Store::Open(const std::string& path) {
-  Result<std::unique_ptr<Database>> db = Database::Open(path);
+Result<std::unique_ptr<Store>> Store::Open(const std::string& path, Durability durability) {
+  Result<std::unique_ptr<Database>> db = Database::Open(path, durability);
   if (!db.ok()) return db.status();
   std::unique_ptr<Store> store(new Store(std::move(db).value()));
   GPUFED_RETURN_IF_ERROR(store->Migrate());

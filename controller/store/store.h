@@ -29,8 +29,9 @@ class Store {
  public:
   // Opens or creates the database at `path` and migrates it to the latest schema.
   // DataLoss for a file that is not a gpufed store; FailedPrecondition for a schema
-  // newer than this binary.
-  static Result<std::unique_ptr<Store>> Open(const std::string& path);
+  // newer than this binary. `durability`: see common/durability.h (kUnsynced only for
+  // simulated federations).
+  static Result<std::unique_ptr<Store>> Open(const std::string& path, Durability durability = Durability::kSynced);
   ~Store();  // commits the writes still waiting (Flush)
   static int LatestSchemaVersion();
   int schema_version() const { return version_; }

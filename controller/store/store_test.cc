@@ -35,6 +35,32 @@ TEST(Store, MigratesANewDatabaseToTheLatestSchema) {
   EXPECT_EQ((*store)->schema_version(), Store::LatestSchemaVersion());
 }
 
+// Synced commits wait for the disk (synchronous=FULL); an unsynced store (simulations,
+// common/durability.h) does not (OFF), and still keeps what it committed across a reopen.
+TEST(Store, DurabilityDecidesWhetherACommitWaitsForTheDisk) {
+  for (Durability d : {Durability::kSynced, Durability::kUnsynced}) {
+    const std::string path = Db(d == Durability::kSynced ? "synced" : "unsynced");
+    auto db = Database::Open(path, d);
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    auto pragma = (*db)->Prepare("PRAGMA synchronous");
+    ASSERT_TRUE(pragma.ok());
+    ASSERT_TRUE((*pragma)->Step().ok());
+    EXPECT_EQ((*pragma)->Int(0), d == Durability::kSynced ? 2 : 0);  // FULL = 2, OFF = 0
+  }
+  const std::string path = Db("unsynced_reopen");
+  {
+    auto store = Store::Open(path, Durability::kUnsynced);
+    ASSERT_TRUE(store.ok());
+    ASSERT_TRUE((*store)->SetMeta("k", "v").ok());
+  }
+  auto again = Store::Open(path);
+  ASSERT_TRUE(again.ok());
+  auto v = (*again)->GetMeta("k");
+  ASSERT_TRUE(v.ok());
+  ASSERT_TRUE(v->has_value());
+  EXPECT_EQ(**v, "v");
+}
+
 TEST(Store, RefusesAFileThatIsNotADatabase) {
   std::string path = Db("garbage");
   std::ofstream(path) << std::string(4096, 'x');

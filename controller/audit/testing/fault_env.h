@@ -9,9 +9,9 @@
 
 namespace gpufed::audit::testing {
 
-class FaultEnv : public Env {
+class FaultEnv : public EnvWrapper {
  public:
-  explicit FaultEnv(std::unique_ptr<Env> base = NewPosixEnv()) : base_(std::move(base)) {}
+  explicit FaultEnv(std::unique_ptr<Env> base = NewPosixEnv()) : EnvWrapper(std::move(base)) {}
 
   // Faults, settable at any time.
   std::atomic<bool> fail_sync{false};
@@ -21,21 +21,10 @@ class FaultEnv : public Env {
   std::atomic<int64_t> now_micros{1'795'000'000'000'000};  // 2026-11-18
 
   Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path, bool truncate) override {
-    auto f = base_->NewWritableFile(path, truncate);
+    auto f = base()->NewWritableFile(path, truncate);
     if (!f.ok()) return f.status();
     return std::unique_ptr<WritableFile>(new File(this, std::move(*f)));
   }
-  Result<std::unique_ptr<SequentialFile>> NewSequentialFile(const std::string& p) override { return base_->NewSequentialFile(p); }
-  Result<std::string> ReadFile(const std::string& p) override { return base_->ReadFile(p); }
-  Result<uint64_t> FileSize(const std::string& p) override { return base_->FileSize(p); }
-  bool FileExists(const std::string& p) override { return base_->FileExists(p); }
-  Result<std::vector<std::string>> ListDir(const std::string& d) override { return base_->ListDir(d); }
-  Status CreateDirs(const std::string& d) override { return base_->CreateDirs(d); }
-  Status SyncDir(const std::string& d) override { return base_->SyncDir(d); }
-  Status Truncate(const std::string& p, uint64_t s) override { return base_->Truncate(p, s); }
-  Status Rename(const std::string& a, const std::string& b) override { return base_->Rename(a, b); }
-  Status RemoveFile(const std::string& p) override { return base_->RemoveFile(p); }
-  Result<std::unique_ptr<FileLock>> LockFile(const std::string& p) override { return base_->LockFile(p); }
   int64_t NowMicros() override { return now_micros.load(); }
   void SleepMicros(int64_t micros) override { now_micros += micros; }
   void Advance(int64_t micros) { now_micros += micros; }
@@ -66,8 +55,6 @@ class FaultEnv : public Env {
     FaultEnv* env_;
     std::unique_ptr<WritableFile> base_;
   };
-
-  std::unique_ptr<Env> base_;
 };
 
 }  // namespace gpufed::audit::testing

@@ -98,12 +98,14 @@ TEST(AuditWiring, QuickstartJournalVerifiesAndHoldsEveryDecisionBeforeItsAction)
 }
 
 // A sim-connector controller over <dir>/repo whose audit journal writes through `fault`.
-void OpenOverFaultEnv(Harness& h, const std::string& dir, audit::testing::FaultEnv* fault) {
+void OpenOverFaultEnv(Harness& h, const std::string& dir, audit::testing::FaultEnv* fault,
+                      Durability durability = Durability::kSynced) {
   ASSERT_TRUE(connectors::sim::RegisterSimConnector(h.registry).ok());
   reconcile::ControllerOptions o;
   o.config_dir = dir + "/repo";
   o.state_dir = dir + "/state";
   o.audit_env = fault;
+  o.durability = durability;
   auto c = reconcile::Controller::Open(o, h.registry, &h.clock);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   h.controller = std::move(c).value();
@@ -181,6 +183,53 @@ TEST(AuditWiring, APassJournalsItsDecisionsAndActionResultsInOneSyncEach) {
   ASSERT_GT(pass->placed, 0);
   ASSERT_GT(h.controller->audit_head(), head_before + static_cast<uint64_t>(pass->decisions));
   EXPECT_LE(syncs, 3) << pass->decisions << " decisions, " << pass->placed << " placed";
+}
+
+// A simulation run unsynced (the Philly replay's default) writes the same journal without
+// one fdatasync: with every sync failing, it still places, stays healthy and verifies, and
+// its controller-start record says that it did not sync.
+TEST(AuditWiring, AnUnsyncedControllerJournalsWithoutWaitingForTheDiskAndSaysSo) {
+  std::string dir = FreshDir("audit_unsynced");
+  std::ofstream(dir + "/repo/work.yaml") << WorkloadYaml("a", "alpha", 4, "1h") << "---\n"
+                                         << WorkloadYaml("b", "alpha", 2, "1h");
+  audit::testing::FaultEnv fault;
+  fault.fail_sync = true;  // any fdatasync of the journal or a snapshot would fail the run
+  Harness h;
+  ASSERT_NO_FATAL_FAILURE(OpenOverFaultEnv(h, dir, &fault, Durability::kUnsynced));
+  int placed = 0;
+  for (int i = 0; i < 6; ++i) {
+    Result<reconcile::PassStats> pass = h.controller->Pass();
+    ASSERT_TRUE(pass.ok()) << pass.status().ToString();
+    placed += pass->placed;
+    h.Step();
+  }
+  EXPECT_EQ(placed, 2);
+  EXPECT_TRUE(h.controller->audit_health().ok()) << h.controller->audit_health().ToString();
+  EXPECT_EQ(fault.syncs, 0);
+  ASSERT_TRUE(h.controller->Stop("test done").ok());
+  h.controller.reset();
+
+  std::map<uint64_t, nlohmann::json> records = ReadJournal(dir + "/state/audit");
+  ASSERT_FALSE(records.empty());
+  EXPECT_EQ(records.begin()->second["kind"], "controller-start");
+  EXPECT_EQ(records.begin()->second["durability"], "unsynced");
+  std::unique_ptr<audit::Env> env = audit::NewPosixEnv();
+  auto report = audit::VerifyJournalDir(*env, dir + "/state/audit", audit::VerifyOptions{});
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_TRUE(report->ok) << report->error;
+}
+
+TEST(AuditWiring, ADurableControllerStartRecordHasNoDurabilityField) {
+  std::string dir = FreshDir("audit_synced_start");
+  audit::testing::FaultEnv fault;
+  Harness h;
+  ASSERT_NO_FATAL_FAILURE(OpenOverFaultEnv(h, dir, &fault));
+  EXPECT_GT(fault.syncs, 0);
+  ASSERT_TRUE(h.controller->Stop("test done").ok());
+  h.controller.reset();
+  std::map<uint64_t, nlohmann::json> records = ReadJournal(dir + "/state/audit");
+  ASSERT_FALSE(records.empty());
+  EXPECT_FALSE(records.begin()->second.contains("durability")) << records.begin()->second.dump();
 }
 
 }  // namespace
