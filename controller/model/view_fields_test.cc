@@ -3,7 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
+#include <set>
 
 #include "controller/model/views.h"
 
@@ -61,6 +63,70 @@ TEST(ViewFields, WorkloadViewBuildsExactlyTheTable) {
   w.metadata.labels = {{"team", "a"}};
   w.max_cost = *Money::Parse("10 EUR");
   ExpectViewMatchesTable(WorkloadView(w), WorkloadViewFields());
+}
+
+// A cache may keep a workload's view under WorkloadViewKey: every field the view shows
+// must move the key. Each mutator changes one field; together they must change every
+// leaf of the view (so a field added to the view needs a mutator here, and then the key).
+TEST(ViewFields, WorkloadViewKeyChangesWithEveryFieldOfTheView) {
+  Workload base;
+  base.metadata.name = "w";
+  base.metadata.labels = {{"team", "a"}};
+  base.tenant = "t";
+  base.priority = 5;
+  base.priority_class = "normal";
+  base.resources.gpus = 2;
+  base.resources.gpu_models = {"A100"};
+  base.data.dataset = "d";
+  base.data.residency = {"EU"};
+  base.max_cost = *Money::Parse("10 EUR");
+  using Mutator = std::function<void(Workload&)>;
+  const std::vector<std::pair<std::string, Mutator>> mutators = {
+      {"name", [](Workload& w) { w.metadata.name = "x"; }},
+      {"label value", [](Workload& w) { w.metadata.labels["team"] = "b"; }},
+      {"tenant", [](Workload& w) { w.tenant = "u"; }},
+      {"priority", [](Workload& w) { w.priority = 6; }},
+      {"priorityClass", [](Workload& w) { w.priority_class = "high"; }},
+      {"type", [](Workload& w) { w.type = WorkloadType::kInference; }},
+      {"gpus", [](Workload& w) { w.resources.gpus = 3; }},
+      {"gpuMemory", [](Workload& w) { w.resources.gpu_memory = Quantity::FromMilli(int64_t{1} << 40); }},
+      {"gpuShare", [](Workload& w) { w.resources.gpu_share = Quantity::FromMilli(500); }},
+      {"gpuModels", [](Workload& w) { w.resources.gpu_models = {"H100"}; }},
+      {"migProfile", [](Workload& w) { w.resources.mig_profile = "1g.10gb"; }},
+      {"topology", [](Workload& w) { w.resources.topology = Topology::kSameNode; }},
+      {"gang", [](Workload& w) { w.resources.nodes = 2, w.resources.gpus_per_node = 8; }},
+      {"cpu", [](Workload& w) { w.resources.cpu = Quantity::FromMilli(4000); }},
+      {"memory", [](Workload& w) { w.resources.memory = Quantity::FromMilli(int64_t{1} << 40); }},
+      {"durationHint", [](Workload& w) { w.duration_hint = Duration::FromSeconds(60); }},
+      {"dataset", [](Workload& w) { w.data.dataset = "e"; }},
+      {"size", [](Workload& w) { w.data.size = Quantity::FromMilli(int64_t{1} << 30); }},
+      {"sensitivity", [](Workload& w) { w.data.sensitivity = Sensitivity::kRestricted; }},
+      {"pii", [](Workload& w) { w.data.pii = true; }},
+      {"residency", [](Workload& w) { w.data.residency = {"US"}; }},
+      {"checkpoint", [](Workload& w) { w.checkpoint.enabled = true; }},
+      {"checkpoint interval", [](Workload& w) { w.checkpoint.interval = Duration::FromSeconds(600); }},
+      {"preemptible", [](Workload& w) { w.preemptible = true; }},
+      {"spot", [](Workload& w) { w.spot = true; }},
+      {"submittedAt", [](Workload& w) { w.submitted_at = Duration::FromSeconds(7); }},
+      {"maxCost", [](Workload& w) { w.max_cost = *Money::Parse("11 EUR"); }},
+      {"no maxCost", [](Workload& w) { w.max_cost.reset(); }},
+  };
+  std::map<std::string, nlohmann::json> base_leaves;
+  Leaves(WorkloadView(base), "", base_leaves);
+  std::set<std::string> changed;
+  for (const auto& [what, mutate] : mutators) {
+    Workload w = base;
+    mutate(w);
+    std::map<std::string, nlohmann::json> leaves;
+    Leaves(WorkloadView(w), "", leaves);
+    ASSERT_NE(leaves, base_leaves) << what << " does not change the view";
+    EXPECT_NE(WorkloadViewKey(w), WorkloadViewKey(base)) << what << " changes the view but not its key";
+    for (const auto& [path, value] : base_leaves) {
+      if (!leaves.count(path) || leaves.at(path) != value) changed.insert(path);
+    }
+  }
+  for (const auto& [path, value] : base_leaves) EXPECT_TRUE(changed.count(path)) << path << ": no mutator changes it";
+  EXPECT_EQ(WorkloadViewKey(base), WorkloadViewKey(Workload(base)));
 }
 
 TEST(ViewFields, ClusterViewBuildsExactlyTheTable) {

@@ -1,5 +1,7 @@
 #include "controller/model/views.h"
 
+#include "controller/common/hash64.h"
+
 namespace gpufed::model {
 namespace {
 
@@ -50,6 +52,46 @@ nlohmann::json WorkloadView(const Workload& w) {
   view["metadata"] = {{"name", w.metadata.name}, {"labels", w.metadata.labels}};
   if (w.max_cost) view["maxCost"] = Decimal(*w.max_cost);
   return view;
+}
+
+uint64_t WorkloadViewKey(const Workload& w) {
+  Hash64 h;
+  auto strings = [&h](const auto& list) {
+    h.Add(static_cast<uint64_t>(list.size()));
+    for (const std::string& s : list) h.Add(s);
+  };
+  h.Add(w.metadata.name);
+  h.Add(static_cast<uint64_t>(w.metadata.labels.size()));
+  for (const auto& [key, value] : w.metadata.labels) {
+    h.Add(key);
+    h.Add(value);
+  }
+  h.Add(w.tenant);
+  h.Add(static_cast<uint64_t>(static_cast<int64_t>(w.priority)));
+  h.Add(w.priority_class);
+  h.Add(static_cast<uint64_t>(w.type));
+  const ResourceRequest& r = w.resources;
+  for (int64_t v : {int64_t{r.gpus}, r.gpu_memory.milli(), r.gpu_share.milli(), static_cast<int64_t>(r.topology),
+                    int64_t{r.nodes}, int64_t{r.gpus_per_node}, r.cpu.milli(), r.memory.milli()}) {
+    h.Add(static_cast<uint64_t>(v));
+  }
+  strings(r.gpu_models);
+  h.Add(r.mig_profile);
+  h.Add(static_cast<uint64_t>(w.duration_hint.millis()));
+  h.Add(w.data.dataset);
+  h.Add(static_cast<uint64_t>(w.data.size.milli()));
+  h.Add(static_cast<uint64_t>(w.data.sensitivity));
+  h.Add(uint64_t{w.data.pii});
+  strings(w.data.residency);
+  h.Add(uint64_t{w.checkpoint.enabled});
+  h.Add(static_cast<uint64_t>(w.checkpoint.interval.millis()));
+  h.Add(uint64_t{w.preemptible} | uint64_t{w.spot} << 1 | uint64_t{w.max_cost.has_value()} << 2);
+  h.Add(static_cast<uint64_t>(w.submitted_at.millis()));
+  if (w.max_cost) {
+    h.Add(static_cast<uint64_t>(w.max_cost->micros()));
+    h.Add(w.max_cost->currency());
+  }
+  return h.value();
 }
 
 nlohmann::json NodePoolView(const NodePool& pool) {

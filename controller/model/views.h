@@ -13,6 +13,11 @@ namespace gpufed::model {
 
 // {name, labels, tenant, priority, priorityClass, type, resources{...}, data{...}, ...}
 nlohmann::json WorkloadView(const Workload& workload);
+// A hash of every field WorkloadView reads (common/hash64.h: in-process only): equal
+// workloads' views are equal, and different views get different keys (at odds of 2^-64),
+// so a cache may keep a view under it. A field added to the view must be added here
+// (view_fields_test.cc changes each field and expects the key to change).
+uint64_t WorkloadViewKey(const Workload& workload);
 // {name, labels, provider, onprem, region, zone, connector, attributes{...}, nodePools[...],
 //  gpuModels[...], pricing{...}, datasets[...], elastic}
 nlohmann::json ClusterView(const Cluster& cluster);

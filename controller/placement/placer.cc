@@ -120,6 +120,7 @@ Plan Placer::Run() {
     plan.alerts.insert(plan.alerts.end(), d.alerts.begin(), d.alerts.end());
     if (snapshot_.on_decision) snapshot_.on_decision(d);
   }
+  SweepViews();
   return plan;
 }
 
@@ -128,7 +129,8 @@ Decision Placer::Decide(const model::Workload& w) {
   d.workload = w.metadata.name;
   d.tenant = w.tenant;
   d.priority = w.priority;
-  const nlohmann::json wv = needs_views_ ? model::WorkloadView(w) : nlohmann::json();
+  static const nlohmann::json kNoView;
+  const nlohmann::json& wv = needs_views_ ? ViewOf(w) : kNoView;
   TenantState& tenant_state = Tenant(w.tenant);
   const model::Tenant* tenant = tenant_state.tenant;
   TenantUsage& usage = tenant_state.usage;

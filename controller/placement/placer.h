@@ -178,6 +178,12 @@ class Placer {
   Decision Decide(const model::Workload& w);
   // The shape class of `w` (placer_classes.cc); built on first use, shared afterwards.
   ShapeClass& ShapeClassFor(const model::Workload& w, const nlohmann::json& wv);
+  // The workload's JSON view for rules and hooks: kept between plans by a memo (at most
+  // kMaxCachedViews, those the last plan read), else built into scratch_view_. Valid
+  // until the next call.
+  const nlohmann::json& ViewOf(const model::Workload& w);
+  // Drops the cached views the plan just made did not read.
+  void SweepViews();
   // The index of w's policy class in policy_classes_, or kUncachedClass (uncached_policy_).
   size_t PolicyClassFor(const model::Workload& w, const nlohmann::json& wv);
   static constexpr size_t kUncachedClass = ~size_t{0};
@@ -285,6 +291,8 @@ class Placer {
   double fleet_gpus_ = 0;     // GPUs present in every cluster, for dominant shares
   double window_hours_ = 0;   // DecayedWindowHours(half-life)
   bool needs_views_ = false;  // rules or hooks read the workload's JSON view
+  nlohmann::json scratch_view_;  // ViewOf's answer when the view is not cached
+  size_t views_read_ = 0;        // cached views this plan read (SweepViews)
 };
 
 // What the placer keeps between plans when the snapshot brings a PlanMemo (and builds
@@ -313,6 +321,16 @@ struct PlacerCaches {
   uint64_t mix_fingerprint = 0;
   uint64_t mix_epoch = 0;
   uint64_t plans = 0;  // plans made with these caches
+  // Workloads' JSON views by model::WorkloadViewKey, with the plan that last read each:
+  // a waiting workload is decided again in every pass, and its view is the same. A view
+  // is kept from a workload's second plan on (null before: most are placed in their
+  // first). Bounded (a view is a few KB): beyond the cap a view is built and dropped.
+  static constexpr size_t kMaxCachedViews = 4096;
+  struct CachedView {
+    nlohmann::json view;
+    uint64_t plan = 0;
+  };
+  std::unordered_map<uint64_t, CachedView> workload_views;
   PlanMemo::Stats stats;  // of the plan that last used these caches
 };
 

@@ -13,6 +13,7 @@
 #include "controller/common/text.h"
 #include "controller/placement/matcher.h"
 #include "controller/placement/placer.h"
+#include "controller/model/views.h"
 #include "controller/placement/placer_rules.h"
 
 namespace gpufed::placement {
@@ -129,6 +130,34 @@ std::unique_ptr<Placer::PolicyClass> Placer::EvaluatePolicies(const model::Workl
   }
   if (hooks != nullptr) hooks->RecordWorkloadReads(false);
   return result;
+}
+
+const nlohmann::json& Placer::ViewOf(const model::Workload& w) {
+  // Without a memo the caches die with this plan, where each workload is decided once.
+  if (snapshot_.memo == nullptr) return scratch_view_ = model::WorkloadView(w);
+  auto& views = caches_.workload_views;
+  const uint64_t key = model::WorkloadViewKey(w);
+  auto it = views.find(key);
+  if (it == views.end()) {
+    if (views.size() >= PlacerCaches::kMaxCachedViews) return scratch_view_ = model::WorkloadView(w);
+    // Most workloads are placed in the first plan that sees them: only the key is kept,
+    // and the view of one still waiting in the next plan.
+    it = views.emplace(key, PlacerCaches::CachedView{}).first;
+  } else if (it->second.view.is_null()) {
+    it->second.view = model::WorkloadView(w);
+  }
+  if (it->second.plan != caches_.plans) {
+    it->second.plan = caches_.plans;
+    ++views_read_;
+  }
+  if (it->second.view.is_null()) return scratch_view_ = model::WorkloadView(w);
+  return it->second.view;
+}
+
+void Placer::SweepViews() {
+  auto& views = caches_.workload_views;
+  if (views.size() == views_read_) return;
+  std::erase_if(views, [this](const auto& entry) { return entry.second.plan != caches_.plans; });
 }
 
 Placer::ShapeClass& Placer::ShapeClassFor(const model::Workload& w, const nlohmann::json& wv) {
