@@ -211,4 +211,9 @@ void AppendCanonicalJson(const Json& value, std::string* out) {
   AppendValue(value, o);
 }
 
+void AppendCanonicalString(std::string_view s, std::string* out) {
+  Out o(out);
+  AppendString(s, o);
+}
+
 }  // namespace gpufed::audit

@@ -18,5 +18,8 @@ namespace gpufed::audit {
 
 // Appends the canonical text of `value` to `*out`.
 void AppendCanonicalJson(const nlohmann::json& value, std::string* out);
+// The canonical text of one string value (quoted and escaped), for writers that build a
+// document's text without building its tree first.
+void AppendCanonicalString(std::string_view s, std::string* out);
 
 }  // namespace gpufed::audit

@@ -1,8 +1,10 @@
 #include "controller/audit/inputs.h"
 
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
 
+#include "controller/audit/canonical_json.h"
 #include "controller/audit/record.h"
 #include "controller/common/sha256.h"
 
@@ -106,6 +108,42 @@ nlohmann::json ObservedClusterDocument(const placement::ObservedCluster& c) {
                      {"freeMemory", n.free_memory}, {"gpus", std::move(gpus)}});
   }
   return {{"healthy", c.healthy}, {"nodes", std::move(nodes)}};
+}
+
+std::string ObservedClusterText(const placement::ObservedCluster& c) {
+  // Keys in canonical (sorted) order: healthy, nodes; freeCpuMilli, freeMemory, gpus,
+  // name, pool, ready.
+  std::string out;
+  out.reserve(64 + c.nodes.size() * 160);
+  auto number = [&out](int64_t v) {
+    char buf[24];
+    out.append(buf, static_cast<size_t>(std::to_chars(buf, buf + sizeof buf, v).ptr - buf));
+  };
+  out += c.healthy ? "{\"healthy\":true,\"nodes\":[" : "{\"healthy\":false,\"nodes\":[";
+  for (size_t i = 0; i < c.nodes.size(); ++i) {
+    const placement::ObservedNode& n = c.nodes[i];
+    out += i == 0 ? "{\"freeCpuMilli\":" : ",{\"freeCpuMilli\":";
+    number(n.free_cpu_milli);
+    out += ",\"freeMemory\":";
+    number(n.free_memory);
+    out += ",\"gpus\":[";
+    for (size_t g = 0; g < n.gpus.size(); ++g) {
+      out += g == 0 ? "[" : ",[";
+      number(n.gpus[g].free_milli);
+      out += ',';
+      number(n.gpus[g].free_memory);
+      out += ',';
+      number(n.gpus[g].mig_slices_used);
+      out += ']';
+    }
+    out += "],\"name\":";
+    AppendCanonicalString(n.name, &out);
+    out += ",\"pool\":";
+    AppendCanonicalString(n.pool, &out);
+    out += n.ready ? ",\"ready\":true}" : ",\"ready\":false}";
+  }
+  out += "]}";
+  return out;
 }
 
 nlohmann::json SnapshotHeader(const placement::Snapshot& snapshot, const std::string& repo_root) {

@@ -50,6 +50,11 @@ inline constexpr int kSnapshotFormat = 4;
 nlohmann::json SnapshotHeader(const placement::Snapshot& snapshot, const std::string& repo_root);
 // One member of `observed`.
 nlohmann::json ObservedClusterDocument(const placement::ObservedCluster& cluster);
+// Its canonical text, byte for byte DumpPayload(ObservedClusterDocument(cluster)) but
+// written directly: a cluster's report changes in most passes where work starts or ends,
+// and building the tree first was most of the cost of storing it (inputs_test.cc
+// compares the two on random reports).
+std::string ObservedClusterText(const placement::ObservedCluster& cluster);
 // One element of `running`, around its workload (a document, or an object's name).
 nlohmann::json RunningEntryDocument(const placement::RunningWorkload& running, nlohmann::json workload);
 // The whole document with every workload inline (what ReadSnapshot reads back).

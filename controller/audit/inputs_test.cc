@@ -4,6 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+#include <random>
+
+#include "controller/audit/record.h"
+
 namespace gpufed::audit {
 namespace {
 
@@ -70,6 +75,43 @@ TEST(SnapshotDocument, AMalformedPodMixIsRefusedNamingTheField) {
   doc = SnapshotDocument(Sample(), "/repo");
   doc["podMix"][0]["count"] = -4;
   EXPECT_FALSE(ParseSnapshotDocument(doc).ok());
+}
+
+}  // namespace
+}  // namespace gpufed::audit
+
+namespace gpufed::audit {
+namespace {
+
+// The direct writer of a cluster's report is the canonical text of its document, byte for
+// byte (object names are hashes of these bytes), on random reports: names with quotes,
+// control and non-ASCII bytes, unreported (-1) and extreme values, empty GPU lists.
+TEST(ObservedClusterText, IsTheCanonicalTextOfTheDocumentOnRandomReports) {
+  std::mt19937_64 rng(20261124);
+  const std::vector<std::string> names = {"dgx-0", "n\"q", "tab\there", "caf\xc3\xa9", "\x01", "", "bad\xff utf8",
+                                          std::string(40, 'x')};
+  auto pick = [&](const std::vector<std::string>& from) { return from[rng() % from.size()]; };
+  const std::vector<int64_t> values = {-1, 0, 1, 1000, int64_t{80} << 30, std::numeric_limits<int64_t>::max(),
+                                       std::numeric_limits<int64_t>::min()};
+  for (int round = 0; round < 500; ++round) {
+    placement::ObservedCluster c;
+    c.healthy = rng() % 2 == 0;
+    c.nodes.resize(rng() % 5);
+    for (placement::ObservedNode& n : c.nodes) {
+      n.name = pick(names);
+      n.pool = pick(names);
+      n.ready = rng() % 3 != 0;
+      n.free_cpu_milli = values[rng() % values.size()];
+      n.free_memory = values[rng() % values.size()];
+      n.gpus.resize(rng() % 9);
+      for (placement::ObservedGpu& g : n.gpus) {
+        g.free_milli = static_cast<int>(rng() % 1001) - (rng() % 7 == 0 ? 2000 : 0);
+        g.free_memory = values[rng() % values.size()];
+        g.mig_slices_used = static_cast<int>(rng() % 8);
+      }
+    }
+    ASSERT_EQ(ObservedClusterText(c), DumpPayload(ObservedClusterDocument(c))) << "round " << round;
+  }
 }
 
 }  // namespace

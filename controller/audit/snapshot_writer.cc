@@ -46,7 +46,7 @@ Result<std::string> SnapshotWriter::Observed(const std::string& cluster, const p
   auto [it, added] = clusters_.try_emplace(cluster);
   RememberedCluster& r = it->second;
   if (added || !(r.observed == observed)) {
-    Result<std::string> name = store_->Add(DumpPayload(ObservedClusterDocument(observed)));
+    Result<std::string> name = store_->Add(ObservedClusterText(observed));
     if (!name.ok()) {
       clusters_.erase(it);
       return name.status();
