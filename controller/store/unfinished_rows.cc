@@ -26,6 +26,16 @@ void UnfinishedRows::Forget() {
   loaded_ = false;
   by_seq_.clear();
   seq_of_.clear();
+  active_.clear();
+}
+
+void UnfinishedRows::Count(const WorkloadRecord& r, int sign) {
+  if (r.state != WorkloadState::kPlaced && r.state != WorkloadState::kRunning) return;
+  auto key = std::make_tuple(r.tenant, r.cloud, r.estimate.currency());
+  ActiveSum& sum = active_[key];
+  sum.micros += sign * r.estimate.micros();
+  sum.rows += sign;
+  if (sum.rows == 0) active_.erase(key);
 }
 
 void UnfinishedRows::Apply(std::vector<WorkloadRecord> written) {
@@ -36,10 +46,13 @@ void UnfinishedRows::Apply(std::vector<WorkloadRecord> written) {
 void UnfinishedRows::Put(WorkloadRecord stored) {
   // A row is found by its uid; an update may not change its seq, but follow it if it does.
   if (auto old = seq_of_.find(stored.uid); old != seq_of_.end()) {
-    by_seq_.erase(old->second);
+    auto row = by_seq_.find(old->second);
+    Count(row->second, -1);
+    by_seq_.erase(row);
     seq_of_.erase(old);
   }
   if (IsTerminal(stored.state)) return;
+  Count(stored, 1);
   const int64_t seq = stored.updated_seq;
   seq_of_[stored.uid] = seq;
   by_seq_[seq] = std::move(stored);
@@ -65,16 +78,11 @@ std::vector<WorkloadRecord> UnfinishedRows::List() const {
 std::map<std::string, ActiveEstimate> UnfinishedRows::ActiveEstimates() const {
   // Summed per (tenant, cloud, currency) first, then added up in that order: what the
   // SQL aggregate's GROUP BY gives.
-  std::map<std::tuple<std::string, bool, std::string>, int64_t> sums;
-  for (const auto& [seq, r] : by_seq_) {
-    if (r.state != WorkloadState::kPlaced && r.state != WorkloadState::kRunning) continue;
-    sums[{r.tenant, r.cloud, r.estimate.currency()}] += r.estimate.micros();
-  }
   std::map<std::string, ActiveEstimate> out;
-  for (const auto& [key, micros] : sums) {
+  for (const auto& [key, sum] : active_) {
     const auto& [tenant, cloud, currency] = key;
     ActiveEstimate& e = out[tenant];
-    const Money amount(micros, currency);
+    const Money amount(sum.micros, currency);
     e.all = e.all.Plus(amount);
     if (cloud) e.cloud = e.cloud.Plus(amount);
   }

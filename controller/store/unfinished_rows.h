@@ -51,7 +51,16 @@ class UnfinishedRows {
 
  private:
   void Put(WorkloadRecord stored);
+  // Adds (sign 1) or removes (-1) an active row's estimate from active_.
+  void Count(const WorkloadRecord& r, int sign);
 
+  // Active rows' estimates per (tenant, cloud, currency), kept as rows change so that
+  // ActiveEstimates, asked every pass, reads a few sums instead of every row.
+  struct ActiveSum {
+    int64_t micros = 0;
+    int64_t rows = 0;
+  };
+  std::map<std::tuple<std::string, bool, std::string>, ActiveSum> active_;
   bool loaded_ = false;
   std::map<int64_t, WorkloadRecord> by_seq_;       // seq -> row
   std::unordered_map<std::string, int64_t> seq_of_;  // uid -> seq
