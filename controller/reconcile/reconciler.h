@@ -196,6 +196,9 @@ class Reconciler {
   // Whether a pass has looked for placements a crash left half made (PlanWaiting). Only
   // a previous process can leave one: here the intent and the Placed state commit together.
   bool recovered_placements_ = false;
+  // The unfinished records a pass works on, kept between passes only so that copying them
+  // in reuses their strings' storage (nothing points into them once a pass has ended).
+  std::vector<store::WorkloadRecord> pass_records_;
 };
 
 }  // namespace gpufed::reconcile

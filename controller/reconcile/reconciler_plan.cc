@@ -53,8 +53,8 @@ Result<PassStats> Reconciler::Pass(Observations observed) {
   PassStats stats;
   if (!revision_) return FailedPrecondition("no active policy revision");
   ApplyObservations(std::move(observed), stats);
-  Result<std::vector<WorkloadRecord>> records = store_->ListUnfinished();
-  if (!records.ok()) return records.status();
+  std::vector<WorkloadRecord>* records = &pass_records_;
+  GPUFED_RETURN_IF_ERROR(store_->ListUnfinishedInto(records));
   for (WorkloadRecord& r : *records) {
     if (store::IsActive(r.state)) GPUFED_RETURN_IF_ERROR(SyncActive(r, stats));
   }

@@ -194,11 +194,17 @@ Status Store::LoadUnfinishedLocked() {
 }
 
 Result<std::vector<WorkloadRecord>> Store::ListUnfinished() {
+  std::vector<WorkloadRecord> out;
+  GPUFED_RETURN_IF_ERROR(ListUnfinishedInto(&out));
+  return out;
+}
+
+Status Store::ListUnfinishedInto(std::vector<WorkloadRecord>* out) {
   std::lock_guard<FairMutex> lock(mu_);
   GPUFED_RETURN_IF_ERROR(LoadUnfinishedLocked());
-  std::vector<WorkloadRecord> out = unfinished_.List();
-  rows_read_.fetch_add(static_cast<int64_t>(out.size()), std::memory_order_relaxed);
-  return out;
+  unfinished_.ListInto(out);
+  rows_read_.fetch_add(static_cast<int64_t>(out->size()), std::memory_order_relaxed);
+  return Status::Ok();
 }
 
 Result<std::vector<WorkloadRecord>> Store::Query(const std::string& where, const std::string& bind) {

@@ -59,6 +59,9 @@ class Store {
   // pass reads these and never the finished history. Read once through an index, then
   // from a mirror that every committed write keeps (unfinished_rows.h).
   Result<std::vector<WorkloadRecord>> ListUnfinished();
+  // The same into `*out`, reusing its records' storage: a loop that keeps the vector
+  // between passes copies thousands of records without allocating their strings anew.
+  Status ListUnfinishedInto(std::vector<WorkloadRecord>* out);
   // Per tenant, the decision estimates of its active (Placed, Running) workloads: all,
   // and on clouds (budgets, every pass; from the same mirror).
   Result<std::map<std::string, ActiveEstimate>> ActiveEstimates();

@@ -70,9 +70,14 @@ const WorkloadRecord* UnfinishedRows::Find(const std::string& uid) const {
 
 std::vector<WorkloadRecord> UnfinishedRows::List() const {
   std::vector<WorkloadRecord> out;
-  out.reserve(by_seq_.size());
-  for (const auto& [seq, r] : by_seq_) out.push_back(r);
+  ListInto(&out);
   return out;
+}
+
+void UnfinishedRows::ListInto(std::vector<WorkloadRecord>* out) const {
+  out->resize(by_seq_.size());
+  size_t i = 0;
+  for (const auto& [seq, r] : by_seq_) (*out)[i++] = r;
 }
 
 std::map<std::string, ActiveEstimate> UnfinishedRows::ActiveEstimates() const {

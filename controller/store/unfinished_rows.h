@@ -43,6 +43,8 @@ class UnfinishedRows {
   const WorkloadRecord* Find(const std::string& uid) const;
   // Every committed unfinished row, by submission order.
   std::vector<WorkloadRecord> List() const;
+  // The same into `*out`, assigned over its elements (their strings keep their storage).
+  void ListInto(std::vector<WorkloadRecord>* out) const;
   // The sums ActiveEstimates returns, over the committed rows.
   std::map<std::string, ActiveEstimate> ActiveEstimates() const;
   // The earliest submission per (tenant, state name) among the committed rows.
