@@ -1,5 +1,8 @@
 #include "controller/reconcile/reconciler.h"
 
+#include <string_view>
+#include <unordered_set>
+
 #include <nlohmann/json.hpp>
 
 #include "connectors/core/action_json.h"
@@ -60,7 +63,7 @@ const model::Workload* Reconciler::SpecOf(const WorkloadRecord& r, std::string* 
   if (!revision_) return nullptr;
   const std::string& revision = revision_->config.revision;
   auto cached = api_specs_.find(r.uid);
-  if (cached != api_specs_.end() && cached->second.first == revision) return &cached->second.second;
+  if (cached != api_specs_.end() && cached->second.revision == revision) return &cached->second.spec;
   model::Workload spec;
   if (r.source == "repo") {
     const model::Workload* found = nullptr;
@@ -91,8 +94,17 @@ const model::Workload* Reconciler::SpecOf(const WorkloadRecord& r, std::string* 
     spec = loaded.config.workloads[0];
   }
   spec.submitted_at = r.submitted;
-  api_specs_[r.uid] = {revision, std::move(spec)};
-  return &api_specs_[r.uid].second;
+  CachedSpec& entry = api_specs_[r.uid];
+  entry = {revision, std::move(spec)};
+  return &entry.spec;
+}
+
+void Reconciler::DropFinishedSpecs(const std::vector<WorkloadRecord>& unfinished) {
+  if (api_specs_.size() <= 2 * unfinished.size() + 64) return;
+  std::unordered_set<std::string_view> live;
+  live.reserve(unfinished.size());
+  for (const WorkloadRecord& r : unfinished) live.insert(r.uid);
+  std::erase_if(api_specs_, [&live](const auto& entry) { return !live.count(entry.first); });
 }
 
 Observations Reconciler::Collect() const {

@@ -17,6 +17,7 @@
 // Not thread-safe: callers serialise Pass and the accessors (the Controller does).
 #include <functional>
 #include <map>
+#include <unordered_map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -63,6 +64,7 @@ struct PassStats {
   int finished = 0;
   int actions_applied = 0;
   int action_errors = 0;
+  size_t specs_cached = 0;  // parsed API specs kept after the pass (bounded by the unfinished work)
 };
 
 class Reconciler {
@@ -183,7 +185,15 @@ class Reconciler {
   std::map<std::string, std::unique_ptr<connectors::Connector>> connectors_;
   std::map<std::string, ClusterStatus> clusters_;
   std::map<std::string, std::map<std::string, model::Workload>> source_specs_;  // source -> QualifiedName -> spec
-  std::map<std::string, std::pair<std::string, model::Workload>> api_specs_;  // uid -> (revision, spec)
+  // Parsed specs by uid, for the revision they were read under. Once it holds twice as
+  // many as there are unfinished workloads (plus 64), a pass drops those of finished ones
+  // (DropFinishedSpecs), so memory follows the live work, not history.
+  struct CachedSpec {
+    std::string revision;
+    model::Workload spec;
+  };
+  std::unordered_map<std::string, CachedSpec> api_specs_;  // node-based: a spec's address holds while cached
+  void DropFinishedSpecs(const std::vector<store::WorkloadRecord>& unfinished);
   std::map<std::string, std::string> last_decision_;                         // uid -> outcome|reason
   std::map<std::pair<std::string, std::string>, int64_t> refusals_;           // (cluster, reason) -> count
   placement::FairShareLedger fair_share_;

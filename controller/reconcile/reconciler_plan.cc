@@ -73,6 +73,9 @@ Result<PassStats> Reconciler::Pass(Observations observed) {
     return stats;
   }
   GPUFED_RETURN_IF_ERROR(PlanWaiting(*records, stats));
+  // After the pass: its snapshot and journal records point at the specs it read.
+  DropFinishedSpecs(*records);
+  stats.specs_cached = api_specs_.size();
   return stats;
 }
 

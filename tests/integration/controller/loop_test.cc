@@ -2,6 +2,8 @@
 // checkpoint, preemption, budget exhaustion, policy revisions changing mid-run.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "tests/integration/controller/fleet.h"
 
 namespace gpufed::testing {
@@ -87,6 +89,31 @@ TEST(ControllerLoop, PreemptsLowerPriorityPreemptibleWorkForUrgentWork) {
   bool preempted = false;
   for (const auto& d : *decisions) preempted |= d.outcome == "preempted";
   EXPECT_TRUE(preempted);
+}
+
+// The loop keeps each API workload's parsed spec while it is unfinished; a controller that
+// has run hundreds keeps no more than twice its live work (plus 64).
+TEST(ControllerLoop, ParsedSpecsOfFinishedWorkloadsAreDropped) {
+  std::string dir = FreshDir("spec_cache");
+  Harness h;
+  ASSERT_TRUE(h.Open(dir).ok());
+  constexpr int kWorkloads = 200;
+  for (int i = 0; i < kWorkloads; ++i) {
+    const std::string name = "s" + std::to_string(i);
+    ASSERT_TRUE(h.controller->Submit(WorkloadYaml(name, "alpha", 1, "1m"), name + ".yaml", "").ok()) << name;
+  }
+  size_t most = 0, last = 0;
+  for (int pass = 0; pass < 2000; ++pass) {
+    Result<reconcile::PassStats> stats = h.controller->Pass();
+    ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+    most = std::max(most, stats->specs_cached);
+    last = stats->specs_cached;
+    if (h.controller->Idle()) break;
+    h.Step();
+  }
+  ASSERT_TRUE(h.controller->Idle());
+  EXPECT_GE(most, size_t{kWorkloads}) << "every waiting workload's spec is kept while it waits";
+  EXPECT_LE(last, size_t{64}) << "the specs of finished workloads were kept";
 }
 
 TEST(ControllerLoop, QueuesWorkPastTheTenantsBudgetAndStopsAsStuck) {
