@@ -94,7 +94,9 @@ Status ActionLedger::Append(const LedgerRecord& record) {
     if (n < 0) return Unavailable("write " + path_ + ": " + std::strerror(errno));
     done += static_cast<size_t>(n);
   }
-  if (durability_ == Durability::kSynced && ::fdatasync(fd_) != 0) return Unavailable("fsync " + path_ + ": " + std::strerror(errno));
+  if (durability_ == Durability::kSynced && ::fdatasync(fd_) != 0) {
+    return Unavailable("fsync " + path_ + ": " + std::strerror(errno));
+  }
   index_[{record.kind, record.key}] = records_.size();
   records_.push_back(record);
   return Status::Ok();

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "controller/common/durability.h"
 #include "connectors/core/connector.h"
+#include "controller/common/durability.h"
 #include "controller/model/cluster.h"
 
 namespace gpufed::connectors {

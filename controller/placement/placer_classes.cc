@@ -11,9 +11,9 @@
 #include <algorithm>
 
 #include "controller/common/text.h"
+#include "controller/model/views.h"
 #include "controller/placement/matcher.h"
 #include "controller/placement/placer.h"
-#include "controller/model/views.h"
 #include "controller/placement/placer_rules.h"
 
 namespace gpufed::placement {
@@ -136,21 +136,20 @@ const nlohmann::json& Placer::ViewOf(const model::Workload& w) {
   // Without a memo the caches die with this plan, where each workload is decided once.
   if (snapshot_.memo == nullptr) return scratch_view_ = model::WorkloadView(w);
   auto& views = caches_.workload_views;
+  auto read = [this](PlacerCaches::CachedView& cached) {
+    if (cached.plan != caches_.plans) ++views_read_;
+    cached.plan = caches_.plans;
+  };
   const uint64_t key = model::WorkloadViewKey(w);
   auto it = views.find(key);
   if (it == views.end()) {
-    if (views.size() >= PlacerCaches::kMaxCachedViews) return scratch_view_ = model::WorkloadView(w);
-    // Most workloads are placed in the first plan that sees them: only the key is kept,
-    // and the view of one still waiting in the next plan.
-    it = views.emplace(key, PlacerCaches::CachedView{}).first;
-  } else if (it->second.view.is_null()) {
-    it->second.view = model::WorkloadView(w);
+    // Most workloads are placed in the first plan that decides them: only the key is
+    // kept, and the view of one still waiting in the next plan.
+    if (views.size() < PlacerCaches::kMaxCachedViews) read(views[key]);
+    return scratch_view_ = model::WorkloadView(w);
   }
-  if (it->second.plan != caches_.plans) {
-    it->second.plan = caches_.plans;
-    ++views_read_;
-  }
-  if (it->second.view.is_null()) return scratch_view_ = model::WorkloadView(w);
+  read(it->second);
+  if (it->second.view.is_null()) it->second.view = model::WorkloadView(w);
   return it->second.view;
 }
 

@@ -17,9 +17,9 @@
 // Not thread-safe: callers serialise Pass and the accessors (the Controller does).
 #include <functional>
 #include <map>
-#include <unordered_map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "connectors/core/connector.h"

@@ -53,9 +53,9 @@ Result<PassStats> Reconciler::Pass(Observations observed) {
   PassStats stats;
   if (!revision_) return FailedPrecondition("no active policy revision");
   ApplyObservations(std::move(observed), stats);
-  std::vector<WorkloadRecord>* records = &pass_records_;
-  GPUFED_RETURN_IF_ERROR(store_->ListUnfinishedInto(records));
-  for (WorkloadRecord& r : *records) {
+  std::vector<WorkloadRecord>& records = pass_records_;
+  GPUFED_RETURN_IF_ERROR(store_->ListUnfinishedInto(&records));
+  for (WorkloadRecord& r : records) {
     if (store::IsActive(r.state)) GPUFED_RETURN_IF_ERROR(SyncActive(r, stats));
   }
   // Fair share: what each tenant held since the last pass accrues, then the new holdings.
@@ -63,7 +63,7 @@ Result<PassStats> Reconciler::Pass(Observations observed) {
   fair_share_.Advance(now);
   std::map<std::string, int64_t> held;
   for (const model::Tenant& t : revision_->config.tenants) held[t.metadata.name] = 0;
-  for (const WorkloadRecord& r : *records) {
+  for (const WorkloadRecord& r : records) {
     if (store::IsActive(r.state)) held[r.tenant] += r.gpu_milli;
   }
   for (const auto& [tenant, milli] : held) fair_share_.Hold(tenant, milli);
@@ -72,9 +72,9 @@ Result<PassStats> Reconciler::Pass(Observations observed) {
     last_plan_ = {};
     return stats;
   }
-  GPUFED_RETURN_IF_ERROR(PlanWaiting(*records, stats));
+  GPUFED_RETURN_IF_ERROR(PlanWaiting(records, stats));
   // After the pass: its snapshot and journal records point at the specs it read.
-  DropFinishedSpecs(*records);
+  DropFinishedSpecs(records);
   stats.specs_cached = api_specs_.size();
   return stats;
 }

@@ -48,7 +48,8 @@ Result<std::unique_ptr<Database>> Database::Open(const std::string& path, Durabi
   sqlite3_busy_timeout(db, 5000);
   std::unique_ptr<Database> out(new Database(db));
   GPUFED_RETURN_IF_ERROR(out->Exec("PRAGMA journal_mode=WAL"));
-  GPUFED_RETURN_IF_ERROR(out->Exec(durability == Durability::kSynced ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=OFF"));
+  const bool synced = durability == Durability::kSynced;
+  GPUFED_RETURN_IF_ERROR(out->Exec(synced ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=OFF"));
   GPUFED_RETURN_IF_ERROR(out->Exec("PRAGMA foreign_keys=ON"));
   return out;
 }

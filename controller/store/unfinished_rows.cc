@@ -31,11 +31,10 @@ void UnfinishedRows::Forget() {
 
 void UnfinishedRows::Count(const WorkloadRecord& r, int sign) {
   if (r.state != WorkloadState::kPlaced && r.state != WorkloadState::kRunning) return;
-  auto key = std::make_tuple(r.tenant, r.cloud, r.estimate.currency());
-  ActiveSum& sum = active_[key];
-  sum.micros += sign * r.estimate.micros();
-  sum.rows += sign;
-  if (sum.rows == 0) active_.erase(key);
+  auto it = active_.try_emplace(std::make_tuple(r.tenant, r.cloud, r.estimate.currency())).first;
+  it->second.micros += sign * r.estimate.micros();
+  it->second.rows += sign;
+  if (it->second.rows == 0) active_.erase(it);
 }
 
 void UnfinishedRows::Apply(std::vector<WorkloadRecord> written) {
