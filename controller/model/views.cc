@@ -16,41 +16,50 @@ nlohmann::json PriceMap(const std::map<std::string, Money>& prices) {
 }  // namespace
 
 nlohmann::json WorkloadView(const Workload& w) {
+  // Built member by member into the objects' maps: nlohmann's initializer lists copy
+  // every nested value once more, and the placer builds this view for every workload
+  // it decides for the first time.
   const ResourceRequest& r = w.resources;
-  nlohmann::json view = {
-      {"name", w.metadata.name},
-      {"labels", w.metadata.labels},
-      {"tenant", w.tenant},
-      {"priority", w.priority},
-      {"priorityClass", w.priority_class},
-      {"type", WorkloadTypeName(w.type)},
-      {"resources",
-       {{"gpus", r.total_gpus()},  // gangs included: a rule on gpus must see a 2 x 8 gang as 16
-        {"totalGpus", r.total_gpus()},
-        {"gpuMemory", r.gpu_memory.milli() / 1000},
-        {"gpuShare", r.gpu_share.units()},
-        {"gpuModels", r.gpu_models},
-        {"migProfile", r.mig_profile},
-        {"fractional", r.is_fractional()},
-        {"topology", TopologyName(r.topology)},
-        {"nodes", r.nodes},
-        {"gpusPerNode", r.nodes > 1 ? r.gpus_per_node : r.gpus},
-        {"cpu", r.cpu.units()},
-        {"memory", r.memory.milli() / 1000}}},
-      {"durationHint", w.duration_hint.seconds()},
-      {"data",
-       {{"dataset", w.data.dataset},
-        {"size", w.data.size.milli() / 1000},
-        {"sensitivity", SensitivityName(w.data.sensitivity)},
-        {"pii", w.data.pii},
-        {"residency", w.data.residency}}},
-      {"checkpoint", {{"enabled", w.checkpoint.enabled}, {"interval", w.checkpoint.interval.seconds()}}},
-      {"preemptible", w.preemptible},
-      {"spot", w.spot},
-      {"submittedAt", w.submitted_at.seconds()},
-  };
-  view["metadata"] = {{"name", w.metadata.name}, {"labels", w.metadata.labels}};
-  if (w.max_cost) view["maxCost"] = Decimal(*w.max_cost);
+  nlohmann::json view = nlohmann::json::object();
+  nlohmann::json::object_t& o = view.get_ref<nlohmann::json::object_t&>();
+  o.emplace("name", w.metadata.name);
+  o.emplace("labels", w.metadata.labels);
+  o.emplace("tenant", w.tenant);
+  o.emplace("priority", w.priority);
+  o.emplace("priorityClass", w.priority_class);
+  o.emplace("type", WorkloadTypeName(w.type));
+  nlohmann::json& resources = o["resources"] = nlohmann::json::object();
+  nlohmann::json::object_t& res = resources.get_ref<nlohmann::json::object_t&>();
+  res.emplace("gpus", r.total_gpus());  // gangs included: a rule on gpus must see a 2 x 8 gang as 16
+  res.emplace("totalGpus", r.total_gpus());
+  res.emplace("gpuMemory", r.gpu_memory.milli() / 1000);
+  res.emplace("gpuShare", r.gpu_share.units());
+  res.emplace("gpuModels", r.gpu_models);
+  res.emplace("migProfile", r.mig_profile);
+  res.emplace("fractional", r.is_fractional());
+  res.emplace("topology", TopologyName(r.topology));
+  res.emplace("nodes", r.nodes);
+  res.emplace("gpusPerNode", r.nodes > 1 ? r.gpus_per_node : r.gpus);
+  res.emplace("cpu", r.cpu.units());
+  res.emplace("memory", r.memory.milli() / 1000);
+  o.emplace("durationHint", w.duration_hint.seconds());
+  nlohmann::json& data = o["data"] = nlohmann::json::object();
+  nlohmann::json::object_t& d = data.get_ref<nlohmann::json::object_t&>();
+  d.emplace("dataset", w.data.dataset);
+  d.emplace("size", w.data.size.milli() / 1000);
+  d.emplace("sensitivity", SensitivityName(w.data.sensitivity));
+  d.emplace("pii", w.data.pii);
+  d.emplace("residency", w.data.residency);
+  nlohmann::json& checkpoint = o["checkpoint"] = nlohmann::json::object();
+  checkpoint.get_ref<nlohmann::json::object_t&>().emplace("enabled", w.checkpoint.enabled);
+  checkpoint.get_ref<nlohmann::json::object_t&>().emplace("interval", w.checkpoint.interval.seconds());
+  o.emplace("preemptible", w.preemptible);
+  o.emplace("spot", w.spot);
+  o.emplace("submittedAt", w.submitted_at.seconds());
+  nlohmann::json& metadata = o["metadata"] = nlohmann::json::object();
+  metadata.get_ref<nlohmann::json::object_t&>().emplace("name", w.metadata.name);
+  metadata.get_ref<nlohmann::json::object_t&>().emplace("labels", w.metadata.labels);
+  if (w.max_cost) o.emplace("maxCost", Decimal(*w.max_cost));
   return view;
 }
 

@@ -1,6 +1,7 @@
 #include "controller/placement/mig.h"
 
 #include <algorithm>
+#include <array>
 
 namespace gpufed::placement {
 namespace {
@@ -41,6 +42,26 @@ uint8_t MigLayout::Mask(const MigProfile& profile, int start) {
   return static_cast<uint8_t>(((1u << profile.memory_slices) - 1u) << start);
 }
 
+namespace {
+
+// The largest free aligned run of memory slices (8, 4, 2, 1, or 0 when all are taken)
+// for every occupancy: FindStart's measure of the room a start leaves, looked up rather
+// than searched, since the placer asks it of every GPU of every MIG node it fits on.
+constexpr std::array<uint8_t, 256> kRoomLeft = [] {
+  std::array<uint8_t, 256> room{};
+  for (int occupied = 0; occupied < 256; ++occupied) {
+    for (int size : {8, 4, 2, 1}) {
+      for (int s = 0; s + size <= kMigMemorySlices && room[occupied] == 0; s += size) {
+        if ((occupied & (((1 << size) - 1) << s)) == 0) room[occupied] = static_cast<uint8_t>(size);
+      }
+      if (room[occupied] != 0) break;
+    }
+  }
+  return room;
+}();
+
+}  // namespace
+
 bool MigLayout::CanPlaceAt(const MigProfile& profile, int start) const {
   if (std::find(profile.starts.begin(), profile.starts.end(), start) == profile.starts.end()) return false;
   if (start + profile.memory_slices > kMigMemorySlices) return false;
@@ -49,21 +70,16 @@ bool MigLayout::CanPlaceAt(const MigProfile& profile, int start) const {
 }
 
 std::optional<int> MigLayout::FindStart(const MigProfile& profile) const {
+  if (compute_used_ + profile.compute_slices > kMigComputeSlicesPerGpu) return std::nullopt;
   std::optional<int> best;
   int best_room = -1;
   for (int start : profile.starts) {
-    if (!CanPlaceAt(profile, start)) continue;
+    if (start + profile.memory_slices > kMigMemorySlices) continue;
+    const uint8_t mask = Mask(profile, start);
+    if ((occupied_ & mask) != 0) continue;
     // Room left: the largest free aligned run afterwards (a proxy for the biggest
     // profile that still fits), so small instances do not break up big holes.
-    uint8_t after = occupied_ | Mask(profile, start);
-    int room = 0;
-    for (int size : {8, 4, 2, 1}) {
-      for (int s = 0; s + size <= kMigMemorySlices && room == 0; s += size) {
-        uint8_t run = static_cast<uint8_t>(((1u << size) - 1u) << s);
-        if ((after & run) == 0) room = size;
-      }
-      if (room) break;
-    }
+    const int room = kRoomLeft[occupied_ | mask];
     if (room > best_room) {
       best_room = room;
       best = start;

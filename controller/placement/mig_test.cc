@@ -85,5 +85,39 @@ TEST(MigProperty, RandomLayoutsStayValid) {
   }
 }
 
+// The largest free aligned run of memory slices in `occupied`, searched slice by slice.
+int LargestFreeAlignedRun(uint8_t occupied) {
+  for (int size = kMigMemorySlices; size >= 1; size /= 2) {
+    for (int s = 0; s + size <= kMigMemorySlices; s += size) {
+      if ((occupied & (((1 << size) - 1) << s)) == 0) return size;
+    }
+  }
+  return 0;
+}
+
+TEST(MigProperty, FindStartKeepsTheLargestHoleAmongTheStartsThatFit) {
+  std::mt19937 rng(11);
+  const auto& table = *MigProfilesFor("A100-40GB");
+  for (int round = 0; round < 3000; ++round) {
+    MigLayout layout;
+    for (int step = 0; step < static_cast<int>(rng() % 6); ++step) {
+      const MigProfile& p = table[rng() % table.size()];
+      const int start = p.starts[rng() % p.starts.size()];
+      if (layout.CanPlaceAt(p, start)) layout.Place(p, start);
+    }
+    for (const MigProfile& p : table) {
+      std::optional<int> expected;
+      int best_room = -1;
+      for (int start : p.starts) {
+        if (!layout.CanPlaceAt(p, start)) continue;
+        const int mask = ((1 << p.memory_slices) - 1) << start;
+        const int room = LargestFreeAlignedRun(static_cast<uint8_t>(layout.occupied() | mask));
+        if (room > best_room) best_room = room, expected = start;
+      }
+      ASSERT_EQ(layout.FindStart(p), expected) << p.name << " on occupancy " << int{layout.occupied()};
+    }
+  }
+}
+
 }  // namespace
 }  // namespace gpufed::placement

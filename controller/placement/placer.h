@@ -21,6 +21,7 @@
 #include "controller/placement/node_packer.h"
 #include "controller/placement/plan.h"
 #include "controller/placement/plan_memo.h"
+#include "controller/placement/search.h"
 
 namespace gpufed::placement {
 
@@ -236,6 +237,8 @@ class Placer {
   bool PassesPolicies(const model::Workload& w, const nlohmann::json& wv, const std::vector<bool>& applies, size_t c,
                       ClusterVerdict& verdict, std::vector<bool>& pool_allowed,
                       std::vector<std::pair<std::string, std::string>>& pool_denials);
+  // Where on cluster c `w` fits now (search.h), or nothing.
+  std::optional<Placement> PlacementOn(const model::Workload& w, size_t c, const std::vector<bool>& pool_allowed) const;
   std::optional<Candidate> FindCandidate(const model::Workload& w, size_t c, const std::vector<bool>& pool_allowed);
   void Bind(const model::Workload& w, const Candidate& candidate, const ScoreBreakdown& score, Decision& d);
   // Why bursting to the cloud is not yet allowed ("" when it is).

@@ -258,10 +258,11 @@ const Placer::CachedFit& Placer::FindFit(const model::Workload& w, ShapeClass& s
   cached.generation = state.generation;
   cached.mix_epoch = caches_.mix_epoch;
   cached.pool_mask = pools;
-  if (std::optional<Candidate> found = FindCandidate(w, c, shape.clusters[c].pools)) {
+  // Where, not what it costs: the price comes with the shape (no candidate is built).
+  if (std::optional<Placement> found = PlacementOn(w, c, shape.clusters[c].pools)) {
     cached.fits = true;
-    cached.provision = found->provision;
-    cached.pool = static_cast<int>(found->pool - clusters_[c].cluster->node_pools.data());
+    cached.provision = found->provisions;
+    cached.pool = found->pool;
     cached.quality = found->nodes.front().second.Quality();
     cached.price = shape.clusters[c].prices[cached.pool];
     cached.gpu_milli = shape.clusters[c].gpu_milli[cached.pool];

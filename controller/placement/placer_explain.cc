@@ -94,6 +94,7 @@ void Placer::Explain(const model::Workload& w, const ShapeClass& shape, const st
   // Listed: the chosen cluster, the best other candidates, and the first eligible
   // clusters without room (what preemption and operators look at next).
   std::vector<uint32_t> candidates, full;  // indices into candidates_; cluster indices
+  candidates.reserve(candidates_.size());
   for (size_t i = 0; i < candidates_.size(); ++i) {
     if (candidates_[i].cluster != chosen) candidates.push_back(static_cast<uint32_t>(i));
   }
