@@ -3,6 +3,7 @@
 #include <cctype>
 #include <filesystem>
 #include <set>
+#include <unordered_set>
 
 #include "controller/common/text.h"
 #include "controller/config/loader.h"
@@ -34,42 +35,44 @@ void CheckUnique(const std::vector<T>& items, const char* kind, Diagnostics& dia
   }
 }
 
-template <typename T>
-std::vector<std::string_view> Names(const std::vector<T>& items) {
-  std::vector<std::string_view> names;
-  for (const T& item : items) names.push_back(item.metadata.name);
-  return names;
-}
-
 std::string Suggest(const std::string& word, const std::vector<std::string_view>& candidates) {
   std::string best = ClosestMatch(word, candidates);
   return best.empty() ? "" : " (did you mean '" + best + "'?)";
 }
 
 // The names of one kind a reference may use, and what to call the kind in messages.
+// Hashed as well as listed: an API submission is checked against the active repository,
+// whose 1,000 clusters declare thousands of pools, models and datasets.
 struct NameSet {
   const char* kind;
-  std::vector<std::string_view> names;
-  bool contains(const std::string& name) const {
-    return std::find(names.begin(), names.end(), name) != names.end();
+  std::vector<std::string_view> names;  // in declaration order (suggestions)
+  std::unordered_set<std::string_view> index;
+
+  bool contains(const std::string& name) const { return index.count(name) != 0; }
+  void Add(std::string_view name) {
+    if (!name.empty() && index.insert(name).second) names.push_back(name);
+  }
+  template <typename T>
+  void AddNamesOf(const std::vector<T>& items) {
+    for (const T& item : items) Add(item.metadata.name);
   }
 };
 
-void AddUnique(std::vector<std::string_view>& names, std::string_view name) {
-  if (!name.empty() && std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
-}
-
 // Pools, GPU models, MIG profiles and datasets the repository (and its context) declare.
 void AddDeclaredValues(const model::Config& config, std::map<ReferenceKind, NameSet>& sets) {
+  NameSet& pools = sets.at(ReferenceKind::kPool);
+  NameSet& models = sets.at(ReferenceKind::kGpuModel);
+  NameSet& profiles = sets.at(ReferenceKind::kMigProfile);
+  NameSet& datasets = sets.at(ReferenceKind::kDataset);
   for (const model::Cluster& c : config.clusters) {
     for (const model::NodePool& pool : c.node_pools) {
-      AddUnique(sets[ReferenceKind::kPool].names, pool.name);
-      AddUnique(sets[ReferenceKind::kGpuModel].names, pool.gpu.model);
-      for (const std::string& p : pool.gpu.mig_profiles) AddUnique(sets[ReferenceKind::kMigProfile].names, p);
+      pools.Add(pool.name);
+      models.Add(pool.gpu.model);
+      for (const std::string& p : pool.gpu.mig_profiles) profiles.Add(p);
     }
-    for (const std::string& d : c.datasets) AddUnique(sets[ReferenceKind::kDataset].names, d);
+    for (const std::string& d : c.datasets) datasets.Add(d);
   }
-  for (const model::Workload& w : config.workloads) AddUnique(sets[ReferenceKind::kDataset].names, w.data.dataset);
+  for (const model::Workload& w : config.workloads) datasets.Add(w.data.dataset);
 }
 
 // Whether `text` holds `name` as a word (not inside a longer name).
@@ -222,22 +225,20 @@ void CheckRepository(const std::vector<Reference>& references, model::Config& co
       for (const auto& [name, value] : p.priority_classes) classes[name] = value;
     }
   }
-  std::map<ReferenceKind, NameSet> sets = {
-      {ReferenceKind::kTenant, {"tenant", Names(config.tenants)}},
-      {ReferenceKind::kCluster, {"cluster", Names(config.clusters)}},
-      {ReferenceKind::kPriorityClass, {"priority class", {}}},
-      {ReferenceKind::kPool, {"node pool", {}}},
-      {ReferenceKind::kGpuModel, {"GPU model", {}}},
-      {ReferenceKind::kMigProfile, {"MIG profile", {}}},
-      {ReferenceKind::kDataset, {"dataset", {}}},
-  };
-  AddDeclaredValues(config, sets);
-  if (context != nullptr) {
-    for (std::string_view n : Names(context->tenants)) sets[ReferenceKind::kTenant].names.push_back(n);
-    for (std::string_view n : Names(context->clusters)) sets[ReferenceKind::kCluster].names.push_back(n);
-    AddDeclaredValues(*context, sets);
+  std::map<ReferenceKind, NameSet> sets;
+  for (auto [kind, what] : {std::pair{ReferenceKind::kTenant, "tenant"}, {ReferenceKind::kCluster, "cluster"},
+                            {ReferenceKind::kPriorityClass, "priority class"}, {ReferenceKind::kPool, "node pool"},
+                            {ReferenceKind::kGpuModel, "GPU model"}, {ReferenceKind::kMigProfile, "MIG profile"},
+                            {ReferenceKind::kDataset, "dataset"}}) {
+    sets[kind].kind = what;
   }
-  for (const auto& [name, value] : classes) sets[ReferenceKind::kPriorityClass].names.push_back(name);
+  for (const model::Config* source : {static_cast<const model::Config*>(&config), context}) {
+    if (source == nullptr) continue;
+    sets[ReferenceKind::kTenant].AddNamesOf(source->tenants);
+    sets[ReferenceKind::kCluster].AddNamesOf(source->clusters);
+    AddDeclaredValues(*source, sets);
+  }
+  for (const auto& [name, value] : classes) sets[ReferenceKind::kPriorityClass].Add(name);
 
   for (const Reference& ref : references) {
     auto set = sets.find(ref.kind);
