@@ -182,7 +182,7 @@ Status Reconciler::Requeue(WorkloadRecord& r, const std::string& why, bool count
     r.state = WorkloadState::kFailed;
     r.reason = why + "; gave up after " + std::to_string(r.attempt) + " attempts";
     r.finished = now;
-    return store_->Update(r, r.reason, now);
+    return UpdateRecord(r, r.reason, now);
   }
   r.state = WorkloadState::kRequeued;
   r.resume_from = checkpointable ? r.checkpoint : Duration();
@@ -193,7 +193,7 @@ Status Reconciler::Requeue(WorkloadRecord& r, const std::string& why, bool count
   r.estimate = Money(0, r.estimate.currency());
   r.cloud = false;
   ++stats.requeued;
-  return store_->Update(r, r.reason, now);
+  return UpdateRecord(r, r.reason, now);
 }
 
 Status Reconciler::ApplyAction(const connectors::Action& action, const std::string& cluster, PassStats& stats) {
@@ -233,6 +233,18 @@ Status Reconciler::ApplyAction(const connectors::Action& action, const std::stri
   return out.status();
 }
 
+Status Reconciler::UpdateRecord(const WorkloadRecord& r, const std::string& reason, Duration at) {
+  if (!batching_sync_) return store_->Update(r, reason, at);
+  sync_updates_.push_back({r, reason, at});
+  return sync_updates_.size() >= kSyncSlice ? FlushSyncUpdates() : Status::Ok();
+}
+
+Status Reconciler::FlushSyncUpdates() {
+  std::vector<store::Store::WorkloadUpdate> updates = std::move(sync_updates_);
+  sync_updates_.clear();
+  return store_->RecordIntentsAndUpdates({}, updates, clock_->Now());
+}
+
 Status Reconciler::SyncActive(WorkloadRecord& r, PassStats& stats) {
   Duration now = clock_->Now();
   auto cit = clusters_.find(r.cluster);
@@ -258,7 +270,7 @@ Status Reconciler::SyncActive(WorkloadRecord& r, PassStats& stats) {
     if (r.cancel_requested) {
       r.state = WorkloadState::kCancelled;
       r.finished = now;
-      return store_->Update(r, "cancelled before it started", now);
+      return UpdateRecord(r, "cancelled before it started", now);
     }
     GPUFED_RETURN_IF_ERROR(BookAttempt(r, nullptr, "lost"));
     return Requeue(r, "cluster " + r.cluster + " no longer reports " + key, true, stats);
@@ -282,10 +294,10 @@ Status Reconciler::SyncActive(WorkloadRecord& r, PassStats& stats) {
         r.state = WorkloadState::kRunning;
         if (r.started.millis() == 0) r.started = seen->started_at;
         r.reason = "running on " + r.cluster;
-        return store_->Update(r, r.reason, seen->started_at);
+        return UpdateRecord(r, r.reason, seen->started_at);
       }
       // Checkpoints are durable so a requeue after a controller crash resumes from them.
-      if (checkpointed) return store_->Update(r, r.reason, now);
+      if (checkpointed) return UpdateRecord(r, r.reason, now);
       return Status::Ok();
     }
     case connectors::RunState::kSucceeded:
@@ -294,7 +306,7 @@ Status Reconciler::SyncActive(WorkloadRecord& r, PassStats& stats) {
       r.reason = "completed on " + r.cluster;
       r.finished = seen->finished_at;
       ++stats.finished;
-      return store_->Update(r, r.reason, seen->finished_at);
+      return UpdateRecord(r, r.reason, seen->finished_at);
     case connectors::RunState::kFailed:
       GPUFED_RETURN_IF_ERROR(BookAttempt(r, seen, seen->lost ? "lost" : "failed"));
       if (seen->lost) return Requeue(r, "lost on " + r.cluster + ": " + seen->reason, true, stats);
@@ -302,12 +314,12 @@ Status Reconciler::SyncActive(WorkloadRecord& r, PassStats& stats) {
       r.reason = seen->reason;
       r.finished = seen->finished_at;
       ++stats.finished;
-      return store_->Update(r, r.reason, seen->finished_at);
+      return UpdateRecord(r, r.reason, seen->finished_at);
     case connectors::RunState::kPreempted: {
       GPUFED_RETURN_IF_ERROR(BookAttempt(r, seen, "preempted"));
       r.state = WorkloadState::kPreempted;
       r.reason = seen->reason.empty() ? "preempted" : seen->reason;
-      GPUFED_RETURN_IF_ERROR(store_->Update(r, r.reason, seen->finished_at));
+      GPUFED_RETURN_IF_ERROR(UpdateRecord(r, r.reason, seen->finished_at));
       return Requeue(r, r.reason, false, stats);
     }
     case connectors::RunState::kCancelled:
@@ -316,7 +328,7 @@ Status Reconciler::SyncActive(WorkloadRecord& r, PassStats& stats) {
       r.reason = r.cancel_requested ? "cancelled by request" : "cancelled on the cluster: " + seen->reason;
       r.finished = seen->finished_at;
       ++stats.finished;
-      return store_->Update(r, r.reason, seen->finished_at);
+      return UpdateRecord(r, r.reason, seen->finished_at);
   }
   return Status::Ok();
 }

@@ -134,6 +134,10 @@ class Reconciler {
  private:
   void ApplyObservations(Observations observed, PassStats& stats);
   Status SyncActive(store::WorkloadRecord& r, PassStats& stats);
+  // Stores a workload's new state: at once, or while a pass syncs its active work, in
+  // that step's batch (FlushSyncUpdates), committed kSyncSlice updates at a time.
+  Status UpdateRecord(const store::WorkloadRecord& r, const std::string& reason, Duration at);
+  Status FlushSyncUpdates();
   Status Requeue(store::WorkloadRecord& r, const std::string& why, bool counts_as_failure, PassStats& stats);
   Status StopVictim(const placement::Preemption& victim, const placement::Decision& beneficiary,
                     store::WorkloadRecord& r, PassStats& stats);
@@ -202,6 +206,13 @@ class Reconciler {
   WorkQueue queue_;
   ActionObserver on_action_;
   std::vector<ActionResult>* collecting_ = nullptr;  // ApplyPlacements: results wait here
+  // The state changes a pass observes (jobs that started, finished, were lost), in one
+  // commit per slice rather than one fsync each: 24,000 jobs that start between two
+  // passes were 24,000 commits. A slice bounds the transaction (and the store's search
+  // for a row written earlier in it).
+  static constexpr size_t kSyncSlice = 256;
+  bool batching_sync_ = false;
+  std::vector<store::Store::WorkloadUpdate> sync_updates_;
   bool placing_ = true;
   // Whether a pass has looked for placements a crash left half made (PlanWaiting). Only
   // a previous process can leave one: here the intent and the Placed state commit together.

@@ -55,9 +55,17 @@ Result<PassStats> Reconciler::Pass(Observations observed) {
   ApplyObservations(std::move(observed), stats);
   std::vector<WorkloadRecord>& records = pass_records_;
   GPUFED_RETURN_IF_ERROR(store_->ListUnfinishedInto(&records));
+  // What the clusters report of the active work, committed in slices (UpdateRecord);
+  // what was gathered before an error still commits.
+  batching_sync_ = true;
+  Status synced = Status::Ok();
   for (WorkloadRecord& r : records) {
-    if (store::IsActive(r.state)) GPUFED_RETURN_IF_ERROR(SyncActive(r, stats));
+    if (store::IsActive(r.state) && !(synced = SyncActive(r, stats)).ok()) break;
   }
+  batching_sync_ = false;
+  Status flushed = FlushSyncUpdates();
+  GPUFED_RETURN_IF_ERROR(synced);
+  GPUFED_RETURN_IF_ERROR(flushed);
   // Fair share: what each tenant held since the last pass accrues, then the new holdings.
   const Duration now = clock_->Now();
   fair_share_.Advance(now);

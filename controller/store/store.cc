@@ -283,7 +283,9 @@ Status Store::RecordIntentsAndUpdates(const std::vector<ActionRow>& intents, con
   GPUFED_RETURN_IF_ERROR(ApplyDeferredLocked());
   for (const ActionRow& row : intents) GPUFED_RETURN_IF_ERROR(RecordIntentLocked(row));
   std::vector<WorkloadRecord> written;
-  for (const WorkloadUpdate& u : updates) GPUFED_RETURN_IF_ERROR(UpdateLocked(u.record, u.reason, at, &written));
+  for (const WorkloadUpdate& u : updates) {
+    GPUFED_RETURN_IF_ERROR(UpdateLocked(u.record, u.reason, u.at.value_or(at), &written));
+  }
   return CommitWithDeferred(tx, std::move(written));
 }
 

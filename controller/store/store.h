@@ -72,6 +72,9 @@ class Store {
   // Workload records List and ListUnfinished returned so far (a statistic for tests and
   // benchmarks: what a pass costs in rows, not in time).
   int64_t rows_read() const { return rows_read_.load(std::memory_order_relaxed); }
+  // Write transactions committed so far (each one fsync in a durable store): the same
+  // kind of statistic, for what a pass costs in commits.
+  int64_t commits() const { return commits_.load(std::memory_order_relaxed); }
   // Writes `record` (found by its uid); when its state differs from the stored one,
   // appends a transition with `reason` and `at`. NotFound when absent.
   Status Update(const WorkloadRecord& record, const std::string& reason, Duration at);
@@ -98,6 +101,7 @@ class Store {
   struct WorkloadUpdate {
     WorkloadRecord record;
     std::string reason;
+    std::optional<Duration> at;  // when the change happened (unset: the call's `at`)
   };
   Status RecordIntentsAndUpdates(const std::vector<ActionRow>& intents, const std::vector<WorkloadUpdate>& updates,
                                  Duration at);
@@ -225,6 +229,7 @@ class Store {
   int version_ = 0;
   int64_t seq_ = 0;
   std::atomic<int64_t> rows_read_{0};
+  std::atomic<int64_t> commits_{0};
 };
 
 }  // namespace gpufed::store

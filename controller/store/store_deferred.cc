@@ -84,6 +84,7 @@ Status Store::ApplyDeferredLocked() {
 
 Status Store::CommitWithDeferred(Transaction& tx, std::vector<WorkloadRecord> written) {
   Status committed = tx.Commit();
+  commits_.fetch_add(1, std::memory_order_relaxed);
   deferred_.clear();
   if (committed.ok()) {
     unfinished_.Apply(std::move(written));

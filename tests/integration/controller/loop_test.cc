@@ -184,5 +184,54 @@ TEST(ControllerLoop, RunsTheQuickstartScenarioToIdle) {
   EXPECT_GE(succeeded, 35);
 }
 
+// The jobs a pass sees start (or finish) are stored in a few commits, not one fsync each:
+// 600 jobs placed in one pass all start before the next, which commits their Running
+// states in slices.
+TEST(ControllerLoop, APassStoresTheStatesItObservesInSlicesNotOneCommitEach) {
+  std::string dir = FreshDir("sync_slices");
+  std::ofstream(dir + "/repo/fleet.yaml") << R"(apiVersion: gpufed/v1alpha1
+kind: Cluster
+metadata: {name: big}
+spec:
+  provider: onprem
+  region: eu-central
+  zone: eu
+  connector: {type: sim, qps: 10000, burst: 1000}
+  nodePools:
+    - {name: gpu, count: 80, gpu: {model: A100-80GB, count: 8, memory: 80Gi}}
+  pricing: {currency: EUR, gpuHour: {A100-80GB: "1.00"}}
+---
+apiVersion: gpufed/v1alpha1
+kind: Tenant
+metadata: {name: alpha}
+spec: {weight: 1}
+)";
+  Harness h;
+  ASSERT_TRUE(h.Open(dir).ok());
+  constexpr int kJobs = 600;
+  for (int i = 0; i < kJobs; ++i) {
+    const std::string name = "j" + std::to_string(i);
+    ASSERT_TRUE(h.controller->Submit(WorkloadYaml(name, "alpha", 1, "1h"), name + ".yaml", "").ok()) << name;
+  }
+  store::Store& store = *h.Ctl().store();
+  auto count = [&](WorkloadState state) {
+    Result<std::vector<store::WorkloadRecord>> all = store.ListUnfinished();
+    return all.ok() ? std::count_if(all->begin(), all->end(), [&](const auto& r) { return r.state == state; }) : -1;
+  };
+  ASSERT_TRUE(h.controller->Pass().ok());
+  ASSERT_EQ(count(WorkloadState::kPlaced), kJobs);
+  h.clock.AdvanceTo(h.clock.Now() + Duration::FromSeconds(600));  // every job has started by now
+  const int64_t commits_before = store.commits();
+  ASSERT_TRUE(h.controller->Pass().ok());
+  EXPECT_EQ(count(WorkloadState::kRunning), kJobs);
+  // 600 Running states: three slices of at most 256, plus the few writes of any pass.
+  EXPECT_LE(store.commits() - commits_before, 8);
+  store::WorkloadRecord last = h.Get("j599");
+  Result<std::vector<store::Transition>> history = store.History(last.uid);
+  ASSERT_TRUE(history.ok());
+  ASSERT_FALSE(history->empty());
+  EXPECT_EQ(history->back().to, "Running");
+}
+
 }  // namespace
 }  // namespace gpufed::testing
