@@ -58,11 +58,12 @@ class DecisionLog {
     for (const LoggedDecision& d : decisions) GPUFED_RETURN_IF_ERROR(Record(*d.decision, d.ctx));
     return Status::Ok();
   }
-  // What a finished attempt used and cost, as the loop is about to book it in the store
-  // (`booked_at`: the loop's clock). Durable when OK; the loop books only what this
-  // took, so a chargeback from the log never misses an attempt the store charged.
-  virtual Status RecordMetered(const store::AttemptRow& attempt, Duration booked_at) {
-    (void)attempt;
+  // What finished attempts used and cost, as the loop is about to book them in the store
+  // (`booked_at`: the loop's clock). All durable when OK (the journal: in one fdatasync);
+  // the loop books only what this took, so a chargeback from the log never misses an
+  // attempt the store charged.
+  virtual Status RecordMetered(const std::vector<store::AttemptRow>& attempts, Duration booked_at) {
+    (void)attempts;
     (void)booked_at;
     return Status::Ok();
   }
@@ -101,8 +102,8 @@ class TeeDecisionLog : public DecisionLog {
     for (DecisionLog* log : logs_) GPUFED_RETURN_IF_ERROR(log->RecordAll(decisions));
     return Status::Ok();
   }
-  Status RecordMetered(const store::AttemptRow& attempt, Duration booked_at) override {
-    for (DecisionLog* log : logs_) GPUFED_RETURN_IF_ERROR(log->RecordMetered(attempt, booked_at));
+  Status RecordMetered(const std::vector<store::AttemptRow>& attempts, Duration booked_at) override {
+    for (DecisionLog* log : logs_) GPUFED_RETURN_IF_ERROR(log->RecordMetered(attempts, booked_at));
     return Status::Ok();
   }
 

@@ -1,5 +1,7 @@
 #include "controller/reconcile/journal_log.h"
 
+#include <algorithm>
+
 #include <sys/stat.h>
 
 #include "controller/audit/records.h"
@@ -124,27 +126,36 @@ void JournalDecisionLog::RecordActions(const std::vector<ActionResult>& results)
   (void)journal_->AppendBatch(records);
 }
 
-Status JournalDecisionLog::RecordMetered(const store::AttemptRow& a, Duration booked_at) {
-  const std::string key = ActionKey(a.uid, a.attempt);
-  if (metered_.count(key) > 0) return Status::Ok();
-  audit::MeteredAttempt m;
-  m.workload = a.workload;
-  m.uid = a.uid;
-  m.tenant = a.tenant;
-  m.cluster = a.cluster;
-  m.attempt = a.attempt;
-  m.outcome = a.outcome;
-  m.gpu_seconds = a.gpu_seconds;
-  m.cost = a.cost;
-  m.cloud = a.cloud;
-  m.started = a.started;
-  m.finished = a.finished;
-  m.booked_at = booked_at;
-  Result<uint64_t> seq = journal_->Append(audit::AttemptMeteredRecord(m));
+Status JournalDecisionLog::RecordMetered(const std::vector<store::AttemptRow>& attempts, Duration booked_at) {
+  std::vector<audit::AuditRecord> records;
+  std::vector<std::string> keys;
+  for (const store::AttemptRow& a : attempts) {
+    std::string key = ActionKey(a.uid, a.attempt);
+    if (metered_.count(key) > 0 || std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
+    audit::MeteredAttempt m;
+    m.workload = a.workload;
+    m.uid = a.uid;
+    m.tenant = a.tenant;
+    m.cluster = a.cluster;
+    m.attempt = a.attempt;
+    m.outcome = a.outcome;
+    m.gpu_seconds = a.gpu_seconds;
+    m.cost = a.cost;
+    m.cloud = a.cloud;
+    m.started = a.started;
+    m.finished = a.finished;
+    m.booked_at = booked_at;
+    records.push_back(audit::AttemptMeteredRecord(m));
+    keys.push_back(std::move(key));
+  }
+  if (records.empty()) return Status::Ok();
+  Result<uint64_t> seq = journal_->AppendBatch(records);
   if (!seq.ok()) return seq.status();
-  metered_.insert(key);
-  metered_order_.push_back(key);
-  if (metered_order_.size() > kMeteredKept) {
+  for (std::string& key : keys) {
+    metered_.insert(key);
+    metered_order_.push_back(std::move(key));
+  }
+  while (metered_order_.size() > kMeteredKept) {
     metered_.erase(metered_order_.front());
     metered_order_.pop_front();
   }

@@ -42,11 +42,11 @@ class JournalDecisionLog : public DecisionLog {
   // Appends the results of connector actions (one batch), each linked to the decision it
   // carries out.
   void RecordActions(const std::vector<ActionResult>& results);
-  // Appends `attempt-metered` once per (uid, attempt) in this process: a booking the
-  // store failed after the append is retried by the next pass without a second record.
-  // (A crash between the append and the booking can still leave two across a restart;
-  // readers count the first, docs/audit-format.md.)
-  Status RecordMetered(const store::AttemptRow& attempt, Duration booked_at) override;
+  // Appends `attempt-metered` once per (uid, attempt) in this process (one batch): a
+  // booking the store failed after the append is retried by the next pass without a
+  // second record. (A crash between the append and the booking can still leave two
+  // across a restart; readers count the first, docs/audit-format.md.)
+  Status RecordMetered(const std::vector<store::AttemptRow>& attempts, Duration booked_at) override;
 
   // OK while decisions can be recorded: the journal's sticky health, or the last
   // snapshot write's failure (a decision without its inputs cannot be replayed).

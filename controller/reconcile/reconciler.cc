@@ -165,12 +165,18 @@ Status Reconciler::BookAttempt(WorkloadRecord& r, const connectors::ObservedWork
   }
   // Write-ahead, like decisions: the journal holds the charge before the store books it.
   // The booking commits with the Update that ends the attempt, which every caller makes
-  // next (one commit, not two; store.h "Writes that wait").
-  GPUFED_RETURN_IF_ERROR(log_->RecordMetered(a, clock_->Now()));
-  GPUFED_RETURN_IF_ERROR(store_->FinishAttemptLater(a));
+  // next (one commit, not two; store.h "Writes that wait"). While a pass syncs its active
+  // work, both wait for the slice (FlushSyncUpdates).
+  const Money cost = a.cost;
+  if (batching_sync_) {
+    sync_metered_.push_back(std::move(a));
+  } else {
+    GPUFED_RETURN_IF_ERROR(log_->RecordMetered({a}, clock_->Now()));
+    GPUFED_RETURN_IF_ERROR(store_->FinishAttemptLater(a));
+  }
   // The workload's own total (what /metrics and the live view count) follows the same
   // booking, for every attempt that ends, preempted victims included; the caller stores it.
-  r.cost = r.cost.Plus(a.cost);
+  r.cost = r.cost.Plus(cost);
   return Status::Ok();
 }
 
@@ -240,9 +246,16 @@ Status Reconciler::UpdateRecord(const WorkloadRecord& r, const std::string& reas
 }
 
 Status Reconciler::FlushSyncUpdates() {
+  std::vector<store::AttemptRow> metered = std::move(sync_metered_);
   std::vector<store::Store::WorkloadUpdate> updates = std::move(sync_updates_);
+  sync_metered_.clear();
   sync_updates_.clear();
-  return store_->RecordIntentsAndUpdates({}, updates, clock_->Now());
+  const Duration now = clock_->Now();
+  // The charges in the journal (one sync), then booked and committed with the updates
+  // that end their attempts.
+  if (!metered.empty()) GPUFED_RETURN_IF_ERROR(log_->RecordMetered(metered, now));
+  for (const store::AttemptRow& a : metered) GPUFED_RETURN_IF_ERROR(store_->FinishAttemptLater(a));
+  return store_->RecordIntentsAndUpdates({}, updates, now);
 }
 
 Status Reconciler::SyncActive(WorkloadRecord& r, PassStats& stats) {

@@ -207,12 +207,13 @@ class Reconciler {
   ActionObserver on_action_;
   std::vector<ActionResult>* collecting_ = nullptr;  // ApplyPlacements: results wait here
   // The state changes a pass observes (jobs that started, finished, were lost), in one
-  // commit per slice rather than one fsync each: 24,000 jobs that start between two
-  // passes were 24,000 commits. A slice bounds the transaction (and the store's search
+  // commit per slice rather than one fsync each (and the ended attempts' charges in one
+  // journal batch): 24,000 jobs that start between two passes were 24,000 commits. A slice bounds the transaction (and the store's search
   // for a row written earlier in it).
   static constexpr size_t kSyncSlice = 256;
   bool batching_sync_ = false;
   std::vector<store::Store::WorkloadUpdate> sync_updates_;
+  std::vector<store::AttemptRow> sync_metered_;  // attempts the slice ends (BookAttempt)
   bool placing_ = true;
   // Whether a pass has looked for placements a crash left half made (PlanWaiting). Only
   // a previous process can leave one: here the intent and the Placed state commit together.

@@ -186,7 +186,7 @@ TEST(ControllerLoop, RunsTheQuickstartScenarioToIdle) {
 
 // The jobs a pass sees start (or finish) are stored in a few commits, not one fsync each:
 // 600 jobs placed in one pass all start before the next, which commits their Running
-// states in slices.
+// states in slices; then all of them end, and their ends and bookings commit the same way.
 TEST(ControllerLoop, APassStoresTheStatesItObservesInSlicesNotOneCommitEach) {
   std::string dir = FreshDir("sync_slices");
   std::ofstream(dir + "/repo/fleet.yaml") << R"(apiVersion: gpufed/v1alpha1
@@ -231,6 +231,16 @@ spec: {weight: 1}
   ASSERT_TRUE(history.ok());
   ASSERT_FALSE(history->empty());
   EXPECT_EQ(history->back().to, "Running");
+
+  // They all end before the next pass: 600 ends, 600 attempts booked, in as few commits.
+  h.clock.AdvanceTo(h.clock.Now() + Duration::FromSeconds(3600));  // within the retention of finished jobs
+  const int64_t commits_at_end = store.commits();
+  ASSERT_TRUE(h.controller->Pass().ok());
+  EXPECT_EQ(store.ListUnfinished()->size(), 0u);
+  EXPECT_LE(store.commits() - commits_at_end, 12);
+  Result<std::vector<store::AttemptRow>> attempts = store.Attempts();
+  ASSERT_TRUE(attempts.ok());
+  EXPECT_EQ(attempts->size(), static_cast<size_t>(kJobs));
 }
 
 }  // namespace
