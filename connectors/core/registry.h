@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "connectors/core/connector.h"
-#include "controller/common/durability.h"
 #include "controller/model/cluster.h"
 
 namespace gpufed::connectors {
@@ -19,9 +18,6 @@ struct FactoryContext {
   const Clock* clock = nullptr;
   std::string state_dir;                          // this cluster's private folder
   std::map<std::string, std::string> settings;    // run-wide settings, e.g. "sim.scenario"
-  // The run's durability (common/durability.h). Only simulated clusters may honour
-  // kUnsynced; a connector acting on a real cluster keeps its ledger synced regardless.
-  Durability durability = Durability::kSynced;
 };
 
 using Factory =

@@ -1,7 +1,8 @@
 #pragma once
-// Whether a commit waits for stable storage. One setting for every file a controller
-// writes (store, audit journal and snapshots, simulated clusters' ledgers), so that a run
-// is either durable throughout or says plainly that it is not.
+// Whether a commit waits for stable storage. One setting for every file of the
+// controller's own state (store, audit journal and snapshots), so that a run is either
+// durable throughout or says plainly that it is not. (A simulated cluster's ledger
+// stands for a remote cluster's memory and is never fsync'd: connectors/sim/README.md.)
 
 namespace gpufed {
 

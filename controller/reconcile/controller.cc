@@ -104,7 +104,6 @@ Status Controller::CreateConnectors() {
     ctx.clock = clock_;
     ctx.state_dir = options_.state_dir + "/connectors/" + cluster.metadata.name;
     ctx.settings = options_.connector_settings;
-    ctx.durability = options_.durability;
     Result<std::unique_ptr<connectors::Connector>> c = registry_.Create(cluster, ctx);
     if (!c.ok()) return c.status();
     made[cluster.metadata.name] = std::move(c).value();

@@ -41,7 +41,7 @@ struct ControllerOptions {
   // A signed checkpoint at least this often while records are appended (each names the
   // head seq), so a cut-off tail is detectable up to this much of it.
   Duration checkpoint_interval = Duration::FromSeconds(30);
-  // Of the store, the journal and the connectors' ledgers (common/durability.h). The
+  // Of the store, the journal and its snapshots (common/durability.h). The
   // runtime allows kUnsynced only for federations of simulated clusters.
   Durability durability = Durability::kSynced;
 };
