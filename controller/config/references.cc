@@ -40,40 +40,71 @@ std::string Suggest(const std::string& word, const std::vector<std::string_view>
   return best.empty() ? "" : " (did you mean '" + best + "'?)";
 }
 
-// The names of one kind a reference may use, and what to call the kind in messages.
-// Hashed as well as listed: an API submission is checked against the active repository,
-// whose 1,000 clusters declare thousands of pools, models and datasets.
+// Calls `visit` with every name of `kind` that `config` declares (an empty one too)
+// until it returns true; returns whether it did.
+template <typename Visit>
+bool AnyDeclared(const model::Config& config, ReferenceKind kind, Visit&& visit) {
+  switch (kind) {
+    case ReferenceKind::kTenant:
+      for (const model::Tenant& t : config.tenants) if (visit(std::string_view(t.metadata.name))) return true;
+      return false;
+    case ReferenceKind::kCluster:
+      for (const model::Cluster& c : config.clusters) if (visit(std::string_view(c.metadata.name))) return true;
+      return false;
+    case ReferenceKind::kPool:
+    case ReferenceKind::kGpuModel:
+    case ReferenceKind::kMigProfile:
+      for (const model::Cluster& c : config.clusters) {
+        for (const model::NodePool& pool : c.node_pools) {
+          if (kind == ReferenceKind::kPool && visit(std::string_view(pool.name))) return true;
+          if (kind == ReferenceKind::kGpuModel && visit(std::string_view(pool.gpu.model))) return true;
+          if (kind != ReferenceKind::kMigProfile) continue;
+          for (const std::string& p : pool.gpu.mig_profiles) if (visit(std::string_view(p))) return true;
+        }
+      }
+      return false;
+    case ReferenceKind::kDataset:
+      for (const model::Cluster& c : config.clusters) {
+        for (const std::string& d : c.datasets) if (visit(std::string_view(d))) return true;
+      }
+      for (const model::Workload& w : config.workloads) if (visit(std::string_view(w.data.dataset))) return true;
+      return false;
+    default:
+      return false;
+  }
+}
+
+// The names of one kind a reference may use: those the checked text declares, hashed,
+// and those of its context (the active repository), searched per reference with an
+// early exit. An API submission is checked against a repository whose 1,000 clusters
+// declare thousands of pools, models and datasets; indexing them for every submission
+// was most of the loop's time spent reading specs.
 struct NameSet {
-  const char* kind;
-  std::vector<std::string_view> names;  // in declaration order (suggestions)
+  const char* kind = "";
+  const model::Config* context = nullptr;
+  ReferenceKind of = ReferenceKind::kTenant;
+  std::vector<std::string_view> names;  // the text's own, in declaration order
   std::unordered_set<std::string_view> index;
 
-  bool contains(const std::string& name) const { return index.count(name) != 0; }
   void Add(std::string_view name) {
     if (!name.empty() && index.insert(name).second) names.push_back(name);
   }
-  template <typename T>
-  void AddNamesOf(const std::vector<T>& items) {
-    for (const T& item : items) Add(item.metadata.name);
+  bool contains(const std::string& name) const {
+    if (index.count(name) != 0) return true;
+    return context != nullptr && !name.empty() && AnyDeclared(*context, of, [&](std::string_view n) { return n == name; });
+  }
+  bool empty() const {
+    return names.empty() &&
+           (context == nullptr || !AnyDeclared(*context, of, [](std::string_view n) { return !n.empty(); }));
+  }
+  // Every name, the text's first (for "did you mean").
+  std::vector<std::string_view> all() const {
+    NameSet copy;
+    for (std::string_view n : names) copy.Add(n);
+    if (context != nullptr) AnyDeclared(*context, of, [&](std::string_view n) { copy.Add(n); return false; });
+    return copy.names;
   }
 };
-
-// Pools, GPU models, MIG profiles and datasets the repository (and its context) declare.
-void AddDeclaredValues(const model::Config& config, std::map<ReferenceKind, NameSet>& sets) {
-  NameSet& pools = sets.at(ReferenceKind::kPool);
-  NameSet& models = sets.at(ReferenceKind::kGpuModel);
-  NameSet& profiles = sets.at(ReferenceKind::kMigProfile);
-  NameSet& datasets = sets.at(ReferenceKind::kDataset);
-  for (const model::Cluster& c : config.clusters) {
-    for (const model::NodePool& pool : c.node_pools) {
-      pools.Add(pool.name);
-      models.Add(pool.gpu.model);
-      for (const std::string& p : pool.gpu.mig_profiles) profiles.Add(p);
-    }
-    for (const std::string& d : c.datasets) datasets.Add(d);
-  }
-  for (const model::Workload& w : config.workloads) datasets.Add(w.data.dataset);
-}
 
 // Whether `text` holds `name` as a word (not inside a longer name).
 bool MentionsName(const std::string& text, const std::string& name) {
@@ -227,25 +258,25 @@ void CheckRepository(const std::vector<Reference>& references, model::Config& co
   }
   std::map<ReferenceKind, NameSet> sets;
   for (auto [kind, what] : {std::pair{ReferenceKind::kTenant, "tenant"}, {ReferenceKind::kCluster, "cluster"},
-                            {ReferenceKind::kPriorityClass, "priority class"}, {ReferenceKind::kPool, "node pool"},
-                            {ReferenceKind::kGpuModel, "GPU model"}, {ReferenceKind::kMigProfile, "MIG profile"},
-                            {ReferenceKind::kDataset, "dataset"}}) {
-    sets[kind].kind = what;
+                            {ReferenceKind::kPool, "node pool"}, {ReferenceKind::kGpuModel, "GPU model"},
+                            {ReferenceKind::kMigProfile, "MIG profile"}, {ReferenceKind::kDataset, "dataset"}}) {
+    NameSet& set = sets[kind];
+    set.kind = what;
+    set.of = kind;
+    set.context = context;
+    AnyDeclared(config, kind, [&](std::string_view n) { set.Add(n); return false; });
   }
-  for (const model::Config* source : {static_cast<const model::Config*>(&config), context}) {
-    if (source == nullptr) continue;
-    sets[ReferenceKind::kTenant].AddNamesOf(source->tenants);
-    sets[ReferenceKind::kCluster].AddNamesOf(source->clusters);
-    AddDeclaredValues(*source, sets);
-  }
-  for (const auto& [name, value] : classes) sets[ReferenceKind::kPriorityClass].Add(name);
+  NameSet& priority_classes = sets[ReferenceKind::kPriorityClass];
+  priority_classes.kind = "priority class";
+  priority_classes.of = ReferenceKind::kPriorityClass;
+  for (const auto& [name, value] : classes) priority_classes.Add(name);  // the context's are in `classes`
 
   for (const Reference& ref : references) {
     auto set = sets.find(ref.kind);
     if (set == sets.end()) continue;  // Lua files and imports: checked while loading them
     const NameSet& known = set->second;
     // A rule's value is checked only against a kind the repository declares at all.
-    if (known.contains(ref.name) || (ref.rule_value && known.names.empty())) continue;
+    if (known.contains(ref.name) || (ref.rule_value && known.empty())) continue;
     std::vector<std::string> unparsed_files;
     for (const UnparsedDocument& doc : unparsed) {
       if (MentionsName(doc.text, ref.name) &&
@@ -262,7 +293,7 @@ void CheckRepository(const std::vector<Reference>& references, model::Config& co
                        Severity::kNote});
       continue;
     }
-    std::string problem = std::string("unknown ") + known.kind + " '" + ref.name + "'" + Suggest(ref.name, known.names);
+    std::string problem = std::string("unknown ") + known.kind + " '" + ref.name + "'" + Suggest(ref.name, known.all());
     if (ref.kind == ReferenceKind::kPriorityClass) {
       problem += " (define it in a Policy's priorityClasses, or use an integer)";
     }
