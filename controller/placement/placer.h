@@ -277,6 +277,10 @@ class Placer {
   std::map<std::string, TenantState> tenants_;
   std::vector<RunningEntry> running_;
   std::vector<std::vector<size_t>> running_on_;  // by cluster: indices into running_
+  // By cluster: the lowest priority of its preemptible running work when the plan began
+  // (INT_MAX: none). Preemption only ever removes entries, so work of this priority or
+  // lower can preempt nothing there, and PreemptFor skips the scan of its running work.
+  std::vector<int> lowest_preemptible_priority_;
   // Classes (placer_classes.cc). A read set is what the Lua hooks looked at for one
   // evaluation; classes are keyed by the workload's observations at those reads.
   struct ReadSet {

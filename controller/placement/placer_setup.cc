@@ -6,6 +6,7 @@
 // last plan did not change it; only the rest is rebuilt, so fits cached for a kept state
 // stay valid.
 #include <algorithm>
+#include <limits>
 
 #include "controller/common/hash64.h"
 #include "controller/model/views.h"
@@ -109,11 +110,15 @@ void Placer::SetUpClusters(const std::shared_ptr<const PodMix>& mix, uint64_t mi
     AddObserved(inputs[it->second], o);
   }
   running_on_.assign(clusters_.size(), {});
+  lowest_preemptible_priority_.assign(clusters_.size(), std::numeric_limits<int>::max());
   for (const RunningWorkload& r : snapshot_.running) {
     if (r.workload == nullptr) continue;
     auto it = k.cluster_index.find(r.binding.cluster);
     if (it == k.cluster_index.end()) continue;  // cluster no longer declared
     const size_t c = it->second;
+    if (r.workload->preemptible) {
+      lowest_preemptible_priority_[c] = std::min(lowest_preemptible_priority_[c], r.workload->priority);
+    }
     running_on_[c].push_back(running_.size());
     running_.push_back({&r, c, {}, RequestedGpuMilli(r.workload->resources), true, false});
     Tenant(r.workload->tenant).usage.gpu_milli_in_use += running_.back().gpu_milli;

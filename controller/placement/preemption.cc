@@ -50,6 +50,7 @@ bool Placer::VictimAllowed(const model::Workload& w, const RunningEntry& r,
 
 std::optional<Placer::Candidate> Placer::PreemptFor(const model::Workload& w, size_t c,
                                                     const std::vector<bool>& pool_allowed, Decision& d) {
+  if (lowest_preemptible_priority_[c] >= w.priority) return std::nullopt;  // no possible victim
   ClusterEntry& entry = clusters_[c];
   const Duration now = snapshot_.now;
   std::vector<size_t> pool;

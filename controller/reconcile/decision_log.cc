@@ -13,7 +13,7 @@ nlohmann::json DecisionToJson(const placement::Decision& d, const DecisionContex
       j["cost"] = v.cost.ToString();
     }
     if (!v.warnings.empty()) j["warnings"] = v.warnings;
-    verdicts.push_back(j);
+    verdicts.push_back(std::move(j));
   }
   nlohmann::json out = {{"kind", ctx.kind},
                         {"workload", d.workload},
@@ -24,8 +24,8 @@ nlohmann::json DecisionToJson(const placement::Decision& d, const DecisionContex
                         {"at_ms", ctx.at.millis()},
                         {"outcome", ctx.kind == "preempt" ? "preempted" : placement::OutcomeName(d.outcome)},
                         {"reason", d.reason},
-                        {"cost", d.cost.ToString()},
-                        {"verdicts", verdicts}};
+                        {"cost", d.cost.ToString()}};
+  out["verdicts"] = std::move(verdicts);  // not through the initializer list, which copies
   if (!d.verdict_groups.empty()) out["verdict_groups"] = placement::VerdictGroupsToJson(d.verdict_groups);
   if (!d.denied_by.empty()) out["denied_by"] = d.denied_by;
   if (!d.warnings.empty()) out["warnings"] = d.warnings;
