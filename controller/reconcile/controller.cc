@@ -39,6 +39,7 @@ Result<std::unique_ptr<Controller>> Controller::Open(const ControllerOptions& op
   c->tee_ = std::make_unique<TeeDecisionLog>(
       std::vector<DecisionLog*>{c->journal_log_.get(), c->log_.get(), c->metrics_log_.get()});
   c->reconciler_ = std::make_unique<Reconciler>(c->store_.get(), c->tee_.get(), clock, options.reconcile);
+  c->reconciler_->SetSubmittedSpecs(&c->submitted_specs_);
   c->reconciler_->SetActionObserver(
       [log = c->journal_log_.get()](const std::vector<ActionResult>& results) { log->RecordActions(results); });
   c->reconciler_->SetRevision(c->activator_.active());

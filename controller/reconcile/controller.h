@@ -201,6 +201,7 @@ class Controller {
   PassMetrics pass_metrics_;
   std::unique_ptr<MetricsDecisionLog> metrics_log_;  // feeds pass_metrics_; teed last
   std::unique_ptr<TeeDecisionLog> tee_;
+  SubmittedSpecs submitted_specs_;  // API -> loop (before reconciler_, which points at it)
   std::unique_ptr<Reconciler> reconciler_;
   std::vector<double> pass_seconds_;              // pass time samples for pass_stats (bounded)
   int64_t passes_ = 0;

@@ -57,7 +57,16 @@ Result<WorkloadRecord> Controller::Submit(const std::string& text, const std::st
   r.spec_text = text;
   r.submitted = now;
   r.gpu_milli = int64_t{w.resources.total_gpus()} * 1000;
-  return store_->SubmitNumbered(std::move(r), now);
+  Result<WorkloadRecord> stored = store_->SubmitNumbered(std::move(r), now);
+  // The loop would parse the text again (Reconciler::SpecOf); hand it this parse. Only a
+  // YAML body: the loop parses the text as api/NAME.yaml, and this is then the same spec
+  // but for the file name, set here to the loop's.
+  if (stored.ok() && file_name.size() >= 5 && file_name.compare(file_name.size() - 5, 5, ".yaml") == 0) {
+    model::Workload spec = w;
+    spec.metadata.location.file = "api/" + w.metadata.name + ".yaml";
+    submitted_specs_.Put(stored->uid, {revision->config.revision, std::move(spec)});
+  }
+  return stored;
 }
 
 Result<WorkloadRecord> Controller::Owned(const WorkloadRef& ref, const std::string& caller) {

@@ -82,6 +82,9 @@ const model::Workload* Reconciler::SpecOf(const WorkloadRecord& r, std::string* 
       return nullptr;
     }
     spec = it->second;
+  } else if (std::optional<model::Workload> handed =
+                 submitted_specs_ != nullptr ? submitted_specs_->Take(r.uid, revision) : std::nullopt) {
+    spec = std::move(*handed);
   } else {
     config::LoadResult loaded = config::LoadText(r.spec_text, "api/" + r.name + ".yaml", &revision_->config);
     if (!loaded.ok() || loaded.config.workloads.size() != 1) {

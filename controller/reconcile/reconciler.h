@@ -25,6 +25,7 @@
 #include "connectors/core/connector.h"
 #include "controller/placement/fair_share.h"
 #include "controller/reconcile/decision_log.h"
+#include "controller/reconcile/submitted_specs.h"
 #include "controller/reconcile/pod_mix_tracker.h"
 #include "controller/reconcile/snapshot_builder.h"
 #include "controller/reconcile/work_queue.h"
@@ -87,6 +88,9 @@ class Reconciler {
   // Results of a pass's placements come together (one journal batch), any other alone.
   using ActionObserver = std::function<void(const std::vector<ActionResult>&)>;
   void SetActionObserver(ActionObserver observer) { on_action_ = std::move(observer); }
+  // Specs the API parsed (submitted_specs.h; may be null), which SpecOf takes instead of
+  // parsing a submission's text again. Must outlive this.
+  void SetSubmittedSpecs(SubmittedSpecs* specs) { submitted_specs_ = specs; }
   // While false, the pass plans and preempts nothing, so no connector acts on a new
   // decision (the audit journal cannot record them). Active work is still synced.
   void SetPlacing(bool placing) { placing_ = placing; }
@@ -206,6 +210,7 @@ class Reconciler {
   WorkQueue queue_;
   ActionObserver on_action_;
   std::vector<ActionResult>* collecting_ = nullptr;  // ApplyPlacements: results wait here
+  SubmittedSpecs* submitted_specs_ = nullptr;
   // The state changes a pass observes (jobs that started, finished, were lost), in one
   // commit per slice rather than one fsync each (and the ended attempts' charges in one
   // journal batch): 24,000 jobs that start between two passes were 24,000 commits. A slice bounds the transaction (and the store's search
