@@ -117,7 +117,8 @@ class Store {
   Result<std::map<std::string, UsageRow>> Usage();
 
   // Writes that wait for the store's next commit, saving an fsync each. The next write
-  // of any kind carries them in its own transaction; a read of a table they change
+  // of any kind but an API submission (SubmitNumbered's group commit: a submission does
+  // not wait for the loop's rows) carries them in its own transaction; a read of a table they change
   // commits them first (GetMeta and GetAction read them where they wait instead; reads
   // of workloads never wait for them); Flush(), the destructor or the 257th waiting
   // write at the latest. Only for writes a crash may lose because the loop redoes them
@@ -180,6 +181,9 @@ class Store {
   // Commits `tx` and forgets the waiting writes it carried; the workload rows it wrote
   // (WriteRecord's `written`) then join the unfinished mirror.
   Status CommitWithDeferred(Transaction& tx, std::vector<WorkloadRecord> written = {});
+  // Commits `tx` and mirrors `written`, leaving the waiting writes waiting (the API's
+  // group commit, which applies none of them).
+  Status CommitRows(Transaction& tx, std::vector<WorkloadRecord> written);
   // The unfinished mirror, loaded from the database when it is not.
   Status LoadUnfinishedLocked();
   // Commits the waiting writes in a transaction of their own (none waiting: nothing).

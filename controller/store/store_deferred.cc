@@ -82,15 +82,20 @@ Status Store::ApplyDeferredLocked() {
   return Status::Ok();
 }
 
-Status Store::CommitWithDeferred(Transaction& tx, std::vector<WorkloadRecord> written) {
+Status Store::CommitRows(Transaction& tx, std::vector<WorkloadRecord> written) {
   Status committed = tx.Commit();
   commits_.fetch_add(1, std::memory_order_relaxed);
-  deferred_.clear();
   if (committed.ok()) {
     unfinished_.Apply(std::move(written));
   } else if (!written.empty()) {
     unfinished_.Forget();  // did the rows commit? The database will say.
   }
+  return committed;
+}
+
+Status Store::CommitWithDeferred(Transaction& tx, std::vector<WorkloadRecord> written) {
+  Status committed = CommitRows(tx, std::move(written));
+  deferred_.clear();
   return committed;
 }
 

@@ -43,11 +43,9 @@ void Store::CommitSubmits(const std::vector<QueuedSubmit*>& group) {
   std::lock_guard<FairMutex> lock(mu_);
   Transaction tx(*db_);
   if (!tx.begin_status().ok()) return fail_all(tx.begin_status());
-  // The loop's waiting writes ride along (store_deferred.cc); they are forgotten once
-  // this transaction ends, committed or not.
-  Status carried = ApplyDeferredLocked();
-  deferred_.clear();
-  if (!carried.ok()) return fail_all(carried);
+  // The loop's waiting writes (store_deferred.cc) do not ride along: a submission would
+  // wait for up to 256 decision rows to be written, and fail if one of them did. The
+  // loop's own next commit carries them.
   Result<std::unique_ptr<Statement>> read = db_->Prepare("SELECT value FROM meta WHERE key='uid_counter'");
   if (!read.ok()) return fail_all(read.status());
   Result<bool> row = (*read)->Step();
@@ -91,7 +89,7 @@ void Store::CommitSubmits(const std::vector<QueuedSubmit*>& group) {
   }
   // Nothing is acknowledged before the commit: a failed one fails every submission of the
   // group, accepted or not (the transaction rolls back as it goes out of scope).
-  if (Status committed = CommitWithDeferred(tx, std::move(written)); !committed.ok()) {
+  if (Status committed = CommitRows(tx, std::move(written)); !committed.ok()) {
     for (QueuedSubmit* q : group) {
       if (q->result.ok()) q->result = committed;
     }
