@@ -472,5 +472,26 @@ TEST(StoreDeferred, ClosingTheStoreCommitsWhatWaits) {
   EXPECT_EQ((*action)->error, "refused");
 }
 
+// An API submission's group commit leaves the loop's waiting writes waiting: it does not
+// write them for the loop (nor fail with them); the loop's next write does.
+TEST(StoreDeferred, ASubmissionNeitherCarriesNorWaitsForTheLoopsWaitingWrites) {
+  const std::string path = Db("deferred_submit");
+  auto store = Store::Open(path);
+  auto other = Store::Open(path);
+  ASSERT_TRUE(store.ok() && other.ok());
+  (*store)->RecordDecisionLater({0, {}, "a", 1, "rev", "placed", "c1", "fits", "{}", "t", "a-u1"});
+  ASSERT_EQ((*store)->deferred_writes(), 1u);
+  Result<WorkloadRecord> added = (*store)->SubmitNumbered(Record("b", "t"), Duration::FromSeconds(1));
+  ASSERT_TRUE(added.ok()) << added.status().ToString();
+  EXPECT_TRUE((*(*other)->Get("t", "b")).has_value()) << "the submission committed";
+  EXPECT_EQ((*store)->deferred_writes(), 1u) << "the decision row still waits";
+  EXPECT_TRUE((*other)->Decisions("t", "a")->empty());
+  WorkloadRecord placed = *added;
+  placed.state = WorkloadState::kPlaced;
+  ASSERT_TRUE((*store)->Update(placed, "placed", Duration::FromSeconds(2)).ok());  // the loop's next write
+  EXPECT_EQ((*store)->deferred_writes(), 0u);
+  EXPECT_EQ((*other)->Decisions("t", "a")->size(), 1u);
+}
+
 }  // namespace
 }  // namespace gpufed::store
