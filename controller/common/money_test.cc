@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <random>
 
 namespace gpufed {
 namespace {
@@ -75,6 +76,30 @@ TEST(Money, DisplaysTheLargestAmounts) {
   EXPECT_EQ(Money(std::numeric_limits<int64_t>::max(), "EUR").ToDisplayString(), "9,223,372,036,854.78 EUR");
   EXPECT_EQ(Money(std::numeric_limits<int64_t>::min(), "EUR").ToDisplayString(), "-9,223,372,036,854.78 EUR");
   EXPECT_EQ(Money(std::numeric_limits<int64_t>::max(), "JPY").ToDisplayString(), "9,223,372,036,855 JPY");
+}
+
+// The products of price, GPU share and time, on both sides of where 64 bits no longer
+// hold them, round half away from zero exactly as a 128-bit reference does.
+TEST(Money, GpuHoursRoundTheSameAtEveryMagnitude) {
+  auto reference = [](int64_t price, int64_t milli, int64_t millis) {
+    const __int128 n = static_cast<__int128>(price) * milli * millis;
+    const __int128 d = __int128{3600000} * 1000;
+    __int128 q = n >= 0 ? (n + d / 2) / d : (n - d / 2) / d;
+    const __int128 top = std::numeric_limits<int64_t>::max();
+    return static_cast<int64_t>(q > top ? top : q < -top ? -top : q);
+  };
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 200000; ++i) {
+    // Below 2^62 x 2^31 x 2^32, so the 128-bit product never overflows.
+    const int64_t price = static_cast<int64_t>(rng() >> (1 + rng() % 63)) * (rng() % 4 == 0 ? -1 : 1);
+    const int64_t milli = static_cast<int64_t>(rng() >> (33 + rng() % 31));
+    const int64_t millis = static_cast<int64_t>(rng() >> (32 + rng() % 32));
+    ASSERT_EQ(Money::GpuMilliHoursMicros(price, milli, millis), reference(price, milli, millis))
+        << price << " x " << milli << " x " << millis;
+  }
+  EXPECT_EQ(Money::GpuMilliHoursMicros(1800, 1000, 1000), 1);   // half a micro rounds up
+  EXPECT_EQ(Money::GpuMilliHoursMicros(-1800, 1000, 1000), -1);  // and away from zero
+  EXPECT_EQ(Money::GpuMilliHoursMicros(1799, 1000, 1000), 0);
 }
 
 }  // namespace
