@@ -112,6 +112,7 @@ void Placer::Explain(const model::Workload& w, const ShapeClass& shape, const st
   if (chosen) listed.push_back(static_cast<uint32_t>(*chosen));
   for (size_t i = 0; i < top; ++i) listed.push_back(candidates_[candidates[i]].cluster);
   std::sort(listed.begin(), listed.end());  // verdicts stay in cluster name order
+  d.verdicts.reserve(listed.size());
   for (uint32_t c : listed) d.verdicts.push_back(VerdictOf(w, shape, c, evaluation(c), burst_block));
   d.verdict_groups = GroupVerdicts(w, shape, burst_block, [](std::string_view, bool) { return true; }, &listed);
 }
