@@ -64,13 +64,27 @@ Binding BindingFromJson(const nlohmann::json& j) {
   return b;
 }
 
+// These run for every verdict of every decision the loop journals and stores: members are
+// emplaced into the object's map, since nlohmann's initializer lists copy each value once
+// more. The output is the same (objects are ordered by key either way).
 nlohmann::json ScoreToJson(const ScoreBreakdown& s) {
-  return {{"cost", s.cost},     {"locality", s.locality}, {"fragmentation", s.fragmentation},
-          {"onprem", s.onprem}, {"lua", s.lua},           {"total", s.total}};
+  nlohmann::json j = nlohmann::json::object();
+  nlohmann::json::object_t& o = j.get_ref<nlohmann::json::object_t&>();
+  o.emplace("cost", s.cost);
+  o.emplace("locality", s.locality);
+  o.emplace("fragmentation", s.fragmentation);
+  o.emplace("onprem", s.onprem);
+  o.emplace("lua", s.lua);
+  o.emplace("total", s.total);
+  return j;
 }
 
 nlohmann::json ClusterVerdictToJson(const ClusterVerdict& v) {
-  nlohmann::json j = {{"cluster", v.cluster}, {"eligible", v.eligible}, {"fitsNow", v.fits_now}};
+  nlohmann::json j = nlohmann::json::object();
+  nlohmann::json::object_t& o = j.get_ref<nlohmann::json::object_t&>();
+  o.emplace("cluster", v.cluster);
+  o.emplace("eligible", v.eligible);
+  o.emplace("fitsNow", v.fits_now);
   if (!v.rule.empty()) j["rule"] = v.rule;
   if (!v.reason.empty()) j["reason"] = v.reason;
   if (v.eligible) j["cost"] = v.cost.ToString();
@@ -82,8 +96,12 @@ nlohmann::json ClusterVerdictToJson(const ClusterVerdict& v) {
 nlohmann::json VerdictGroupsToJson(const std::vector<VerdictGroup>& groups) {
   nlohmann::json out = nlohmann::json::array();
   for (const VerdictGroup& g : groups) {
-    nlohmann::json j = {{"reason", g.reason}, {"clusters", g.clusters}, {"examples", g.examples}};
-    if (!g.rule.empty()) j["rule"] = g.rule;
+    nlohmann::json j = nlohmann::json::object();
+    nlohmann::json::object_t& o = j.get_ref<nlohmann::json::object_t&>();
+    o.emplace("reason", g.reason);
+    o.emplace("clusters", g.clusters);
+    o.emplace("examples", g.examples);
+    if (!g.rule.empty()) o.emplace("rule", g.rule);
     out.push_back(std::move(j));
   }
   return out;

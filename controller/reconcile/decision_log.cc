@@ -5,7 +5,11 @@ namespace gpufed::reconcile {
 nlohmann::json DecisionToJson(const placement::Decision& d, const DecisionContext& ctx) {
   nlohmann::json verdicts = nlohmann::json::array();
   for (const placement::ClusterVerdict& v : d.verdicts) {
-    nlohmann::json j = {{"cluster", v.cluster}, {"eligible", v.eligible}, {"fits_now", v.fits_now}};
+    nlohmann::json j = nlohmann::json::object();  // emplaced: see placement::ScoreToJson
+    nlohmann::json::object_t& o = j.get_ref<nlohmann::json::object_t&>();
+    o.emplace("cluster", v.cluster);
+    o.emplace("eligible", v.eligible);
+    o.emplace("fits_now", v.fits_now);
     if (!v.rule.empty()) j["rule"] = v.rule;
     if (!v.reason.empty()) j["reason"] = v.reason;
     if (v.eligible) {
