@@ -91,7 +91,8 @@ struct NameSet {
   }
   bool contains(const std::string& name) const {
     if (index.count(name) != 0) return true;
-    return context != nullptr && !name.empty() && AnyDeclared(*context, of, [&](std::string_view n) { return n == name; });
+    if (context == nullptr || name.empty()) return false;
+    return AnyDeclared(*context, of, [&](std::string_view n) { return n == name; });
   }
   bool empty() const {
     return names.empty() &&

@@ -50,15 +50,17 @@ nlohmann::json WorkloadView(const Workload& w) {
   d.emplace("sensitivity", SensitivityName(w.data.sensitivity));
   d.emplace("pii", w.data.pii);
   d.emplace("residency", w.data.residency);
-  nlohmann::json& checkpoint = o["checkpoint"] = nlohmann::json::object();
-  checkpoint.get_ref<nlohmann::json::object_t&>().emplace("enabled", w.checkpoint.enabled);
-  checkpoint.get_ref<nlohmann::json::object_t&>().emplace("interval", w.checkpoint.interval.seconds());
+  nlohmann::json::object_t& checkpoint =
+      (o["checkpoint"] = nlohmann::json::object()).get_ref<nlohmann::json::object_t&>();
+  checkpoint.emplace("enabled", w.checkpoint.enabled);
+  checkpoint.emplace("interval", w.checkpoint.interval.seconds());
   o.emplace("preemptible", w.preemptible);
   o.emplace("spot", w.spot);
   o.emplace("submittedAt", w.submitted_at.seconds());
-  nlohmann::json& metadata = o["metadata"] = nlohmann::json::object();
-  metadata.get_ref<nlohmann::json::object_t&>().emplace("name", w.metadata.name);
-  metadata.get_ref<nlohmann::json::object_t&>().emplace("labels", w.metadata.labels);
+  nlohmann::json::object_t& metadata =
+      (o["metadata"] = nlohmann::json::object()).get_ref<nlohmann::json::object_t&>();
+  metadata.emplace("name", w.metadata.name);
+  metadata.emplace("labels", w.metadata.labels);
   if (w.max_cost) o.emplace("maxCost", Decimal(*w.max_cost));
   return view;
 }

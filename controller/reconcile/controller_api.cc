@@ -58,10 +58,10 @@ Result<WorkloadRecord> Controller::Submit(const std::string& text, const std::st
   r.submitted = now;
   r.gpu_milli = int64_t{w.resources.total_gpus()} * 1000;
   Result<WorkloadRecord> stored = store_->SubmitNumbered(std::move(r), now);
-  // The loop would parse the text again (Reconciler::SpecOf); hand it this parse. Only a
-  // YAML body: the loop parses the text as api/NAME.yaml, and this is then the same spec
-  // but for the file name, set here to the loop's.
-  if (stored.ok() && file_name.size() >= 5 && file_name.compare(file_name.size() - 5, 5, ".yaml") == 0) {
+  // The loop would parse the text again (Reconciler::SpecOf); hand it this parse. The
+  // loader reads YAML and JSON alike, so this is the loop's spec but for the file name
+  // the loop gives the text (api/NAME.yaml), set here.
+  if (stored.ok()) {
     model::Workload spec = w;
     spec.metadata.location.file = "api/" + w.metadata.name + ".yaml";
     submitted_specs_.Put(stored->uid, {revision->config.revision, std::move(spec)});

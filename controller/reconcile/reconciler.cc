@@ -170,16 +170,15 @@ Status Reconciler::BookAttempt(WorkloadRecord& r, const connectors::ObservedWork
   // The booking commits with the Update that ends the attempt, which every caller makes
   // next (one commit, not two; store.h "Writes that wait"). While a pass syncs its active
   // work, both wait for the slice (FlushSyncUpdates).
-  const Money cost = a.cost;
   if (batching_sync_) {
-    sync_metered_.push_back(std::move(a));
+    sync_metered_.push_back(a);
   } else {
     GPUFED_RETURN_IF_ERROR(log_->RecordMetered({a}, clock_->Now()));
     GPUFED_RETURN_IF_ERROR(store_->FinishAttemptLater(a));
   }
   // The workload's own total (what /metrics and the live view count) follows the same
   // booking, for every attempt that ends, preempted victims included; the caller stores it.
-  r.cost = r.cost.Plus(cost);
+  r.cost = r.cost.Plus(a.cost);
   return Status::Ok();
 }
 

@@ -213,8 +213,8 @@ class Reconciler {
   SubmittedSpecs* submitted_specs_ = nullptr;
   // The state changes a pass observes (jobs that started, finished, were lost), in one
   // commit per slice rather than one fsync each (and the ended attempts' charges in one
-  // journal batch): 24,000 jobs that start between two passes were 24,000 commits. A slice bounds the transaction (and the store's search
-  // for a row written earlier in it).
+  // journal batch): 24,000 jobs that start between two passes were 24,000 commits. A
+  // slice bounds the transaction (and the store's search for a row written earlier in it).
   static constexpr size_t kSyncSlice = 256;
   bool batching_sync_ = false;
   std::vector<store::Store::WorkloadUpdate> sync_updates_;

@@ -69,6 +69,8 @@ spec:
       "  checkpoint: {enabled: true, interval: 15m, uri: s3://x}\n  preemptible: true\n  maxCost: 12.50 EUR\n",
       "\n\n# leading comment\napiVersion: gpufed/v1alpha1\nkind: Workload\nmetadata:\n  name: w2\nspec:\n"
       "  tenant: t\n  type: inference\n  resources: {gpuMemory: 4Gi}\n",
+      R"({"apiVersion": "gpufed/v1alpha1", "kind": "Workload", "metadata": {"name": "w3"},
+          "spec": {"tenant": "t", "type": "batch", "resources": {"gpus": 1}, "preemptible": true}})",
   };
   for (const std::string& body : bodies) {
     config::LoadResult api = config::LoadText(body, "request.yaml", &repo.config);
