@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "controller/common/hash64.h"
+
 namespace gpufed::packing::internal {
 
 FragPolicy::FragPolicy(std::string name, uint64_t seed, const WorkloadDistribution& workload, bool random_ties,
@@ -26,31 +28,59 @@ void FragPolicy::AddMove(int model, int share_gpu, int64_t cpu_left, int64_t mem
 void FragPolicy::Reset(const Fleet& fleet) {
   fleet_ = &fleet;
   model_.emplace(workload_, fleet);
+  shapes_.clear();
   shape_ids_.clear();
   cache_.clear();
   last_shape_ = -1;
   frag_.assign(fleet.size(), FragEntry{});
 }
 
+FragPolicy::ShapeKey FragPolicy::KeyOf(const PodRequest& pod) const {
+  ShapeKey key;
+  key.cpu_milli = pod.cpu_milli;
+  key.memory_mib = resources_measure_ ? pod.memory_mib : 0;
+  key.gpu_milli = pod.NeedsGpu() ? pod.gpu_milli : 0;
+  key.num_gpu = pod.NeedsGpu() ? pod.num_gpu : 0;
+  key.allowed_models = pod.allowed_models;
+  return key;
+}
+
+uint64_t FragPolicy::HashOf(const ShapeKey& key) {
+  Hash64 h;
+  h.Add(static_cast<uint64_t>(key.cpu_milli));
+  h.Add(static_cast<uint64_t>(key.memory_mib));
+  h.Add(static_cast<uint64_t>(key.gpu_milli));
+  h.Add(static_cast<uint64_t>(key.num_gpu));
+  for (const std::string& m : key.allowed_models) h.Add(m);
+  return h.value();
+}
+
 int FragPolicy::ShapeId(const PodRequest& pod) {
   // Callers ask about one shape many times in a row (the placer, once per cluster it
-  // tries): the last answer is checked before a key is built.
-  if (last_shape_ >= 0 && pod.cpu_milli == last_pod_.cpu_milli && pod.gpu_milli == last_pod_.gpu_milli &&
-      pod.num_gpu == last_pod_.num_gpu && (!resources_measure_ || pod.memory_mib == last_pod_.memory_mib) &&
-      pod.allowed_models == last_pod_.allowed_models) {
-    return last_shape_;
+  // tries): the last answer is checked first, and a few shapes are scanned before a key
+  // is built.
+  constexpr size_t kScanned = 16;
+  auto same = [&](const ShapeKey& k) {
+    return k.cpu_milli == pod.cpu_milli && (!resources_measure_ || k.memory_mib == pod.memory_mib) &&
+           k.gpu_milli == (pod.NeedsGpu() ? pod.gpu_milli : 0) && k.num_gpu == (pod.NeedsGpu() ? pod.num_gpu : 0) &&
+           k.allowed_models == pod.allowed_models;
+  };
+  if (last_shape_ >= 0 && same(shapes_[static_cast<size_t>(last_shape_)])) return last_shape_;
+  if (shapes_.size() <= kScanned) {
+    for (size_t s = 0; s < shapes_.size(); ++s) {
+      if (same(shapes_[s])) return last_shape_ = static_cast<int>(s);
+    }
   }
-  // FGD's measure ignores memory (feasibility is checked on every call), so shapes
-  // differing only in memory share cache entries; the resources measure does not.
-  std::string key = std::to_string(pod.cpu_milli) + "/" + std::to_string(pod.NeedsGpu() ? pod.gpu_milli : 0) + "/" +
-                    std::to_string(pod.NeedsGpu() ? pod.num_gpu : 0);
-  if (resources_measure_) key += "/m" + std::to_string(pod.memory_mib);
-  for (const std::string& m : pod.allowed_models) key += "/" + m;
-  auto [it, inserted] = shape_ids_.try_emplace(key, static_cast<int>(cache_.size()));
-  if (inserted) cache_.emplace_back(fleet_->size());
-  last_pod_ = pod;
-  last_shape_ = it->second;
-  return it->second;
+  ShapeKey key = KeyOf(pod);
+  const uint64_t hash = HashOf(key);
+  for (auto [it, end] = shape_ids_.equal_range(hash); it != end; ++it) {
+    if (shapes_[static_cast<size_t>(it->second)] == key) return last_shape_ = it->second;
+  }
+  const int id = static_cast<int>(shapes_.size());
+  shapes_.push_back(std::move(key));
+  shape_ids_.emplace(hash, id);
+  cache_.emplace_back(fleet_->size());
+  return last_shape_ = id;
 }
 
 std::pair<double, double> FragPolicy::CurrentFrag(const Fleet& fleet, size_t node) {

@@ -72,9 +72,23 @@ class FragPolicy : public PackingPolicy {
   WorkloadDistribution workload_;
   std::optional<FragmentationModel> model_;
   const Fleet* fleet_ = nullptr;
-  std::unordered_map<std::string, int> shape_ids_;
-  PodRequest last_pod_;  // ShapeId's last question and answer (-1: none)
-  int last_shape_ = -1;
+  // A pod shape as the cache tells shapes apart (FGD's measure ignores memory, so shapes
+  // differing only in memory share entries; the resources measure does not).
+  struct ShapeKey {
+    int64_t cpu_milli = 0;
+    int64_t memory_mib = 0;  // 0 without resources_measure
+    int gpu_milli = 0;       // 0 for a pod without GPUs
+    int num_gpu = 0;         // 0 for a pod without GPUs
+    std::vector<std::string> allowed_models;
+    bool operator==(const ShapeKey&) const = default;
+  };
+  ShapeKey KeyOf(const PodRequest& pod) const;
+  static uint64_t HashOf(const ShapeKey& key);
+  std::vector<ShapeKey> shapes_;  // by shape id
+  // Shape ids by HashOf, once there are more than a scan should check (a trace replay
+  // sees thousands of shapes; a plan's cluster tens).
+  std::unordered_multimap<uint64_t, int> shape_ids_;
+  int last_shape_ = -1;           // ShapeId's last answer (-1: none)
   std::vector<std::vector<CacheEntry>> cache_;  // [shape][node]
   std::vector<FragEntry> frag_;                 // [node]
   std::vector<FragMove> moves_;                 // scratch
