@@ -50,40 +50,71 @@ int NodeState::FreeWholeGpus() const {
   return n;
 }
 
-std::string PoolShapeMismatch(const model::NodePool& pool, const model::ResourceRequest& r) {
+namespace {
+
+// Whether `pool`'s shape can ever serve `r`; when not, and `why` is given, the reason (the
+// placer asks the question for every pool of every cluster it searches: no strings then).
+bool ShapeServes(const model::NodePool& pool, const model::ResourceRequest& r, std::string* why) {
+  auto no = [why](auto&& reason) {
+    if (why != nullptr) *why = reason();
+    return false;
+  };
   if (GpusPerNode(r) == 0) {
-    if (r.cpu > pool.cpu && pool.cpu.milli() > 0) return "needs " + r.cpu.ToString() + " CPU per node";
-    return "";
+    if (r.cpu > pool.cpu && pool.cpu.milli() > 0) {
+      return no([&] { return "needs " + r.cpu.ToString() + " CPU per node"; });
+    }
+    return true;
   }
-  if (!ModelAllowed(pool, r)) return "GPU model " + pool.gpu.model + " not in the allowed models";
+  if (!ModelAllowed(pool, r)) return no([&] { return "GPU model " + pool.gpu.model + " not in the allowed models"; });
   if (r.gpu_memory > pool.gpu.memory) {
-    return "needs " + r.gpu_memory.ToString() + " per GPU, " + pool.gpu.model + " has " + pool.gpu.memory.ToString();
+    return no([&] {
+      return "needs " + r.gpu_memory.ToString() + " per GPU, " + pool.gpu.model + " has " + pool.gpu.memory.ToString();
+    });
   }
   if (GpusPerNode(r) > pool.gpu.count && !Spreads(r)) {
-    return "needs " + std::to_string(GpusPerNode(r)) + " GPUs on one node, nodes have " + std::to_string(pool.gpu.count);
+    return no([&] {
+      return "needs " + std::to_string(GpusPerNode(r)) + " GPUs on one node, nodes have " +
+             std::to_string(pool.gpu.count);
+    });
   }
   if (r.topology == model::Topology::kSameNode && GpusPerNode(r) > 1 && !pool.gpu.nvlink) {
-    return "same-node topology needs NVLink, pool " + pool.name + " has none";
+    return no([&] { return "same-node topology needs NVLink, pool " + pool.name + " has none"; });
   }
   if (!r.mig_profile.empty()) {
     if (pool.gpu.sharing != model::GpuSharing::kMig ||
         std::find(pool.gpu.mig_profiles.begin(), pool.gpu.mig_profiles.end(), r.mig_profile) ==
             pool.gpu.mig_profiles.end()) {
-      return "MIG profile " + r.mig_profile + " not offered by pool " + pool.name;
+      return no([&] { return "MIG profile " + r.mig_profile + " not offered by pool " + pool.name; });
     }
   }
   if (WantsFraction(pool, r) && pool.gpu.sharing == model::GpuSharing::kMig) {
     GpuDemand d = DemandOn(pool, r);
-    if (d.mig_profile.empty()) return "no MIG profile of pool " + pool.name + " fits the request";
+    if (d.mig_profile.empty()) {
+      return no([&] { return "no MIG profile of pool " + pool.name + " fits the request"; });
+    }
     if (MigProfilesFor(pool.gpu.model) != nullptr && FindMigProfile(pool.gpu.model, d.mig_profile) == nullptr) {
-      return "MIG profile " + d.mig_profile + " does not exist on " + pool.gpu.model;
+      return no([&] { return "MIG profile " + d.mig_profile + " does not exist on " + pool.gpu.model; });
     }
   }
-  if (pool.cpu.milli() > 0 && r.cpu > pool.cpu) return "needs " + r.cpu.ToString() + " CPU, nodes have " + pool.cpu.ToString();
-  if (pool.memory.milli() > 0 && r.memory > pool.memory) {
-    return "needs " + r.memory.ToString() + " memory, nodes have " + pool.memory.ToString();
+  if (pool.cpu.milli() > 0 && r.cpu > pool.cpu) {
+    return no([&] { return "needs " + r.cpu.ToString() + " CPU, nodes have " + pool.cpu.ToString(); });
   }
-  return "";
+  if (pool.memory.milli() > 0 && r.memory > pool.memory) {
+    return no([&] { return "needs " + r.memory.ToString() + " memory, nodes have " + pool.memory.ToString(); });
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string PoolShapeMismatch(const model::NodePool& pool, const model::ResourceRequest& r) {
+  std::string why;
+  ShapeServes(pool, r, &why);
+  return why;
+}
+
+bool PoolShapeFits(const model::NodePool& pool, const model::ResourceRequest& r) {
+  return ShapeServes(pool, r, nullptr);
 }
 
 GpuDemand DemandOn(const model::NodePool& pool, const model::ResourceRequest& r) {
@@ -219,31 +250,56 @@ int ClusterState::FindNodeIndex(const std::string& name) const {
   return -1;
 }
 
+namespace {
+
+bool CpuAndMemoryFit(const NodeState& node, const model::ResourceRequest& r) {
+  return !node.cpu_limited || (node.free_cpu_milli >= r.cpu.milli() && node.free_memory >= r.memory.milli() / 1000);
+}
+
+// The GPU a fractional demand takes on `node` (-1: none): the fullest shared GPU with
+// room, else the first whole one; `only_gpu` >= 0 looks at that GPU alone.
+int FractionGpu(const NodeState& node, const GpuDemand& d, const MigProfile* geometry, int only_gpu) {
+  int best = -1;
+  for (size_t g = 0; g < node.gpus.size(); ++g) {
+    if (only_gpu >= 0 && static_cast<int>(g) != only_gpu) continue;
+    const GpuState& gpu = node.gpus[g];
+    bool mig_room = d.mig_slices == 0 ||
+                    (geometry != nullptr ? gpu.mig.FindStart(*geometry).has_value()
+                                         : gpu.mig_slices_used + d.mig_slices <= kMigComputeSlices);
+    bool room = gpu.free_milli >= d.milli_each && gpu.free_memory >= d.memory_each && mig_room;
+    if (!room || (gpu.free_milli == kMilliPerGpu && !gpu.shared && best >= 0)) continue;
+    if (best < 0 || !node.gpus[best].shared || (gpu.shared && gpu.free_milli < node.gpus[best].free_milli)) {
+      best = static_cast<int>(g);
+    }
+  }
+  return best;
+}
+
+// Models with a known MIG table get real slice placement; others count slices.
+const MigProfile* GeometryOf(const model::NodePool& pool, const GpuDemand& d) {
+  return d.mig_profile.empty() ? nullptr : FindMigProfile(pool.gpu.model, d.mig_profile);
+}
+
+// FitOnNode's answer without building the fit (FindNode asks it of every node).
+bool FitsOnNode(const NodeState& node, const model::NodePool& pool, const GpuDemand& d,
+                const model::ResourceRequest& r) {
+  if (!CpuAndMemoryFit(node, r)) return false;
+  if (d.fractional) return FractionGpu(node, d, GeometryOf(pool, d), -1) >= 0;
+  return node.FreeWholeGpus() >= d.gpus;
+}
+
+}  // namespace
+
 std::optional<NodeFit> FitOnNode(const NodeState& node, const model::NodePool& pool, const GpuDemand& d,
                                  const model::ResourceRequest& r, int only_gpu) {
-  if (node.cpu_limited && (node.free_cpu_milli < r.cpu.milli() || node.free_memory < r.memory.milli() / 1000)) {
-    return std::nullopt;
-  }
+  if (!CpuAndMemoryFit(node, r)) return std::nullopt;
   NodeFit fit;
   fit.milli_each = d.milli_each;
   fit.memory_each = d.memory_each;
   fit.mig_profile = d.mig_profile;
-  // Models with a known MIG table get real slice placement; others count slices.
-  const MigProfile* geometry = d.mig_profile.empty() ? nullptr : FindMigProfile(pool.gpu.model, d.mig_profile);
+  const MigProfile* geometry = GeometryOf(pool, d);
   if (d.fractional) {
-    int best = -1;
-    for (size_t g = 0; g < node.gpus.size(); ++g) {
-      if (only_gpu >= 0 && static_cast<int>(g) != only_gpu) continue;
-      const GpuState& gpu = node.gpus[g];
-      bool mig_room = d.mig_slices == 0 ||
-                      (geometry != nullptr ? gpu.mig.FindStart(*geometry).has_value()
-                                           : gpu.mig_slices_used + d.mig_slices <= kMigComputeSlices);
-      bool room = gpu.free_milli >= d.milli_each && gpu.free_memory >= d.memory_each && mig_room;
-      if (!room || (gpu.free_milli == kMilliPerGpu && !gpu.shared && best >= 0)) continue;
-      if (best < 0 || !node.gpus[best].shared || (gpu.shared && gpu.free_milli < node.gpus[best].free_milli)) {
-        best = static_cast<int>(g);
-      }
-    }
+    const int best = FractionGpu(node, d, geometry, only_gpu);
     if (best < 0) return std::nullopt;
     fit.gpus = {best};
     if (geometry != nullptr) fit.mig_start = *node.gpus[best].mig.FindStart(*geometry);
@@ -268,21 +324,17 @@ std::optional<std::pair<int, NodeFit>> FindNode(const ClusterState& state, const
   const std::vector<model::NodePool>& pools = state.cluster->node_pools;
   std::vector<std::optional<GpuDemand>> demands(pools.size());
   for (size_t p = 0; p < pools.size(); ++p) {
-    if (pool_allowed[p] && PoolShapeMismatch(pools[p], request).empty()) demands[p] = DemandOn(pools[p], request);
+    if (pool_allowed[p] && PoolShapeFits(pools[p], request)) demands[p] = DemandOn(pools[p], request);
   }
+  // Nodes with room; the fit itself is built for the chosen one only.
   std::vector<PackingCandidate> candidates;
-  std::vector<NodeFit> fits;
   candidates.reserve(only_node >= 0 ? 1 : state.nodes.size());
-  fits.reserve(candidates.capacity());
   for (size_t n = 0; n < state.nodes.size(); ++n) {
     if (only_node >= 0 && static_cast<int>(n) != only_node) continue;
     const NodeState& node = state.nodes[n];
     const std::optional<GpuDemand>& demand = demands[static_cast<size_t>(node.pool)];
-    if (!demand) continue;
-    std::optional<NodeFit> fit = FitOnNode(node, pools[node.pool], *demand, request);
-    if (!fit) continue;
+    if (!demand || !FitsOnNode(node, pools[node.pool], *demand, request)) continue;
     candidates.push_back({static_cast<int>(n), &*demand});
-    fits.push_back(std::move(*fit));
   }
   if (candidates.empty()) return std::nullopt;
   // One node and nothing to choose on it (whole GPUs go to the lowest free ones, as the
@@ -291,17 +343,14 @@ std::optional<std::pair<int, NodeFit>> FindNode(const ClusterState& state, const
   std::optional<PackingChoice> choice =
       state.packer && !forced ? state.packer->Choose(state, request, candidates) : PackingChoice{0, -1};
   if (!choice) return std::nullopt;
-  const int n = candidates[choice->candidate].node;
-  NodeFit fit = std::move(fits[choice->candidate]);
-  if (choice->share_gpu >= 0 && fit.gpus != std::vector<int>{choice->share_gpu}) {
-    // The policy's GPU, when the placer's own checks (GPU memory, MIG geometry) allow it.
-    const NodeState& node = state.nodes[static_cast<size_t>(n)];
-    if (auto on_gpu = FitOnNode(node, pools[node.pool], *candidates[choice->candidate].demand, request,
-                                choice->share_gpu)) {
-      fit = std::move(*on_gpu);
-    }
-  }
-  return std::make_pair(n, std::move(fit));
+  const PackingCandidate& chosen = candidates[choice->candidate];
+  const NodeState& node = state.nodes[static_cast<size_t>(chosen.node)];
+  std::optional<NodeFit> fit;
+  // The policy's GPU, when the placer's own checks (GPU memory, MIG geometry) allow it.
+  if (choice->share_gpu >= 0) fit = FitOnNode(node, pools[node.pool], *chosen.demand, request, choice->share_gpu);
+  if (!fit) fit = FitOnNode(node, pools[node.pool], *chosen.demand, request);
+  if (!fit) return std::nullopt;  // FitsOnNode said it fits: not reached
+  return std::make_pair(chosen.node, std::move(*fit));
 }
 
 std::optional<int> ProvisionNode(ClusterState& state, const model::ResourceRequest& request,
@@ -310,7 +359,7 @@ std::optional<int> ProvisionNode(ClusterState& state, const model::ResourceReque
   const model::Cluster& cluster = *state.cluster;
   for (size_t p = 0; p < cluster.node_pools.size(); ++p) {
     const model::NodePool& pool = cluster.node_pools[p];
-    if (!pool_allowed[p] || !PoolShapeMismatch(pool, request).empty()) continue;
+    if (!pool_allowed[p] || !PoolShapeFits(pool, request)) continue;
     NodeState node = EmptyNode(pool, static_cast<int>(p), pool.name + "-" + std::to_string(state.next_node_index++));
     node.provisioned = true;
     state.nodes.push_back(std::move(node));
@@ -356,7 +405,7 @@ NodeFit FitOfBinding(const model::NodePool& pool, const model::ResourceRequest& 
   fit.mig_start = mig_start;
   const int64_t gpu_memory = pool.gpu.memory.milli() / 1000;
   fit.memory_each = gpu_memory;
-  if (PoolShapeMismatch(pool, request).empty()) {
+  if (PoolShapeFits(pool, request)) {
     fit.memory_each = DemandOn(pool, request).memory_each;
   } else if (gpu_milli_each < kMilliPerGpu) {
     fit.memory_each = gpu_memory * gpu_milli_each / kMilliPerGpu;

@@ -93,6 +93,8 @@ bool Spreads(const model::ResourceRequest& request);
 
 // Why a pool's shape can never serve the request (empty when it can, when empty).
 std::string PoolShapeMismatch(const model::NodePool& pool, const model::ResourceRequest& request);
+// PoolShapeMismatch(...).empty(), without building the reason.
+bool PoolShapeFits(const model::NodePool& pool, const model::ResourceRequest& request);
 // The per-GPU demand on `pool`; requires PoolShapeMismatch(...) to be empty.
 GpuDemand DemandOn(const model::NodePool& pool, const model::ResourceRequest& request);
 

@@ -34,7 +34,7 @@ packing::WorkloadDistribution MixOn(const model::Cluster& cluster, const PodMix*
   for (const PodMix::Shape& shape : mix != nullptr ? mix->shapes() : std::vector<PodMix::Shape>{}) {
     const model::ResourceRequest& r = shape.request;
     for (const model::NodePool& pool : cluster.node_pools) {
-      if (!PoolShapeMismatch(pool, r).empty()) continue;
+      if (!PoolShapeFits(pool, r)) continue;
       packing::PodRequest pod = PodFor(r, DemandOn(pool, r));
       pod.num_gpu = std::min(pod.num_gpu, pool.gpu.count);  // a spread request: per node at most a node
       if (pod.num_gpu == 0) pod.gpu_milli = 0;

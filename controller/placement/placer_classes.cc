@@ -218,7 +218,7 @@ Placer::ShapeCluster Placer::EvaluateShape(const model::Workload& w, const Polic
     s.reason = mismatch;
     // A pool a rule excluded would have fitted: that rule is the real reason.
     for (size_t p = 0; p < s.pools.size(); ++p) {
-      if (!policy.pool_denials[p].first.empty() && PoolShapeMismatch(cluster.node_pools[p], w.resources).empty()) {
+      if (!policy.pool_denials[p].first.empty() && PoolShapeFits(cluster.node_pools[p], w.resources)) {
         s.rule = policy.pool_denials[p].first;
         s.reason = policy.pool_denials[p].second;
         break;

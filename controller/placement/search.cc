@@ -10,7 +10,7 @@ int PoolOf(const ClusterState& state, int node, const model::ResourceRequest& r,
   if (node < static_cast<int>(state.nodes.size())) return state.nodes[node].pool;
   const model::Cluster& cluster = *state.cluster;
   for (size_t p = 0; p < cluster.node_pools.size(); ++p) {
-    if (allowed[p] && PoolShapeMismatch(cluster.node_pools[p], r).empty()) return static_cast<int>(p);
+    if (allowed[p] && PoolShapeFits(cluster.node_pools[p], r)) return static_cast<int>(p);
   }
   return -1;
 }
@@ -122,7 +122,7 @@ std::optional<Placement> Spread(const ClusterState& state, const model::Resource
   std::optional<Placement> best;
   const model::Cluster& cluster = *state.cluster;
   for (size_t p = 0; p < cluster.node_pools.size(); ++p) {
-    if (!allowed[p] || !PoolShapeMismatch(cluster.node_pools[p], r).empty()) continue;
+    if (!allowed[p] || !PoolShapeFits(cluster.node_pools[p], r)) continue;
     std::optional<Placement> found = SpreadOnPool(state, r, static_cast<int>(p), only_node);
     if (!found) continue;
     if (!best || std::make_pair(found->provisions, found->nodes.size()) <

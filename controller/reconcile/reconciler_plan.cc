@@ -197,7 +197,7 @@ Result<connectors::Action> Reconciler::BuildSubmit(const WorkloadRecord& r, cons
   // GPU memory taken on each GPU of the pool.
   if (a.gpu_milli_each >= 1000 && a.mig_profile.empty()) {
     a.gpu_memory_each = pool->gpu.memory.milli() / 1000;
-  } else if (placement::PoolShapeMismatch(*pool, w.resources).empty()) {
+  } else if (placement::PoolShapeFits(*pool, w.resources)) {
     a.gpu_memory_each = placement::DemandOn(*pool, w.resources).memory_each;
   }
   return a;
