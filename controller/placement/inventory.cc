@@ -263,11 +263,13 @@ int FractionGpu(const NodeState& node, const GpuDemand& d, const MigProfile* geo
   for (size_t g = 0; g < node.gpus.size(); ++g) {
     if (only_gpu >= 0 && static_cast<int>(g) != only_gpu) continue;
     const GpuState& gpu = node.gpus[g];
-    bool mig_room = d.mig_slices == 0 ||
-                    (geometry != nullptr ? gpu.mig.FindStart(*geometry).has_value()
-                                         : gpu.mig_slices_used + d.mig_slices <= kMigComputeSlices);
-    bool room = gpu.free_milli >= d.milli_each && gpu.free_memory >= d.memory_each && mig_room;
-    if (!room || (gpu.free_milli == kMilliPerGpu && !gpu.shared && best >= 0)) continue;
+    // The cheap tests first: the MIG geometry is searched only on a GPU that could be taken.
+    if (gpu.free_milli < d.milli_each || gpu.free_memory < d.memory_each) continue;
+    if (gpu.free_milli == kMilliPerGpu && !gpu.shared && best >= 0) continue;
+    const bool mig_room = d.mig_slices == 0 ||
+                          (geometry != nullptr ? gpu.mig.FindStart(*geometry).has_value()
+                                               : gpu.mig_slices_used + d.mig_slices <= kMigComputeSlices);
+    if (!mig_room) continue;
     if (best < 0 || !node.gpus[best].shared || (gpu.shared && gpu.free_milli < node.gpus[best].free_milli)) {
       best = static_cast<int>(g);
     }
@@ -318,14 +320,24 @@ std::optional<NodeFit> FitOnNode(const NodeState& node, const model::NodePool& p
   return fit;
 }
 
-std::optional<std::pair<int, NodeFit>> FindNode(const ClusterState& state, const model::ResourceRequest& request,
-                                                const std::vector<bool>& pool_allowed, int only_node) {
-  // The demand per pool, computed once: pools are few, nodes many.
-  const std::vector<model::NodePool>& pools = state.cluster->node_pools;
-  std::vector<std::optional<GpuDemand>> demands(pools.size());
+PoolDemands DemandsOn(const model::Cluster& cluster, const model::ResourceRequest& request,
+                      const std::vector<bool>& pool_allowed) {
+  const std::vector<model::NodePool>& pools = cluster.node_pools;
+  PoolDemands demands(pools.size());
   for (size_t p = 0; p < pools.size(); ++p) {
     if (pool_allowed[p] && PoolShapeFits(pools[p], request)) demands[p] = DemandOn(pools[p], request);
   }
+  return demands;
+}
+
+std::optional<std::pair<int, NodeFit>> FindNode(const ClusterState& state, const model::ResourceRequest& request,
+                                                const std::vector<bool>& pool_allowed, int only_node,
+                                                const PoolDemands* known_demands) {
+  // The demand per pool, computed once: pools are few, nodes many.
+  const std::vector<model::NodePool>& pools = state.cluster->node_pools;
+  PoolDemands own_demands;
+  if (known_demands == nullptr) own_demands = DemandsOn(*state.cluster, request, pool_allowed);
+  const PoolDemands& demands = known_demands != nullptr ? *known_demands : own_demands;
   // Nodes with room; the fit itself is built for the chosen one only.
   std::vector<PackingCandidate> candidates;
   candidates.reserve(only_node >= 0 ? 1 : state.nodes.size());

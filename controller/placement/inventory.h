@@ -97,6 +97,11 @@ std::string PoolShapeMismatch(const model::NodePool& pool, const model::Resource
 bool PoolShapeFits(const model::NodePool& pool, const model::ResourceRequest& request);
 // The per-GPU demand on `pool`; requires PoolShapeMismatch(...) to be empty.
 GpuDemand DemandOn(const model::NodePool& pool, const model::ResourceRequest& request);
+// A request's demand on each pool of a cluster: set for the pools `pool_allowed` leaves
+// whose shape fits (PoolShapeFits), empty for the rest.
+using PoolDemands = std::vector<std::optional<GpuDemand>>;
+PoolDemands DemandsOn(const model::Cluster& cluster, const model::ResourceRequest& request,
+                      const std::vector<bool>& pool_allowed);
 
 // The cluster's nodes: the declared node pools (nodes "<pool>-<i>"), or, when `observed`
 // is given, the nodes its connector reported, under their names (nodes of a pool the
@@ -110,9 +115,11 @@ void CapToObserved(ClusterState& state, const ObservedCluster& observed);
 
 // The node fit for a single-node request: among the nodes FitOnNode finds room on, the
 // one the state's packing policy picks (node_packer.h); `only_node` >= 0 looks at that
-// node alone.
+// node alone. `demands`: DemandsOn(state's cluster, request, pool_allowed) when the caller
+// keeps it (the placer's shape classes do), else worked out here.
 std::optional<std::pair<int, NodeFit>> FindNode(const ClusterState& state, const model::ResourceRequest& request,
-                                                const std::vector<bool>& pool_allowed, int only_node = -1);
+                                                const std::vector<bool>& pool_allowed, int only_node = -1,
+                                                const PoolDemands* demands = nullptr);
 // How `demand` fits on `node` (a node of `pool`), keeping whole GPUs free: fractions go
 // to the fullest shared GPU with room (to GPU `only_gpu` alone when >= 0), whole GPUs take
 // the lowest free indices.

@@ -312,7 +312,9 @@ Decision Placer::Decide(const model::Workload& w) {
   Explain(w, shape, block, chosen, d);
   auto made = by_preemption.find(*chosen);
   const Candidate candidate =
-      made != by_preemption.end() ? std::move(made->second) : *FindCandidate(w, *chosen, shape.clusters[*chosen].pools);
+      made != by_preemption.end()
+          ? std::move(made->second)
+          : *FindCandidate(w, *chosen, shape.clusters[*chosen].pools, &shape.clusters[*chosen].demands);
   const TenantState before = tenant_state;
   Bind(w, candidate, candidates[static_cast<size_t>(evaluations_[*chosen].candidate)].score, d);
   RaiseAlerts(before, tenant_state, d);

@@ -108,6 +108,7 @@ class Placer {
     std::vector<const Money*> prices;       // GPU-hour price per pool (null: unpriced)
     std::vector<int64_t> gpu_milli;         // GPU share taken on each pool
     uint64_t pool_mask = 0;                 // `pools` as bits (kUnsharedPools beyond 63 pools)
+    PoolDemands demands;                    // the request's demand on each of `pools`
   };
   static constexpr uint64_t kUnsharedPools = ~uint64_t{0};
   struct CachedFit {
@@ -238,8 +239,11 @@ class Placer {
                       ClusterVerdict& verdict, std::vector<bool>& pool_allowed,
                       std::vector<std::pair<std::string, std::string>>& pool_denials);
   // Where on cluster c `w` fits now (search.h), or nothing.
-  std::optional<Placement> PlacementOn(const model::Workload& w, size_t c, const std::vector<bool>& pool_allowed) const;
-  std::optional<Candidate> FindCandidate(const model::Workload& w, size_t c, const std::vector<bool>& pool_allowed);
+  // `demands`: the shape class's (ShapeCluster::demands), when the caller has them.
+  std::optional<Placement> PlacementOn(const model::Workload& w, size_t c, const std::vector<bool>& pool_allowed,
+                                       const PoolDemands* demands = nullptr) const;
+  std::optional<Candidate> FindCandidate(const model::Workload& w, size_t c, const std::vector<bool>& pool_allowed,
+                                         const PoolDemands* demands = nullptr);
   void Bind(const model::Workload& w, const Candidate& candidate, const ScoreBreakdown& score, Decision& d);
   // Why bursting to the cloud is not yet allowed ("" when it is).
   std::string BurstBlock(const model::Workload& w) const;

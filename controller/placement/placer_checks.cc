@@ -148,19 +148,20 @@ void Placer::RaiseAlerts(const TenantState& before, const TenantState& after, De
   check(budget.cloud_limit, before.usage.cloud_spent, after.usage.cloud_spent, true);
 }
 
-std::optional<Placement> Placer::PlacementOn(const model::Workload& w, size_t c,
-                                             const std::vector<bool>& pool_allowed) const {
+std::optional<Placement> Placer::PlacementOn(const model::Workload& w, size_t c, const std::vector<bool>& pool_allowed,
+                                             const PoolDemands* demands) const {
   const ClusterState& state = clusters_[c].state;
   // Skip the node scan when a whole-GPU request cannot fit and nothing can be added.
   if (state.elastic_nodes_left == 0 && !MayFitWholeGpus(state, w.resources)) return std::nullopt;
-  return FindPlacement(state, w.resources, pool_allowed);
+  return FindPlacement(state, w.resources, pool_allowed, -1, demands);
 }
 
 std::optional<Placer::Candidate> Placer::FindCandidate(const model::Workload& w, size_t c,
-                                                       const std::vector<bool>& pool_allowed) {
+                                                       const std::vector<bool>& pool_allowed,
+                                                       const PoolDemands* demands) {
   ClusterEntry& entry = clusters_[c];
   const model::ResourceRequest& r = w.resources;
-  std::optional<Placement> found = PlacementOn(w, c, pool_allowed);
+  std::optional<Placement> found = PlacementOn(w, c, pool_allowed, demands);
   if (!found) return std::nullopt;
   Candidate candidate;
   candidate.cluster = c;

@@ -16,14 +16,14 @@ int PoolOf(const ClusterState& state, int node, const model::ResourceRequest& r,
 }
 
 std::optional<Placement> SingleNode(const ClusterState& state, const model::ResourceRequest& r,
-                                    const std::vector<bool>& allowed, int only_node) {
+                                    const std::vector<bool>& allowed, int only_node, const PoolDemands* demands) {
   Placement placement;
-  if (auto found = FindNode(state, r, allowed, only_node)) {
+  if (auto found = FindNode(state, r, allowed, only_node, demands)) {
     placement.nodes.push_back(std::move(*found));
   } else if (only_node < 0 && state.elastic_nodes_left > 0) {
     ClusterState trial = state;
     if (!ProvisionNode(trial, r, allowed)) return std::nullopt;
-    auto fit = FindNode(trial, r, allowed);
+    auto fit = FindNode(trial, r, allowed, -1, demands);
     if (!fit) return std::nullopt;
     placement.nodes.push_back(std::move(*fit));
     placement.provisions = true;
@@ -136,12 +136,12 @@ std::optional<Placement> Spread(const ClusterState& state, const model::Resource
 }  // namespace
 
 std::optional<Placement> FindPlacement(const ClusterState& state, const model::ResourceRequest& r,
-                                       const std::vector<bool>& allowed, int only_node) {
+                                       const std::vector<bool>& allowed, int only_node, const PoolDemands* demands) {
   std::optional<Placement> placement;
   if (r.nodes > 1) {
     if (only_node < 0) placement = Gang(state, r, allowed);
   } else {
-    placement = SingleNode(state, r, allowed, only_node);
+    placement = SingleNode(state, r, allowed, only_node, demands);
     if (!placement && Spreads(r)) placement = Spread(state, r, allowed, only_node);
   }
   if (placement && placement->pool < 0) placement->pool = PoolOf(state, placement->nodes.front().first, r, allowed);

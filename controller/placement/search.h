@@ -24,9 +24,11 @@ struct Placement {
 //   - topology any that no one node can hold (Spreads): the fewest nodes of one pool,
 //     nodes with the most free GPUs first and the last one the tightest that takes the
 //     rest, adding nodes only when the present ones cannot hold it.
-// `only_node` >= 0 restricts the search to that node (no elastic nodes).
+// `only_node` >= 0 restricts the search to that node (no elastic nodes). `demands`: see
+// FindNode.
 std::optional<Placement> FindPlacement(const ClusterState& state, const model::ResourceRequest& request,
-                                       const std::vector<bool>& pool_allowed, int only_node = -1);
+                                       const std::vector<bool>& pool_allowed, int only_node = -1,
+                                       const PoolDemands* demands = nullptr);
 
 // Reserves `placement` on `state`, adding the elastic nodes it counts on; returns the
 // index of each node used, in order.
