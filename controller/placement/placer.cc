@@ -121,6 +121,7 @@ Plan Placer::Run() {
     if (snapshot_.on_decision) snapshot_.on_decision(d);
   }
   SweepViews();
+  SweepResolved();
   return plan;
 }
 

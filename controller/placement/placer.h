@@ -5,6 +5,7 @@
 // PlanMemo), placer_checks.cc (policy filters, burst gate, budgets) and preemption.cc
 // (victim selection).
 #include <cassert>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -51,6 +52,11 @@ class Placer {
     uint64_t inputs = 0;
     uint64_t built_generation = ~uint64_t{0};
     std::unordered_map<std::string, int> node_index;  // node name -> index in state.nodes, as built
+    // The state's node names, pools and GPU counts, in order (hashed), and how many nodes
+    // that was: what a running entry's node fits are resolved against. Nodes are only
+    // ever appended, so a different count means a different layout.
+    uint64_t layout = 0;
+    size_t layout_nodes = ~size_t{0};
   };
   struct ActiveRule {
     const model::Policy* policy;
@@ -71,13 +77,16 @@ class Placer {
   };
   // A running workload's reservation, kept so preemption can release it. On a cluster
   // whose state a memo kept, the node fits are worked out only when preemption asks.
+  using NodeFits = std::vector<std::pair<int, NodeFit>>;
   struct RunningEntry {
     const RunningWorkload* running;
     size_t cluster;
-    std::vector<std::pair<int, NodeFit>> nodes;
+    uint64_t key = 0;                // its binding and request (placer_setup.cc's AddRunning)
+    const NodeFits* nodes = nullptr;  // set by Resolve: PlacerCaches::resolved's, or own_fits_'
     int64_t gpu_milli = 0;
-    bool active = true;    // false once preempted in this plan
+    bool active = true;     // false once preempted in this plan
     bool resolved = false;  // `nodes` worked out
+    const NodeFits& fits() const { return *nodes; }
   };
 
   // What one cluster's policies (rules, residency, Lua filter and score hooks) say about
@@ -186,6 +195,9 @@ class Placer {
   const nlohmann::json& ViewOf(const model::Workload& w);
   // Drops the cached views the plan just made did not read.
   void SweepViews();
+  // Drops the resolved bindings the plan did not use once there are more than the
+  // running work needs (placer_setup.cc).
+  void SweepResolved();
   // The index of w's policy class in policy_classes_, or kUncachedClass (uncached_policy_).
   size_t PolicyClassFor(const model::Workload& w, const nlohmann::json& wv);
   static constexpr size_t kUncachedClass = ~size_t{0};
@@ -303,6 +315,7 @@ class Placer {
   double window_hours_ = 0;   // DecayedWindowHours(half-life)
   bool needs_views_ = false;  // rules or hooks read the workload's JSON view
   nlohmann::json scratch_view_;  // ViewOf's answer when the view is not cached
+  std::deque<NodeFits> own_fits_;  // resolutions not cached (a node was missing or added)
   size_t views_read_ = 0;        // cached views this plan read (SweepViews)
 };
 
@@ -342,6 +355,15 @@ struct PlacerCaches {
     uint64_t plan = 0;
   };
   std::unordered_map<uint64_t, CachedView> workload_views;
+  // Running work's node fits (Placer::Resolve) by the binding and request, the cluster and
+  // its node layout (ClusterEntry::layout), with the plan that last used each: a cluster
+  // whose state is rebuilt reserves the same running work again. Kept only where every
+  // node of the binding was found as it was. Swept to about what the running work needs.
+  struct ResolvedBinding {
+    Placer::NodeFits nodes;
+    uint64_t plan = 0;
+  };
+  std::unordered_map<uint64_t, ResolvedBinding> resolved;
   PlanMemo::Stats stats;  // of the plan that last used these caches
 };
 

@@ -74,6 +74,7 @@ void Placer::SetUpClusters(const std::shared_ptr<const PodMix>& mix, uint64_t mi
     k.policy_classes.clear();
     k.shape_classes.clear();
     k.fit_tables.clear();
+    k.resolved.clear();  // node pools and cluster indices may differ
     k.config = &config_;
     k.hooks = snapshot_.hooks;
     k.revision = config_.revision;
@@ -119,10 +120,16 @@ void Placer::SetUpClusters(const std::shared_ptr<const PodMix>& mix, uint64_t mi
     if (r.workload->preemptible) {
       lowest_preemptible_priority_[c] = std::min(lowest_preemptible_priority_[c], r.workload->priority);
     }
+    InputHash binding;
+    AddRunning(binding, r);
+    inputs[c].Add(binding.value());
     running_on_[c].push_back(running_.size());
-    running_.push_back({&r, c, {}, RequestedGpuMilli(r.workload->resources), true, false});
-    Tenant(r.workload->tenant).usage.gpu_milli_in_use += running_.back().gpu_milli;
-    AddRunning(inputs[c], r);
+    RunningEntry& entry = running_.emplace_back();
+    entry.running = &r;
+    entry.cluster = c;
+    entry.key = binding.value();
+    entry.gpu_milli = RequestedGpuMilli(r.workload->resources);
+    Tenant(r.workload->tenant).usage.gpu_milli_in_use += entry.gpu_milli;
   }
 
   std::vector<bool> rebuilt(clusters_.size(), false);
@@ -170,7 +177,7 @@ void Placer::ReserveRunning(const std::vector<bool>& rebuilt) {
     for (size_t i : running_on_[c]) {
       RunningEntry& entry = running_[i];
       Resolve(entry, /*may_add_nodes=*/true);
-      for (const auto& [n, fit] : entry.nodes) Reserve(state, n, fit, entry.running->workload->resources);
+      for (const auto& [n, fit] : entry.fits()) Reserve(state, n, fit, entry.running->workload->resources);
     }
   }
 }
@@ -181,17 +188,40 @@ void Placer::Resolve(RunningEntry& entry, bool may_add_nodes) {
   const RunningWorkload& r = *entry.running;
   ClusterEntry& cluster = clusters_[entry.cluster];
   ClusterState& state = cluster.state;
+  if (cluster.layout_nodes != state.nodes.size()) {
+    InputHash layout;
+    for (const NodeState& node : state.nodes) {
+      layout.Add(node.name);
+      layout.Add(static_cast<uint64_t>(node.pool));
+      layout.Add(node.gpus.size());
+    }
+    cluster.layout = layout.value();
+    cluster.layout_nodes = state.nodes.size();
+  }
+  InputHash key;
+  key.Add(entry.key);
+  key.Add(entry.cluster);
+  key.Add(cluster.layout);
+  auto [cached, added] = caches_.resolved.try_emplace(key.value());
+  cached->second.plan = caches_.plans;
+  if (!added) {
+    entry.nodes = &cached->second.nodes;
+    return;
+  }
+  NodeFits& fits = cached->second.nodes;
+  bool as_it_was = true;  // every node found, none added: the answer holds for this layout
   for (size_t m = 0; m < r.binding.nodes.size() && m < r.binding.gpus.size(); ++m) {
     auto found = cluster.node_index.find(r.binding.nodes[m]);
     int n = found == cluster.node_index.end() ? -1 : found->second;
     if (n < 0) {
+      as_it_was = false;
       // An observed cluster reports every node it has: this one is gone. A state kept
       // from the last plan already has every node its running work could be bound to.
       if (!may_add_nodes || snapshot_.observed.count(r.binding.cluster)) continue;
       // Bound to an elastic node an earlier plan added: it exists now.
-      std::optional<int> added = AddObservedNode(state, r.binding.nodes[m]);
-      if (!added) continue;
-      n = *added;
+      std::optional<int> added_node = AddObservedNode(state, r.binding.nodes[m]);
+      if (!added_node) continue;
+      n = *added_node;
       cluster.node_index.emplace(r.binding.nodes[m], n);
     }
     const model::NodePool& pool = state.cluster->node_pools[state.nodes[n].pool];
@@ -200,8 +230,26 @@ void Placer::Resolve(RunningEntry& entry, bool may_add_nodes) {
     fit.gpus.erase(std::remove_if(fit.gpus.begin(), fit.gpus.end(),
                                   [&](int g) { return g < 0 || g >= static_cast<int>(state.nodes[n].gpus.size()); }),
                    fit.gpus.end());
-    entry.nodes.emplace_back(n, std::move(fit));
+    fits.emplace_back(n, std::move(fit));
   }
+  if (as_it_was) {
+    entry.nodes = &fits;
+    return;
+  }
+  entry.nodes = &own_fits_.emplace_back(std::move(fits));
+  caches_.resolved.erase(cached);
+}
+
+void Placer::SweepResolved() {
+  // Running work on a cluster that stays unchanged is resolved again only when its state
+  // is rebuilt, which can be many plans later: entries stay a while unused.
+  constexpr uint64_t kUnusedPlans = 16;
+  auto& resolved = caches_.resolved;
+  const size_t cap = 2 * running_.size() + 1024;
+  if (resolved.size() <= cap) return;
+  std::erase_if(resolved, [&](const auto& entry) { return entry.second.plan + kUnusedPlans < caches_.plans; });
+  if (resolved.size() <= cap) return;
+  std::erase_if(resolved, [&](const auto& entry) { return entry.second.plan != caches_.plans; });
 }
 
 PlanMemo::PlanMemo() : caches_(std::make_unique<PlacerCaches>()) {}

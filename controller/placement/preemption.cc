@@ -34,7 +34,7 @@ struct VictimSet {
 }  // namespace
 
 void Placer::ReleaseEntry(ClusterState& state, const RunningEntry& r) const {
-  for (const auto& [node, fit] : r.nodes) Release(state, node, fit, r.running->workload->resources);
+  for (const auto& [node, fit] : r.fits()) Release(state, node, fit, r.running->workload->resources);
 }
 
 bool Placer::VictimAllowed(const model::Workload& w, const RunningEntry& r,
@@ -96,7 +96,7 @@ std::optional<Placer::Candidate> Placer::PreemptFor(const model::Workload& w, si
     if (ok) {
       for (size_t k = chosen.size(); k-- > 0;) {
         const RunningEntry& r = running_[chosen[k]];
-        for (const auto& [node, fit] : r.nodes) Reserve(entry.state, node, fit, r.running->workload->resources);
+        for (const auto& [node, fit] : r.fits()) Reserve(entry.state, node, fit, r.running->workload->resources);
         if (fits()) {
           chosen.erase(chosen.begin() + static_cast<std::ptrdiff_t>(k));
         } else {
@@ -114,7 +114,7 @@ std::optional<Placer::Candidate> Placer::PreemptFor(const model::Workload& w, si
     }
     for (size_t i : chosen) {
       const RunningEntry& r = running_[i];
-      for (const auto& [node, fit] : r.nodes) Reserve(entry.state, node, fit, r.running->workload->resources);
+      for (const auto& [node, fit] : r.fits()) Reserve(entry.state, node, fit, r.running->workload->resources);
     }
     return result;
   };
@@ -123,7 +123,7 @@ std::optional<Placer::Candidate> Placer::PreemptFor(const model::Workload& w, si
     // A single-node workload needs room on one node: try each node's victims alone.
     std::map<int, std::vector<size_t>> by_node;
     for (size_t i : pool) {
-      for (const auto& [node, fit] : running_[i].nodes) by_node[node].push_back(i);
+      for (const auto& [node, fit] : running_[i].fits()) by_node[node].push_back(i);
     }
     for (const auto& [node, order] : by_node) {
       std::optional<VictimSet> set = search(order);
