@@ -112,11 +112,21 @@ void Placer::SetUpClusters(const std::shared_ptr<const PodMix>& mix, uint64_t mi
   }
   running_on_.assign(clusters_.size(), {});
   lowest_preemptible_priority_.assign(clusters_.size(), std::numeric_limits<int>::max());
+  // Running work comes grouped by cluster and tenant more often than not: the last
+  // lookup of each is checked before the maps.
+  std::string_view last_cluster;
+  size_t last_index = 0;
+  const std::string* last_tenant = nullptr;
+  TenantState* last_tenant_state = nullptr;
   for (const RunningWorkload& r : snapshot_.running) {
     if (r.workload == nullptr) continue;
-    auto it = k.cluster_index.find(r.binding.cluster);
-    if (it == k.cluster_index.end()) continue;  // cluster no longer declared
-    const size_t c = it->second;
+    if (last_cluster.empty() || r.binding.cluster != last_cluster) {
+      auto it = k.cluster_index.find(r.binding.cluster);
+      if (it == k.cluster_index.end()) continue;  // cluster no longer declared
+      last_cluster = it->first;
+      last_index = it->second;
+    }
+    const size_t c = last_index;
     if (r.workload->preemptible) {
       lowest_preemptible_priority_[c] = std::min(lowest_preemptible_priority_[c], r.workload->priority);
     }
@@ -129,7 +139,11 @@ void Placer::SetUpClusters(const std::shared_ptr<const PodMix>& mix, uint64_t mi
     entry.cluster = c;
     entry.key = binding.value();
     entry.gpu_milli = RequestedGpuMilli(r.workload->resources);
-    Tenant(r.workload->tenant).usage.gpu_milli_in_use += entry.gpu_milli;
+    if (last_tenant == nullptr || *last_tenant != r.workload->tenant) {
+      last_tenant = &r.workload->tenant;
+      last_tenant_state = &Tenant(r.workload->tenant);
+    }
+    last_tenant_state->usage.gpu_milli_in_use += entry.gpu_milli;
   }
 
   std::vector<bool> rebuilt(clusters_.size(), false);

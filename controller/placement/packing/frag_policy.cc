@@ -45,13 +45,14 @@ FragPolicy::ShapeKey FragPolicy::KeyOf(const PodRequest& pod) const {
   return key;
 }
 
-uint64_t FragPolicy::HashOf(const ShapeKey& key) {
+uint64_t FragPolicy::HashOf(int64_t cpu_milli, int64_t memory_mib, int gpu_milli, int num_gpu,
+                            const std::vector<std::string>& allowed_models) {
   Hash64 h;
-  h.Add(static_cast<uint64_t>(key.cpu_milli));
-  h.Add(static_cast<uint64_t>(key.memory_mib));
-  h.Add(static_cast<uint64_t>(key.gpu_milli));
-  h.Add(static_cast<uint64_t>(key.num_gpu));
-  for (const std::string& m : key.allowed_models) h.Add(m);
+  h.Add(static_cast<uint64_t>(cpu_milli));
+  h.Add(static_cast<uint64_t>(memory_mib));
+  h.Add(static_cast<uint64_t>(gpu_milli));
+  h.Add(static_cast<uint64_t>(num_gpu));
+  for (const std::string& m : allowed_models) h.Add(m);
   return h.value();
 }
 
@@ -71,13 +72,13 @@ int FragPolicy::ShapeId(const PodRequest& pod) {
       if (same(shapes_[s])) return last_shape_ = static_cast<int>(s);
     }
   }
-  ShapeKey key = KeyOf(pod);
-  const uint64_t hash = HashOf(key);
+  const uint64_t hash = HashOf(pod.cpu_milli, resources_measure_ ? pod.memory_mib : 0, pod.NeedsGpu() ? pod.gpu_milli : 0,
+                               pod.NeedsGpu() ? pod.num_gpu : 0, pod.allowed_models);
   for (auto [it, end] = shape_ids_.equal_range(hash); it != end; ++it) {
-    if (shapes_[static_cast<size_t>(it->second)] == key) return last_shape_ = it->second;
+    if (same(shapes_[static_cast<size_t>(it->second)])) return last_shape_ = it->second;
   }
   const int id = static_cast<int>(shapes_.size());
-  shapes_.push_back(std::move(key));
+  shapes_.push_back(KeyOf(pod));
   shape_ids_.emplace(hash, id);
   cache_.emplace_back(fleet_->size());
   return last_shape_ = id;

@@ -80,10 +80,10 @@ class FragPolicy : public PackingPolicy {
     int gpu_milli = 0;       // 0 for a pod without GPUs
     int num_gpu = 0;         // 0 for a pod without GPUs
     std::vector<std::string> allowed_models;
-    bool operator==(const ShapeKey&) const = default;
   };
   ShapeKey KeyOf(const PodRequest& pod) const;
-  static uint64_t HashOf(const ShapeKey& key);
+  static uint64_t HashOf(int64_t cpu_milli, int64_t memory_mib, int gpu_milli, int num_gpu,
+                         const std::vector<std::string>& allowed_models);
   std::vector<ShapeKey> shapes_;  // by shape id
   // Shape ids by HashOf, once there are more than a scan should check (a trace replay
   // sees thousands of shapes; a plan's cluster tens).
