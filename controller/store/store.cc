@@ -87,24 +87,35 @@ Status Store::Migrate() {
 }
 
 Status Store::WriteRecord(const WorkloadRecord& r, bool insert, std::vector<WorkloadRecord>* written) {
-  std::string sql = insert ? std::string("INSERT INTO workloads(") + kWorkloadColumns +
-                                 ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
-                           : "UPDATE workloads SET name=?1, uid=?2, tenant=?3, source=?4, spec_text=?5, submitted_ms=?6, "
-                             "state=?7, reason=?8, attempt=?9, cluster=?10, binding_json=?11, resume_ms=?12, "
-                             "progress_ms=?13, checkpoint_ms=?14, started_ms=?15, finished_ms=?16, estimate_micros=?17, "
-                             "cost_micros=?18, currency=?19, gpu_milli=?20, cloud=?21, cancel_requested=?22, seq=?23 "
-                             "WHERE uid=?2";
-  Result<std::unique_ptr<Statement>> s = db_->Prepare(sql);
-  if (!s.ok()) return s.status();
-  std::string currency = r.cost.currency().empty() ? r.estimate.currency() : r.cost.currency();
-  (*s)->Bind(1, r.name).Bind(2, r.uid).Bind(3, r.tenant).Bind(4, r.source).Bind(5, r.spec_text);
-  (*s)->Bind(6, r.submitted.millis()).Bind(7, std::string(StateName(r.state))).Bind(8, r.reason).Bind(9, r.attempt);
-  (*s)->Bind(10, r.cluster).Bind(11, r.binding_json).Bind(12, r.resume_from.millis()).Bind(13, r.progress.millis());
-  (*s)->Bind(14, r.checkpoint.millis()).Bind(15, r.started.millis()).Bind(16, r.finished.millis());
-  (*s)->Bind(17, r.estimate.micros()).Bind(18, r.cost.micros()).Bind(19, currency).Bind(20, r.gpu_milli);
+  const std::string currency = r.cost.currency().empty() ? r.estimate.currency() : r.cost.currency();
   const int64_t seq = insert ? ++seq_ : r.updated_seq;
-  (*s)->Bind(21, r.cloud ? 1 : 0).Bind(22, r.cancel_requested ? 1 : 0).Bind(23, seq);
-  GPUFED_RETURN_IF_ERROR((*s)->Run());
+  if (insert) {
+    Result<std::unique_ptr<Statement>> s = db_->Prepare(std::string("INSERT INTO workloads(") + kWorkloadColumns +
+                                                        ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    if (!s.ok()) return s.status();
+    (*s)->Bind(1, r.name).Bind(2, r.uid).Bind(3, r.tenant).Bind(4, r.source).Bind(5, r.spec_text);
+    (*s)->Bind(6, r.submitted.millis()).Bind(7, std::string(StateName(r.state))).Bind(8, r.reason).Bind(9, r.attempt);
+    (*s)->Bind(10, r.cluster).Bind(11, r.binding_json).Bind(12, r.resume_from.millis()).Bind(13, r.progress.millis());
+    (*s)->Bind(14, r.checkpoint.millis()).Bind(15, r.started.millis()).Bind(16, r.finished.millis());
+    (*s)->Bind(17, r.estimate.micros()).Bind(18, r.cost.micros()).Bind(19, currency).Bind(20, r.gpu_milli);
+    (*s)->Bind(21, r.cloud ? 1 : 0).Bind(22, r.cancel_requested ? 1 : 0).Bind(23, seq);
+    GPUFED_RETURN_IF_ERROR((*s)->Run());
+  } else {
+    // A submission's identity (uid, name, tenant, source, spec, submission time and
+    // order) never changes after its insert (UpdateLocked keeps the stored one), so an
+    // update sets the rest alone: the indexes on the identity stay untouched.
+    Result<std::unique_ptr<Statement>> s = db_->Prepare(
+        "UPDATE workloads SET state=?, reason=?, attempt=?, cluster=?, binding_json=?, resume_ms=?, progress_ms=?, "
+        "checkpoint_ms=?, started_ms=?, finished_ms=?, estimate_micros=?, cost_micros=?, currency=?, gpu_milli=?, "
+        "cloud=?, cancel_requested=? WHERE uid=?");
+    if (!s.ok()) return s.status();
+    (*s)->Bind(1, std::string(StateName(r.state))).Bind(2, r.reason).Bind(3, r.attempt).Bind(4, r.cluster);
+    (*s)->Bind(5, r.binding_json).Bind(6, r.resume_from.millis()).Bind(7, r.progress.millis());
+    (*s)->Bind(8, r.checkpoint.millis()).Bind(9, r.started.millis()).Bind(10, r.finished.millis());
+    (*s)->Bind(11, r.estimate.micros()).Bind(12, r.cost.micros()).Bind(13, currency).Bind(14, r.gpu_milli);
+    (*s)->Bind(15, r.cloud ? 1 : 0).Bind(16, r.cancel_requested ? 1 : 0).Bind(17, r.uid);
+    GPUFED_RETURN_IF_ERROR((*s)->Run());
+  }
   written->push_back(AsStored(r, seq));
   return Status::Ok();
 }
@@ -305,7 +316,13 @@ Status Store::UpdateLocked(const WorkloadRecord& record, const std::string& reas
   if (!old.ok()) return old.status();
   if (!*old) return NotFound("workload " + record.name + " (uid " + record.uid + ")");
   WorkloadRecord r = record;
-  r.updated_seq = (*old)->updated_seq;  // the submission order never changes
+  // The submission's identity and order never change (WriteRecord updates the rest).
+  r.name = (*old)->name;
+  r.tenant = (*old)->tenant;
+  r.source = (*old)->source;
+  r.spec_text = (*old)->spec_text;
+  r.submitted = (*old)->submitted;
+  r.updated_seq = (*old)->updated_seq;
   r.cancel_requested = r.cancel_requested || (*old)->cancel_requested;  // never lose a cancel
   GPUFED_RETURN_IF_ERROR(WriteRecord(r, false, written));
   if ((*old)->state != r.state || (*old)->attempt != r.attempt) {
