@@ -243,6 +243,11 @@ void CapToObserved(ClusterState& state, const ObservedCluster& observed) {
   ++state.generation;
 }
 
+bool SameCapacity(const ClusterState& a, const ClusterState& b) {
+  return a.cluster == b.cluster && a.elastic_nodes_left == b.elastic_nodes_left &&
+         a.next_node_index == b.next_node_index && a.nodes == b.nodes;
+}
+
 int ClusterState::FindNodeIndex(const std::string& name) const {
   for (size_t n = 0; n < nodes.size(); ++n) {
     if (nodes[n].name == name) return static_cast<int>(n);

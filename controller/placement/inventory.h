@@ -26,6 +26,7 @@ struct GpuState {
   int mig_slices_used = 0;        // compute slices of MIG instances on this GPU
   MigLayout mig;                  // occupied memory slices, for models with a MIG table
   bool shared = false;            // holds fractional work (memory share or MIG)
+  bool operator==(const GpuState&) const = default;
 };
 
 struct NodeState {
@@ -38,6 +39,7 @@ struct NodeState {
   std::vector<GpuState> gpus;
 
   int FreeWholeGpus() const;
+  bool operator==(const NodeState&) const = default;
 };
 
 struct ClusterState {
@@ -60,6 +62,11 @@ struct ClusterState {
 
   int FindNodeIndex(const std::string& name) const;  // -1 when absent
 };
+
+// The same nodes (names, pools, in order) with the same free capacity and the same room
+// to grow: whatever is computed from one state holds for the other (generation, packer
+// and derived indexes aside).
+bool SameCapacity(const ClusterState& a, const ClusterState& b);
 
 // How a request maps onto one node: which GPUs and how much of each.
 struct NodeFit {

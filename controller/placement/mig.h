@@ -45,6 +45,7 @@ class MigLayout {
   int compute_used() const { return compute_used_; }
   uint8_t occupied() const { return occupied_; }
   bool empty() const { return occupied_ == 0; }
+  bool operator==(const MigLayout&) const = default;
 
  private:
   static uint8_t Mask(const MigProfile& profile, int start);

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <unordered_map>
 #include <string>
 #include <string_view>
@@ -292,7 +293,13 @@ class Placer {
   model::BurstThresholds burst_;
   std::map<std::string, TenantState> tenants_;
   std::vector<RunningEntry> running_;
-  std::vector<std::vector<size_t>> running_on_;  // by cluster: indices into running_
+  // Indices into running_ grouped by cluster (snapshot order within each), and where
+  // each cluster's group starts (one more entry than clusters).
+  std::vector<uint32_t> running_order_;
+  std::vector<uint32_t> running_begin_;
+  std::span<const uint32_t> RunningOn(size_t c) const {
+    return {running_order_.data() + running_begin_[c], running_begin_[c + 1] - running_begin_[c]};
+  }
   // By cluster: the lowest priority of its preemptible running work when the plan began
   // (INT_MAX: none). Preemption only ever removes entries, so work of this priority or
   // lower can preempt nothing there, and PreemptFor skips the scan of its running work.

@@ -3,6 +3,7 @@
 // the best alternatives and group the rest by rule, so a decision's size and cost do
 // not grow with the fleet.
 #include <algorithm>
+#include <array>
 #include <map>
 #include <set>
 
@@ -93,24 +94,30 @@ void Placer::Explain(const model::Workload& w, const ShapeClass& shape, const st
   }
   // Listed: the chosen cluster, the best other candidates, and the first eligible
   // clusters without room (what preemption and operators look at next).
-  std::vector<uint32_t> candidates, full;  // indices into candidates_; cluster indices
-  candidates.reserve(candidates_.size());
+  // The best other candidates, best first (a strict order: score, then cluster), kept in
+  // one pass over them (hundreds) rather than sorted.
+  auto better = [&](uint32_t a, uint32_t b) {
+    const double sa = candidates_[a].score.total, sb = candidates_[b].score.total;
+    return sa != sb ? sa > sb : candidates_[a].cluster < candidates_[b].cluster;
+  };
+  std::array<uint32_t, kListedCandidates> best;
+  size_t top = 0;
   for (size_t i = 0; i < candidates_.size(); ++i) {
-    if (candidates_[i].cluster != chosen) candidates.push_back(static_cast<uint32_t>(i));
+    const auto k = static_cast<uint32_t>(i);
+    if (candidates_[i].cluster == chosen || (top == best.size() && !better(k, best[top - 1]))) continue;
+    size_t at = std::min(top, best.size() - 1);
+    for (; at > 0 && better(k, best[at - 1]); --at) best[at] = best[at - 1];
+    best[at] = k;
+    top = std::min(top + 1, best.size());
   }
+  std::vector<uint32_t> listed;  // cluster indices
+  listed.reserve(kListedFull + 1 + top);
   for (uint32_t c : shape.eligible) {
-    if (full.size() == kListedFull) break;
-    if (evaluations_[c].Hold() == 3) full.push_back(c);
+    if (listed.size() == kListedFull) break;
+    if (evaluations_[c].Hold() == 3) listed.push_back(c);
   }
-  const size_t top = std::min(kListedCandidates, candidates.size());
-  std::partial_sort(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(top), candidates.end(),
-                    [&](uint32_t a, uint32_t b) {
-                      const double sa = candidates_[a].score.total, sb = candidates_[b].score.total;
-                      return sa != sb ? sa > sb : candidates_[a].cluster < candidates_[b].cluster;
-                    });
-  std::vector<uint32_t> listed(full.begin(), full.end());
   if (chosen) listed.push_back(static_cast<uint32_t>(*chosen));
-  for (size_t i = 0; i < top; ++i) listed.push_back(candidates_[candidates[i]].cluster);
+  for (size_t i = 0; i < top; ++i) listed.push_back(candidates_[best[i]].cluster);
   std::sort(listed.begin(), listed.end());  // verdicts stay in cluster name order
   d.verdicts.reserve(listed.size());
   for (uint32_t c : listed) d.verdicts.push_back(VerdictOf(w, shape, c, evaluation(c), burst_block));

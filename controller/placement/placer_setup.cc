@@ -110,7 +110,7 @@ void Placer::SetUpClusters(const std::shared_ptr<const PodMix>& mix, uint64_t mi
     observed[it->second] = &o;
     AddObserved(inputs[it->second], o);
   }
-  running_on_.assign(clusters_.size(), {});
+  running_.reserve(snapshot_.running.size());
   lowest_preemptible_priority_.assign(clusters_.size(), std::numeric_limits<int>::max());
   // Running work comes grouped by cluster and tenant more often than not: the last
   // lookup of each is checked before the maps.
@@ -133,7 +133,6 @@ void Placer::SetUpClusters(const std::shared_ptr<const PodMix>& mix, uint64_t mi
     InputHash binding;
     AddRunning(binding, r);
     inputs[c].Add(binding.value());
-    running_on_[c].push_back(running_.size());
     RunningEntry& entry = running_.emplace_back();
     entry.running = &r;
     entry.cluster = c;
@@ -146,7 +145,16 @@ void Placer::SetUpClusters(const std::shared_ptr<const PodMix>& mix, uint64_t mi
     last_tenant_state->usage.gpu_milli_in_use += entry.gpu_milli;
   }
 
+  // Each cluster's running entries, in snapshot order (the order they are reserved in).
+  running_begin_.assign(clusters_.size() + 1, 0);
+  for (const RunningEntry& r : running_) ++running_begin_[r.cluster + 1];
+  for (size_t c = 0; c < clusters_.size(); ++c) running_begin_[c + 1] += running_begin_[c];
+  running_order_.resize(running_.size());
+  std::vector<uint32_t> next(running_begin_.begin(), running_begin_.end() - 1);
+  for (size_t i = 0; i < running_.size(); ++i) running_order_[next[running_[i].cluster]++] = static_cast<uint32_t>(i);
+
   std::vector<bool> rebuilt(clusters_.size(), false);
+  std::vector<ClusterState> previous(clusters_.size());  // the states rebuilt, as the last plan left them
   for (size_t c = 0; c < clusters_.size(); ++c) {
     ClusterEntry& entry = clusters_[c];
     const uint64_t hash = inputs[c].value() ^ (observed[c] == nullptr ? 0 : 0x9e3779b97f4a7c15ull);
@@ -154,15 +162,13 @@ void Placer::SetUpClusters(const std::shared_ptr<const PodMix>& mix, uint64_t mi
                       entry.built_generation == entry.state.generation;
     std::shared_ptr<NodePacker> packer = new_mix ? nullptr : entry.state.packer;
     if (!keep) {
+      previous[c] = std::move(entry.state);
       entry.state = BuildClusterState(*entry.cluster, observed[c]);
       entry.state.generation = (++k.epoch) << 32;
       entry.inputs = hash;
       entry.node_index.clear();
       for (size_t n = 0; n < entry.state.nodes.size(); ++n) entry.node_index.emplace(entry.state.nodes[n].name, static_cast<int>(n));
       rebuilt[c] = true;
-      ++k.stats.clusters_rebuilt;
-    } else {
-      ++k.stats.clusters_kept;
     }
     if (packer == nullptr) {
       Result<std::shared_ptr<NodePacker>> made = NodePacker::Create(*entry.cluster, kDefaultPackingPolicy, mix);
@@ -176,11 +182,23 @@ void Placer::SetUpClusters(const std::shared_ptr<const PodMix>& mix, uint64_t mi
   ReserveRunning(rebuilt);
   generation_of_.resize(clusters_.size());
   for (size_t c = 0; c < clusters_.size(); ++c) {
+    ClusterEntry& entry = clusters_[c];
     if (rebuilt[c]) {
-      if (observed[c] != nullptr) CapToObserved(clusters_[c].state, *observed[c]);
-      clusters_[c].built_generation = clusters_[c].state.generation;
+      if (observed[c] != nullptr) CapToObserved(entry.state, *observed[c]);
+      // New inputs often build the state the last plan left: the work it placed is now
+      // running (and, observed, reported), and nothing ended there. Then that state, and
+      // every fit cached at its generation, stands.
+      if (SameCapacity(previous[c], entry.state)) {
+        std::shared_ptr<NodePacker> packer = std::move(entry.state.packer);
+        entry.state = std::move(previous[c]);
+        entry.state.packer = std::move(packer);
+        if (entry.state.packer != nullptr) entry.state.packer->SetHome(&entry.state);
+        rebuilt[c] = false;
+      }
+      entry.built_generation = entry.state.generation;
     }
-    generation_of_[c] = clusters_[c].state.generation;
+    ++(rebuilt[c] ? k.stats.clusters_rebuilt : k.stats.clusters_kept);
+    generation_of_[c] = entry.state.generation;
   }
 }
 
@@ -188,7 +206,7 @@ void Placer::ReserveRunning(const std::vector<bool>& rebuilt) {
   for (size_t c = 0; c < clusters_.size(); ++c) {
     if (!rebuilt[c]) continue;
     ClusterState& state = clusters_[c].state;
-    for (size_t i : running_on_[c]) {
+    for (uint32_t i : RunningOn(c)) {
       RunningEntry& entry = running_[i];
       Resolve(entry, /*may_add_nodes=*/true);
       for (const auto& [n, fit] : entry.fits()) Reserve(state, n, fit, entry.running->workload->resources);

@@ -55,7 +55,7 @@ std::optional<Placer::Candidate> Placer::PreemptFor(const model::Workload& w, si
   const Duration now = snapshot_.now;
   std::vector<size_t> pool;
   int64_t freeable = 0;
-  for (size_t i : running_on_[c]) {
+  for (uint32_t i : RunningOn(c)) {
     RunningEntry& r = running_[i];
     if (!r.active || !r.running->workload->preemptible || r.running->workload->priority >= w.priority) continue;
     Resolve(r);
