@@ -1,7 +1,6 @@
 #include "controller/placement/placer.h"
 
 #include <algorithm>
-#include <array>
 #include <deque>
 #include <string_view>
 #include <unordered_map>
@@ -260,27 +259,14 @@ Decision Placer::Decide(const model::Workload& w) {
   // packing, on-prem, and the policies' Lua score hooks.
   std::optional<int64_t> min_cost;
   const bool moves_data = !w.data.dataset.empty();
-  // Hundreds of candidates share a few prices: each (price, GPU share) is costed once.
-  struct CostMemo {
-    const Money* price = nullptr;
-    int64_t gpu_milli = -1;
-    int64_t cost = 0;
-  };
-  std::array<CostMemo, 16> costs;
   for (CandidateEval& k : candidates) {
     if (evaluations_[k.cluster].preempts) {
       k.cost = by_preemption.at(k.cluster).cost.total.micros();
-    } else if (moves_data) {
-      k.cost = EstimateCostMicros(*clusters_[k.cluster].cluster, k.price, w, k.gpu_milli);
     } else {
       // Without a dataset to move the cost is the GPU part, from the price the fit
       // cache already holds (no walk to the cluster's price table per candidate).
-      CostMemo& m = costs[(reinterpret_cast<uintptr_t>(k.price) / alignof(Money) ^ static_cast<uint64_t>(k.gpu_milli)) %
-                          costs.size()];
-      if (m.price != k.price || m.gpu_milli != k.gpu_milli) {
-        m = {k.price, k.gpu_milli, GpuCostMicros(k.price, w, k.gpu_milli)};
-      }
-      k.cost = m.cost;
+      k.cost = moves_data ? EstimateCostMicros(*clusters_[k.cluster].cluster, k.price, w, k.gpu_milli)
+                          : GpuCostMicros(k.price, w, k.gpu_milli);
     }
     if (!min_cost || k.cost < *min_cost) min_cost = k.cost;
   }
