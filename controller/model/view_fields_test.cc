@@ -65,6 +65,26 @@ TEST(ViewFields, WorkloadViewBuildsExactlyTheTable) {
   ExpectViewMatchesTable(WorkloadView(w), WorkloadViewFields());
 }
 
+// The placer looks classes up on a view of some members: each member it builds is the
+// whole view's, and it builds no other.
+TEST(ViewFields, AViewOfSomeMembersHasExactlyThoseOfTheWholeView) {
+  Workload w;
+  w.metadata.name = "w";
+  w.metadata.labels = {{"team", "a"}};
+  w.max_cost = *Money::Parse("10 EUR");
+  w.data.residency = {"eu"};
+  const nlohmann::json whole = WorkloadView(w);
+  ViewMembers all;
+  for (auto it = whole.begin(); it != whole.end(); ++it) {
+    EXPECT_EQ(WorkloadView(w, ViewMembers{it.key()}), nlohmann::json({{it.key(), *it}})) << it.key();
+    all.insert(it.key());
+  }
+  EXPECT_EQ(WorkloadView(w, all), whole);
+  EXPECT_EQ(WorkloadView(w, ViewMembers{"data", "tenant", "node"}),
+            nlohmann::json({{"data", whole["data"]}, {"tenant", whole["tenant"]}}));
+  EXPECT_EQ(WorkloadView(w, ViewMembers{}), nlohmann::json::object());
+}
+
 // A cache may keep a workload's view under WorkloadViewKey: every field the view shows
 // must move the key. Each mutator changes one field; together they must change every
 // leaf of the view (so a field added to the view needs a mutator here, and then the key).

@@ -13,57 +13,71 @@ nlohmann::json PriceMap(const std::map<std::string, Money>& prices) {
   return out;
 }
 
-}  // namespace
-
-nlohmann::json WorkloadView(const Workload& w) {
+// Builds the view's members that `want` selects (every one when it is null).
+nlohmann::json BuildWorkloadView(const Workload& w, const ViewMembers* want) {
   // Built member by member into the objects' maps: nlohmann's initializer lists copy
   // every nested value once more, and the placer builds this view for every workload
   // it decides for the first time.
+  auto wanted = [want](std::string_view member) { return want == nullptr || want->count(member) > 0; };
   const ResourceRequest& r = w.resources;
   nlohmann::json view = nlohmann::json::object();
   nlohmann::json::object_t& o = view.get_ref<nlohmann::json::object_t&>();
-  o.emplace("name", w.metadata.name);
-  o.emplace("labels", w.metadata.labels);
-  o.emplace("tenant", w.tenant);
-  o.emplace("priority", w.priority);
-  o.emplace("priorityClass", w.priority_class);
-  o.emplace("type", WorkloadTypeName(w.type));
-  nlohmann::json& resources = o["resources"] = nlohmann::json::object();
-  nlohmann::json::object_t& res = resources.get_ref<nlohmann::json::object_t&>();
-  res.emplace("gpus", r.total_gpus());  // gangs included: a rule on gpus must see a 2 x 8 gang as 16
-  res.emplace("totalGpus", r.total_gpus());
-  res.emplace("gpuMemory", r.gpu_memory.milli() / 1000);
-  res.emplace("gpuShare", r.gpu_share.units());
-  res.emplace("gpuModels", r.gpu_models);
-  res.emplace("migProfile", r.mig_profile);
-  res.emplace("fractional", r.is_fractional());
-  res.emplace("topology", TopologyName(r.topology));
-  res.emplace("nodes", r.nodes);
-  res.emplace("gpusPerNode", r.nodes > 1 ? r.gpus_per_node : r.gpus);
-  res.emplace("cpu", r.cpu.units());
-  res.emplace("memory", r.memory.milli() / 1000);
-  o.emplace("durationHint", w.duration_hint.seconds());
-  nlohmann::json& data = o["data"] = nlohmann::json::object();
-  nlohmann::json::object_t& d = data.get_ref<nlohmann::json::object_t&>();
-  d.emplace("dataset", w.data.dataset);
-  d.emplace("size", w.data.size.milli() / 1000);
-  d.emplace("sensitivity", SensitivityName(w.data.sensitivity));
-  d.emplace("pii", w.data.pii);
-  d.emplace("residency", w.data.residency);
-  nlohmann::json::object_t& checkpoint =
-      (o["checkpoint"] = nlohmann::json::object()).get_ref<nlohmann::json::object_t&>();
-  checkpoint.emplace("enabled", w.checkpoint.enabled);
-  checkpoint.emplace("interval", w.checkpoint.interval.seconds());
-  o.emplace("preemptible", w.preemptible);
-  o.emplace("spot", w.spot);
-  o.emplace("submittedAt", w.submitted_at.seconds());
-  nlohmann::json::object_t& metadata =
-      (o["metadata"] = nlohmann::json::object()).get_ref<nlohmann::json::object_t&>();
-  metadata.emplace("name", w.metadata.name);
-  metadata.emplace("labels", w.metadata.labels);
-  if (w.max_cost) o.emplace("maxCost", Decimal(*w.max_cost));
+  if (wanted("name")) o.emplace("name", w.metadata.name);
+  if (wanted("labels")) o.emplace("labels", w.metadata.labels);
+  if (wanted("tenant")) o.emplace("tenant", w.tenant);
+  if (wanted("priority")) o.emplace("priority", w.priority);
+  if (wanted("priorityClass")) o.emplace("priorityClass", w.priority_class);
+  if (wanted("type")) o.emplace("type", WorkloadTypeName(w.type));
+  if (wanted("resources")) {
+    nlohmann::json& resources = o["resources"] = nlohmann::json::object();
+    nlohmann::json::object_t& res = resources.get_ref<nlohmann::json::object_t&>();
+    res.emplace("gpus", r.total_gpus());  // gangs included: a rule on gpus must see a 2 x 8 gang as 16
+    res.emplace("totalGpus", r.total_gpus());
+    res.emplace("gpuMemory", r.gpu_memory.milli() / 1000);
+    res.emplace("gpuShare", r.gpu_share.units());
+    res.emplace("gpuModels", r.gpu_models);
+    res.emplace("migProfile", r.mig_profile);
+    res.emplace("fractional", r.is_fractional());
+    res.emplace("topology", TopologyName(r.topology));
+    res.emplace("nodes", r.nodes);
+    res.emplace("gpusPerNode", r.nodes > 1 ? r.gpus_per_node : r.gpus);
+    res.emplace("cpu", r.cpu.units());
+    res.emplace("memory", r.memory.milli() / 1000);
+  }
+  if (wanted("durationHint")) o.emplace("durationHint", w.duration_hint.seconds());
+  if (wanted("data")) {
+    nlohmann::json& data = o["data"] = nlohmann::json::object();
+    nlohmann::json::object_t& d = data.get_ref<nlohmann::json::object_t&>();
+    d.emplace("dataset", w.data.dataset);
+    d.emplace("size", w.data.size.milli() / 1000);
+    d.emplace("sensitivity", SensitivityName(w.data.sensitivity));
+    d.emplace("pii", w.data.pii);
+    d.emplace("residency", w.data.residency);
+  }
+  if (wanted("checkpoint")) {
+    nlohmann::json::object_t& checkpoint =
+        (o["checkpoint"] = nlohmann::json::object()).get_ref<nlohmann::json::object_t&>();
+    checkpoint.emplace("enabled", w.checkpoint.enabled);
+    checkpoint.emplace("interval", w.checkpoint.interval.seconds());
+  }
+  if (wanted("preemptible")) o.emplace("preemptible", w.preemptible);
+  if (wanted("spot")) o.emplace("spot", w.spot);
+  if (wanted("submittedAt")) o.emplace("submittedAt", w.submitted_at.seconds());
+  if (wanted("metadata")) {
+    nlohmann::json::object_t& metadata =
+        (o["metadata"] = nlohmann::json::object()).get_ref<nlohmann::json::object_t&>();
+    metadata.emplace("name", w.metadata.name);
+    metadata.emplace("labels", w.metadata.labels);
+  }
+  if (w.max_cost && wanted("maxCost")) o.emplace("maxCost", Decimal(*w.max_cost));
   return view;
 }
+
+}  // namespace
+
+nlohmann::json WorkloadView(const Workload& w) { return BuildWorkloadView(w, nullptr); }
+
+nlohmann::json WorkloadView(const Workload& w, const ViewMembers& only) { return BuildWorkloadView(w, &only); }
 
 uint64_t WorkloadViewKey(const Workload& w) {
   Hash64 h;

@@ -4,6 +4,9 @@
 // (bytes for memory, cores for CPU, a fraction for gpuShare), durations seconds, and
 // money a decimal number: views are for reading and comparing, never for accounting.
 // view_fields.h lists every field with its type and meaning (the reference's source).
+#include <set>
+#include <string>
+
 #include <nlohmann/json.hpp>
 
 #include "controller/model/cluster.h"
@@ -13,6 +16,12 @@ namespace gpufed::model {
 
 // {name, labels, tenant, priority, priorityClass, type, resources{...}, data{...}, ...}
 nlohmann::json WorkloadView(const Workload& workload);
+// Top-level members of a workload view, by name.
+using ViewMembers = std::set<std::string, std::less<>>;
+// The view with only the top-level members in `only` (each built as WorkloadView builds
+// it): whatever is read below those members reads the same as in the whole view. The
+// placer asks it for the members its class lookups read.
+nlohmann::json WorkloadView(const Workload& workload, const ViewMembers& only);
 // A hash of every field WorkloadView reads (common/hash64.h: in-process only): equal
 // workloads' views are equal, and different views get different keys (at odds of 2^-64),
 // so a cache may keep a view under it. A field added to the view must be added here

@@ -26,6 +26,9 @@ class PolicyHooks {
   virtual ~PolicyHooks() = default;
   // Every admit hook, in policy order; stops at the first enforced denial.
   virtual std::vector<HookOutcome> Admit(const nlohmann::json& workload, double now_seconds) = 0;
+  // False when there is no admit hook (Admit answers nothing): the placer then builds a
+  // workload's whole view only where a policy must see it, not for every decision.
+  virtual bool HasAdmitHooks() const { return true; }
   // Every filter hook for one cluster; stops at the first enforced denial.
   virtual std::vector<HookOutcome> Filter(const nlohmann::json& workload, const nlohmann::json& cluster,
                                           double now_seconds) = 0;

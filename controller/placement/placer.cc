@@ -60,6 +60,7 @@ Placer::Placer(const Snapshot& snapshot)
     }
   }
   SetUpClusters(mix, mix->Fingerprint());
+  UpdateClassMembers();
   evaluations_.resize(clusters_.size());
 }
 
@@ -130,15 +131,13 @@ Decision Placer::Decide(const model::Workload& w) {
   d.workload = w.metadata.name;
   d.tenant = w.tenant;
   d.priority = w.priority;
-  static const nlohmann::json kNoView;
-  const nlohmann::json& wv = needs_views_ ? ViewOf(w) : kNoView;
   TenantState& tenant_state = Tenant(w.tenant);
   const model::Tenant* tenant = tenant_state.tenant;
   TenantUsage& usage = tenant_state.usage;
 
-  // Admit: Lua admit hooks, then quota.
-  if (snapshot_.hooks != nullptr) {
-    for (const HookOutcome& o : snapshot_.hooks->Admit(wv, snapshot_.now.seconds())) {
+  // Admit: Lua admit hooks (they see the whole view), then quota.
+  if (snapshot_.hooks != nullptr && snapshot_.hooks->HasAdmitHooks()) {
+    for (const HookOutcome& o : snapshot_.hooks->Admit(ViewOf(w), snapshot_.now.seconds())) {
       if (o.allowed && !o.error) continue;
       if (!o.enforced) {
         d.warnings.push_back("policy " + o.policy + (o.error ? " error (ignored): " : " would not admit: ") + o.reason);
@@ -161,7 +160,7 @@ Decision Placer::Decide(const model::Workload& w) {
 
   // Cost caps and budgets on every cluster the policies and hardware allow (the policy
   // and shape verdicts are shared by every workload of the class).
-  ShapeClass& shape = ShapeClassFor(w, wv);
+  ShapeClass& shape = ShapeClassFor(w);
   const PolicyClass& policy = *shape.policy;
   const bool has_budget = tenant != nullptr && (tenant->budget.limit || tenant->budget.cloud_limit);
   candidates_.clear();  // filled below; Explain reads it

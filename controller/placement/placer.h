@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "controller/model/views.h"
 #include "controller/placement/cost.h"
 #include "controller/placement/inventory.h"
 #include "controller/placement/node_packer.h"
@@ -189,18 +190,22 @@ class Placer {
   void Resolve(RunningEntry& r, bool may_add_nodes = false);
   Decision Decide(const model::Workload& w);
   // The shape class of `w` (placer_classes.cc); built on first use, shared afterwards.
-  ShapeClass& ShapeClassFor(const model::Workload& w, const nlohmann::json& wv);
+  ShapeClass& ShapeClassFor(const model::Workload& w);
   // The workload's JSON view for rules and hooks: kept between plans by a memo (at most
   // kMaxCachedViews, those the last plan read), else built into scratch_view_. Valid
-  // until the next call.
-  const nlohmann::json& ViewOf(const model::Workload& w);
+  // until the next call. With `only`, a view seen for the first time is built with just
+  // those top-level members (a cached whole view serves as well).
+  const nlohmann::json& ViewOf(const model::Workload& w, const model::ViewMembers* only = nullptr);
+  // The view members class lookups read (rule conditions, the hooks' recorded reads),
+  // or class_view_whole_ when one of them reads the view itself.
+  void UpdateClassMembers();
   // Drops the cached views the plan just made did not read.
   void SweepViews();
   // Drops the resolved bindings the plan did not use once there are more than the
   // running work needs (placer_setup.cc).
   void SweepResolved();
   // The index of w's policy class in policy_classes_, or kUncachedClass (uncached_policy_).
-  size_t PolicyClassFor(const model::Workload& w, const nlohmann::json& wv);
+  size_t PolicyClassFor(const model::Workload& w);
   static constexpr size_t kUncachedClass = ~size_t{0};
   // Policy and shape classes kept at most (each kind); beyond it the caches start over.
   size_t MaxCachedClasses() const;
@@ -322,6 +327,8 @@ class Placer {
   double window_hours_ = 0;   // DecayedWindowHours(half-life)
   bool needs_views_ = false;  // rules or hooks read the workload's JSON view
   nlohmann::json scratch_view_;  // ViewOf's answer when the view is not cached
+  model::ViewMembers class_members_;  // UpdateClassMembers
+  bool class_view_whole_ = false;
   std::deque<NodeFits> own_fits_;  // resolutions not cached (a node was missing or added)
   size_t views_read_ = 0;        // cached views this plan read (SweepViews)
 };

@@ -39,7 +39,49 @@ size_t Placer::MaxCachedClasses() const {
   return std::max<size_t>(16, kClusterEntries / std::max<size_t>(1, clusters_.size()));
 }
 
-size_t Placer::PolicyClassFor(const model::Workload& w, const nlohmann::json& wv) {
+void Placer::UpdateClassMembers() {
+  class_members_.clear();
+  class_view_whole_ = false;
+  for (const ActiveRule& r : rules_) {
+    for (const model::Condition& c : r.rule->when) {
+      if (c.segments.empty()) {
+        class_view_whole_ = true;
+      } else {
+        class_members_.insert(c.segments.front());
+      }
+    }
+  }
+  for (const ReadSet& set : read_sets_) {
+    for (const ViewRead& read : set.reads) {
+      if (read.kind == ViewRead::Kind::kNow) continue;
+      if (read.pointer.empty()) {
+        class_view_whole_ = true;
+        continue;
+      }
+      // The first reference token (RFC 6901: "~1" is '/', "~0" is '~'); a pointer that
+      // does not start with '/' reads nothing in either view.
+      if (read.pointer.front() != '/') continue;
+      const std::string_view pointer(read.pointer);
+      const std::string_view token = pointer.substr(1, pointer.find('/', 1) - 1);
+      std::string member;
+      for (size_t i = 0; i < token.size(); ++i) {
+        if (token[i] == '~' && i + 1 < token.size()) {
+          member += token[++i] == '1' ? '/' : '~';
+        } else {
+          member += token[i];
+        }
+      }
+      class_members_.insert(std::move(member));
+    }
+  }
+}
+
+size_t Placer::PolicyClassFor(const model::Workload& w) {
+  // Looked up on a view of just the members the rules and the recorded reads look at;
+  // a class evaluated anew sees the whole view.
+  static const nlohmann::json kNoView;
+  const nlohmann::json& wv =
+      !needs_views_ ? kNoView : class_view_whole_ ? ViewOf(w) : ViewOf(w, &class_members_);
   std::vector<bool> applies(rules_.size());
   std::string prefix;
   prefix.reserve(rules_.size() + 16);
@@ -49,10 +91,10 @@ size_t Placer::PolicyClassFor(const model::Workload& w, const nlohmann::json& wv
   }
   for (const std::string& zone : w.data.residency) prefix += "|" + zone;
   prefix += '\n';
-  auto key_for = [&](const ReadSet& set) {
+  auto key_for = [&](const ReadSet& set, const nlohmann::json& view) {
     std::string key = prefix;
     for (const ViewRead& read : set.reads) {
-      key += Observe(wv, read);
+      key += Observe(view, read);
       // A hook that asked for the time decided for this time (a memo outlives the plan).
       if (read.kind == ViewRead::Kind::kNow) key += std::to_string(snapshot_.now.millis());
       key += '\n';
@@ -60,7 +102,7 @@ size_t Placer::PolicyClassFor(const model::Workload& w, const nlohmann::json& wv
     return key;
   };
   for (const ReadSet& set : read_sets_) {
-    auto it = set.classes.find(key_for(set));
+    auto it = set.classes.find(key_for(set, wv));
     if (it == set.classes.end()) continue;
     PolicyClass& reused = *policy_classes_[it->second];
     if (reused.plan != caches_.plans && snapshot_.hooks != nullptr) {
@@ -80,7 +122,8 @@ size_t Placer::PolicyClassFor(const model::Workload& w, const nlohmann::json& wv
   }
   bool cacheable = true;
   ++caches_.stats.policy_classes_evaluated;
-  std::unique_ptr<PolicyClass> evaluated = EvaluatePolicies(w, wv, applies, cacheable);
+  const nlohmann::json& whole = needs_views_ ? ViewOf(w) : kNoView;  // (may reuse wv's storage)
+  std::unique_ptr<PolicyClass> evaluated = EvaluatePolicies(w, whole, applies, cacheable);
   if (!cacheable) {
     uncached_policy_ = std::move(evaluated);
     return kUncachedClass;
@@ -91,8 +134,9 @@ size_t Placer::PolicyClassFor(const model::Workload& w, const nlohmann::json& wv
   if (set == read_sets_.end()) {
     read_sets_.push_back({std::move(reads), {}});
     set = read_sets_.end() - 1;
+    UpdateClassMembers();
   }
-  set->classes.emplace(key_for(*set), policy_classes_.size());
+  set->classes.emplace(key_for(*set, whole), policy_classes_.size());
   evaluated->plan = caches_.plans;
   for (const PolicyVerdict& v : evaluated->clusters) evaluated->passed += v.passed ? 1 : 0;
   policy_classes_.push_back(std::move(evaluated));
@@ -132,9 +176,12 @@ std::unique_ptr<Placer::PolicyClass> Placer::EvaluatePolicies(const model::Workl
   return result;
 }
 
-const nlohmann::json& Placer::ViewOf(const model::Workload& w) {
+const nlohmann::json& Placer::ViewOf(const model::Workload& w, const model::ViewMembers* only) {
+  auto build = [&]() -> const nlohmann::json& {
+    return scratch_view_ = only != nullptr ? model::WorkloadView(w, *only) : model::WorkloadView(w);
+  };
   // Without a memo the caches die with this plan, where each workload is decided once.
-  if (snapshot_.memo == nullptr) return scratch_view_ = model::WorkloadView(w);
+  if (snapshot_.memo == nullptr) return build();
   auto& views = caches_.workload_views;
   auto read = [this](PlacerCaches::CachedView& cached) {
     if (cached.plan != caches_.plans) ++views_read_;
@@ -146,7 +193,7 @@ const nlohmann::json& Placer::ViewOf(const model::Workload& w) {
     // Most workloads are placed in the first plan that decides them: only the key is
     // kept, and the view of one still waiting in the next plan.
     if (views.size() < PlacerCaches::kMaxCachedViews) read(views[key]);
-    return scratch_view_ = model::WorkloadView(w);
+    return build();
   }
   read(it->second);
   if (it->second.view.is_null()) it->second.view = model::WorkloadView(w);
@@ -159,8 +206,8 @@ void Placer::SweepViews() {
   std::erase_if(views, [this](const auto& entry) { return entry.second.plan != caches_.plans; });
 }
 
-Placer::ShapeClass& Placer::ShapeClassFor(const model::Workload& w, const nlohmann::json& wv) {
-  const size_t index = PolicyClassFor(w, wv);
+Placer::ShapeClass& Placer::ShapeClassFor(const model::Workload& w) {
+  const size_t index = PolicyClassFor(w);
   std::unique_ptr<ShapeClass>* slot = &uncached_shape_;
   if (index != kUncachedClass) {
     std::string key = std::to_string(index) + "#" + ShapeKey(w);

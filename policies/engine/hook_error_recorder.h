@@ -16,6 +16,7 @@ class HookErrorRecorder : public placement::PolicyHooks {
   explicit HookErrorRecorder(placement::PolicyHooks* inner) : inner_(inner) {}
 
   std::vector<placement::HookOutcome> Admit(const nlohmann::json& workload, double now_seconds) override;
+  bool HasAdmitHooks() const override { return inner_->HasAdmitHooks(); }
   std::vector<placement::HookOutcome> Filter(const nlohmann::json& workload, const nlohmann::json& cluster,
                                              double now_seconds) override;
   double Score(const nlohmann::json& workload, const nlohmann::json& cluster, double now_seconds,

@@ -69,6 +69,10 @@ std::vector<placement::HookOutcome> HookSet::Admit(const nlohmann::json& workloa
   return outcomes;
 }
 
+bool HookSet::HasAdmitHooks() const {
+  return std::any_of(entries_.begin(), entries_.end(), [](const Entry& e) { return e.file->has_admit(); });
+}
+
 std::vector<placement::HookOutcome> HookSet::Filter(const nlohmann::json& workload, const nlohmann::json& cluster,
                                                     double now_seconds) {
   std::vector<placement::HookOutcome> outcomes;

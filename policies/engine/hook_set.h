@@ -24,6 +24,7 @@ class HookSet : public placement::PolicyHooks {
   static Result<std::unique_ptr<HookSet>> Compile(const model::Config& config, const LuaLimits& limits = {});
 
   std::vector<placement::HookOutcome> Admit(const nlohmann::json& workload, double now_seconds) override;
+  bool HasAdmitHooks() const override;
   std::vector<placement::HookOutcome> Filter(const nlohmann::json& workload, const nlohmann::json& cluster,
                                              double now_seconds) override;
   double Score(const nlohmann::json& workload, const nlohmann::json& cluster, double now_seconds,
