@@ -149,19 +149,31 @@ std::vector<VerdictGroup> Placer::GroupVerdicts(const model::Workload& w, const 
     shape.fixed_groups_built = true;
   }
   std::vector<VerdictGroup> groups;
+  groups.reserve(shape.fixed_groups.size() + kHolds);
   for (const VerdictGroup& g : shape.fixed_groups) {
     if (include(g.rule, false)) groups.push_back(g);
   }
-  // Eligible clusters, by what holds them back (this runs in every decision: no strings
-  // until a group is new).
+  // Eligible clusters, by what holds them back. This runs in every decision over every
+  // eligible cluster, so it counts first (a tight loop), then walks the clusters in order
+  // only until each group has its first cluster (which gives the reason) and examples.
   bool wanted[kHolds];
   int slot[kHolds];
+  int64_t count[kHolds] = {};
   for (int h = 0; h < kHolds; ++h) {
     wanted[h] = include(kHoldRules[h], /*eligible=*/h != 1 && h != 2);
     slot[h] = -1;
   }
+  for (uint32_t c : shape.eligible) ++count[evaluations_[c].Hold()];
+  if (listed != nullptr) {
+    for (uint32_t c : *listed) {
+      if (shape.clusters[c].eligible) --count[evaluations_[c].Hold()];
+    }
+  }
+  int unfinished = 0;  // groups still short of their first cluster or examples
+  for (int h = 0; h < kHolds; ++h) unfinished += wanted[h] && count[h] > 0 ? 1 : 0;
   auto next_listed = listed != nullptr ? listed->begin() : std::vector<uint32_t>::const_iterator();
-  for (uint32_t c : shape.eligible) {
+  for (size_t i = 0; unfinished > 0 && i < shape.eligible.size(); ++i) {
+    const uint32_t c = shape.eligible[i];
     if (listed != nullptr) {  // both ascending: walk them together
       while (next_listed != listed->end() && *next_listed < c) ++next_listed;
       if (next_listed != listed->end() && *next_listed == c) continue;
@@ -172,12 +184,14 @@ std::vector<VerdictGroup> Placer::GroupVerdicts(const model::Workload& w, const 
       VerdictGroup group;
       group.rule = kHoldRules[h];
       group.reason = h == 0 ? "eligible; scored lower" : VerdictOf(w, shape, c, evaluations_[c], burst_block).reason;
+      group.clusters = static_cast<int>(count[h]);
       slot[h] = static_cast<int>(groups.size());
       groups.push_back(std::move(group));
     }
     VerdictGroup& group = groups[static_cast<size_t>(slot[h])];
-    ++group.clusters;
-    if (group.examples.size() < kGroupExamples) group.examples.push_back(clusters_[c].cluster->metadata.name);
+    if (group.examples.size() >= kGroupExamples) continue;
+    group.examples.push_back(clusters_[c].cluster->metadata.name);
+    if (group.examples.size() == std::min<size_t>(kGroupExamples, static_cast<size_t>(count[h]))) --unfinished;
   }
   return groups;
 }

@@ -5,7 +5,9 @@
 // evaluated on its own), and must match decision for decision, verdict for verdict.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
+#include <set>
 
 #include "controller/placement/plan.h"
 #include "policies/engine/hook_set.h"
@@ -148,6 +150,30 @@ TEST(HookMemoProperty, GroupedExplanationsDoNotChangeDecisions) {
       size_t accounted = b.verdicts.size();
       for (const placement::VerdictGroup& g : b.verdict_groups) accounted += static_cast<size_t>(g.clusters);
       ASSERT_EQ(accounted, k.config.clusters.size()) << "seed " << seed << " " << a.workload;
+      // The groups are the full listing's verdicts of the clusters not listed, grouped by
+      // rule: first the clusters ruled out for the class, then the eligible ones, each
+      // kind in order of its first cluster, with that cluster's reason and the first
+      // three names (clusters in name order).
+      std::set<std::string> listed_names;
+      for (const placement::ClusterVerdict& v : b.verdicts) listed_names.insert(v.cluster);
+      std::vector<placement::VerdictGroup> expected[2];  // [eligible]
+      for (const placement::ClusterVerdict& v : a.verdicts) {
+        if (listed_names.count(v.cluster)) continue;
+        std::vector<placement::VerdictGroup>& kind = expected[v.eligible ? 1 : 0];
+        auto g = std::find_if(kind.begin(), kind.end(), [&](const auto& x) { return x.rule == v.rule; });
+        if (g == kind.end()) {
+          g = kind.insert(kind.end(), placement::VerdictGroup{v.rule, v.reason, 0, {}});
+          if (v.eligible && v.rule.empty()) g->reason = "eligible; scored lower";
+        }
+        ++g->clusters;
+        if (g->examples.size() < 3) g->examples.push_back(v.cluster);
+      }
+      if (!b.verdict_groups.empty() || b.verdicts.size() < a.verdicts.size()) {
+        std::vector<placement::VerdictGroup> want = expected[0];
+        want.insert(want.end(), expected[1].begin(), expected[1].end());
+        ASSERT_EQ(placement::VerdictGroupsToJson(b.verdict_groups).dump(), placement::VerdictGroupsToJson(want).dump())
+            << "seed " << seed << " " << a.workload;
+      }
       // The chosen cluster is always listed with its score.
       if (a.outcome == placement::Outcome::kPlaced) {
         bool listed = false;
