@@ -168,6 +168,7 @@ void Placer::SetUpClusters(const std::shared_ptr<const PodMix>& mix, uint64_t mi
       entry.inputs = hash;
       entry.node_index.clear();
       for (size_t n = 0; n < entry.state.nodes.size(); ++n) entry.node_index.emplace(entry.state.nodes[n].name, static_cast<int>(n));
+      entry.layout_nodes = ~size_t{0};  // other nodes may have come under the same count
       rebuilt[c] = true;
     }
     if (packer == nullptr) {

@@ -8,6 +8,7 @@
 // arrives, time moves on, and now and then the pod mix or the revision changes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <random>
@@ -129,6 +130,8 @@ void Report(Sequence& s, std::mt19937& rng) {
       if (pick(0, 3) == 0) node.gpus[0].free_milli = 0;  // held by another scheduler
       o.nodes.push_back(node);
     }
+    // A connector may list its nodes in any order: the same names under other indices.
+    if (pick(0, 3) == 0) std::reverse(o.nodes.begin(), o.nodes.end());
     s.observed[c.metadata.name] = o;
   }
 }
