@@ -1,6 +1,7 @@
 #pragma once
 // The placer's view of policy code (Lua hooks). Implemented in policies/runtime; the
 // placer only sees this interface, so it stays pure and testable with fakes.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,9 @@ struct HookOutcome {
 
 // What `read` observes in `view`: equal strings for equal observations.
 std::string Observe(const nlohmann::json& view, const ViewRead& read);
+// The view's top-level member `read` looks under (its pointer's first token), or nothing
+// for a read of the time, of the view itself, or of a pointer that reads nothing.
+std::optional<std::string> ReadMember(const ViewRead& read);
 
 class PolicyHooks {
  public:

@@ -53,25 +53,8 @@ void Placer::UpdateClassMembers() {
   }
   for (const ReadSet& set : read_sets_) {
     for (const ViewRead& read : set.reads) {
-      if (read.kind == ViewRead::Kind::kNow) continue;
-      if (read.pointer.empty()) {
-        class_view_whole_ = true;
-        continue;
-      }
-      // The first reference token (RFC 6901: "~1" is '/', "~0" is '~'); a pointer that
-      // does not start with '/' reads nothing in either view.
-      if (read.pointer.front() != '/') continue;
-      const std::string_view pointer(read.pointer);
-      const std::string_view token = pointer.substr(1, pointer.find('/', 1) - 1);
-      std::string member;
-      for (size_t i = 0; i < token.size(); ++i) {
-        if (token[i] == '~' && i + 1 < token.size()) {
-          member += token[++i] == '1' ? '/' : '~';
-        } else {
-          member += token[i];
-        }
-      }
-      class_members_.insert(std::move(member));
+      if (read.kind != ViewRead::Kind::kNow && read.pointer.empty()) class_view_whole_ = true;
+      if (std::optional<std::string> member = ReadMember(read)) class_members_.insert(std::move(*member));
     }
   }
 }

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "controller/config/loader.h"
+#include "controller/placement/hooks.h"
 #include "controller/placement/plan.h"
 
 namespace gpufed::placement {
@@ -327,6 +328,23 @@ std::string Fingerprint(const Plan& plan) {
     for (const ClusterVerdict& v : d.verdicts) s += v.rule + v.reason + std::to_string(v.score.total);
   }
   return s;
+}
+
+// Class lookups build the view members the hooks' reads look under (RFC 6901 tokens).
+TEST(ViewReads, ReadMemberIsThePointersFirstTokenUnescaped) {
+  using Kind = ViewRead::Kind;
+  EXPECT_EQ(ReadMember({"/data/sensitivity", Kind::kValue}), "data");
+  EXPECT_EQ(ReadMember({"/labels", Kind::kLength}), "labels");
+  EXPECT_EQ(ReadMember({"/a~1b/c", Kind::kWhole}), "a/b");
+  EXPECT_EQ(ReadMember({"/a~0b", Kind::kValue}), "a~b");
+  EXPECT_EQ(ReadMember({"/", Kind::kValue}), "");
+  EXPECT_EQ(ReadMember({"", Kind::kWhole}), std::nullopt);  // the view itself
+  EXPECT_EQ(ReadMember({"", Kind::kNow}), std::nullopt);
+  EXPECT_EQ(ReadMember({"data", Kind::kValue}), std::nullopt);  // reads nothing
+  // Observe agrees: what is under the member reads the same in a view of that member.
+  const nlohmann::json whole = {{"data", {{"pii", true}}}, {"tenant", "t"}};
+  const nlohmann::json part = {{"data", {{"pii", true}}}};
+  EXPECT_EQ(Observe(whole, {"/data/pii", Kind::kValue}), Observe(part, {"/data/pii", Kind::kValue}));
 }
 
 TEST(PlacerDeterminism, QuickstartPlansAreIdentical) {

@@ -1,10 +1,25 @@
 // Observations of a workload view at the places a Lua hook read (see hooks.h).
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include "controller/placement/hooks.h"
 
 namespace gpufed::placement {
 namespace {
+
+// One reference token, unescaped ("~1" is '/', "~0" is '~').
+std::string Unescape(std::string_view token) {
+  std::string out;
+  for (size_t i = 0; i < token.size(); ++i) {
+    if (token[i] == '~' && i + 1 < token.size()) {
+      out += token[++i] == '1' ? '/' : '~';
+    } else {
+      out += token[i];
+    }
+  }
+  return out;
+}
 
 // The node at an RFC 6901 pointer, or nullptr when absent. Written out (rather than
 // json_pointer) so a missing member or index is a null result, never an exception.
@@ -14,15 +29,7 @@ const nlohmann::json* Resolve(const nlohmann::json& root, std::string_view point
   while (pos < pointer.size()) {
     if (pointer[pos] != '/') return nullptr;
     const size_t end = std::min(pointer.find('/', pos + 1), pointer.size());
-    std::string token;
-    for (size_t i = pos + 1; i < end; ++i) {
-      if (pointer[i] == '~' && i + 1 < end) {
-        token += pointer[i + 1] == '1' ? '/' : '~';
-        ++i;
-      } else {
-        token += pointer[i];
-      }
-    }
+    const std::string token = Unescape(pointer.substr(pos + 1, end - pos - 1));
     pos = end;
     if (node->is_object()) {
       const auto it = node->find(token);
@@ -45,6 +52,12 @@ const nlohmann::json* Resolve(const nlohmann::json& root, std::string_view point
 }
 
 }  // namespace
+
+std::optional<std::string> ReadMember(const ViewRead& read) {
+  if (read.kind == ViewRead::Kind::kNow || read.pointer.empty() || read.pointer.front() != '/') return std::nullopt;
+  const std::string_view pointer(read.pointer);
+  return Unescape(pointer.substr(1, pointer.find('/', 1) - 1));
+}
 
 std::string Observe(const nlohmann::json& view, const ViewRead& read) {
   const nlohmann::json* node = Resolve(view, read.pointer);
