@@ -38,6 +38,7 @@ Placer::Placer(const Snapshot& snapshot)
     if (p->burst.queue_depth && !burst_.queue_depth) burst_.queue_depth = p->burst.queue_depth;
   }
   needs_views_ = !rules_.empty() || snapshot.hooks != nullptr;
+  admit_hooks_ = snapshot.hooks != nullptr && snapshot.hooks->HasAdmitHooks();
   window_hours_ = DecayedWindowHours(snapshot.fair_share_half_life.millis() > 0 ? snapshot.fair_share_half_life
                                                                                : kDefaultFairShareHalfLife);
   onprem_queue_depth_ = snapshot.onprem_queue_depth;
@@ -136,7 +137,7 @@ Decision Placer::Decide(const model::Workload& w) {
   TenantUsage& usage = tenant_state.usage;
 
   // Admit: Lua admit hooks (they see the whole view), then quota.
-  if (snapshot_.hooks != nullptr && snapshot_.hooks->HasAdmitHooks()) {
+  if (admit_hooks_) {
     for (const HookOutcome& o : snapshot_.hooks->Admit(ViewOf(w), snapshot_.now.seconds())) {
       if (o.allowed && !o.error) continue;
       if (!o.enforced) {

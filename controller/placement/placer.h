@@ -326,6 +326,7 @@ class Placer {
   double fleet_gpus_ = 0;     // GPUs present in every cluster, for dominant shares
   double window_hours_ = 0;   // DecayedWindowHours(half-life)
   bool needs_views_ = false;  // rules or hooks read the workload's JSON view
+  bool admit_hooks_ = false;  // snapshot.hooks has admit hooks (asked once per plan)
   nlohmann::json scratch_view_;  // ViewOf's answer when the view is not cached
   model::ViewMembers class_members_;  // UpdateClassMembers
   bool class_view_whole_ = false;

@@ -261,7 +261,7 @@ Placer::ShapeCluster Placer::EvaluateShape(const model::Workload& w, const Polic
   for (size_t p = 0; p < s.pools.size() && p < 63; ++p) s.pool_mask |= s.pools[p] ? uint64_t{1} << p : 0;
   s.prices.assign(s.pools.size(), nullptr);
   s.gpu_milli.assign(s.pools.size(), 0);
-  s.demands = DemandsOn(cluster, w.resources, s.pools);
+  s.demands.assign(s.pools.size(), std::nullopt);  // `pools` already says where the shape fits
   // Cost caps and budgets use the cheapest pool that can take it. Every pool of a
   // cluster adds the same egress, so the cheapest GPU-hours decide, whatever the
   // duration (the first such pool on a tie, as when all prices are equal).
@@ -270,6 +270,7 @@ Placer::ShapeCluster Placer::EvaluateShape(const model::Workload& w, const Polic
     if (!s.pools[p]) continue;
     const model::NodePool& pool = cluster.node_pools[p];
     s.prices[p] = GpuHourPrice(cluster, pool, w.spot);
+    s.demands[p] = DemandOn(pool, w.resources);
     s.gpu_milli[p] = GpuMilli(w.resources, *s.demands[p]);
     const __int128 rate = s.prices[p] == nullptr ? 0 : static_cast<__int128>(s.prices[p]->micros()) * s.gpu_milli[p];
     if (s.cheapest_pool < 0 || rate < best) {

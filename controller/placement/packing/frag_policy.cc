@@ -35,23 +35,17 @@ void FragPolicy::Reset(const Fleet& fleet) {
   frag_.assign(fleet.size(), FragEntry{});
 }
 
-FragPolicy::ShapeKey FragPolicy::KeyOf(const PodRequest& pod) const {
-  ShapeKey key;
-  key.cpu_milli = pod.cpu_milli;
-  key.memory_mib = resources_measure_ ? pod.memory_mib : 0;
-  key.gpu_milli = pod.NeedsGpu() ? pod.gpu_milli : 0;
-  key.num_gpu = pod.NeedsGpu() ? pod.num_gpu : 0;
-  key.allowed_models = pod.allowed_models;
-  return key;
+FragPolicy::ShapeNumbers FragPolicy::NumbersOf(const PodRequest& pod) const {
+  return {pod.cpu_milli, resources_measure_ ? pod.memory_mib : 0, pod.NeedsGpu() ? pod.gpu_milli : 0,
+          pod.NeedsGpu() ? pod.num_gpu : 0};
 }
 
-uint64_t FragPolicy::HashOf(int64_t cpu_milli, int64_t memory_mib, int gpu_milli, int num_gpu,
-                            const std::vector<std::string>& allowed_models) {
+uint64_t FragPolicy::HashOf(const ShapeNumbers& numbers, const std::vector<std::string>& allowed_models) {
   Hash64 h;
-  h.Add(static_cast<uint64_t>(cpu_milli));
-  h.Add(static_cast<uint64_t>(memory_mib));
-  h.Add(static_cast<uint64_t>(gpu_milli));
-  h.Add(static_cast<uint64_t>(num_gpu));
+  h.Add(static_cast<uint64_t>(numbers.cpu_milli));
+  h.Add(static_cast<uint64_t>(numbers.memory_mib));
+  h.Add(static_cast<uint64_t>(numbers.gpu_milli));
+  h.Add(static_cast<uint64_t>(numbers.num_gpu));
   for (const std::string& m : allowed_models) h.Add(m);
   return h.value();
 }
@@ -59,26 +53,22 @@ uint64_t FragPolicy::HashOf(int64_t cpu_milli, int64_t memory_mib, int gpu_milli
 int FragPolicy::ShapeId(const PodRequest& pod) {
   // Callers ask about one shape many times in a row (the placer, once per cluster it
   // tries): the last answer is checked first, and a few shapes are scanned before a key
-  // is built.
+  // is hashed.
   constexpr size_t kScanned = 16;
-  auto same = [&](const ShapeKey& k) {
-    return k.cpu_milli == pod.cpu_milli && (!resources_measure_ || k.memory_mib == pod.memory_mib) &&
-           k.gpu_milli == (pod.NeedsGpu() ? pod.gpu_milli : 0) && k.num_gpu == (pod.NeedsGpu() ? pod.num_gpu : 0) &&
-           k.allowed_models == pod.allowed_models;
-  };
+  const ShapeNumbers numbers = NumbersOf(pod);
+  auto same = [&](const ShapeKey& k) { return k.numbers == numbers && k.allowed_models == pod.allowed_models; };
   if (last_shape_ >= 0 && same(shapes_[static_cast<size_t>(last_shape_)])) return last_shape_;
   if (shapes_.size() <= kScanned) {
     for (size_t s = 0; s < shapes_.size(); ++s) {
       if (same(shapes_[s])) return last_shape_ = static_cast<int>(s);
     }
   }
-  const uint64_t hash = HashOf(pod.cpu_milli, resources_measure_ ? pod.memory_mib : 0, pod.NeedsGpu() ? pod.gpu_milli : 0,
-                               pod.NeedsGpu() ? pod.num_gpu : 0, pod.allowed_models);
+  const uint64_t hash = HashOf(numbers, pod.allowed_models);
   for (auto [it, end] = shape_ids_.equal_range(hash); it != end; ++it) {
     if (same(shapes_[static_cast<size_t>(it->second)])) return last_shape_ = it->second;
   }
   const int id = static_cast<int>(shapes_.size());
-  shapes_.push_back(KeyOf(pod));
+  shapes_.push_back({numbers, pod.allowed_models});
   shape_ids_.emplace(hash, id);
   cache_.emplace_back(fleet_->size());
   return last_shape_ = id;

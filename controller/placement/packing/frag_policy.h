@@ -73,17 +73,21 @@ class FragPolicy : public PackingPolicy {
   std::optional<FragmentationModel> model_;
   const Fleet* fleet_ = nullptr;
   // A pod shape as the cache tells shapes apart (FGD's measure ignores memory, so shapes
-  // differing only in memory share entries; the resources measure does not).
-  struct ShapeKey {
+  // differing only in memory share entries; the resources measure does not): the pod's
+  // numbers, normalised, and its allowed models.
+  struct ShapeNumbers {
     int64_t cpu_milli = 0;
     int64_t memory_mib = 0;  // 0 without resources_measure
     int gpu_milli = 0;       // 0 for a pod without GPUs
     int num_gpu = 0;         // 0 for a pod without GPUs
+    bool operator==(const ShapeNumbers&) const = default;
+  };
+  struct ShapeKey {
+    ShapeNumbers numbers;
     std::vector<std::string> allowed_models;
   };
-  ShapeKey KeyOf(const PodRequest& pod) const;
-  static uint64_t HashOf(int64_t cpu_milli, int64_t memory_mib, int gpu_milli, int num_gpu,
-                         const std::vector<std::string>& allowed_models);
+  ShapeNumbers NumbersOf(const PodRequest& pod) const;
+  static uint64_t HashOf(const ShapeNumbers& numbers, const std::vector<std::string>& allowed_models);
   std::vector<ShapeKey> shapes_;  // by shape id
   // Shape ids by HashOf, once there are more than a scan should check (a trace replay
   // sees thousands of shapes; a plan's cluster tens).
