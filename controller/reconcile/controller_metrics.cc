@@ -76,6 +76,21 @@ void WriteTenants(MetricsText& m, const std::vector<TenantView>& tenants, Durati
   for (const TenantView& t : tenants) m.Sample({{"tenant", t.name}}, t.usage_share);
 }
 
+void WriteStore(MetricsText& m, const store::CommitStats::Snapshot& s) {
+  m.Family("gpufed_store_commit_duration_seconds", T::kHistogram,
+           "Wall time of the store's commits (an fsync each), by writer: api = a group of API submissions, loop = "
+           "the reconcile loop's writes.");
+  m.Observations({{"writer", "api"}}, s.api_commit_seconds);
+  m.Observations({{"writer", "loop"}}, s.loop_commit_seconds);
+  m.Family("gpufed_api_submission_group_size", T::kHistogram,
+           "API submissions committed together in one store transaction (group commit).");
+  m.Observations({}, s.group_size);
+  m.Family("gpufed_api_submission_store_wait_seconds", T::kHistogram,
+           "How long an API submission waited in the store, from queueing for a group commit to that commit: the "
+           "durable part of a 201's latency.");
+  m.Observations({}, s.submit_wait_seconds);
+}
+
 }  // namespace
 
 std::string Controller::Metrics() {
@@ -136,6 +151,7 @@ std::string Controller::RenderMetricsLocked() {
   m.Sample(static_cast<double>(journal_->last_checkpoint().seq));
   m.Family("gpufed_audit_journal_healthy", T::kGauge, "1 while the audit journal can be written (placement needs it).");
   m.Sample(journal_log_->health().ok() ? 1 : 0);
+  WriteStore(m, store_->commit_stats());
   m.Raw(policy_health_.Metrics());
   if (shipping_ != nullptr) m.Raw(shipping_->Metrics());
   return m.str();

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "controller/common/fair_mutex.h"
+#include "controller/store/commit_stats.h"
 #include "controller/store/records.h"
 #include "controller/store/sqlite.h"
 #include "controller/store/unfinished_rows.h"
@@ -75,6 +76,8 @@ class Store {
   // Write transactions committed so far (each one fsync in a durable store): the same
   // kind of statistic, for what a pass costs in commits.
   int64_t commits() const { return commits_.load(std::memory_order_relaxed); }
+  // What the commits cost in wall time, API group sizes and submission waits (/metrics).
+  CommitStats::Snapshot commit_stats() const { return commit_stats_.Read(); }
   // Writes `record` (found by its uid); when its state differs from the stored one,
   // appends a transition with `reason` and `at`. NotFound when absent.
   Status Update(const WorkloadRecord& record, const std::string& reason, Duration at);
@@ -183,7 +186,7 @@ class Store {
   Status CommitWithDeferred(Transaction& tx, std::vector<WorkloadRecord> written = {});
   // Commits `tx` and mirrors `written`, leaving the waiting writes waiting (the API's
   // group commit, which applies none of them).
-  Status CommitRows(Transaction& tx, std::vector<WorkloadRecord> written);
+  Status CommitRows(Transaction& tx, std::vector<WorkloadRecord> written, CommitStats::Writer writer);
   // The unfinished mirror, loaded from the database when it is not.
   Status LoadUnfinishedLocked();
   // Commits the waiting writes in a transaction of their own (none waiting: nothing).
@@ -234,6 +237,7 @@ class Store {
   int64_t seq_ = 0;
   std::atomic<int64_t> rows_read_{0};
   std::atomic<int64_t> commits_{0};
+  CommitStats commit_stats_;
 };
 
 }  // namespace gpufed::store

@@ -1,6 +1,7 @@
 // Store::SubmitNumbered: API submissions with group commit. With synchronous=FULL every
 // commit is an fsync, and one fsync per submission capped the API at about a thousand
 // submissions a second; submissions that wait while a group commits share the next one.
+#include <chrono>
 #include <cstdlib>
 
 #include "controller/store/store.h"
@@ -15,12 +16,19 @@ struct Store::QueuedSubmit {
 };
 
 Result<WorkloadRecord> Store::SubmitNumbered(WorkloadRecord record, Duration at) {
+  const auto queued = std::chrono::steady_clock::now();
   QueuedSubmit me{std::move(record), at};
   std::unique_lock<std::mutex> lock(submit_mu_);
   submit_queue_.push_back(&me);
   // Either a leader commits this one, or it becomes the leader once the queue reaches it.
   submit_cv_.wait(lock, [&] { return me.done || (!submit_leader_ && submit_queue_.front() == &me); });
-  if (me.done) return std::move(me.result);
+  auto waited = [&] {
+    commit_stats_.OnSubmitWait(std::chrono::duration<double>(std::chrono::steady_clock::now() - queued).count());
+  };
+  if (me.done) {
+    waited();
+    return std::move(me.result);
+  }
   submit_leader_ = true;
   std::vector<QueuedSubmit*> group;
   while (!submit_queue_.empty() && group.size() < kMaxSubmitGroup) {
@@ -28,11 +36,13 @@ Result<WorkloadRecord> Store::SubmitNumbered(WorkloadRecord record, Duration at)
     submit_queue_.pop_front();
   }
   lock.unlock();
+  commit_stats_.OnGroup(group.size());
   CommitSubmits(group);
   lock.lock();
   for (QueuedSubmit* q : group) q->done = true;
   submit_leader_ = false;
   submit_cv_.notify_all();
+  waited();
   return std::move(me.result);
 }
 
@@ -89,7 +99,7 @@ void Store::CommitSubmits(const std::vector<QueuedSubmit*>& group) {
   }
   // Nothing is acknowledged before the commit: a failed one fails every submission of the
   // group, accepted or not (the transaction rolls back as it goes out of scope).
-  if (Status committed = CommitRows(tx, std::move(written)); !committed.ok()) {
+  if (Status committed = CommitRows(tx, std::move(written), CommitStats::Writer::kApi); !committed.ok()) {
     for (QueuedSubmit* q : group) {
       if (q->result.ok()) q->result = committed;
     }

@@ -105,7 +105,12 @@ TEST_F(ApiTest, ServesClustersDecisionsExplanationsAndMetrics) {
                            "gpufed_cluster_gpus_allocated{cluster=\"onprem\",model=\"A100-80GB\"} 8",
                            "gpufed_cluster_gpus_capacity{cluster=\"onprem\",model=\"A100-80GB\"} 8",
                            "gpufed_tenant_gpus_in_use{tenant=\"alpha\"} 8", "gpufed_queue_depth{tenant=\"beta\"} 0",
-                           "gpufed_connector_errors_total"}) {
+                           "gpufed_connector_errors_total",
+                           // The one submission: one group of one, one API commit; the loop committed too.
+                           "gpufed_api_submission_group_size_bucket{le=\"1\"} 1", "gpufed_api_submission_group_size_count 1",
+                           "gpufed_api_submission_store_wait_seconds_count 1",
+                           "gpufed_store_commit_duration_seconds_count{writer=\"api\"} 1",
+                           "gpufed_store_commit_duration_seconds_bucket{writer=\"loop\",le=\"+Inf\"}"}) {
     EXPECT_NE(metrics->body.find(name), std::string::npos) << name << "\n" << metrics->body;
   }
   EXPECT_EQ(client_->Get("/readyz")->status, 200);
