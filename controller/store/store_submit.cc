@@ -22,7 +22,9 @@ Result<WorkloadRecord> Store::SubmitNumbered(WorkloadRecord record, Duration at)
   submit_queue_.push_back(&me);
   // Either a leader commits this one, or it becomes the leader once the queue reaches it.
   submit_cv_.wait(lock, [&] { return me.done || (!submit_leader_ && submit_queue_.front() == &me); });
+  // Recorded once the queue's lock is let go: every waiter of a group wakes at once.
   auto waited = [&] {
+    lock.unlock();
     commit_stats_.OnSubmitWait(std::chrono::duration<double>(std::chrono::steady_clock::now() - queued).count());
   };
   if (me.done) {
