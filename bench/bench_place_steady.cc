@@ -11,7 +11,9 @@
 // when the work drifts; the tracker runs outside the clock, as it runs outside the plan). The clock covers MakePlan only; p50/p99
 // are the gaps between consecutive decisions of all passes (the first decision of a pass
 // includes setting up the clusters). `rebuilt_per_pass` and `fits_per_pass` say how much
-// the memo did not keep.
+// the memo did not keep. `plans_digest` hashes every decision as the store keeps it
+// (outcome, binding, cost, reason, verdicts and groups): equal digests before and after
+// a change to the placer mean it placed and explained every workload alike.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -24,7 +26,9 @@
 #include <vector>
 
 #include "bench/fleet.h"
+#include "controller/common/hash64.h"
 #include "controller/placement/plan.h"
+#include "controller/reconcile/decision_log.h"
 #include "controller/reconcile/pod_mix_tracker.h"
 
 namespace {
@@ -122,6 +126,7 @@ void PlanSteady(benchmark::State& state, bool with_lua) {
   int64_t decisions = 0;
   size_t running = 0;
   double rebuilt = 0, fits = 0, refreshes = 0;
+  gpufed::Hash64 digest;
   for (auto _ : state) {
     state.PauseTiming();
     SteadyState steady(*fleet, pending);
@@ -151,6 +156,9 @@ void PlanSteady(benchmark::State& state, bool with_lua) {
       decisions += static_cast<int64_t>(plan.decisions.size());
       rebuilt += static_cast<double>(memo.last_plan().clusters_rebuilt) / kPasses;
       fits += static_cast<double>(memo.last_plan().fits_found) / kPasses;
+      for (const placement::Decision& d : plan.decisions) {
+        digest.Add(gpufed::reconcile::DecisionToJson(d, gpufed::reconcile::DecisionContext{}).dump());
+      }
       steady.Apply(plan);
       steady.Churn();
     }
@@ -164,6 +172,8 @@ void PlanSteady(benchmark::State& state, bool with_lua) {
   state.counters["rebuilt_per_pass"] = rebuilt;
   state.counters["fits_per_pass"] = fits;
   state.counters["mix_refreshes"] = refreshes;
+  // 2^53 and below: a double holds it exactly.
+  state.counters["plans_digest"] = static_cast<double>(digest.value() >> 11);
 }
 
 void BM_PlaceFleetSteadyYamlRules(benchmark::State& state) { PlanSteady(state, false); }

@@ -1,6 +1,8 @@
 #include "controller/placement/inventory.h"
 
 #include <algorithm>
+#include <array>
+#include <span>
 
 #include "controller/common/quantity.h"
 #include "controller/placement/node_packer.h"
@@ -343,16 +345,23 @@ std::optional<std::pair<int, NodeFit>> FindNode(const ClusterState& state, const
   PoolDemands own_demands;
   if (known_demands == nullptr) own_demands = DemandsOn(*state.cluster, request, pool_allowed);
   const PoolDemands& demands = known_demands != nullptr ? *known_demands : own_demands;
-  // Nodes with room; the fit itself is built for the chosen one only.
-  std::vector<PackingCandidate> candidates;
-  candidates.reserve(only_node >= 0 ? 1 : state.nodes.size());
+  // Nodes with room; the fit itself is built for the chosen one only. The placer asks
+  // this thousands of times a pass, of clusters of tens of nodes: the candidates stay on
+  // the stack unless the cluster is larger.
+  constexpr size_t kOnStack = 32;
+  std::array<PackingCandidate, kOnStack> on_stack;
+  std::vector<PackingCandidate> on_heap;
+  if (state.nodes.size() > kOnStack) on_heap.resize(state.nodes.size());
+  PackingCandidate* found = on_heap.empty() ? on_stack.data() : on_heap.data();
+  size_t count = 0;
   for (size_t n = 0; n < state.nodes.size(); ++n) {
     if (only_node >= 0 && static_cast<int>(n) != only_node) continue;
     const NodeState& node = state.nodes[n];
     const std::optional<GpuDemand>& demand = demands[static_cast<size_t>(node.pool)];
     if (!demand || !FitsOnNode(node, pools[node.pool], *demand, request)) continue;
-    candidates.push_back({static_cast<int>(n), &*demand});
+    found[count++] = {static_cast<int>(n), &*demand};
   }
+  const std::span<const PackingCandidate> candidates(found, count);
   if (candidates.empty()) return std::nullopt;
   // One node and nothing to choose on it (whole GPUs go to the lowest free ones, as the
   // policy's would): the policy's answer is known without asking.

@@ -160,14 +160,15 @@ std::optional<PackingChoice> NodePacker::Choose(const ClusterState& state, const
   // takes the GPU whole), then the policy's score, then the earlier node.
   // Pods by pool demand (candidates of one pool share a demand object), then merged into
   // groups of equal pods: usually one PodFor per call.
-  struct Group {
-    packing::PodRequest pod;
-    int waste = 0;
-  };
-  std::vector<const GpuDemand*> demands;
-  std::vector<size_t> group_of_demand;
-  std::vector<Group> groups;
-  std::vector<size_t> group_of(candidates.size());
+  // (Scratch kept by the packer: the placer asks this thousands of times a pass.)
+  std::vector<const GpuDemand*>& demands = scratch_demands_;
+  std::vector<size_t>& group_of_demand = scratch_group_of_demand_;
+  std::vector<ChoiceGroup>& groups = scratch_groups_;
+  std::vector<size_t>& group_of = scratch_group_of_;
+  demands.clear();
+  group_of_demand.clear();
+  groups.clear();
+  group_of.assign(candidates.size(), 0);
   for (size_t c = 0; c < candidates.size(); ++c) {
     size_t d = 0;
     while (d < demands.size() && demands[d] != candidates[c].demand) ++d;
@@ -189,7 +190,7 @@ std::optional<PackingChoice> NodePacker::Choose(const ClusterState& state, const
   int best_waste = 0;
   double best_score = 0;
   for (size_t g = 0; g < groups.size(); ++g) {
-    const Group& group = groups[g];
+    const ChoiceGroup& group = groups[g];
     if (best && group.waste > best_waste) continue;
     eligible_.assign(fleet_->size(), false);
     for (size_t c = 0; c < candidates.size(); ++c) {

@@ -118,6 +118,16 @@ class NodePacker {
   uint64_t synced_generation_ = 0;
   std::vector<bool> eligible_;            // scratch, one flag per node
   std::vector<int> gpu_left_;             // scratch
+  // Choose's scratch: candidates of one pool demand ask for one pod, and equal pods
+  // (with equal waste) are one group the policy is asked about.
+  struct ChoiceGroup {
+    packing::PodRequest pod;
+    int waste = 0;
+  };
+  std::vector<const GpuDemand*> scratch_demands_;
+  std::vector<size_t> scratch_group_of_demand_;
+  std::vector<ChoiceGroup> scratch_groups_;
+  std::vector<size_t> scratch_group_of_;
 };
 
 }  // namespace gpufed::placement

@@ -127,6 +127,19 @@ Plan Placer::Run() {
   return plan;
 }
 
+ScoreBreakdown Placer::ScoreOf(const model::Workload& w, const PolicyClass& policy, const CandidateEval& k) const {
+  ScoreBreakdown s;
+  const double cost = static_cast<double>(k.cost);
+  s.cost = cost <= 0 ? 1.0 : static_cast<double>(std::max<int64_t>(score_basis_.min_cost, 0)) / cost;
+  s.locality = !score_basis_.moves_data || clusters_[k.cluster].cluster->holds_dataset(w.data.dataset) ? 1.0 : 0.0;
+  s.fragmentation = k.quality;
+  s.onprem = k.onprem ? 1.0 : 0.0;
+  s.lua = policy.lua_scores[k.cluster];
+  s.total = weights_.cost * s.cost + weights_.locality * s.locality + weights_.fragmentation * s.fragmentation +
+            weights_.onprem * s.onprem + s.lua;  // hooks apply each policy's own lua weight
+  return s;
+}
+
 Decision Placer::Decide(const model::Workload& w) {
   Decision d;
   d.workload = w.metadata.name;
@@ -199,28 +212,34 @@ Decision Placer::Decide(const model::Workload& w) {
     return d;
   }
   std::map<size_t, Candidate> by_preemption;
-  // Clusters where it fits now: on-prem ones first, each group in name order.
+  // Clusters where it fits now: on-prem ones first, each group in name order. Each is
+  // priced as it is found: without a dataset to move the cost is the GPU part, from the
+  // price the fit cache already holds (no walk to the cluster's price table).
   std::vector<CandidateEval>& candidates = candidates_;
-  auto add_candidate = [&](uint32_t c, double quality, const Money* price, int64_t gpu_milli) {
+  const bool moves_data = !w.data.dataset.empty();
+  auto add_candidate = [&](uint32_t c, bool onprem, double quality, int64_t cost) {
     Evaluation& e = evaluations_[c];
     e.fits = true;
     e.candidate = static_cast<int32_t>(candidates.size());
     CandidateEval& k = candidates.emplace_back();
     k.cluster = c;
+    k.onprem = onprem;
     k.quality = quality;
-    k.price = price;
-    k.gpu_milli = gpu_milli;
+    k.cost = cost;
   };
-  auto evaluate = [&](const std::vector<uint32_t>& group) {
+  auto evaluate = [&](const std::vector<uint32_t>& group, bool onprem) {
     for (uint32_t c : group) {
       Evaluation& e = evaluations_[c];
       if (e.stage != Evaluation::Stage::kEligible) continue;
       const CachedFit& fit = FitOf(w, shape, c);
       e.evaluated = true;
-      if (fit.fits) add_candidate(c, fit.quality, fit.price, fit.gpu_milli);
+      if (!fit.fits) continue;
+      add_candidate(c, onprem, fit.quality,
+                    moves_data ? EstimateCostMicros(*clusters_[c].cluster, fit.price, w, fit.gpu_milli)
+                               : GpuCostMicros(fit.price, w, fit.gpu_milli));
     }
   };
-  evaluate(shape.onprem);
+  evaluate(shape.onprem, true);
   std::string burst_note;
   bool onprem_now = !candidates.empty();
   if (!onprem_now && onprem_eligible) {
@@ -233,7 +252,7 @@ Decision Placer::Decide(const model::Workload& w) {
       generation_of_[c] = clusters_[c].state.generation;
       if (!made) continue;
       onprem_now = e.preempts = true;
-      add_candidate(c, made->nodes.front().second.Quality(), nullptr, 0);
+      add_candidate(c, true, made->nodes.front().second.Quality(), made->cost.total.micros());
       by_preemption.emplace(c, std::move(*made));
       break;
     }
@@ -241,11 +260,11 @@ Decision Placer::Decide(const model::Workload& w) {
   const size_t onprem_candidates = candidates.size();
   std::string block;
   if (onprem_now) {
-    evaluate(shape.cloud);  // scored too, so the explanation compares them
+    evaluate(shape.cloud, false);  // scored too, so the explanation compares them
   } else if (cloud_eligible) {
     block = onprem_eligible ? BurstBlock(w) : "";
     if (block.empty()) {
-      evaluate(shape.cloud);
+      evaluate(shape.cloud, false);
       if (onprem_eligible && candidates.size() > onprem_candidates) burst_note = "burst to cloud: on-prem is full";
     } else {
       for (uint32_t c : shape.cloud) {
@@ -257,35 +276,19 @@ Decision Placer::Decide(const model::Workload& w) {
 
   // Score the candidates: cost relative to the cheapest candidate, data locality,
   // packing, on-prem, and the policies' Lua score hooks.
-  std::optional<int64_t> min_cost;
-  const bool moves_data = !w.data.dataset.empty();
-  for (CandidateEval& k : candidates) {
-    if (evaluations_[k.cluster].preempts) {
-      k.cost = by_preemption.at(k.cluster).cost.total.micros();
-    } else {
-      // Without a dataset to move the cost is the GPU part, from the price the fit
-      // cache already holds (no walk to the cluster's price table per candidate).
-      k.cost = moves_data ? EstimateCostMicros(*clusters_[k.cluster].cluster, k.price, w, k.gpu_milli)
-                          : GpuCostMicros(k.price, w, k.gpu_milli);
-    }
-    if (!min_cost || k.cost < *min_cost) min_cost = k.cost;
+  score_basis_ = ScoreBasis{};
+  score_basis_.moves_data = moves_data;
+  if (!candidates.empty()) {
+    int64_t min_cost = candidates.front().cost;
+    for (const CandidateEval& k : candidates) min_cost = std::min(min_cost, k.cost);
+    score_basis_.min_cost = min_cost;
   }
-  for (CandidateEval& k : candidates) {
-    ScoreBreakdown& s = k.score;
-    const double cost = static_cast<double>(k.cost);
-    s.cost = cost <= 0 ? 1.0 : static_cast<double>(std::max<int64_t>(*min_cost, 0)) / cost;
-    s.locality = !moves_data || clusters_[k.cluster].cluster->holds_dataset(w.data.dataset) ? 1.0 : 0.0;
-    s.fragmentation = k.quality;
-    s.onprem = clusters_[k.cluster].onprem ? 1.0 : 0.0;
-    s.lua = policy.clusters[k.cluster].lua_score;
-    s.total = weights_.cost * s.cost + weights_.locality * s.locality + weights_.fragmentation * s.fragmentation +
-              weights_.onprem * s.onprem + s.lua;  // hooks apply each policy's own lua weight
-  }
+  for (CandidateEval& k : candidates) k.total = ScoreOf(w, policy, k).total;
   // The best of candidates [from, to); the first in name order on a tie.
   auto best_in = [&](size_t from, size_t to) -> std::optional<size_t> {
     std::optional<size_t> best;
     for (size_t i = from; i < to; ++i) {
-      if (!best || candidates[i].score.total > candidates[*best].score.total) best = i;
+      if (!best || candidates[i].total > candidates[*best].total) best = i;
     }
     if (!best) return std::nullopt;
     return candidates[*best].cluster;
@@ -317,7 +320,7 @@ Decision Placer::Decide(const model::Workload& w) {
           ? std::move(made->second)
           : *FindCandidate(w, *chosen, shape.clusters[*chosen].pools, &shape.clusters[*chosen].demands);
   const TenantState before = tenant_state;
-  Bind(w, candidate, candidates[static_cast<size_t>(evaluations_[*chosen].candidate)].score, d);
+  Bind(w, candidate, ScoreOf(w, policy, candidates[static_cast<size_t>(evaluations_[*chosen].candidate)]), d);
   RaiseAlerts(before, tenant_state, d);
   for (const ClusterVerdict& v : d.verdicts) {
     if (v.cluster == clusters_[*chosen].cluster->metadata.name) d.warnings.insert(d.warnings.end(), v.warnings.begin(), v.warnings.end());

@@ -106,6 +106,7 @@ class Placer {
   // residency, and the same values wherever the Lua hooks looked (placer_classes.cc).
   struct PolicyClass {
     std::vector<PolicyVerdict> clusters;  // by cluster index
+    std::vector<double> lua_scores;       // clusters[c].lua_score, packed for the scoring loop
     uint64_t plan = 0;                    // the last plan that used it (PlacerCaches::plans)
     int64_t passed = 0;                   // clusters that passed (scored)
   };
@@ -171,14 +172,20 @@ class Placer {
       return burst_blocked ? 4 : 0;
     }
   };
-  // A cluster where the current decision's workload fits now.
+  // A cluster where the current decision's workload fits now. Kept small (a decision
+  // may have a thousand): the score's parts are worked out again, the same way, only
+  // for the verdicts a decision lists (ScoreOf).
   struct CandidateEval {
     uint32_t cluster = 0;
-    double quality = 0;            // packing quality of the node it fits on
-    const Money* price = nullptr;  // GPU-hour price on that node's pool (null: unpriced)
-    int64_t gpu_milli = 0;         // GPU share taken on that pool
-    int64_t cost = 0;              // micros
-    ScoreBreakdown score;
+    bool onprem = false;
+    double quality = 0;  // packing quality of the node it fits on
+    int64_t cost = 0;    // micros
+    double total = 0;    // ScoreOf(...).total
+  };
+  // What the current decision scores against (Decide sets it before scoring).
+  struct ScoreBasis {
+    int64_t min_cost = 0;     // the cheapest candidate's cost (micros)
+    bool moves_data = false;  // the workload names a dataset
   };
 
   // placer_setup.cc: each cluster's state with the running work reserved, built anew or
@@ -227,6 +234,9 @@ class Placer {
     return FindFit(w, shape, c);
   }
   const CachedFit& FindFit(const model::Workload& w, ShapeClass& shape, size_t c);
+  // The score of candidate k in the current decision (score_basis_). Decide ranks by
+  // its total; the listed verdicts and the binding carry the parts.
+  ScoreBreakdown ScoreOf(const model::Workload& w, const PolicyClass& policy, const CandidateEval& k) const;
   // The verdict of cluster c as the decision saw it.
   ClusterVerdict VerdictOf(const model::Workload& w, const ShapeClass& shape, size_t c, const Evaluation& e,
                            const std::string& burst_block) const;
@@ -322,6 +332,7 @@ class Placer {
   std::unique_ptr<ShapeClass> uncached_shape_;
   std::vector<Evaluation> evaluations_;         // by cluster index; reused by every decision
   std::vector<CandidateEval> candidates_;       // the current decision's candidates (see Decide)
+  ScoreBasis score_basis_;                      // the current decision's (see ScoreOf)
   int onprem_queue_depth_ = 0;
   double fleet_gpus_ = 0;     // GPUs present in every cluster, for dominant shares
   double window_hours_ = 0;   // DecayedWindowHours(half-life)

@@ -156,6 +156,8 @@ std::unique_ptr<Placer::PolicyClass> Placer::EvaluatePolicies(const model::Workl
     }
   }
   if (hooks != nullptr) hooks->RecordWorkloadReads(false);
+  result->lua_scores.reserve(result->clusters.size());
+  for (const PolicyVerdict& p : result->clusters) result->lua_scores.push_back(p.lua_score);
   return result;
 }
 

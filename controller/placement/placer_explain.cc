@@ -75,7 +75,7 @@ ClusterVerdict Placer::VerdictOf(const model::Workload& w, const ShapeClass& sha
     v.reason = burst_block;
   }
   if (e.fits) {
-    v.score = candidates_[static_cast<size_t>(e.candidate)].score;
+    v.score = ScoreOf(w, *shape.policy, candidates_[static_cast<size_t>(e.candidate)]);
     for (const std::string& error : p.score_errors) v.warnings.push_back("score hook error (ignored): " + error);
   }
   return v;
@@ -97,7 +97,7 @@ void Placer::Explain(const model::Workload& w, const ShapeClass& shape, const st
   // The best other candidates, best first (a strict order: score, then cluster), kept in
   // one pass over them (hundreds) rather than sorted.
   auto better = [&](uint32_t a, uint32_t b) {
-    const double sa = candidates_[a].score.total, sb = candidates_[b].score.total;
+    const double sa = candidates_[a].total, sb = candidates_[b].total;
     return sa != sb ? sa > sb : candidates_[a].cluster < candidates_[b].cluster;
   };
   std::array<uint32_t, kListedCandidates> best;

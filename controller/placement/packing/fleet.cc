@@ -136,16 +136,18 @@ Status Fleet::SetLeft(size_t node, int64_t cpu_left, int64_t memory_left, std::s
     return InvalidArgument("set left: node " + spec.name + " has " + std::to_string(spec.num_gpu) + " GPUs, not " +
                            std::to_string(gpu_left.size()));
   }
+  NodeState& s = states_[node];
+  // Mirrors sync every node of a cluster after each change to one of them: what is
+  // already set (and so was checked) is left as it is, before anything is checked.
+  if (s.cpu_left == cpu_left && s.memory_left == memory_left &&
+      std::equal(s.gpu_left.begin(), s.gpu_left.end(), gpu_left.begin())) {
+    return Status::Ok();
+  }
   if (cpu_left < 0 || cpu_left > spec.cpu_milli || memory_left < 0 || memory_left > spec.memory_mib) {
     return InvalidArgument("set left: CPU or memory of node " + spec.name + " outside its capacity");
   }
   for (int g : gpu_left) {
     if (g < 0 || g > kMilliPerGpu) return InvalidArgument("set left: GPU milli outside 0..1000 on node " + spec.name);
-  }
-  NodeState& s = states_[node];
-  if (s.cpu_left == cpu_left && s.memory_left == memory_left &&
-      std::equal(s.gpu_left.begin(), s.gpu_left.end(), gpu_left.begin())) {
-    return Status::Ok();
   }
   gpu_allocated_milli_ += s.GpuLeftTotal();
   s.cpu_left = cpu_left;
