@@ -80,7 +80,7 @@ Money Money::TimesHours(int64_t count, int64_t millis) const {
   return Money(DivRound(product, 3600000), currency_);
 }
 
-int64_t Money::GpuMilliHoursMicros(int64_t micros_per_hour, int64_t gpu_milli, int64_t millis) {
+int64_t Money::GpuMilliHoursMicrosWide(int64_t micros_per_hour, int64_t gpu_milli, int64_t millis) {
   const __int128 product = static_cast<__int128>(micros_per_hour) * gpu_milli * millis;
   return DivRound(product, __int128{3600000} * 1000);
 }

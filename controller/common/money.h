@@ -28,7 +28,20 @@ class Money {
   // price-per-GPU-hour x GPU share (1000 = one GPU) x runtime.
   Money TimesGpuMilliHours(int64_t gpu_milli, int64_t millis) const;
   // TimesGpuMilliHours without the currency: for hot loops that compare amounts.
-  static int64_t GpuMilliHoursMicros(int64_t micros_per_hour, int64_t gpu_milli, int64_t millis);
+  // Inline with a constant divisor (a multiply, not a division) where the product fits
+  // 64 bits comfortably, which is every realistic price and runtime; the rest is exact
+  // in 128 bits. Both round half away from zero alike.
+  static int64_t GpuMilliHoursMicros(int64_t micros_per_hour, int64_t gpu_milli, int64_t millis) {
+    constexpr int64_t kPerHour = int64_t{3'600'000} * 1000;  // millis per hour x milli per GPU
+    constexpr int64_t kFast = INT64_MAX / 2;
+    int64_t product = 0;
+    if (!__builtin_mul_overflow(micros_per_hour, gpu_milli, &product) &&
+        !__builtin_mul_overflow(product, millis, &product) && product > -kFast && product < kFast) {
+      return product >= 0 ? (product + kPerHour / 2) / kPerHour : (product - kPerHour / 2) / kPerHour;
+    }
+    return GpuMilliHoursMicrosWide(micros_per_hour, gpu_milli, millis);
+  }
+  static int64_t GpuMilliHoursMicrosWide(int64_t micros_per_hour, int64_t gpu_milli, int64_t millis);
   // a + b, saturating like Plus.
   static int64_t SaturatingAdd(int64_t a, int64_t b);
   // price-per-hour x count x duration. `millis` of runtime; result in the same currency.

@@ -127,19 +127,6 @@ Plan Placer::Run() {
   return plan;
 }
 
-ScoreBreakdown Placer::ScoreOf(const model::Workload& w, const PolicyClass& policy, const CandidateEval& k) const {
-  ScoreBreakdown s;
-  const double cost = static_cast<double>(k.cost);
-  s.cost = cost <= 0 ? 1.0 : static_cast<double>(std::max<int64_t>(score_basis_.min_cost, 0)) / cost;
-  s.locality = !score_basis_.moves_data || clusters_[k.cluster].cluster->holds_dataset(w.data.dataset) ? 1.0 : 0.0;
-  s.fragmentation = k.quality;
-  s.onprem = k.onprem ? 1.0 : 0.0;
-  s.lua = policy.lua_scores[k.cluster];
-  s.total = weights_.cost * s.cost + weights_.locality * s.locality + weights_.fragmentation * s.fragmentation +
-            weights_.onprem * s.onprem + s.lua;  // hooks apply each policy's own lua weight
-  return s;
-}
-
 Decision Placer::Decide(const model::Workload& w) {
   Decision d;
   d.workload = w.metadata.name;

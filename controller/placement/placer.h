@@ -4,6 +4,7 @@
 // filter, score, bind), placer_setup.cc (the clusters' states, kept between plans by a
 // PlanMemo), placer_checks.cc (policy filters, burst gate, budgets) and preemption.cc
 // (victim selection).
+#include <algorithm>
 #include <cassert>
 #include <deque>
 #include <functional>
@@ -236,7 +237,19 @@ class Placer {
   const CachedFit& FindFit(const model::Workload& w, ShapeClass& shape, size_t c);
   // The score of candidate k in the current decision (score_basis_). Decide ranks by
   // its total; the listed verdicts and the binding carry the parts.
-  ScoreBreakdown ScoreOf(const model::Workload& w, const PolicyClass& policy, const CandidateEval& k) const;
+  // (Here, inline: Decide asks it of every candidate.)
+  ScoreBreakdown ScoreOf(const model::Workload& w, const PolicyClass& policy, const CandidateEval& k) const {
+    ScoreBreakdown s;
+    const double cost = static_cast<double>(k.cost);
+    s.cost = cost <= 0 ? 1.0 : static_cast<double>(std::max<int64_t>(score_basis_.min_cost, 0)) / cost;
+    s.locality = !score_basis_.moves_data || clusters_[k.cluster].cluster->holds_dataset(w.data.dataset) ? 1.0 : 0.0;
+    s.fragmentation = k.quality;
+    s.onprem = k.onprem ? 1.0 : 0.0;
+    s.lua = policy.lua_scores[k.cluster];
+    s.total = weights_.cost * s.cost + weights_.locality * s.locality + weights_.fragmentation * s.fragmentation +
+              weights_.onprem * s.onprem + s.lua;  // hooks apply each policy's own lua weight
+    return s;
+  }
   // The verdict of cluster c as the decision saw it.
   ClusterVerdict VerdictOf(const model::Workload& w, const ShapeClass& shape, size_t c, const Evaluation& e,
                            const std::string& burst_block) const;

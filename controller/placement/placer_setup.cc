@@ -118,7 +118,19 @@ void Placer::SetUpClusters(const std::shared_ptr<const PodMix>& mix, uint64_t mi
   size_t last_index = 0;
   const std::string* last_tenant = nullptr;
   TenantState* last_tenant_state = nullptr;
-  for (const RunningWorkload& r : snapshot_.running) {
+  // Each running workload is read for its tenant, priority and request: thousands of
+  // objects apart in memory, so the ones a few places ahead are fetched meanwhile.
+  constexpr size_t kPrefetchAhead = 8;
+  const std::vector<RunningWorkload>& all_running = snapshot_.running;
+  for (size_t i = 0; i < all_running.size(); ++i) {
+    const RunningWorkload& r = all_running[i];
+    if (i + kPrefetchAhead < all_running.size()) {
+      if (const model::Workload* ahead = all_running[i + kPrefetchAhead].workload) {
+        __builtin_prefetch(&ahead->tenant);
+        __builtin_prefetch(&ahead->resources);
+        __builtin_prefetch(&ahead->preemptible);
+      }
+    }
     if (r.workload == nullptr) continue;
     if (last_cluster.empty() || r.binding.cluster != last_cluster) {
       auto it = k.cluster_index.find(r.binding.cluster);
