@@ -289,6 +289,18 @@ const MigProfile* GeometryOf(const model::NodePool& pool, const GpuDemand& d) {
   return d.mig_profile.empty() ? nullptr : FindMigProfile(pool.gpu.model, d.mig_profile);
 }
 
+// The share of the node's GPU capacity in use once `gpus` more GPUs of `milli_each` are
+// taken (NodeFit::packing).
+double PackingAfter(const NodeState& node, const model::NodePool& pool, int milli_each, int64_t gpus) {
+  int64_t used = 0;
+  for (const GpuState& gpu : node.gpus) used += kMilliPerGpu - gpu.free_milli;
+  used += int64_t{milli_each} * gpus;
+  return pool.gpu.count == 0 ? 0 : static_cast<double>(used) / (double{kMilliPerGpu} * pool.gpu.count);
+}
+
+// GPU share given beyond what the request uses (NodeFit::waste_milli).
+int WasteOf(const GpuDemand& d) { return std::max(0, d.milli_each - d.needed_milli); }
+
 // FitOnNode's answer without building the fit (FindNode asks it of every node).
 bool FitsOnNode(const NodeState& node, const model::NodePool& pool, const GpuDemand& d,
                 const model::ResourceRequest& r) {
@@ -319,11 +331,8 @@ std::optional<NodeFit> FitOnNode(const NodeState& node, const model::NodePool& p
     if (static_cast<int>(fit.gpus.size()) < d.gpus) return std::nullopt;
   }
   // Packing: the share of the node's GPU capacity in use after this placement.
-  int64_t used = 0;
-  for (const GpuState& gpu : node.gpus) used += kMilliPerGpu - gpu.free_milli;
-  used += int64_t{fit.milli_each} * static_cast<int64_t>(fit.gpus.size());
-  fit.packing = pool.gpu.count == 0 ? 0 : static_cast<double>(used) / (double{kMilliPerGpu} * pool.gpu.count);
-  fit.waste_milli = std::max(0, fit.milli_each - d.needed_milli);
+  fit.packing = PackingAfter(node, pool, fit.milli_each, static_cast<int64_t>(fit.gpus.size()));
+  fit.waste_milli = WasteOf(d);
   return fit;
 }
 
@@ -337,17 +346,11 @@ PoolDemands DemandsOn(const model::Cluster& cluster, const model::ResourceReques
   return demands;
 }
 
-std::optional<std::pair<int, NodeFit>> FindNode(const ClusterState& state, const model::ResourceRequest& request,
-                                                const std::vector<bool>& pool_allowed, int only_node,
-                                                const PoolDemands* known_demands) {
-  // The demand per pool, computed once: pools are few, nodes many.
+std::optional<NodeChoice> ChooseNode(const ClusterState& state, const model::ResourceRequest& request,
+                                     int only_node, const PoolDemands& demands) {
   const std::vector<model::NodePool>& pools = state.cluster->node_pools;
-  PoolDemands own_demands;
-  if (known_demands == nullptr) own_demands = DemandsOn(*state.cluster, request, pool_allowed);
-  const PoolDemands& demands = known_demands != nullptr ? *known_demands : own_demands;
-  // Nodes with room; the fit itself is built for the chosen one only. The placer asks
-  // this thousands of times a pass, of clusters of tens of nodes: the candidates stay on
-  // the stack unless the cluster is larger.
+  // Nodes with room. The placer asks this thousands of times a pass, of clusters of tens
+  // of nodes: the candidates stay on the stack unless the cluster is larger.
   constexpr size_t kOnStack = 32;
   std::array<PackingCandidate, kOnStack> on_stack;
   std::vector<PackingCandidate> on_heap;
@@ -370,13 +373,31 @@ std::optional<std::pair<int, NodeFit>> FindNode(const ClusterState& state, const
       state.packer && !forced ? state.packer->Choose(state, request, candidates) : PackingChoice{0, -1};
   if (!choice) return std::nullopt;
   const PackingCandidate& chosen = candidates[choice->candidate];
-  const NodeState& node = state.nodes[static_cast<size_t>(chosen.node)];
+  return NodeChoice{chosen.node, chosen.demand, choice->share_gpu};
+}
+
+double FitQualityOn(const NodeState& node, const model::NodePool& pool, const GpuDemand& d) {
+  return NodeFit::FitQuality(PackingAfter(node, pool, d.milli_each, d.fractional ? 1 : d.gpus), WasteOf(d));
+}
+
+std::optional<std::pair<int, NodeFit>> FindNode(const ClusterState& state, const model::ResourceRequest& request,
+                                                const std::vector<bool>& pool_allowed, int only_node,
+                                                const PoolDemands* known_demands) {
+  // The demand per pool, computed once: pools are few, nodes many.
+  PoolDemands own_demands;
+  if (known_demands == nullptr) own_demands = DemandsOn(*state.cluster, request, pool_allowed);
+  const PoolDemands& demands = known_demands != nullptr ? *known_demands : own_demands;
+  // The fit itself is built for the chosen node only.
+  const std::optional<NodeChoice> choice = ChooseNode(state, request, only_node, demands);
+  if (!choice) return std::nullopt;
+  const NodeState& node = state.nodes[static_cast<size_t>(choice->node)];
+  const model::NodePool& pool = state.cluster->node_pools[node.pool];
   std::optional<NodeFit> fit;
   // The policy's GPU, when the placer's own checks (GPU memory, MIG geometry) allow it.
-  if (choice->share_gpu >= 0) fit = FitOnNode(node, pools[node.pool], *chosen.demand, request, choice->share_gpu);
-  if (!fit) fit = FitOnNode(node, pools[node.pool], *chosen.demand, request);
+  if (choice->share_gpu >= 0) fit = FitOnNode(node, pool, *choice->demand, request, choice->share_gpu);
+  if (!fit) fit = FitOnNode(node, pool, *choice->demand, request);
   if (!fit) return std::nullopt;  // FitsOnNode said it fits: not reached
-  return std::make_pair(chosen.node, std::move(*fit));
+  return std::make_pair(choice->node, std::move(*fit));
 }
 
 std::optional<int> ProvisionNode(ClusterState& state, const model::ResourceRequest& request,

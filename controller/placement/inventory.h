@@ -79,7 +79,8 @@ struct NodeFit {
   int waste_milli = 0;            // GPU share taken beyond what was asked (a whole GPU for 4Gi)
 
   // 0..1, higher is better: tight packing that wastes little of what it takes.
-  double Quality() const { return packing * (1.0 - waste_milli / 1000.0); }
+  double Quality() const { return FitQuality(packing, waste_milli); }
+  static double FitQuality(double packing, int waste_milli) { return packing * (1.0 - waste_milli / 1000.0); }
 };
 
 // A request normalised against one node pool: what it takes on each GPU.
@@ -127,6 +128,19 @@ void CapToObserved(ClusterState& state, const ObservedCluster& observed);
 std::optional<std::pair<int, NodeFit>> FindNode(const ClusterState& state, const model::ResourceRequest& request,
                                                 const std::vector<bool>& pool_allowed, int only_node = -1,
                                                 const PoolDemands* demands = nullptr);
+// The node FindNode takes, before its fit is built: the node, the demand on its pool,
+// and the GPU the packing policy chose for a share (-1: none). `demands` as for FindNode,
+// but required (the choice points into it).
+struct NodeChoice {
+  int node = -1;
+  const GpuDemand* demand = nullptr;
+  int share_gpu = -1;
+};
+std::optional<NodeChoice> ChooseNode(const ClusterState& state, const model::ResourceRequest& request,
+                                     int only_node, const PoolDemands& demands);
+// FitOnNode(...)->Quality() on a node where it fits: the quality does not depend on which
+// GPUs the fit takes, so the placer's fit cache needs no fit built to rank a cluster.
+double FitQualityOn(const NodeState& node, const model::NodePool& pool, const GpuDemand& demand);
 // How `demand` fits on `node` (a node of `pool`), keeping whole GPUs free: fractions go
 // to the fullest shared GPU with room (to GPU `only_gpu` alone when >= 0), whole GPUs take
 // the lowest free indices.

@@ -293,13 +293,31 @@ const Placer::CachedFit& Placer::FindFit(const model::Workload& w, ShapeClass& s
   cached.mix_epoch = caches_.mix_epoch;
   cached.pool_mask = pools;
   // Where, not what it costs: the price comes with the shape (no candidate is built).
-  if (std::optional<Placement> found = PlacementOn(w, c, shape.clusters[c].pools, &shape.clusters[c].demands)) {
+  const ShapeCluster& sc = shape.clusters[c];
+  const model::ResourceRequest& r = w.resources;
+  if (r.nodes <= 1) {
+    // Single-node work on a present node: the node the packer chooses, its quality worked
+    // out without building the fit (as PlacementOn would find it, the same skip first).
+    if (state.elastic_nodes_left == 0 && !MayFitWholeGpus(state, r)) return cached;
+    if (std::optional<NodeChoice> choice = ChooseNode(state, r, -1, sc.demands)) {
+      const NodeState& node = state.nodes[static_cast<size_t>(choice->node)];
+      cached.fits = true;
+      cached.pool = node.pool;
+      cached.quality = FitQualityOn(node, state.cluster->node_pools[node.pool], *choice->demand);
+      cached.price = sc.prices[static_cast<size_t>(cached.pool)];
+      cached.gpu_milli = sc.gpu_milli[static_cast<size_t>(cached.pool)];
+      return cached;
+    }
+    // No present node: elasticity may add one, and `topology: any` may spread.
+    if (state.elastic_nodes_left == 0 && !Spreads(r)) return cached;
+  }
+  if (std::optional<Placement> found = PlacementOn(w, c, sc.pools, &sc.demands)) {
     cached.fits = true;
     cached.provision = found->provisions;
     cached.pool = found->pool;
     cached.quality = found->nodes.front().second.Quality();
-    cached.price = shape.clusters[c].prices[cached.pool];
-    cached.gpu_milli = shape.clusters[c].gpu_milli[cached.pool];
+    cached.price = sc.prices[cached.pool];
+    cached.gpu_milli = sc.gpu_milli[cached.pool];
   }
   return cached;
 }
