@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "tests/testutil/fleet_builder.h"
 
 namespace gpufed::placement {
@@ -77,6 +79,48 @@ TEST(Inventory, ExplainsShapeMismatches) {
   EXPECT_EQ(PoolShapeMismatch(pool, r), "same-node topology needs NVLink, pool pool has none");
   r.gpu_models = {"H100-80GB"};
   EXPECT_EQ(PoolShapeMismatch(pool, r), "GPU model A100-80GB not in the allowed models");
+}
+
+// The placer's fit cache ranks a cluster by ChooseNode and FitQualityOn, without the fit
+// FindNode builds: on random states of shared, MIG and whole-GPU pools, both name the
+// same node with the same quality, and agree on where nothing fits.
+TEST(Inventory, ChoosingANodeAgreesWithFindingItsFit) {
+  std::mt19937 rng(7);
+  model::Cluster c = testutil::MakeCluster("c", "onprem", "eu", 3, 8);
+  model::NodePool shared = c.node_pools[0];
+  shared.name = "shared";
+  shared.gpu.sharing = model::GpuSharing::kMemory;
+  model::NodePool mig = MigPool();
+  mig.count = 2;
+  c.node_pools.push_back(shared);
+  c.node_pools.push_back(mig);
+  const std::vector<bool> allowed(c.node_pools.size(), true);
+  int compared = 0, chosen = 0;
+  for (int round = 0; round < 40; ++round) {
+    ClusterState state = BuildClusterState(c);
+    for (int step = 0; step < 40; ++step) {
+      model::ResourceRequest r;
+      r.gpus = 1;
+      switch (rng() % 4) {
+        case 0: r.gpus = 1 + static_cast<int>(rng() % 4); break;
+        case 1: r.gpu_memory = Quantity::FromUnits(int64_t{2 + static_cast<int>(rng() % 14)} << 30); break;
+        case 2: r.mig_profile = rng() % 2 == 0 ? "1g.5gb" : "3g.20gb"; break;
+        default: r.gpu_share = Quantity::FromMilli(250 * (1 + static_cast<int>(rng() % 3))); break;
+      }
+      const PoolDemands demands = DemandsOn(c, r, allowed);
+      const std::optional<NodeChoice> choice = ChooseNode(state, r, -1, demands);
+      const auto fit = FindNode(state, r, allowed, -1, &demands);
+      ++compared;
+      ASSERT_EQ(choice.has_value(), fit.has_value()) << "round " << round << " step " << step;
+      if (!fit) continue;
+      ++chosen;
+      ASSERT_EQ(choice->node, fit->first);
+      const NodeState& node = state.nodes[static_cast<size_t>(fit->first)];
+      EXPECT_EQ(FitQualityOn(node, c.node_pools[node.pool], *choice->demand), fit->second.Quality());
+      Reserve(state, fit->first, fit->second, r);
+    }
+  }
+  EXPECT_GT(chosen, compared / 4);  // the states fill up, but most requests were placed
 }
 
 }  // namespace
