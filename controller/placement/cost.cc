@@ -51,14 +51,9 @@ CostEstimate EstimateCostAt(const model::Cluster& cluster, const Money* price, c
   return estimate;
 }
 
-int64_t GpuCostMicros(const Money* price, const model::Workload& workload, int64_t gpu_milli_total) {
-  return price == nullptr ? 0
-                          : Money::GpuMilliHoursMicros(price->micros(), gpu_milli_total, workload.duration_hint.millis());
-}
-
-int64_t EstimateCostMicros(const model::Cluster& cluster, const Money* price, const model::Workload& workload,
+int64_t EstimateCostMicros(const model::Cluster& cluster, int64_t gpu_hour_micros, const model::Workload& workload,
                            int64_t gpu_milli_total) {
-  const int64_t gpu = GpuCostMicros(price, workload, gpu_milli_total);
+  const int64_t gpu = GpuCostMicros(gpu_hour_micros, workload, gpu_milli_total);
   if (!MovesData(cluster, workload)) return gpu;
   return Money::SaturatingAdd(gpu, cluster.pricing.egress_per_gib.TimesMilli(MilliGib(workload)).micros());
 }

@@ -26,12 +26,18 @@ const Money* GpuHourPrice(const model::Cluster& cluster, const model::NodePool& 
 CostEstimate EstimateCostAt(const model::Cluster& cluster, const Money* gpu_hour_price,
                             const model::Workload& workload, int64_t gpu_milli_total);
 
-// The GPU part of EstimateCostMicros from a price already read (null: unpriced); the whole
+// The micros of a GPU-hour price (0: unpriced, which costs nothing): what the placer's fit
+// cache keeps, so ranking a candidate reads no price table.
+inline int64_t PriceMicros(const Money* gpu_hour_price) { return gpu_hour_price == nullptr ? 0 : gpu_hour_price->micros(); }
+
+// The GPU part of EstimateCostMicros from a price already read (PriceMicros); the whole
 // cost when the workload moves no data to the cluster.
-int64_t GpuCostMicros(const Money* gpu_hour_price, const model::Workload& workload, int64_t gpu_milli_total);
+inline int64_t GpuCostMicros(int64_t gpu_hour_micros, const model::Workload& workload, int64_t gpu_milli_total) {
+  return Money::GpuMilliHoursMicros(gpu_hour_micros, gpu_milli_total, workload.duration_hint.millis());
+}
 
 // EstimateCostAt(...).total.micros(), without building Money values (the placer's hot loop).
-int64_t EstimateCostMicros(const model::Cluster& cluster, const Money* gpu_hour_price, const model::Workload& workload,
+int64_t EstimateCostMicros(const model::Cluster& cluster, int64_t gpu_hour_micros, const model::Workload& workload,
                            int64_t gpu_milli_total);
 
 // `gpu_milli_total`: the GPU share taken (8000 for eight GPUs, 250 for a quarter).

@@ -222,8 +222,8 @@ Decision Placer::Decide(const model::Workload& w) {
       e.evaluated = true;
       if (!fit.fits) continue;
       add_candidate(c, onprem, fit.quality,
-                    moves_data ? EstimateCostMicros(*clusters_[c].cluster, fit.price, w, fit.gpu_milli)
-                               : GpuCostMicros(fit.price, w, fit.gpu_milli));
+                    moves_data ? EstimateCostMicros(*clusters_[c].cluster, fit.price_micros, w, fit.gpu_milli)
+                               : GpuCostMicros(fit.price_micros, w, fit.gpu_milli));
     }
   };
   evaluate(shape.onprem, true);

@@ -132,7 +132,7 @@ class Placer {
     bool provision = false;
     int pool = -1;
     double quality = 0;
-    const Money* price = nullptr;           // GPU-hour price on `pool` (null: unpriced)
+    int64_t price_micros = 0;               // GPU-hour price on `pool` (PriceMicros: 0 unpriced)
     int64_t gpu_milli = 0;                  // GPU share taken on `pool`
   };
   // Where a resource request fits, by cluster: a fit depends on the request, the pools

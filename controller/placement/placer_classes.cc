@@ -304,7 +304,7 @@ const Placer::CachedFit& Placer::FindFit(const model::Workload& w, ShapeClass& s
       cached.fits = true;
       cached.pool = node.pool;
       cached.quality = FitQualityOn(node, state.cluster->node_pools[node.pool], *choice->demand);
-      cached.price = sc.prices[static_cast<size_t>(cached.pool)];
+      cached.price_micros = PriceMicros(sc.prices[static_cast<size_t>(cached.pool)]);
       cached.gpu_milli = sc.gpu_milli[static_cast<size_t>(cached.pool)];
       return cached;
     }
@@ -316,7 +316,7 @@ const Placer::CachedFit& Placer::FindFit(const model::Workload& w, ShapeClass& s
     cached.provision = found->provisions;
     cached.pool = found->pool;
     cached.quality = found->nodes.front().second.Quality();
-    cached.price = sc.prices[cached.pool];
+    cached.price_micros = PriceMicros(sc.prices[cached.pool]);
     cached.gpu_milli = sc.gpu_milli[cached.pool];
   }
   return cached;
