@@ -83,22 +83,27 @@ TEST(Inventory, ExplainsShapeMismatches) {
 
 // The placer's fit cache ranks a cluster by ChooseNode and FitQualityOn, without the fit
 // FindNode builds: on random states of shared, MIG and whole-GPU pools, both name the
-// same node with the same quality, and agree on where nothing fits.
-TEST(Inventory, ChoosingANodeAgreesWithFindingItsFit) {
+// same node with the same quality, and agree on where nothing fits. Small clusters keep
+// ChooseNode's candidates on the stack, large ones (over 32 nodes) on the heap.
+class ChooseNodeProperty : public ::testing::TestWithParam<int> {};
+
+TEST_P(ChooseNodeProperty, AgreesWithFindingTheFit) {
+  const int nodes_per_pool = GetParam();
   std::mt19937 rng(7);
-  model::Cluster c = testutil::MakeCluster("c", "onprem", "eu", 3, 8);
+  model::Cluster c = testutil::MakeCluster("c", "onprem", "eu", nodes_per_pool, 8);
   model::NodePool shared = c.node_pools[0];
   shared.name = "shared";
   shared.gpu.sharing = model::GpuSharing::kMemory;
   model::NodePool mig = MigPool();
-  mig.count = 2;
+  mig.count = nodes_per_pool;
   c.node_pools.push_back(shared);
   c.node_pools.push_back(mig);
   const std::vector<bool> allowed(c.node_pools.size(), true);
   int compared = 0, chosen = 0;
-  for (int round = 0; round < 40; ++round) {
+  const int steps = 30 * nodes_per_pool;  // enough to fill the nodes
+  for (int round = 0; round < 20; ++round) {
     ClusterState state = BuildClusterState(c);
-    for (int step = 0; step < 40; ++step) {
+    for (int step = 0; step < steps; ++step) {
       model::ResourceRequest r;
       r.gpus = 1;
       switch (rng() % 4) {
@@ -120,8 +125,11 @@ TEST(Inventory, ChoosingANodeAgreesWithFindingItsFit) {
       Reserve(state, fit->first, fit->second, r);
     }
   }
-  EXPECT_GT(chosen, compared / 4);  // the states fill up, but most requests were placed
+  EXPECT_GT(chosen, compared / 4);  // the states fill up, but many requests were placed
+  EXPECT_LT(chosen, compared);      // ... and some found no room: both answers compared
 }
+
+INSTANTIATE_TEST_SUITE_P(Inventory, ChooseNodeProperty, ::testing::Values(3, 14));
 
 }  // namespace
 }  // namespace gpufed::placement
