@@ -5,6 +5,7 @@
 // PlanMemo), placer_checks.cc (policy filters, burst gate, budgets) and preemption.cc
 // (victim selection).
 #include <algorithm>
+#include <array>
 #include <cassert>
 #include <deque>
 #include <functional>
@@ -30,6 +31,24 @@
 namespace gpufed::placement {
 
 struct PlacerCaches;
+
+// Where a cluster stands in one decision (Placer::Evaluation), and what then holds it back.
+enum class EvaluationStage : uint8_t { kMaxCost, kBudget, kEligible };
+constexpr int EvaluationHold(EvaluationStage stage, bool evaluated, bool fits, bool burst_blocked) {
+  if (stage == EvaluationStage::kMaxCost) return 1;
+  if (stage == EvaluationStage::kBudget) return 2;
+  if (evaluated && !fits) return 3;
+  return burst_blocked ? 4 : 0;
+}
+// EvaluationHold by key: stage | evaluated << 2 | fits << 3 | burst_blocked << 4.
+inline constexpr std::array<uint8_t, 32> kEvaluationHolds = [] {
+  std::array<uint8_t, 32> table{};
+  for (unsigned key = 0; key < table.size(); ++key) {
+    const auto stage = static_cast<EvaluationStage>(std::min(key & 3u, 2u));
+    table[key] = static_cast<uint8_t>(EvaluationHold(stage, (key & 4u) != 0, (key & 8u) != 0, (key & 16u) != 0));
+  }
+  return table;
+}();
 
 // What a request counts against quotas and fair share: whole GPUs, or the share asked.
 int64_t RequestedGpuMilli(const model::ResourceRequest& r);
@@ -156,7 +175,7 @@ class Placer {
   // One cluster during one decision (only clusters of the shape's eligible list). Kept
   // small: every decision resets it for every eligible cluster.
   struct Evaluation {
-    enum class Stage : uint8_t { kMaxCost, kBudget, kEligible };
+    using Stage = EvaluationStage;
     Stage stage = Stage::kEligible;
     bool evaluated = false;      // capacity was looked for
     bool fits = false;           // a candidate (candidates_[candidate])
@@ -165,12 +184,13 @@ class Placer {
     int32_t candidate = -1;
 
     // What holds it back, as an index into placer_explain.cc's kHoldRules: 0 none (a
-    // candidate, or not needed), 1 max-cost, 2 tenant-budget, 3 capacity, 4 burst.
+    // candidate, or not needed), 1 max-cost, 2 tenant-budget, 3 capacity, 4 burst
+    // (EvaluationHold, by table: explanations count every eligible cluster's hold in
+    // every decision, and whether a cluster fits varies from one to the next).
     int Hold() const {
-      if (stage == Stage::kMaxCost) return 1;
-      if (stage == Stage::kBudget) return 2;
-      if (evaluated && !fits) return 3;
-      return burst_blocked ? 4 : 0;
+      const unsigned key = static_cast<unsigned>(stage) | (evaluated ? 4u : 0u) | (fits ? 8u : 0u) |
+                           (burst_blocked ? 16u : 0u);
+      return kEvaluationHolds[key];
     }
   };
   // A cluster where the current decision's workload fits now. Kept small (a decision

@@ -4,6 +4,7 @@
 // not grow with the fleet.
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -102,13 +103,18 @@ void Placer::Explain(const model::Workload& w, const ShapeClass& shape, const st
   };
   std::array<uint32_t, kListedCandidates> best;
   size_t top = 0;
+  // Once five are kept, most candidates score below the fifth: that total is kept at
+  // hand, and only a candidate reaching it is compared in full.
+  double fifth = -std::numeric_limits<double>::infinity();
   for (size_t i = 0; i < candidates_.size(); ++i) {
     const auto k = static_cast<uint32_t>(i);
+    if (top == best.size() && candidates_[i].total < fifth) continue;
     if (candidates_[i].cluster == chosen || (top == best.size() && !better(k, best[top - 1]))) continue;
     size_t at = std::min(top, best.size() - 1);
     for (; at > 0 && better(k, best[at - 1]); --at) best[at] = best[at - 1];
     best[at] = k;
     top = std::min(top + 1, best.size());
+    if (top == best.size()) fifth = candidates_[best[top - 1]].total;
   }
   std::vector<uint32_t> listed;  // cluster indices
   listed.reserve(kListedFull + 1 + top);
