@@ -214,17 +214,36 @@ Decision Placer::Decide(const model::Workload& w) {
     k.quality = quality;
     k.cost = cost;
   };
+  // This runs for every eligible cluster of every decision. What it reads is held in
+  // locals, and candidates are written through a local pointer into storage made for
+  // the whole group, so no store makes the compiler read the placer's members again.
   auto evaluate = [&](const std::vector<uint32_t>& group, bool onprem) {
+    const size_t before = candidates.size();
+    candidates.resize(before + group.size());
+    CandidateEval* out = candidates.data() + before;
+    Evaluation* evaluations = evaluations_.data();
+    const CachedFit* fits = shape.fits->fits.data();
+    const uint64_t* pool_masks = shape.pool_masks.data();
+    const uint64_t* generations = generation_of_.data();
+    const uint64_t mix_epoch = caches_mix_epoch_;
+    const int64_t millis = w.duration_hint.millis();
+    auto next = static_cast<int32_t>(before);
     for (uint32_t c : group) {
-      Evaluation& e = evaluations_[c];
+      Evaluation& e = evaluations[c];
       if (e.stage != Evaluation::Stage::kEligible) continue;
-      const CachedFit& fit = FitOf(w, shape, c);
+      assert(generations[c] == clusters_[c].state.generation);
+      const CachedFit& fit =
+          FitHolds(fits[c], generations[c], pool_masks[c], mix_epoch) ? fits[c] : FindFit(w, shape, c);
       e.evaluated = true;
       if (!fit.fits) continue;
-      add_candidate(c, onprem, fit.quality,
-                    moves_data ? EstimateCostMicros(*clusters_[c].cluster, fit.price_micros, w, fit.gpu_milli)
-                               : GpuCostMicros(fit.price_micros, w, fit.gpu_milli));
+      e.fits = true;
+      e.candidate = next++;
+      *out++ = CandidateEval{c, onprem, fit.quality,
+                             moves_data ? EstimateCostMicros(*clusters_[c].cluster, fit.price_micros, w, fit.gpu_milli)
+                                        : Money::GpuMilliHoursMicros(fit.price_micros, fit.gpu_milli, millis),
+                             0.0};
     }
+    candidates.resize(static_cast<size_t>(next));
   };
   evaluate(shape.onprem, true);
   std::string burst_note;
@@ -270,7 +289,15 @@ Decision Placer::Decide(const model::Workload& w) {
     for (const CandidateEval& k : candidates) min_cost = std::min(min_cost, k.cost);
     score_basis_.min_cost = min_cost;
   }
-  for (CandidateEval& k : candidates) k.total = ScoreOf(w, policy, k).total;
+  {
+    const model::ScoringWeights weights = weights_;
+    const ScoreBasis basis = score_basis_;
+    const double* lua = policy.lua_scores.data();
+    for (CandidateEval& k : candidates) {
+      const double locality = basis.moves_data ? LocalityOf(w, k) : 1.0;
+      k.total = Score(weights, basis, locality, lua[k.cluster], k).total;
+    }
+  }
   // The best of candidates [from, to); the first in name order on a tie.
   auto best_in = [&](size_t from, size_t to) -> std::optional<size_t> {
     std::optional<size_t> best;

@@ -244,30 +244,39 @@ class Placer {
   // inline, because every decision asks it of every eligible cluster).
   const CachedFit& FitOf(const model::Workload& w, ShapeClass& shape, size_t c) {
     const CachedFit& cached = shape.fits->fits[c];
-    const uint64_t pools = shape.pool_masks[c];
     assert(generation_of_[c] == clusters_[c].state.generation);
-    // Where nothing fits the packing policy played no part; a fit it chose holds for the
-    // pod mix it was chosen against.
-    if (cached.generation == generation_of_[c] && cached.pool_mask == pools && pools != kUnsharedPools &&
-        (!cached.fits || cached.mix_epoch == caches_mix_epoch_)) {
-      return cached;
-    }
+    if (FitHolds(cached, generation_of_[c], shape.pool_masks[c], caches_mix_epoch_)) return cached;
     return FindFit(w, shape, c);
+  }
+  // Whether a cached fit answers for the cluster's state now (its generation), the pools
+  // the shape may use there, and the pod mix. Where nothing fits the packing policy
+  // played no part; a fit it chose holds for the pod mix it was chosen against.
+  static bool FitHolds(const CachedFit& cached, uint64_t generation, uint64_t pools, uint64_t mix_epoch) {
+    return cached.generation == generation && cached.pool_mask == pools && pools != kUnsharedPools &&
+           (!cached.fits || cached.mix_epoch == mix_epoch);
   }
   const CachedFit& FindFit(const model::Workload& w, ShapeClass& shape, size_t c);
   // The score of candidate k in the current decision (score_basis_). Decide ranks by
   // its total; the listed verdicts and the binding carry the parts.
-  // (Here, inline: Decide asks it of every candidate.)
   ScoreBreakdown ScoreOf(const model::Workload& w, const PolicyClass& policy, const CandidateEval& k) const {
+    return Score(weights_, score_basis_, LocalityOf(w, k), policy.lua_scores[k.cluster], k);
+  }
+  double LocalityOf(const model::Workload& w, const CandidateEval& k) const {
+    return !score_basis_.moves_data || clusters_[k.cluster].cluster->holds_dataset(w.data.dataset) ? 1.0 : 0.0;
+  }
+  // The one formula (inline, of values alone: Decide ranks every candidate with its
+  // inputs held in locals, which stores to the candidates cannot alias).
+  static ScoreBreakdown Score(const model::ScoringWeights& weights, const ScoreBasis& basis, double locality,
+                              double lua, const CandidateEval& k) {
     ScoreBreakdown s;
     const double cost = static_cast<double>(k.cost);
-    s.cost = cost <= 0 ? 1.0 : static_cast<double>(std::max<int64_t>(score_basis_.min_cost, 0)) / cost;
-    s.locality = !score_basis_.moves_data || clusters_[k.cluster].cluster->holds_dataset(w.data.dataset) ? 1.0 : 0.0;
+    s.cost = cost <= 0 ? 1.0 : static_cast<double>(std::max<int64_t>(basis.min_cost, 0)) / cost;
+    s.locality = locality;
     s.fragmentation = k.quality;
     s.onprem = k.onprem ? 1.0 : 0.0;
-    s.lua = policy.lua_scores[k.cluster];
-    s.total = weights_.cost * s.cost + weights_.locality * s.locality + weights_.fragmentation * s.fragmentation +
-              weights_.onprem * s.onprem + s.lua;  // hooks apply each policy's own lua weight
+    s.lua = lua;
+    s.total = weights.cost * s.cost + weights.locality * s.locality + weights.fragmentation * s.fragmentation +
+              weights.onprem * s.onprem + s.lua;  // hooks apply each policy's own lua weight
     return s;
   }
   // The verdict of cluster c as the decision saw it.
