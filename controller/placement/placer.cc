@@ -69,21 +69,18 @@ Placer::~Placer() = default;
 
 Placer::TenantState& Placer::Tenant(const std::string& name) { return tenants_[name]; }
 
-double Placer::ShareOf(const std::string& tenant) {
-  const TenantState& t = Tenant(tenant);
+double Placer::ShareOf(const TenantState& t) const {
   return DominantShare(t.usage.gpu_milli_in_use / 1000.0, t.usage.decayed_gpu_hours, t.tenant ? t.tenant->weight : 1,
                        fleet_gpus_, window_hours_);
 }
 
-bool Placer::ServedBefore(const std::string& a, const model::Workload& wa, const std::string& b,
-                          const model::Workload& wb) {
+bool Placer::ServedBefore(const std::string& a, const TenantState& ta, const model::Workload& wa,
+                          const std::string& b, const TenantState& tb, const model::Workload& wb) const {
   if (wa.priority != wb.priority) return wa.priority > wb.priority;
-  const TenantState& ta = Tenant(a);
-  const TenantState& tb = Tenant(b);
   const bool under_a = ta.tenant && ta.usage.gpu_milli_in_use < int64_t{ta.tenant->guaranteed_gpus} * 1000;
   const bool under_b = tb.tenant && tb.usage.gpu_milli_in_use < int64_t{tb.tenant->guaranteed_gpus} * 1000;
   if (under_a != under_b) return under_a;
-  const double fa = ShareOf(a), fb = ShareOf(b);
+  const double fa = ShareOf(ta), fb = ShareOf(tb);
   if (fa != fb) return fa < fb;
   return a < b;
 }
@@ -91,10 +88,17 @@ bool Placer::ServedBefore(const std::string& a, const model::Workload& wa, const
 Plan Placer::Run() {
   Plan plan;
   plan.revision = config_.revision;
-  // Per tenant: priority first, then submission time, then name.
-  std::map<std::string, std::deque<const model::Workload*>> queues;
-  for (const model::Workload* w : snapshot_.pending) queues[w->tenant].push_back(w);
-  for (auto& [tenant, queue] : queues) {
+  // Per tenant: priority first, then submission time, then name. Each queue knows its
+  // tenant's state (the choice below compares them for every decision).
+  struct TenantQueue {
+    std::deque<const model::Workload*> work;
+    TenantState* state = nullptr;
+  };
+  std::map<std::string, TenantQueue> queues;
+  for (const model::Workload* w : snapshot_.pending) queues[w->tenant].work.push_back(w);
+  for (auto& [tenant, entry] : queues) {
+    entry.state = &Tenant(tenant);  // a std::map's elements stay where they are
+    std::deque<const model::Workload*>& queue = entry.work;
     std::sort(queue.begin(), queue.end(), [](const auto* a, const auto* b) {
       if (a->priority != b->priority) return a->priority > b->priority;
       if (a->submitted_at != b->submitted_at) return a->submitted_at < b->submitted_at;
@@ -105,18 +109,19 @@ Plan Placer::Run() {
   // towards its tenant's share before the next choice (and a queued one does not).
   plan.decisions.reserve(snapshot_.pending.size());
   while (true) {
-    std::deque<const model::Workload*>* best = nullptr;
+    TenantQueue* best = nullptr;
     const std::string* best_name = nullptr;
-    for (auto& [tenant, queue] : queues) {
-      if (queue.empty()) continue;
-      if (best == nullptr || ServedBefore(tenant, *queue.front(), *best_name, *best->front())) {
-        best = &queue;
+    for (auto& [tenant, entry] : queues) {
+      if (entry.work.empty()) continue;
+      if (best == nullptr ||
+          ServedBefore(tenant, *entry.state, *entry.work.front(), *best_name, *best->state, *best->work.front())) {
+        best = &entry;
         best_name = &tenant;
       }
     }
     if (best == nullptr) break;
-    const model::Workload* w = best->front();
-    best->pop_front();
+    const model::Workload* w = best->work.front();
+    best->work.pop_front();
     plan.decisions.push_back(Decide(*w));
     const Decision& d = plan.decisions.back();
     plan.alerts.insert(plan.alerts.end(), d.alerts.begin(), d.alerts.end());

@@ -196,12 +196,12 @@ class Placer {
   // A cluster where the current decision's workload fits now. Kept small (a decision
   // may have a thousand): the score's parts are worked out again, the same way, only
   // for the verdicts a decision lists (ScoreOf).
-  struct CandidateEval {
-    uint32_t cluster = 0;
-    bool onprem = false;
-    double quality = 0;  // packing quality of the node it fits on
-    int64_t cost = 0;    // micros
-    double total = 0;    // ScoreOf(...).total
+  struct CandidateEval {  // trivial (no initialisers): Decide makes room for a group at a time
+    uint32_t cluster;
+    bool onprem;
+    double quality;  // packing quality of the node it fits on
+    int64_t cost;    // micros
+    double total;    // ScoreOf(...).total
   };
   // What the current decision scores against (Decide sets it before scoring).
   struct ScoreBasis {
@@ -323,9 +323,9 @@ class Placer {
   void RaiseAlerts(const TenantState& before, const TenantState& after, Decision& d) const;
   // The tenant whose queue head goes next: highest priority, then under its guarantee,
   // then lowest dominant share per weight, then name.
-  bool ServedBefore(const std::string& a, const model::Workload& wa, const std::string& b,
-                    const model::Workload& wb);
-  double ShareOf(const std::string& tenant);
+  bool ServedBefore(const std::string& a, const TenantState& ta, const model::Workload& wa, const std::string& b,
+                    const TenantState& tb, const model::Workload& wb) const;
+  double ShareOf(const TenantState& tenant) const;
   TenantState& Tenant(const std::string& name);
 
   // Preemption (preemption.cc): frees the minimal set of lower-priority, preemptible
