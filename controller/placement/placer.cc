@@ -207,7 +207,7 @@ Decision Placer::Decide(const model::Workload& w) {
   // Clusters where it fits now: on-prem ones first, each group in name order. Each is
   // priced as it is found: without a dataset to move the cost is the GPU part, from the
   // price the fit cache already holds (no walk to the cluster's price table).
-  std::vector<CandidateEval>& candidates = candidates_;
+  Candidates& candidates = candidates_;
   const bool moves_data = !w.data.dataset.empty();
   auto add_candidate = [&](uint32_t c, bool onprem, double quality, int64_t cost) {
     Evaluation& e = evaluations_[c];

@@ -373,7 +373,28 @@ class Placer {
   std::unique_ptr<PolicyClass> uncached_policy_;  // for a workload whose policy class is not shared
   std::unique_ptr<ShapeClass> uncached_shape_;
   std::vector<Evaluation> evaluations_;         // by cluster index; reused by every decision
-  std::vector<CandidateEval> candidates_;       // the current decision's candidates (see Decide)
+  // Growing it leaves the new slots as they are (Decide writes every slot it keeps
+  // before anything reads it): a decision makes room for a thousand at a time.
+  template <typename T>
+  struct UninitialisedAllocator : std::allocator<T> {
+    template <typename U>
+    struct rebind {
+      using other = UninitialisedAllocator<U>;
+    };
+    UninitialisedAllocator() = default;
+    template <typename U>
+    UninitialisedAllocator(const UninitialisedAllocator<U>&) noexcept {}
+    template <typename U>
+    void construct(U* p) noexcept {
+      ::new (static_cast<void*>(p)) U;
+    }
+    template <typename U, typename... Args>
+    void construct(U* p, Args&&... args) {
+      ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+    }
+  };
+  using Candidates = std::vector<CandidateEval, UninitialisedAllocator<CandidateEval>>;
+  Candidates candidates_;                       // the current decision's candidates (see Decide)
   ScoreBasis score_basis_;                      // the current decision's (see ScoreOf)
   int onprem_queue_depth_ = 0;
   double fleet_gpus_ = 0;     // GPUs present in every cluster, for dominant shares
