@@ -14,14 +14,11 @@ FragPolicy::FragPolicy(std::string name, uint64_t seed, const WorkloadDistributi
       resources_measure_(resources_measure),
       workload_(workload) {}
 
-void FragPolicy::AddMove(int model, int share_gpu, int64_t cpu_left, int64_t memory_left,
-                         std::pair<double, double> before) {
+void FragPolicy::AddMove(int share_gpu, std::pair<double, double> before, std::pair<double, double> after) {
   FragMove m;
   m.share_gpu = share_gpu;
-  m.delta = before.first - model_->NodeFrag(model, cpu_left, scratch_gpus_);
-  if (resources_measure_) {
-    m.delta_resources = before.second - model_->NodeFragResources(model, cpu_left, memory_left, scratch_gpus_);
-  }
+  m.delta = before.first - after.first;
+  if (resources_measure_) m.delta_resources = before.second - after.second;
   moves_.push_back(m);
 }
 
@@ -93,22 +90,28 @@ void FragPolicy::Moves(const Fleet& fleet, size_t node, const PodRequest& pod) {
   const int model = fleet.model_id(node);
   const int64_t cpu_after = s.cpu_left - pod.cpu_milli;
   const int64_t memory_after = s.memory_left - pod.memory_mib;
-  scratch_gpus_ = s.gpu_left;
   if (pod.IsShared()) {
     // GPUs with the same milli left lead to the same node state; evaluate the
-    // first of each (lowest index), which is also the reference's tie-break.
+    // first of each (lowest index), which is also the reference's tie-break. Each move
+    // changes one GPU, so each is measured from one view of the node.
+    bool viewed = false;
     for (size_t g = 0; g < s.gpu_left.size(); ++g) {
       const int left = s.gpu_left[g];
       if (left < pod.gpu_milli) continue;
       bool seen = false;
       for (size_t h = 0; h < g && !seen; ++h) seen = s.gpu_left[h] == left;
       if (seen) continue;
-      scratch_gpus_[g] -= pod.gpu_milli;
-      AddMove(model, static_cast<int>(g), cpu_after, memory_after, before);
-      scratch_gpus_[g] += pod.gpu_milli;
+      if (!viewed) model_->View(s.gpu_left, view_);
+      viewed = true;
+      const int taken = left - pod.gpu_milli;
+      AddMove(static_cast<int>(g), before,
+              {model_->NodeFragAfter(model, cpu_after, view_, left, taken),
+               resources_measure_ ? model_->NodeFragResourcesAfter(model, cpu_after, memory_after, view_, left, taken)
+                                  : 0});
     }
     return;
   }
+  scratch_gpus_ = s.gpu_left;
   if (pod.NeedsGpu()) {
     int wanted = pod.num_gpu;
     for (size_t g = 0; g < scratch_gpus_.size() && wanted > 0; ++g) {
@@ -118,7 +121,9 @@ void FragPolicy::Moves(const Fleet& fleet, size_t node, const PodRequest& pod) {
       }
     }
   }
-  AddMove(model, -1, cpu_after, memory_after, before);
+  AddMove(-1, before,
+          {model_->NodeFrag(model, cpu_after, scratch_gpus_),
+           resources_measure_ ? model_->NodeFragResources(model, cpu_after, memory_after, scratch_gpus_) : 0});
 }
 
 std::optional<Allocation> FragPolicy::PlaceAmong(const Fleet& fleet, const PodRequest& pod,

@@ -62,7 +62,9 @@ class FragPolicy : public PackingPolicy {
   int ShapeId(const PodRequest& pod);
   // The node's current fragmentation under both measures (second 0 without resources_measure).
   std::pair<double, double> CurrentFrag(const Fleet& fleet, size_t node);
-  void AddMove(int model, int share_gpu, int64_t cpu_left, int64_t memory_left, std::pair<double, double> before);
+  // A move and the fragmentation it removes under both measures (`after`: the node's
+  // once the pod is placed; the second 0 without resources_measure).
+  void AddMove(int share_gpu, std::pair<double, double> before, std::pair<double, double> after);
   void Moves(const Fleet& fleet, size_t node, const PodRequest& pod);
 
   std::string name_;
@@ -96,6 +98,7 @@ class FragPolicy : public PackingPolicy {
   std::vector<std::vector<CacheEntry>> cache_;  // [shape][node]
   std::vector<FragEntry> frag_;                 // [node]
   std::vector<FragMove> moves_;                 // scratch
+  FragmentationModel::NodeView view_;           // scratch: the node a share's moves start from
   std::vector<int> scratch_gpus_;
 };
 

@@ -2,6 +2,7 @@
 // the GPU-demand cover of the typical pods, and the policy's use of both.
 #include <gtest/gtest.h>
 
+#include <random>
 #include <vector>
 
 #include "controller/placement/packing/policy.h"
@@ -30,6 +31,45 @@ Fleet OneNode(int64_t cpu, int64_t memory, int gpus) {
 WorkloadDistribution WholeGpuWorkload() {
   TypicalPod t{12000, 1000, 1, {}, 1.0, 49152};
   return WorkloadDistribution({t});
+}
+
+// A share's moves are measured from one view of the node (NodeFragAfter and
+// NodeFragResourcesAfter): on random distributions, nodes and one-GPU changes, both give
+// exactly what the measures give of the changed node.
+TEST(FragmentationModel, MovesFromAViewEqualTheMeasuresOfTheChangedNode) {
+  std::mt19937 rng(11);
+  const Fleet f = OneNode(64000, 262144, 8);
+  int compared = 0;
+  for (int round = 0; round < 200; ++round) {
+    std::vector<TypicalPod> pods;
+    const int shapes = 1 + static_cast<int>(rng() % 12);
+    for (int i = 0; i < shapes; ++i) {
+      const int milli = rng() % 3 == 0 ? 1000 : 50 * (1 + static_cast<int>(rng() % 20));
+      const int gpus = milli == 1000 ? 1 + static_cast<int>(rng() % 4) : 1;
+      const int64_t cpu = rng() % 3 == 0 ? 0 : 1000 * static_cast<int64_t>(1 + rng() % 16);
+      const int64_t memory = rng() % 3 == 0 ? 0 : 1024 * static_cast<int64_t>(1 + rng() % 64);
+      pods.push_back(TypicalPod{cpu, milli, gpus, {}, 1.0 / shapes, memory});
+    }
+    if (rng() % 4 == 0) pods.push_back(TypicalPod{2000, 0, 0, {}, 0.1, 0});  // CPU-only
+    const FragmentationModel m(WorkloadDistribution(pods), f);
+    std::vector<int> gpus(8);
+    for (int& left : gpus) left = rng() % 4 == 0 ? 1000 : static_cast<int>(rng() % 1001);
+    const int64_t cpu = static_cast<int64_t>(rng() % 64001);
+    const int64_t memory = static_cast<int64_t>(rng() % 262145);
+    FragmentationModel::NodeView view;
+    m.View(gpus, view);
+    for (size_t g = 0; g < gpus.size(); ++g) {
+      const int from = gpus[g];
+      const int to = static_cast<int>(rng() % (from + 1));
+      std::vector<int> changed = gpus;
+      changed[g] = to;
+      ASSERT_EQ(m.NodeFragAfter(0, cpu, view, from, to), m.NodeFrag(0, cpu, changed)) << "round " << round;
+      ASSERT_EQ(m.NodeFragResourcesAfter(0, cpu, memory, view, from, to), m.NodeFragResources(0, cpu, memory, changed))
+          << "round " << round;
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, 1600);
 }
 
 TEST(FragmentationResources, EqualsFgdWhenCpuAndMemoryArePlentiful) {

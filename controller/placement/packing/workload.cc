@@ -110,51 +110,62 @@ FragmentationModel::FragmentationModel(const WorkloadDistribution& dist, const F
   }
 }
 
-double FragmentationModel::NodeFrag(int model_id, int64_t cpu_left, std::span<const int> gpu_left) const {
-  int64_t total = 0;
-  for (int left : gpu_left) total += left;
+FragmentationModel::GpuCounts FragmentationModel::CountFor(int gpu_milli, std::span<const int> gpu_left) {
+  GpuCounts c;
+  for (int left : gpu_left) {
+    if (left >= gpu_milli) {
+      ++c.fitting;
+    } else {
+      c.too_small += left;
+    }
+  }
+  return c;
+}
+
+FragmentationModel::GpuCounts FragmentationModel::CountAfter(GpuCounts c, int gpu_milli, int from, int to) {
+  if (from >= gpu_milli) {
+    --c.fitting;
+  } else {
+    c.too_small -= from;
+  }
+  if (to >= gpu_milli) {
+    ++c.fitting;
+  } else {
+    c.too_small += to;
+  }
+  return c;
+}
+
+template <typename Counts>
+double FragmentationModel::FragOf(int model_id, int64_t cpu_left, int64_t total, Counts counts) const {
   if (total == 0) return 0;
   double frag = cpu_only_weight_ * static_cast<double>(total);
-  for (const Entry& e : entries_) {
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    const Entry& e = entries_[i];
     if (model_id < 0 || ((e.model_mask >> model_id) & 1) == 0 || cpu_left < e.cpu_milli) {
       frag += e.weight * static_cast<double>(total);
       continue;
     }
-    int fitting = 0;
-    int64_t too_small = 0;
-    for (int left : gpu_left) {
-      if (left >= e.gpu_milli) {
-        ++fitting;
-      } else {
-        too_small += left;
-      }
-    }
-    frag += e.weight * static_cast<double>(fitting >= e.num_gpu ? too_small : total);
+    const GpuCounts c = counts(i);
+    frag += e.weight * static_cast<double>(c.fitting >= e.num_gpu ? c.too_small : total);
   }
   return frag;
 }
 
-double FragmentationModel::NodeFragResources(int model_id, int64_t cpu_left, int64_t memory_left,
-                                             std::span<const int> gpu_left) const {
-  int64_t total = 0;
-  for (int left : gpu_left) total += left;
+template <typename Counts>
+double FragmentationModel::FragResourcesOf(int model_id, int64_t cpu_left, int64_t memory_left, int64_t total,
+                                           Counts counts) const {
   if (total == 0) return 0;
   double frag = cpu_only_weight_ * static_cast<double>(total);
-  for (const Entry& e : entries_) {
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    const Entry& e = entries_[i];
     if (model_id < 0 || ((e.model_mask >> model_id) & 1) == 0) {
       frag += e.weight * static_cast<double>(total);
       continue;
     }
     // GPU side, as FGD: the milli on GPUs with room for the pod, if enough of them.
-    int fitting = 0;
-    int64_t room = 0;
-    for (int left : gpu_left) {
-      if (left >= e.gpu_milli) {
-        ++fitting;
-        room += left;
-      }
-    }
-    int64_t usable = fitting >= e.num_gpu ? room : 0;
+    const GpuCounts c = counts(i);
+    int64_t usable = c.fitting >= e.num_gpu ? total - c.too_small : 0;
     // CPU and memory sides: the GPU milli that whole copies of the pod could back.
     const int64_t per_copy = int64_t{e.gpu_milli} * e.num_gpu;
     // Whole copies: a pod cannot run on a fraction of the CPU it asks for (measured:
@@ -164,6 +175,52 @@ double FragmentationModel::NodeFragResources(int model_id, int64_t cpu_left, int
     frag += e.weight * static_cast<double>(total - std::max<int64_t>(usable, 0));
   }
   return frag;
+}
+
+namespace {
+
+int64_t TotalLeft(std::span<const int> gpu_left) {
+  int64_t total = 0;
+  for (int left : gpu_left) total += left;
+  return total;
+}
+
+}  // namespace
+
+double FragmentationModel::NodeFrag(int model_id, int64_t cpu_left, std::span<const int> gpu_left) const {
+  return FragOf(model_id, cpu_left, TotalLeft(gpu_left),
+                [&](size_t i) { return CountFor(entries_[i].gpu_milli, gpu_left); });
+}
+
+double FragmentationModel::NodeFragResources(int model_id, int64_t cpu_left, int64_t memory_left,
+                                             std::span<const int> gpu_left) const {
+  return FragResourcesOf(model_id, cpu_left, memory_left, TotalLeft(gpu_left),
+                         [&](size_t i) { return CountFor(entries_[i].gpu_milli, gpu_left); });
+}
+
+void FragmentationModel::View(std::span<const int> gpu_left, NodeView& view) const {
+  view.total = TotalLeft(gpu_left);
+  view.fitting.resize(entries_.size());
+  view.too_small.resize(entries_.size());
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    const GpuCounts c = CountFor(entries_[i].gpu_milli, gpu_left);
+    view.fitting[i] = c.fitting;
+    view.too_small[i] = c.too_small;
+  }
+}
+
+double FragmentationModel::NodeFragAfter(int model_id, int64_t cpu_left, const NodeView& base, int from,
+                                         int to) const {
+  return FragOf(model_id, cpu_left, base.total - from + to, [&](size_t i) {
+    return CountAfter({base.fitting[i], base.too_small[i]}, entries_[i].gpu_milli, from, to);
+  });
+}
+
+double FragmentationModel::NodeFragResourcesAfter(int model_id, int64_t cpu_left, int64_t memory_left,
+                                                  const NodeView& base, int from, int to) const {
+  return FragResourcesOf(model_id, cpu_left, memory_left, base.total - from + to, [&](size_t i) {
+    return CountAfter({base.fitting[i], base.too_small[i]}, entries_[i].gpu_milli, from, to);
+  });
 }
 
 }  // namespace gpufed::packing

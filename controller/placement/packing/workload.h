@@ -80,6 +80,21 @@ class FragmentationModel {
   // pod stops fitting.
   double NodeFragResources(int model_id, int64_t cpu_left, int64_t memory_left, std::span<const int> gpu_left) const;
 
+  // A node's GPUs as each typical pod sees them: the base from which moves that change
+  // one GPU each are measured in one step per typical pod (a policy weighs every GPU of
+  // a node for a share), instead of a pass over the GPUs per pod and move.
+  struct NodeView {
+    int64_t total = 0;                // milli left on the node's GPUs
+    std::vector<int> fitting;         // by typical pod: GPUs with room for it
+    std::vector<int64_t> too_small;   // by typical pod: milli on GPUs without
+  };
+  void View(std::span<const int> gpu_left, NodeView& view) const;
+  // NodeFrag and NodeFragResources of the node `base` was taken of, with one GPU's milli
+  // left changed from `from` to `to`: the same sums, to the last bit.
+  double NodeFragAfter(int model_id, int64_t cpu_left, const NodeView& base, int from, int to) const;
+  double NodeFragResourcesAfter(int model_id, int64_t cpu_left, int64_t memory_left, const NodeView& base, int from,
+                                int to) const;
+
  private:
   struct Entry {
     int64_t cpu_milli;
@@ -89,6 +104,19 @@ class FragmentationModel {
     double weight;
     int64_t memory_mib;
   };
+  // What one typical pod finds on a node: GPUs with room for it, and the milli on the rest.
+  struct GpuCounts {
+    int fitting = 0;
+    int64_t too_small = 0;
+  };
+  static GpuCounts CountFor(int gpu_milli, std::span<const int> gpu_left);
+  static GpuCounts CountAfter(GpuCounts base, int gpu_milli, int from, int to);
+  // The two measures from each typical pod's counts (`counts(i)` for entries_[i]), in
+  // the order of entries_: one home for each sum, whichever way the counts were found.
+  template <typename Counts>
+  double FragOf(int model_id, int64_t cpu_left, int64_t total, Counts counts) const;
+  template <typename Counts>
+  double FragResourcesOf(int model_id, int64_t cpu_left, int64_t memory_left, int64_t total, Counts counts) const;
   std::vector<Entry> entries_;
   double cpu_only_weight_ = 0;  // CPU-only typical pods count every idle GPU milli
 };
