@@ -209,16 +209,6 @@ Decision Placer::Decide(const model::Workload& w) {
   // price the fit cache already holds (no walk to the cluster's price table).
   Candidates& candidates = candidates_;
   const bool moves_data = !w.data.dataset.empty();
-  auto add_candidate = [&](uint32_t c, bool onprem, double quality, int64_t cost) {
-    Evaluation& e = evaluations_[c];
-    e.fits = true;
-    e.candidate = static_cast<int32_t>(candidates.size());
-    CandidateEval& k = candidates.emplace_back();
-    k.cluster = c;
-    k.onprem = onprem;
-    k.quality = quality;
-    k.cost = cost;
-  };
   // This runs for every eligible cluster of every decision. What it reads is held in
   // locals, and candidates are written through a local pointer into storage made for
   // the whole group, so no store makes the compiler read the placer's members again.
@@ -231,7 +221,6 @@ Decision Placer::Decide(const model::Workload& w) {
     const uint64_t* pool_masks = shape.pool_masks.data();
     const uint64_t* generations = generation_of_.data();
     const uint64_t mix_epoch = caches_mix_epoch_;
-    const int64_t millis = w.duration_hint.millis();
     auto next = static_cast<int32_t>(before);
     for (uint32_t c : group) {
       Evaluation& e = evaluations[c];
@@ -245,7 +234,7 @@ Decision Placer::Decide(const model::Workload& w) {
       e.candidate = next++;
       *out++ = CandidateEval{c, onprem, fit.quality,
                              moves_data ? EstimateCostMicros(*clusters_[c].cluster, fit.price_micros, w, fit.gpu_milli)
-                                        : Money::GpuMilliHoursMicros(fit.price_micros, fit.gpu_milli, millis),
+                                        : GpuCostMicros(fit.price_micros, w, fit.gpu_milli),
                              0.0};
     }
     candidates.resize(static_cast<size_t>(next));
@@ -263,7 +252,9 @@ Decision Placer::Decide(const model::Workload& w) {
       generation_of_[c] = clusters_[c].state.generation;
       if (!made) continue;
       onprem_now = e.preempts = true;
-      add_candidate(c, true, made->nodes.front().second.Quality(), made->cost.total.micros());
+      e.fits = true;
+      e.candidate = static_cast<int32_t>(candidates.size());
+      candidates.push_back(CandidateEval{c, true, made->nodes.front().second.Quality(), made->cost.total.micros(), 0.0});
       by_preemption.emplace(c, std::move(*made));
       break;
     }

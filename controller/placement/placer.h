@@ -165,7 +165,7 @@ class Placer {
     std::vector<ShapeCluster> clusters;     // by cluster index
     std::vector<uint32_t> eligible;         // indices of eligible clusters, in name order
     std::vector<uint32_t> onprem, cloud;    // `eligible` split by on-prem and cloud
-    std::vector<uint64_t> pool_masks;       // clusters[c].pool_mask, packed for FitOf's loop
+    std::vector<uint64_t> pool_masks;       // clusters[c].pool_mask, packed for the candidate scan
     FitTable* fits = nullptr;               // PlacerCaches::fit_tables, or own_fits
     std::unique_ptr<FitTable> own_fits;     // an unshared class's
     // Explanation groups of the clusters that are not eligible (built on first use).
@@ -240,17 +240,10 @@ class Placer {
   std::unique_ptr<PolicyClass> EvaluatePolicies(const model::Workload& w, const nlohmann::json& wv,
                                                 const std::vector<bool>& applies, bool& cacheable);
   ShapeCluster EvaluateShape(const model::Workload& w, const PolicyVerdict& policy, size_t c) const;
-  // Where `w` fits on cluster c now, through the shape class's cache (the check is here,
-  // inline, because every decision asks it of every eligible cluster).
-  const CachedFit& FitOf(const model::Workload& w, ShapeClass& shape, size_t c) {
-    const CachedFit& cached = shape.fits->fits[c];
-    assert(generation_of_[c] == clusters_[c].state.generation);
-    if (FitHolds(cached, generation_of_[c], shape.pool_masks[c], caches_mix_epoch_)) return cached;
-    return FindFit(w, shape, c);
-  }
   // Whether a cached fit answers for the cluster's state now (its generation), the pools
-  // the shape may use there, and the pod mix. Where nothing fits the packing policy
-  // played no part; a fit it chose holds for the pod mix it was chosen against.
+  // the shape may use there, and the pod mix; else FindFit works it out (Decide's
+  // candidate scan asks it of every eligible cluster). Where nothing fits the packing
+  // policy played no part; a fit it chose holds for the pod mix it was chosen against.
   static bool FitHolds(const CachedFit& cached, uint64_t generation, uint64_t pools, uint64_t mix_epoch) {
     return cached.generation == generation && cached.pool_mask == pools && pools != kUnsharedPools &&
            (!cached.fits || cached.mix_epoch == mix_epoch);
@@ -339,8 +332,8 @@ class Placer {
   const model::Config& config_;
   std::unique_ptr<PlacerCaches> own_caches_;  // without a memo: this plan's alone
   PlacerCaches& caches_;                      // own_caches_, or the memo's
-  uint64_t caches_mix_epoch_ = 0;             // caches_.mix_epoch (read inline by FitOf)
-  // Each cluster state's generation, packed for FitOf's loop over every eligible cluster
+  uint64_t caches_mix_epoch_ = 0;             // caches_.mix_epoch (read by the candidate scan)
+  // Each cluster state's generation, packed for the candidate scan over every eligible cluster
   // (a ClusterEntry is hundreds of bytes). Refreshed wherever a plan changes a state:
   // SetUpClusters, Bind, PreemptFor.
   std::vector<uint64_t> generation_of_;
@@ -377,10 +370,6 @@ class Placer {
   // before anything reads it): a decision makes room for a thousand at a time.
   template <typename T>
   struct UninitialisedAllocator : std::allocator<T> {
-    template <typename U>
-    struct rebind {
-      using other = UninitialisedAllocator<U>;
-    };
     UninitialisedAllocator() = default;
     template <typename U>
     UninitialisedAllocator(const UninitialisedAllocator<U>&) noexcept {}
