@@ -4,14 +4,19 @@
 // seeded) and as many new workloads arrive (the pending set is topped up to P again).
 // Before the timed passes one untimed plan fills the fleet with 20 x P running workloads,
 // so each pass places about as much as finished before it: the shape of a controller
-// that has been up for a while and plans what arrived since its last pass.
+// that has been up for a while and plans what arrived since its last pass. The warm-up
+// plans with the tracker's mix too (`gpufed run` has one from its first pass), so the
+// timed passes refit for a new mix only when the work drifts (`mix_refreshes`, counted
+// over the timed passes).
 //
 // Each pass plans as `gpufed run` does: with a PlanMemo kept from the pass before
 // (plan_memo.h), and with the pod mix the loop's PodMixTracker publishes (refreshed only
-// when the work drifts; the tracker runs outside the clock, as it runs outside the plan). The clock covers MakePlan only; p50/p99
-// are the gaps between consecutive decisions of all passes (the first decision of a pass
-// includes setting up the clusters). `rebuilt_per_pass` and `fits_per_pass` say how much
-// the memo did not keep. `plans_digest` hashes every decision as the store keeps it
+// when the work drifts; the tracker runs outside the clock, as it runs outside the plan).
+// The clock covers MakePlan only; p50/p99 are the gaps between consecutive decisions of
+// all passes (the first decision of a pass includes setting up the clusters).
+// `rebuilt_per_pass` and `fits_per_pass` say how much the memo did not keep;
+// `refit_pass_ms` times one further pass (untimed) after a mix refresh, when no fit is
+// fresh: the steady state's worst pass. `plans_digest` hashes every decision as the store keeps it
 // (outcome, binding, cost, reason, verdicts and groups): equal digests before and after
 // a change to the placer mean it placed and explained every workload alike.
 #include <benchmark/benchmark.h>
@@ -125,7 +130,7 @@ void PlanSteady(benchmark::State& state, bool with_lua) {
   std::vector<double> latencies;
   int64_t decisions = 0;
   size_t running = 0;
-  double rebuilt = 0, fits = 0, refreshes = 0;
+  double rebuilt = 0, fits = 0, refreshes = 0, refit_pass_ms = 0, refit_decisions = 0;
   gpufed::Hash64 digest;
   for (auto _ : state) {
     state.PauseTiming();
@@ -134,12 +139,16 @@ void PlanSteady(benchmark::State& state, bool with_lua) {
     placement::Snapshot snapshot;
     snapshot.hooks = with_lua ? fleet->hooks.get() : nullptr;
     snapshot.memo = &memo;
-    // Warm-up: the fleet fills with running work (untimed).
+    // Warm-up: the fleet fills with running work (untimed). It plans with the tracker's
+    // mix, as every pass of `gpufed run` does, so the timed passes see the mix the
+    // controller had before them and refit only when the work drifts.
+    gpufed::reconcile::PodMixTracker mix;
     steady.Arrive(pending * kRunningPerPending, false);
+    snapshot.pod_mix = mix.Update(steady.Work());
     steady.Apply(steady.Plan(snapshot));
     steady.Churn();
     steady.Arrive(pending, true);
-    gpufed::reconcile::PodMixTracker mix;
+    const int64_t warm_up_refreshes = mix.refreshes();
     latencies.clear();
     auto last = std::chrono::steady_clock::now();
     snapshot.on_decision = [&](const placement::Decision&) {
@@ -164,7 +173,14 @@ void PlanSteady(benchmark::State& state, bool with_lua) {
     }
     snapshot.on_decision = nullptr;
     running = steady.running();
-    refreshes = static_cast<double>(mix.refreshes());
+    refreshes = static_cast<double>(mix.refreshes() - warm_up_refreshes);
+    // One more pass (untimed, not in the digest) with the mix refreshed, as when the work
+    // drifts: every cluster's fits are stale, so it is the steady state's worst pass.
+    snapshot.pod_mix = gpufed::reconcile::PodMixTracker(0).Update(steady.Work());
+    const auto refit_start = std::chrono::steady_clock::now();
+    const placement::Plan refit = steady.Plan(snapshot);
+    refit_pass_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - refit_start).count();
+    refit_decisions = static_cast<double>(refit.decisions.size());
     state.ResumeTiming();
   }
   gpufed::bench::ReportDecisions(state, decisions, latencies);
@@ -172,6 +188,8 @@ void PlanSteady(benchmark::State& state, bool with_lua) {
   state.counters["rebuilt_per_pass"] = rebuilt;
   state.counters["fits_per_pass"] = fits;
   state.counters["mix_refreshes"] = refreshes;
+  state.counters["refit_pass_ms"] = refit_pass_ms;
+  state.counters["refit_pass_decisions"] = refit_decisions;
   // 2^53 and below: a double holds it exactly.
   state.counters["plans_digest"] = static_cast<double>(digest.value() >> 11);
 }
