@@ -1,6 +1,7 @@
 #include "controller/placement/placer.h"
 
 #include <algorithm>
+#include <cassert>
 #include <deque>
 #include <string_view>
 #include <unordered_map>
@@ -173,6 +174,14 @@ Decision Placer::Decide(const model::Workload& w) {
   bool any_eligible = false, budget_blocked = false, budget_never = true;
   bool onprem_eligible = false, cloud_eligible = false;
   for (uint32_t c : shape.eligible) evaluations_[c] = Evaluation();
+  hold_counts_ = {};
+  hold_counts_[0] = static_cast<int64_t>(shape.eligible.size());
+  // A change to a cluster's evaluation outside the scan, with its hold recounted.
+  auto change_hold = [&](Evaluation& e, auto change) {
+    --hold_counts_[e.Hold()];
+    change(e);
+    ++hold_counts_[e.Hold()];
+  };
   if (!w.max_cost && !has_budget) {
     // No caps: every cluster of the shape class stays eligible.
     onprem_eligible = !shape.onprem.empty();
@@ -186,13 +195,13 @@ Decision Placer::Decide(const model::Workload& w) {
     const model::Cluster& cluster = *clusters_[c].cluster;
     const Money cost = EstimateCostAt(cluster, sc.prices[sc.cheapest_pool], w, sc.gpu_milli[sc.cheapest_pool]).total;
     if (w.max_cost && (!cost.SameCurrency(*w.max_cost) || cost > *w.max_cost)) {
-      e.stage = Evaluation::Stage::kMaxCost;
+      change_hold(e, [](Evaluation& x) { x.stage = Evaluation::Stage::kMaxCost; });
       continue;
     }
     any_eligible = true;
     bool never = false;
     if (has_budget && !OverBudget(cluster, tenant_state, cost, never).empty()) {
-      e.stage = Evaluation::Stage::kBudget;
+      change_hold(e, [](Evaluation& x) { x.stage = Evaluation::Stage::kBudget; });
       budget_blocked = true;
       budget_never = budget_never && never;
       continue;
@@ -222,14 +231,19 @@ Decision Placer::Decide(const model::Workload& w) {
     const uint64_t* generations = generation_of_.data();
     const uint64_t mix_epoch = caches_mix_epoch_;
     auto next = static_cast<int32_t>(before);
+    int64_t unfit = 0;  // evaluated, no room: hold 0 becomes 3 (capacity)
     for (uint32_t c : group) {
       Evaluation& e = evaluations[c];
       if (e.stage != Evaluation::Stage::kEligible) continue;
       assert(generations[c] == clusters_[c].state.generation);
       const CachedFit& fit =
           FitHolds(fits[c], generations[c], pool_masks[c], mix_epoch) ? fits[c] : FindFit(w, shape, c);
+      assert(!e.evaluated && !e.burst_blocked);
       e.evaluated = true;
-      if (!fit.fits) continue;
+      if (!fit.fits) {
+        ++unfit;
+        continue;
+      }
       e.fits = true;
       e.candidate = next++;
       *out++ = CandidateEval{c, onprem, fit.quality,
@@ -238,6 +252,8 @@ Decision Placer::Decide(const model::Workload& w) {
                              0.0};
     }
     candidates.resize(static_cast<size_t>(next));
+    hold_counts_[0] -= unfit;
+    hold_counts_[3] += unfit;
   };
   evaluate(shape.onprem, true);
   std::string burst_note;
@@ -251,9 +267,11 @@ Decision Placer::Decide(const model::Workload& w) {
       std::optional<Candidate> made = PreemptFor(w, c, shape.clusters[c].pools, d);
       generation_of_[c] = clusters_[c].state.generation;
       if (!made) continue;
-      onprem_now = e.preempts = true;
-      e.fits = true;
-      e.candidate = static_cast<int32_t>(candidates.size());
+      onprem_now = true;
+      change_hold(e, [&](Evaluation& x) {
+        x.preempts = x.fits = true;
+        x.candidate = static_cast<int32_t>(candidates.size());
+      });
       candidates.push_back(CandidateEval{c, true, made->nodes.front().second.Quality(), made->cost.total.micros(), 0.0});
       by_preemption.emplace(c, std::move(*made));
       break;
@@ -271,7 +289,7 @@ Decision Placer::Decide(const model::Workload& w) {
     } else {
       for (uint32_t c : shape.cloud) {
         Evaluation& e = evaluations_[c];
-        e.burst_blocked = e.stage == Evaluation::Stage::kEligible;
+        if (e.stage == Evaluation::Stage::kEligible) change_hold(e, [](Evaluation& x) { x.burst_blocked = true; });
       }
     }
   }

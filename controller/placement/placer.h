@@ -40,6 +40,7 @@ constexpr int EvaluationHold(EvaluationStage stage, bool evaluated, bool fits, b
   if (evaluated && !fits) return 3;
   return burst_blocked ? 4 : 0;
 }
+inline constexpr int kEvaluationHoldKinds = 5;  // EvaluationHold's values: 0..4
 // EvaluationHold by key: stage | evaluated << 2 | fits << 3 | burst_blocked << 4.
 inline constexpr std::array<uint8_t, 32> kEvaluationHolds = [] {
   std::array<uint8_t, 32> table{};
@@ -185,8 +186,8 @@ class Placer {
 
     // What holds it back, as an index into placer_explain.cc's kHoldRules: 0 none (a
     // candidate, or not needed), 1 max-cost, 2 tenant-budget, 3 capacity, 4 burst
-    // (EvaluationHold, by table: explanations count every eligible cluster's hold in
-    // every decision, and whether a cluster fits varies from one to the next).
+    // (EvaluationHold, by table: asked in every decision's walks over eligible clusters,
+    // and whether a cluster fits varies from one to the next).
     int Hold() const {
       const unsigned key = static_cast<unsigned>(stage) | (evaluated ? 4u : 0u) | (fits ? 8u : 0u) |
                            (burst_blocked ? 16u : 0u);
@@ -366,6 +367,10 @@ class Placer {
   std::unique_ptr<PolicyClass> uncached_policy_;  // for a workload whose policy class is not shared
   std::unique_ptr<ShapeClass> uncached_shape_;
   std::vector<Evaluation> evaluations_;         // by cluster index; reused by every decision
+  // How many of the current decision's eligible clusters each hold has (EvaluationHold).
+  // Decide keeps it as it sets evaluations_, so explanations need not count a thousand
+  // clusters again in every decision.
+  std::array<int64_t, kEvaluationHoldKinds> hold_counts_{};
   // Growing it leaves the new slots as they are (Decide writes every slot it keeps
   // before anything reads it): a decision makes room for a thousand at a time.
   template <typename T>

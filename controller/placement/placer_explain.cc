@@ -4,6 +4,7 @@
 // not grow with the fleet.
 #include <algorithm>
 #include <array>
+#include <cassert>
 #include <limits>
 #include <map>
 #include <set>
@@ -21,7 +22,8 @@ constexpr size_t kGroupExamples = 3;
 
 // Evaluation::Hold() -> rule name.
 constexpr const char* kHoldRules[] = {"", kRuleMaxCost, kRuleBudget, kRuleCapacity, kRuleBurst};
-constexpr int kHolds = 5;
+constexpr int kHolds = kEvaluationHoldKinds;
+static_assert(std::size(kHoldRules) == kHolds);
 
 std::string CapacityReason(const model::Workload& w) {
   return "no free capacity for " + std::to_string(w.resources.total_gpus()) + " GPU(s) right now";
@@ -159,17 +161,21 @@ std::vector<VerdictGroup> Placer::GroupVerdicts(const model::Workload& w, const 
   for (const VerdictGroup& g : shape.fixed_groups) {
     if (include(g.rule, false)) groups.push_back(g);
   }
-  // Eligible clusters, by what holds them back. This runs in every decision over every
-  // eligible cluster, so it counts first (a tight loop), then walks the clusters in order
-  // only until each group has its first cluster (which gives the reason) and examples.
+  // Eligible clusters, by what holds them back. This runs in every decision: the counts
+  // are the ones Decide kept, and the clusters are walked in order only until each group
+  // has its first cluster (which gives the reason) and examples.
   bool wanted[kHolds];
   int slot[kHolds];
-  int64_t count[kHolds] = {};
+  std::array<int64_t, kHolds> count = hold_counts_;
+#ifndef NDEBUG
+  std::array<int64_t, kHolds> recount{};
+  for (uint32_t c : shape.eligible) ++recount[evaluations_[c].Hold()];
+  assert(recount == count);
+#endif
   for (int h = 0; h < kHolds; ++h) {
     wanted[h] = include(kHoldRules[h], /*eligible=*/h != 1 && h != 2);
     slot[h] = -1;
   }
-  for (uint32_t c : shape.eligible) ++count[evaluations_[c].Hold()];
   if (listed != nullptr) {
     for (uint32_t c : *listed) {
       if (shape.clusters[c].eligible) --count[evaluations_[c].Hold()];
