@@ -148,6 +148,7 @@ GpuDemand DemandOn(const model::NodePool& pool, const model::ResourceRequest& r)
     if (!parsed) return d;
     const model::MigProfileName& info = *parsed;
     d.mig_profile = *profile;
+    d.mig_geometry = FindMigProfile(pool.gpu.model, d.mig_profile);
     d.mig_slices = info.compute_slices;
     d.milli_each = info.compute_slices * kMilliPerGpu / kMigComputeSlices;
     d.memory_each = std::min<int64_t>(int64_t{info.memory_gb} << 30, gpu_memory);
@@ -286,7 +287,8 @@ int FractionGpu(const NodeState& node, const GpuDemand& d, const MigProfile* geo
 
 // Models with a known MIG table get real slice placement; others count slices.
 const MigProfile* GeometryOf(const model::NodePool& pool, const GpuDemand& d) {
-  return d.mig_profile.empty() ? nullptr : FindMigProfile(pool.gpu.model, d.mig_profile);
+  if (d.mig_geometry != nullptr || d.mig_profile.empty()) return d.mig_geometry;
+  return FindMigProfile(pool.gpu.model, d.mig_profile);  // a demand not made by DemandOn
 }
 
 // The share of the node's GPU capacity in use once `gpus` more GPUs of `milli_each` are

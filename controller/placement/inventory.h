@@ -89,6 +89,9 @@ struct GpuDemand {
   int milli_each = kMilliPerGpu;
   int64_t memory_each = 0;
   std::string mig_profile;
+  // mig_profile's slice geometry on the pool's GPU model (FindMigProfile), found once by
+  // DemandOn rather than for every node asked; null when the model has no MIG table.
+  const MigProfile* mig_geometry = nullptr;
   int mig_slices = 0;
   bool fractional = false;
   int needed_milli = kMilliPerGpu;  // what the request really uses of each GPU

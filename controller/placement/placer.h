@@ -342,7 +342,9 @@ class Placer {
   std::vector<ActiveRule> rules_;
   model::ScoringWeights weights_;
   model::BurstThresholds burst_;
-  std::map<std::string, TenantState> tenants_;
+  // By name; looked up for every running workload at set-up and every decision (hashed:
+  // no order is read, and a queue keeps its tenant's state at a stable address).
+  std::unordered_map<std::string, TenantState> tenants_;
   std::vector<RunningEntry> running_;
   // Indices into running_ grouped by cluster (snapshot order within each), and where
   // each cluster's group starts (one more entry than clusters).
