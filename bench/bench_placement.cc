@@ -6,7 +6,6 @@
 // on one core, p50/p99 per decision (timed between decisions through the snapshot's
 // on_decision observer) and the memory each pending workload takes.
 #include <benchmark/benchmark.h>
-#include <malloc.h>
 
 #include <algorithm>
 #include <chrono>
@@ -48,15 +47,14 @@ void PlanFleet(benchmark::State& state, bool with_lua) {
   for (auto _ : state) {
     state.PauseTiming();  // the clock covers MakePlan only: not the heap accounting, not freeing the plan
     latencies.clear();
-    malloc_trim(0);
-    const size_t before = mallinfo2().uordblks + mallinfo2().hblkhd;
+    const size_t before = gpufed::bench::HeapBytesInUse();
     state.ResumeTiming();
     last = std::chrono::steady_clock::now();
     auto plan = std::make_unique<gpufed::placement::Plan>(gpufed::placement::MakePlan(snapshot));
     state.PauseTiming();
     decisions += static_cast<int64_t>(plan->decisions.size());
     // What the plan keeps (decisions with their explanations), once the placer is gone.
-    plan_bytes_per_decision = static_cast<double>(mallinfo2().uordblks + mallinfo2().hblkhd - before) /
+    plan_bytes_per_decision = static_cast<double>(gpufed::bench::HeapBytesInUse() - before) /
                               static_cast<double>(std::max<size_t>(1, plan->decisions.size()));
     benchmark::DoNotOptimize(plan);
     plan.reset();

@@ -1,8 +1,12 @@
 #include "bench/fleet.h"
 
 #include <malloc.h>
+#if defined(GPUFED_WITH_JEMALLOC)
+#include <jemalloc/jemalloc.h>
+#endif
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 
 #include "controller/config/loader.h"
@@ -82,6 +86,24 @@ model::Workload MakeWorkload(int index, std::mt19937& rng) {
 }
 
 
+size_t HeapBytesInUse() {
+#if defined(GPUFED_WITH_JEMALLOC)
+  // jemalloc's statistics are a snapshot refreshed by advancing its epoch.
+  uint64_t epoch = 1;
+  size_t size = sizeof(epoch);
+  mallctl("epoch", &epoch, &size, &epoch, size);
+  size_t allocated = 0;
+  size = sizeof(allocated);
+  return mallctl("stats.allocated", &allocated, &size, nullptr, 0) == 0 ? allocated : 0;
+#else
+  // Freed memory is returned first, so it is not counted; uordblks misses blocks malloc
+  // maps directly (large vectors): hblkhd holds those.
+  malloc_trim(0);
+  const struct mallinfo2 info = mallinfo2();
+  return info.uordblks + info.hblkhd;
+#endif
+}
+
 std::unique_ptr<Fleet> BuildFleet(int clusters, int pending) {
   auto fleet = std::make_unique<Fleet>();
   config::LoadResult policies = config::LoadText(kPolicies, "bench-policies.yaml");
@@ -93,15 +115,12 @@ std::unique_ptr<Fleet> BuildFleet(int clusters, int pending) {
     tenant.metadata.name = "tenant-" + std::to_string(t);
     fleet->config.tenants.push_back(tenant);
   }
-  // Heap in use before and after building the workloads (malloc_trim first, so freed
-  // memory of earlier benchmarks is not reused and hidden from the delta).
-  malloc_trim(0);
-  // uordblks misses blocks malloc maps directly (large vectors): count hblkhd too.
-  const size_t before = mallinfo2().uordblks + mallinfo2().hblkhd;
+  // Heap in use before and after building the workloads.
+  const size_t before = HeapBytesInUse();
   fleet->workloads.reserve(pending);
   for (int i = 0; i < pending; ++i) fleet->workloads.push_back(MakeWorkload(i, rng));
   fleet->bytes_per_workload =
-      static_cast<double>(mallinfo2().uordblks + mallinfo2().hblkhd - before) / std::max(1, pending) + sizeof(const model::Workload*);
+      static_cast<double>(HeapBytesInUse() - before) / std::max(1, pending) + sizeof(const model::Workload*);
   auto hooks = policy::HookSet::Compile(fleet->config);
   if (hooks.ok()) fleet->hooks = std::move(*hooks);
   return fleet;

@@ -7,6 +7,7 @@
 // compliance-zones policies. Seeded: the same arguments give the same fleet.
 #include <benchmark/benchmark.h>
 
+#include <cstddef>
 #include <memory>
 #include <random>
 #include <vector>
@@ -25,6 +26,11 @@ struct Fleet {
   double bytes_per_workload = 0;           // heap each pending workload takes
   std::mt19937 rng{42};                    // continues where the fleet's workloads ended
 };
+
+// Heap bytes the process holds allocated now, from the allocator the binary links
+// (jemalloc's statistics, or glibc's after returning freed memory), so memory counters
+// are the same measure either way.
+size_t HeapBytesInUse();
 
 // `clusters` clusters, `pending` workloads (named w-0, w-1, ...) and ten tenants.
 std::unique_ptr<Fleet> BuildFleet(int clusters, int pending);

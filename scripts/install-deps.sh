@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config git
   libyaml-cpp-dev liblua5.4-dev libcurl4-openssl-dev libssl-dev openssl
   libspdlog-dev nlohmann-json3-dev libcli11-dev libcpp-httplib-dev
-  libsqlite3-dev sqlite3 libgtest-dev libgmock-dev libbenchmark-dev
+  libsqlite3-dev sqlite3 libgtest-dev libgmock-dev libbenchmark-dev libjemalloc-dev
 )
 if [[ "${GPUFED_TEST_DEPS:-0}" == 1 ]]; then
   # The schema conformance test runs ajv from the npm registry.
