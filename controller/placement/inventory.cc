@@ -94,7 +94,7 @@ bool ShapeServes(const model::NodePool& pool, const model::ResourceRequest& r, s
     if (d.mig_profile.empty()) {
       return no([&] { return "no MIG profile of pool " + pool.name + " fits the request"; });
     }
-    if (MigProfilesFor(pool.gpu.model) != nullptr && FindMigProfile(pool.gpu.model, d.mig_profile) == nullptr) {
+    if (MigProfilesFor(pool.gpu.model) != nullptr && d.mig_geometry == nullptr) {
       return no([&] { return "MIG profile " + d.mig_profile + " does not exist on " + pool.gpu.model; });
     }
   }
@@ -285,12 +285,6 @@ int FractionGpu(const NodeState& node, const GpuDemand& d, const MigProfile* geo
   return best;
 }
 
-// Models with a known MIG table get real slice placement; others count slices.
-const MigProfile* GeometryOf(const model::NodePool& pool, const GpuDemand& d) {
-  if (d.mig_geometry != nullptr || d.mig_profile.empty()) return d.mig_geometry;
-  return FindMigProfile(pool.gpu.model, d.mig_profile);  // a demand not made by DemandOn
-}
-
 // The share of the node's GPU capacity in use once `gpus` more GPUs of `milli_each` are
 // taken (NodeFit::packing).
 double PackingAfter(const NodeState& node, const model::NodePool& pool, int milli_each, int64_t gpus) {
@@ -300,18 +294,16 @@ double PackingAfter(const NodeState& node, const model::NodePool& pool, int mill
   return pool.gpu.count == 0 ? 0 : static_cast<double>(used) / (double{kMilliPerGpu} * pool.gpu.count);
 }
 
-// GPU share given beyond what the request uses (NodeFit::waste_milli).
-int WasteOf(const GpuDemand& d) { return std::max(0, d.milli_each - d.needed_milli); }
-
 // FitOnNode's answer without building the fit (FindNode asks it of every node).
-bool FitsOnNode(const NodeState& node, const model::NodePool& pool, const GpuDemand& d,
-                const model::ResourceRequest& r) {
+bool FitsOnNode(const NodeState& node, const GpuDemand& d, const model::ResourceRequest& r) {
   if (!CpuAndMemoryFit(node, r)) return false;
-  if (d.fractional) return FractionGpu(node, d, GeometryOf(pool, d), -1) >= 0;
+  if (d.fractional) return FractionGpu(node, d, d.mig_geometry, -1) >= 0;
   return node.FreeWholeGpus() >= d.gpus;
 }
 
 }  // namespace
+
+int WasteOf(const GpuDemand& d) { return std::max(0, d.milli_each - d.needed_milli); }
 
 std::optional<NodeFit> FitOnNode(const NodeState& node, const model::NodePool& pool, const GpuDemand& d,
                                  const model::ResourceRequest& r, int only_gpu) {
@@ -320,7 +312,8 @@ std::optional<NodeFit> FitOnNode(const NodeState& node, const model::NodePool& p
   fit.milli_each = d.milli_each;
   fit.memory_each = d.memory_each;
   fit.mig_profile = d.mig_profile;
-  const MigProfile* geometry = GeometryOf(pool, d);
+  // Models with a known MIG table get real slice placement; others count slices.
+  const MigProfile* geometry = d.mig_geometry;
   if (d.fractional) {
     const int best = FractionGpu(node, d, geometry, only_gpu);
     if (best < 0) return std::nullopt;
@@ -350,7 +343,6 @@ PoolDemands DemandsOn(const model::Cluster& cluster, const model::ResourceReques
 
 std::optional<NodeChoice> ChooseNode(const ClusterState& state, const model::ResourceRequest& request,
                                      int only_node, const PoolDemands& demands) {
-  const std::vector<model::NodePool>& pools = state.cluster->node_pools;
   // Nodes with room. The placer asks this thousands of times a pass, of clusters of tens
   // of nodes: the candidates stay on the stack unless the cluster is larger.
   constexpr size_t kOnStack = 32;
@@ -363,7 +355,7 @@ std::optional<NodeChoice> ChooseNode(const ClusterState& state, const model::Res
     if (only_node >= 0 && static_cast<int>(n) != only_node) continue;
     const NodeState& node = state.nodes[n];
     const std::optional<GpuDemand>& demand = demands[static_cast<size_t>(node.pool)];
-    if (!demand || !FitsOnNode(node, pools[node.pool], *demand, request)) continue;
+    if (!demand || !FitsOnNode(node, *demand, request)) continue;
     found[count++] = {static_cast<int>(n), &*demand};
   }
   const std::span<const PackingCandidate> candidates(found, count);

@@ -97,6 +97,10 @@ struct GpuDemand {
   int needed_milli = kMilliPerGpu;  // what the request really uses of each GPU
 };
 
+// The GPU share a demand gives beyond what the request uses (a whole GPU for a fraction
+// on an unshared pool; NodeFit::waste_milli).
+int WasteOf(const GpuDemand& demand);
+
 // True for a request whose GPUs may be spread over several nodes of one pool (see
 // search.h): topology any, whole GPUs, more than one, not a multi-node gang (a gang's
 // shape is fixed). Its GPUs need not fit on one node.

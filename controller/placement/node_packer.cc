@@ -25,9 +25,6 @@ std::string ModelOf(const model::NodePool& pool) {
   return pool.gpu.model.empty() ? "gpu" : pool.gpu.model;
 }
 
-// GPU milli given beyond what the request uses (a whole GPU for a fraction).
-int WasteOf(const GpuDemand& demand) { return demand.gpus > 0 ? std::max(0, demand.milli_each - demand.needed_milli) : 0; }
-
 packing::WorkloadDistribution MixOn(const model::Cluster& cluster, const PodMix* mix) {
   std::vector<packing::PodRequest> pods;
   std::vector<int64_t> counts;
@@ -174,7 +171,7 @@ std::optional<PackingChoice> NodePacker::Choose(const ClusterState& state, const
     while (d < demands.size() && demands[d] != candidates[c].demand) ++d;
     if (d == demands.size()) {
       packing::PodRequest pod = PodFor(request, *candidates[c].demand);
-      const int waste = WasteOf(*candidates[c].demand);
+      const int waste = candidates[c].demand->gpus > 0 ? WasteOf(*candidates[c].demand) : 0;
       size_t g = 0;
       while (g < groups.size() && !(groups[g].pod.num_gpu == pod.num_gpu && groups[g].pod.gpu_milli == pod.gpu_milli &&
                                      groups[g].waste == waste)) {
