@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,38 +9,31 @@
 #include <cerrno>
 #include <charconv>
 #include <chrono>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "connectors/core/action_json.h"
+#include "connectors/local/job_folders.h"
+#include "connectors/local/job_request.h"
 
 namespace gpufed::connectors::local {
 namespace {
 
 namespace fs = std::filesystem;
 
-// The wrapper: record the pid, run the command, record its exit status atomically.
-constexpr const char* kWrapper =
-    "echo $$ > \"$GPUFED_JOB_DIR/pid\"; \"$@\"; code=$?; "
-    "echo $code > \"$GPUFED_JOB_DIR/exit.tmp\" && mv \"$GPUFED_JOB_DIR/exit.tmp\" \"$GPUFED_JOB_DIR/exit\"; exit $code";
+// Bookkeeping files (job_folders.h): all written by the controller but "exit", which the
+// wrapper writes; none by the job.
+constexpr const char* kLaunching = "launching";   // written before the fork
+constexpr const char* kProcess = "process";       // the wrapper's ProcessIdentity
+constexpr const char* kPid = "pid";               // its pid alone, for operators' scripts
+constexpr const char* kStarted = "started_ms";
+constexpr const char* kExit = "exit";
 
-std::string ReadSmall(const std::string& path) {
-  std::ifstream in(path);
-  std::string s;
-  std::getline(in, s);
-  return s;
-}
-
-// When the job started, as the connector's clock said when it spawned it (kept in the
-// job folder so a restarted controller meters the whole attempt); `fallback` for jobs
-// started before the file existed.
-Duration StartedAt(const std::string& dir, Duration fallback) {
-  std::string text = ReadSmall(dir + "/started_ms");
+// When the job started, as the connector's clock said when it spawned it (kept so a
+// restarted controller meters the whole attempt); `fallback` when the file is missing.
+Duration StartedAt(const std::string& book, Duration fallback) {
+  std::string text = ReadSmallFile(book + "/" + kStarted);
   int64_t ms = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), ms);
   return ec == std::errc() && end == text.data() + text.size() && ms > 0 ? Duration::FromMillis(ms) : fallback;
@@ -49,48 +41,29 @@ Duration StartedAt(const std::string& dir, Duration fallback) {
 
 // When the wrapper wrote the exit status (the file's modification time), within
 // [started, now]: a job that ended while no controller ran ends when it ended.
-Duration EndedAt(const std::string& dir, Duration started, Duration now) {
+Duration EndedAt(const std::string& book, Duration started, Duration now) {
   std::error_code ec;
-  auto written = fs::last_write_time(dir + "/exit", ec);
+  auto written = fs::last_write_time(book + "/" + kExit, ec);
   if (ec) return now;
   auto sys = std::chrono::file_clock::to_sys(written);
   int64_t ms = std::chrono::duration_cast<std::chrono::milliseconds>(sys.time_since_epoch()).count();
   return Duration::FromMillis(std::clamp(ms, started.millis(), std::max(started.millis(), now.millis())));
 }
 
-// Alive and still our wrapper (a recycled pid runs something else).
-bool Alive(int pid) {
-  if (pid <= 0 || (::kill(pid, 0) != 0 && errno != EPERM)) return false;
-  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
-  std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return cmdline.find("gpufed-job") != std::string::npos;
-}
-
-std::string SafeName(const std::string& key) {
-  std::string out;
-  for (char c : key) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.') ? c : '_';
-  return out;
-}
+Duration NonZero(Duration now) { return now.millis() > 0 ? now : Duration::FromMillis(1); }
 
 }  // namespace
 
-LocalConnector::LocalConnector(const model::Cluster& cluster, std::string state_dir,
+LocalConnector::LocalConnector(const model::Cluster& cluster, LocalSettings settings, std::string state_dir,
                                std::unique_ptr<ActionLedger> ledger, const Clock* clock)
-    : cluster_(cluster), state_dir_(std::move(state_dir)), ledger_(std::move(ledger)) {
-  auto env = cluster.metadata.annotations.find("local.gpufed.io/gpu-env");
-  if (env != cluster.metadata.annotations.end()) gpu_env_ = env->second;
-  auto grace = cluster.metadata.annotations.find("local.gpufed.io/grace");
-  if (grace != cluster.metadata.annotations.end()) {
-    Result<Duration> d = Duration::Parse(grace->second);
-    if (d.ok()) grace_ = *d;
-  }
+    : cluster_(cluster), settings_(std::move(settings)), state_dir_(std::move(state_dir)), ledger_(std::move(ledger)) {
   Recover(clock ? clock->Now() : Duration());
 }
 
 LocalConnector::~LocalConnector() {
-  // Jobs keep running when the controller exits; reap what already ended.
+  // Jobs keep running when the controller exits; reap the wrappers that already ended.
   for (auto& [key, job] : jobs_) {
-    if (job.own_child) ::waitpid(job.pid, nullptr, WNOHANG);
+    if (job.own_child) ::waitpid(job.wrapper.pid, nullptr, WNOHANG);
   }
 }
 
@@ -100,112 +73,134 @@ void LocalConnector::Recover(Duration now) {
     if (j.is_discarded()) continue;
     Result<Action> a = ActionFromJson(j);
     if (!a.ok()) continue;
-    if (r.kind == "submit") {
-      Job job;
-      job.action = *a;
-      job.dir = state_dir_ + "/jobs/" + SafeName(a->key);
-      std::string pid = ReadSmall(job.dir + "/pid");
-      if (pid.empty() && !fs::exists(job.dir + "/exit")) {
-        (void)Spawn(job, now);  // recorded but never launched: launch it now
-      } else {
-        job.pid = pid.empty() ? 0 : std::atoi(pid.c_str());
-        // A pid that no longer runs our wrapper, and no group left behind: gone.
-        if (job.pid > 0 && !Alive(job.pid) && ::kill(-job.pid, 0) != 0) job.pid = 0;
-        job.state = RunState::kRunning;
-        job.started_at = StartedAt(job.dir, now);
-      }
-      jobs_[a->key] = std::move(job);
-    } else if (r.kind == "cancel") {
+    if (r.kind == "cancel") {
       auto it = jobs_.find(a->key);
-      if (it != jobs_.end()) it->second.cancel_at = now.millis() > 0 ? now : Duration::FromMillis(1);
+      if (it != jobs_.end()) it->second.cancel_at = NonZero(now);
+      continue;
     }
+    if (r.kind != "submit") continue;
+    Job job;
+    job.action = *a;
+    job.book = state_dir_ + "/jobs/" + SafeName(a->key);
+    job.started_at = StartedAt(job.book, now);
+    std::optional<ProcessIdentity> wrapper = ProcessIdentity::Parse(ReadSmallFile(job.book + "/" + kProcess));
+    if (wrapper) {
+      job.wrapper = *wrapper;  // Poll tells running from finished
+      job.state = RunState::kRunning;
+    } else if (fs::exists(job.book + "/" + kExit)) {
+      job.state = RunState::kRunning;  // finished: Poll reads the exit status
+    } else if (fs::exists(job.book + "/" + kLaunching) || fs::exists(job.book + "/" + kPid)) {
+      // The controller stopped between deciding to launch and recording the process (or
+      // the folder predates the wrapper's identity): a job may run that nothing can
+      // verify. Never launch it twice, never signal a pid nobody vouches for.
+      job.state = RunState::kFailed;
+      job.lost = true;
+      job.reason = "the controller stopped while launching the job; its process is unknown";
+      job.finished_at = now;
+    } else {
+      (void)Spawn(job, now);  // recorded but never launched: launch it now
+    }
+    jobs_[a->key] = std::move(job);
   }
 }
 
 Status LocalConnector::Spawn(Job& job, Duration now) {
-  std::error_code ec;
-  fs::create_directories(job.dir, ec);
-  if (ec) return Unavailable("create " + job.dir + ": " + ec.message());
-  std::vector<std::string> argv = {"/bin/sh", "-c", kWrapper, "gpufed-job"};
-  for (const std::string& s : job.action.run.command) argv.push_back(s);
-  for (const std::string& s : job.action.run.args) argv.push_back(s);
-  if (argv.size() == 4) return InvalidArgument("workload " + job.action.workload + " has no run.command");
-  std::string gpus;
-  for (const NodeAssignment& n : job.action.nodes) {
-    for (int g : n.gpus) gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
+  const Action& a = job.action;
+  const std::string name = SafeName(a.key);
+  const std::string job_dir = settings_.job_root + "/" + name;
+  Result<std::vector<std::string>> work = WorkPathOf(a.run.working_dir, job_dir);
+  Result<std::vector<std::string>> env = work.ok() ? JobEnvironment(a, settings_, job_dir) : work.status();
+  // A job that cannot start fails now; after a restart its "exit" (127, as a shell
+  // reports a command it could not run) says the same.
+  auto fail = [&](const Status& s) {
+    job.state = RunState::kFailed;
+    job.reason = s.message();
+    job.finished_at = now;
+    job.started_at = now;
+    (void)WriteSmallFile(job.book + "/" + kExit, "127");
+    return s;
+  };
+  if (!env.ok()) return fail(env.status());
+  if (Status s = MakeBookkeepingFolder(job.book); !s.ok()) return fail(s);
+  if (Status s = WriteSmallFile(job.book + "/" + kLaunching, std::to_string(now.millis())); !s.ok()) return fail(s);
+  Result<JobFolder> folder = CreateJobFolder(settings_, name, std::max<int64_t>(now.millis(), 0));
+  if (!folder.ok()) return fail(folder.status());
+  ScopedFd book(::open(job.book.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!book.valid()) return fail(Unavailable("open " + job.book));
+
+  JobLaunch launch;
+  std::string path_list = kJobPath;
+  for (const std::string& v : *env) {
+    if (v.rfind("PATH=", 0) == 0) path_list = v.substr(5);
   }
-  std::vector<std::string> env;
-  for (char** e = environ; *e; ++e) env.emplace_back(*e);
-  for (const auto& [k, v] : job.action.run.env) env.push_back(k + "=" + v);
-  env.push_back(gpu_env_ + "=" + gpus);
-  env.push_back("GPUFED_GPUS=" + gpus);
-  env.push_back("GPUFED_JOB_DIR=" + job.dir);
-  env.push_back("GPUFED_WORKLOAD=" + job.action.workload);
-  env.push_back("GPUFED_ATTEMPT=" + std::to_string(job.action.attempt));
-  std::vector<char*> cargv, cenv;
-  for (std::string& s : argv) cargv.push_back(s.data());
-  cargv.push_back(nullptr);
-  for (std::string& s : env) cenv.push_back(s.data());
-  cenv.push_back(nullptr);
-  std::string log = job.dir + "/log";
-  std::string wd = job.action.run.working_dir;
-  pid_t pid = ::fork();
-  if (pid < 0) return Unavailable(std::string("fork: ") + std::strerror(errno));
-  if (pid == 0) {
-    // Child: only async-signal-safe calls until exec.
-    ::setsid();
-    int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (fd >= 0) {
-      ::dup2(fd, 1);
-      ::dup2(fd, 2);
-      ::close(fd);
-    }
-    int devnull = ::open("/dev/null", O_RDONLY);
-    if (devnull >= 0) ::dup2(devnull, 0);
-    if (!wd.empty() && ::chdir(wd.c_str()) != 0) ::_exit(126);
-    ::execve("/bin/sh", cargv.data(), cenv.data());
-    ::_exit(127);
-  }
-  job.pid = pid;
+  launch.executable = ResolveExecutable(a.run.command[0], path_list);
+  launch.argv = a.run.command;
+  launch.argv.insert(launch.argv.end(), a.run.args.begin(), a.run.args.end());
+  launch.env = std::move(env).value();
+  launch.job_dir = folder->path;
+  launch.work_path = std::move(work).value();
+  launch.user = settings_.user;
+  launch.bookkeeping_dir = book.get();
+  launch.output = folder->output.get();
+  Result<int> pid = LaunchJob(launch);
+  if (!pid.ok()) return fail(pid.status());
+  // The wrapper is our unreaped child: its pid cannot be reused before this reads it.
+  Result<ProcessIdentity> id = IdentityOf(*pid);
+  job.wrapper = id.ok() ? *id : ProcessIdentity{*pid, 0, ""};
   job.own_child = true;
   job.state = RunState::kRunning;
   job.started_at = now;
-  std::ofstream(job.dir + "/started_ms") << now.millis() << "\n";
+  // Best effort past this point: the job runs whether or not these reach the disk.
+  if (id.ok()) (void)WriteSmallFile(job.book + "/" + kProcess, id->ToString());
+  (void)WriteSmallFile(job.book + "/" + kPid, std::to_string(*pid));
+  (void)WriteSmallFile(job.book + "/" + kStarted, std::to_string(now.millis()));
   return Status::Ok();
+}
+
+bool LocalConnector::WrapperRuns(Job& job) {
+  if (job.wrapper.pid <= 0) return false;
+  if (job.own_child) {
+    int status = 0;
+    pid_t r = ::waitpid(job.wrapper.pid, &status, WNOHANG);
+    if (r == 0) return true;
+    if (r == job.wrapper.pid || errno == ECHILD) job.own_child = false;
+    if (r == job.wrapper.pid) return false;
+  }
+  return IsRunning(job.wrapper);
+}
+
+void LocalConnector::SignalJob(Job& job, int signal) {
+  // The group's id is the wrapper's pid: while the wrapper runs (our unreaped child, or
+  // the process with its recorded start time) that number is ours and no one else's.
+  if (WrapperRuns(job)) ::kill(-job.wrapper.pid, signal);
 }
 
 void LocalConnector::Poll(Job& job, Duration now) {
   if (IsFinished(job.state)) return;
-  // The job is alive while its wrapper or any process of its session's group is: a
-  // command that outlives its wrapper (or ignores SIGTERM) still holds its GPUs. The
-  // wrapper counts separately because it may not have called setsid() yet.
-  // waitpid also reaps wrappers this process started before a connector restart.
-  bool leader = false;
-  if (job.pid > 0) {
-    pid_t r = ::waitpid(job.pid, nullptr, WNOHANG);
-    leader = r == 0 || (r < 0 && Alive(job.pid));
-  }
-  bool alive = leader || (job.pid > 0 && (::kill(-job.pid, 0) == 0 || errno == EPERM));
-  if (alive) {
-    if (job.cancel_at.millis() > 0 && !job.killed && now.millis() - job.cancel_at.millis() >= grace_.millis()) {
-      ::kill(-job.pid, SIGKILL);
+  // The wrapper outlives the job's command and ends what the command left in its group,
+  // so the job holds its GPUs exactly while the wrapper runs.
+  if (WrapperRuns(job)) {
+    if (job.cancel_at.millis() > 0 && !job.killed && now.millis() - job.cancel_at.millis() >= settings_.grace.millis()) {
+      SignalJob(job, SIGKILL);
       job.killed = true;
     }
     return;
   }
-  job.finished_at = EndedAt(job.dir, job.started_at, now);
-  std::string exit = ReadSmall(job.dir + "/exit");
+  job.finished_at = EndedAt(job.book, job.started_at, now);
+  const std::string exit = ReadSmallFile(job.book + "/" + kExit);
+  int code = -1;
+  auto [end, ec] = std::from_chars(exit.data(), exit.data() + exit.size(), code);
+  const bool has_code = !exit.empty() && ec == std::errc() && end == exit.data() + exit.size();
   if (job.cancel_at.millis() > 0) {
     job.state = RunState::kCancelled;
     job.reason = job.killed ? "killed after the grace period" : "terminated";
-  } else if (exit.empty()) {
+  } else if (!has_code) {
     job.state = RunState::kFailed;
     job.lost = true;
     job.reason = "process vanished without an exit status";
   } else {
-    int code = std::atoi(exit.c_str());
     job.state = code == 0 ? RunState::kSucceeded : RunState::kFailed;
-    job.reason = "exit status " + exit;
+    job.reason = "exit status " + std::to_string(code);
   }
 }
 
@@ -227,10 +222,11 @@ Result<Observation> LocalConnector::Observe(const CallContext& ctx) {
     Duration end = IsFinished(job.state) ? job.finished_at : now;
     w.started_at = job.started_at;
     w.finished_at = job.finished_at;
-    w.progress = job.action.resume_from + Duration::FromMillis(std::max<int64_t>(0, end.millis() - job.started_at.millis()));
+    const int64_t ran = std::max<int64_t>(0, end.millis() - job.started_at.millis());
+    w.progress = job.action.resume_from + Duration::FromMillis(ran);
     int gpus = 0;
     for (const NodeAssignment& n : job.action.nodes) gpus += static_cast<int>(n.gpus.size());
-    w.gpu_seconds = (end.millis() - job.started_at.millis()) / 1000.0 * gpus * job.action.gpu_milli_each / 1000.0;
+    w.gpu_seconds = ran / 1000.0 * gpus * job.action.gpu_milli_each / 1000.0;
     w.cost = Money(0, cluster_.pricing.currency);
     obs.workloads.push_back(w);
     if (IsFinished(job.state)) continue;
@@ -252,12 +248,24 @@ Result<ApplyOutcome> LocalConnector::Apply(const Action& action, const CallConte
   std::string kind = ActionKindName(action.kind);
   if (ledger_->Contains(kind, action.key)) return ApplyOutcome{true};
   if (action.kind == ActionKind::kSubmit) {
-    if (action.run.command.empty()) return InvalidArgument("workload " + action.workload + " has no run.command");
+    if (action.run.command.empty() || action.run.command[0].empty()) {
+      return InvalidArgument("workload " + action.workload + " has no run.command");
+    }
+    if (!settings_.accept_api_workloads && !IsNonApiSubmission(action.key)) {
+      return InvalidArgument("cluster " + settings_.cluster + " runs no workload submitted through the API (" +
+                             kAcceptApiWorkloads + ": \"false\"); workload " + action.workload + " (" + action.key +
+                             ") was, or its source cannot be told");
+    }
+    const std::string job_dir = settings_.job_root + "/" + SafeName(action.key);
+    Result<std::vector<std::string>> work = WorkPathOf(action.run.working_dir, job_dir);
+    if (!work.ok()) return Status(work.status().code(), "workload " + action.workload + ": " + work.status().message());
+    Result<std::vector<std::string>> env = JobEnvironment(action, settings_, job_dir);
+    if (!env.ok()) return Status(env.status().code(), "workload " + action.workload + ": " + env.status().message());
     // Write-ahead: the record is durable before the process exists.
     GPUFED_RETURN_IF_ERROR(ledger_->Append({kind, action.key, ActionToJson(action).dump()}));
     Job job;
     job.action = action;
-    job.dir = state_dir_ + "/jobs/" + SafeName(action.key);
+    job.book = state_dir_ + "/jobs/" + SafeName(action.key);
     Status s = Spawn(job, now);
     jobs_[action.key] = std::move(job);
     return s.ok() ? Result<ApplyOutcome>(ApplyOutcome{false}) : Result<ApplyOutcome>(s);
@@ -266,9 +274,9 @@ Result<ApplyOutcome> LocalConnector::Apply(const Action& action, const CallConte
   if (it == jobs_.end()) return NotFound("no local job " + action.key);
   GPUFED_RETURN_IF_ERROR(ledger_->Append({kind, action.key, ActionToJson(action).dump()}));
   Job& job = it->second;
-  if (!IsFinished(job.state) && job.pid > 0) {
-    job.cancel_at = now.millis() > 0 ? now : Duration::FromMillis(1);
-    ::kill(-job.pid, SIGTERM);
+  if (!IsFinished(job.state)) {
+    job.cancel_at = NonZero(now);
+    SignalJob(job, SIGTERM);
   }
   return ApplyOutcome{false};
 }
@@ -280,13 +288,15 @@ Status RegisterLocalConnector(ConnectorRegistry& registry) {
     if (cluster.elasticity.max_nodes > cluster.present_nodes()) {
       return InvalidArgument("a local cluster cannot grow: remove spec.elasticity");
     }
-    std::error_code ec;
-    std::filesystem::create_directories(ctx.state_dir + "/jobs", ec);
-    if (ec) return Unavailable("create " + ctx.state_dir + ": " + ec.message());
+    GPUFED_RETURN_IF_ERROR(MakeBookkeepingFolder(ctx.state_dir + "/jobs"));
+    GPUFED_RETURN_IF_ERROR(MakeBookkeepingFolder(ctx.state_dir));
+    Result<LocalSettings> settings = ReadLocalSettings(cluster, ctx.state_dir);
+    if (!settings.ok()) return settings.status();
+    GPUFED_RETURN_IF_ERROR(PrepareJobRoot(*settings));
     Result<std::unique_ptr<ActionLedger>> ledger = ActionLedger::OpenInStateDir(ctx.state_dir);
     if (!ledger.ok()) return ledger.status();
-    return std::unique_ptr<Connector>(
-        std::make_unique<LocalConnector>(cluster, ctx.state_dir, std::move(ledger).value(), ctx.clock));
+    return std::unique_ptr<Connector>(std::make_unique<LocalConnector>(
+        cluster, std::move(settings).value(), ctx.state_dir, std::move(ledger).value(), ctx.clock));
   });
 }
 

@@ -1,17 +1,21 @@
 #pragma once
 // The `local` connector: runs each workload's run.command as a child process on this
-// machine. GPUs are the Cluster's declared node pools; the assigned GPU indices reach
-// the process through CUDA_VISIBLE_DEVICES (or the variable named by the Cluster
-// annotation `local.gpufed.io/gpu-env`, for fake GPUs on machines without any) and
-// always through GPUFED_GPUS. Output goes to <state>/jobs/<key>/log.
+// machine, as the unprivileged account the Cluster names (`local.gpufed.io/run-as-user`),
+// with only the environment the workload declares plus gpufed's own variables, in a
+// folder of its own outside the controller's state folder (README.md has the design and
+// every setting). GPUs are the Cluster's declared node pools; the assigned GPU indices
+// reach the job through CUDA_VISIBLE_DEVICES (or `local.gpufed.io/gpu-env`) and
+// GPUFED_GPUS.
 //
-// Each job runs under a small /bin/sh wrapper in its own session that writes its pid
-// first and its exit status last, so the connector learns how a job ended even when
-// the controller restarted in between: on start it re-adopts live processes (the pid must
-// still run the wrapper), reports finished ones by their exit file, reports jobs
-// that vanished without one as lost, and starts submits it had recorded but never
-// launched. Cancel sends SIGTERM to the job's process group, then SIGKILL after the
-// grace period (annotation `local.gpufed.io/grace`, default 10s).
+// The controller keeps each job's pid, start time and exit status in its own folder,
+// which the job cannot write: a wrapper process (the controller's user, leader of the
+// job's process group) waits for the job and writes the exit status there. After a
+// controller restart the connector re-adopts live jobs (the pid must still be the
+// wrapper it started: same kernel start time and boot), reports finished ones by their
+// exit status and vanished ones as lost, and starts submits it recorded but never began
+// to launch. Cancel sends SIGTERM to the job's process group, SIGKILL after the grace
+// period (`local.gpufed.io/grace`, default 10s), and only while the group's leader is
+// verified to be the wrapper.
 #include <map>
 #include <memory>
 #include <mutex>
@@ -19,24 +23,32 @@
 
 #include "connectors/core/ledger.h"
 #include "connectors/core/registry.h"
+#include "connectors/local/job_process.h"
+#include "connectors/local/local_settings.h"
 
 namespace gpufed::connectors::local {
 
 class LocalConnector : public Connector {
  public:
-  LocalConnector(const model::Cluster& cluster, std::string state_dir, std::unique_ptr<ActionLedger> ledger,
-                 const Clock* clock);
+  // `settings` come from ReadLocalSettings and PrepareJobRoot; `state_dir` is the
+  // connector's own folder (0700), where the ledger and the bookkeeping folders live.
+  LocalConnector(const model::Cluster& cluster, LocalSettings settings, std::string state_dir,
+                 std::unique_ptr<ActionLedger> ledger, const Clock* clock);
   ~LocalConnector() override;
 
   Result<Observation> Observe(const CallContext& ctx) override;
+  // Submit errors: InvalidArgument for a workload without run.command, a run.workingDir
+  // outside the job's folder, a run.env that is not an environment, or (on a Cluster
+  // with local.gpufed.io/accept-api-workloads "false") a workload submitted through the
+  // API; Unavailable when the job's folders or processes cannot be made.
   Result<ApplyOutcome> Apply(const Action& action, const CallContext& ctx) override;
 
  private:
   struct Job {
     Action action;
-    std::string dir;
-    int pid = 0;               // session leader (the wrapper shell)
-    bool own_child = false;    // started by this process (waitpid works)
+    std::string book;          // the bookkeeping folder
+    ProcessIdentity wrapper;   // pid 0: no process (never started, or unknown)
+    bool own_child = false;    // started by this process and not yet reaped
     RunState state = RunState::kStarting;
     std::string reason;
     bool lost = false;
@@ -48,18 +60,24 @@ class LocalConnector : public Connector {
 
   Status Spawn(Job& job, Duration now);
   void Poll(Job& job, Duration now);
+  // Whether the job's wrapper runs now; reaps it when it is this process's child.
+  bool WrapperRuns(Job& job);
+  // Signals the job's process group, only while its leader is verified to be our wrapper.
+  void SignalJob(Job& job, int signal);
   void Recover(Duration now);
 
   std::mutex mu_;
   model::Cluster cluster_;
+  LocalSettings settings_;
   std::string state_dir_;
   std::unique_ptr<ActionLedger> ledger_;
-  std::string gpu_env_ = "CUDA_VISIBLE_DEVICES";
-  Duration grace_ = Duration::FromSeconds(10);
   std::map<std::string, Job> jobs_;
 };
 
-// Registers the "local" factory. Needs a FactoryContext state_dir.
+// Registers the "local" factory. Needs a FactoryContext state_dir. The factory refuses
+// (FailedPrecondition naming the cluster and the annotation) the settings that
+// ReadLocalSettings and PrepareJobRoot refuse: above all, jobs as root or as the
+// controller's user without local.gpufed.io/allow-controller-user "true".
 Status RegisterLocalConnector(ConnectorRegistry& registry);
 
 }  // namespace gpufed::connectors::local

@@ -1,109 +1,68 @@
 #include "connectors/local/local_connector.h"
 
+#include <signal.h>
 #include <sys/wait.h>
 
 #include <gtest/gtest.h>
-#include <signal.h>
 
 #include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <thread>
+
+#include "connectors/local/local_test_fixture.h"
 
 namespace gpufed::connectors::local {
 namespace {
 
-struct Fixture {
-  std::string dir;
-  model::Cluster cluster;
-  ConnectorRegistry registry;
-  SystemClock clock;
-
-  explicit Fixture(const std::string& name) {
-    dir = ::testing::TempDir() + "/local_connector_" + name;
-    std::filesystem::remove_all(dir);
-    cluster.metadata.name = "laptop";
-    cluster.connector.type = model::ConnectorType::kLocal;
-    cluster.connector.qps = 0;  // the tests poll faster than the default limit
-    cluster.metadata.annotations["local.gpufed.io/gpu-env"] = "FAKE_GPUS";
-    cluster.metadata.annotations["local.gpufed.io/grace"] = "200ms";
-    model::NodePool pool;
-    pool.name = "box";
-    pool.count = 1;
-    pool.gpu.model = "fake";
-    pool.gpu.count = 2;
-    cluster.node_pools.push_back(pool);
-    EXPECT_TRUE(RegisterLocalConnector(registry).ok());
-  }
-  std::unique_ptr<Connector> Make() {
-    auto c = registry.Create(cluster, {&clock, dir, {}});
-    EXPECT_TRUE(c.ok()) << c.status().ToString();
-    return std::move(c).value();
-  }
-  Action Job(const std::string& key, std::vector<std::string> command) {
-    Action a;
-    a.key = key;
-    a.workload = key;
-    a.nodes = {{"box-0", {1}}};
-    a.run.command = std::move(command);
-    return a;
-  }
-  // Polls until the job reaches a finished state (at most ~10 s).
-  ObservedWorkload WaitFinished(Connector& c, const std::string& key) {
-    for (int i = 0; i < 1000; ++i) {
-      Result<Observation> o = c.Observe({&clock});
-      if (!o.ok()) continue;
-      for (const auto& w : o->workloads) {
-        if (w.key == key && IsFinished(w.state)) return w;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    ADD_FAILURE() << key << " never finished";
-    return {};
-  }
-};
+using testing::Fixture;
 
 TEST(LocalConnector, RunsTheCommandWithItsGpusAndReportsTheExitStatus) {
   Fixture f("exit");
   auto c = f.Make();
+  ASSERT_NE(c, nullptr);
   CallContext ctx{&f.clock};
   ASSERT_TRUE(c->Apply(f.Job("ok.a1", {"sh", "-c", "echo gpus=$FAKE_GPUS/$GPUFED_GPUS"}), ctx).ok());
   ASSERT_TRUE(c->Apply(f.Job("bad.a1", {"sh", "-c", "exit 3"}), ctx).ok());
+  ASSERT_TRUE(c->Apply(f.Job("missing.a1", {"no-such-command-gpufed"}), ctx).ok());
   EXPECT_EQ(f.WaitFinished(*c, "ok.a1").state, RunState::kSucceeded);
   ObservedWorkload bad = f.WaitFinished(*c, "bad.a1");
   EXPECT_EQ(bad.state, RunState::kFailed);
   EXPECT_EQ(bad.reason, "exit status 3");
   EXPECT_FALSE(bad.lost);
-  std::ifstream log(f.dir + "/jobs/ok.a1/log");
-  std::string line;
-  std::getline(log, line);
-  EXPECT_EQ(line, "gpus=1/1");
+  EXPECT_EQ(f.WaitFinished(*c, "missing.a1").reason, "exit status 127");
+  EXPECT_EQ(f.Output("ok.a1"), "gpus=1/1\n");
 }
 
 TEST(LocalConnector, DoesNotStartAKeyTwice) {
   Fixture f("dup");
+  // A folder the job user may write, outside the state folder, to count the runs.
+  const std::string shared = f.dir + "/shared";
+  std::filesystem::create_directories(shared);
+  ::chmod(shared.c_str(), 0777);
   auto c = f.Make();
+  ASSERT_NE(c, nullptr);
   CallContext ctx{&f.clock};
-  Action a = f.Job("once.a1", {"sh", "-c", "echo run >> \"$GPUFED_JOB_DIR/../../runs\""});
+  Action a = f.Job("once.a1", {"sh", "-c", "echo run >> \"$SHARED/runs\""});
+  a.run.env["SHARED"] = shared;
   EXPECT_FALSE(c->Apply(a, ctx)->already_applied);
   EXPECT_TRUE(c->Apply(a, ctx)->already_applied);
   f.WaitFinished(*c, "once.a1");
   auto again = f.Make();  // after a restart too
   c.reset();
   EXPECT_TRUE(again->Apply(a, ctx)->already_applied);
-  std::ifstream runs(f.dir + "/runs");
-  std::string all((std::istreambuf_iterator<char>(runs)), std::istreambuf_iterator<char>());
-  EXPECT_EQ(all, "run\n");
+  EXPECT_EQ(Fixture::Slurp(shared + "/runs"), "run\n");
 }
 
 TEST(LocalConnector, CancelsWithSigtermThenSigkillAfterTheGracePeriod) {
   Fixture f("cancel");
   auto c = f.Make();
+  ASSERT_NE(c, nullptr);
   CallContext ctx{&f.clock};
   ASSERT_TRUE(c->Apply(f.Job("soft.a1", {"sleep", "30"}), ctx).ok());
-  ASSERT_TRUE(c->Apply(f.Job("stubborn.a1", {"sh", "-c", "trap '' TERM; sleep 30 & wait; sleep 30"}), ctx).ok());
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  ASSERT_TRUE(c->Apply(f.Job("stubborn.a1", {"sh", "-c", "trap '' TERM; touch ready; sleep 30 & wait; sleep 30"}), ctx)
+                  .ok());
+  ASSERT_TRUE(Fixture::WaitForFile(f.JobDir("stubborn.a1") + "/ready"));  // the trap is set
   Action cancel = f.Job("soft.a1", {});
   cancel.kind = ActionKind::kCancel;
   ASSERT_TRUE(c->Apply(cancel, ctx).ok());
@@ -111,9 +70,30 @@ TEST(LocalConnector, CancelsWithSigtermThenSigkillAfterTheGracePeriod) {
   ASSERT_TRUE(c->Apply(cancel, ctx).ok());
   ObservedWorkload soft = f.WaitFinished(*c, "soft.a1");
   EXPECT_EQ(soft.state, RunState::kCancelled);
+  EXPECT_EQ(soft.reason, "terminated");
   ObservedWorkload stubborn = f.WaitFinished(*c, "stubborn.a1");
   EXPECT_EQ(stubborn.state, RunState::kCancelled);
   EXPECT_EQ(stubborn.reason, "killed after the grace period");
+}
+
+// A finished job leaves nothing running: what its command started in the background
+// goes with it (it would hold GPUs the connector already reported free).
+TEST(LocalConnector, EndsWhatTheCommandLeftInItsProcessGroup) {
+  Fixture f("leftovers");
+  auto c = f.Make();
+  ASSERT_NE(c, nullptr);
+  CallContext ctx{&f.clock};
+  ASSERT_TRUE(c->Apply(f.Job("bg.a1", {"sh", "-c", "sleep 60 & echo $! > child; exit 0"}), ctx).ok());
+  EXPECT_EQ(f.WaitFinished(*c, "bg.a1").state, RunState::kSucceeded);
+  const int child = std::stoi(Fixture::Slurp(f.JobDir("bg.a1") + "/child"));
+  ASSERT_GT(child, 0);
+  bool gone = false;
+  for (int i = 0; i < 1000 && !gone; ++i) {  // bounded: the kill was sent before the wrapper exited
+    std::string stat = Fixture::Slurp("/proc/" + std::to_string(child) + "/stat");
+    gone = stat.empty() || stat.find(") Z") != std::string::npos;
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(gone) << "the background sleep outlived its job";
 }
 
 TEST(LocalConnector, ReadoptsRunningJobsAndReportsVanishedOnesAfterARestart) {
@@ -121,17 +101,16 @@ TEST(LocalConnector, ReadoptsRunningJobsAndReportsVanishedOnesAfterARestart) {
   CallContext ctx{&f.clock};
   {
     auto c = f.Make();
+    ASSERT_NE(c, nullptr);
     ASSERT_TRUE(c->Apply(f.Job("keeps.a1", {"sleep", "0.5"}), ctx).ok());
     ASSERT_TRUE(c->Apply(f.Job("dies.a1", {"sleep", "30"}), ctx).ok());
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   // While "the controller is down", one job is killed from outside.
-  std::ifstream pid_file(f.dir + "/jobs/dies.a1/pid");
-  int pid = 0;
-  pid_file >> pid;
+  const int pid = std::atoi(Fixture::Slurp(f.Book("dies.a1") + "/pid").c_str());
   ASSERT_GT(pid, 0);
   ::kill(-pid, SIGKILL);
   auto c = f.Make();
+  ASSERT_NE(c, nullptr);
   EXPECT_EQ(f.WaitFinished(*c, "keeps.a1").state, RunState::kSucceeded);
   ObservedWorkload dies = f.WaitFinished(*c, "dies.a1");
   EXPECT_EQ(dies.state, RunState::kFailed);
@@ -147,24 +126,19 @@ TEST(LocalConnector, AJobThatEndedWhileTheControllerWasDownKeepsItsTrueTimes) {
                                                      .count());
   ManualClock before(wall_now);
   {
-    auto c = f.registry.Create(f.cluster, {&before, f.dir, {}});
-    ASSERT_TRUE(c.ok());
+    auto c = f.registry.Create(f.cluster, {&before, f.connector, {}});
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
     ASSERT_TRUE((*c)->Apply(f.Job("short.a1", {"true"}), {&before}).ok());
   }
-  for (int i = 0; i < 1000 && !std::filesystem::exists(f.dir + "/jobs/short.a1/exit"); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));  // bounded: the job ends by itself
-  }
-  ASSERT_TRUE(std::filesystem::exists(f.dir + "/jobs/short.a1/exit"));
+  ASSERT_TRUE(Fixture::WaitForFile(f.Book("short.a1") + "/exit"));
   // The wrapper writes the exit file just before it exits: reap it, so the restarted
   // connector finds it gone rather than racing its last instruction.
-  std::ifstream pid_file(f.dir + "/jobs/short.a1/pid");
-  int pid = 0;
-  pid_file >> pid;
+  const int pid = std::atoi(Fixture::Slurp(f.Book("short.a1") + "/pid").c_str());
   ASSERT_GT(pid, 0);
   const pid_t reaped = ::waitpid(pid, nullptr, 0);
   ASSERT_TRUE(reaped == pid || (reaped < 0 && errno == ECHILD));  // ECHILD: the first connector reaped it
   ManualClock an_hour_later(wall_now + Duration::FromSeconds(3600));
-  auto c = f.registry.Create(f.cluster, {&an_hour_later, f.dir, {}});
+  auto c = f.registry.Create(f.cluster, {&an_hour_later, f.connector, {}});
   ASSERT_TRUE(c.ok());
   Result<Observation> o = (*c)->Observe({&an_hour_later});
   ASSERT_TRUE(o.ok());
@@ -177,9 +151,35 @@ TEST(LocalConnector, AJobThatEndedWhileTheControllerWasDownKeepsItsTrueTimes) {
   EXPECT_LT(w.gpu_seconds, 60);
 }
 
+// A launch the controller recorded but whose process it never recorded (it stopped in
+// between) is reported lost, and not launched a second time.
+TEST(LocalConnector, AnInterruptedLaunchIsLostNotRepeated) {
+  Fixture f("interrupted");
+  CallContext ctx{&f.clock};
+  {
+    auto c = f.Make();
+    ASSERT_NE(c, nullptr);
+    ASSERT_TRUE(c->Apply(f.Job("half.a1", {"true"}), ctx).ok());
+    f.WaitFinished(*c, "half.a1");
+  }
+  // As if the controller had stopped right after the fork: only the marker is left.
+  std::filesystem::remove(f.Book("half.a1") + "/process");
+  std::filesystem::remove(f.Book("half.a1") + "/pid");
+  std::filesystem::remove(f.Book("half.a1") + "/exit");
+  const auto output_before = std::filesystem::last_write_time(f.JobDir("half.a1"));
+  auto c = f.Make();
+  ASSERT_NE(c, nullptr);
+  ObservedWorkload w = f.WaitFinished(*c, "half.a1");
+  EXPECT_EQ(w.state, RunState::kFailed);
+  EXPECT_TRUE(w.lost);
+  EXPECT_FALSE(std::filesystem::exists(f.Book("half.a1") + "/pid")) << "launched again";
+  EXPECT_EQ(std::filesystem::last_write_time(f.JobDir("half.a1")), output_before);
+}
+
 TEST(LocalConnector, RefusesAWorkloadWithoutACommand) {
   Fixture f("nocmd");
   auto c = f.Make();
+  ASSERT_NE(c, nullptr);
   EXPECT_EQ(c->Apply(f.Job("x.a1", {}), {&f.clock}).status().code(), StatusCode::kInvalidArgument);
 }
 
