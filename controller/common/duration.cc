@@ -12,7 +12,6 @@ struct Unit {
 };
 // Longest first so "ms" wins over "m".
 constexpr std::array<Unit, 5> kUnits = {{{"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}, {"d", 86400000}}};
-constexpr int64_t kMaxMillis = int64_t{100} * 365 * 86400000;  // a century is absurd enough
 
 }  // namespace
 
@@ -21,7 +20,7 @@ Result<Duration> Duration::Parse(std::string_view text) {
     return InvalidArgument("duration '" + std::string(text) + "' " + why + " (examples: 90s, 30m, 6h, 1h30m)");
   };
   if (text.empty()) return bad("is empty");
-  if (text.size() > 32) return bad("is too long");
+  if (text.size() > kMaxTextLength) return bad("is too long (more than 64 characters)");
   if (text == "0") return Duration(0);
   int64_t total = 0;
   size_t pos = 0;
@@ -31,10 +30,11 @@ Result<Duration> Duration::Parse(std::string_view text) {
     size_t start = pos;
     while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos]))) {
       amount = amount * 10 + (text[pos] - '0');
-      if (amount > kMaxMillis) return bad("is too long");
+      if (amount > kMaxMillis) return bad("is out of range (at most a century, 876000h)");
       ++pos;
     }
     if (pos == start) return bad("needs a number before each unit");
+    if (pos < text.size() && text[pos] == '.') return bad("has a fraction (write whole units: 1h30m, not 1.5h)");
     const Unit* unit = nullptr;
     for (const Unit& u : kUnits) {
       if (text.substr(pos, u.text.size()) == u.text) {
@@ -44,9 +44,9 @@ Result<Duration> Duration::Parse(std::string_view text) {
     }
     if (unit == nullptr) return bad("needs a unit (ms, s, m, h, d)");
     pos += unit->text.size();
-    if (amount > kMaxMillis / unit->millis) return bad("is too long");
+    if (amount > kMaxMillis / unit->millis) return bad("is out of range (at most a century, 876000h)");
     total += amount * unit->millis;
-    if (total > kMaxMillis) return bad("is too long");
+    if (total > kMaxMillis) return bad("is out of range (at most a century, 876000h)");
   }
   return Duration(total);
 }

@@ -8,6 +8,16 @@ namespace {
 
 constexpr __int128 kMaxMicros = std::numeric_limits<int64_t>::max();
 
+int64_t Saturate(__int128 value) {
+  if (value > kMaxMicros) return std::numeric_limits<int64_t>::max();
+  if (value < -kMaxMicros) return -std::numeric_limits<int64_t>::max();
+  return static_cast<int64_t>(value);
+}
+
+// Quotients beyond this are far outside int64 for every denominator used here (at most
+// 3.6e9 < 2^32), and below it n +- d/2 cannot overflow 128 bits.
+constexpr __int128 kWideLimit = static_cast<__int128>(1) << 125;
+
 int64_t DivRound(__int128 numerator, __int128 denominator) {
   // Most quotients here have 64-bit operands, where a division is several times cheaper
   // than __int128's (the placer prices every candidate cluster of every decision). Within
@@ -18,12 +28,25 @@ int64_t DivRound(__int128 numerator, __int128 denominator) {
     const int64_t d = static_cast<int64_t>(denominator);
     return n >= 0 ? (n + d / 2) / d : (n - d / 2) / d;
   }
+  if (numerator >= kWideLimit) return std::numeric_limits<int64_t>::max();
+  if (numerator <= -kWideLimit) return -std::numeric_limits<int64_t>::max();
   __int128 half = denominator / 2;
   __int128 q = numerator >= 0 ? (numerator + half) / denominator : (numerator - half) / denominator;
-  if (q > kMaxMicros) return std::numeric_limits<int64_t>::max();
-  if (q < -kMaxMicros) return -std::numeric_limits<int64_t>::max();
-  return static_cast<int64_t>(q);
+  return Saturate(q);
 }
+
+// a x b x c, or +-kWideLimit (by the product's sign) when it does not fit 128 bits.
+__int128 WideProduct(int64_t a, int64_t b, int64_t c) {
+  __int128 ab = 0, abc = 0;
+  if (!__builtin_mul_overflow(static_cast<__int128>(a), static_cast<__int128>(b), &ab) &&
+      !__builtin_mul_overflow(ab, static_cast<__int128>(c), &abc)) {
+    return abc;
+  }
+  const bool negative = (a < 0) != (b < 0) ? c >= 0 : c < 0;
+  return negative ? -kWideLimit : kWideLimit;
+}
+
+bool IsDigit(char ch) { return ch >= '0' && ch <= '9'; }
 
 }  // namespace
 
@@ -31,7 +54,7 @@ Result<Money> Money::Parse(std::string_view text, std::string_view default_curre
   auto bad = [&](const std::string& why) {
     return InvalidArgument("money '" + std::string(text) + "' " + why + " (example: \"400.00 EUR\")");
   };
-  if (text.size() > 40) return bad("is too long");
+  if (text.size() > kMaxTextLength) return bad("is too long");
   size_t pos = 0;
   while (pos < text.size() && text[pos] == ' ') ++pos;
   bool negative = false;
@@ -39,27 +62,37 @@ Result<Money> Money::Parse(std::string_view text, std::string_view default_curre
     negative = true;
     ++pos;
   }
+  // Whole units are bounded digit by digit, so they stay far inside 128 bits.
+  constexpr __int128 kMaxUnits = kMaxMicros / kMicrosPerUnit;
   __int128 units = 0;
-  int64_t fraction = 0;
+  int64_t fraction = 0;  // micro-units: the first six decimals
   int fraction_digits = 0;
-  bool digits = false, in_fraction = false;
+  bool digits = false, in_fraction = false, too_large = false, too_fine = false;
   for (; pos < text.size(); ++pos) {
-    char ch = text[pos];
+    const char ch = text[pos];
     if (ch == '.' && !in_fraction) {
       in_fraction = true;
       continue;
     }
-    if (!std::isdigit(static_cast<unsigned char>(ch))) break;
+    if (!IsDigit(ch)) break;
     digits = true;
     if (in_fraction) {
-      if (++fraction_digits > 6) return bad("has more than 6 decimals");
-      fraction = fraction * 10 + (ch - '0');
+      // Decimals past the sixth are exact only as zeros ("1.50000000").
+      if (++fraction_digits > 6) {
+        too_fine = too_fine || ch != '0';
+      } else {
+        fraction = fraction * 10 + (ch - '0');
+      }
     } else {
       units = units * 10 + (ch - '0');
-      if (units * kMicrosPerUnit > kMaxMicros) return bad("is too large");
+      if (units > kMaxUnits) {
+        too_large = true;
+        units = kMaxUnits + 1;  // keeps reading the text without growing
+      }
     }
   }
   if (!digits) return bad("has no amount");
+  if (too_fine) return bad("has more than 6 decimals");
   for (int i = fraction_digits; i < 6; ++i) fraction *= 10;
   while (pos < text.size() && text[pos] == ' ') ++pos;
   std::string currency(text.substr(pos));
@@ -68,21 +101,20 @@ Result<Money> Money::Parse(std::string_view text, std::string_view default_curre
   } else {
     if (currency.size() != 3) return bad("needs a three-letter currency code");
     for (char ch : currency) {
-      if (!std::isupper(static_cast<unsigned char>(ch))) return bad("needs an upper-case currency code");
+      if (ch < 'A' || ch > 'Z') return bad("needs an upper-case currency code");
     }
   }
-  __int128 micros = units * kMicrosPerUnit + fraction;
+  const __int128 micros = units * kMicrosPerUnit + fraction;
+  if (too_large || micros > kMaxMicros) return bad("is too large (at most 9223372036854.775807 in magnitude)");
   return Money(static_cast<int64_t>(negative ? -micros : micros), currency);
 }
 
 Money Money::TimesHours(int64_t count, int64_t millis) const {
-  __int128 product = static_cast<__int128>(micros_) * count * millis;
-  return Money(DivRound(product, 3600000), currency_);
+  return Money(DivRound(WideProduct(micros_, count, millis), 3600000), currency_);
 }
 
 int64_t Money::GpuMilliHoursMicrosWide(int64_t micros_per_hour, int64_t gpu_milli, int64_t millis) {
-  const __int128 product = static_cast<__int128>(micros_per_hour) * gpu_milli * millis;
-  return DivRound(product, __int128{3600000} * 1000);
+  return DivRound(WideProduct(micros_per_hour, gpu_milli, millis), __int128{3600000} * 1000);
 }
 
 Money Money::TimesGpuMilliHours(int64_t gpu_milli, int64_t millis) const {
@@ -90,8 +122,7 @@ Money Money::TimesGpuMilliHours(int64_t gpu_milli, int64_t millis) const {
 }
 
 int64_t Money::SaturatingAdd(int64_t a, int64_t b) {
-  const __int128 sum = static_cast<__int128>(a) + b;
-  return sum > kMaxMicros ? static_cast<int64_t>(kMaxMicros) : static_cast<int64_t>(sum);
+  return Saturate(static_cast<__int128>(a) + b);
 }
 
 Money Money::TimesMilli(int64_t milli) const {
@@ -107,11 +138,13 @@ Money Money::Plus(const Money& other) const {
 }
 
 Money Money::Minus(const Money& other) const {
-  return Money(micros_ - other.micros_, currency_.empty() ? other.currency_ : currency_);
+  return Money(Saturate(static_cast<__int128>(micros_) - other.micros_),
+               currency_.empty() ? other.currency_ : currency_);
 }
 
 std::string Money::AmountString() const {
-  int64_t abs = micros_ < 0 ? -micros_ : micros_;
+  // Unsigned, so that INT64_MIN (a Money built from raw micros) has a magnitude too.
+  const uint64_t abs = micros_ < 0 ? 0 - static_cast<uint64_t>(micros_) : static_cast<uint64_t>(micros_);
   std::string frac = std::to_string(abs % kMicrosPerUnit);
   frac.insert(0, 6 - frac.size(), '0');
   while (frac.size() > 2 && frac.back() == '0') frac.pop_back();

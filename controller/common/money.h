@@ -2,6 +2,10 @@
 // Exact decimal money: an int64 count of micro-units (1e-6) of a currency.
 // No binary floating point touches an amount; products with time are computed in
 // 128-bit integers and rounded half away from zero to the micro-unit.
+//
+// Range: |micros| <= INT64_MAX (9223372036854.775807 units). Parse refuses anything
+// outside it, INT64_MIN included, so an amount can always be negated; arithmetic
+// saturates at +-INT64_MAX instead of overflowing.
 #include <compare>
 #include <cstdint>
 #include <string>
@@ -14,11 +18,15 @@ namespace gpufed {
 class Money {
  public:
   static constexpr int64_t kMicrosPerUnit = 1000000;
+  static constexpr size_t kMaxTextLength = 64;
 
   Money() = default;
   Money(int64_t micros, std::string currency) : micros_(micros), currency_(std::move(currency)) {}
 
   // "400.00 EUR", "400 EUR", "1.10" (then default_currency applies; empty means none).
+  // Grammar: spaces, [-] digits [. digits], spaces, [three upper-case letters]; at most
+  // kMaxTextLength characters; no exponent. Amounts are exact: decimals past the sixth
+  // must be zeros ("1.0000001" is an error, never rounded); out of range is an error.
   static Result<Money> Parse(std::string_view text, std::string_view default_currency = "");
 
   int64_t micros() const { return micros_; }
@@ -42,11 +50,12 @@ class Money {
     return GpuMilliHoursMicrosWide(micros_per_hour, gpu_milli, millis);
   }
   static int64_t GpuMilliHoursMicrosWide(int64_t micros_per_hour, int64_t gpu_milli, int64_t millis);
-  // a + b, saturating like Plus.
+  // a + b, saturating at +-INT64_MAX like Plus.
   static int64_t SaturatingAdd(int64_t a, int64_t b);
   // price-per-hour x count x duration. `millis` of runtime; result in the same currency.
   Money TimesHours(int64_t count, int64_t millis) const;
-  Money Plus(const Money& other) const;   // currencies must match (or one is zero/empty)
+  // Currencies must match (or one is zero/empty). Both saturate at +-INT64_MAX micros.
+  Money Plus(const Money& other) const;
   Money Minus(const Money& other) const;
   // Scales by a ratio given as milli-units (e.g. GiB counts in milli).
   Money TimesMilli(int64_t milli) const;

@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <limits>
+#include <optional>
 #include <random>
+#include <string>
 
 namespace gpufed {
 namespace {
@@ -100,6 +103,142 @@ TEST(Money, GpuHoursRoundTheSameAtEveryMagnitude) {
   EXPECT_EQ(Money::GpuMilliHoursMicros(1800, 1000, 1000), 1);   // half a micro rounds up
   EXPECT_EQ(Money::GpuMilliHoursMicros(-1800, 1000, 1000), -1);  // and away from zero
   EXPECT_EQ(Money::GpuMilliHoursMicros(1799, 1000, 1000), 0);
+}
+
+// The input: one micro past INT64_MAX used to wrap to INT64_MIN.
+TEST(Money, RangeIsSymmetricAndItsEdgesAreExact) {
+  EXPECT_EQ(Money::Parse("9223372036854.775807 EUR")->micros(), INT64_MAX);
+  EXPECT_EQ(Money::Parse("9223372036854.775806 EUR")->micros(), INT64_MAX - 1);
+  EXPECT_EQ(Money::Parse("-9223372036854.775807 EUR")->micros(), -INT64_MAX);
+  EXPECT_EQ(Money::Parse("9223372036854.775807000000 EUR")->micros(), INT64_MAX);
+  EXPECT_EQ(Money::Parse("0009223372036854.775807 EUR")->micros(), INT64_MAX);
+  EXPECT_EQ(Money::Parse("9223372036854 EUR")->micros(), 9223372036854000000);
+  // INT64_MIN is refused too: every parsed amount can be negated.
+  for (std::string_view bad : {"9223372036854.775808 EUR", "-9223372036854.775808 EUR", "9223372036854.775809 EUR",
+                               "9223372036855 EUR", "-9223372036855 EUR", "18446744073709.551616 EUR",
+                               "99999999999999999999999999999999999999 EUR"}) {
+    Result<Money> m = Money::Parse(bad);
+    EXPECT_FALSE(m.ok()) << bad << " read as " << m->micros();
+    EXPECT_EQ(m.status().code(), StatusCode::kInvalidArgument) << bad;
+  }
+  EXPECT_NE(Money::Parse("9223372036854.775808 EUR").status().message().find("too large"), std::string::npos);
+}
+
+TEST(Money, TrailingZerosPastMicrosAreExactOtherDecimalsAreNot) {
+  EXPECT_EQ(Money::Parse("1.50000000000000000000 EUR")->micros(), 1500000);
+  EXPECT_EQ(Money::Parse("0.0000010 EUR")->micros(), 1);
+  EXPECT_FALSE(Money::Parse("0.0000001 EUR").ok());
+  EXPECT_FALSE(Money::Parse("1.00000000000000000001 EUR").ok());
+  EXPECT_FALSE(Money::Parse("1e3 EUR").ok());  // no exponent in money
+  EXPECT_FALSE(Money::Parse("1e-128 EUR").ok());
+}
+
+TEST(Money, ArithmeticSaturatesInsteadOfOverflowing) {
+  const Money top(INT64_MAX, "EUR");
+  const Money bottom(-INT64_MAX, "EUR");
+  EXPECT_EQ(top.Plus(Money(1, "EUR")).micros(), INT64_MAX);
+  EXPECT_EQ(bottom.Plus(Money(-1, "EUR")).micros(), -INT64_MAX);
+  EXPECT_EQ(bottom.Minus(top).micros(), -INT64_MAX);
+  EXPECT_EQ(top.Minus(bottom).micros(), INT64_MAX);
+  EXPECT_EQ(Money(INT64_MIN, "EUR").Minus(Money(0, "EUR")).micros(), -INT64_MAX);
+  EXPECT_EQ(Money::SaturatingAdd(-INT64_MAX, -INT64_MAX), -INT64_MAX);
+  // Products past 128 bits saturate by their sign.
+  EXPECT_EQ(top.TimesHours(INT64_MAX, INT64_MAX).micros(), INT64_MAX);
+  EXPECT_EQ(top.TimesHours(-INT64_MAX, INT64_MAX).micros(), -INT64_MAX);
+  EXPECT_EQ(bottom.TimesHours(INT64_MIN, INT64_MIN).micros(), -INT64_MAX);
+  EXPECT_EQ(Money::GpuMilliHoursMicros(INT64_MAX, INT64_MAX, INT64_MAX), INT64_MAX);
+  EXPECT_EQ(Money::GpuMilliHoursMicros(INT64_MIN, INT64_MAX, INT64_MAX), -INT64_MAX);
+  EXPECT_EQ(Money::GpuMilliHoursMicros(INT64_MIN, INT64_MIN, INT64_MAX), INT64_MAX);
+  EXPECT_EQ(top.TimesMilli(INT64_MAX).micros(), INT64_MAX);
+  EXPECT_EQ(top.TimesMilli(INT64_MIN).micros(), -INT64_MAX);
+  // Printing INT64_MIN (built from raw micros, never parsed) has a magnitude too.
+  EXPECT_EQ(Money(INT64_MIN, "EUR").ToString(), "-9223372036854.775808 EUR");
+}
+
+// ---- Property test against an independent reference --------------------------------
+// The reference concatenates the whole digits and the first six decimals as one decimal
+// string of micro-units and compares it with INT64_MAX as text.
+
+std::optional<int64_t> ReferenceMicros(const std::string& whole, const std::string& fraction) {
+  if (fraction.size() > 6 && fraction.find_first_not_of('0', 6) != std::string::npos) return std::nullopt;
+  std::string micros =
+      whole + (fraction.size() > 6 ? fraction.substr(0, 6) : fraction + std::string(6 - fraction.size(), '0'));
+  const size_t nonzero = micros.find_first_not_of('0');
+  micros = nonzero == std::string::npos ? "0" : micros.substr(nonzero);
+  const std::string kMax = "9223372036854775807";
+  if (micros.size() > kMax.size() || (micros.size() == kMax.size() && micros > kMax)) return std::nullopt;
+  return std::stoll(micros);
+}
+
+std::string MoneyDigits(std::mt19937_64& rng, size_t count) {
+  std::string out;
+  const int style = static_cast<int>(rng() % 4);  // random, mostly zeros, all zeros, all nines
+  for (size_t i = 0; i < count; ++i) {
+    const int digit = style == 0 ? static_cast<int>(rng() % 10)
+                      : style == 1 ? (rng() % 6 == 0 ? static_cast<int>(rng() % 10) : 0)
+                      : style == 2 ? 0
+                                   : 9;
+    out += static_cast<char>('0' + digit);
+  }
+  return out;
+}
+
+TEST(Money, PropertyParseAgreesWithExactReferenceAndRoundTrips) {
+  std::mt19937_64 rng(20261126);
+  int accepted = 0, rejected = 0;
+  const std::array<std::string, 6> currencies = {"", " EUR", "EUR", "  JPY", " eur", " EURO"};
+  for (int i = 0; i < 60000; ++i) {
+    const bool negative = rng() % 3 == 0;
+    const size_t digit_count = 1 + rng() % 40;
+    const size_t whole_count = rng() % (digit_count + 1);
+    const std::string whole = MoneyDigits(rng, whole_count);
+    const std::string fraction = MoneyDigits(rng, digit_count - whole_count);
+    const bool point = !fraction.empty() || rng() % 4 == 0;
+    const std::string& currency = currencies[rng() % currencies.size()];
+    // An exponent (-400..400) or a second sign is never part of an amount.
+    const int garbage = static_cast<int>(rng() % 8);
+    std::string text = std::string(negative ? "-" : "") + (garbage == 1 ? "+" : "") + whole + (point ? "." : "") +
+                       fraction + (garbage == 0 ? "e" + std::to_string(static_cast<int>(rng() % 801) - 400) : "") +
+                       currency;
+    const Result<Money> m = Money::Parse(text, "USD");
+    std::optional<int64_t> expected;
+    const bool valid_currency = currency.empty() || currency == " EUR" || currency == "EUR" || currency == "  JPY";
+    if (text.size() <= Money::kMaxTextLength && garbage > 1 && valid_currency) {
+      expected = ReferenceMicros(whole, fraction);
+      if (expected && negative) *expected = -*expected;
+    }
+    ASSERT_EQ(m.ok(), expected.has_value())
+        << text << ": " << (m.ok() ? std::to_string(m->micros()) : m.status().ToString());
+    if (!m.ok()) {
+      ++rejected;
+      EXPECT_EQ(m.status().code(), StatusCode::kInvalidArgument);
+      continue;
+    }
+    ++accepted;
+    ASSERT_EQ(m->micros(), *expected) << text;
+    ASSERT_EQ(m->currency(), currency.empty() ? "USD" : currency.substr(currency.find_first_not_of(' '))) << text;
+    const Result<Money> again = Money::Parse(m->ToString());
+    ASSERT_TRUE(again.ok()) << text << " printed as " << m->ToString();
+    ASSERT_EQ(*again, *m) << text << " printed as " << m->ToString();
+  }
+  EXPECT_GT(accepted, 10000);
+  EXPECT_GT(rejected, 10000);
+}
+
+// Every amount in range, with its decimals padded by zeros, reads back exactly.
+TEST(Money, PropertyEveryRepresentableAmountIsAccepted) {
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 60000; ++i) {
+    const int64_t magnitude = static_cast<int64_t>(rng() >> (1 + rng() % 63));
+    const bool negative = rng() % 2 == 0;
+    const std::string decimals = std::to_string(magnitude % Money::kMicrosPerUnit);
+    const std::string text = std::string(negative ? "-" : "") + std::string(rng() % 8, '0') +
+                             std::to_string(magnitude / Money::kMicrosPerUnit) + "." +
+                             std::string(6 - decimals.size(), '0') + decimals + std::string(rng() % 20, '0') + " EUR";
+    Result<Money> m = Money::Parse(text);
+    ASSERT_TRUE(m.ok()) << text << ": " << m.status().ToString();
+    ASSERT_EQ(m->micros(), negative ? -magnitude : magnitude) << text;
+  }
 }
 
 }  // namespace

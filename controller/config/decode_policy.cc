@@ -26,7 +26,7 @@ std::optional<nlohmann::json> ToJson(const YamlField& f) {
     }
     return out;
   }
-  if (node.IsScalar()) return ScalarToJson(node);
+  if (node.IsScalar()) return ScalarToJson(f);
   return nlohmann::json(nullptr);
 }
 
@@ -43,12 +43,11 @@ void DecodePolicySpec(const YamlField& spec, model::Policy& out) {
   if (budget.defined()) {
     const std::optional<std::string> text = budget.node().IsScalar() ? std::optional(budget.node().Scalar()) : std::nullopt;
     if (text && !text->empty() && text->back() == '%') {
-      char* end = nullptr;
-      const double percent = std::strtod(text->c_str(), &end);
-      if (end != text->c_str() + text->size() - 1 || !(percent >= 0 && percent <= 100)) {
+      const std::optional<double> percent = ParseYamlFloat(std::string_view(*text).substr(0, text->size() - 1));
+      if (!percent || !(*percent >= 0 && *percent <= 100)) {
         budget.Error("expected a percentage from 0% to 100% (e.g. 1%), or a fraction from 0 to 1");
       } else {
-        out.error_budget = percent / 100;
+        out.error_budget = *percent / 100;
       }
     } else if (auto v = budget.Number(0, 1)) {
       out.error_budget = *v;

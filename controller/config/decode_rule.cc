@@ -10,16 +10,23 @@
 
 namespace gpufed::config {
 
-nlohmann::json ScalarToJson(const YAML::Node& node) {
-  const std::string& s = node.Scalar();
-  switch (ClassifyScalar(node)) {
-    case ScalarKind::kNull: return nullptr;
-    case ScalarKind::kBool: return s[0] == 't' || s[0] == 'T';
-    case ScalarKind::kInt: return std::strtoll(s.c_str(), nullptr, 10);
-    case ScalarKind::kFloat: return std::strtod(s.c_str(), nullptr);
-    case ScalarKind::kString: return s;
+std::optional<nlohmann::json> ScalarToJson(const YamlField& f) {
+  const std::string& s = f.node().Scalar();
+  switch (ClassifyScalar(f.node())) {
+    case ScalarKind::kNull: return nlohmann::json(nullptr);
+    case ScalarKind::kBool: return nlohmann::json(s[0] == 't' || s[0] == 'T');
+    case ScalarKind::kInt:
+      if (const std::optional<int64_t> v = ParseYamlInt(s)) return nlohmann::json(*v);
+      f.Error("integer " + s + " is out of range [" + std::to_string(INT64_MIN) + ", " + std::to_string(INT64_MAX) +
+              "]");
+      return std::nullopt;
+    case ScalarKind::kFloat:
+      if (const std::optional<double> v = ParseYamlFloat(s)) return nlohmann::json(*v);
+      f.Error("number " + s + " cannot be represented (beyond a double's range, below its precision, or not finite)");
+      return std::nullopt;
+    case ScalarKind::kString: return nlohmann::json(s);
   }
-  return s;
+  return nlohmann::json(s);
 }
 
 namespace {
@@ -35,7 +42,9 @@ std::optional<Operand> ScalarOperand(const YamlField& f) {
     f.Error("expected a string, number or boolean");
     return std::nullopt;
   }
-  return Operand{f, ScalarToJson(f.node())};
+  std::optional<nlohmann::json> value = ScalarToJson(f);
+  if (!value) return std::nullopt;
+  return Operand{f, std::move(*value)};
 }
 
 std::optional<std::vector<Operand>> ScalarListOperand(const YamlField& f) {

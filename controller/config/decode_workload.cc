@@ -78,6 +78,10 @@ WrittenPriority DecodePriority(const YamlField& f) {
   ScalarKind kind = f.node().IsScalar() ? ClassifyScalar(f.node()) : ScalarKind::kNull;
   if (kind == ScalarKind::kInt) {
     if (auto v = f.Int(-1000000000, 1000000000)) out.number = static_cast<int>(*v);
+  } else if (kind == ScalarKind::kFloat) {
+    // 1.5 or 1e3: a number, but priorities are whole numbers (or class names).
+    f.Error("priority " + f.node().Scalar() + " is not a whole number; write an integer from -1000000000 to "
+            "1000000000 or a priority class name");
   } else if (auto v = f.String()) {
     out.class_name = *v;  // resolved against the priority classes after loading
     f.NoteReference(ReferenceKind::kPriorityClass, *v);

@@ -16,8 +16,10 @@
 
 namespace gpufed::config {
 
-// A YAML scalar as JSON, typed by the YAML 1.2 core schema.
-nlohmann::json ScalarToJson(const YAML::Node& node);
+// A YAML scalar as JSON, typed by the YAML 1.2 core schema. A number no int64 or finite
+// double holds exactly enough (99999999999999999999, 1e400, 1e-400, .inf, .nan: JSON has
+// no infinities and a rule must not compare with a silent 0) is reported on `f`: nullopt.
+std::optional<nlohmann::json> ScalarToJson(const YamlField& f);
 
 // Bounds that make absurd input an error rather than a silent overflow later.
 using model::kMaxGpusPerNode;

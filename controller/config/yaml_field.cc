@@ -1,6 +1,10 @@
 #include "controller/config/yaml_field.h"
 
+#include <cerrno>
+#include <charconv>
+#include <cfloat>
 #include <cmath>
+#include <cstdlib>
 #include <regex>
 #include <set>
 #include <vector>
@@ -21,6 +25,12 @@ bool MatchesFloat(const std::string& s) {
   static const std::regex kFloat(
       R"([-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?|[-+]?\.(inf|Inf|INF)|\.nan|\.NaN|\.NAN)");
   return std::regex_match(s, kFloat);
+}
+
+// Decimal notation only: the floats of the core schema without .inf and .nan.
+bool MatchesDecimal(const std::string& s) {
+  static const std::regex kDecimal(R"([-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?)");
+  return std::regex_match(s, kDecimal);
 }
 
 const char* KindName(ScalarKind kind) {
@@ -53,6 +63,39 @@ ScalarKind ClassifyScalar(const YAML::Node& node) {
   if (MatchesInt(s)) return ScalarKind::kInt;
   if (MatchesFloat(s)) return ScalarKind::kFloat;
   return ScalarKind::kString;
+}
+
+std::optional<int64_t> ParseYamlInt(std::string_view text) {
+  if (!MatchesInt(std::string(text))) return std::nullopt;
+  int base = 10;
+  bool negative = false;
+  if (text.starts_with("0x") || text.starts_with("0o")) {
+    base = text[1] == 'x' ? 16 : 8;
+    text.remove_prefix(2);
+  } else if (text[0] == '+' || text[0] == '-') {
+    negative = text[0] == '-';
+    text.remove_prefix(1);
+  }
+  // The magnitude in 64 unsigned bits, then the sign: "-9223372036854775808" fits,
+  // "9223372036854775808" does not.
+  uint64_t magnitude = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), magnitude, base);
+  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  constexpr uint64_t kMax = INT64_MAX;
+  if (magnitude > kMax + (negative ? 1 : 0)) return std::nullopt;
+  if (negative) return magnitude == kMax + 1 ? INT64_MIN : -static_cast<int64_t>(magnitude);
+  return static_cast<int64_t>(magnitude);
+}
+
+std::optional<double> ParseYamlFloat(std::string_view text) {
+  const std::string s(text);
+  if (!MatchesDecimal(s)) return std::nullopt;
+  errno = 0;
+  const double value = std::strtod(s.c_str(), nullptr);
+  // ERANGE: beyond double's range, or below its normal range (read as 0 or subnormal).
+  if (errno == ERANGE || !std::isfinite(value)) return std::nullopt;
+  if (value != 0 && std::fabs(value) < DBL_MIN) return std::nullopt;
+  return value;
 }
 
 bool IsValidName(std::string_view name) {
@@ -182,27 +225,39 @@ std::optional<int64_t> YamlField::Int(int64_t min, int64_t max, Required require
     Error("expected an integer, got " + Describe(node_) + " '" + node_.Scalar() + "'");
     return std::nullopt;
   }
-  errno = 0;
   const std::string& s = node_.Scalar();
-  long long value = std::strtoll(s.c_str(), nullptr, s.rfind("0x", 0) == 0 ? 16 : 10);
-  if (errno == ERANGE || value < min || value > max) {
+  const std::optional<int64_t> value = ParseYamlInt(s);
+  if (!value || *value < min || *value > max) {
     Error("value " + s + " is out of range [" + std::to_string(min) + ", " + std::to_string(max) + "]");
     return std::nullopt;
   }
-  return value;
+  return *value;
 }
 
 std::optional<double> YamlField::Number(double min, double max, Required required) const {
   if (!CheckPresent(required) || !CheckScalar("a number")) return std::nullopt;
-  ScalarKind kind = ClassifyScalar(node_);
-  double value = kind == ScalarKind::kInt || kind == ScalarKind::kFloat ? std::strtod(node_.Scalar().c_str(), nullptr)
-                                                                        : std::nan("");
+  const ScalarKind kind = ClassifyScalar(node_);
   if (kind != ScalarKind::kInt && kind != ScalarKind::kFloat) {
     Error("expected a number, got " + Describe(node_) + " '" + node_.Scalar() + "'");
     return std::nullopt;
   }
-  if (!std::isfinite(value) || value < min || value > max) {
-    Error("value " + node_.Scalar() + " is out of range");
+  const std::string& s = node_.Scalar();
+  std::optional<double> value;
+  if (kind == ScalarKind::kInt) {
+    if (const std::optional<int64_t> i = ParseYamlInt(s)) value = static_cast<double>(*i);
+  } else {
+    value = ParseYamlFloat(s);
+  }
+  if (!value) {
+    // Which way it failed: a decimal too close to zero, or a number beyond int64 or
+    // double (or .inf, .nan).
+    const bool tiny =
+        kind == ScalarKind::kFloat && MatchesDecimal(s) && std::fabs(std::strtod(s.c_str(), nullptr)) < DBL_MIN;
+    Error("value " + s + (tiny ? " is too small to represent (it would read as 0)" : " is out of range"));
+    return std::nullopt;
+  }
+  if (*value < min || *value > max) {
+    Error("value " + s + " is out of range");
     return std::nullopt;
   }
   return value;

@@ -26,6 +26,17 @@ namespace gpufed::config {
 enum class ScalarKind { kNull, kBool, kInt, kFloat, kString };
 ScalarKind ClassifyScalar(const YAML::Node& node);
 
+// Numbers as the YAML 1.2 core schema writes them, read totally: every text gets a value
+// or nullopt, never a wrapped, clamped or silently rounded-to-zero one.
+// An integer ([-+]digits, 0o octal, 0x hex) that fits int64; nullopt for any other text,
+// and for an integer beyond int64 (99999999999999999999).
+std::optional<int64_t> ParseYamlInt(std::string_view text);
+// A float or integer in decimal notation ("1.5", "2", "1e3") as a finite double; nullopt
+// for any other text, for .inf and .nan, for magnitudes beyond double's (1e400) and for
+// non-zero numbers below double's normal range (1e-400, 1e-310), which would read as 0
+// or lose their digits.
+std::optional<double> ParseYamlFloat(std::string_view text);
+
 // A name one document uses for another resource (or file), checked once the whole
 // repository is loaded.
 enum class ReferenceKind {
@@ -82,9 +93,13 @@ class YamlField {
   bool ExpectObject(std::span<const std::string_view> allowed, Required required = Required::kNo) const;
 
   std::optional<std::string> String(Required required = Required::kNo) const;
+  // Numbers in [min, max]; out of range, beyond int64 or double, or below double's
+  // normal range is reported ("value 1e-400 is too small ..."), never clamped.
   std::optional<int64_t> Int(int64_t min, int64_t max, Required required = Required::kNo) const;
   std::optional<double> Number(double min, double max, Required required = Required::kNo) const;
   std::optional<bool> Bool(Required required = Required::kNo) const;
+  // Quantity, Duration and Money text (their headers give the grammar, range and
+  // rounding); the parser's error is reported with this field's position and path.
   std::optional<Quantity> QuantityValue(Quantity min, Quantity max, Required required = Required::kNo) const;
   std::optional<Duration> DurationValue(Required required = Required::kNo) const;
   std::optional<Money> MoneyValue(std::string_view default_currency, Required required = Required::kNo) const;
