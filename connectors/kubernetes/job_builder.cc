@@ -81,6 +81,16 @@ std::string MigResourceName(const std::string& profile, const std::string& strat
   return strategy == "single" ? kGpuResource : std::string(kMigResourcePrefix) + profile;
 }
 
+json PodSecurityContext() {
+  return {{"runAsNonRoot", true}, {"seccompProfile", {{"type", "RuntimeDefault"}}}};
+}
+
+json ContainerSecurityContext() {
+  // readOnlyRootFilesystem stays unset: typical GPU images (PyTorch, NGC) write caches,
+  // pip installs and temporary files into the root file system.
+  return {{"allowPrivilegeEscalation", false}, {"capabilities", {{"drop", json::array({"ALL"})}}}};
+}
+
 Result<json> BuildJob(const Action& action, const JobContext& ctx) {
   if (action.key.empty()) return InvalidArgument("submit without a key");
   if (action.run.image.empty()) return InvalidArgument("workload " + action.workload + ": kubernetes needs run.image");
@@ -153,12 +163,19 @@ Result<json> BuildJob(const Action& action, const JobContext& ctx) {
   json container = {{"name", "main"},
                     {"image", action.run.image},
                     {"env", env},
-                    {"resources", {{"limits", limits}, {"requests", requests}}}};
+                    {"resources", {{"limits", limits}, {"requests", requests}}},
+                    {"securityContext", ContainerSecurityContext()}};
   if (!action.run.command.empty()) container["command"] = action.run.command;
   if (!action.run.args.empty()) container["args"] = action.run.args;
   if (!action.run.working_dir.empty()) container["workingDir"] = action.run.working_dir;
 
-  json pod_spec = {{"restartPolicy", "Never"}, {"containers", json::array({container})}};
+  json pod_spec = {{"restartPolicy", "Never"},
+                   {"containers", json::array({container})},
+                   {"securityContext", PodSecurityContext()},
+                   // A workload has no business with the Kubernetes API: without this, any
+                   // tenant's code could act as the namespace's service account. (The
+                   // Workload model has no field to ask for the token.)
+                   {"automountServiceAccountToken", false}};
   // The workload's priority class, as a Kubernetes PriorityClass of the same name (the
   // cluster must define it; see README.md).
   if (!action.priority_class.empty()) pod_spec["priorityClassName"] = action.priority_class;

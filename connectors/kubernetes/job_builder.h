@@ -64,8 +64,18 @@ std::string JobName(const std::string& key);
 // -> "nvidia.com/mig-<profile>", "single" -> "nvidia.com/gpu".
 std::string MigResourceName(const std::string& profile, const std::string& strategy);
 
+// The restricted pod security every Job gets (the Kubernetes "restricted" Pod Security
+// Standard): pod level runAsNonRoot and the runtime's default seccomp profile; container
+// level no privilege escalation and no capabilities. An image that runs as root (or names
+// its USER rather than giving a number) is refused by the kubelet
+// (CreateContainerConfigError): images must declare a numeric non-root USER. The root
+// file system stays writable (see README).
+nlohmann::json PodSecurityContext();
+nlohmann::json ContainerSecurityContext();
+
 // The Job for a Submit action. InvalidArgument when the action cannot become a Job
-// (no image, no key).
+// (no image, no key). Its pods run with the security contexts above and without the
+// service-account token (automountServiceAccountToken: false).
 Result<nlohmann::json> BuildJob(const Action& action, const JobContext& ctx);
 
 }  // namespace gpufed::connectors::kubernetes

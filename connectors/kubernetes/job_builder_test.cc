@@ -118,6 +118,28 @@ TEST(JobBuilder, ProvisionedPoolUsesThePoolSelector) {
   EXPECT_FALSE((*job)["spec"]["template"]["spec"].contains("affinity"));
 }
 
+TEST(JobBuilder, PodsRunRestrictedAndWithoutTheServiceAccountToken) {
+  for (const auto& nodes : {std::vector<NodeAssignment>{{"gpu-node-1", {0}}},
+                            std::vector<NodeAssignment>{{"n1", {0, 1}}, {"n2", {0, 1}}}}) {
+    Action a = Submit();
+    a.nodes = nodes;
+    Result<json> job = BuildJob(a, Context());
+    ASSERT_TRUE(job.ok()) << job.status().ToString();
+    const json& pod = (*job)["spec"]["template"]["spec"];
+    EXPECT_EQ(pod["automountServiceAccountToken"], false);
+    EXPECT_EQ(pod["securityContext"]["runAsNonRoot"], true);
+    EXPECT_EQ(pod["securityContext"]["seccompProfile"]["type"], "RuntimeDefault");
+    ASSERT_EQ(pod["containers"].size(), 1u);
+    const json& sc = pod["containers"][0]["securityContext"];
+    EXPECT_EQ(sc["allowPrivilegeEscalation"], false);
+    EXPECT_EQ(sc["capabilities"]["drop"], json::array({"ALL"}));
+    EXPECT_FALSE(sc["capabilities"].contains("add"));
+    EXPECT_FALSE(sc.value("privileged", false));
+    // Left writable on purpose: GPU images write caches into their root file system.
+    EXPECT_FALSE(sc.contains("readOnlyRootFilesystem"));
+  }
+}
+
 TEST(JobBuilder, RefusesAWorkloadWithoutImage) {
   Action a = Submit();
   a.run.image.clear();

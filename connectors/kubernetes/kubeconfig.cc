@@ -72,6 +72,13 @@ std::string Credentials::Describe() const {
 
 Result<std::string> DecodeBase64(const std::string& text) { return Base64Decode(text); }
 
+Status RequireHttps(const std::string& server, const std::string& where) {
+  if (server.rfind("https://", 0) == 0) return Status::Ok();
+  return FailedPrecondition(where + " is " + server +
+                            ": gpufed reaches Kubernetes API servers over https only (a bearer token or "
+                            "client key would travel in clear text, and the server could not be verified)");
+}
+
 Result<Credentials> ParseKubeconfig(const std::string& text, const std::string& context,
                                     const std::string& base_dir) {
   YAML::Node root;
@@ -92,6 +99,7 @@ Result<Credentials> ParseKubeconfig(const std::string& text, const std::string& 
     if (!cluster.ok()) return cluster.status();
     c.server = Str(*cluster, "server");
     if (c.server.empty()) return InvalidArgument("cluster " + Str(*ctx, "cluster") + " has no server");
+    GPUFED_RETURN_IF_ERROR(RequireHttps(c.server, "cluster " + Str(*ctx, "cluster") + " server"));
     if ((*cluster)["insecure-skip-tls-verify"] && (*cluster)["insecure-skip-tls-verify"].as<bool>(false)) {
       return FailedPrecondition("insecure-skip-tls-verify is set for cluster " + Str(*ctx, "cluster") +
                                 ": gpufed always verifies the API server's certificate");

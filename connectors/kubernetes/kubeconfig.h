@@ -5,7 +5,7 @@
 // Supported: server URL; certificate-authority(-data); token, tokenFile;
 // client-certificate(-data) and client-key(-data); a context's namespace. Refused with
 // FailedPrecondition, never silently ignored: insecure-skip-tls-verify (TLS verification
-// is always on), exec plugins and auth-provider (run a token refresher that writes a
+// is always on), a server that is not https://, exec plugins and auth-provider (run a token refresher that writes a
 // tokenFile instead), basic auth. Relative file paths resolve against the kubeconfig's
 // folder, as kubectl does.
 #include <string>
@@ -42,6 +42,12 @@ Result<Credentials> ParseKubeconfig(const std::string& text, const std::string& 
 // FailedPrecondition when not running in a cluster.
 Result<Credentials> InClusterCredentials(const std::string& host, const std::string& port,
                                          const std::string& sa_dir = "/var/run/secrets/kubernetes.io/serviceaccount");
+
+// OK for an https:// server URL; FailedPrecondition naming `where` ("cluster eks
+// server", "cluster gpu-cloud: connector.endpoint") and the URL for anything else: the
+// bearer token (or client key) would travel in clear text. There is no opt-in, not even
+// for loopback: the HTTP client refuses plain http for Kubernetes as well.
+Status RequireHttps(const std::string& server, const std::string& where);
 
 // Standard base64 (RFC 4648, padding optional, whitespace ignored). InvalidArgument when
 // malformed.

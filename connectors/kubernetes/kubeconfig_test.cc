@@ -1,5 +1,7 @@
 #include "connectors/kubernetes/kubeconfig.h"
 
+#include "connectors/kubernetes/kubernetes_connector.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -78,6 +80,43 @@ contexts: [{name: x, context: {cluster: c, user: u}}]
 )";
   Result<Credentials> c = ParseKubeconfig(text, "", "");
   EXPECT_EQ(c.status().code(), StatusCode::kFailedPrecondition);
+}
+
+TEST(Kubeconfig, RefusesAPlainHttpServerNamingTheCluster) {
+  for (const char* server : {"http://127.0.0.1:8080", "http://api.example", "HTTP://api.example", "api.example:6443"}) {
+    std::string text = std::string(R"(
+current-context: x
+clusters: [{name: c, cluster: {server: ")") + server + R"("}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+)";
+    Result<Credentials> c = ParseKubeconfig(text, "", "");
+    EXPECT_EQ(c.status().code(), StatusCode::kFailedPrecondition) << server;
+    EXPECT_NE(c.status().message().find("cluster c server"), std::string::npos) << c.status().message();
+  }
+  EXPECT_TRUE(RequireHttps("https://api.example:6443", "x").ok());
+  Status endpoint = RequireHttps("http://127.0.0.1:6443", "cluster gpu-cloud: connector.endpoint");
+  EXPECT_EQ(endpoint.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(endpoint.message().find("cluster gpu-cloud: connector.endpoint is http://127.0.0.1:6443"),
+            std::string::npos)
+      << endpoint.message();
+}
+
+TEST(OptionsFromCluster, RefusesAPlainHttpEndpointWithABearerTokenNamingClusterAndField) {
+  model::Cluster cluster;
+  cluster.metadata.name = "gpu-cloud";
+  cluster.connector.type = model::ConnectorType::kKubernetes;
+  cluster.connector.endpoint = "http://127.0.0.1:6443";
+  cluster.connector.token_env = "KUBE_TOKEN";
+  auto env = [](const std::string& name) { return name == "KUBE_TOKEN" ? std::string("s3cr3t-token") : ""; };
+  Result<KubernetesOptions> o = OptionsFromCluster(cluster, {}, env);
+  ASSERT_EQ(o.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(o.status().message().find("cluster gpu-cloud: connector.endpoint is http://127.0.0.1:6443"),
+            std::string::npos)
+      << o.status().message();
+  EXPECT_EQ(o.status().message().find("s3cr3t"), std::string::npos);
+  cluster.connector.endpoint = "https://127.0.0.1:6443";
+  EXPECT_TRUE(OptionsFromCluster(cluster, {}, env).ok());
 }
 
 TEST(Kubeconfig, UnknownContextIsInvalidArgument) {

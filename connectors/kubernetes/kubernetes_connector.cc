@@ -211,6 +211,9 @@ Result<KubernetesOptions> OptionsFromCluster(const model::Cluster& cluster, cons
   if (!creds.ok()) return creds.status();
   o.credentials = *creds;
   if (!spec.endpoint.empty()) o.credentials.server = spec.endpoint;
+  GPUFED_RETURN_IF_ERROR(RequireHttps(o.credentials.server, "cluster " + cluster.metadata.name + ": " +
+                                                                (spec.endpoint.empty() ? "the API server"
+                                                                                       : "connector.endpoint")));
   if (!spec.token_file.empty()) {
     o.credentials.token_file = spec.token_file;
     o.credentials.token.clear();

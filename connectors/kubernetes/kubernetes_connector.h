@@ -77,6 +77,8 @@ class KubernetesConnector : public Connector {
 //   context     kubeconfig context (default: current-context)
 //   namespace   for Jobs (default: the context's namespace, else "default")
 //   endpoint    overrides the server URL
+// The server must be https:// (FailedPrecondition naming the cluster and field otherwise:
+// a bearer token or client key would travel in clear text).
 //   tokenFile / tokenEnv  override the user's token (tokenEnv is resolved by `getenv`)
 //   qps, burst  client-side rate limit
 // `getenv` is injected so tests need not touch the process environment.
