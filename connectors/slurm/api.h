@@ -70,6 +70,10 @@ struct SlurmJob {
   int64_t job_id = 0;
   std::string name;
   std::string comment;
+  // The Slurm user the job runs as. Anyone may write any comment or name, so only this
+  // (with the job id gpufed recorded) says whether gpufed started the job; empty when
+  // the reply does not say (such a job is never adopted by its comment).
+  std::string user_name;
   // One word, as Slurm 22.05 printed it: a flag that matters more than the base state
   // wins (COMPLETING, CONFIGURING, REQUEUED, ...), else the base state (PENDING,
   // RUNNING, COMPLETED, ...). v0.0.40+ report a list; see base_state and state_flags.
@@ -97,6 +101,8 @@ struct JobRequest {
   std::string name;
   std::string comment;
   std::string partition;
+  std::string account;                  // Slurm account to charge; empty: the user's default
+  std::string qos;                      // empty: the account's default
   std::string script;
   std::string working_dir;
   std::string standard_output;

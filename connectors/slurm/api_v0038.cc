@@ -92,6 +92,7 @@ class ApiV0038Mapping : public ApiMapping {
       if (j.ok() && job.job_id <= 0) j.Fail("job_id", "not a job id: " + std::to_string(job.job_id));
       job.name = j.Str("name");
       job.comment = j.Str("comment");  // gpufed finds its jobs by it: never guess
+      job.user_name = j.Str("user_name", Need::kOptional);  // absent: never adopted by comment
       job.state = Upper(j.Str("job_state"));
       if (j.ok() && job.state.empty()) j.Fail("job_state", "empty");
       job.base_state = job.state;
@@ -139,6 +140,8 @@ class ApiV0038Mapping : public ApiMapping {
     job["name"] = r.name;
     if (!r.comment.empty()) job["comment"] = r.comment;
     if (!r.partition.empty()) job["partition"] = r.partition;
+    if (!r.account.empty()) job["account"] = r.account;
+    if (!r.qos.empty()) job["qos"] = r.qos;
     job["current_working_directory"] = r.working_dir.empty() ? "/tmp" : r.working_dir;
     if (!r.standard_output.empty()) job["standard_output"] = r.standard_output;
     job["environment"] = r.environment;  // replaces the job's environment entirely

@@ -82,6 +82,7 @@ TEST(SlurmApiV0038, ParsesRunningPendingAndFinishedJobs) {
   const SlurmJob& a100 = (*running)[0];
   EXPECT_EQ(a100.state, "RUNNING");
   EXPECT_EQ(a100.comment.rfind("gpufed/v1 key=fixture-a100.a1", 0), 0u);
+  EXPECT_EQ(a100.user_name, "root");  // who the job runs as: what adoption by comment checks
   ASSERT_EQ(a100.gres.size(), 1u);
   EXPECT_EQ(a100.gres[0].type, "a100");
   EXPECT_EQ(a100.gres[0].indices, (std::vector<int>{0, 1}));
@@ -156,6 +157,8 @@ TEST(SlurmApiV0038, BuildsSubmitBody) {
   r.name = "gpufed-train-a1";
   r.comment = "gpufed/v1 key=k.a1";
   r.partition = "gpu";
+  r.account = "proj_nlp";
+  r.qos = "high";
   r.script = "#!/bin/bash\nexec 'true'\n";
   r.working_dir = "/scratch";
   r.standard_output = "/scratch/x-%j.out";
@@ -171,6 +174,8 @@ TEST(SlurmApiV0038, BuildsSubmitBody) {
   EXPECT_EQ(job["name"], "gpufed-train-a1");
   EXPECT_EQ(job["comment"], "gpufed/v1 key=k.a1");
   EXPECT_EQ(job["partition"], "gpu");
+  EXPECT_EQ(job["account"], "proj_nlp");
+  EXPECT_EQ(job["qos"], "high");
   EXPECT_EQ(job["gres"], "gpu:a100:2");
   EXPECT_EQ(job["nodelist"], "gpunode1");
   EXPECT_EQ(job["current_working_directory"], "/scratch");

@@ -148,6 +148,7 @@ Result<std::vector<SlurmJob>> ApiV0040Mapping::ParseJobList(const json& reply, c
     if (j.ok() && job.job_id <= 0) j.Fail("job_id", "not a job id: " + std::to_string(job.job_id));
     job.name = j.Str("name");
     job.comment = j.Str("comment");  // gpufed finds its jobs by it: never guess
+    job.user_name = j.Str("user_name", Need::kOptional);  // absent: never adopted by comment
     std::vector<std::string> state = j.Strings("job_state");
     if (j.ok() && state.empty()) j.Fail("job_state", "empty list");
     SetJobState(job, state);
@@ -207,6 +208,8 @@ json ApiV0040Mapping::BuildSubmit(const JobRequest& r) const {
   job["name"] = r.name;
   if (!r.comment.empty()) job["comment"] = r.comment;
   if (!r.partition.empty()) job["partition"] = r.partition;
+  if (!r.account.empty()) job["account"] = r.account;
+  if (!r.qos.empty()) job["qos"] = r.qos;
   job["current_working_directory"] = r.working_dir.empty() ? "/tmp" : r.working_dir;
   if (!r.standard_output.empty()) job["standard_output"] = r.standard_output;
   json env = json::array();  // replaces the job's environment entirely

@@ -221,6 +221,8 @@ TEST_P(SlurmApiV004x, BuildsSubmitBodyInThisVersionsSpelling) {
   r.name = "gpufed-train-a1";
   r.comment = "gpufed/v1 key=k.a1";
   r.partition = "gpu";
+  r.account = "proj_nlp";
+  r.qos = "high";
   r.script = "#!/bin/bash\nexec 'true'\n";
   r.working_dir = "/scratch";
   r.standard_output = "/scratch/x-%j.out";
@@ -244,6 +246,11 @@ TEST_P(SlurmApiV004x, BuildsSubmitBodyInThisVersionsSpelling) {
   EXPECT_EQ(job["tasks"], 1);
   EXPECT_EQ(job["requeue"], false);
   EXPECT_EQ(job["comment"], r.comment);
+  EXPECT_EQ(job["account"], "proj_nlp");
+  EXPECT_EQ(job["qos"], "high");
+  r.account.clear();
+  r.qos.clear();
+  EXPECT_FALSE(Api().BuildSubmit(r)["job"].contains("account"));  // the user's default account
   r.nodes = 2;
   json multi = Api().BuildSubmit(r)["job"];
   EXPECT_EQ(multi["minimum_nodes"], 2);

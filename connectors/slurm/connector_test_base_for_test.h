@@ -41,6 +41,8 @@ class ConnectorTestBase {
   model::Cluster Cluster(const std::string& api_version = "") {
     model::Cluster c;
     c.metadata.name = "hpc";
+    // The fake serves plain http on 127.0.0.1: accepted only with the loopback opt-in.
+    c.metadata.annotations[kAllowPlainHttpAnnotation] = "loopback";
     c.connector.type = model::ConnectorType::kSlurm;
     c.connector.endpoint = fake_.url();
     c.connector.token_env = kTokenEnv;

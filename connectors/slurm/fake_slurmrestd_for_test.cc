@@ -77,12 +77,25 @@ void FakeSlurmrestd::Forget() {
   jobs_.clear();
 }
 
+int64_t FakeSlurmrestd::AddJob(const std::string& name, const std::string& comment, const std::string& user,
+                               int64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Job j;
+  j.id = id > 0 ? id : next_id_++;
+  j.name = name;
+  j.comment = comment;
+  j.user = user;
+  j.state = "RUNNING";
+  jobs_.push_back(j);
+  return j.id;
+}
+
 json FakeSlurmrestd::Render(const Job& j, const std::string& version) const {
   bool running = j.state == "RUNNING";
   json detail = json::array();
   if (running && !j.gres.empty()) detail.push_back(j.gres + "(IDX:0)");
   if (version == "v0.0.38") {
-    return {{"job_id", j.id}, {"name", j.name}, {"comment", j.comment}, {"job_state", j.state},
+    return {{"job_id", j.id}, {"name", j.name}, {"comment", j.comment}, {"user_name", j.user}, {"job_state", j.state},
             {"state_reason", "None"}, {"exit_code", j.state == "CANCELLED" ? 15 : 0}, {"nodes", "gpunode1"},
             {"partition", "gpu"}, {"gres_detail", detail}, {"tres_per_node", j.gres.empty() ? "" : "gres:" + j.gres},
             {"required_nodes", j.required_nodes}, {"node_count", 1}, {"cpus", 1}, {"start_time", kNow - 10},
@@ -91,7 +104,8 @@ json FakeSlurmrestd::Render(const Job& j, const std::string& version) const {
   json exit = {{"status", json::array({j.state == "CANCELLED" ? "SIGNALED" : "SUCCESS"})},
                {"return_code", Num(0)},
                {"signal", {{"id", Num(j.state == "CANCELLED" ? 15 : 0)}, {"name", ""}}}};
-  return {{"job_id", j.id}, {"name", j.name}, {"comment", j.comment}, {"job_state", json::array({j.state})},
+  return {{"job_id", j.id}, {"name", j.name}, {"comment", j.comment}, {"user_name", j.user},
+          {"job_state", json::array({j.state})},
           {"state_reason", "None"}, {"exit_code", exit}, {"nodes", "gpunode1"}, {"partition", "gpu"},
           {"gres_detail", detail}, {"tres_per_node", j.gres.empty() ? "" : "gres/" + j.gres},
           {"required_nodes", j.required_nodes}, {"node_count", Num(1)}, {"cpus", Num(1)},
@@ -211,6 +225,7 @@ void FakeSlurmrestd::Handle(const httplib::Request& req, httplib::Response& res)
       j.id = next_id_++;
       j.name = spec.value("name", "");
       j.comment = spec.value("comment", "");
+      j.user = req.get_header_value("X-SLURM-USER-NAME");
       j.state = "RUNNING";
       if (old) {
         j.gres = spec.value("gres", "");

@@ -57,11 +57,15 @@ class FakeSlurmrestd {
   nlohmann::json submit(size_t i);
   std::vector<std::string> paths();  // every request's "METHOD /path", in order
   void Forget();                     // Slurm purged its finished jobs (MinJobAge)
+  // A running job submitted by someone else (sbatch as `user`), with any name and comment;
+  // its id: `id`, or the next one when 0 (a cold-started slurmctld hands ids out again).
+  // Jobs submitted through the API run as the X-SLURM-USER-NAME they were sent with.
+  int64_t AddJob(const std::string& name, const std::string& comment, const std::string& user, int64_t id = 0);
 
  private:
   struct Job {
     int64_t id = 0;
-    std::string name, comment, state, gres, required_nodes;
+    std::string name, comment, user, state, gres, required_nodes;
   };
   bool Offered(const std::string& version);
   nlohmann::json Render(const Job& job, const std::string& version) const;

@@ -60,6 +60,15 @@ std::optional<JobTag> DecodeJobTag(const std::string& comment) {
   return tag;
 }
 
+std::string JobNameFor(const std::string& workload, int attempt) {
+  return "gpufed-" + Clean(workload) + "-a" + std::to_string(attempt);
+}
+
+std::string DefaultWorkDir(const std::string& slurm_user) {
+  if (slurm_user.empty()) return "";
+  return slurm_user == "root" ? "/root" : "/home/" + slurm_user;
+}
+
 std::string ShellQuote(const std::string& word) {
   std::string out = "'";
   for (char c : word) {
@@ -79,18 +88,25 @@ int64_t TimeLimitMinutes(Duration remaining) {
   return (ms + slack + 60 * 1000 - 1) / (60 * 1000);
 }
 
-Result<JobRequest> BuildJobRequest(const Action& action, const JobPlacement& placement, const std::string& partition) {
+Result<JobRequest> BuildJobRequest(const Action& action, const JobPlacement& placement, const JobSite& site) {
   if (action.run.command.empty()) {
     return InvalidArgument("workload " + action.workload +
                            " has no run.command: the slurm connector runs a command in a batch script" +
                            (action.run.image.empty() ? "" : " (image " + action.run.image + " alone is not enough)"));
   }
   JobRequest r;
-  std::string base = "gpufed-" + Clean(action.workload) + "-a" + std::to_string(action.attempt);
+  std::string base = JobNameFor(action.workload, action.attempt);
   r.name = base;
   r.comment = EncodeJobTag({action.key, action.workload, action.tenant, action.attempt});
-  r.partition = partition;
-  r.working_dir = action.run.working_dir.empty() ? "/tmp" : action.run.working_dir;
+  r.partition = site.partition;
+  r.account = site.account.account;
+  r.qos = site.account.qos;
+  // Slurm would otherwise run the job in slurmrestd's own working directory.
+  r.working_dir = action.run.working_dir.empty() ? site.work_dir : action.run.working_dir;
+  if (r.working_dir.empty()) {
+    return InvalidArgument("workload " + action.workload + ": no working directory (set run.workingDir, or the " +
+                           "Cluster annotation " + kWorkDirAnnotation + ")");
+  }
   r.standard_output = r.working_dir + (r.working_dir.back() == '/' ? "" : "/") + base + "-%j.out";
 
   std::string script = "#!/bin/bash\n# gpufed " + action.key + ": workload " + Clean(action.workload) + " attempt " +

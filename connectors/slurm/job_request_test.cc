@@ -46,11 +46,14 @@ TEST(JobTag, SeparatorsInValuesCannotForgeFields) {
 }
 
 TEST(BuildJobRequest, MapsRunSpecPlacementAndLimits) {
-  Result<JobRequest> r = BuildJobRequest(Submit(), {{"gpunode1"}, "gpu:a100:2"}, "gpu");
+  Result<JobRequest> r = BuildJobRequest(Submit(), {{"gpunode1"}, "gpu:a100:2"}, {"gpu", {}, "/home/gpufed"});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->name, "gpufed-train-bert-a2");
+  EXPECT_EQ(r->name, JobNameFor("train-bert", 2));
   EXPECT_EQ(DecodeJobTag(r->comment)->key, "0f3c.a2");
   EXPECT_EQ(r->partition, "gpu");
+  EXPECT_EQ(r->account, "");  // no mapping: the Slurm user's default account
+  EXPECT_EQ(r->qos, "");
   EXPECT_EQ(r->gres, "gpu:a100:2");
   EXPECT_EQ(r->nodelist, "gpunode1");
   EXPECT_EQ(r->working_dir, "/scratch/nlp");
@@ -73,15 +76,38 @@ TEST(BuildJobRequest, RefusesRunSpecWithoutCommand) {
   Action a = Submit();
   a.run.command.clear();
   a.run.image = "nvcr.io/nvidia/pytorch:24.01";
-  Result<JobRequest> r = BuildJobRequest(a, {}, "");
+  Result<JobRequest> r = BuildJobRequest(a, {}, {"", {}, "/home/gpufed"});
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(r.status().message().find("run.command"), std::string::npos);
+}
+
+TEST(BuildJobRequest, ChargesTheTenantsAccountAndRunsInTheSiteWorkDirNeverTmp) {
+  Action a = Submit();
+  a.run.working_dir.clear();
+  Result<JobRequest> r = BuildJobRequest(a, {}, {"gpu", {"proj_nlp", "high"}, "/srv/gpufed/"});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->account, "proj_nlp");
+  EXPECT_EQ(r->qos, "high");
+  EXPECT_EQ(r->working_dir, "/srv/gpufed/");
+  EXPECT_EQ(r->standard_output, "/srv/gpufed/gpufed-train-bert-a2-%j.out");
+  // Without a site folder: the Slurm user's home, by convention.
+  EXPECT_EQ(DefaultWorkDir("gpufed"), "/home/gpufed");
+  EXPECT_EQ(DefaultWorkDir("root"), "/root");
+  r = BuildJobRequest(a, {}, {"gpu", {}, DefaultWorkDir("gpufed")});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->working_dir, "/home/gpufed");
+  EXPECT_EQ(r->standard_output.rfind("/home/gpufed/gpufed-train-bert-a2-", 0), 0u);
+  // Nothing known at all (no user, no site folder, no run.workingDir): refused rather
+  // than left to slurmrestd's own working directory.
+  r = BuildJobRequest(a, {}, {"gpu", {}, DefaultWorkDir("")});
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find(kWorkDirAnnotation), std::string::npos);
 }
 
 TEST(BuildJobRequest, GangMembersOnOneNodeListItOnce) {
   Action a = Submit();
   a.nodes = {{"n1", {0}}, {"n1", {1}}, {"n2", {0}}};
-  Result<JobRequest> r = BuildJobRequest(a, {{"n1", "n1", "n2"}, "gpu:a100:1"}, "");
+  Result<JobRequest> r = BuildJobRequest(a, {{"n1", "n1", "n2"}, "gpu:a100:1"}, {"", {}, "/home/gpufed"});
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->nodelist, "n1,n2");
   EXPECT_EQ(r->nodes, 3);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 
 #include <nlohmann/json.hpp>
 
@@ -23,6 +24,26 @@ std::string WarningsText(const std::vector<SlurmWarning>& warnings) {
   return text;
 }
 
+// The "sun" claim of the token the client sends (read as the client reads it: trimmed,
+// `scontrol token` output accepted as is); empty when unreadable or absent.
+std::string TokenUser(const model::ConnectorSpec& spec) {
+  std::string token;
+  if (!spec.token_env.empty()) {
+    const char* v = std::getenv(spec.token_env.c_str());
+    token = v == nullptr ? "" : v;
+  } else if (!spec.token_file.empty()) {
+    std::ifstream in(spec.token_file, std::ios::binary);
+    char buf[16 * 1024];  // a JWT is far smaller; the rest of an odd file is not read
+    in.read(buf, sizeof(buf));
+    token.assign(buf, static_cast<size_t>(in.gcount()));
+  }
+  size_t b = token.find_first_not_of(" \t\r\n");
+  token = b == std::string::npos ? "" : token.substr(b, token.find_last_not_of(" \t\r\n") - b + 1);
+  if (token.rfind("SLURM_JWT=", 0) == 0) token = token.substr(10);
+  Result<JwtClaims> claims = ParseJwt(token);
+  return claims.ok() ? claims->user : "";
+}
+
 bool Finished(const SlurmJob& job) {
   bool lost = false;
   return IsFinished(MapJobState(job.state, false, &lost));
@@ -30,9 +51,13 @@ bool Finished(const SlurmJob& job) {
 
 }  // namespace
 
-SlurmConnector::SlurmConnector(model::Cluster cluster, std::unique_ptr<SlurmClient> client,
+SlurmConnector::SlurmConnector(model::Cluster cluster, SiteSettings site, std::unique_ptr<SlurmClient> client,
                                std::unique_ptr<ActionLedger> ledger, std::function<int64_t()> unix_now)
-    : cluster_(std::move(cluster)), client_(std::move(client)), ledger_(std::move(ledger)), unix_now_(std::move(unix_now)) {
+    : cluster_(std::move(cluster)),
+      site_(std::move(site)),
+      client_(std::move(client)),
+      ledger_(std::move(ledger)),
+      unix_now_(std::move(unix_now)) {
   if (ledger_) {
     for (const LedgerRecord& r : ledger_->records()) {
       if (r.kind == kPreempt) preempted_.insert(r.key);
@@ -61,13 +86,34 @@ Status SlurmConnector::Record(const std::string& kind, const std::string& key, c
 
 Result<std::vector<SlurmNode>> SlurmConnector::Inventory(const CallContext& ctx) { return client_->Nodes(ctx); }
 
+std::string SlurmConnector::OwnSlurmUser() const {
+  return !cluster_.connector.user.empty() ? cluster_.connector.user : TokenUser(cluster_.connector);
+}
+
 Result<std::map<std::string, SlurmJob>> SlurmConnector::GpufedJobs(const CallContext& ctx) {
   Result<std::vector<SlurmJob>> jobs = client_->Jobs(ctx);
   if (!jobs.ok()) return jobs.status();
+  std::string own_user;  // read once per listing, and only when a job carries a tag
+  bool own_user_read = false;
   std::map<std::string, SlurmJob> out;
   for (SlurmJob& job : *jobs) {
     std::optional<JobTag> tag = DecodeJobTag(job.comment);
     if (!tag || rejected_jobs_.count(job.job_id)) continue;
+    if (!own_user_read) {
+      own_user = OwnSlurmUser();
+      own_user_read = true;
+    }
+    // Anyone can write a comment and a name: another Slurm user's job is never gpufed's.
+    // (Also not after a cold-started slurmctld hands out a recorded id again.)
+    if (own_user.empty() || job.user_name != own_user) continue;
+    auto recorded = job_ids_.find(tag->key);
+    if (recorded != job_ids_.end()) {
+      if (recorded->second == job.job_id) out[tag->key] = std::move(job);  // that id, no other
+      continue;
+    }
+    // No id recorded (a crash between submit and record, a lost state folder): the job
+    // gpufed would have submitted for the tag, by its name too.
+    if (job.name != JobNameFor(tag->workload, tag->attempt)) continue;
     auto it = out.find(tag->key);
     if (it == out.end() || it->second.job_id < job.job_id) out[tag->key] = std::move(job);
   }
@@ -109,8 +155,8 @@ Result<Observation> SlurmConnector::Observe(const CallContext& ctx) {
   groups_ = std::move(groups);
   TimeFrame frame{unix_now_(), ctx.clock ? ctx.clock->Now() : Duration()};
   for (const auto& [key, job] : *jobs) {
-    job_ids_[key] = job.job_id;
-    std::optional<JobTag> tag = DecodeJobTag(job.comment);
+    job_ids_[key] = job.job_id;  // from now on this key adopts this id only
+    std::optional<JobTag> tag = DecodeJobTag(job.comment);  // adopted jobs carry one
     obs.workloads.push_back(ObserveJob(job, *tag, cluster_, preempted_.count(key) > 0, frame));
   }
   obs.gpu_hour = cluster_.pricing.gpu_hour;
@@ -185,7 +231,8 @@ Result<ApplyOutcome> SlurmConnector::Submit(const Action& action, const CallCont
   if ((ledger_ && ledger_->Contains(kSubmit, action.key)) || applied_.count({kSubmit, action.key})) {
     return ApplyOutcome{true};
   }
-  // A crash between an earlier submit and its ledger record: the job carries the key.
+  // A crash between an earlier submit and its ledger record: the job is adopted by its
+  // Slurm user, comment and name (GpufedJobs), and its id recorded.
   Result<std::map<std::string, SlurmJob>> existing = GpufedJobs(ctx);
   if (!existing.ok()) return existing.status();
   auto found = existing->find(action.key);
@@ -196,7 +243,9 @@ Result<ApplyOutcome> SlurmConnector::Submit(const Action& action, const CallCont
   }
   Result<JobPlacement> placement = Resolve(action, ctx);
   if (!placement.ok()) return placement.status();
-  Result<JobRequest> request = BuildJobRequest(action, *placement, cluster_.connector.partition);
+  JobSite site{cluster_.connector.partition, site_.AccountFor(action.tenant),
+               site_.work_dir.empty() ? DefaultWorkDir(OwnSlurmUser()) : site_.work_dir};
+  Result<JobRequest> request = BuildJobRequest(action, *placement, site);
   if (!request.ok()) return request.status();
   Result<SubmitReply> reply = client_->Submit(*request, ctx);
   if (!reply.ok()) return reply.status();
@@ -273,6 +322,9 @@ Result<std::unique_ptr<SlurmConnector>> CreateSlurmConnector(const model::Cluste
   if (spec.endpoint.rfind("http://", 0) != 0 && spec.endpoint.rfind("https://", 0) != 0) {
     return InvalidArgument("connector.endpoint must be the slurmrestd URL, http(s)://host:port (got '" + spec.endpoint + "')");
   }
+  Result<SiteSettings> site = ReadSiteSettings(cluster);
+  if (!site.ok()) return site.status();
+  GPUFED_RETURN_IF_ERROR(CheckEndpoint(cluster, *site));
   std::string api_version = spec.api_version.empty() ? kAutoApiVersion : spec.api_version;
   std::vector<std::string> settings_allowed = ApiVersionSettings();
   if (std::find(settings_allowed.begin(), settings_allowed.end(), api_version) == settings_allowed.end()) {
@@ -310,7 +362,8 @@ Result<std::unique_ptr<SlurmConnector>> CreateSlurmConnector(const model::Cluste
           .count();
     };
   }
-  return std::make_unique<SlurmConnector>(cluster, std::move(client).value(), std::move(ledger), std::move(unix_now));
+  return std::make_unique<SlurmConnector>(cluster, std::move(site).value(), std::move(client).value(), std::move(ledger),
+                                          std::move(unix_now));
 }
 
 Status RegisterSlurmConnector(ConnectorRegistry& registry) {

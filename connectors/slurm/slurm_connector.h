@@ -2,18 +2,29 @@
 // The `slurm` connector: an on-prem Slurm cluster through slurmrestd.
 //
 // Observe: nodes (split into GPU groups matched to the Cluster's node pools, see
-// observe.h), the partition's state, and the jobs gpufed submitted (found by the tag in
-// their comment) with Slurm states mapped to RunState.
+// observe.h), the partition's state, and the jobs gpufed submitted (see "Adoption") with
+// Slurm states mapped to RunState.
 // Apply: Submit runs a batch job (job_request.h) pinned to the placer's nodes with GRES
-// for the GPU type or MIG profile; Cancel and Preempt cancel it (Slurm sends SIGTERM,
-// then SIGKILL after KillWait, so a checkpointing job can save its state); a preempted
-// job is reported as Preempted and gpufed requeues the workload as a new attempt.
+// for the GPU type or MIG profile, charged to the tenant's Slurm account when the site
+// maps one (site_settings.h); Cancel and Preempt cancel it (Slurm sends SIGTERM, then
+// SIGKILL after KillWait, so a checkpointing job can save its state); a preempted job is
+// reported as Preempted and gpufed requeues the workload as a new attempt.
 //
-// Idempotence across controller crashes: before submitting, the connector looks for a
-// job carrying the same key, first in its ledger (<state_dir>/ledger.log: key -> job id,
-// written after each submit) and then in Slurm's job list. A crash between submit and
-// ledger write is covered by the job list; a job Slurm has already purged (MinJobAge) by
-// the ledger. So a repeated Submit never creates a second job.
+// Adoption: a job is gpufed's only when gpufed started it. Any Slurm user can submit a
+// job whose name and comment look like gpufed's, so those never suffice. A job is adopted
+// only when slurmrestd reports it running as gpufed's own Slurm user (connector.user,
+// else the token's "sun" claim) and its comment carries a key; then by the job id the
+// ledger (<state_dir>/ledger.log) recorded for that key as soon as Slurm answered the
+// submit, before anything relied on it: a key with a recorded id adopts that id and no
+// other job. Only for a key without a recorded id (a crash between the submit and the
+// record, or a lost state folder) is the job adopted by its name and comment
+// (the newest), and its id then recorded by the next Submit. A job of another Slurm user
+// is never adopted, whatever its comment, name or id.
+//
+// Idempotence across controller crashes: before submitting, the connector looks for the
+// key's job in its ledger and then (by the rule above) in Slurm's job list. A job Slurm
+// has already purged (MinJobAge) is covered by the ledger. So a repeated Submit never
+// creates a second job.
 //
 // Submit is reported done only with a job id. A job Slurm accepts with warnings (24.11
 // ignores fields it cannot read, e.g. a GPU request in another version's spelling) is
@@ -31,7 +42,9 @@
 
 #include "connectors/core/ledger.h"
 #include "connectors/core/registry.h"
+#include "connectors/slurm/job_request.h"
 #include "connectors/slurm/observe.h"
+#include "connectors/slurm/site_settings.h"
 #include "connectors/slurm/slurm_client.h"
 
 namespace gpufed::connectors::slurm {
@@ -39,16 +52,19 @@ namespace gpufed::connectors::slurm {
 class SlurmConnector : public Connector {
  public:
   // `ledger` may be null (no memory across restarts beyond Slurm's own job list).
-  SlurmConnector(model::Cluster cluster, std::unique_ptr<SlurmClient> client, std::unique_ptr<ActionLedger> ledger,
-                 std::function<int64_t()> unix_now);
+  SlurmConnector(model::Cluster cluster, SiteSettings site, std::unique_ptr<SlurmClient> client,
+                 std::unique_ptr<ActionLedger> ledger, std::function<int64_t()> unix_now);
 
   Result<Observation> Observe(const CallContext& ctx) override;
   Result<ApplyOutcome> Apply(const Action& action, const CallContext& ctx) override;
 
   // Slurm's own node list (all partitions), for diagnostics and tests.
   Result<std::vector<SlurmNode>> Inventory(const CallContext& ctx);
-  // gpufed's jobs as Slurm reports them, by action key (newest job per key).
+  // gpufed's jobs as Slurm reports them, by action key: the jobs adopted by the rule above.
   Result<std::map<std::string, SlurmJob>> GpufedJobs(const CallContext& ctx);
+  // The Slurm user gpufed acts as: connector.user, else the "sun" claim of the current
+  // token; empty when neither is known (then nothing is adopted by its comment).
+  std::string OwnSlurmUser() const;
   SlurmClient& client() { return *client_; }
 
  private:
@@ -60,11 +76,12 @@ class SlurmConnector : public Connector {
 
   std::mutex mu_;  // one Observe or Apply at a time: check-then-submit must not interleave
   model::Cluster cluster_;
+  SiteSettings site_;
   std::unique_ptr<SlurmClient> client_;
   std::unique_ptr<ActionLedger> ledger_;
   std::function<int64_t()> unix_now_;
   std::map<std::string, NodeGroup> groups_;     // by observed node name, from the last node list
-  std::map<std::string, int64_t> job_ids_;      // key -> Slurm job id (ledger and listings)
+  std::map<std::string, int64_t> job_ids_;      // key -> Slurm job id (ledger, submits, adoptions)
   std::set<std::string> preempted_;             // keys gpufed preempted
   std::set<int64_t> rejected_jobs_;             // jobs accepted with warnings and cancelled
   std::set<std::pair<std::string, std::string>> applied_;  // (kind, key) without a ledger
@@ -77,9 +94,11 @@ struct SlurmFactoryHooks {
   Duration auth_retry = Duration::FromSeconds(60);
 };
 
-// Validates the Cluster's connector settings and creates the connector (see README for
-// the fields). InvalidArgument for missing or bad settings, including an unset token
-// variable. FactoryContext settings: "slurm.caFile" (trust anchors for https).
+// Validates the Cluster's connector settings and its slurm.gpufed.io/ annotations
+// (site_settings.h) and creates the connector (see README for the fields).
+// InvalidArgument for missing or bad settings, including an unset token variable and a
+// plain http:// endpoint that is not loopback with the explicit opt-in (it would send
+// the JWT in clear text). FactoryContext settings: "slurm.caFile" (trust anchors for https).
 Result<std::unique_ptr<SlurmConnector>> CreateSlurmConnector(const model::Cluster& cluster, const FactoryContext& ctx,
                                                              SlurmFactoryHooks hooks = {});
 

@@ -96,6 +96,127 @@ TEST_P(SlurmConnectorTest, RepeatedSubmitNeverCreatesASecondJob) {
   EXPECT_EQ(fake_.job_count(), 1u);
 }
 
+TEST_P(SlurmConnectorTest, AJobOfAnotherSlurmUserIsNeverAdoptedWhateverItsComment) {
+  // Another Slurm user submits (sbatch) jobs dressed as gpufed's: the comment of a key
+  // gpufed is about to submit, and the comment of one it runs, with the names gpufed uses.
+  const std::string forged = EncodeJobTag({"u1.a1", "train", "t", 1});
+  int64_t before = fake_.AddJob(JobNameFor("train", 1), forged, "mallory");
+  auto c = Make();
+  Result<std::map<std::string, SlurmJob>> listed = c->GpufedJobs(Ctx());
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  EXPECT_TRUE(listed->empty());
+  // The submit is not taken as done by the forged job: gpufed submits its own.
+  Result<ApplyOutcome> submitted = c->Apply(SubmitAction("u1.a1"), Ctx());
+  ASSERT_TRUE(submitted.ok()) << submitted.status().ToString();
+  EXPECT_FALSE(submitted->already_applied);
+  EXPECT_EQ(fake_.submits(), 1);
+  int64_t after = fake_.AddJob(JobNameFor("train", 1), forged, "mallory");  // newer than gpufed's job
+  for (bool restarted : {false, true}) {
+    std::unique_ptr<SlurmConnector> fresh = restarted ? Make() : nullptr;
+    SlurmConnector& conn = restarted ? *fresh : *c;
+    Result<Observation> obs = conn.Observe(Ctx());
+    ASSERT_TRUE(obs.ok()) << obs.status().ToString();
+    ASSERT_EQ(obs->workloads.size(), 1u);
+    EXPECT_EQ(obs->workloads[0].key, "u1.a1");
+    Result<std::map<std::string, SlurmJob>> jobs = conn.GpufedJobs(Ctx());
+    ASSERT_TRUE(jobs.ok());
+    ASSERT_EQ(jobs->size(), 1u);
+    EXPECT_NE(jobs->at("u1.a1").job_id, before);
+    EXPECT_NE(jobs->at("u1.a1").job_id, after);
+    EXPECT_EQ(jobs->at("u1.a1").user_name, "root");
+  }
+  // Cancelling the workload cancels gpufed's job, never the other user's.
+  ASSERT_TRUE(c->Apply({ActionKind::kCancel, "u1.a1", "train", "t", 1}, Ctx()).ok());
+  EXPECT_EQ(fake_.job_state(before), "RUNNING");
+  EXPECT_EQ(fake_.job_state(after), "RUNNING");
+  // A forged job for a key gpufed never submitted is not observed, not cancelled.
+  fake_.AddJob(JobNameFor("train", 1), EncodeJobTag({"u9.a1", "train", "victim", 1}), "mallory");
+  Result<Observation> obs = c->Observe(Ctx());
+  ASSERT_TRUE(obs.ok());
+  for (const ObservedWorkload& w : obs->workloads) EXPECT_NE(w.key, "u9.a1");
+  EXPECT_EQ(c->Apply({ActionKind::kCancel, "u9.a1", "train", "t", 1}, Ctx()).status().code(), StatusCode::kNotFound);
+}
+
+TEST_P(SlurmConnectorTest, AfterACrashBeforeTheIdWasRecordedOnlyGpufedsOwnUserIsAdopted) {
+  // The controller submitted u1.a1 and crashed before Slurm's answer (the job id) was
+  // recorded: Slurm holds gpufed's job and another user's forgery.
+  const std::string tag1 = EncodeJobTag({"u1.a1", "train", "t", 1});
+  fake_.AddJob(JobNameFor("train", 1), tag1, "mallory");
+  int64_t ours = fake_.AddJob(JobNameFor("train", 1), tag1, "root");
+  // u2.a1: only a forgery exists, and one of gpufed's user with a name gpufed never gives.
+  fake_.AddJob(JobNameFor("train", 1), EncodeJobTag({"u2.a1", "train", "t", 1}), "mallory");
+  fake_.AddJob("not-gpufeds-name", EncodeJobTag({"u2.a1", "train", "t", 1}), "root");
+  auto c = Make();
+  Result<std::map<std::string, SlurmJob>> jobs = c->GpufedJobs(Ctx());
+  ASSERT_TRUE(jobs.ok());
+  ASSERT_EQ(jobs->size(), 1u);
+  EXPECT_EQ(jobs->at("u1.a1").job_id, ours);
+  Result<ApplyOutcome> again = c->Apply(SubmitAction("u1.a1"), Ctx());
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->already_applied);  // adopted, and its id recorded
+  Result<ApplyOutcome> second = c->Apply(SubmitAction("u2.a1"), Ctx());
+  ASSERT_TRUE(second.ok());
+  EXPECT_FALSE(second->already_applied);  // nothing of gpufed's: submitted now
+  EXPECT_EQ(fake_.submits(), 1);
+  // The adoption is durable: a restarted connector takes u1.a1's recorded id only.
+  Result<std::vector<LedgerRecord>> records = ReadLedger((state_ / "ledger.log").string());
+  ASSERT_TRUE(records.ok());
+  bool recorded = false;
+  for (const LedgerRecord& r : *records) {
+    if (r.kind == "submit" && r.key == "u1.a1") recorded = json::parse(r.payload)["job_id"] == ours;
+  }
+  EXPECT_TRUE(recorded);
+}
+
+TEST_P(SlurmConnectorTest, ARecordedIdHandedToAnotherUsersJobIsNotAdopted) {
+  int64_t id = 0;
+  {
+    auto c = Make();
+    ASSERT_TRUE(c->Apply(SubmitAction("u1.a1"), Ctx()).ok());
+    Result<std::map<std::string, SlurmJob>> jobs = c->GpufedJobs(Ctx());
+    ASSERT_TRUE(jobs.ok() && jobs->count("u1.a1"));
+    id = jobs->at("u1.a1").job_id;
+  }
+  // slurmctld cold-started (its state lost): ids start again, and another user's job
+  // dressed as u1.a1's gets the id gpufed recorded.
+  fake_.Forget();
+  fake_.AddJob(JobNameFor("train", 1), EncodeJobTag({"u1.a1", "train", "t", 1}), "mallory", id);
+  auto c = Make();
+  Result<std::map<std::string, SlurmJob>> jobs = c->GpufedJobs(Ctx());
+  ASSERT_TRUE(jobs.ok());
+  EXPECT_TRUE(jobs->empty());
+  Result<Observation> obs = c->Observe(Ctx());
+  ASSERT_TRUE(obs.ok());
+  EXPECT_TRUE(obs->workloads.empty());
+  // Cancelling the workload's attempt treats its job as gone, and leaves the other alone.
+  ASSERT_TRUE(c->Apply({ActionKind::kCancel, "u1.a1", "train", "t", 1}, Ctx()).ok());
+  EXPECT_EQ(fake_.deletes(), 0);
+  EXPECT_EQ(fake_.job_state(id), "RUNNING");
+}
+
+TEST_P(SlurmConnectorTest, SubmitsChargeTheTenantsAccountAndRunInTheSiteWorkDir) {
+  model::Cluster cluster = Cluster();
+  cluster.metadata.annotations[kAccountsAnnotation] = "t=proj_t/high, *=misc";
+  cluster.metadata.annotations[kWorkDirAnnotation] = "/srv/gpufed";
+  auto c = Make(true, cluster);
+  ASSERT_TRUE(c->Apply(SubmitAction("u1.a1"), Ctx()).ok());
+  Action other = SubmitAction("u2.a1");
+  other.tenant = "someone";
+  ASSERT_TRUE(c->Apply(other, Ctx()).ok());
+  json first = fake_.submit(0)["job"], second = fake_.submit(1)["job"];
+  EXPECT_EQ(first["account"], "proj_t");
+  EXPECT_EQ(first["qos"], "high");
+  EXPECT_EQ(second["account"], "misc");
+  EXPECT_FALSE(second.contains("qos"));
+  EXPECT_EQ(first["current_working_directory"], "/srv/gpufed");
+  EXPECT_EQ(first["standard_output"], "/srv/gpufed/gpufed-train-a1-%j.out");
+  // Without a site folder the job runs in the Slurm user's home (root's here), not /tmp.
+  auto plain = Make(false);
+  ASSERT_TRUE(plain->Apply(SubmitAction("u3.a1"), Ctx()).ok());
+  EXPECT_EQ(fake_.submit(2)["job"]["current_working_directory"], "/root");
+  EXPECT_FALSE(fake_.submit(2)["job"].contains("account"));
+}
+
 TEST_P(SlurmConnectorTest, LedgerCoversJobsSlurmAlreadyPurged) {
   { ASSERT_TRUE(Make()->Apply(SubmitAction("u1.a1"), Ctx()).ok()); }
   fake_.Forget();
@@ -274,6 +395,24 @@ TEST_F(SlurmFactory, ValidatesSettingsWithoutSendingAnything) {
   Result<std::unique_ptr<SlurmConnector>> unset = CreateSlurmConnector(c, ctx);
   EXPECT_EQ(unset.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(unset.status().message().find("GPUFED_SLURM_UNIT_TEST_UNSET"), std::string::npos);
+  // Plain http sends the JWT in clear text: refused without the loopback opt-in, and
+  // refused for any host that is not loopback even with it.
+  c = Cluster();
+  c.metadata.annotations.erase(kAllowPlainHttpAnnotation);
+  Result<std::unique_ptr<SlurmConnector>> plain = CreateSlurmConnector(c, ctx);
+  EXPECT_EQ(plain.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(plain.status().message().find("cluster hpc: connector.endpoint"), std::string::npos)
+      << plain.status().message();
+  c = Cluster();
+  c.connector.endpoint = "http://10.1.2.3:6820";
+  EXPECT_EQ(CreateSlurmConnector(c, ctx).status().code(), StatusCode::kInvalidArgument);
+  c = Cluster();
+  c.connector.endpoint = "https://slurm.example:6820";
+  c.metadata.annotations.erase(kAllowPlainHttpAnnotation);
+  EXPECT_TRUE(CreateSlurmConnector(c, ctx).ok());
+  c = Cluster();
+  c.metadata.annotations[kAccountsAnnotation] = "not a mapping";
+  EXPECT_EQ(CreateSlurmConnector(c, ctx).status().code(), StatusCode::kInvalidArgument);
   ConnectorRegistry registry;
   ASSERT_TRUE(RegisterSlurmConnector(registry).ok());
   EXPECT_TRUE(registry.Create(Cluster(), ctx).ok());

@@ -31,6 +31,17 @@ class SlurmEnvironment : public ::testing::Environment {
 };
 const auto* const kEnvironment = ::testing::AddGlobalTestEnvironment(new SlurmEnvironment);
 
+// Runs a shell command; its standard output and error.
+std::string Shell(const std::string& command) {
+  std::string out;
+  if (FILE* p = popen((command + " 2>&1").c_str(), "r")) {
+    char buf[4096];
+    while (fgets(buf, sizeof(buf), p)) out += buf;
+    pclose(p);
+  }
+  return out;
+}
+
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path);
   std::stringstream ss;
@@ -53,6 +64,7 @@ class SlurmIntegration : public ::testing::Test {
   model::Cluster Cluster(const std::string& token_file = SlurmCluster::TokenFile()) {
     model::Cluster c;
     c.metadata.name = "onprem-slurm";
+    c.metadata.annotations[kAllowPlainHttpAnnotation] = "loopback";  // the test's slurmrestd is on 127.0.0.1
     c.provider = "onprem";
     c.connector.type = model::ConnectorType::kSlurm;
     c.connector.endpoint = SlurmCluster::Endpoint();
@@ -275,6 +287,47 @@ TEST_F(SlurmIntegration, ControllerRestartAfterSubmitLeavesExactlyOneJob) {
   connector_ = Make(dir_ + "/connector");
   EXPECT_EQ(JobsWithKey(key), 1);
   EXPECT_EQ(WaitFor(*connector_, key, RunState::kSucceeded), RunState::kSucceeded);
+}
+
+TEST_F(SlurmIntegration, AJobAnotherSlurmUserDressesAsGpufedsIsNeverAdopted) {
+  // Another Unix user (nobody) submits with sbatch, under the name and comment gpufed
+  // would give the key's job (keys are predictable). gpufed acts as root.
+  std::string key = Key();
+  std::string slurm = "'" + SlurmCluster::State() + "/bin/slurm'";
+  std::string submitted = Shell("cd / && " + slurm + " runuser -u nobody -- sbatch -p gpu -J " + JobNameFor(name_, 1) +
+                                " --comment '" + EncodeJobTag({key, name_, "victim", 1}) +
+                                "' -o /dev/null --wrap 'sleep 300'");
+  size_t at = submitted.find("Submitted batch job ");
+  ASSERT_NE(at, std::string::npos) << submitted;
+  int64_t forged = std::stoll(submitted.substr(at + 20));
+  Result<std::optional<SlurmJob>> seen = connector_->client().Job(forged, Ctx());
+  ASSERT_TRUE(seen.ok() && seen->has_value()) << seen.status().ToString();
+  EXPECT_EQ((*seen)->user_name, "nobody");
+  EXPECT_EQ(JobsWithKey(key), 1);
+
+  Result<std::map<std::string, SlurmJob>> jobs = connector_->GpufedJobs(Ctx());
+  ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
+  EXPECT_EQ(jobs->count(key), 0u);
+  // The submit is not taken as done: gpufed runs its own job, and only that one is its.
+  Result<ApplyOutcome> ours = connector_->Apply(Submit(key, "gpunode1", 1, "sleep 1"), Ctx());
+  ASSERT_TRUE(ours.ok()) << ours.status().ToString();
+  EXPECT_FALSE(ours->already_applied);
+  EXPECT_EQ(JobsWithKey(key), 2);
+  EXPECT_EQ(WaitFor(*connector_, key, RunState::kSucceeded), RunState::kSucceeded);
+  for (const std::string& state : {dir_ + "/connector", dir_ + "/lost-state"}) {
+    std::unique_ptr<SlurmConnector> restarted = Make(state);  // with its ledger, and without
+    jobs = restarted->GpufedJobs(Ctx());
+    ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
+    ASSERT_EQ(jobs->count(key), 1u) << state;
+    EXPECT_NE(jobs->at(key).job_id, forged) << state;
+    EXPECT_EQ(jobs->at(key).user_name, "root") << state;
+  }
+  // Cancelling the workload leaves the other user's job alone.
+  ASSERT_TRUE(connector_->Apply({ActionKind::kCancel, key, name_, "it", 1}, Ctx()).ok());
+  seen = connector_->client().Job(forged, Ctx());
+  ASSERT_TRUE(seen.ok() && seen->has_value());
+  EXPECT_TRUE((*seen)->base_state == "RUNNING" || (*seen)->base_state == "PENDING") << (*seen)->state;
+  Shell(slurm + " scancel " + std::to_string(forged));
 }
 
 TEST_F(SlurmIntegration, SlurmctldDownIsUnavailableThenHealthyAgain) {
