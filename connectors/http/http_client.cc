@@ -9,6 +9,8 @@
 #include <sstream>
 #include <thread>
 
+#include "connectors/http/peer_text.h"
+
 namespace gpufed::connectors::http {
 namespace {
 
@@ -28,42 +30,103 @@ Result<std::string> ReadPem(const PemSource& source, const char* what) {
   return ss.str();
 }
 
+// A reply body as it arrives, in pieces of at most kPieceBytes, so that growing it never
+// holds two copies of a large reply (a std::string doubling from 32 to 64 MiB briefly
+// holds 96), and so that the cap is enforced before a byte past it is kept.
+constexpr size_t kPieceBytes = size_t{1} << 20;
+
+struct ReplyBody {
+  size_t cap = 0;
+  size_t size = 0;
+  bool over_cap = false;
+  std::vector<std::string> pieces;
+
+  // Joins the pieces, freeing each as it is copied: at most one piece held twice.
+  std::string Take() {
+    if (pieces.size() == 1) return std::move(pieces.front());
+    std::string out;
+    out.reserve(size);
+    for (std::string& p : pieces) {
+      out += p;
+      std::string().swap(p);
+    }
+    return out;
+  }
+};
+
+// libcurl's write callback: a short count (0) aborts the transfer (CURLE_WRITE_ERROR).
 size_t AppendBody(char* data, size_t size, size_t n, void* user) {
-  static_cast<std::string*>(user)->append(data, size * n);
-  return size * n;
+  auto* body = static_cast<ReplyBody*>(user);
+  const size_t len = size * n;
+  if (len > body->cap - body->size) {
+    body->over_cap = true;
+    return 0;
+  }
+  if (body->pieces.empty() || body->pieces.back().size() + len > kPieceBytes) body->pieces.emplace_back();
+  body->pieces.back().append(data, len);
+  body->size += len;
+  return len;
 }
+
+struct ReplyHeaders {
+  size_t cap = 0;
+  size_t size = 0;  // of the current response's header lines
+  bool over_cap = false;
+  std::map<std::string, std::string> values;
+};
 
 size_t AppendHeader(char* data, size_t size, size_t n, void* user) {
-  std::string line(data, size * n);
-  auto* headers = static_cast<std::map<std::string, std::string>*>(user);
+  auto* headers = static_cast<ReplyHeaders*>(user);
+  const size_t len = size * n;
+  std::string_view line(data, len);
   if (line.rfind("HTTP/", 0) == 0) {
-    headers->clear();  // a new response (after 100 Continue or a redirect)
-    return size * n;
+    headers->values.clear();  // a new response (after 100 Continue)
+    headers->size = 0;
+  }
+  headers->size += len;
+  if (headers->size > headers->cap) {
+    headers->over_cap = true;
+    return 0;
   }
   size_t colon = line.find(':');
-  if (colon == std::string::npos) return size * n;
-  std::string name = line.substr(0, colon);
+  if (line.rfind("HTTP/", 0) == 0 || colon == std::string_view::npos) return len;
+  std::string name(line.substr(0, colon));
   std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
-  std::string value = line.substr(colon + 1);
+  std::string value(line.substr(colon + 1));
   while (!value.empty() && std::isspace(static_cast<unsigned char>(value.front()))) value.erase(value.begin());
   while (!value.empty() && std::isspace(static_cast<unsigned char>(value.back()))) value.pop_back();
-  (*headers)[name] = value;
-  return size * n;
+  headers->values[name] = value;
+  return len;
 }
 
-Status FromCurl(CURLcode code, const char* detail, const std::string& url) {
-  std::string msg = url + ": " + (detail[0] ? detail : curl_easy_strerror(code));
+// "scheme://host[:port]" of a Location value, for the error naming a redirect: the path
+// and query are left out (they may carry anything), and the text is the peer's, so it
+// is made safe to keep.
+std::string OriginOf(const std::string& location) {
+  size_t scheme = location.find("://");
+  size_t end = scheme == std::string::npos ? std::string::npos : location.find_first_of("/?#", scheme + 3);
+  return PeerText(scheme == std::string::npos ? location : location.substr(0, end), 120);
+}
+
+// A failed transfer as a Status, and which kind of refusal it counts as.
+struct Failure {
+  Status status;
+  int64_t RefusalCounts::*kind;
+};
+
+Failure FromCurl(CURLcode code, const char* detail, const std::string& url) {
+  std::string msg = url + ": " + PeerText(detail[0] ? detail : curl_easy_strerror(code), 300);
   switch (code) {
     case CURLE_OPERATION_TIMEDOUT:
-      return {StatusCode::kDeadlineExceeded, msg};
+      return {{StatusCode::kDeadlineExceeded, msg}, &RefusalCounts::timeout};
     case CURLE_PEER_FAILED_VERIFICATION:
     case CURLE_SSL_CACERT_BADFILE:
     case CURLE_SSL_CERTPROBLEM:
     case CURLE_SSL_CIPHER:
     case CURLE_SSL_ENGINE_NOTFOUND:
-      return FailedPrecondition("TLS: " + msg);
+      return {FailedPrecondition("TLS: " + msg), &RefusalCounts::tls};
     default:
-      return Unavailable(msg);
+      return {Unavailable(msg), &RefusalCounts::unreachable};
   }
 }
 
@@ -90,7 +153,10 @@ std::string PercentEncode(const std::string& text) {
 }
 
 Client::Client(ClientOptions options, SleepFn sleep)
-    : options_(std::move(options)), sleep_(std::move(sleep)), bucket_(options_.qps, options_.burst) {
+    : options_(std::move(options)),
+      sleep_(std::move(sleep)),
+      bucket_(options_.qps, options_.burst),
+      log_(options_.base_url, options_.log) {
   if (!sleep_) {
     sleep_ = [](Duration d) { std::this_thread::sleep_for(std::chrono::milliseconds(d.millis())); };
   }
@@ -140,6 +206,13 @@ Status Client::Configure() {
   curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
   curl_easy_setopt(curl, CURLOPT_SSLVERSION, static_cast<long>(CURL_SSLVERSION_TLSv1_2));
   curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);  // never forward a token elsewhere
+  curl_easy_setopt(curl, CURLOPT_MAXREDIRS, 0L);
+  // A declared Content-Length over the cap fails before the body is read
+  // (CURLE_FILESIZE_EXCEEDED); the write callback holds the cap for chunked replies.
+  curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(options_.max_reply_bytes));
+  // Less than 1 byte/s for stall_timeout: a peer that stopped mid-reply.
+  curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, static_cast<long>(std::max<int64_t>(1, options_.stall_timeout.millis() / 1000)));
   curl_easy_setopt(curl, CURLOPT_USERAGENT, options_.user_agent.c_str());
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout.millis()));
   if (!options_.ca.pem.empty()) {
@@ -181,6 +254,7 @@ Result<Response> Client::Do(const Request& request, const CallContext& ctx) {
   std::lock_guard<std::mutex> lock(mu_);
   Duration start = ctx.clock ? ctx.clock->Now() : Duration();
   if (has_not_before_ && ctx.clock && start < not_before_) {
+    // Nothing is sent, so nothing new is learnt about the peer: neither logged nor counted.
     return Unavailable(options_.base_url + ": server asked to retry after " +
                        Duration::FromMillis(not_before_.millis() - start.millis()).ToString());
   }
@@ -198,6 +272,8 @@ Result<Response> Client::Do(const Request& request, const CallContext& ctx) {
   }
   CURL* curl = static_cast<CURL*>(curl_);
   Response response;
+  ReplyBody body{.cap = options_.max_reply_bytes};
+  ReplyHeaders reply_headers{.cap = options_.max_header_bytes};
   char error[CURL_ERROR_SIZE] = {0};
   curl_slist* headers = nullptr;
   headers = curl_slist_append(headers, "Accept: application/json");
@@ -214,9 +290,9 @@ Result<Response> Client::Do(const Request& request, const CallContext& ctx) {
   curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error);
   curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(left_ms));
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, AppendBody);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &response.body);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
   curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, AppendHeader);
-  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &response.headers);
+  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &reply_headers);
   curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
   if (request.method == "GET") {
     curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
@@ -230,11 +306,37 @@ Result<Response> Client::Do(const Request& request, const CallContext& ctx) {
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, nullptr);
   curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, nullptr);
   curl_easy_setopt(curl, CURLOPT_POSTFIELDS, nullptr);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, nullptr);
+  curl_easy_setopt(curl, CURLOPT_HEADERDATA, nullptr);
   curl_slist_free_all(headers);
-  if (code != CURLE_OK) return FromCurl(code, error, options_.base_url);
+  const std::string where = options_.base_url + request.path;
+  if (body.over_cap || code == CURLE_FILESIZE_EXCEEDED) {
+    return Refused(Unavailable("reply from " + where + " larger than " + std::to_string(options_.max_reply_bytes) +
+                               " bytes (the connector's reply cap)"),
+                   &RefusalCounts::over_cap);
+  }
+  if (reply_headers.over_cap) {
+    return Refused(Unavailable("reply headers from " + where + " larger than " +
+                               std::to_string(options_.max_header_bytes) + " bytes"),
+                   &RefusalCounts::over_cap);
+  }
+  if (code != CURLE_OK) {
+    Failure failure = FromCurl(code, error, options_.base_url);
+    return Refused(failure.status, failure.kind);
+  }
   long status = 0;
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
   response.status = static_cast<int>(status);
+  response.headers = std::move(reply_headers.values);
+  response.body = body.Take();
+  if (status >= 300 && status < 400 && status != 304) {
+    std::string location = response.Header("location");
+    return Refused(FailedPrecondition(where + " answered HTTP " + std::to_string(status) + " redirecting to " +
+                                      (location.empty() ? "nowhere" : OriginOf(location)) +
+                                      "; redirects are not followed (credentials go to the configured endpoint "
+                                      "only): set the endpoint the server redirects to"),
+                   &RefusalCounts::redirect);
+  }
   std::string retry_after = response.Header("retry-after");
   if (!retry_after.empty()) response.retry_after = ParseRetryAfter(retry_after, response.Header("date"));
   if ((status == 429 || status == 503) && response.retry_after && ctx.clock) {
@@ -242,7 +344,41 @@ Result<Response> Client::Do(const Request& request, const CallContext& ctx) {
     if (!has_not_before_ || until > not_before_) not_before_ = until;
     has_not_before_ = true;
   }
+  if (status >= 500 || status == 429) {
+    // Still an answer for the caller to read; counted and logged as a refusal.
+    ++refusals_.bad_status;
+    log_.Failed(where + ": HTTP " + std::to_string(status));
+  } else if (status >= 200 && status < 300) {
+    log_.Succeeded();
+  }
   return response;
+}
+
+Status Client::Refused(Status status, int64_t RefusalCounts::*kind) {
+  ++(refusals_.*kind);
+  log_.Failed(status.message());
+  return status;
+}
+
+RefusalCounts Client::refusals() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return refusals_;
+}
+
+CallBudget::CallBudget(const CallContext& ctx)
+    : ctx_(ctx), deadline_(std::chrono::steady_clock::now() + std::chrono::milliseconds(ctx.timeout.millis())) {}
+
+Result<CallContext> CallBudget::Next(const std::string& what, Duration cap) const {
+  const auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - std::chrono::steady_clock::now()).count();
+  if (left <= 0) {
+    return Status(StatusCode::kDeadlineExceeded,
+                  what + ": timed out (the call's " + ctx_.timeout.ToString() + " were spent by its earlier requests)");
+  }
+  CallContext next = ctx_;
+  next.timeout = Duration::FromMillis(left);
+  if (cap.millis() > 0 && cap < next.timeout) next.timeout = cap;
+  return next;
 }
 
 }  // namespace gpufed::connectors::http

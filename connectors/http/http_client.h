@@ -10,8 +10,16 @@
 //   - A per-client token bucket (QPS and burst), so one cluster's API is never flooded.
 //   - A server's Retry-After (on 429 and 503) is honoured: until it expires, requests
 //     fail fast with Unavailable without being sent.
+//   - Bounded whatever the peer does: a reply over `max_reply_bytes` (or headers over
+//     `max_header_bytes`) is cut off while it arrives, never buffered whole; the whole
+//     exchange (connect, TLS, headers, body) ends within the call's timeout; redirects are
+//     never followed (a 3xx is an error naming where it pointed, so a token never travels
+//     to another host); no compressed encodings are asked for (no decompression bombs).
+//   - Why a peer is refused (TLS verification, over the cap, timeout, unreachable,
+//     redirect, 5xx/429) is logged once per episode (peer_log.h) and counted (refusals()).
 // HTTP answers of any status are returned as a Response; mapping status codes to
 // Status codes is the caller's business (the meaning differs between APIs).
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -22,6 +30,7 @@
 #include <vector>
 
 #include "connectors/core/connector.h"
+#include "connectors/http/peer_log.h"
 #include "connectors/http/token_bucket.h"
 
 namespace gpufed::connectors::http {
@@ -32,6 +41,15 @@ struct PemSource {
   std::string file;
   bool empty() const { return pem.empty() && file.empty(); }
 };
+
+// The default reply cap: one page of a Kubernetes list (500 objects; nodes with long
+// status.images lists are the largest common objects, 30-60 KiB, so ~30 MiB at worst)
+// with room to spare, and far from what a flooding peer can make a controller hold
+// (a 2 GB reply was seen). Connectors with larger unpaged replies set their own
+// (slurm/slurm_client.h).
+inline constexpr size_t kDefaultMaxReplyBytes = size_t{64} << 20;
+// Response headers: real APIs send a few KiB; libcurl keeps each line whole.
+inline constexpr size_t kDefaultMaxHeaderBytes = size_t{256} << 10;
 
 struct ClientOptions {
   std::string base_url;             // "https://host:port", optionally with a path prefix
@@ -47,6 +65,25 @@ struct ClientOptions {
   // plain HTTP on loopback or behind a TLS proxy (slurmrestd). The caller decides when
   // that is acceptable: any header it sends (tokens included) travels unencrypted.
   bool allow_plain_http = false;
+  // A reply body larger than this fails the call (Unavailable, "reply from URL larger
+  // than N bytes") as soon as it passes the cap, or at once when its Content-Length says so.
+  size_t max_reply_bytes = kDefaultMaxReplyBytes;
+  size_t max_header_bytes = kDefaultMaxHeaderBytes;
+  // A transfer that moves nothing for this long is abandoned (DeadlineExceeded) even when
+  // the call's timeout is longer: a peer that stops sending mid-reply.
+  Duration stall_timeout = Duration::FromSeconds(30);
+  // Where the refusal log goes (peer_log.h); empty: standard error.
+  LogFn log;
+};
+
+// Why requests to a peer failed, by kind, since the client was created.
+struct RefusalCounts {
+  int64_t unreachable = 0;  // connect, reset, handshake, a reply that is not HTTP
+  int64_t timeout = 0;      // the call's timeout or the stall timeout
+  int64_t tls = 0;          // certificate or host name verification, unusable TLS material
+  int64_t over_cap = 0;     // reply body or headers over the cap
+  int64_t redirect = 0;     // a 3xx answer (never followed)
+  int64_t bad_status = 0;   // HTTP 5xx or 429
 };
 
 struct Request {
@@ -84,9 +121,11 @@ class Client {
   // Sends one request; the whole exchange (including any wait for a rate-limit token)
   // stays within ctx.timeout. `ctx.clock` drives the token bucket and Retry-After.
   // Errors: Unavailable when the server cannot be reached, the connection breaks, the
-  // rate limit would need a longer wait than the timeout allows, or a server's
-  // Retry-After is still pending; DeadlineExceeded on timeout; FailedPrecondition when
-  // the server's certificate fails verification or local TLS material is unusable.
+  // rate limit would need a longer wait than the timeout allows, a server's
+  // Retry-After is still pending, or the reply is over the cap; DeadlineExceeded on
+  // timeout or a stalled transfer; FailedPrecondition when the server's certificate
+  // fails verification, local TLS material is unusable, or the server answers with a
+  // redirect (3xx other than 304).
   Result<Response> Do(const Request& request, const CallContext& ctx);
 
   // Replaces the bearer token (rotated token files).
@@ -95,10 +134,13 @@ class Client {
   void BackOffUntil(Duration until);
   const std::string& base_url() const { return options_.base_url; }
   int64_t requests_sent() const;
+  RefusalCounts refusals() const;
 
  private:
   Client(ClientOptions options, SleepFn sleep);
   Status Configure();
+  // Counts and logs a failed exchange; returns `status`.
+  Status Refused(Status status, int64_t RefusalCounts::*kind);
 
   ClientOptions options_;
   SleepFn sleep_;
@@ -108,6 +150,25 @@ class Client {
   Duration not_before_;
   bool has_not_before_ = false;
   int64_t requests_sent_ = 0;
+  RefusalCounts refusals_;
+  PeerLog log_;
+};
+
+// A call's time budget shared by its requests (a version negotiation and then the
+// request; the pages of a list): each request gets what is left of ctx.timeout, on the
+// steady clock (the clock libcurl's own timeouts run on), so a call ends within its
+// timeout however many requests it makes. Copyable; cheap.
+class CallBudget {
+ public:
+  explicit CallBudget(const CallContext& ctx);
+  // The context for the next request: its timeout is the time left, at most `cap` when
+  // `cap` is positive. DeadlineExceeded, naming `what`, once nothing is left.
+  Result<CallContext> Next(const std::string& what, Duration cap = Duration()) const;
+  const CallContext& context() const { return ctx_; }
+
+ private:
+  CallContext ctx_;
+  std::chrono::steady_clock::time_point deadline_;
 };
 
 // "a b/c" -> "a%20b%2Fc" (RFC 3986 unreserved characters are kept).

@@ -1,5 +1,7 @@
 #include "connectors/kubernetes/kube_api.h"
 
+#include "connectors/http/peer_text.h"
+
 #include <ctime>
 #include <fstream>
 #include <sstream>
@@ -9,14 +11,23 @@ namespace {
 
 using nlohmann::json;
 
-// The API's Status object: {"kind":"Status","reason":"AlreadyExists","message":...}.
+// How much of an API error's reason and message a Status keeps.
+constexpr size_t kReasonBytes = 64;
+constexpr size_t kMessageBytes = 200;
+
+// The API's Status object: {"kind":"Status","reason":"AlreadyExists","message":...},
+// or the start of a body that is not one (a proxy's page). Both are the peer's text:
+// cut on a character boundary and made valid UTF-8 (http::PeerText).
 std::pair<std::string, std::string> ReasonAndMessage(const std::string& body) {
-  try {
-    json j = json::parse(body);
-    if (j.is_object()) return {j.value("reason", ""), j.value("message", "")};
-  } catch (const json::exception&) {
+  json j = json::parse(body, nullptr, false);
+  if (j.is_object()) {
+    auto text = [&](const char* key, size_t max) {
+      auto it = j.find(key);
+      return it != j.end() && it->is_string() ? http::PeerText(it->get<std::string>(), max) : std::string();
+    };
+    return {text("reason", kReasonBytes), text("message", kMessageBytes)};
   }
-  return {"", body.substr(0, 200)};
+  return {"", http::PeerText(body, kMessageBytes)};
 }
 
 }  // namespace
@@ -114,6 +125,7 @@ Result<ListResult> KubeApi::List(const std::string& path, const ListOptions& opt
   ListResult out;
   std::string cont;
   bool not_older_than = last_list_rv_.count(path) > 0;
+  const http::CallBudget budget(ctx);  // all pages (and re-lists) within ctx.timeout
   for (int guard = 0; guard < 100000; ++guard) {
     http::Request req;
     req.path = path;
@@ -126,7 +138,9 @@ Result<ListResult> KubeApi::List(const std::string& path, const ListOptions& opt
       req.query.push_back({"resourceVersion", last_list_rv_[path]});
       req.query.push_back({"resourceVersionMatch", "NotOlderThan"});
     }
-    Result<http::Response> resp = Send(req, ctx);
+    Result<CallContext> page_ctx = budget.Next("list " + path + " (page " + std::to_string(out.pages + 1) + ")");
+    if (!page_ctx.ok()) return page_ctx.status();
+    Result<http::Response> resp = Send(req, *page_ctx);
     if (!resp.ok()) return resp.status();
     if (resp->status == 410) {
       // The continue token or resourceVersion expired (etcd compaction): the only safe

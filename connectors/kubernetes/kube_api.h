@@ -7,7 +7,9 @@
 //   410 Gone (expired resourceVersion or continue token) -> Aborted; List re-lists itself
 //   422 Invalid -> InvalidArgument carrying the API's message (terminal)
 //   429, 5xx -> Unavailable (the client honours Retry-After); timeouts -> DeadlineExceeded
-// Messages carry the API's Status message, never request headers or tokens.
+// Messages carry the API's Status message (at most 200 bytes, cut on a UTF-8 character
+// boundary, invalid bytes replaced), never request headers or tokens. Replies are bounded
+// by the client's reply cap (http::ClientOptions::max_reply_bytes, per page).
 #include <map>
 #include <memory>
 #include <optional>
@@ -44,7 +46,8 @@ class KubeApi {
   // not older than the last list of the same path (resourceVersionMatch=NotOlderThan),
   // so observations never go back in time across API server replicas. A 410 Gone (an
   // expired continue token or resourceVersion) restarts the list from scratch, up to
-  // twice; the items of a restarted list replace what was read before.
+  // twice; the items of a restarted list replace what was read before. All pages share
+  // ctx.timeout: a list ends within it however many pages the server hands out.
   Result<ListResult> List(const std::string& path, const ListOptions& options, const CallContext& ctx);
   // POST with fieldValidation=Strict, so a misspelt field is an error, not dropped.
   Result<nlohmann::json> Create(const std::string& path, const nlohmann::json& object, const CallContext& ctx);

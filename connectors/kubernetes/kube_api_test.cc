@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "controller/common/utf8.h"
+
 namespace gpufed::connectors::kubernetes {
 namespace {
 
@@ -31,6 +33,28 @@ TEST(ParseListPage, WrongShapesAreUnavailableNotExceptions) {
   Result<ListPage> page = ParseListPage("{", "list /p");
   ASSERT_FALSE(page.ok());
   EXPECT_NE(page.status().message().find("malformed JSON"), std::string::npos);
+}
+
+// gpufed issue 42: a message cut at 200 bytes split a UTF-8 character, and the invalid
+// text later made /v1/workloads answer 500 (nlohmann's dump throws on it).
+TEST(StatusFromResponse, KeepsAtMost200BytesOfValidUtf8FromTheApi) {
+  std::string message(199, 'm');
+  message += "\\u00e9 and a long tail";  // JSON escape of a 2-byte character at offset 199
+  http::Response r;
+  r.status = 422;
+  r.body = R"({"kind":"Status","reason":"Invalid","message":")" + message + R"("})";
+  Status s = StatusFromResponse(r, "create /jobs");
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_FALSE(FirstInvalidUtf8(s.message()).has_value());
+  EXPECT_NE(s.message().find("Invalid"), std::string::npos);
+  EXPECT_LE(s.message().size(), std::string("create /jobs: HTTP 422 Invalid: ").size() + 200);
+
+  r.status = 502;  // a proxy's page, not JSON: raw bytes, some not UTF-8
+  r.body = std::string(198, 'p') + "\xC3\xA9\xFF\xFE<html>" + std::string(1000, 'x');
+  s = StatusFromResponse(r, "list /api/v1/pods");
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable);
+  EXPECT_FALSE(FirstInvalidUtf8(s.message()).has_value());
+  EXPECT_LE(s.message().size(), std::string("list /api/v1/pods: HTTP 502: ").size() + 200);
 }
 
 TEST(ParseRfc3339, ReadsUtcFractionsAndOffsets) {

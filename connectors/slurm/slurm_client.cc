@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "connectors/http/peer_text.h"
 #include "connectors/slurm/api_common.h"
 #include "connectors/slurm/negotiate.h"
 #include "controller/common/base64.h"
@@ -31,12 +32,8 @@ std::string UtcTime(int64_t unix_seconds) {
   return buf;
 }
 
-// A short, printable excerpt of a non-JSON reply (a proxy's error page).
-std::string Excerpt(const std::string& body) {
-  std::string out;
-  for (char c : body.substr(0, 120)) out.push_back(std::isprint(static_cast<unsigned char>(c)) ? c : ' ');
-  return Trim(out);
-}
+// A short excerpt of a non-JSON reply (a proxy's error page), safe to keep.
+std::string Excerpt(const std::string& body) { return Trim(http::PeerText(body, 120)); }
 
 // Job states in which a cancel has nothing left to do.
 bool Ended(const SlurmJob& job) {
@@ -90,6 +87,8 @@ Result<std::unique_ptr<SlurmClient>> SlurmClient::Create(ClientSettings settings
   options.burst = settings.burst;
   options.connect_timeout = std::min(settings.timeout, Duration::FromSeconds(5));
   options.user_agent = "gpufed-slurm";
+  options.max_reply_bytes = settings.max_reply_bytes;
+  options.log = settings.log;
   Result<std::unique_ptr<http::Client>> http = http::Client::Create(std::move(options), std::move(sleep));
   if (!http.ok()) return http.status();
   return std::unique_ptr<SlurmClient>(new SlurmClient(std::move(settings), std::move(http).value()));
@@ -121,7 +120,8 @@ Result<std::string> SlurmClient::ReadToken() const {
 }
 
 Result<SlurmClient::Exchange> SlurmClient::Send(const std::string& method, const std::string& path,
-                                                const std::string& body, const CallContext& ctx) {
+                                                const std::string& body, const http::CallBudget& budget) {
+  const CallContext& ctx = budget.context();
   std::string what = method + " " + path;
   Result<std::string> token = ReadToken();
   if (!token.ok()) return token.status();
@@ -146,9 +146,9 @@ Result<SlurmClient::Exchange> SlurmClient::Send(const std::string& method, const
   request.path = path;
   request.body = body;
   request.headers = {{"X-SLURM-USER-NAME", user}, {"X-SLURM-USER-TOKEN", *token}};
-  CallContext call = ctx;
-  if (settings_.timeout < call.timeout) call.timeout = settings_.timeout;
-  Result<http::Response> response = http_->Do(request, call);
+  Result<CallContext> call = budget.Next("slurmrestd " + what, settings_.timeout);
+  if (!call.ok()) return call.status();
+  Result<http::Response> response = http_->Do(request, *call);
   if (!response.ok()) {
     Drop();  // slurmrestd went away (or never answered): negotiate again when it is back
     return Status(response.status().code(), "slurmrestd " + what + ": " + response.status().message());
@@ -183,9 +183,9 @@ Result<SlurmClient::Exchange> SlurmClient::Send(const std::string& method, const
 }
 
 Result<json> SlurmClient::Call(const std::string& method, const std::string& path, const std::string& body,
-                               const CallContext& ctx, const ApiMapping& api) {
+                               const http::CallBudget& budget, const ApiMapping& api) {
   std::string what = "slurmrestd " + api.version() + " " + method + " " + path;
-  Result<Exchange> ex = Send(method, path, body, ctx);
+  Result<Exchange> ex = Send(method, path, body, budget);
   if (!ex.ok()) return ex.status();
   int code = ex->status;
   const json& reply = ex->body;
@@ -232,8 +232,8 @@ T SlurmClient::Noted(T result) {
   return result;
 }
 
-Result<std::vector<std::string>> SlurmClient::Offered(const CallContext& ctx) {
-  Result<Exchange> doc = Send("GET", "/openapi/v3", "", ctx);
+Result<std::vector<std::string>> SlurmClient::Offered(const http::CallBudget& budget) {
+  Result<Exchange> doc = Send("GET", "/openapi/v3", "", budget);
   if (!doc.ok()) return doc.status();
   if (doc->status >= 200 && doc->status < 300) {
     std::vector<std::string> versions = VersionsInOpenApi(doc->body);
@@ -243,14 +243,16 @@ Result<std::vector<std::string>> SlurmClient::Offered(const CallContext& ctx) {
   // No usable document: ask each version gpufed knows (404 = not served).
   std::vector<std::string> out;
   for (const std::string& v : SupportedApiVersions()) {
-    Result<Exchange> ping = Send("GET", FindApiMapping(v)->PingPath(), "", ctx);
+    Result<Exchange> ping = Send("GET", FindApiMapping(v)->PingPath(), "", budget);
     if (!ping.ok()) return ping.status();
     if (ping->status != 404) out.push_back(v);
   }
   return out;
 }
 
-Status SlurmClient::Connect(const CallContext& ctx) {
+Status SlurmClient::Connect(const CallContext& ctx) { return ConnectWithin(http::CallBudget(ctx)); }
+
+Status SlurmClient::ConnectWithin(const http::CallBudget& budget) {
   const ApiMapping* api = nullptr;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -258,7 +260,7 @@ Status SlurmClient::Connect(const CallContext& ctx) {
     api = api_;
   }
   if (api == nullptr) {
-    Result<std::vector<std::string>> offered = Offered(ctx);
+    Result<std::vector<std::string>> offered = Offered(budget);
     if (!offered.ok()) return offered.status();
     Result<const ApiMapping*> chosen = ChooseApi(settings_.api_version, *offered, settings_.endpoint);
     if (!chosen.ok()) return chosen.status();
@@ -271,7 +273,7 @@ Status SlurmClient::Connect(const CallContext& ctx) {
   }
   // The ping says which Slurm this is (retried on later calls until it answers). It
   // proves nothing about the token: 24.11 answers it 200 "DOWN" for a rejected one.
-  Result<json> reply = Call("GET", api->PingPath(), "", ctx, *api);
+  Result<json> reply = Call("GET", api->PingPath(), "", budget, *api);
   if (!reply.ok()) return reply.status();
   Result<PingReply> ping = Noted(api->ParsePing(*reply));
   if (!ping.ok()) return ping.status();
@@ -293,42 +295,49 @@ ServerInfo SlurmClient::server() const {
   return server_;
 }
 
-Result<const ApiMapping*> SlurmClient::Ready(const CallContext& ctx) {
-  GPUFED_RETURN_IF_ERROR(Connect(ctx));
+Result<const ApiMapping*> SlurmClient::Ready(const http::CallBudget& budget) {
+  GPUFED_RETURN_IF_ERROR(ConnectWithin(budget));
   std::lock_guard<std::mutex> lock(mu_);
   if (api_ == nullptr) return Unavailable("slurmrestd connection lost while negotiating; retried");
   return api_;
 }
 
 Result<std::vector<SlurmNode>> SlurmClient::Nodes(const CallContext& ctx) {
-  Result<const ApiMapping*> api = Ready(ctx);
+  http::CallBudget budget(ctx);
+  Result<const ApiMapping*> api = Ready(budget);
   if (!api.ok()) return api.status();
-  Result<json> reply = (Call("GET", (*api)->NodesPath(), "", ctx, **api));
+  Result<json> reply = (Call("GET", (*api)->NodesPath(), "", budget, **api));
   if (!reply.ok()) return reply.status();
   return Noted((*api)->ParseNodes(*reply));
 }
 
 Result<std::vector<SlurmPartition>> SlurmClient::Partitions(const CallContext& ctx) {
-  Result<const ApiMapping*> api = Ready(ctx);
+  http::CallBudget budget(ctx);
+  Result<const ApiMapping*> api = Ready(budget);
   if (!api.ok()) return api.status();
-  Result<json> reply = (Call("GET", (*api)->PartitionsPath(), "", ctx, **api));
+  Result<json> reply = (Call("GET", (*api)->PartitionsPath(), "", budget, **api));
   if (!reply.ok()) return reply.status();
   return Noted((*api)->ParsePartitions(*reply));
 }
 
 Result<std::vector<SlurmJob>> SlurmClient::Jobs(const CallContext& ctx) {
-  Result<const ApiMapping*> api = Ready(ctx);
+  http::CallBudget budget(ctx);
+  Result<const ApiMapping*> api = Ready(budget);
   if (!api.ok()) return api.status();
-  Result<json> reply = (Call("GET", (*api)->JobsPath(), "", ctx, **api));
+  Result<json> reply = (Call("GET", (*api)->JobsPath(), "", budget, **api));
   if (!reply.ok()) return reply.status();
   return Noted((*api)->ParseJobs(*reply));
 }
 
 Result<std::optional<SlurmJob>> SlurmClient::Job(int64_t job_id, const CallContext& ctx) {
-  Result<const ApiMapping*> api = Ready(ctx);
+  return JobWithin(job_id, http::CallBudget(ctx));
+}
+
+Result<std::optional<SlurmJob>> SlurmClient::JobWithin(int64_t job_id, const http::CallBudget& budget) {
+  Result<const ApiMapping*> api = Ready(budget);
   if (!api.ok()) return api.status();
   std::string path = (*api)->JobPath(job_id);
-  Result<json> reply = (Call("GET", path, "", ctx, **api));
+  Result<json> reply = (Call("GET", path, "", budget, **api));
   if (!reply.ok()) {
     if (reply.status().code() == StatusCode::kNotFound) return std::optional<SlurmJob>();
     return reply.status();
@@ -342,22 +351,24 @@ Result<std::optional<SlurmJob>> SlurmClient::Job(int64_t job_id, const CallConte
 }
 
 Result<SubmitReply> SlurmClient::Submit(const JobRequest& request, const CallContext& ctx) {
-  Result<const ApiMapping*> api = Ready(ctx);
+  http::CallBudget budget(ctx);
+  Result<const ApiMapping*> api = Ready(budget);
   if (!api.ok()) return api.status();
-  Result<json> reply = (Call("POST", (*api)->SubmitPath(), (*api)->BuildSubmit(request).dump(), ctx, **api));
+  Result<json> reply = (Call("POST", (*api)->SubmitPath(), (*api)->BuildSubmit(request).dump(), budget, **api));
   if (!reply.ok()) return reply.status();
   return Noted((*api)->ParseSubmit(*reply));
 }
 
 Status SlurmClient::Cancel(int64_t job_id, const CallContext& ctx) {
-  Result<const ApiMapping*> api = Ready(ctx);
+  http::CallBudget budget(ctx);
+  Result<const ApiMapping*> api = Ready(budget);
   if (!api.ok()) return api.status();
-  Result<json> reply = (Call("DELETE", (*api)->JobPath(job_id), "", ctx, **api));
+  Result<json> reply = (Call("DELETE", (*api)->JobPath(job_id), "", budget, **api));
   if (!reply.ok()) return reply.status();
   Status s = (*api)->ParseCancel(*reply, job_id);
   if (!s.ok() || (*api)->CancelReportsFailures()) return s;
   // v0.0.40/v0.0.41 say "done" even for a job that does not exist: look.
-  Result<std::optional<SlurmJob>> job = Job(job_id, ctx);
+  Result<std::optional<SlurmJob>> job = JobWithin(job_id, budget);
   if (!job.ok()) return job.status();
   std::string what = "slurmrestd " + (*api)->version() + " DELETE " + (*api)->JobPath(job_id);
   if (!job->has_value()) return NotFound(what + ": slurmctld knows no job " + std::to_string(job_id));

@@ -25,6 +25,10 @@
 // request negotiates again: an upgraded Slurm is spoken to in its new version without a
 // restart. Slurm's own errors (slurmctld down, a refused request) keep it.
 //
+// Each public call ends within its CallContext's timeout, negotiation included (one
+// http::CallBudget for all its requests; each request also within `timeout`). A reply
+// over `max_reply_bytes` fails the call (Unavailable) while it arrives.
+//
 // After a credential failure the same token is not sent again for `auth_retry`: calls
 // fail fast with the same error, so a bad token never turns into a retry storm.
 // Secrets never appear in a Status message. Calls are safe from several threads.
@@ -43,6 +47,8 @@
 
 namespace gpufed::connectors::slurm {
 
+inline constexpr size_t kDefaultMaxReplyBytes = size_t{128} << 20;
+
 struct ClientSettings {
   std::string endpoint;            // http(s)://host:port
   std::string user;                // X-SLURM-USER-NAME; empty: the token's "sun" claim
@@ -51,6 +57,12 @@ struct ClientSettings {
   std::string ca_file;             // https trust anchors; empty: the system store
   std::string api_version = kAutoApiVersion;  // "auto" or a supported version
   Duration timeout = Duration::FromSeconds(10);  // per request (and never beyond the call's)
+  // Slurm's lists are not paged: GET /jobs returns every job slurmctld holds. v0.0.42
+  // spends ~8.7 KiB per job (pretty-printed, tests/fixtures/slurm), so 128 MiB holds
+  // ~15,000 jobs, above Slurm's default MaxJobCount (10,000). Sites with a larger
+  // MaxJobCount raise it.
+  size_t max_reply_bytes = kDefaultMaxReplyBytes;
+  http::LogFn log;                 // refusals (http/peer_log.h); empty: standard error
   double qps = 50;
   int burst = 100;
   Duration auth_retry = Duration::FromSeconds(60);
@@ -101,6 +113,7 @@ class SlurmClient {
   Status Cancel(int64_t job_id, const CallContext& ctx);
 
   int64_t requests_sent() const { return http_->requests_sent(); }
+  http::RefusalCounts refusals() const { return http_->refusals(); }
 
  private:
   struct Exchange {
@@ -114,14 +127,17 @@ class SlurmClient {
   std::string TokenSource() const;
   // One request with the token: transport errors and credential refusals (401, 403, 511)
   // as Status, everything else as the exchange.
+  // Every request of a public call draws on one budget (http::CallBudget).
   Result<Exchange> Send(const std::string& method, const std::string& path, const std::string& body,
-                        const CallContext& ctx);
+                        const http::CallBudget& budget);
   // Send, then HTTP and Slurm errors as Status; the JSON of a 2xx reply.
   Result<nlohmann::json> Call(const std::string& method, const std::string& path, const std::string& body,
-                              const CallContext& ctx, const ApiMapping& api);
-  Result<std::vector<std::string>> Offered(const CallContext& ctx);
+                              const http::CallBudget& budget, const ApiMapping& api);
+  Result<std::vector<std::string>> Offered(const http::CallBudget& budget);
+  Status ConnectWithin(const http::CallBudget& budget);
+  Result<std::optional<SlurmJob>> JobWithin(int64_t job_id, const http::CallBudget& budget);
   // The adapter to use, connecting first when needed.
-  Result<const ApiMapping*> Ready(const CallContext& ctx);
+  Result<const ApiMapping*> Ready(const http::CallBudget& budget);
   // Forgets the negotiated version: the next request negotiates again.
   void Drop();
   // Drops the connection when a reply of the negotiated version does not parse as one.

@@ -4,10 +4,19 @@
 // A 2xx answer acknowledges the whole batch. 5xx, 408, 429, timeouts and connection
 // errors are Unavailable (retried with backoff); other answers are FailedPrecondition
 // (also retried, never dropped: the receiver is misconfigured and the lag alert fires).
+//
+// Bounded whatever the receiver does: each POST ends within `timeout_micros` (connect,
+// TLS, headers and answer; a transfer stalled for `stall_micros` ends sooner), an answer
+// over `max_answer_bytes` (or headers over `max_header_bytes`) is cut off while it
+// arrives, and redirects are never followed (a 3xx is FailedPrecondition). Why the
+// receiver is refused (certificate verification with the detail "unable to get local
+// issuer certificate" or "no alternative certificate subject name matches", a timeout,
+// an answer over the cap) is in the Status and logged once per episode (tls_util.h).
 #include <string>
 #include <string_view>
 
 #include "controller/audit/sinks/sink.h"
+#include "controller/audit/sinks/tls_util.h"
 
 namespace gpufed::audit {
 
@@ -18,6 +27,12 @@ struct HttpsOptions {
   std::string key_file;
   int64_t timeout_micros = 10'000'000;
   int64_t connect_timeout_micros = 5'000'000;
+  int64_t stall_micros = 5'000'000;       // under 1 byte/s this long: abandoned
+  // A receiver answers a batch with a status line and a short body; anything larger is
+  // not a log collector's answer.
+  size_t max_answer_bytes = size_t{64} << 10;
+  size_t max_header_bytes = size_t{64} << 10;
+  SinkLogFn log;                          // refusals; empty: standard error
 };
 
 // The start of an answer's body, kept for error messages: `piece` (as curl hands the
@@ -26,12 +41,14 @@ inline constexpr size_t kAnswerHeadBytes = 512;
 void KeepAnswerHead(std::string_view piece, std::string* head);
 // What the receiver's answer to a batch means (see the file comment): OK for 2xx,
 // Unavailable for 5xx, 408 and 429, FailedPrecondition otherwise, naming `url`, the code
-// and the answer's `head`.
+// and the answer's `head` (made valid UTF-8, ReceiverText).
 Status BatchAnswerStatus(const std::string& url, long http_code, std::string_view head);
 
 class HttpsSink final : public Sink {
  public:
   explicit HttpsSink(HttpsOptions options);
+  HttpsSink(const HttpsSink&) = delete;
+  HttpsSink& operator=(const HttpsSink&) = delete;
   ~HttpsSink() override;
 
   Status Connect() override;
@@ -45,6 +62,7 @@ class HttpsSink final : public Sink {
   void* curl_ = nullptr;  // CURL*, reused so the TLS connection is kept alive
   uint64_t acked_ = 0;
   std::string body_;
+  RefusalLog refusals_;
 };
 
 }  // namespace gpufed::audit

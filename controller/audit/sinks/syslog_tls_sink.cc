@@ -24,8 +24,10 @@ namespace {
 int PollFor(int fd, short events, int64_t timeout_micros) {
   pollfd p{fd, events, 0};
   int rc;
+  // Rounded up: a wait of under a millisecond must not become poll(0) in a busy loop.
+  const int timeout_ms = timeout_micros <= 0 ? 0 : static_cast<int>((timeout_micros + 999) / 1000);
   do {
-    rc = ::poll(&p, 1, static_cast<int>(timeout_micros / 1000));
+    rc = ::poll(&p, 1, timeout_ms);
   } while (rc < 0 && errno == EINTR);
   return rc > 0 ? p.revents : rc;
 }
@@ -48,7 +50,8 @@ struct SyslogTlsSink::Tls {
   }
 };
 
-SyslogTlsSink::SyslogTlsSink(Env* env, SyslogTlsOptions options) : env_(env), options_(std::move(options)) {
+SyslogTlsSink::SyslogTlsSink(Env* env, SyslogTlsOptions options)
+    : env_(env), options_(std::move(options)), refusals_(options_.log) {
   if (options_.server_name.empty()) options_.server_name = options_.host;
   if (options_.hostname.empty()) {
     char buf[256] = {0};
@@ -93,6 +96,11 @@ std::string SyslogTlsSink::FormatMessage(const JournalEntry& e) const {
 }
 
 Status SyslogTlsSink::Connect() {
+  Status s = ConnectOnce();
+  return s.ok() ? s : refusals_.Failed(Describe(), s);
+}
+
+Status SyslogTlsSink::ConnectOnce() {
   Disconnect();
   auto tls = std::make_unique<Tls>();
   tls->ctx = SSL_CTX_new(TLS_client_method());
@@ -159,6 +167,10 @@ Status SyslogTlsSink::Connect() {
       PollFor(tls->fd, err == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, left);
       continue;
     }
+    if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) {
+      return Unavailable("TLS handshake with " + Describe() + " timed out after " +
+                         std::to_string(options_.io_timeout_micros / 1000) + " ms");
+    }
     long verify = SSL_get_verify_result(tls->ssl);
     std::string detail = verify != X509_V_OK ? X509_verify_cert_error_string(verify) : OpenSslErrors();
     return Unavailable("TLS handshake with " + Describe() + " failed: " + (detail.empty() ? "connection closed" : detail));
@@ -166,6 +178,7 @@ Status SyslogTlsSink::Connect() {
   tls_ = std::move(tls);
   in_flight_.clear();
   acked_ = 0;
+  unexpected_bytes_ = 0;
   return Status::Ok();
 }
 
@@ -185,8 +198,7 @@ Status SyslogTlsSink::WriteAll(const std::string& data) {
     size_t written = 0;
     int rc = SSL_write_ex(tls_->ssl, data.data() + off, data.size() - off, &written);
     if (rc == 1) {
-      off += written;
-      deadline = env_->NowMicros() + options_.io_timeout_micros;
+      off += written;  // the deadline stays: progress at a byte a second must not hold a Send forever
       continue;
     }
     int err = SSL_get_error(tls_->ssl, rc);
@@ -196,7 +208,10 @@ Status SyslogTlsSink::WriteAll(const std::string& data) {
       continue;
     }
     std::string detail = err == SSL_ERROR_SYSCALL ? std::strerror(errno) : OpenSslErrors();
-    return Unavailable("write to " + Describe() + ": " + (left <= 0 ? "timed out" : detail));
+    return Unavailable("write to " + Describe() + ": " +
+                       (left <= 0 ? "timed out (" + std::to_string(off) + " of " + std::to_string(data.size()) +
+                                        " bytes written in " + std::to_string(options_.io_timeout_micros / 1000) + " ms)"
+                                  : detail));
   }
   return Status::Ok();
 }
@@ -204,7 +219,7 @@ Status SyslogTlsSink::WriteAll(const std::string& data) {
 Status SyslogTlsSink::Send(std::span<const JournalEntry> batch) {
   if (tls_ == nullptr) return FailedPrecondition("not connected");
   if (batch.empty()) return Status::Ok();
-  GPUFED_RETURN_IF_ERROR(CheckAlive());
+  if (Status alive = CheckAlive(); !alive.ok()) return refusals_.Failed(Describe(), alive);
   // Every frame of the batch goes into one buffer (reused across batches), written with
   // as few SSL_write calls as OpenSSL allows: full 16 KiB TLS records, not one per message.
   buffer_.clear();
@@ -232,7 +247,7 @@ Status SyslogTlsSink::Send(std::span<const JournalEntry> batch) {
     buffer_.append(header_);
     buffer_.append(e.line);
   }
-  GPUFED_RETURN_IF_ERROR(WriteAll(buffer_));
+  if (Status written = WriteAll(buffer_); !written.ok()) return refusals_.Failed(Describe(), written);
   in_flight_.push_back({batch.back().seq, BIO_number_written(SSL_get_wbio(tls_->ssl)), 0});
   return Status::Ok();
 }
@@ -249,7 +264,15 @@ Status SyslogTlsSink::CheckAlive() {
     for (;;) {
       size_t n = 0;
       int rc = SSL_read_ex(tls_->ssl, buf, sizeof buf, &n);
-      if (rc == 1) continue;  // unexpected data: ignore
+      if (rc == 1) {
+        // Unexpected data: ignored up to a bound, so a flooding receiver cannot hold us here.
+        unexpected_bytes_ += n;
+        if (unexpected_bytes_ > options_.max_unexpected_bytes) {
+          return Unavailable(Describe() + " sent " + std::to_string(unexpected_bytes_) +
+                             " bytes of application data (a syslog receiver sends none); connection dropped");
+        }
+        continue;
+      }
       int err = SSL_get_error(tls_->ssl, rc);
       if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) break;
       std::string detail = err == SSL_ERROR_ZERO_RETURN ? "closed (close_notify)"
@@ -263,7 +286,7 @@ Status SyslogTlsSink::CheckAlive() {
 
 Result<uint64_t> SyslogTlsSink::Acknowledged() {
   if (tls_ == nullptr) return FailedPrecondition("not connected");
-  GPUFED_RETURN_IF_ERROR(CheckAlive());
+  if (Status alive = CheckAlive(); !alive.ok()) return refusals_.Failed(Describe(), alive);
   if (in_flight_.empty()) return acked_;
   // Bytes of ciphertext the receiver's TCP has acknowledged: written minus still queued.
   int unacked_bytes = 0;
@@ -278,6 +301,7 @@ Result<uint64_t> SyslogTlsSink::Acknowledged() {
          now - in_flight_.front().tcp_acked_micros >= options_.settle_micros) {
     acked_ = in_flight_.front().seq;
     in_flight_.pop_front();
+    refusals_.Delivered(Describe());  // settled: the receiver takes records
   }
   return acked_;
 }

@@ -13,6 +13,14 @@
 // receivers see duplicates). This is evidence, not proof: a receiver that holds records
 // in memory longer than the settle time and then dies loses them; give rsyslog a direct
 // or disk-assisted queue, or use the https sink, whose 2xx is an acknowledgement.
+//
+// Bounded whatever the receiver does: the TCP connect within `connect_timeout_micros`,
+// the handshake within `io_timeout_micros`, each batch written within
+// `io_timeout_micros` in all (a receiver that reads a byte a second cannot hold a Send
+// longer), and a receiver that sends application data (a syslog receiver sends none)
+// is dropped after `max_unexpected_bytes`. Why a receiver is refused (the certificate's
+// verification error: "unable to get local issuer certificate", "hostname mismatch",
+// ...) is in the Status and logged once per episode (tls_util.h).
 #include <deque>
 #include <memory>
 #include <string>
@@ -20,6 +28,7 @@
 
 #include "controller/audit/env.h"
 #include "controller/audit/sinks/sink.h"
+#include "controller/audit/sinks/tls_util.h"
 
 namespace gpufed::audit {
 
@@ -36,12 +45,16 @@ struct SyslogTlsOptions {
   int64_t connect_timeout_micros = 5'000'000;
   int64_t io_timeout_micros = 10'000'000;
   size_t max_message_bytes = 65536;  // the receiver's limit (rsyslog maxMessageSize)
+  size_t max_unexpected_bytes = 65536;  // application data from the receiver per connection
+  SinkLogFn log;                     // refusals; empty: standard error
 };
 
 class SyslogTlsSink final : public Sink {
  public:
   // `env` (the clock) must outlive the sink.
   SyslogTlsSink(Env* env, SyslogTlsOptions options);
+  SyslogTlsSink(const SyslogTlsSink&) = delete;
+  SyslogTlsSink& operator=(const SyslogTlsSink&) = delete;
   ~SyslogTlsSink() override;
 
   Status Connect() override;
@@ -57,6 +70,7 @@ class SyslogTlsSink final : public Sink {
   struct Tls;
   // Appends the message's header (everything before the record line) to `*out`.
   void AppendHeader(const JournalEntry& entry, std::string_view time_text, std::string* out) const;
+  Status ConnectOnce();
   Status WriteAll(const std::string& data);
   Status CheckAlive();
 
@@ -71,6 +85,8 @@ class SyslogTlsSink final : public Sink {
   };
   std::deque<InFlight> in_flight_;
   uint64_t acked_ = 0;
+  size_t unexpected_bytes_ = 0;  // application data the receiver sent on this connection
+  RefusalLog refusals_;
   // Reused by Send: the frames of a batch, one message header, the last time text.
   std::string buffer_;
   std::string header_;
