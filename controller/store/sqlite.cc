@@ -1,5 +1,9 @@
 #include "controller/store/sqlite.h"
 
+#include <fcntl.h>
+
+#include "controller/common/secure_file.h"
+
 namespace gpufed::store {
 namespace {
 
@@ -10,6 +14,23 @@ Status Error(sqlite3* db, const std::string& what) {
   if (code == SQLITE_CONSTRAINT) return {StatusCode::kAlreadyExists, msg};
   if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB) return {StatusCode::kDataLoss, msg};
   return Internal(msg);
+}
+
+// SQLite creates a database 0644 (less the umask) and gives its -wal, -shm and -journal
+// files the database's mode, and the database holds every spec's run.env: so the file is
+// created 0600 first (O_EXCL|O_NOFOLLOW) and one an older gpufed left readable by others,
+// with its side files, is narrowed to 0600 (common/secure_file.h). The existing files are
+// checked by name, not opened: closing a descriptor would drop the fcntl locks SQLite
+// holds on them in this process.
+Status PrepareDatabaseFiles(const std::string& path) {
+  if (path.empty() || path == ":memory:" || path.rfind("file:", 0) == 0) return Status::Ok();
+  Result<UniqueFd> created = CreatePrivateFile(path, O_RDWR);
+  if (!created.ok() && created.status().code() != StatusCode::kAlreadyExists) return created.status();
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+    Result<std::optional<ModeChange>> narrowed = NarrowFileByName(path + suffix);
+    if (!narrowed.ok() && narrowed.status().code() != StatusCode::kNotFound) return narrowed.status();
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -38,8 +59,11 @@ Status Statement::Run() {
 }
 
 Result<std::unique_ptr<Database>> Database::Open(const std::string& path, Durability durability) {
+  GPUFED_RETURN_IF_ERROR(PrepareDatabaseFiles(path));
   sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
+  // NOFOLLOW: a symlink put in place of the database (or a side file) is refused.
+  int rc = sqlite3_open_v2(path.c_str(), &db,
+                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_NOFOLLOW, nullptr);
   if (rc != SQLITE_OK) {
     Status s = Unavailable("open " + path + ": " + (db ? sqlite3_errmsg(db) : "out of memory"));
     sqlite3_close(db);

@@ -64,6 +64,9 @@ class Database {
   // Opens (creating) `path` in WAL mode. Synced: synchronous=FULL, a committed
   // transaction is durable when Commit returns. Unsynced: synchronous=OFF, committed
   // transactions survive a killed process but not a power loss (common/durability.h).
+  // The database and its -wal and -shm files are private (0600): a new one is created so,
+  // an existing one that group or others could read is narrowed to 0600; a symlink in
+  // their place, or a file owned by another user, is refused (FailedPrecondition).
   static Result<std::unique_ptr<Database>> Open(const std::string& path, Durability durability = Durability::kSynced);
   ~Database();
   Database(const Database&) = delete;
