@@ -5,9 +5,10 @@
 
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include "controller/common/secure_file.h"
 
 namespace gpufed::connectors {
 namespace {
@@ -48,9 +49,8 @@ Result<std::vector<LedgerRecord>> ReadLedger(const std::string& path) {
 
 Result<std::unique_ptr<ActionLedger>> ActionLedger::OpenInStateDir(const std::string& state_dir, Durability durability) {
   if (state_dir.empty()) return std::unique_ptr<ActionLedger>();
-  std::error_code ec;
-  std::filesystem::create_directories(state_dir, ec);
-  if (ec) return Unavailable("create " + state_dir + ": " + ec.message());
+  // Private (0700) like the state folder above it: the records carry the actions as sent.
+  if (Result<std::optional<ModeChange>> dir = MakePrivateFolder(state_dir); !dir.ok()) return dir.status();
   return Open(state_dir + "/ledger.log", durability);
 }
 
@@ -59,8 +59,10 @@ Result<std::unique_ptr<ActionLedger>> ActionLedger::Open(const std::string& path
   if (!text.ok()) return text.status();
   std::vector<LedgerRecord> records;
   size_t complete = ParseRecords(*text, records);
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-  if (fd < 0) return Unavailable("open " + path + ": " + std::strerror(errno));
+  // 0600 from creation; no symlink followed; an older ledger others could read is narrowed.
+  Result<UniqueFd> opened = OpenOrCreatePrivateFile(path, O_WRONLY | O_APPEND);
+  if (!opened.ok()) return opened.status();
+  int fd = opened->release();
   if (complete < text->size() && ::ftruncate(fd, static_cast<off_t>(complete)) != 0) {
     ::close(fd);
     return Unavailable("truncate torn record in " + path + ": " + std::strerror(errno));

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <initializer_list>
 
 #include "controller/audit/canonical_json.h"
+#include "controller/common/secure_file.h"
 
 namespace gpufed::audit {
 namespace {
@@ -29,6 +31,17 @@ std::string_view LastLine(std::string_view text) {
   text.remove_suffix(1);
   size_t start = text.rfind('\n');
   return start == std::string_view::npos ? text : text.substr(start + 1);
+}
+
+// The journal's folders are private (0700; narrowed when an older gpufed left them
+// open): records name tenants and workloads, and the snapshots beside the journal hold
+// every spec's run.env. Made directly rather than through Env, whose CreateDirs takes no
+// mode; files are still read and written only through Env.
+Status MakePrivateFolders(std::initializer_list<std::string> dirs) {
+  for (const std::string& dir : dirs) {
+    if (Result<std::optional<ModeChange>> made = MakePrivateFolder(dir); !made.ok()) return made.status();
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -98,7 +111,7 @@ Result<std::unique_ptr<AuditJournal>> AuditJournal::Open(const JournalOptions& o
 
 Status AuditJournal::Recover(RecoveryInfo* info) {
   const std::string jdir = journal_dir();
-  GPUFED_RETURN_IF_ERROR(env_->CreateDirs(jdir));
+  GPUFED_RETURN_IF_ERROR(MakePrivateFolders({options_.dir, jdir}));
   Result<std::unique_ptr<FileLock>> lock = env_->LockFile(jdir + "/LOCK");
   if (!lock.ok()) return lock.status();
   lock_ = std::move(*lock);
@@ -147,7 +160,7 @@ Status AuditJournal::Recover(RecoveryInfo* info) {
       info->truncated_bytes = data.size() - good_end;
       // Keep the torn bytes before cutting them off, so the repair loses nothing.
       const std::string qdir = options_.dir + "/quarantine";
-      GPUFED_RETURN_IF_ERROR(env_->CreateDirs(qdir));
+      GPUFED_RETURN_IF_ERROR(MakePrivateFolders({qdir}));
       info->quarantined = qdir + "/" + path.substr(path.rfind('/') + 1) + "." + std::to_string(good_end) + ".torn";
       GPUFED_RETURN_IF_ERROR(WriteFileAtomic(*env_, info->quarantined, data.substr(good_end)));
       GPUFED_RETURN_IF_ERROR(env_->Truncate(path, good_end));

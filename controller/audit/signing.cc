@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "controller/common/secure_file.h"
 #include "controller/common/sha256.h"
 
 namespace gpufed::audit {
@@ -69,6 +70,14 @@ Result<Signer> Signer::FromPrivateKeyPem(std::string_view pem) {
   PkeyPtr owned(key);
   if (!IsEd25519(key)) return InvalidArgument("the signing key must be Ed25519 (gpufed audit keygen)");
   return Signer(std::move(owned));
+}
+
+Result<Signer> Signer::FromPrivateKeyFile(const std::string& path) {
+  Result<std::string> pem = ReadSecretFile(path);
+  if (!pem.ok()) return pem.status();
+  Result<Signer> signer = FromPrivateKeyPem(*pem);
+  if (!signer.ok()) return Status(signer.status().code(), path + ": " + signer.status().message());
+  return signer;
 }
 
 std::string Signer::Sign(std::string_view message) const {

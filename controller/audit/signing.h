@@ -23,6 +23,11 @@ class Signer {
   static Result<Signer> Generate();
   // PKCS#8 PEM ("-----BEGIN PRIVATE KEY-----"). InvalidArgument if not an Ed25519 key.
   static Result<Signer> FromPrivateKeyPem(std::string_view pem);
+  // Reads the PEM from a private key file, which must be private (common/secure_file.h
+  // ReadSecretFile): FailedPrecondition, naming the path and the fix, for a symlink, a
+  // file owned by another user or one group or others can read or write; NotFound when
+  // missing. Errors from the PEM name the path.
+  static Result<Signer> FromPrivateKeyFile(const std::string& path);
 
   // Base64 signature over `message`.
   std::string Sign(std::string_view message) const;

@@ -4,8 +4,6 @@
 // `gpufed audit record --config DIR` runs one placer pass like `gpufed plan` and appends
 // its decisions to a journal (with the policy activation and the inputs snapshot), so
 // journals can be produced before the reconcile loop exists, and by tests.
-#include <sys/stat.h>
-
 #include <filesystem>
 #include <iostream>
 
@@ -19,6 +17,7 @@
 #include "controller/cli/audit_commands.h"
 #include "controller/cli/commands.h"
 #include "controller/cli/plan_inputs.h"
+#include "controller/common/secure_file.h"
 #include "controller/config/loader.h"
 #include "policies/engine/activation.h"
 
@@ -40,10 +39,10 @@ int RunKeygen(const std::string& out_dir) {
     std::cerr << "gpufed audit keygen: " << signer.status().ToString() << "\n";
     return 1;
   }
-  mode_t old = ::umask(077);  // the private key is readable by its owner only
-  Status s = env->CreateDirs(out_dir);
-  if (s.ok()) s = audit::WriteFileAtomic(*env, key_path, signer->PrivateKeyPem());
-  ::umask(old);
+  // A missing --out folder is created 0700; an existing one is the operator's and left as
+  // it is. The private key is 0600 from its creation and never replaces a file.
+  Status s = MakePrivateFolder(out_dir, ExistingFolder::kLeave).status();
+  if (s.ok()) s = CreateSecretFile(key_path, signer->PrivateKeyPem());
   if (s.ok()) s = audit::WriteFileAtomic(*env, pub_path, signer->PublicKeyPem());
   if (!s.ok()) {
     std::cerr << "gpufed audit keygen: " << s.ToString() << "\n";

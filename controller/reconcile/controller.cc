@@ -4,9 +4,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 
 #include "controller/audit/records.h"
+#include "controller/common/secure_file.h"
 #include "controller/config/loader.h"
 
 namespace gpufed::reconcile {
@@ -23,9 +23,14 @@ Result<std::unique_ptr<Controller>> Controller::Open(const ControllerOptions& op
     for (const std::string& p : c->activator_.last_rejection()) why += "\n  " + p;
     return FailedPrecondition("policy repository " + options.config_dir + " was not activated:" + why);
   }
-  std::error_code ec;
-  std::filesystem::create_directories(options.state_dir, ec);
-  if (ec) return Unavailable("create " + options.state_dir + ": " + ec.message());
+  // Private (0700), with the connectors' folder in it: they hold every spec's run.env,
+  // the signing key and the ledgers. The runtime, which makes the state folder before
+  // the controller is opened, reports its narrowing.
+  for (const std::string& dir : {options.state_dir, options.state_dir + "/connectors"}) {
+    if (Result<std::optional<ModeChange>> made = MakePrivateFolder(dir); !made.ok()) {
+      return Status(made.status().code(), "state folder: " + made.status().message());
+    }
+  }
   Result<std::unique_ptr<store::Store>> store = store::Store::Open(options.state_dir + "/gpufed.db", options.durability);
   if (!store.ok()) return store.status();
   c->store_ = std::move(store).value();

@@ -2,33 +2,30 @@
 
 #include <algorithm>
 
-#include <sys/stat.h>
-
 #include "controller/audit/records.h"
 #include "controller/common/action_key.h"
+#include "controller/common/secure_file.h"
 
 namespace gpufed::reconcile {
 
 Result<audit::Signer> LoadOrCreateSigningKey(audit::Env& env, const std::string& audit_dir) {
   const std::string key_path = audit_dir + "/signing.key";
   const std::string pub_path = audit_dir + "/signing.pub";
-  if (env.FileExists(key_path)) {
-    Result<std::string> pem = env.ReadFile(key_path);
-    if (!pem.ok()) return pem.status();
-    Result<audit::Signer> signer = audit::Signer::FromPrivateKeyPem(*pem);
-    if (!signer.ok()) return signer.status();
+  // The audit folder also keeps the inputs snapshots, run.env included: private, like the
+  // state folder it sits in.
+  if (Result<std::optional<ModeChange>> dir = MakePrivateFolder(audit_dir); !dir.ok()) return dir.status();
+  // A key others could read, or a symlink in its place, is refused, never used or replaced.
+  Result<audit::Signer> signer = audit::Signer::FromPrivateKeyFile(key_path);
+  if (signer.ok()) {
     // A lost public key is re-derived; verifiers need it and it is not secret.
     if (!env.FileExists(pub_path)) GPUFED_RETURN_IF_ERROR(audit::WriteFileAtomic(env, pub_path, signer->PublicKeyPem()));
     return signer;
   }
-  Result<audit::Signer> signer = audit::Signer::Generate();
+  if (signer.status().code() != StatusCode::kNotFound) return signer.status();
+  signer = audit::Signer::Generate();
   if (!signer.ok()) return signer.status();
-  GPUFED_RETURN_IF_ERROR(env.CreateDirs(audit_dir));
-  // Same as `gpufed audit keygen`: the private key is created readable by its owner only.
-  mode_t old = ::umask(077);
-  Status s = audit::WriteFileAtomic(env, key_path, signer->PrivateKeyPem());
-  ::umask(old);
-  GPUFED_RETURN_IF_ERROR(s);
+  // Owner-only (0600) from its creation, durable, and never over an existing file.
+  GPUFED_RETURN_IF_ERROR(CreateSecretFile(key_path, signer->PrivateKeyPem()));
   GPUFED_RETURN_IF_ERROR(audit::WriteFileAtomic(env, pub_path, signer->PublicKeyPem()));
   return signer;
 }

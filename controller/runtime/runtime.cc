@@ -6,6 +6,7 @@
 #include <iostream>
 #include <thread>
 
+#include "controller/common/secure_file.h"
 #include "controller/config/loader.h"
 #include "controller/runtime/stop_signals.h"
 
@@ -42,9 +43,11 @@ Result<std::unique_ptr<Runtime>> Runtime::Open(RuntimeOptions options, const con
   rt->clock_ = o.clock != nullptr ? o.clock
                : rt->virtual_time_ ? static_cast<const connectors::Clock*>(&rt->virtual_clock_)
                                    : &rt->wall_clock_;
-  std::error_code ec;
-  std::filesystem::create_directories(o.state_dir, ec);
-  if (ec) return Unavailable("create " + o.state_dir + ": " + ec.message());
+  // The state folder holds every spec's run.env, the signing key and the admin token:
+  // created 0700, or narrowed to 0700 (and said so) when an older gpufed left it open.
+  Result<std::optional<ModeChange>> state = MakePrivateFolder(o.state_dir);
+  if (!state.ok()) return Status(state.status().code(), "state folder: " + state.status().message());
+  if (state->has_value()) std::cerr << "gpufed run: " << (*state)->ToString() << "\n";
   // A restarted virtual-time run continues from the clock it had reached.
   if (rt->virtual_time_ && o.clock == nullptr) {
     Result<std::unique_ptr<store::Store>> peek = store::Store::Open(o.state_dir + "/gpufed.db");
