@@ -122,7 +122,8 @@ void LoadDocument(const DocumentText& document, const std::string& file, const L
                   std::vector<Reference>& references, std::vector<UnparsedDocument>& unparsed, LoadResult& result) {
   DocumentContext context{file, &result.diagnostics, &references, document.first_line};
   // LoadAll must not see text on which yaml-cpp 0.7 never returns (see yaml_guard.h).
-  YamlStreamProblem problem = CheckYamlStream(document.text, options.max_documents_per_file);
+  YamlStreamProblem problem =
+      CheckYamlStream(document.text, options.max_documents_per_file, options.max_nodes_per_document);
   if (problem.found) {
     result.diagnostics.Add({file, document.first_line + problem.line, problem.column, "", problem.message});
     unparsed.push_back({file, document.text});

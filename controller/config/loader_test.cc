@@ -184,6 +184,52 @@ TEST(Loader, TenantApiRateLimitIsPerSecondOrPerMinute) {
   }
 }
 
+// Unset, a tenant's API gets the defaults (so one token cannot take the API from the
+// others); "0" lifts the rate limit and 0 the cap on requests in flight.
+TEST(Loader, TenantApiLimitsDefaultAndLiftExplicitly) {
+  auto tenant = [](const std::string& spec) {
+    return "apiVersion: gpufed/v1alpha1\nkind: Tenant\nmetadata: {name: t}\nspec: " + spec + "\n";
+  };
+  LoadResult unset = LoadText(tenant("{weight: 1}"), "t.yaml");
+  ASSERT_TRUE(unset.ok()) << Dump(unset);
+  EXPECT_EQ(unset.config.tenants[0].api_rate_per_second, model::Tenant::kDefaultApiRatePerSecond);
+  EXPECT_EQ(unset.config.tenants[0].api_burst, model::Tenant::kDefaultApiBurst);
+  EXPECT_EQ(unset.config.tenants[0].api_max_concurrent_requests, model::Tenant::kDefaultApiMaxConcurrentRequests);
+  LoadResult lifted = LoadText(tenant("{api: {rateLimit: \"0\", maxConcurrentRequests: 0}}"), "t.yaml");
+  ASSERT_TRUE(lifted.ok()) << Dump(lifted);
+  EXPECT_EQ(lifted.config.tenants[0].api_rate_per_second, 0);
+  EXPECT_EQ(lifted.config.tenants[0].api_max_concurrent_requests, 0);
+  LoadResult written = LoadText(tenant("{api: {rateLimit: 5/s, maxConcurrentRequests: 3}}"), "t.yaml");
+  ASSERT_TRUE(written.ok()) << Dump(written);
+  EXPECT_EQ(written.config.tenants[0].api_burst, 0);  // the written rate's: 5
+  EXPECT_EQ(written.config.tenants[0].api_max_concurrent_requests, 3);
+  EXPECT_FALSE(LoadText(tenant("{api: {maxConcurrentRequests: -1}}"), "t.yaml").ok());
+}
+
+// An API tokens file says "TOKEN admin" and "TOKEN metrics" for roles: no tenant may be
+// called so.
+TEST(Loader, TenantNamesOfApiRolesAreReserved) {
+  for (const char* name : {"admin", "metrics"}) {
+    LoadResult r = LoadText(std::string("apiVersion: gpufed/v1alpha1\nkind: Tenant\nmetadata: {name: ") + name +
+                                "}\nspec: {weight: 1}\n",
+                            "t.yaml");
+    EXPECT_FALSE(r.ok()) << name;
+    EXPECT_THAT(Dump(r), testing::HasSubstr("is reserved")) << Dump(r);
+  }
+}
+
+// A large document is refused by counting its nodes in the event parser, before
+// LoadAll builds any of them.
+TEST(Loader, ADocumentWithTooManyNodesIsRefusedBeforeItIsBuilt) {
+  std::string text = "a: [";
+  for (int i = 0; i < 250000; ++i) text += "1,";
+  text += "1]\n";
+  LoadResult r = LoadText(text, "api/w.yaml");
+  ASSERT_EQ(r.diagnostics.size(), 1u) << Dump(r);
+  EXPECT_THAT(r.diagnostics.items()[0].message, testing::HasSubstr("more than 200000 nodes"));
+  EXPECT_EQ(r.diagnostics.items()[0].file, "api/w.yaml");
+}
+
 // yaml-cpp 0.7's LoadAll never returns on a stray ',' (it allocates until memory runs
 // out); the loader must answer at once with the position instead.
 TEST(Loader, StrayCommaIsASyntaxErrorNotAnEndlessLoop) {

@@ -249,6 +249,13 @@ void CheckRepository(const std::vector<Reference>& references, model::Config& co
   CheckUnique(config.policies, "Policy", diagnostics);
   CheckUnique(config.policy_tests, "PolicyTest", diagnostics);
   CheckUnique(config.audit_sinks, "AuditSink", diagnostics);
+  // An API tokens file names roles and tenants in one column: these names are the roles.
+  for (const model::Tenant& t : config.tenants) {
+    if (t.metadata.name == "admin" || t.metadata.name == "metrics") {
+      Report(diagnostics, t.metadata.location, "metadata.name",
+             "tenant name '" + t.metadata.name + "' is reserved (API tokens files use it for a role)");
+    }
+  }
 
   std::map<std::string, int> classes = DefaultPriorityClasses();
   for (const model::Config* source : {context, static_cast<const model::Config*>(&config)}) {

@@ -31,9 +31,15 @@ struct Tenant {
   // repository are not capped). As written: a number, or a class resolved after loading.
   std::optional<int> max_priority;
   std::string max_priority_class;
-  // API requests its tokens may make (spec.api.rateLimit "20/s", burst); admins are exempt.
-  double api_rate_per_second = 0;  // 0: unlimited
-  int api_burst = 0;               // 0: the rate rounded up (at least 1)
+  // API requests its tokens may make (spec.api; admins are exempt). Unset, a tenant gets
+  // the defaults below, so one tenant's token cannot take the API from the others; "0"
+  // lifts a limit explicitly.
+  static constexpr double kDefaultApiRatePerSecond = 50;
+  static constexpr int kDefaultApiBurst = 100;
+  static constexpr int kDefaultApiMaxConcurrentRequests = 16;
+  double api_rate_per_second = kDefaultApiRatePerSecond;  // rateLimit "20/s"; 0: unlimited
+  int api_burst = kDefaultApiBurst;  // 0: the rate rounded up (at least 1)
+  int api_max_concurrent_requests = kDefaultApiMaxConcurrentRequests;  // in flight at once; 0: unlimited
 };
 
 }  // namespace gpufed::model

@@ -144,9 +144,8 @@ Status Controller::Reload() {
 void Controller::PublishApiLimits() {
   std::map<std::string, ApiLimit> limits;
   for (const model::Tenant& t : activator_.active()->config.tenants) {
-    if (t.api_rate_per_second <= 0) continue;
     const int burst = t.api_burst > 0 ? t.api_burst : std::max(1, static_cast<int>(std::ceil(t.api_rate_per_second)));
-    limits[t.metadata.name] = {t.api_rate_per_second, burst};
+    limits[t.metadata.name] = {t.api_rate_per_second, burst, t.api_max_concurrent_requests};
   }
   std::lock_guard<std::mutex> lock(limits_mu_);
   api_limits_ = std::move(limits);
@@ -156,7 +155,7 @@ void Controller::PublishApiLimits() {
 Controller::ApiLimit Controller::ApiLimitOf(const std::string& tenant) {
   std::lock_guard<std::mutex> lock(limits_mu_);
   auto it = api_limits_.find(tenant);
-  return it == api_limits_.end() ? ApiLimit{} : it->second;
+  return it == api_limits_.end() ? ApiLimit{} : it->second;  // a tenant no revision knows: the defaults
 }
 
 Result<PassStats> Controller::Pass() {

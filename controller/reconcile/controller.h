@@ -117,12 +117,13 @@ class Controller {
   nlohmann::json HistoryJson(const std::string& caller, std::optional<Duration> since = std::nullopt);
   // Journal head, newest signed checkpoint and each sink's lag.
   nlohmann::json AuditStatus();
-  // A tenant's API request rate under the active revision (Tenant.spec.api; per_second 0:
-  // unlimited). Takes only its own lock, so the server can ask on every request while a
-  // pass runs.
+  // A tenant's API limits under the active revision (Tenant.spec.api, with the model's
+  // defaults when unset; 0: unlimited). Takes only its own lock, so the server can ask on
+  // every request while a pass runs.
   struct ApiLimit {
-    double per_second = 0;
-    int burst = 0;
+    double per_second = model::Tenant::kDefaultApiRatePerSecond;
+    int burst = model::Tenant::kDefaultApiBurst;
+    int max_concurrent_requests = model::Tenant::kDefaultApiMaxConcurrentRequests;
   };
   ApiLimit ApiLimitOf(const std::string& tenant);
   std::string Metrics();

@@ -1,14 +1,30 @@
 // Controller: the API methods behind the HTTP server and CLI.
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <sstream>
 
 #include "controller/config/loader.h"
+#include "controller/config/references.h"
 #include "controller/reconcile/controller.h"
 
 namespace gpufed::reconcile {
 
 using store::WorkloadRecord;
+
+namespace {
+
+// The `normal` priority class of a revision: a Policy's, else the built-in one.
+int NormalPriority(const model::Config& config) {
+  std::optional<int> value;
+  for (const model::Policy& p : config.policies) {
+    auto it = p.priority_classes.find("normal");
+    if (it != p.priority_classes.end()) value = it->second;
+  }
+  return value ? *value : config::DefaultPriorityClasses().at("normal");
+}
+
+}  // namespace
 
 Result<WorkloadRecord> Controller::Submit(const std::string& text, const std::string& file_name,
                                           const std::string& caller, const std::string& owner) {
@@ -26,6 +42,13 @@ Result<WorkloadRecord> Controller::Submit(const std::string& text, const std::st
   const model::Config& active = revision->config;
   // The loader gives API submissions the same file/line/field messages as `validate`.
   config::LoadResult loaded = config::LoadText(text, file_name, &active);
+  // A tenant's token learns nothing of other tenants: a workload for a tenant it may not
+  // use is refused alike whether that tenant exists or not (before the loader's "unknown
+  // tenant" could tell them apart).
+  if (!tenant.empty() && loaded.config.workloads.size() == 1 && loaded.config.workloads[0].tenant != tenant &&
+      !loaded.config.workloads[0].tenant.empty()) {
+    return Status(StatusCode::kPermissionDenied, "token of tenant " + tenant + " cannot submit for another tenant");
+  }
   if (!loaded.ok()) {
     std::string why;
     for (const auto& d : loaded.diagnostics.items()) why += (why.empty() ? "" : "\n") + d.ToString();
@@ -39,15 +62,21 @@ Result<WorkloadRecord> Controller::Submit(const std::string& text, const std::st
     return InvalidArgument(file_name + ": spec.tenant " + w.tenant + " is not the tenant of the path (" + owner + ")");
   }
   if (!tenant.empty() && w.tenant != tenant) {
-    return Status(StatusCode::kPermissionDenied, "token of tenant " + tenant + " cannot submit for tenant " + w.tenant);
+    return Status(StatusCode::kPermissionDenied, "token of tenant " + tenant + " cannot submit for another tenant");
   }
   if (!tenant.empty()) {
+    // A tenant's tokens are capped at its maxPriority; without one, at the `normal` class
+    // (what a workload without a priority gets), so a token cannot preempt other tenants'
+    // work unless the repository allows it.
     const model::Tenant* t = active.FindTenant(w.tenant);
-    if (t != nullptr && t->max_priority && w.priority > *t->max_priority) {
-      const std::string cap = std::to_string(*t->max_priority) +
-                              (t->max_priority_class.empty() ? "" : " (" + t->max_priority_class + ")");
+    const bool written = t != nullptr && t->max_priority.has_value();
+    const int cap = written ? *t->max_priority : NormalPriority(active);
+    if (w.priority > cap) {
+      const std::string named = written ? (t->max_priority_class.empty() ? "" : " (" + t->max_priority_class + ")")
+                                        : " (the normal class; set Tenant.spec.maxPriority to allow more)";
       return Status(StatusCode::kPermissionDenied, file_name + ": spec.priority " + std::to_string(w.priority) +
-                                                       " is above tenant " + w.tenant + "'s maxPriority " + cap);
+                                                       " is above tenant " + w.tenant + "'s maxPriority " +
+                                                       std::to_string(cap) + named);
     }
   }
   WorkloadRecord r;

@@ -28,6 +28,18 @@ struct ConnectionLimits {
   // Connections in all (each has its own thread). Over the cap the oldest connection
   // waiting for a request head is evicted; if none waits, the new one gets 503.
   size_t max_connections = 1024;
+  // A request head (request line and headers) over either bound is answered 431 and its
+  // connection closed, before any of it is parsed or authenticated.
+  size_t max_header_bytes = 32 * 1024;
+  size_t max_header_lines = 100;
+  // Connections that callers without an admin or metrics token can never take: their
+  // requests in flight are capped at max_connections - reserved_connections, so
+  // /healthz, /readyz, admins and scrapers always find a place (by evicting a connection
+  // that waits for a request head).
+  size_t reserved_connections = 64;
+  // Requests in flight (past their head, until their response is written) from one
+  // client address with a tenant or unknown token.
+  size_t max_requests_in_flight_per_address = 64;
 };
 
 }  // namespace gpufed::server

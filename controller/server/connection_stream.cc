@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <string_view>
 
 namespace gpufed::server {
 namespace {
@@ -20,7 +21,6 @@ using std::chrono::steady_clock;
 constexpr size_t kBufferSize = 16 * 1024;
 // Enough for any response head this server writes; a longer one is not inspected further.
 constexpr size_t kResponseHeadLimit = 8 * 1024;
-constexpr uint32_t kBlankLine = 0x0d0a0d0a;  // "\r\n\r\n"
 
 std::string OpenSslError() {
   unsigned long e = ERR_get_error();
@@ -51,6 +51,28 @@ bool StatusEndsConnection(int status) {
   return status == 400 || status == 408 || status == 413 || status == 414 || status == 431 || status == 500;
 }
 
+// A complete response head (status not 1xx) with its Connection header set to close and
+// any Keep-Alive header dropped; "" when `head` is not one (it is then written as it is,
+// and the connection still closes after it).
+std::string WithConnectionClose(std::string_view head) {
+  const size_t end = head.find("\r\n\r\n");
+  if (head.substr(0, 7) != "HTTP/1." || head.size() < 12 || head[9] == '1' || end == std::string_view::npos) return "";
+  std::string out;
+  out.reserve(head.size() + 20);
+  size_t pos = head.find("\r\n") + 2;
+  out.append(head.substr(0, pos));
+  while (pos < end + 2) {
+    const size_t next = head.find("\r\n", pos) + 2;
+    std::string lower(head.substr(pos, std::min<size_t>(next - pos, 12)));
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (lower.rfind("connection:", 0) != 0 && lower.rfind("keep-alive:", 0) != 0) out.append(head.substr(pos, next - pos));
+    pos = next;
+  }
+  out.append("Connection: close\r\n\r\n");
+  out.append(head.substr(end + 4));
+  return out;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<TlsContext>> TlsContext::Load(const std::string& cert_file, const std::string& key_file) {
@@ -71,7 +93,10 @@ Result<std::unique_ptr<TlsContext>> TlsContext::Load(const std::string& cert_fil
 TlsContext::~TlsContext() { SSL_CTX_free(ctx_); }
 
 ConnectionStream::ConnectionStream(int fd, SSL_CTX* tls, ConnectionLimits limits, std::function<bool()> on_head_complete)
-    : fd_(fd), limits_(limits), on_head_complete_(std::move(on_head_complete)) {
+    : fd_(fd),
+      limits_(limits),
+      on_head_complete_(std::move(on_head_complete)),
+      framing_(limits.max_header_bytes, limits.max_header_lines) {
   ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) | O_NONBLOCK);
   if (tls != nullptr) {
     ssl_ = SSL_new(tls);
@@ -165,7 +190,7 @@ ssize_t ConnectionStream::SendSome(const char* data, size_t size, SteadyTime dea
 }
 
 SteadyTime ConnectionStream::ReadDeadline() const {
-  return head_complete_ ? body_deadline_ : std::min(head_deadline_, body_deadline_);
+  return framing_.head_complete() ? body_deadline_ : std::min(head_deadline_, body_deadline_);
 }
 
 bool ConnectionStream::AwaitRequest(SteadyTime deadline) {
@@ -177,23 +202,36 @@ bool ConnectionStream::AwaitRequest(SteadyTime deadline) {
 void ConnectionStream::BeginRequest(SteadyTime head_deadline, SteadyTime body_deadline) {
   head_deadline_ = head_deadline;
   body_deadline_ = body_deadline;
-  head_complete_ = false;
-  last_four_ = 0;
+  framing_.Reset();
   response_head_.clear();
   response_head_seen_ = false;
   response_closes_ = false;
 }
 
-void ConnectionStream::NoteDelivered(const char* data, size_t size) {
-  if (head_complete_) return;
-  for (size_t i = 0; i < size; ++i) {
-    last_four_ = (last_four_ << 8) | static_cast<unsigned char>(data[i]);
-    if (last_four_ == kBlankLine) {
-      head_complete_ = true;
+bool ConnectionStream::NoteDelivered(const char* data, size_t size) {
+  size_t head_bytes = 0;
+  switch (framing_.Deliver(data, size, head_bytes)) {
+    case RequestFraming::Step::kHeadComplete:
       if (on_head_complete_ && !on_head_complete_()) failed_ = true;
-      return;
+      return true;
+    case RequestFraming::Step::kHeadTooLarge: {
+      // Answered here: the parser has not seen the head, so it cannot answer it.
+      static const std::string kTooLarge = [] {
+        const std::string body =
+            R"j({"error":{"code":"RESOURCE_EXHAUSTED","message":"request head too large (too many or too long header lines)"}})j"
+            "\n";
+        return "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: application/json\r\n"
+               "Connection: close\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+      }();
+      (void)write(kTooLarge.data(), kTooLarge.size());
+      failed_ = true;
+      return false;
     }
+    case RequestFraming::Step::kHead:
+    case RequestFraming::Step::kBody:
+      return true;
   }
+  return true;
 }
 
 ssize_t ConnectionStream::read(char* ptr, size_t size) {
@@ -203,8 +241,8 @@ ssize_t ConnectionStream::read(char* ptr, size_t size) {
     if (got <= 0) return got;
   }
   const size_t n = std::min(size, end_ - pos_);
+  if (!NoteDelivered(buffer_.data() + pos_, n)) return -1;
   std::memcpy(ptr, buffer_.data() + pos_, n);
-  NoteDelivered(buffer_.data() + pos_, n);
   pos_ += n;
   return static_cast<ssize_t>(n);
 }
@@ -223,17 +261,26 @@ void ConnectionStream::NoteResponse(const char* data, size_t size) {
   }
   std::string lower = response_head_.substr(0, end);
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-  response_closes_ = StatusEndsConnection(status) || lower.find("\r\nconnection: close") != std::string::npos;
+  response_closes_ = StatusEndsConnection(status) || lower.find("\r\nconnection: close") != std::string::npos ||
+                     !framing_.body_fully_read();
   response_head_seen_ = true;
   response_head_.clear();
 }
 
 ssize_t ConnectionStream::write(const char* ptr, size_t size) {
   if (failed_) return -1;
-  NoteResponse(ptr, size);
+  // A response to a request whose body was not read to its end says it closes the
+  // connection (the unread rest must never be parsed as a next request).
+  std::string closing;
+  if (!response_head_seen_ && response_head_.empty() && !framing_.body_fully_read()) {
+    closing = WithConnectionClose(std::string_view(ptr, size));
+  }
+  const char* data = closing.empty() ? ptr : closing.data();
+  const size_t length = closing.empty() ? size : closing.size();
+  NoteResponse(data, length);
   const SteadyTime deadline = steady_clock::now() + limits_.write_timeout;
-  for (size_t sent = 0; sent < size;) {
-    const ssize_t n = SendSome(ptr + sent, size - sent, deadline);
+  for (size_t sent = 0; sent < length;) {
+    const ssize_t n = SendSome(data + sent, length - sent, deadline);
     if (n < 0) return -1;
     sent += static_cast<size_t>(n);
   }

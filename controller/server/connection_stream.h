@@ -15,6 +15,7 @@
 
 #include "controller/common/status.h"
 #include "controller/server/connection_limits.h"
+#include "controller/server/request_framing.h"
 
 namespace gpufed::server {
 
@@ -77,7 +78,9 @@ class ConnectionStream final : public httplib::Stream {
   // Waits until `events` (POLLIN/POLLOUT) are possible; false past the deadline.
   bool Wait(short events, SteadyTime deadline);
   SteadyTime ReadDeadline() const;
-  void NoteDelivered(const char* data, size_t size);
+  // Accounts for bytes handed to the parser; false when the request head is over its
+  // limits (answered with 431 here, and the connection fails).
+  bool NoteDelivered(const char* data, size_t size);
   void NoteResponse(const char* data, size_t size);
 
   int fd_;
@@ -87,8 +90,7 @@ class ConnectionStream final : public httplib::Stream {
   std::string buffer_;  // received, not yet delivered: buffer_[pos_, end_)
   size_t pos_ = 0, end_ = 0;
   SteadyTime head_deadline_, body_deadline_;
-  bool head_complete_ = false;
-  uint32_t last_four_ = 0;      // the last bytes delivered, to find the blank line
+  RequestFraming framing_;      // where the request being read ends
   std::string response_head_;   // the start of the response being written
   bool response_head_seen_ = false;
   bool response_closes_ = false;

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <system_error>
 
@@ -16,15 +17,18 @@ namespace {
 
 using std::chrono::steady_clock;
 
-std::string PeerAddress(int fd) {
+std::string PeerAddress(int fd, int& port) {
   sockaddr_storage addr{};
   socklen_t len = sizeof addr;
+  port = 0;
   if (::getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return "";
   char text[INET6_ADDRSTRLEN] = {};
   if (addr.ss_family == AF_INET) {
     ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(addr).sin_addr, text, sizeof text);
+    port = ntohs(reinterpret_cast<const sockaddr_in&>(addr).sin_port);
   } else if (addr.ss_family == AF_INET6) {
     ::inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6&>(addr).sin6_addr, text, sizeof text);
+    port = ntohs(reinterpret_cast<const sockaddr_in6&>(addr).sin6_port);
   }
   return text;
 }
@@ -108,7 +112,8 @@ int GuardedServer::Bind(const std::string& host, int port) {
 
 bool GuardedServer::process_and_close_socket(socket_t sock) {
   JoinFinished();
-  const std::string address = PeerAddress(sock);
+  int port = 0;
+  const std::string address = PeerAddress(sock, port);
   std::unique_lock<std::mutex> lock(mu_);
   if (stopping_ || !MakeRoomLocked(address)) {
     if (!stopping_) ++counters_.refused;
@@ -117,7 +122,7 @@ bool GuardedServer::process_and_close_socket(socket_t sock) {
     return false;
   }
   const uint64_t id = next_id_++;
-  live_.emplace(id, Connection{sock, address});
+  live_.emplace(id, Connection{sock, address, port});
   ++per_address_[address];
   ++counters_.accepted;
   try {
@@ -154,9 +159,48 @@ bool GuardedServer::MakeRoomLocked(const std::string& address) {
   return true;
 }
 
+GuardedServer::Claim GuardedServer::ClaimInFlight(const std::string& address, int port, const std::string& group,
+                                                  size_t group_limit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = std::find_if(live_.begin(), live_.end(),
+                         [&](const auto& entry) { return entry.second.port == port && entry.second.address == address; });
+  if (it == live_.end()) return Claim::kServerFull;  // evicted meanwhile: nothing to serve
+  Connection& c = it->second;
+  ReleaseInFlightLocked(c);
+  const size_t server_cap = limits_.max_connections > limits_.reserved_connections
+                                ? limits_.max_connections - limits_.reserved_connections
+                                : 1;
+  if (in_flight_ >= server_cap) return Claim::kServerFull;
+  if (in_flight_by_address_[address] >= std::max<size_t>(1, limits_.max_requests_in_flight_per_address)) {
+    return Claim::kAddressFull;
+  }
+  if (group_limit > 0 && in_flight_by_group_[group] >= group_limit) return Claim::kGroupFull;
+  c.in_flight = true;
+  c.group = group;
+  ++in_flight_;
+  ++in_flight_by_address_[address];
+  ++in_flight_by_group_[group];
+  return Claim::kOk;
+}
+
+void GuardedServer::ReleaseInFlightLocked(Connection& c) {
+  if (!c.in_flight) return;
+  c.in_flight = false;
+  --in_flight_;
+  if (--in_flight_by_address_[c.address] == 0) in_flight_by_address_.erase(c.address);
+  if (--in_flight_by_group_[c.group] == 0) in_flight_by_group_.erase(c.group);
+}
+
+void GuardedServer::ReleaseInFlight(uint64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = live_.find(id);
+  if (it != live_.end()) ReleaseInFlightLocked(it->second);
+}
+
 void GuardedServer::EvictLocked(std::map<uint64_t, Connection>::iterator it) {
   // Wakes the connection's thread (its reads end); it closes the socket itself. Its
   // place is free from now on.
+  ReleaseInFlightLocked(it->second);
   ::shutdown(it->second.fd, SHUT_RDWR);
   if (--per_address_[it->second.address] == 0) per_address_.erase(it->second.address);
   live_.erase(it);
@@ -197,7 +241,9 @@ void GuardedServer::Serve(uint64_t id, int fd) {
       stream.BeginRequest(begun + limits_.header_timeout, begun + limits_.read_timeout);
       const bool last = served + 1 == max_requests;
       bool client_closes = false;
-      if (!process_request(stream, last, client_closes, nullptr)) break;
+      const bool served_ok = process_request(stream, last, client_closes, nullptr);
+      ReleaseInFlight(id);
+      if (!served_ok) break;
       if (last || client_closes || stream.response_closes()) {
         linger = true;
         break;
@@ -215,6 +261,7 @@ void GuardedServer::Serve(uint64_t id, int fd) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = live_.find(id);
   if (it != live_.end()) {
+    ReleaseInFlightLocked(it->second);
     if (--per_address_[it->second.address] == 0) per_address_.erase(it->second.address);
     live_.erase(it);
   }

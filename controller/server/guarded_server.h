@@ -57,11 +57,23 @@ class GuardedServer : public httplib::Server {
   // Ends the accept loop and every connection, and joins their threads. Idempotent.
   void Stop();
 
+  // Requests from callers without an admin or metrics token hold a place in flight from
+  // their head until their response is written, within three caps: per address
+  // (max_requests_in_flight_per_address), in all (max_connections - reserved_connections),
+  // and per `group` (a tenant; `group_limit` 0: no cap of its own). `address` and `port`
+  // name the connection (httplib's Request::remote_addr and remote_port). The place is
+  // given back when the response has been written or the connection ends.
+  enum class Claim { kOk, kGroupFull, kAddressFull, kServerFull };
+  Claim ClaimInFlight(const std::string& address, int port, const std::string& group, size_t group_limit);
+
  private:
   struct Connection {
     int fd;
     std::string address;
+    int port = 0;
     bool awaiting_head = true;  // between requests, or reading a request's head
+    bool in_flight = false;     // holds a place (ClaimInFlight) for the request being served
+    std::string group;
   };
   class ConnectionQueue;
 
@@ -71,6 +83,9 @@ class GuardedServer : public httplib::Server {
   bool MakeRoomLocked(const std::string& address);
   void EvictLocked(std::map<uint64_t, Connection>::iterator it);
   void SetAwaitingHead(uint64_t id, bool awaiting);
+  // Gives back the place the connection's request held in flight, if any.
+  void ReleaseInFlightLocked(Connection& c);
+  void ReleaseInFlight(uint64_t id);
   void JoinFinished();
   void ShutdownConnections();
 
@@ -82,6 +97,9 @@ class GuardedServer : public httplib::Server {
   uint64_t next_id_ = 0;
   std::map<uint64_t, Connection> live_;  // by admission order: oldest first
   std::unordered_map<std::string, size_t> per_address_;
+  // Requests in flight that hold a place: per address, per group and in all.
+  std::unordered_map<std::string, size_t> in_flight_by_address_, in_flight_by_group_;
+  size_t in_flight_ = 0;
   std::map<uint64_t, std::thread> threads_;
   std::vector<uint64_t> finished_;  // threads that have returned, to join
   Counters counters_;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "controller/server/admission.h"
 #include "controller/server/guarded_server.h"
 
 namespace gpufed::server {
@@ -57,6 +58,11 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(reconcile::Controlle
   s->http_ = std::make_unique<GuardedServer>(limits);
   GuardedServer& http = *s->http_;
   http.set_payload_max_length(64 * 1024);  // scrapes send no body
+  // No route here reads a body: one that is declared is refused before it is read.
+  http.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+    return RefuseUntrustedBody(req, res) ? httplib::Server::HandlerResponse::Handled
+                                         : httplib::Server::HandlerResponse::Unhandled;
+  });
   http.Get("/metrics", [controller](const httplib::Request&, httplib::Response& res) {
     res.set_content(controller->Metrics(), "text/plain; version=0.0.4");
   });

@@ -1,17 +1,15 @@
 #include "controller/server/server.h"
 
 #include <httplib.h>
-#include <openssl/rand.h>
-#include <sys/stat.h>
 
 #include <charconv>
 #include <cmath>
-#include <fstream>
+#include <iostream>
 #include <mutex>
 #include <sstream>
 
 #include "controller/audit/record.h"
-#include "controller/common/token_bucket.h"
+#include "controller/server/admission.h"
 #include "controller/server/dashboard_routes.h"
 #include "controller/server/guarded_server.h"
 #include "controller/server/http_json.h"
@@ -19,29 +17,13 @@
 
 namespace gpufed::server {
 
-// One token bucket per tenant, rebuilt when the tenant's limit changes with a revision.
-struct ApiServer::RateLimits {
-  const connectors::Clock* clock;
-  connectors::SystemClock wall;
-  std::mutex mu;
-  std::map<std::string, std::pair<reconcile::Controller::ApiLimit, TokenBucket>> buckets;
-
-  // Zero when the request may go ahead; else how long until it could.
-  Duration Take(const std::string& tenant, const reconcile::Controller::ApiLimit& limit) {
-    if (limit.per_second <= 0) return Duration();
-    const Duration now = (clock != nullptr ? clock : &wall)->Now();
-    std::lock_guard<std::mutex> lock(mu);
-    auto it = buckets.find(tenant);
-    if (it == buckets.end() || it->second.first.per_second != limit.per_second ||
-        it->second.first.burst != limit.burst) {
-      it = buckets.insert_or_assign(tenant, std::make_pair(limit, TokenBucket(limit.per_second, limit.burst))).first;
-    }
-    if (it->second.second.Reserve(now, Duration()).has_value()) return Duration();
-    return Duration::FromMillis(static_cast<int64_t>(std::ceil(1000.0 / limit.per_second)));
-  }
-};
-
 namespace {
+
+void Answer500(httplib::Response& res) {
+  SendError(res, Internal("internal error"));
+  res.status = 500;
+  res.set_header("Connection", "close");
+}
 
 nlohmann::json WorkloadJson(const store::WorkloadRecord& r) {
   return {{"name", r.name},
@@ -62,77 +44,7 @@ nlohmann::json WorkloadJson(const store::WorkloadRecord& r) {
           {"binding", nlohmann::json::parse(r.binding_json, nullptr, false)}};
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 }  // namespace
-
-Result<std::map<std::string, Caller>> ParseTokens(const std::string& text) {
-  std::map<std::string, Caller> tokens;
-  std::istringstream in(text);
-  std::string line;
-  int n = 0;
-  while (std::getline(in, line)) {
-    ++n;
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream fields(line);
-    std::string token, tenant, extra;
-    fields >> token >> tenant >> extra;
-    if (token.empty()) continue;
-    if (tenant.empty() || !extra.empty()) {
-      return InvalidArgument("tokens line " + std::to_string(n) +
-                             ": expected 'TOKEN TENANT', 'TOKEN admin' or 'TOKEN metrics'");
-    }
-    if (token.size() < 16) return InvalidArgument("tokens line " + std::to_string(n) + ": token shorter than 16 characters");
-    tokens[token] = tenant == "admin"     ? Caller::Admin()
-                    : tenant == "metrics" ? Caller::Metrics()
-                                          : Caller::OfTenant(tenant);
-  }
-  return tokens;
-}
-
-Result<ServerOptions> MakeServerOptions(const std::string& listen, const std::string& tokens_file,
-                                        const std::string& tls_cert, const std::string& tls_key,
-                                        const std::string& state_dir) {
-  ServerOptions o;
-  size_t colon = listen.rfind(':');
-  if (colon == std::string::npos) return InvalidArgument("--listen: expected ADDR:PORT, got " + listen);
-  o.host = listen.substr(0, colon);
-  try {
-    o.port = std::stoi(listen.substr(colon + 1));
-  } catch (const std::exception&) {
-    return InvalidArgument("--listen: bad port in " + listen);
-  }
-  if (o.port < 0 || o.port > 65535) return InvalidArgument("--listen: port out of range");
-  if ((tls_cert.empty()) != (tls_key.empty())) return InvalidArgument("--tls-cert and --tls-key go together");
-  o.tls_cert = tls_cert;
-  o.tls_key = tls_key;
-  if (!tokens_file.empty()) {
-    Result<std::map<std::string, Caller>> t = ParseTokens(ReadFile(tokens_file));
-    if (!t.ok()) return Status(t.status().code(), tokens_file + ": " + t.status().message());
-    o.tokens = *t;
-    return o;
-  }
-  std::string path = state_dir + "/admin.token";
-  std::string token = ReadFile(path);
-  while (!token.empty() && (token.back() == '\n' || token.back() == ' ')) token.pop_back();
-  if (token.empty()) {
-    unsigned char raw[24];
-    if (RAND_bytes(raw, sizeof raw) != 1) return Internal("cannot generate an admin token");
-    static const char* kHex = "0123456789abcdef";
-    for (unsigned char c : raw) token += std::string{kHex[c >> 4], kHex[c & 15]};
-    std::ofstream out(path, std::ios::trunc);
-    out << token << "\n";
-    if (!out) return Unavailable("cannot write " + path);
-    ::chmod(path.c_str(), 0600);
-  }
-  o.tokens[token] = Caller::Admin();
-  return o;
-}
 
 Result<std::unique_ptr<ApiServer>> ApiServer::Start(reconcile::Controller* controller, const ServerOptions& o) {
   std::unique_ptr<ApiServer> s(new ApiServer());
@@ -148,50 +60,29 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Start(reconcile::Controller* contr
   GuardedServer& http = *guarded;
   s->http_ = std::move(guarded);
   http.set_payload_max_length(o.max_body_bytes);
-  auto tokens = o.tokens;
-  // The caller a request's bearer token names; null without a known token.
-  auto caller_of = [tokens](const httplib::Request& req) -> const Caller* {
-    const std::string header = req.get_header_value("Authorization");
-    const std::string prefix = "Bearer ";
-    if (header.rfind(prefix, 0) != 0) return nullptr;
-    auto it = tokens.find(header.substr(prefix.size()));
-    return it == tokens.end() ? nullptr : &it->second;
-  };
+  s->tokens_ = std::make_unique<TokenTable>(o.tokens);
+  s->admission_ = std::make_unique<Admission>(controller, s->tokens_.get(), &http, o.clock);
+  Admission* admission = s->admission_.get();
   // Runs after the request line and headers, before any body is read: a request that is
   // refused here is answered without buffering what it sends, and its connection closed.
-  s->limits_ = std::make_unique<RateLimits>();
-  s->limits_->clock = o.clock;
-  RateLimits* limits = s->limits_.get();
-  http.set_pre_routing_handler([caller_of, controller, limits](const httplib::Request& req, httplib::Response& res) {
-    if (req.path == "/healthz" || req.path == "/readyz") return httplib::Server::HandlerResponse::Unhandled;
-    // The dashboard's static files hold no data (its pages fetch /v1 with a token).
-    if (IsUiAssetRequest(req.method, req.path)) return httplib::Server::HandlerResponse::Unhandled;
-    const Caller* caller = caller_of(req);
-    Status refused;
-    if (caller == nullptr) {
-      refused = Status(StatusCode::kUnauthenticated, "missing or unknown bearer token");
-      res.set_header("WWW-Authenticate", "Bearer");
-    } else if (req.path == "/metrics" && caller->role == Caller::Role::kTenant) {
-      refused = Status(StatusCode::kPermissionDenied, "/metrics needs an admin or a metrics token");
-    } else if (req.path != "/metrics" && caller->role == Caller::Role::kMetrics) {
-      refused = Status(StatusCode::kPermissionDenied, "a metrics token reads /metrics only");
+  http.set_pre_routing_handler([admission](const httplib::Request& req, httplib::Response& res) {
+    return admission->Refuse(req, res) ? httplib::Server::HandlerResponse::Handled
+                                       : httplib::Server::HandlerResponse::Unhandled;
+  });
+  auto caller_of = [admission](const httplib::Request& req) { return admission->CallerOf(req); };
+  // A handler that throws answers 500 with no word of the exception (httplib's default
+  // would put its text in a header); the text goes to the log.
+  http.set_exception_handler([](const httplib::Request& req, httplib::Response& res, std::exception_ptr e) {
+    std::string what = "unknown exception";
+    try {
+      if (e) std::rethrow_exception(e);
+    } catch (const std::exception& ex) {
+      what = ex.what();
+    } catch (...) {
     }
-    if (refused.ok() && caller->role == Caller::Role::kTenant) {
-      const Duration wait = limits->Take(caller->tenant, controller->ApiLimitOf(caller->tenant));
-      if (wait.millis() > 0) {
-        const int64_t seconds = std::max<int64_t>(1, (wait.millis() + 999) / 1000);
-        SendError(res, Status(StatusCode::kResourceExhausted,
-                              "tenant " + caller->tenant + " is over its API rate limit; retry after " +
-                                  std::to_string(seconds) + " s"));
-        res.status = 429;
-        res.set_header("Retry-After", std::to_string(seconds));
-        return httplib::Server::HandlerResponse::Handled;
-      }
-    }
-    if (refused.ok()) return httplib::Server::HandlerResponse::Unhandled;
-    SendError(res, refused);
-    res.set_header("Connection", "close");
-    return httplib::Server::HandlerResponse::Handled;
+    std::cerr << "gpufed run: API: " << req.method << " " << req.path << " failed: " << what << "\n";
+    res.headers.clear();
+    Answer500(res);
   });
   // The tenant a request acts as ("" for admin); false (with an answer sent) when none.
   auto auth = [caller_of](const httplib::Request& req, httplib::Response& res, std::string& tenant) {

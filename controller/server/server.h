@@ -22,27 +22,18 @@
 #include "connectors/core/clock.h"
 #include "controller/reconcile/controller.h"
 #include "controller/server/connection_limits.h"
+#include "controller/server/token_table.h"
 
 
 namespace gpufed::server {
 
+class Admission;
 class GuardedServer;
-
-// Who a bearer token speaks for.
-struct Caller {
-  enum class Role { kAdmin, kTenant, kMetrics };
-  Role role = Role::kTenant;
-  std::string tenant;  // kTenant only
-  static Caller Admin() { return {Role::kAdmin, ""}; }
-  static Caller Metrics() { return {Role::kMetrics, ""}; }
-  static Caller OfTenant(std::string name) { return {Role::kTenant, std::move(name)}; }
-  bool operator==(const Caller&) const = default;
-};
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 0;                                  // 0: any free port
-  std::map<std::string, Caller> tokens;          // token -> caller
+  TokenTable tokens;                             // bearer tokens (digests) -> caller
   std::string tls_cert;                          // PEM files; empty: plain HTTP
   std::string tls_key;
   size_t max_body_bytes = size_t{1} << 20;        // larger bodies get 413 (gpufed run --max-body)
@@ -59,7 +50,6 @@ struct ServerOptions {
 Result<ServerOptions> MakeServerOptions(const std::string& listen, const std::string& tokens_file,
                                         const std::string& tls_cert, const std::string& tls_key,
                                         const std::string& state_dir);
-Result<std::map<std::string, Caller>> ParseTokens(const std::string& text);
 
 class ApiServer {
  public:
@@ -71,9 +61,9 @@ class ApiServer {
 
  private:
   ApiServer() = default;
-  struct RateLimits;  // per-tenant token buckets
-  std::unique_ptr<RateLimits> limits_;
   std::unique_ptr<GuardedServer> http_;
+  std::unique_ptr<TokenTable> tokens_;
+  std::unique_ptr<Admission> admission_;
   int port_ = 0;
 };
 

@@ -2,6 +2,8 @@
 // requests, oversize bodies, and the read endpoints.
 #include <httplib.h>
 
+#include <sys/stat.h>
+
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -130,7 +132,7 @@ TEST_F(ApiTest, MetricsNeedAnAdminOrMetricsTokenAndAMetricsTokenReadsNothingElse
 }
 
 TEST_F(ApiTest, ATenantTokenCannotSubmitAbovePriorityCap) {
-  // alpha: maxPriority normal (500); beta has no cap.
+  // alpha: maxPriority normal (500); beta sets none.
   auto urgent = client_->Post("/v1/workloads", Auth(kAlpha), WorkloadYaml("p1", "alpha", 1, "1h", "  priority: urgent\n"),
                               "application/yaml");
   ASSERT_TRUE(urgent);
@@ -147,7 +149,13 @@ TEST_F(ApiTest, ATenantTokenCannotSubmitAbovePriorityCap) {
   EXPECT_EQ(client_->Post("/v1/workloads", Auth(kAdmin), WorkloadYaml("p4", "alpha", 1, "1h", "  priority: urgent\n"),
                           "application/yaml")->status,
             201);  // admins are not capped
-  EXPECT_EQ(client_->Post("/v1/workloads", Auth(kBeta), WorkloadYaml("p5", "beta", 1, "1h", "  priority: urgent\n"),
+  // Without a maxPriority a tenant's token is capped at the normal class (the default).
+  auto uncapped = client_->Post("/v1/workloads", Auth(kBeta), WorkloadYaml("p5", "beta", 1, "1h", "  priority: urgent\n"),
+                                "application/yaml");
+  ASSERT_TRUE(uncapped);
+  EXPECT_EQ(uncapped->status, 403);
+  EXPECT_NE(uncapped->body.find("the normal class"), std::string::npos) << uncapped->body;
+  EXPECT_EQ(client_->Post("/v1/workloads", Auth(kBeta), WorkloadYaml("p6", "beta", 1, "1h", "  priority: normal\n"),
                           "application/yaml")->status,
             201);
   EXPECT_EQ(client_->Get("/v1/workloads/p1", Auth(kAlpha))->status, 404);  // nothing was stored
@@ -259,11 +267,52 @@ TEST(ServerOptions, ParsesTokensAndRefusesShortOnes) {
   auto tokens = server::ParseTokens(
       "# comment\nabcdefghijklmnop alpha\nqrstuvwxyz0123456 admin\nmmmmmmmmmmmmmmmmm metrics\n");
   ASSERT_TRUE(tokens.ok());
-  EXPECT_EQ(tokens->at("abcdefghijklmnop"), server::Caller::OfTenant("alpha"));
-  EXPECT_EQ(tokens->at("qrstuvwxyz0123456"), server::Caller::Admin());
-  EXPECT_EQ(tokens->at("mmmmmmmmmmmmmmmmm"), server::Caller::Metrics());
+  ASSERT_NE(tokens->Find("abcdefghijklmnop"), nullptr);
+  EXPECT_EQ(*tokens->Find("abcdefghijklmnop"), server::Caller::OfTenant("alpha"));
+  EXPECT_EQ(*tokens->Find("qrstuvwxyz0123456"), server::Caller::Admin());
+  EXPECT_EQ(*tokens->Find("mmmmmmmmmmmmmmmmm"), server::Caller::Metrics());
+  EXPECT_EQ(tokens->Find("abcdefghijklmnoq"), nullptr);
+  EXPECT_EQ(tokens->Find(""), nullptr);
+  EXPECT_FALSE(server::ParseTokens("abcdefghijklmnop alpha extra\n").ok());
   EXPECT_FALSE(server::ParseTokens("short alpha\n").ok());
   EXPECT_FALSE(server::MakeServerOptions("no-port", "", "", "", "/tmp").ok());
+}
+
+// Token files are secrets: one that others may read, or a symlink in place of the admin
+// token, stops the start with the path named; a generated admin token is 0600 from birth.
+TEST(ServerOptions, TokenFilesArePrivateOrRefused) {
+  const std::string dir = FreshDir("server_options_secrets");
+  const std::string state = dir + "/state";
+  std::filesystem::create_directories(state);
+  std::filesystem::permissions(state, std::filesystem::perms::owner_all);
+  auto made = server::MakeServerOptions("127.0.0.1:0", "", "", "", state);
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  EXPECT_EQ(made->tokens.size(), 1u);
+  struct stat st {};
+  ASSERT_EQ(::stat((state + "/admin.token").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  // The same token again on the next start.
+  auto again = server::MakeServerOptions("127.0.0.1:0", "", "", "", state);
+  ASSERT_TRUE(again.ok());
+  std::ifstream in(state + "/admin.token");
+  std::string token;
+  std::getline(in, token);
+  EXPECT_NE(again->tokens.Find(token), nullptr);
+
+  const std::string loose = dir + "/tokens";
+  std::ofstream(loose) << "abcdefghijklmnop alpha\n";
+  ::chmod(loose.c_str(), 0644);
+  auto refused = server::MakeServerOptions("127.0.0.1:0", loose, "", "", state);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find(loose), std::string::npos) << refused.status().message();
+  ::chmod(loose.c_str(), 0600);
+  EXPECT_TRUE(server::MakeServerOptions("127.0.0.1:0", loose, "", "", state).ok());
+
+  const std::string linked = dir + "/state-linked";
+  std::filesystem::create_directories(linked);
+  std::filesystem::create_symlink(loose, linked + "/admin.token");
+  auto symlinked = server::MakeServerOptions("127.0.0.1:0", "", "", "", linked);
+  EXPECT_FALSE(symlinked.ok());
 }
 
 }  // namespace

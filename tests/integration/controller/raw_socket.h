@@ -21,8 +21,16 @@ using std::chrono::milliseconds;
 
 class RawSocket {
  public:
-  explicit RawSocket(int port) {
+  // `from`: the client's own address on the loopback range (127.0.0.0/8), as another host's
+  // would be; null: the system's choice (127.0.0.1).
+  explicit RawSocket(int port, const char* from = nullptr) {
     fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (from != nullptr) {
+      sockaddr_in local{};
+      local.sin_family = AF_INET;
+      ::inet_pton(AF_INET, from, &local.sin_addr);
+      if (::bind(fd_, reinterpret_cast<sockaddr*>(&local), sizeof local) != 0) return;
+    }
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(static_cast<uint16_t>(port));

@@ -24,7 +24,11 @@ mkdir -p "$T/repo"
 cat >"$T/repo/fleet.yaml" <<'YAML'
 apiVersion: gpufed/v1alpha1
 kind: Cluster
-metadata: {name: onprem}
+metadata:
+  name: onprem
+  # The blocker only sleeps; this test is about the clock, not isolation: jobs run as the
+  # controller's user (connectors/local/README.md), in a job root inside the test folder.
+  annotations: {local.gpufed.io/allow-controller-user: "true", local.gpufed.io/job-root: JOB_ROOT}
 spec:
   provider: onprem
   region: eu-central
@@ -83,6 +87,7 @@ spec:
   durationHint: 5s
   run: {command: ["true"]}
 YAML
+sed -i "s|JOB_ROOT|$T/jobs|" "$T/repo/fleet.yaml"
 
 start() { "$G" run --config "$T/repo" --state "$T/state" --resync 1s >>"$T/run.out" 2>&1 & pid=$!; }
 waiter_decisions() { "$G" audit query -d "$T/state/audit" --workload waiter --output jsonl 2>/dev/null || true; }
