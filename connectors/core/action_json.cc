@@ -14,6 +14,7 @@ nlohmann::json ActionToJson(const Action& a) {
           {"workload", a.workload},
           {"tenant", a.tenant},
           {"attempt", a.attempt},
+          {"source", a.source},
           {"nodes", nodes},
           {"gpu_milli_each", a.gpu_milli_each},
           {"gpu_memory_each", a.gpu_memory_each},
@@ -52,6 +53,7 @@ Result<Action> ActionFromJson(const nlohmann::json& j) {
     a.workload = j.value("workload", "");
     a.tenant = j.value("tenant", "");
     a.attempt = j.value("attempt", 1);
+    a.source = j.value("source", "");
     for (const auto& n : j.value("nodes", nlohmann::json::array())) {
       a.nodes.push_back({n.at("node").get<std::string>(), n.at("gpus").get<std::vector<int>>(),
                          n.value("new_node_name", std::string())});

@@ -94,6 +94,8 @@ struct Action {
   std::string tenant;
   int attempt = 1;
   // Submit only.
+  std::string source;              // where the workload came from: "repo", "api", "scenario"
+                                   // ("" in actions recorded before it was kept: unknown)
   std::vector<NodeAssignment> nodes;
   int gpu_milli_each = 1000;       // share of each listed GPU
   int64_t gpu_memory_each = 0;     // bytes of each listed GPU taken (shares, MIG)

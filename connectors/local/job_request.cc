@@ -16,15 +16,6 @@ bool IsVariableName(const std::string& name) {
   return true;
 }
 
-bool AllOf(std::string_view text, int (*is)(int)) {
-  if (text.empty()) return false;
-  for (char c : text) {
-    if (!is(static_cast<unsigned char>(c))) return false;
-  }
-  return true;
-}
-
-int IsLowerHex(int c) { return std::isdigit(c) || (c >= 'a' && c <= 'f'); }
 
 }  // namespace
 
@@ -59,18 +50,6 @@ Result<std::vector<std::string>> JobEnvironment(const Action& action, const Loca
   out.reserve(env.size());
   for (const auto& [name, value] : env) out.push_back(name + "=" + value);
   return out;
-}
-
-bool IsNonApiSubmission(const std::string& key) {
-  std::optional<ParsedActionKey> parsed = ParseActionKey(key);
-  if (!parsed) return false;
-  const size_t dash = parsed->uid.rfind('-');
-  if (dash == std::string::npos || dash == 0) return false;
-  const std::string_view suffix = std::string_view(parsed->uid).substr(dash + 1);
-  const bool repository_commit = suffix.size() == 8 && AllOf(suffix, IsLowerHex);
-  const bool repository_digest = suffix.size() == 8 && suffix.substr(0, 7) == "sha256:" && IsLowerHex(suffix[7]);
-  const bool scenario = suffix.size() > 1 && suffix[0] == 's' && AllOf(suffix.substr(1), ::isdigit);
-  return repository_commit || repository_digest || scenario;
 }
 
 }  // namespace gpufed::connectors::local

@@ -25,11 +25,5 @@ inline constexpr size_t kMaxEnvBytes = 256 * 1024;
 Result<std::vector<std::string>> JobEnvironment(const Action& action, const LocalSettings& settings,
                                                 const std::string& job_dir);
 
-// Whether a Submit's workload came from somewhere other than the API, by its action
-// key's uid: the repository's are "<name>-<first 8 characters of the revision>" and
-// the simulation scenario's "<name>-s<millis>", while the store numbers API submissions
-// "<name>-u<n>". Unrecognised uids count as API ones (a refusing cluster fails closed).
-// The Action does not carry the workload's source yet (connectors/local/README.md).
-bool IsNonApiSubmission(const std::string& key);
 
 }  // namespace gpufed::connectors::local

@@ -251,7 +251,10 @@ Result<ApplyOutcome> LocalConnector::Apply(const Action& action, const CallConte
     if (action.run.command.empty() || action.run.command[0].empty()) {
       return InvalidArgument("workload " + action.workload + " has no run.command");
     }
-    if (!settings_.accept_api_workloads && !IsNonApiSubmission(action.key)) {
+    // Only a source the controller recorded counts: an unknown one (an action from before
+    // it was kept) is refused like an API one.
+    const bool from_elsewhere = action.source == "repo" || action.source == "scenario";
+    if (!settings_.accept_api_workloads && !from_elsewhere) {
       return InvalidArgument("cluster " + settings_.cluster + " runs no workload submitted through the API (" +
                              kAcceptApiWorkloads + ": \"false\"); workload " + action.workload + " (" + action.key +
                              ") was, or its source cannot be told");

@@ -263,12 +263,18 @@ TEST(LocalIsolation, AClusterCanRefuseWorkloadsSubmittedThroughTheApi) {
   f.cluster.metadata.annotations["local.gpufed.io/accept-api-workloads"] = "false";
   auto c = f.Make();
   ASSERT_NE(c, nullptr);
-  Result<ApplyOutcome> api = c->Apply(f.Job("train-u3.a1", {"true"}), {&f.clock});
+  Action from_api = f.Job("train-u3.a1", {"true"});
+  from_api.source = "api";
+  Result<ApplyOutcome> api = c->Apply(from_api, {&f.clock});
   ASSERT_EQ(api.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(api.status().message().find("cluster laptop"), std::string::npos) << api.status().message();
   EXPECT_NE(api.status().message().find("local.gpufed.io/accept-api-workloads"), std::string::npos);
   EXPECT_FALSE(std::filesystem::exists(f.Book("train-u3.a1"))) << "nothing of it was started";
-  ASSERT_TRUE(c->Apply(f.Job("train-1a2b3c4d.a1", {"true"}), {&f.clock}).ok());  // from the repository
+  Action unknown = f.Job("old-1.a1", {"true"});  // recorded before actions kept their source
+  EXPECT_EQ(c->Apply(unknown, {&f.clock}).status().code(), StatusCode::kInvalidArgument);
+  Action from_repo = f.Job("train-1a2b3c4d.a1", {"true"});
+  from_repo.source = "repo";
+  ASSERT_TRUE(c->Apply(from_repo, {&f.clock}).ok());
   EXPECT_EQ(f.WaitFinished(*c, "train-1a2b3c4d.a1").state, RunState::kSucceeded);
 }
 

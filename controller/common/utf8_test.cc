@@ -23,4 +23,23 @@ TEST(Utf8, NamesTheOffsetOfTheFirstInvalidSequence) {
 }
 
 }  // namespace
+
+// Reasons and peers' text are kept as valid UTF-8, cut on a character boundary.
+TEST(Utf8, BoundedUtf8RepairsAndCutsOnACharacterBoundary) {
+  EXPECT_EQ(BoundedUtf8("plain"), "plain");
+  EXPECT_EQ(BoundedUtf8("a\xFF" "b"), "a\xEF\xBF\xBD" "b");
+  EXPECT_EQ(BoundedUtf8("tab\tend", 100, Controls::kToSpaces), "tab end");
+  EXPECT_EQ(BoundedUtf8("tab\tend"), "tab\tend");
+  // "é" is two bytes: a cut that would split it steps back before it.
+  const std::string cut = BoundedUtf8("aaaa\xC3\xA9" "bbbbbbbb", 8);
+  EXPECT_LE(cut.size(), 8u);
+  EXPECT_FALSE(FirstInvalidUtf8(cut).has_value());
+  EXPECT_EQ(cut, "aaaa\xE2\x80\xA6");
+  for (size_t max = 0; max < 20; ++max) {
+    const std::string out = BoundedUtf8("\xE2\x82\xAC\xE2\x82\xAC\xE2\x82\xAC\xE2\x82\xAC\xE2\x82\xAC\xFF", max);
+    EXPECT_LE(out.size(), max);
+    EXPECT_FALSE(FirstInvalidUtf8(out).has_value()) << max;
+  }
+}
+
 }  // namespace gpufed

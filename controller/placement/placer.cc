@@ -355,8 +355,17 @@ Decision Placer::Decide(const model::Workload& w) {
   }
   if (!burst_note.empty()) d.reason = burst_note + "; " + d.reason;
   if (!d.preempted.empty()) {
+    // The beneficiary's tenant reads this reason: other tenants' victims are counted, not named.
     std::vector<std::string> names;
-    for (const Preemption& p : d.preempted) names.push_back(p.workload);
+    size_t others = 0;
+    for (const Preemption& p : d.preempted) {
+      if (p.tenant == w.tenant) {
+        names.push_back(p.workload);
+      } else {
+        ++others;
+      }
+    }
+    if (others > 0) names.push_back(std::to_string(others) + (others == 1 ? " workload" : " workloads") + " of other tenants");
     d.reason = "preempts " + Join(names, ", ") + "; " + d.reason;
   }
   return d;

@@ -149,8 +149,13 @@ std::optional<Placer::Candidate> Placer::PreemptFor(const model::Workload& w, si
     p.gpu_milli = r.gpu_milli;
     p.checkpointable = v.checkpoint.enabled;
     p.lost_work = LostWork(*r.running, now);
-    p.reason = "preempted by " + w.metadata.name + " (priority " + std::to_string(w.priority) + " > " +
-               std::to_string(v.priority) + "), frees " + FormatGpus(r.gpu_milli) + " GPU(s) on " + p.cluster + "; " +
+    // The victim's tenant reads this reason: another tenant's workload stays unnamed and
+    // its priority unsaid (the decision's `preempted` list and the journal name both
+    // sides for auditors).
+    const std::string by = v.tenant == w.tenant ? w.metadata.name + " (priority " + std::to_string(w.priority) + " > " +
+                                                      std::to_string(v.priority) + ")"
+                                                : "a workload of another tenant (of a higher priority)";
+    p.reason = "preempted by " + by + ", frees " + FormatGpus(r.gpu_milli) + " GPU(s) on " + p.cluster + "; " +
                (p.checkpointable ? "resumes from its checkpoint, loses " + p.lost_work.ToString()
                                  : "not checkpointable, loses " + p.lost_work.ToString() + " of work") +
                "; requeued as attempt " + std::to_string(r.running->attempt + 1);

@@ -16,6 +16,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::IsEmpty;
 
 Duration Hours(double h) { return Duration::FromMillis(static_cast<int64_t>(h * 3.6e6)); }
@@ -103,9 +104,28 @@ TEST_F(QueueingTest, PreemptsCheckpointableLowerPriorityWorkFirst) {
   ASSERT_EQ(d.preempted.size(), 1u);
   EXPECT_EQ(d.preempted[0].workload, "b-ckpt");
   EXPECT_TRUE(d.preempted[0].checkpointable);
-  EXPECT_THAT(d.preempted[0].reason, HasSubstr("priority 1000 > 100"));
-  EXPECT_THAT(d.reason, HasSubstr("preempts b-ckpt"));
+  // Victim (t0) and beneficiary (t1) are of different tenants: each side's reason, which
+  // that side's tenant reads, names neither the other workload nor its priority.
+  EXPECT_THAT(d.preempted[0].reason, HasSubstr("preempted by a workload of another tenant"));
+  EXPECT_THAT(d.preempted[0].reason, Not(HasSubstr("urgent")));
+  EXPECT_THAT(d.preempted[0].reason, Not(HasSubstr("1000")));
+  EXPECT_THAT(d.reason, HasSubstr("preempts 1 workload of other tenants"));
+  EXPECT_THAT(d.reason, Not(HasSubstr("b-ckpt")));
   EXPECT_THAT(d.binding.gpus, ElementsAre(ElementsAre(2, 3)));
+}
+
+TEST_F(QueueingTest, APreemptionWithinOneTenantNamesBothSides) {
+  model::Workload& b = Add("b-ckpt", "t0", 4, 100);
+  b.preemptible = true;
+  b.checkpoint.enabled = true;
+  Add("urgent", "t0", 4, 1000);
+  SetBurst(Duration::FromSeconds(3600), std::nullopt);
+  Plan plan = Run({"urgent"}, {Running(b, "onprem", "pool-0", 0)});
+  const Decision& d = Find(plan, "urgent");
+  ASSERT_EQ(d.outcome, Outcome::kPlaced);
+  ASSERT_EQ(d.preempted.size(), 1u);
+  EXPECT_THAT(d.preempted[0].reason, HasSubstr("preempted by urgent (priority 1000 > 100)"));
+  EXPECT_THAT(d.reason, HasSubstr("preempts b-ckpt"));
 }
 
 TEST_F(QueueingTest, ChoosesTheMinimalVictimSet) {

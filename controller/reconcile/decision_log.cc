@@ -33,7 +33,9 @@ nlohmann::json DecisionToJson(const placement::Decision& d, const DecisionContex
   if (!d.verdict_groups.empty()) out["verdict_groups"] = placement::VerdictGroupsToJson(d.verdict_groups);
   if (!d.denied_by.empty()) out["denied_by"] = d.denied_by;
   if (!d.warnings.empty()) out["warnings"] = d.warnings;
-  if (!ctx.beneficiary.empty()) out["beneficiary"] = ctx.beneficiary;
+  // The store's decisions are what tenants read: another tenant's workload is not named
+  // (the journal, for auditors, names it).
+  if (!ctx.beneficiary.empty() && ctx.beneficiary_tenant == d.tenant) out["beneficiary"] = ctx.beneficiary;
   if (d.outcome == placement::Outcome::kPlaced || ctx.kind == "preempt") {
     out["binding"] = {{"cluster", d.binding.cluster},
                       {"nodes", d.binding.nodes},

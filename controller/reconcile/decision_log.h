@@ -22,6 +22,8 @@ struct DecisionContext {
   std::string kind = "place";  // "place", or "preempt" for a victim the loop stops
   std::string uid;             // the workload's uid (store record)
   std::string beneficiary;     // preempt: the workload the victim makes room for
+  std::string beneficiary_tenant;  // and its tenant (the store's copy, which tenants read,
+                                   // names only a beneficiary of the victim's own tenant)
 };
 
 // A connector action the loop applied and what came of it (audit).

@@ -162,6 +162,7 @@ Result<connectors::Action> Reconciler::BuildSubmit(const WorkloadRecord& r, cons
   a.workload = r.name;
   a.tenant = r.tenant;
   a.attempt = r.attempt;
+  a.source = r.source;
   const model::Cluster* cluster = revision_->config.FindCluster(d.binding.cluster);
   if (cluster == nullptr) return Internal("no cluster " + d.binding.cluster + " in the revision");
   const model::NodePool* pool = nullptr;
@@ -216,6 +217,7 @@ Status Reconciler::StopVictim(const placement::Preemption& p, const placement::D
   pd.reason = p.reason + " on " + p.cluster + (p.checkpointable ? "; resumes from its last checkpoint" : "; restarts");
   DecisionContext ctx{revision_->config.revision, now, victim.attempt, "preempt", victim.uid};
   ctx.beneficiary = beneficiary.workload;
+  ctx.beneficiary_tenant = beneficiary.tenant;
   GPUFED_RETURN_IF_ERROR(log_->Record(pd, ctx));
   connectors::Action a{connectors::ActionKind::kPreempt, victim.ActionKey(), victim.name, victim.tenant, victim.attempt};
   a.reason = pd.reason;

@@ -77,6 +77,8 @@ class Database {
   Result<std::unique_ptr<Statement>> Prepare(const std::string& sql);
   int64_t LastInsertRowId() const { return sqlite3_last_insert_rowid(db_); }
   int Changes() const { return sqlite3_changes(db_); }
+  // A transaction is open (BEGIN without its COMMIT or ROLLBACK yet).
+  bool InTransaction() const { return sqlite3_get_autocommit(db_) == 0; }
 
  private:
   friend class Statement;
@@ -98,9 +100,14 @@ class Transaction {
     if (status_.ok() && !done_) (void)db_.Exec("ROLLBACK");
   }
   const Status& begin_status() const { return status_; }
+  // A COMMIT that fails (a full disk, an I/O error, a busy database) may leave the
+  // transaction open, and every later BEGIN would fail: it is rolled back here, so the
+  // store goes on with the next transaction and the caller reports this one's error.
   Status Commit() {
     done_ = true;
-    return db_.Exec("COMMIT");
+    Status committed = db_.Exec("COMMIT");
+    if (!committed.ok() && db_.InTransaction()) (void)db_.Exec("ROLLBACK");
+    return committed;
   }
 
  private:

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "controller/common/utf8.h"
 #include "controller/store/schema.h"
 
 namespace gpufed::store {
@@ -94,7 +95,7 @@ Status Store::WriteRecord(const WorkloadRecord& r, bool insert, std::vector<Work
                                                         ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     if (!s.ok()) return s.status();
     (*s)->Bind(1, r.name).Bind(2, r.uid).Bind(3, r.tenant).Bind(4, r.source).Bind(5, r.spec_text);
-    (*s)->Bind(6, r.submitted.millis()).Bind(7, std::string(StateName(r.state))).Bind(8, r.reason).Bind(9, r.attempt);
+    (*s)->Bind(6, r.submitted.millis()).Bind(7, std::string(StateName(r.state))).Bind(8, BoundedUtf8(r.reason)).Bind(9, r.attempt);
     (*s)->Bind(10, r.cluster).Bind(11, r.binding_json).Bind(12, r.resume_from.millis()).Bind(13, r.progress.millis());
     (*s)->Bind(14, r.checkpoint.millis()).Bind(15, r.started.millis()).Bind(16, r.finished.millis());
     (*s)->Bind(17, r.estimate.micros()).Bind(18, r.cost.micros()).Bind(19, currency).Bind(20, r.gpu_milli);
@@ -109,7 +110,7 @@ Status Store::WriteRecord(const WorkloadRecord& r, bool insert, std::vector<Work
         "checkpoint_ms=?, started_ms=?, finished_ms=?, estimate_micros=?, cost_micros=?, currency=?, gpu_milli=?, "
         "cloud=?, cancel_requested=? WHERE uid=?");
     if (!s.ok()) return s.status();
-    (*s)->Bind(1, std::string(StateName(r.state))).Bind(2, r.reason).Bind(3, r.attempt).Bind(4, r.cluster);
+    (*s)->Bind(1, std::string(StateName(r.state))).Bind(2, BoundedUtf8(r.reason)).Bind(3, r.attempt).Bind(4, r.cluster);
     (*s)->Bind(5, r.binding_json).Bind(6, r.resume_from.millis()).Bind(7, r.progress.millis());
     (*s)->Bind(8, r.checkpoint.millis()).Bind(9, r.started.millis()).Bind(10, r.finished.millis());
     (*s)->Bind(11, r.estimate.micros()).Bind(12, r.cost.micros()).Bind(13, currency).Bind(14, r.gpu_milli);
@@ -124,7 +125,7 @@ Status Store::AddTransition(const Transition& t) {
   Result<std::unique_ptr<Statement>> s = db_->Prepare(
       "INSERT INTO status_history(workload, attempt, from_state, to_state, reason, at_ms) VALUES(?,?,?,?,?,?)");
   if (!s.ok()) return s.status();
-  (*s)->Bind(1, t.workload).Bind(2, t.attempt).Bind(3, t.from).Bind(4, t.to).Bind(5, t.reason).Bind(6, t.at.millis());
+  (*s)->Bind(1, t.workload).Bind(2, t.attempt).Bind(3, t.from).Bind(4, t.to).Bind(5, BoundedUtf8(t.reason)).Bind(6, t.at.millis());
   return (*s)->Run();
 }
 

@@ -1,4 +1,5 @@
 #include "controller/store/store.h"
+#include "controller/store/sqlite.h"
 
 #include <gtest/gtest.h>
 
@@ -59,6 +60,30 @@ TEST(Store, DurabilityDecidesWhetherACommitWaitsForTheDisk) {
   ASSERT_TRUE(v.ok());
   ASSERT_TRUE(v->has_value());
   EXPECT_EQ(**v, "v");
+}
+
+// A COMMIT that fails leaves no transaction open behind it: the next one begins. (A
+// deferred foreign key violated at COMMIT is SQLite's way to make COMMIT fail and keep the
+// transaction open, as a full disk can.)
+TEST(Store, AFailedCommitRollsBackSoTheNextTransactionBegins) {
+  auto db = Database::Open(Db("failed_commit"));
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  Database& d = **db;
+  ASSERT_TRUE(d.Exec("PRAGMA foreign_keys=ON").ok());
+  ASSERT_TRUE(d.Exec("CREATE TABLE parent(id INTEGER PRIMARY KEY)").ok());
+  ASSERT_TRUE(d.Exec("CREATE TABLE child(p INTEGER REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED)").ok());
+  {
+    Transaction t(d);
+    ASSERT_TRUE(t.begin_status().ok());
+    ASSERT_TRUE(d.Exec("INSERT INTO child VALUES (42)").ok());
+    EXPECT_FALSE(t.Commit().ok());
+    EXPECT_FALSE(d.InTransaction());
+  }
+  Transaction next(d);
+  ASSERT_TRUE(next.begin_status().ok()) << next.begin_status().ToString();
+  ASSERT_TRUE(d.Exec("INSERT INTO parent VALUES (1)").ok());
+  ASSERT_TRUE(d.Exec("INSERT INTO child VALUES (1)").ok());
+  EXPECT_TRUE(next.Commit().ok());
 }
 
 TEST(Store, RefusesAFileThatIsNotADatabase) {

@@ -46,28 +46,7 @@ std::string OpenSslErrors() {
 namespace gpufed::audit {
 
 std::string ReceiverText(std::string_view text, size_t max_bytes) {
-  static constexpr std::string_view kEllipsis = "\xE2\x80\xA6";     // …
-  static constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
-  std::string out;
-  for (size_t i = 0; i < text.size() && out.size() <= max_bytes;) {
-    const size_t len = Utf8SequenceLength(text, i);
-    const unsigned char c = static_cast<unsigned char>(text[i]);
-    if (len == 0) {
-      out += kReplacement;
-    } else if (len == 1 && (c < 0x20 || c == 0x7F)) {
-      out += ' ';
-    } else {
-      out += text.substr(i, len);
-    }
-    i += len > 0 ? len : 1;
-  }
-  if (out.size() <= max_bytes) return out;
-  if (max_bytes < kEllipsis.size()) return "";
-  size_t cut = max_bytes - kEllipsis.size();
-  while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) --cut;
-  out.resize(cut);
-  out += kEllipsis;
-  return out;
+  return BoundedUtf8(text, max_bytes, Controls::kToSpaces);
 }
 
 Status RefusalLog::Failed(const std::string& sink, Status status) {
