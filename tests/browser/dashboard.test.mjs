@@ -206,6 +206,8 @@ test('a tenant token from the #token= fragment sees its own tenant only', async 
 test('a refused token shows the error banner and the sign-in form', async () => {
   const { page, problems } = await openPage(browser);
   await page.goto(`${controller.url}/ui/#token=not-a-valid-token-000000`, { waitUntil: 'load' });
+  await page.waitForSelector('[data-testid="link-offer"]', { visible: true });
+  await page.click('[data-testid="sign-in"]');
   await page.waitForSelector('[data-testid="error-banner"]:not([hidden])');
   assert.match(await page.$eval('[data-testid="error-banner"]', e => e.textContent), /401/);
   await page.waitForSelector('[data-testid="token"]', { visible: true });

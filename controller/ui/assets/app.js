@@ -35,7 +35,7 @@ class App {
   }
 
   start() {
-    this.session.adoptFragment();
+    const offered = this.session.takeFragment();
     this.$('sign-in-form').addEventListener('submit', e => {
       e.preventDefault();
       const token = this.$('token-input').value.trim();
@@ -46,17 +46,29 @@ class App {
     });
     this.$('sign-out').addEventListener('click', () => this.signOut(''));
     this.win.addEventListener('hashchange', () => {
-      if (this.session.adoptFragment()) return this.signedIn();
+      const token = this.session.takeFragment();
+      if (token) return this.offer(token);
       if (this.api) this.show();
     });
-    if (this.session.token()) this.signedIn();
+    if (offered) this.offer(offered);
+    else if (this.session.token()) this.signedIn();
     else this.signOut('');
+  }
+
+  // A link carried a token: shown in the sign-in form, used only when the person presses
+  // Sign in (whoever is signed in now stays signed in until then).
+  offer(token) {
+    this.stop();
+    this.$('sign-in-view').hidden = false;
+    this.$('token-input').value = token;
+    this.$('link-offer').hidden = false;
   }
 
   signedIn() {
     this.api = makeApi(this.session.token());
     this.history = new HistoryCache();  // per token: another tenant's samples never carry over
     this.$('sign-in-view').hidden = true;
+    this.$('link-offer').hidden = true;
     this.$('nav').hidden = false;
     this.$('sign-out').hidden = false;
     this.banner('');

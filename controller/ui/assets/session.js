@@ -1,7 +1,10 @@
 // Where the token lives: this tab's sessionStorage (gone when the tab closes, never sent
-// by the browser on its own, unlike a cookie). A `#token=` fragment is read once, stored
-// and removed from the address bar, so it is neither bookmarked nor left in history; a
-// fragment never reaches the server, so it is not in its logs either.
+// by the browser on its own, unlike a cookie). A `#token=` fragment is read once and
+// removed from the address bar, so it is neither bookmarked nor left in history (a
+// fragment never reaches the server, so it is not in its logs either); it is only
+// offered, never stored: a link from someone else must not sign a person in as the
+// link's author without asking (they would then submit work, or read data, under an
+// identity that is not theirs).
 
 const KEY = 'gpufed.token';
 
@@ -39,9 +42,10 @@ export class Session {
     }
   }
 
-  // Takes a token from "#token=TOKEN" (optionally "#token=TOKEN&page=queue"), stores it and
-  // replaces the fragment with the page's route. True when there was one.
-  adoptFragment() {
+  // Takes a token from "#token=TOKEN" (optionally "#token=TOKEN&page=queue") and replaces
+  // the fragment with the page's route. Returns the token ('' when there was none); the
+  // caller asks before it signs in with it.
+  takeFragment() {
     const hash = this.location.hash || '';
     if (!hash.startsWith('#token=')) return false;
     // Not URLSearchParams: it reads '+' as a space, and tokens may hold '+'.
@@ -59,7 +63,6 @@ export class Session {
     const token = (params.get('token') || '').trim();
     const page = /^[a-z]+$/.test(params.get('page') || '') ? params.get('page') : 'fleet';
     this.history.replaceState(null, '', `${this.location.pathname}${this.location.search}#/${page}`);
-    if (token) this.set(token);
-    return token !== '';
+    return token;
   }
 }

@@ -4,8 +4,18 @@ export const PAGES = ['fleet', 'queue', 'tenants', 'decisions', 'audit'];
 export const CHARTS = { fleet: ['gpu-allocation'], queue: ['queue-depth', 'wait'], tenants: ['spend'], decisions: [], audit: [] };
 
 // Opens /ui/#token=TOKEN and waits until the fleet page shows.
+// A link's token is only offered: the form is filled in and nothing is stored until the
+// person presses Sign in.
 export async function signInByFragment(page, url, token) {
   await page.goto(`${url}/ui/#token=${encodeURIComponent(token)}`, { waitUntil: 'load' });
+  await page.waitForSelector('[data-testid="link-offer"]', { visible: true });
+  const offered = await page.evaluate(() => ({
+    stored: sessionStorage.getItem('gpufed.token'),
+    field: document.querySelector('[data-testid="token"]').value,
+  }));
+  if (offered.stored !== null) throw new Error('a #token= link signed in without asking');
+  if (offered.field !== token) throw new Error('the #token= link did not fill the sign-in form');
+  await page.click('[data-testid="sign-in"]');
   await page.waitForSelector('[data-testid="fleet"]');
 }
 
