@@ -96,7 +96,7 @@ class PosixEnv final : public Env {
  public:
   Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path, bool truncate) override {
     int flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (truncate ? O_TRUNC : 0);
-    int fd = ::open(path.c_str(), flags, 0640);
+    int fd = ::open(path.c_str(), flags | O_NOFOLLOW, 0600);  // journal segments, packs: private
     if (fd < 0) return IoError("open", path, errno);
     return std::unique_ptr<WritableFile>(new PosixWritableFile(path, fd));
   }
@@ -168,7 +168,7 @@ class PosixEnv final : public Env {
     return Status::Ok();
   }
   Result<std::unique_ptr<FileLock>> LockFile(const std::string& path) override {
-    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0640);
+    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0) return IoError("open", path, errno);
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       int err = errno;

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <iostream>
 
+#include "controller/common/secure_file.h"
+
 namespace gpufed::cli {
 
 void AddApiTargetOptions(CLI::App* cmd, ApiTarget& target) {
@@ -28,8 +30,10 @@ Result<ApiResponse> CallApi(const ApiTarget& t, const std::string& method, const
   std::string token = t.token;
   if (token.empty() && std::getenv("GPUFED_TOKEN")) token = std::getenv("GPUFED_TOKEN");
   if (token.empty() && std::getenv("GPUFED_TOKEN_FILE")) {
-    std::ifstream in(std::getenv("GPUFED_TOKEN_FILE"));
-    std::getline(in, token);
+    // A secret: refused when others may read it (secure_file.h).
+    Result<std::string> text = ReadSecretFile(std::getenv("GPUFED_TOKEN_FILE"));
+    if (!text.ok()) return Status(text.status().code(), "$GPUFED_TOKEN_FILE: " + text.status().message());
+    token = text->substr(0, text->find('\n'));
   }
   httplib::Client client(server);
   if (!t.ca_cert.empty()) client.set_ca_cert_path(t.ca_cert.c_str());

@@ -53,10 +53,10 @@ int RunKeygen(const std::string& out_dir) {
   return 0;
 }
 
-Result<audit::Signer> LoadSigner(audit::Env& env, const std::string& path) {
-  Result<std::string> pem = env.ReadFile(path);
-  if (!pem.ok()) return pem.status();
-  return audit::Signer::FromPrivateKeyPem(*pem);
+// A private key: refused when others may read it, when it is a symlink or another
+// user's (the same checks as the controller's own key).
+Result<audit::Signer> LoadSigner(audit::Env&, const std::string& path) {
+  return audit::Signer::FromPrivateKeyFile(path);
 }
 
 struct RecordOptions {
