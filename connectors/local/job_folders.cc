@@ -62,7 +62,7 @@ Status MakeBookkeepingFolder(const std::string& dir) {
 }
 
 Result<JobFolder> CreateJobFolder(const LocalSettings& s, const std::string& name, int64_t stamp) {
-  ScopedFd root(::open(s.job_root.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  UniqueFd root(::open(s.job_root.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (!root.valid()) return Unavailable(Errno("open " + s.job_root));
   if (::mkdirat(root.get(), name.c_str(), 0700) != 0) {
     if (errno != EEXIST) return Unavailable(Errno("create " + s.job_root + "/" + name));
@@ -72,11 +72,11 @@ Result<JobFolder> CreateJobFolder(const LocalSettings& s, const std::string& nam
       return Unavailable(Errno("replace " + s.job_root + "/" + name));
     }
   }
-  ScopedFd dir(::openat(root.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  UniqueFd dir(::openat(root.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (!dir.valid()) return Unavailable(Errno("open " + s.job_root + "/" + name));
   JobFolder folder;
   folder.path = s.job_root + "/" + name;
-  folder.output = ScopedFd(::openat(dir.get(), kOutputFile, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
+  folder.output = UniqueFd(::openat(dir.get(), kOutputFile, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
                                     0600));
   if (!folder.output.valid()) return Unavailable(Errno("create " + folder.path + "/" + kOutputFile));
   // Handed over last, when it holds nothing but the empty log.
@@ -115,7 +115,7 @@ Result<std::vector<std::string>> WorkPathOf(const std::string& working_dir, cons
 
 Status WriteSmallFile(const std::string& path, const std::string& line) {
   const std::string tmp = path + ".tmp";
-  ScopedFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
+  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (!fd.valid()) return Unavailable(Errno("create " + tmp));
   const std::string text = line + "\n";
   if (::write(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size()) || ::fsync(fd.get()) != 0) {

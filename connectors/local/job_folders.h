@@ -29,7 +29,7 @@ Status MakeBookkeepingFolder(const std::string& dir);
 
 struct JobFolder {
   std::string path;
-  ScopedFd output;   // gpufed-output.log, opened for appending
+  UniqueFd output;   // gpufed-output.log, opened for appending
 };
 
 // Creates <job_root>/<name> afresh for the job user (a folder already there, left by an

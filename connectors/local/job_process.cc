@@ -184,19 +184,6 @@ std::string BootId() {
 
 }  // namespace
 
-ScopedFd::~ScopedFd() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-ScopedFd& ScopedFd::operator=(ScopedFd&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = other.fd_;
-    other.fd_ = -1;
-  }
-  return *this;
-}
-
 std::string ProcessIdentity::ToString() const {
   return std::to_string(pid) + " " + std::to_string(start_ticks) + " " + boot_id;
 }
@@ -239,15 +226,15 @@ Result<int> LaunchJob(const JobLaunch& launch) {
   std::vector<char*> c_argv = CStrings(argv), c_env = CStrings(env), c_work = CStrings(work);
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return Unavailable(std::string("pipe: ") + std::strerror(errno));
-  ScopedFd ready_read(pipe_fds[0]), ready_write(pipe_fds[1]);
-  ScopedFd devnull(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  UniqueFd ready_read(pipe_fds[0]), ready_write(pipe_fds[1]);
+  UniqueFd devnull(::open("/dev/null", O_RDONLY | O_CLOEXEC));
   ChildPlan plan{launch.executable.c_str(), c_argv.data(), c_env.data(), launch.job_dir.c_str(), c_work.data(),
                  launch.user.switch_user, launch.user.uid, launch.user.gid, launch.bookkeeping_dir, launch.output,
                  devnull.get(), ready_write.get()};
   pid_t pid = ::fork();
   if (pid < 0) return Unavailable(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) RunWrapper(plan);
-  ready_write = ScopedFd();
+  ready_write = UniqueFd();
   char byte = 0;
   ssize_t n;
   do {

@@ -17,26 +17,10 @@
 #include <vector>
 
 #include "connectors/local/local_settings.h"
+#include "controller/common/secure_file.h"
 #include "controller/common/status.h"
 
 namespace gpufed::connectors::local {
-
-// An open file descriptor, closed when destroyed. Move-only.
-class ScopedFd {
- public:
-  ScopedFd() = default;
-  explicit ScopedFd(int fd) : fd_(fd) {}
-  ~ScopedFd();
-  ScopedFd(ScopedFd&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
-  ScopedFd& operator=(ScopedFd&& other) noexcept;
-  ScopedFd(const ScopedFd&) = delete;
-  ScopedFd& operator=(const ScopedFd&) = delete;
-  int get() const { return fd_; }
-  bool valid() const { return fd_ >= 0; }
-
- private:
-  int fd_ = -1;
-};
 
 // What makes a pid this connector's wrapper and not a recycled number: the kernel's start
 // time of the process (clock ticks since boot, /proc/<pid>/stat field 22) and the boot.

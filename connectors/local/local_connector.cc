@@ -125,7 +125,7 @@ Status LocalConnector::Spawn(Job& job, Duration now) {
   if (Status s = WriteSmallFile(job.book + "/" + kLaunching, std::to_string(now.millis())); !s.ok()) return fail(s);
   Result<JobFolder> folder = CreateJobFolder(settings_, name, std::max<int64_t>(now.millis(), 0));
   if (!folder.ok()) return fail(folder.status());
-  ScopedFd book(::open(job.book.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  UniqueFd book(::open(job.book.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (!book.valid()) return fail(Unavailable("open " + job.book));
 
   JobLaunch launch;
