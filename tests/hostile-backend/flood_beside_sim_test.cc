@@ -78,8 +78,10 @@ TEST(FloodingSlurmBesideSim, TheSimCloudKeepsPlacingAndThePassEndsInTime) {
     EXPECT_LT(m.elapsed_ms, 5000 + kSlackMs) << "pass " << pass;
     // The Slurm connector is built with the Slurm client's default cap (there is no
     // Cluster setting for it yet): the flood is cut there, never held whole.
-    EXPECT_LT(m.peak_rss_growth, static_cast<int64_t>(connectors::slurm::kDefaultMaxReplyBytes) + 64'000'000)
-        << "pass " << pass;
+    if (kRssBoundsApply) {
+      EXPECT_LT(m.peak_rss_growth, static_cast<int64_t>(connectors::slurm::kDefaultMaxReplyBytes) + 64'000'000)
+          << "pass " << pass;
+    }
     clock.AdvanceTo(clock.Now() + Duration::FromSeconds(30));
   }
   EXPECT_GT(PlacedOn(rt, "eu-cloud"), 0) << "the simulated cloud kept placing";
