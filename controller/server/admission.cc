@@ -2,7 +2,9 @@
 
 #include <charconv>
 #include <cmath>
-#include <regex>
+#include <algorithm>
+#include <cctype>
+#include <string_view>
 
 #include "controller/server/http_json.h"
 #include "controller/server/ui_routes.h"
@@ -49,8 +51,19 @@ int64_t RetrySeconds(Duration wait) { return std::max<int64_t>(1, (wait.millis()
 }  // namespace
 
 bool RouteTakesBody(const std::string& method, const std::string& path) {
-  static const std::regex kSubmit("/v1/workloads|/v1/tenants/[A-Za-z0-9._-]+/workloads");
-  return method == "POST" && std::regex_match(path, kSubmit);
+  if (method != "POST") return false;
+  if (path == "/v1/workloads") return true;
+  // /v1/tenants/{name}/workloads, {name} as the routes spell it ([A-Za-z0-9._-]+).
+  constexpr std::string_view kPrefix = "/v1/tenants/", kSuffix = "/workloads";
+  const std::string_view p(path);
+  if (p.size() <= kPrefix.size() + kSuffix.size() || p.substr(0, kPrefix.size()) != kPrefix ||
+      p.substr(p.size() - kSuffix.size()) != kSuffix) {
+    return false;
+  }
+  const std::string_view name = p.substr(kPrefix.size(), p.size() - kPrefix.size() - kSuffix.size());
+  return std::all_of(name.begin(), name.end(), [](unsigned char c) {
+    return std::isalnum(c) || c == '.' || c == '_' || c == '-';
+  });
 }
 
 Admission::Admission(reconcile::Controller* controller, const TokenTable* tokens, GuardedServer* http,
