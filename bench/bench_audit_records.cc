@@ -5,12 +5,13 @@
 
 #include "controller/audit/records.h"
 #include "controller/config/loader.h"
+#include "policies/engine/validation.h"
 
 namespace gpufed::audit {
 namespace {
 
 void BM_AuditPlanRecords(benchmark::State& state) {
-  config::LoadResult repo = config::LoadRepository({std::string(GPUFED_SOURCE_DIR) + "/examples/quickstart"});
+  config::LoadResult repo = config::LoadRepository({std::string(GPUFED_SOURCE_DIR) + "/examples/quickstart"}, policy::ProductLoadOptions());
   if (!repo.ok()) {
     state.SkipWithError("examples/quickstart does not load");
     return;

@@ -11,7 +11,7 @@
 #include <memory>
 #include <string>
 
-#include "connectors/core/clock.h"
+#include "controller/common/clock.h"
 #include "connectors/core/registry.h"
 #include "connectors/sim/sim_connector.h"
 #include "controller/reconcile/controller.h"
@@ -76,7 +76,7 @@ void BM_ReconcilePassWithFinishedHistory(benchmark::State& state) {
       return;
     }
   }
-  gpufed::connectors::ManualClock clock;
+  gpufed::ManualClock clock;
   gpufed::connectors::ConnectorRegistry registry;
   (void)gpufed::connectors::sim::RegisterSimConnector(registry);
   gpufed::reconcile::ControllerOptions o;

@@ -111,7 +111,7 @@ void RawLines(std::string_view input) {
   const std::vector<std::string_view> lines = SplitLines(input);
   for (std::string_view line : lines) {
     (void)audit::ParseRecordLine(line);
-    (void)audit::ParseTimeMicros(line);
+    (void)gpufed::ParseTimeMicros(line);
     gpufed::Result<nlohmann::json> j = audit::RecordJson(line);
     if (!j.ok()) continue;
     std::string canonical;

@@ -9,11 +9,14 @@
 
 #include "controller/config/loader.h"
 #include "controller/config/yaml_guard.h"
+#include "policies/stdlib/stdlib.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size > (64u << 10)) return 0;  // bigger inputs only slow the search down
   const std::string text(reinterpret_cast<const char*>(data), size);
-  gpufed::config::LoadResult loaded = gpufed::config::LoadText(text, "fuzz/repo.yaml");
+  gpufed::config::LoadOptions options;
+  options.library = &gpufed::stdlib::Files();  // imports resolve as in the product
+  gpufed::config::LoadResult loaded = gpufed::config::LoadText(text, "fuzz/repo.yaml", nullptr, options);
   // The guard's document bound holds for any text (it runs before yaml-cpp builds nodes).
   gpufed::config::YamlStreamProblem problem = gpufed::config::CheckYamlStream(text, 2);
   if (loaded.ok() && loaded.documents > 2 && !problem.found) std::abort();

@@ -16,6 +16,7 @@
 #include "connectors/kubernetes/kube_api.h"
 #include "connectors/kubernetes/observe_mapping.h"
 #include "controller/config/loader.h"
+#include "policies/engine/validation.h"
 
 namespace kube = gpufed::connectors::kubernetes;
 
@@ -23,7 +24,7 @@ namespace {
 
 const gpufed::model::Cluster& KubeCluster() {
   static const gpufed::model::Cluster* cluster = [] {
-    auto loaded = gpufed::config::LoadRepository({GPUFED_SOURCE_DIR "/examples/hybrid-k8s"});
+    auto loaded = gpufed::config::LoadRepository({GPUFED_SOURCE_DIR "/examples/hybrid-k8s"}, gpufed::policy::ProductLoadOptions());
     if (!loaded.ok()) std::abort();
     for (const auto& c : loaded.config.clusters) {
       if (c.metadata.name == "gke-europe-west4") return new gpufed::model::Cluster(c);

@@ -21,6 +21,7 @@
 #include "connectors/slurm/negotiate.h"
 #include "connectors/slurm/observe.h"
 #include "controller/config/loader.h"
+#include "policies/engine/validation.h"
 
 namespace slurm = gpufed::connectors::slurm;
 
@@ -28,7 +29,7 @@ namespace {
 
 const gpufed::model::Cluster& SlurmCluster() {
   static const gpufed::model::Cluster* cluster = [] {
-    auto loaded = gpufed::config::LoadRepository({GPUFED_SOURCE_DIR "/examples/slurm-burst"});
+    auto loaded = gpufed::config::LoadRepository({GPUFED_SOURCE_DIR "/examples/slurm-burst"}, gpufed::policy::ProductLoadOptions());
     if (!loaded.ok()) std::abort();
     for (const auto& c : loaded.config.clusters) {
       if (c.metadata.name == "onprem-slurm") return new gpufed::model::Cluster(c);

@@ -7,12 +7,13 @@
 #include <string>
 
 #include "controller/config/loader.h"
+#include "policies/engine/validation.h"
 
 namespace gpufed::fuzz {
 
 inline const model::Config& ActiveRepository() {
   static const config::LoadResult* active = [] {
-    auto* loaded = new config::LoadResult(config::LoadRepository({GPUFED_SOURCE_DIR "/examples/quickstart"}));
+    auto* loaded = new config::LoadResult(config::LoadRepository({GPUFED_SOURCE_DIR "/examples/quickstart"}, policy::ProductLoadOptions()));
     if (!loaded->ok()) std::abort();  // the fixture itself must load
     return loaded;
   }();

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "connectors/core/clock.h"
+#include "controller/common/clock.h"
 #include "controller/common/duration.h"
 #include "controller/common/money.h"
 #include "controller/common/status.h"

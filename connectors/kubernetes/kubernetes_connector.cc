@@ -196,11 +196,7 @@ Result<KubernetesOptions> OptionsFromCluster(const model::Cluster& cluster, cons
   if (!spec.kubeconfig.empty()) {
     std::string path = spec.kubeconfig;
     if (path.rfind("~/", 0) == 0) path = getenv("HOME") + path.substr(1);
-    std::filesystem::path p(path);
-    if (p.is_relative() && !cluster.metadata.location.file.empty()) {
-      p = std::filesystem::path(cluster.metadata.location.file).parent_path() / p;
-    }
-    creds = LoadKubeconfig(p.lexically_normal().string(), spec.context);
+    creds = LoadKubeconfig(model::DeclaredPath(cluster, path), spec.context);
   } else if (!spec.endpoint.empty()) {
     Credentials c;
     c.server = spec.endpoint;
@@ -214,8 +210,11 @@ Result<KubernetesOptions> OptionsFromCluster(const model::Cluster& cluster, cons
   GPUFED_RETURN_IF_ERROR(RequireHttps(o.credentials.server, "cluster " + cluster.metadata.name + ": " +
                                                                 (spec.endpoint.empty() ? "the API server"
                                                                                        : "connector.endpoint")));
+  // connector.caFile overrides the kubeconfig's certificate-authority (a private CA in
+  // front of the API server); without either, the system's trust store.
+  if (!spec.ca_file.empty()) o.credentials.ca = http::PemSource{.file = model::DeclaredPath(cluster, spec.ca_file)};
   if (!spec.token_file.empty()) {
-    o.credentials.token_file = spec.token_file;
+    o.credentials.token_file = model::DeclaredPath(cluster, spec.token_file);
     o.credentials.token.clear();
   }
   if (!spec.token_env.empty()) {

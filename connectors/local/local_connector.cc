@@ -87,6 +87,11 @@ void LocalConnector::Recover(Duration now) {
     if (wrapper) {
       job.wrapper = *wrapper;  // Poll tells running from finished
       job.state = RunState::kRunning;
+      // A connector made again in the same process (a revision changed the cluster) finds
+      // wrappers its predecessor started: still this process's children, reaped here when
+      // they end (a zombie would look alive for ever). Only the process with the recorded
+      // start time; for one that is not our child waitpid says ECHILD and the identity decides.
+      job.own_child = IsRunning(job.wrapper);
     } else if (fs::exists(job.book + "/" + kExit)) {
       job.state = RunState::kRunning;  // finished: Poll reads the exit status
     } else if (fs::exists(job.book + "/" + kLaunching) || fs::exists(job.book + "/" + kPid)) {

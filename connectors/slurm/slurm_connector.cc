@@ -26,13 +26,14 @@ std::string WarningsText(const std::vector<SlurmWarning>& warnings) {
 
 // The "sun" claim of the token the client sends (read as the client reads it: trimmed,
 // `scontrol token` output accepted as is); empty when unreadable or absent.
-std::string TokenUser(const model::ConnectorSpec& spec) {
+std::string TokenUser(const model::Cluster& cluster) {
+  const model::ConnectorSpec& spec = cluster.connector;
   std::string token;
   if (!spec.token_env.empty()) {
     const char* v = std::getenv(spec.token_env.c_str());
     token = v == nullptr ? "" : v;
   } else if (!spec.token_file.empty()) {
-    std::ifstream in(spec.token_file, std::ios::binary);
+    std::ifstream in(model::DeclaredPath(cluster, spec.token_file), std::ios::binary);
     char buf[16 * 1024];  // a JWT is far smaller; the rest of an odd file is not read
     in.read(buf, sizeof(buf));
     token.assign(buf, static_cast<size_t>(in.gcount()));
@@ -87,7 +88,7 @@ Status SlurmConnector::Record(const std::string& kind, const std::string& key, c
 Result<std::vector<SlurmNode>> SlurmConnector::Inventory(const CallContext& ctx) { return client_->Nodes(ctx); }
 
 std::string SlurmConnector::OwnSlurmUser() const {
-  return !cluster_.connector.user.empty() ? cluster_.connector.user : TokenUser(cluster_.connector);
+  return !cluster_.connector.user.empty() ? cluster_.connector.user : TokenUser(cluster_);
 }
 
 Result<std::map<std::string, SlurmJob>> SlurmConnector::GpufedJobs(const CallContext& ctx) {
@@ -341,9 +342,8 @@ Result<std::unique_ptr<SlurmConnector>> CreateSlurmConnector(const model::Cluste
   settings.endpoint = spec.endpoint;
   settings.user = spec.user;
   settings.token_env = spec.token_env;
-  settings.token_file = spec.token_file;
-  auto ca = ctx.settings.find("slurm.caFile");
-  if (ca != ctx.settings.end()) settings.ca_file = ca->second;
+  settings.token_file = model::DeclaredPath(cluster, spec.token_file);
+  settings.ca_file = model::DeclaredPath(cluster, spec.ca_file);
   settings.api_version = api_version;
   settings.timeout = spec.timeout.millis() > 0 ? spec.timeout : Duration::FromSeconds(10);
   settings.qps = spec.qps;

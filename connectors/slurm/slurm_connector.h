@@ -98,7 +98,7 @@ struct SlurmFactoryHooks {
 // (site_settings.h) and creates the connector (see README for the fields).
 // InvalidArgument for missing or bad settings, including an unset token variable and a
 // plain http:// endpoint that is not loopback with the explicit opt-in (it would send
-// the JWT in clear text). FactoryContext settings: "slurm.caFile" (trust anchors for https).
+// the JWT in clear text). connector.caFile: the trust anchors for an https endpoint.
 Result<std::unique_ptr<SlurmConnector>> CreateSlurmConnector(const model::Cluster& cluster, const FactoryContext& ctx,
                                                              SlurmFactoryHooks hooks = {});
 

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "controller/common/status.h"
+#include "controller/common/time_text.h"
 
 namespace gpufed::audit {
 
@@ -33,6 +34,7 @@ enum class RecordKind {
   kBudgetAlert,       // a tenant's spend reached an alertAt level of its budget period
   kPolicyDegraded,    // a policy's hooks failed on more than its errorBudget of calls in a pass
   kAttemptMetered,    // what a connector metered for one finished attempt (chargeback)
+  kClusterConnector,  // a revision added, replaced or removed a cluster's connector, or it retired
 };
 const char* RecordKindName(RecordKind kind);
 std::optional<RecordKind> ParseRecordKind(std::string_view name);
@@ -114,9 +116,8 @@ Result<ParsedLine> ParseRecordLine(std::string_view line, LineHasher* hasher);
 // The whole record as JSON (header, payload and hash). InvalidArgument if not JSON.
 Result<nlohmann::json> RecordJson(std::string_view line);
 
-// "2026-11-22T10:00:00.000000Z" <-> microseconds since the epoch.
-std::string FormatTimeMicros(int64_t micros);
-std::optional<int64_t> ParseTimeMicros(std::string_view text);
+// Record times are written and read with common/time_text.h (FormatTimeMicros,
+// ParseTimeMicros).
 
 // Serialises a payload the way the journal does: compact, keys sorted, ASCII only
 // (so receivers that escape 8-bit bytes cannot change a record).

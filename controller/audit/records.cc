@@ -124,8 +124,21 @@ std::vector<AuditRecord> PlanRecords(const placement::Plan& plan, const placemen
   return records;
 }
 
-AuditRecord PolicyActivatedRecord(const std::string& revision, const std::string& repo, int tests_passed) {
-  return {RecordKind::kPolicyActivated, {{"revision", revision}, {"repo", repo}, {"testsPassed", tests_passed}}};
+AuditRecord PolicyActivatedRecord(const std::string& revision, const std::string& repo, int tests_passed,
+                                  const std::map<std::string, int>& removed_with_work) {
+  nlohmann::json p = {{"revision", revision}, {"repo", repo}, {"testsPassed", tests_passed}};
+  if (!removed_with_work.empty()) {
+    nlohmann::json removed = nlohmann::json::array();
+    for (const auto& [cluster, attempts] : removed_with_work) removed.push_back({{"cluster", cluster}, {"activeAttempts", attempts}});
+    p["removedClustersWithWork"] = std::move(removed);
+  }
+  return {RecordKind::kPolicyActivated, std::move(p)};
+}
+
+AuditRecord ClusterConnectorRecord(const ClusterConnectorChange& c) {
+  nlohmann::json p = {{"cluster", c.cluster}, {"change", c.change}, {"connectorType", c.connector_type}, {"revision", c.revision}};
+  if (c.change == "removed") p["activeAttempts"] = c.active_attempts;
+  return {RecordKind::kClusterConnector, std::move(p)};
 }
 
 AuditRecord PolicyRejectedRecord(const std::string& revision, const std::string& repo,

@@ -67,7 +67,20 @@ class PlanRecordBuilder {
   size_t next_ = 0;                     // decisions accounted so far
 };
 
-AuditRecord PolicyActivatedRecord(const std::string& revision, const std::string& repo, int tests_passed);
+// `removed_with_work`: the clusters this revision removes while attempts still run there
+// (cluster -> active attempts); they are observed until those end.
+AuditRecord PolicyActivatedRecord(const std::string& revision, const std::string& repo, int tests_passed,
+                                  const std::map<std::string, int>& removed_with_work = {});
+// A change to the connector set (reconcile/connector_set.h): `change` is added, replaced,
+// removed, returned or retired; `revision` the one in force; `active_attempts` for removed.
+struct ClusterConnectorChange {
+  std::string cluster;
+  std::string change;
+  std::string connector_type;
+  std::string revision;
+  int active_attempts = 0;
+};
+AuditRecord ClusterConnectorRecord(const ClusterConnectorChange& change);
 AuditRecord PolicyRejectedRecord(const std::string& revision, const std::string& repo,
                                  const std::vector<std::string>& problems);
 

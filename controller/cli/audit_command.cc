@@ -20,6 +20,7 @@
 #include "controller/common/secure_file.h"
 #include "controller/config/loader.h"
 #include "policies/engine/activation.h"
+#include "policies/engine/validation.h"
 
 namespace gpufed::cli {
 namespace {
@@ -213,7 +214,7 @@ struct ShipOptions {
 };
 
 int RunShip(const ShipOptions& o) {
-  config::LoadResult repo = config::LoadRepository({o.config_dir});
+  config::LoadResult repo = config::LoadRepository({o.config_dir}, policy::ProductLoadOptions());
   if (!repo.ok()) {
     for (const config::Diagnostic& d : repo.diagnostics.items()) std::cerr << d.ToString() << "\n";
     return 1;

@@ -102,8 +102,8 @@ int ReplayOne(const ReplayOptions& o) {
 int ReplayAll(const ReplayOptions& o) {
   audit::QueryFilter filter;
   filter.kind = "decision";
-  if (!o.from.empty()) filter.from_micros = audit::ParseTimeMicros(o.from);
-  if (!o.to.empty()) filter.to_micros = audit::ParseTimeMicros(o.to);
+  if (!o.from.empty()) filter.from_micros = gpufed::ParseTimeMicros(o.from);
+  if (!o.to.empty()) filter.to_micros = gpufed::ParseTimeMicros(o.to);
   if ((!o.from.empty() && !filter.from_micros) || (!o.to.empty() && !filter.to_micros)) {
     std::cerr << "gpufed audit replay: --from/--to take a date (2026-11-01) or RFC 3339 UTC (2026-11-01T10:00:00Z)\n";
     return 2;

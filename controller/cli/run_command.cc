@@ -18,6 +18,7 @@
 #include "controller/common/quantity.h"
 #include "controller/config/loader.h"
 #include "controller/runtime/runtime.h"
+#include "policies/engine/validation.h"
 
 namespace gpufed::cli {
 namespace {
@@ -88,7 +89,7 @@ int Run(const RunOptions& o, const connectors::ConnectorRegistry* registry) {
   const Duration start = rt.clock().Now();
   const int exit_code = rt.Run();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  config::LoadResult cfg = config::LoadRepository({ro.config_dir});
+  config::LoadResult cfg = config::LoadRepository({ro.config_dir}, policy::ProductLoadOptions());
   std::cout << RenderSummary(rt.controller(), cfg.config, Duration::FromMillis(rt.clock().Now().millis() - start.millis()),
                              wall);
   return exit_code;

@@ -8,7 +8,7 @@ namespace gpufed::config {
 namespace {
 
 void DecodeConnector(const YamlField& f, model::ConnectorSpec& out) {
-  if (!f.ExpectObject({"type", "endpoint", "tokenEnv", "tokenFile", "user", "partition", "apiVersion", "kubeconfig",
+  if (!f.ExpectObject({"type", "endpoint", "tokenEnv", "tokenFile", "caFile", "user", "partition", "apiVersion", "kubeconfig",
                        "context", "namespace", "timeout", "qps", "burst"},
                       Required::kYes)) {
     return;
@@ -25,6 +25,7 @@ void DecodeConnector(const YamlField& f, model::ConnectorSpec& out) {
   str("endpoint", out.endpoint);
   str("tokenEnv", out.token_env);
   str("tokenFile", out.token_file);
+  str("caFile", out.ca_file);
   str("user", out.user);
   str("partition", out.partition);
   if (out.type == model::ConnectorType::kSlurm) {

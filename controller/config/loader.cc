@@ -228,8 +228,9 @@ LoadResult LoadRepository(const std::vector<std::string>& paths, const LoadOptio
     LoadDocuments(*text, file, options, references, unparsed, result);
   }
   std::vector<std::string> hashed = *files;
-  ResolveImports(references, result.config, result.diagnostics);
-  LoadLuaSources(root.string(), references, options.max_file_bytes, result.config, result.diagnostics, hashed);
+  ResolveImports(references, options.library, result.config, result.diagnostics);
+  LoadLuaSources(root.string(), references, options.library, options.max_file_bytes, result.config, result.diagnostics,
+                 hashed);
   std::sort(hashed.begin(), hashed.end());
   CheckRepository(references, result.config, result.diagnostics, context, unparsed);
   result.config.revision = ComputeRevision(result.config.root, hashed);
@@ -249,14 +250,14 @@ LoadResult LoadText(const std::string& text, const std::string& file_name, const
   std::vector<Reference> references;
   std::vector<UnparsedDocument> unparsed;
   LoadDocuments(text, file_name, options, references, unparsed, result);
-  ResolveImports(references, result.config, result.diagnostics);
+  ResolveImports(references, options.library, result.config, result.diagnostics);
   // Text has no repository to read files from: only standard-library Lua resolves.
   std::vector<Reference> stdlib_lua;
   for (const Reference& ref : references) {
     if (ref.kind == ReferenceKind::kLuaFile && ref.name.rfind("stdlib/", 0) == 0) stdlib_lua.push_back(ref);
   }
   std::vector<std::string> unused;
-  LoadLuaSources("", stdlib_lua, options.max_file_bytes, result.config, result.diagnostics, unused);
+  LoadLuaSources("", stdlib_lua, options.library, options.max_file_bytes, result.config, result.diagnostics, unused);
   CheckRepository(references, result.config, result.diagnostics, context, unparsed);
   result.config.revision = "sha256:" + Sha256Hex(text);
   result.diagnostics.Sort();

@@ -5,7 +5,9 @@
 // Every problem of the whole repository is collected in one pass; each names file,
 // line, column and field path. Oversize files, documents nested too deeply and alias
 // bombs are errors, never crashes. The loader never throws.
+#include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "controller/config/diagnostics.h"
@@ -13,7 +15,14 @@
 
 namespace gpufed::config {
 
+// Files a repository may use besides its own, by path ("stdlib/burst.yaml" -> text): a
+// Policy's `import: stdlib/NAME` reads "stdlib/NAME.yaml", a Lua path under stdlib/ the
+// file itself. The product passes policies/stdlib's embedded library (stdlib::Files());
+// the loader knows no library of its own.
+using LibraryFiles = std::map<std::string, std::string_view>;
+
 struct LoadOptions {
+  const LibraryFiles* library = nullptr;    // null: an import or a stdlib/ Lua path is an error
   size_t max_file_bytes = size_t{4} << 20;  // per YAML or Lua file
   int max_depth = 32;                       // nesting of mappings and lists
   size_t max_nodes_per_document = 200000;   // counts alias expansions: bounds alias bombs

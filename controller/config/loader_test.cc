@@ -1,4 +1,5 @@
 #include "controller/config/loader.h"
+#include "policies/stdlib/stdlib.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -45,7 +46,9 @@ TEST(Loader, EveryErrorFixtureReportsExactPositions) {
     SCOPED_TRACE(entry.path().filename().string());
     std::vector<Expected> expected = ReadExpectations(entry.path());
     ASSERT_FALSE(expected.empty()) << "fixture declares no expectation";
-    LoadResult result = LoadRepository({entry.path().string()});
+    LoadOptions product;
+    product.library = &stdlib::Files();  // the import fixtures name the embedded library
+    LoadResult result = LoadRepository({entry.path().string()}, product);
     EXPECT_EQ(result.diagnostics.size(), expected.size()) << Dump(result);
     for (const Expected& e : expected) {
       bool found = false;

@@ -8,7 +8,6 @@
 #include "controller/common/text.h"
 #include "controller/config/loader.h"
 #include "controller/config/repository.h"
-#include "policies/stdlib/stdlib.h"
 
 namespace gpufed::config {
 namespace fs = std::filesystem;
@@ -156,14 +155,17 @@ const std::map<std::string, int>& DefaultPriorityClasses() {
   return kDefaults;
 }
 
-void ResolveImports(const std::vector<Reference>& references, model::Config& config, Diagnostics& diagnostics) {
+void ResolveImports(const std::vector<Reference>& references, const LibraryFiles* library, model::Config& config,
+                    Diagnostics& diagnostics) {
+  static const LibraryFiles kNone;
+  const LibraryFiles& files = library != nullptr ? *library : kNone;
   std::vector<std::string_view> available;
-  for (const auto& [path, text] : stdlib::Files()) {
+  for (const auto& [path, text] : files) {
     if (path.size() > 5 && path.compare(path.size() - 5, 5, ".yaml") == 0) available.push_back(path);
   }
   std::set<std::string> bad;
   for (const Reference& ref : references) {
-    if (ref.kind != ReferenceKind::kImport || stdlib::Files().count(ref.name + ".yaml")) continue;
+    if (ref.kind != ReferenceKind::kImport || files.count(ref.name + ".yaml")) continue;
     std::vector<std::string_view> names;
     std::vector<std::string> owned;
     for (std::string_view a : available) owned.emplace_back(a.substr(0, a.size() - 5));
@@ -176,14 +178,16 @@ void ResolveImports(const std::vector<Reference>& references, model::Config& con
   for (model::Policy& policy : config.policies) {
     if (policy.import.empty() || bad.count(policy.import)) continue;
     const std::string file = policy.import + ".yaml";
-    LoadResult library = LoadText(std::string(stdlib::Files().at(file)), file);
-    if (!library.ok() || library.config.policies.size() != 1) {
+    LoadOptions library_options;
+    library_options.library = library;
+    LoadResult imported = LoadText(std::string(files.at(file)), file, nullptr, library_options);
+    if (!imported.ok() || imported.config.policies.size() != 1) {
       Report(diagnostics, policy.metadata.location, "spec.import",
              "standard-library policy " + file + " is broken: " +
-                 (library.ok() ? "expected one Policy" : library.diagnostics.items()[0].ToString()));
+                 (imported.ok() ? "expected one Policy" : imported.diagnostics.items()[0].ToString()));
       continue;
     }
-    const model::Policy& base = library.config.policies.front();
+    const model::Policy& base = imported.config.policies.front();
     std::vector<model::Rule> rules = base.rules;
     rules.insert(rules.end(), policy.rules.begin(), policy.rules.end());
     policy.rules = std::move(rules);
@@ -199,19 +203,20 @@ void ResolveImports(const std::vector<Reference>& references, model::Config& con
     if (!policy.burst.queue_depth) policy.burst.queue_depth = base.burst.queue_depth;
     for (const auto& [name, value] : base.priority_classes) policy.priority_classes.emplace(name, value);
     for (const std::string& path : base.lua_files) {
-      auto source = stdlib::Files().find(path);
-      if (source != stdlib::Files().end()) config.lua_sources[path] = std::string(source->second);
+      auto source = files.find(path);
+      if (source != files.end()) config.lua_sources[path] = std::string(source->second);
     }
   }
 }
 
-void LoadLuaSources(const std::string& root, const std::vector<Reference>& references, size_t max_bytes,
+void LoadLuaSources(const std::string& root, const std::vector<Reference>& references, const LibraryFiles* library,
+                    size_t max_bytes,
                     model::Config& config, Diagnostics& diagnostics, std::vector<std::string>& hashed_files) {
   for (const Reference& ref : references) {
     if (ref.kind != ReferenceKind::kLuaFile || config.lua_sources.count(ref.name)) continue;
     if (ref.name.rfind("stdlib/", 0) == 0) {
-      auto source = stdlib::Files().find(ref.name);
-      if (source == stdlib::Files().end()) {
+      auto source = library != nullptr ? library->find(ref.name) : LibraryFiles::const_iterator{};
+      if (library == nullptr || source == library->end()) {
         Report(diagnostics, ref.location, ref.field, "no standard-library Lua file '" + ref.name + "'");
       } else {
         config.lua_sources[ref.name] = std::string(source->second);

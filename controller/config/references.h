@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "controller/config/diagnostics.h"
+#include "controller/config/loader.h"
 #include "controller/config/yaml_field.h"
 #include "controller/model/config.h"
 
@@ -21,12 +22,15 @@ void ResolvePriorities(model::Config& config, const std::map<std::string, int>& 
 // Merges the standard-library policy each Policy imports (`import: stdlib/NAME`): its
 // rules come first, its Lua files, params (the importer's override), burst, weights and
 // priority classes where the importer sets none; enforcement stays the importer's.
-void ResolveImports(const std::vector<Reference>& references, model::Config& config, Diagnostics& diagnostics);
+// `library` (may be null: nothing to import) as LoadOptions::library.
+void ResolveImports(const std::vector<Reference>& references, const LibraryFiles* library, model::Config& config,
+                    Diagnostics& diagnostics);
 
 // Reads every Lua file a Policy names (repo-relative, inside the root, bounded in size)
 // into config.lua_sources, and appends the files read to `hashed_files`. Paths under
-// stdlib/ come from the embedded standard library.
-void LoadLuaSources(const std::string& root, const std::vector<Reference>& references, size_t max_bytes,
+// stdlib/ come from `library` (may be null).
+void LoadLuaSources(const std::string& root, const std::vector<Reference>& references, const LibraryFiles* library,
+                    size_t max_bytes,
                     model::Config& config, Diagnostics& diagnostics, std::vector<std::string>& hashed_files);
 
 // A document that did not parse: resources it may define are unknown.

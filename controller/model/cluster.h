@@ -25,6 +25,7 @@ struct GpuSpec {
   bool nvlink = false;         // all GPUs of a node share one NVLink domain
   GpuSharing sharing = GpuSharing::kNone;
   std::vector<std::string> mig_profiles;  // allowed profiles when sharing == kMig
+  bool operator==(const GpuSpec&) const = default;
 };
 
 struct NodePool {
@@ -34,6 +35,7 @@ struct NodePool {
   Quantity memory;             // per node, bytes
   bool spot = false;
   GpuSpec gpu;
+  bool operator==(const NodePool&) const = default;
 };
 
 // Connector settings; which fields matter depends on `type`. Secrets are never held
@@ -43,6 +45,9 @@ struct ConnectorSpec {
   std::string endpoint;
   std::string token_env;
   std::string token_file;
+  // Trust anchors (PEM) for an https endpoint signed by a private CA; empty: the
+  // system's trust store. Verification is never turned off.
+  std::string ca_file;
   std::string user;
   std::string partition;
   std::string api_version;
@@ -52,18 +57,21 @@ struct ConnectorSpec {
   Duration timeout = Duration::FromSeconds(10);
   double qps = 50;
   int burst = 100;
+  bool operator==(const ConnectorSpec&) const = default;
 };
 
 struct ClusterAttributes {
   bool encryption_at_rest = false;
   std::vector<std::string> certifications;
   std::map<std::string, std::string> labels;
+  bool operator==(const ClusterAttributes&) const = default;
 };
 
 struct Elasticity {
   int max_nodes = 0;           // total nodes the cluster may grow to; 0 = fixed size
   Duration provision_delay;
   Duration idle_timeout;
+  bool operator==(const Elasticity&) const = default;
 };
 
 struct Pricing {
@@ -71,6 +79,7 @@ struct Pricing {
   std::map<std::string, Money> gpu_hour;       // by GPU model
   std::map<std::string, Money> spot_gpu_hour;  // by GPU model
   Money egress_per_gib;
+  bool operator==(const Pricing&) const = default;
 };
 
 struct Cluster {
@@ -89,6 +98,16 @@ struct Cluster {
   bool is_onprem() const { return provider == "onprem"; }
   bool holds_dataset(const std::string& dataset) const;
   int present_nodes() const;
+  // Every field, the source location included (SameDeclaration ignores where it was written).
+  bool operator==(const Cluster&) const = default;
 };
+
+// A path a Cluster's connector block names (tokenFile, caFile, kubeconfig): absolute as
+// written, or relative to the folder of the file that declares the cluster.
+std::string DeclaredPath(const Cluster& cluster, const std::string& path);
+
+// The same Cluster as declared, wherever in the repository it was written: what decides
+// whether a new revision changes the cluster's connector.
+bool SameDeclaration(const Cluster& a, const Cluster& b);
 
 }  // namespace gpufed::model

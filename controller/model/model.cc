@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <filesystem>
 
 #include "controller/model/audit_sink.h"
 #include "controller/model/cluster.h"
@@ -98,6 +99,19 @@ int Cluster::present_nodes() const {
   int n = 0;
   for (const NodePool& pool : node_pools) n += pool.count;
   return n;
+}
+
+std::string DeclaredPath(const Cluster& cluster, const std::string& path) {
+  std::filesystem::path p(path);
+  if (path.empty() || p.is_absolute() || cluster.metadata.location.file.empty()) return path;
+  return (std::filesystem::path(cluster.metadata.location.file).parent_path() / p).lexically_normal().string();
+}
+
+bool SameDeclaration(const Cluster& a, const Cluster& b) {
+  // Moving a document within its file, or to another file, changes nothing the cluster is.
+  Cluster unplaced = b;
+  unplaced.metadata.location = a.metadata.location;
+  return a == unplaced;
 }
 
 const Cluster* Config::FindCluster(const std::string& name) const {

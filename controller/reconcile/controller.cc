@@ -15,7 +15,7 @@ using store::WorkloadRecord;
 
 Result<std::unique_ptr<Controller>> Controller::Open(const ControllerOptions& options,
                                                      const connectors::ConnectorRegistry& registry,
-                                                     const connectors::Clock* clock) {
+                                                     const gpufed::Clock* clock) {
   std::unique_ptr<Controller> c(new Controller(options, registry, clock));
   Status loaded = c->activator_.Reload({options.config_dir});
   if (!loaded.ok()) {
@@ -104,25 +104,44 @@ Status Controller::Stop(const std::string& reason) {
 }
 
 Status Controller::CreateConnectors() {
-  std::map<std::string, std::unique_ptr<connectors::Connector>> made;
-  for (const model::Cluster& cluster : activator_.active()->config.clusters) {
-    connectors::FactoryContext ctx;
-    ctx.clock = clock_;
-    ctx.state_dir = options_.state_dir + "/connectors/" + cluster.metadata.name;
-    ctx.settings = options_.connector_settings;
-    Result<std::unique_ptr<connectors::Connector>> c = registry_.Create(cluster, ctx);
-    if (!c.ok()) return c.status();
-    made[cluster.metadata.name] = std::move(c).value();
-  }
-  reconciler_->SetConnectors(std::move(made));
+  Result<ConnectorSet::Prepared> made = reconciler_->PrepareConnectors(*activator_.active(), ConnectorMaker());
+  if (!made.ok()) return made.status();
+  (void)reconciler_->CommitConnectors(std::move(made).value());
   return Status::Ok();
+}
+
+ConnectorSet::Maker Controller::ConnectorMaker() const {
+  return RegistryMaker(registry_, clock_, options_.state_dir, options_.connector_settings);
+}
+
+void Controller::JournalConnectorChanges(const std::vector<ConnectorSet::Change>& changes,
+                                         const std::map<std::string, int>& removed_with_work) {
+  const std::string& revision = activator_.active()->config.revision;
+  for (const ConnectorSet::Change& c : changes) {
+    auto work = removed_with_work.find(c.cluster);
+    (void)journal_->Append(audit::ClusterConnectorRecord({c.cluster, ConnectorSet::ChangeKindName(c.kind), c.connector_type,
+                                                          revision, work == removed_with_work.end() ? 0 : work->second}));
+    notices_.push_back("cluster " + c.cluster + ": connector " + ConnectorSet::ChangeKindName(c.kind) +
+                       (work != removed_with_work.end() ? " (" + std::to_string(work->second) +
+                                                             " attempt(s) still run there; observed until they end)"
+                                                        : ""));
+  }
 }
 
 Status Controller::Reload() {
   std::lock_guard<std::mutex> pass_lock(pass_mu_);
   std::lock_guard<std::mutex> lock(mu_);
   std::string before = activator_.active()->config.revision;
-  Status s = activator_.Reload({options_.config_dir});
+  // A revision whose clusters cannot all get a connector is rejected whole, like one that
+  // fails validation: the last good revision keeps its connectors.
+  std::optional<ConnectorSet::Prepared> connectors;
+  auto make_connectors = [&](const policy::Revision& candidate) -> std::vector<std::string> {
+    Result<ConnectorSet::Prepared> made = reconciler_->PrepareConnectors(candidate, ConnectorMaker());
+    if (!made.ok()) return {"connector: " + made.status().message()};
+    connectors.emplace(std::move(made).value());
+    return {};
+  };
+  Status s = activator_.Reload({options_.config_dir}, make_connectors);
   if (!s.ok()) {
     pass_metrics_.OnRevisionRejected();
     (void)journal_->Append(
@@ -133,10 +152,13 @@ Status Controller::Reload() {
                               " keeps serving" + why);
   }
   const policy::Revision* active = activator_.active();
+  const std::map<std::string, int> removed_with_work = reconciler_->ActiveOnRemoved(*active);
   if (active->config.revision != before) {
-    (void)journal_->Append(audit::PolicyActivatedRecord(active->config.revision, options_.config_dir, active->tests.passed));
+    (void)journal_->Append(
+        audit::PolicyActivatedRecord(active->config.revision, options_.config_dir, active->tests.passed, removed_with_work));
   }
   reconciler_->SetRevision(active);
+  if (connectors) JournalConnectorChanges(reconciler_->CommitConnectors(std::move(*connectors)), removed_with_work);
   PublishApiLimits();
   return reconciler_->SyncRepositoryWorkloads();
 }
@@ -176,6 +198,7 @@ Result<PassStats> Controller::Pass() {
   reconciler_->SetPlacing(placing);
   auto start = std::chrono::steady_clock::now();
   Result<PassStats> stats = reconciler_->Pass(std::move(observed));
+  if (stats.ok()) JournalConnectorChanges(stats->retired);
   JournalPolicyHealth();
   if (stats.ok()) JournalBudgetAlerts();
   (void)journal_->MaybeCheckpoint();

@@ -55,7 +55,7 @@ class Controller {
   // cannot be written leaves the controller up, not ready and not placing).
   static Result<std::unique_ptr<Controller>> Open(const ControllerOptions& options,
                                                   const connectors::ConnectorRegistry& registry,
-                                                  const connectors::Clock* clock);
+                                                  const gpufed::Clock* clock);
   // Stops for good: appends controller-stop with `reason` and closes the journal with a
   // final signed checkpoint. Idempotent. Passes after it are refused.
   Status Stop(const std::string& reason);
@@ -161,9 +161,14 @@ class Controller {
   PassTimes pass_stats();
 
  private:
-  Controller(ControllerOptions options, const connectors::ConnectorRegistry& registry, const connectors::Clock* clock)
+  Controller(ControllerOptions options, const connectors::ConnectorRegistry& registry, const gpufed::Clock* clock)
       : options_(std::move(options)), registry_(registry), clock_(clock) {}
   Status CreateConnectors();
+  ConnectorSet::Maker ConnectorMaker() const;
+  // Journals (cluster-connector) and tells the operator each change to the connector set.
+  // Needs mu_.
+  void JournalConnectorChanges(const std::vector<ConnectorSet::Change>& changes,
+                               const std::map<std::string, int>& removed_with_work = {});
   Status OpenJournal();
   // Journals the sinks' lag-limit crossings; true while a pause sink lags. Needs mu_.
   bool JournalSinkLag();
@@ -188,7 +193,7 @@ class Controller {
   std::mutex mu_;
   ControllerOptions options_;
   const connectors::ConnectorRegistry& registry_;
-  const connectors::Clock* clock_;
+  const gpufed::Clock* clock_;
   policy::PolicyActivator activator_;
   std::unique_ptr<store::Store> store_;
   // Declared before the logs and the reconciler that point at them (destroyed after).

@@ -132,7 +132,7 @@ Result<nlohmann::json> Controller::Queue(const std::string& caller) {
                      {"uid", r.uid},
                      {"state", store::StateName(r.state)},
                      {"priority", w.priority},
-                     {"submitted", audit::FormatTimeMicros(r.submitted.millis() * 1000)},
+                     {"submitted", gpufed::FormatTimeMicros(r.submitted.millis() * 1000)},
                      {"waitedSeconds", std::max<double>(0, (now.millis() - r.submitted.millis()) / 1000.0)},
                      {"reason", r.reason},
                      {"attempt", r.attempt},
@@ -152,7 +152,7 @@ nlohmann::json Controller::AuditStatus() {
   nlohmann::json checkpoint = nullptr;
   if (mark.seq > 0) {
     checkpoint = {{"seq", mark.seq},
-                  {"at", audit::FormatTimeMicros(mark.time_micros)},
+                  {"at", gpufed::FormatTimeMicros(mark.time_micros)},
                   {"keyId", signer_ ? signer_->key_id() : ""}};
   }
   nlohmann::json sinks = nlohmann::json::array();

@@ -53,7 +53,7 @@ nlohmann::json History::ToJson(const std::string& tenant, std::optional<Duration
   nlohmann::json out = nlohmann::json::array();
   for (const Entry& e : samples_) {
     if (since && e.at <= *since) continue;
-    nlohmann::json s = {{"at", audit::FormatTimeMicros(e.at.millis() * 1000)},
+    nlohmann::json s = {{"at", gpufed::FormatTimeMicros(e.at.millis() * 1000)},
                         {"atSeconds", static_cast<double>(e.at.millis()) / 1000.0},
                         {"clusters", e.sample.value("clusters", nlohmann::json::object())}};
     for (const char* key : {"queue", "spend"}) {

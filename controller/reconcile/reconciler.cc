@@ -13,12 +13,27 @@ namespace gpufed::reconcile {
 using store::WorkloadRecord;
 using store::WorkloadState;
 
-Reconciler::Reconciler(store::Store* store, DecisionLog* log, const connectors::Clock* clock, ReconcilerOptions options)
+Reconciler::Reconciler(store::Store* store, DecisionLog* log, const gpufed::Clock* clock, ReconcilerOptions options)
     : store_(store), log_(log), clock_(clock), options_(options), fair_share_(options.fair_share_half_life) {}
 
-void Reconciler::SetConnectors(std::map<std::string, std::unique_ptr<connectors::Connector>> connectors) {
-  connectors_ = std::move(connectors);
-  for (const auto& [name, c] : connectors_) clusters_.try_emplace(name);
+std::vector<ConnectorSet::Change> Reconciler::CommitConnectors(ConnectorSet::Prepared prepared) {
+  std::vector<ConnectorSet::Change> changes = connectors_.Commit(std::move(prepared));
+  for (const ConnectorSet::Change& c : changes) {
+    if (c.kind == ConnectorSet::ChangeKind::kAdded) clusters_[c.cluster] = ClusterStatus{};
+    // The new connector is asked at the next pass, whatever backoff the old one earned.
+    if (c.kind == ConnectorSet::ChangeKind::kReplaced) queue_.Forget("cluster/" + c.cluster);
+  }
+  return changes;
+}
+
+std::map<std::string, int> Reconciler::ActiveOnRemoved(const policy::Revision& revision) {
+  std::map<std::string, int> out;
+  Result<std::vector<WorkloadRecord>> records = store_->ListUnfinished();
+  if (!records.ok()) return out;
+  for (const WorkloadRecord& r : *records) {
+    if (store::IsActive(r.state) && !r.cluster.empty() && revision.config.FindCluster(r.cluster) == nullptr) ++out[r.cluster];
+  }
+  return out;
 }
 
 void Reconciler::AddSpecs(const std::string& source, std::vector<model::Workload> specs) {
@@ -33,9 +48,8 @@ int64_t Reconciler::connector_errors(const std::string& cluster) const {
 connectors::CallContext Reconciler::Context(const std::string& cluster) const {
   connectors::CallContext ctx;
   ctx.clock = clock_;
-  if (revision_) {
-    if (const model::Cluster* c = revision_->config.FindCluster(cluster)) ctx.timeout = c->connector.timeout;
-  }
+  // The declaration its connector was made from: a retiring cluster is no longer in the revision.
+  if (const model::Cluster* c = connectors_.DeclarationOf(cluster)) ctx.timeout = c->connector.timeout;
   return ctx;
 }
 
@@ -113,9 +127,9 @@ void Reconciler::DropFinishedSpecs(const std::vector<WorkloadRecord>& unfinished
 Observations Reconciler::Collect() const {
   const Duration now = clock_->Now();
   Observations out;
-  for (const auto& [name, connector] : connectors_) {
+  for (const std::string& name : connectors_.Names()) {
     if (!queue_.Ready("cluster/" + name, now)) continue;
-    out.emplace_back(name, connector->Observe(Context(name)));
+    out.emplace_back(name, connectors_.Find(name)->Observe(Context(name)));
   }
   return out;
 }
@@ -123,7 +137,7 @@ Observations Reconciler::Collect() const {
 void Reconciler::ApplyObservations(Observations observed, PassStats& stats) {
   Duration now = clock_->Now();
   for (auto& [name, obs] : observed) {
-    if (connectors_.count(name) == 0) continue;  // a revision dropped it meanwhile
+    if (connectors_.Find(name) == nullptr) continue;  // retired meanwhile
     ClusterStatus& cs = clusters_[name];
     std::string key = "cluster/" + name;
     if (obs.ok() && obs->healthy) {
@@ -208,9 +222,9 @@ Status Reconciler::ApplyAction(const connectors::Action& action, const std::stri
   std::string kind = connectors::ActionKindName(action.kind);
   Duration now = clock_->Now();
   if (!queue_.Ready(action.workload, now)) return Unavailable("backing off");
-  auto it = connectors_.find(cluster);
-  if (it == connectors_.end()) return FailedPrecondition("no connector for cluster " + cluster);
-  Result<connectors::ApplyOutcome> out = it->second->Apply(action, Context(cluster));
+  connectors::Connector* connector = connectors_.Find(cluster);
+  if (connector == nullptr) return FailedPrecondition("no connector for cluster " + cluster);
+  Result<connectors::ApplyOutcome> out = connector->Apply(action, Context(cluster));
   if (on_action_) {
     if (collecting_ != nullptr) {
       collecting_->push_back({action, cluster, out.status()});
@@ -263,7 +277,7 @@ Status Reconciler::FlushSyncUpdates() {
 Status Reconciler::SyncActive(WorkloadRecord& r, PassStats& stats) {
   Duration now = clock_->Now();
   auto cit = clusters_.find(r.cluster);
-  bool have_connector = connectors_.count(r.cluster) > 0;
+  bool have_connector = connectors_.Find(r.cluster) != nullptr;
   if (!have_connector || (cit != clusters_.end() && !cit->second.healthy && cit->second.consecutive_errors > 0)) {
     std::string why = have_connector ? "cluster " + r.cluster + " unhealthy (" + cit->second.last_error + ")"
                                      : "cluster " + r.cluster + " left the federation";

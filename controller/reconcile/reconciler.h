@@ -24,6 +24,7 @@
 
 #include "connectors/core/connector.h"
 #include "controller/placement/fair_share.h"
+#include "controller/reconcile/connector_set.h"
 #include "controller/reconcile/decision_log.h"
 #include "controller/reconcile/submitted_specs.h"
 #include "controller/reconcile/pod_mix_tracker.h"
@@ -66,20 +67,33 @@ struct PassStats {
   int actions_applied = 0;
   int action_errors = 0;
   size_t specs_cached = 0;  // parsed API specs kept after the pass (bounded by the unfinished work)
+  // Removed clusters whose last attempt ended in this pass: their connectors are gone.
+  std::vector<ConnectorSet::Change> retired;
 };
 
 class Reconciler {
  public:
   // All pointers must outlive the Reconciler.
-  Reconciler(store::Store* store, DecisionLog* log, const connectors::Clock* clock, ReconcilerOptions options = {});
+  Reconciler(store::Store* store, DecisionLog* log, const gpufed::Clock* clock, ReconcilerOptions options = {});
 
   // The active revision (owned by the caller's PolicyActivator; may change between
-  // passes) and connectors by cluster name (owned here).
+  // passes).
   void SetRevision(const policy::Revision* revision) {
     if (revision != revision_) plan_memo_.Clear();  // the memo points into the old revision
     revision_ = revision;
   }
-  void SetConnectors(std::map<std::string, std::unique_ptr<connectors::Connector>> connectors);
+  // The connectors (owned here) follow the revision in two steps (connector_set.h):
+  // PrepareConnectors makes what `revision` adds or changes without touching the set;
+  // CommitConnectors swaps them in once that revision is active. A new cluster starts
+  // unobserved (nothing is placed there before a pass observes it); a replaced one keeps
+  // its last observation and is asked again at once.
+  Result<ConnectorSet::Prepared> PrepareConnectors(const policy::Revision& revision,
+                                                   const ConnectorSet::Maker& make) const {
+    return connectors_.Prepare(revision.config.clusters, make);
+  }
+  std::vector<ConnectorSet::Change> CommitConnectors(ConnectorSet::Prepared prepared);
+  // Active attempts per cluster that `revision` no longer declares (the removal's cost).
+  std::map<std::string, int> ActiveOnRemoved(const policy::Revision& revision);
   // Specs of the workloads a source other than the repository and the API submits (the
   // source is their desired state), by workload name.
   void AddSpecs(const std::string& source, std::vector<model::Workload> specs);
@@ -180,7 +194,7 @@ class Reconciler {
   store::Store* store_;
   DecisionLog* log_;
   std::vector<double> decision_seconds_;
-  const connectors::Clock* clock_;
+  const gpufed::Clock* clock_;
   ReconcilerOptions options_;
   const policy::Revision* revision_ = nullptr;
   // What each pass's plan found that the next pass can keep (placement/plan_memo.h):
@@ -190,7 +204,7 @@ class Reconciler {
   // fits hold from one pass to the next.
   PodMixTracker pod_mix_;
   BindingCache bindings_;  // running work's parsed bindings, between passes
-  std::map<std::string, std::unique_ptr<connectors::Connector>> connectors_;
+  ConnectorSet connectors_;
   std::map<std::string, ClusterStatus> clusters_;
   std::map<std::string, std::map<std::string, model::Workload>> source_specs_;  // source -> QualifiedName -> spec
   // Parsed specs by uid, for the revision they were read under. Once it holds twice as

@@ -66,6 +66,13 @@ Result<PassStats> Reconciler::Pass(Observations observed) {
   Status flushed = FlushSyncUpdates();
   GPUFED_RETURN_IF_ERROR(synced);
   GPUFED_RETURN_IF_ERROR(flushed);
+  // A removed cluster keeps its connector until nothing runs there any more.
+  std::set<std::string> busy;
+  for (const WorkloadRecord& r : records) {
+    if (store::IsActive(r.state)) busy.insert(r.cluster);
+  }
+  stats.retired = connectors_.RetireIdle(busy);
+  for (const ConnectorSet::Change& c : stats.retired) clusters_.erase(c.cluster);
   // Fair share: what each tenant held since the last pass accrues, then the new holdings.
   const Duration now = clock_->Now();
   fair_share_.Advance(now);

@@ -9,6 +9,7 @@
 #include "controller/common/secure_file.h"
 #include "controller/config/loader.h"
 #include "controller/runtime/stop_signals.h"
+#include "policies/engine/validation.h"
 
 namespace gpufed::runtime {
 
@@ -18,7 +19,7 @@ std::string DefaultScenarioFile(const std::string& config_dir) {
 }
 
 bool AllSimulated(const std::string& config_dir) {
-  config::LoadResult loaded = config::LoadRepository({config_dir});
+  config::LoadResult loaded = config::LoadRepository({config_dir}, policy::ProductLoadOptions());
   for (const model::Cluster& c : loaded.config.clusters) {
     if (c.connector.type != model::ConnectorType::kSim) return false;
   }
@@ -41,7 +42,7 @@ Result<std::unique_ptr<Runtime>> Runtime::Open(RuntimeOptions options, const con
                               o.config_dir + " declares a cluster whose connector is not sim");
   }
   rt->clock_ = o.clock != nullptr ? o.clock
-               : rt->virtual_time_ ? static_cast<const connectors::Clock*>(&rt->virtual_clock_)
+               : rt->virtual_time_ ? static_cast<const gpufed::Clock*>(&rt->virtual_clock_)
                                    : &rt->wall_clock_;
   // The state folder holds every spec's run.env, the signing key and the admin token:
   // created 0700, or narrowed to 0700 (and said so) when an older gpufed left it open.
@@ -57,7 +58,7 @@ Result<std::unique_ptr<Runtime>> Runtime::Open(RuntimeOptions options, const con
     }
   }
   if (!o.scenario.empty()) {
-    config::LoadResult repo = config::LoadRepository({o.config_dir});
+    config::LoadResult repo = config::LoadRepository({o.config_dir}, policy::ProductLoadOptions());
     Result<ScenarioSource> scenario = ScenarioSource::Load(o.scenario, repo.config);
     if (!scenario.ok()) return scenario.status();
     rt->scenario_ = std::move(scenario).value();

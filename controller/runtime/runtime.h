@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "connectors/core/clock.h"
+#include "controller/common/clock.h"
 #include "connectors/core/registry.h"
 #include "controller/audit/env.h"
 #include "controller/reconcile/controller.h"
@@ -41,7 +41,7 @@ struct RuntimeOptions {
   // disk. Refused unless every cluster is simulated (common/durability.h).
   Durability durability = Durability::kSynced;
   // Tests: a clock they advance (and Step instead of Run). Null: the runtime's own.
-  const connectors::Clock* clock = nullptr;
+  const gpufed::Clock* clock = nullptr;
 };
 
 // Where the run is shown (the CLI's live view); every call comes from the loop's thread.
@@ -83,7 +83,7 @@ class Runtime {
   Status Stop(const std::string& reason);
 
   reconcile::Controller& controller() { return *controller_; }
-  const connectors::Clock& clock() const { return *clock_; }
+  const gpufed::Clock& clock() const { return *clock_; }
   bool virtual_time() const { return virtual_time_; }
   const std::string& scenario_file() const { return scenario_.file(); }
 
@@ -95,9 +95,9 @@ class Runtime {
   RuntimeOptions options_;
   RuntimeView* view_ = nullptr;
   bool virtual_time_ = false;
-  connectors::ManualClock virtual_clock_;
-  connectors::SystemClock wall_clock_;
-  const connectors::Clock* clock_ = nullptr;
+  gpufed::ManualClock virtual_clock_;
+  gpufed::SystemClock wall_clock_;
+  const gpufed::Clock* clock_ = nullptr;
   ScenarioSource scenario_;
   std::unique_ptr<audit::Env> env_;
   std::unique_ptr<reconcile::Controller> controller_;

@@ -15,7 +15,7 @@ namespace {
 const std::string kRepo = std::string(GPUFED_SOURCE_DIR) + "/examples/quickstart";
 
 struct Session {
-  connectors::ManualClock clock;
+  gpufed::ManualClock clock;
   connectors::ConnectorRegistry registry;
   std::unique_ptr<Runtime> rt;
 

@@ -67,7 +67,7 @@ bool RouteTakesBody(const std::string& method, const std::string& path) {
 }
 
 Admission::Admission(reconcile::Controller* controller, const TokenTable* tokens, GuardedServer* http,
-                     const connectors::Clock* clock)
+                     const gpufed::Clock* clock)
     : controller_(controller), tokens_(tokens), http_(http), clock_(clock) {}
 
 const Caller* Admission::CallerOf(const httplib::Request& req) const {

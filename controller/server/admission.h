@@ -11,7 +11,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "connectors/core/clock.h"
+#include "controller/common/clock.h"
 #include "controller/common/token_bucket.h"
 #include "controller/reconcile/controller.h"
 #include "controller/server/guarded_server.h"
@@ -29,7 +29,7 @@ class Admission {
   // `controller` answers the tenants' limits; `http` holds the places in flight. All must
   // outlive the Admission. `clock` null: the wall clock.
   Admission(reconcile::Controller* controller, const TokenTable* tokens, GuardedServer* http,
-            const connectors::Clock* clock);
+            const gpufed::Clock* clock);
 
   // The caller a request's bearer token names; null without a known token.
   const Caller* CallerOf(const httplib::Request& req) const;
@@ -45,8 +45,8 @@ class Admission {
   reconcile::Controller* controller_;
   const TokenTable* tokens_;
   GuardedServer* http_;
-  const connectors::Clock* clock_;
-  connectors::SystemClock wall_;
+  const gpufed::Clock* clock_;
+  gpufed::SystemClock wall_;
   std::mutex mu_;
   // One bucket per tenant (rebuilt when its limit changes with a revision), and one per
   // client address for unknown tokens (bounded: idle ones are dropped when it grows).

@@ -8,7 +8,7 @@
 #include <mutex>
 #include <sstream>
 
-#include "controller/audit/record.h"
+#include "controller/common/time_text.h"
 #include "controller/server/admission.h"
 #include "controller/server/dashboard_routes.h"
 #include "controller/server/guarded_server.h"
@@ -230,7 +230,7 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Start(reconcile::Controller* contr
         nlohmann::json item = nlohmann::json::parse(row.record_json, nullptr, false);
         if (!item.is_object()) continue;
         item["seq"] = row.seq;
-        item["time"] = audit::FormatTimeMicros(row.at.millis() * 1000);
+        item["time"] = gpufed::FormatTimeMicros(row.at.millis() * 1000);
         items.push_back(std::move(item));
       }
       SendJson(res, {{"items", items}});

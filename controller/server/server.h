@@ -19,7 +19,7 @@
 #include <memory>
 #include <string>
 
-#include "connectors/core/clock.h"
+#include "controller/common/clock.h"
 #include "controller/reconcile/controller.h"
 #include "controller/server/connection_limits.h"
 #include "controller/server/token_table.h"
@@ -41,7 +41,7 @@ struct ServerOptions {
   // address and in all (GuardedServer; see README.md).
   ConnectionLimits connections;
   // Time for the per-tenant rate limits (Tenant.spec.api); null: the wall clock.
-  const connectors::Clock* clock = nullptr;
+  const gpufed::Clock* clock = nullptr;
 };
 
 // Parses "ADDR:PORT" and the tokens file ("TOKEN TENANT", "TOKEN admin" or "TOKEN metrics"

@@ -41,8 +41,15 @@ Candidate PrepareRevision(const std::vector<std::string>& paths, TestGate tests,
   return candidate;
 }
 
-Status PolicyActivator::Reload(const std::vector<std::string>& paths) {
+Status PolicyActivator::Reload(const std::vector<std::string>& paths, const Gate& gate) {
   Candidate candidate = PrepareRevision(paths);
+  if (candidate.revision && gate) {
+    std::vector<std::string> refused = gate(*candidate.revision);
+    if (!refused.empty()) {
+      candidate.problems = std::move(refused);
+      candidate.revision.reset();
+    }
+  }
   if (candidate.revision) {
     active_ = std::move(candidate.revision);
     rejected_revision_.clear();

@@ -3,6 +3,7 @@
 // every Lua file compiles and every PolicyTest in the repository passes; otherwise the
 // last good revision stays active and the rejection is kept with its reasons. Used by
 // `gpufed plan`, `gpufed test` and the reconcile loop.
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,9 +47,12 @@ Candidate PrepareRevision(const std::vector<std::string>& paths, TestGate tests 
 
 class PolicyActivator {
  public:
+  // What the caller must also accept before a checked revision becomes active (the
+  // controller makes the connectors it declares): problems, one line each; none to admit.
+  using Gate = std::function<std::vector<std::string>(const Revision&)>;
   // Tries the repository at `paths`. OK when it became active; FailedPrecondition
   // (with the reasons, also in last_rejection()) when the last good one stays.
-  Status Reload(const std::vector<std::string>& paths);
+  Status Reload(const std::vector<std::string>& paths, const Gate& gate = {});
 
   const Revision* active() const { return active_.get(); }
   // The same, for a reader that works on it without the owner's lock (the API parses a

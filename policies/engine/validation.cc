@@ -5,8 +5,17 @@
 #include <regex>
 #include <set>
 
+#include "policies/stdlib/stdlib.h"
+
 namespace gpufed::policy {
 namespace fs = std::filesystem;
+
+config::LoadOptions ProductLoadOptions() {
+  config::LoadOptions o;
+  o.library = &stdlib::Files();
+  return o;
+}
+
 namespace {
 
 std::string_view LineOf(std::string_view source, int line) {
@@ -124,7 +133,9 @@ config::LoadResult ValidateRepository(const std::vector<std::string>& paths, con
       load.push_back(options.only[i]);
     }
   }
-  config::LoadResult result = config::LoadRepository(load, options.load);
+  config::LoadOptions load_options = options.load;
+  if (load_options.library == nullptr) load_options.library = &stdlib::Files();
+  config::LoadResult result = config::LoadRepository(load, load_options);
   CheckLuaHooks(result.config, result.diagnostics, options.lua);
   if (!only.empty()) {
     result.diagnostics.Filter([&](const config::Diagnostic& d) { return !d.file.empty() && Below(Resolved(d.file), only); });

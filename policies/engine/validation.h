@@ -18,8 +18,12 @@ namespace gpufed::policy {
 // or a filter that cannot see the cluster.
 void CheckLuaHooks(const model::Config& config, config::Diagnostics& diagnostics, const LuaLimits& limits = {});
 
+// The loader options of the product: its repositories may import the embedded standard
+// library (policies/stdlib). Every full-repository load outside the engine takes these.
+config::LoadOptions ProductLoadOptions();
+
 struct ValidateOptions {
-  config::LoadOptions load;
+  config::LoadOptions load = ProductLoadOptions();
   LuaLimits lua;
   // When not empty: report only diagnostics of these files (or of files below these
   // directories); the rest of the repository is loaded as their context. Each path
@@ -27,7 +31,8 @@ struct ValidateOptions {
   std::vector<std::string> only;
 };
 
-// LoadRepository(paths) plus CheckLuaHooks, sorted by file, line and column.
+// LoadRepository(paths) plus CheckLuaHooks (with the standard library when
+// options.load names none), sorted by file, line and column.
 config::LoadResult ValidateRepository(const std::vector<std::string>& paths, const ValidateOptions& options = {});
 
 }  // namespace gpufed::policy

@@ -28,7 +28,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "connectors/core/clock.h"
+#include "controller/common/clock.h"
 #include "controller/common/status.h"
 #include "tests/fake-kube/test_ca.h"
 
@@ -39,7 +39,7 @@ class SSLServer;
 namespace gpufed::testing {
 
 struct FakeKubeOptions {
-  const connectors::Clock* clock = nullptr;   // required; the server's time line
+  const gpufed::Clock* clock = nullptr;   // required; the server's time line
   int64_t epoch = 1767225600;                 // wall time (Unix s) at clock zero: 2026-01-01
   std::string token = "test-token";           // accepted bearer token ("" = none)
   bool client_certs = false;                  // also require/accept client certificates

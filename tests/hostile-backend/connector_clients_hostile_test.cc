@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "connectors/core/clock.h"
+#include "controller/common/clock.h"
 #include "connectors/http/http_client.h"
 #include "connectors/kubernetes/kube_api.h"
 #include "connectors/slurm/slurm_client.h"
@@ -57,7 +57,7 @@ void ExpectRefusedClearly(const Hostility& h, const Outcome& out, const std::str
   EXPECT_EQ(out.status.message().find(kSlurmJwt), std::string::npos);
 }
 
-CallContext Context(const connectors::Clock* clock) {
+CallContext Context(const gpufed::Clock* clock) {
   CallContext ctx;
   ctx.clock = clock;
   ctx.timeout = Duration::FromMillis(kTimeoutMs);
@@ -100,7 +100,7 @@ class SlurmClientFaces : public ::testing::TestWithParam<Hostility> {
   }
 
   testutil::TempDir dir_;
-  connectors::ManualClock clock_;
+  gpufed::ManualClock clock_;
   Backend backend_;
   std::vector<std::string> log_;
   std::unique_ptr<connectors::slurm::SlurmClient> client_;
@@ -137,7 +137,7 @@ TEST_P(KubeApiFaces, ListAndGet) {
   Result<std::unique_ptr<connectors::http::Client>> client = connectors::http::Client::Create(o);
   ASSERT_TRUE(client.ok()) << client.status().ToString();
   connectors::kubernetes::KubeApi api(std::move(client).value(), "");
-  connectors::ManualClock clock;
+  gpufed::ManualClock clock;
   Outcome out = Play(backend, &log, [&] {
     return api.List("/api/v1/nodes", {}, Context(&clock)).status();
   });
@@ -162,7 +162,7 @@ TEST(HttpClientDefaults, DefaultCapStopsAFloodUnder100MB) {
   o.log = [](const std::string&) {};
   Result<std::unique_ptr<connectors::http::Client>> client = connectors::http::Client::Create(o);
   ASSERT_TRUE(client.ok());
-  connectors::ManualClock clock;
+  gpufed::ManualClock clock;
   CallContext ctx = Context(&clock);
   ctx.timeout = Duration::FromSeconds(10);  // a loaded machine floods 64 MiB more slowly
   Status s;

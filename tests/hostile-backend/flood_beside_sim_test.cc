@@ -56,7 +56,7 @@ TEST(FloodingSlurmBesideSim, TheSimCloudKeepsPlacingAndThePassEndsInTime) {
   connectors::ConnectorRegistry registry;
   ASSERT_TRUE(connectors::sim::RegisterSimConnector(registry).ok());
   ASSERT_TRUE(connectors::slurm::RegisterSlurmConnector(registry).ok());
-  connectors::ManualClock clock(Duration::FromSeconds(1'800'000'000));
+  gpufed::ManualClock clock(Duration::FromSeconds(1'800'000'000));
   runtime::RuntimeOptions o;
   o.config_dir = repo.string();
   o.state_dir = dir.str() + "/state";

@@ -7,7 +7,7 @@
 #include <random>
 #include <string>
 
-#include "connectors/core/clock.h"
+#include "controller/common/clock.h"
 #include "connectors/sim/sim_connector.h"
 #include "controller/reconcile/controller.h"
 
@@ -16,7 +16,7 @@ int main(int argc, char** argv) {
   if (argc != 5) return 2;
   std::string repo = argv[1], state = argv[2], mode = argv[4];
   int seed = std::atoi(argv[3]);
-  connectors::ManualClock clock;
+  gpufed::ManualClock clock;
   {
     auto peek = store::Store::Open(state + "/gpufed.db");
     if (peek.ok()) {

@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "connectors/core/clock.h"
+#include "controller/common/clock.h"
 #include "connectors/sim/sim_connector.h"
 #include "controller/reconcile/controller.h"
 #include "controller/runtime/runtime.h"
@@ -83,7 +83,7 @@ inline std::string FreshDir(const std::string& name) {
 }
 
 struct Harness {
-  connectors::ManualClock clock;
+  gpufed::ManualClock clock;
   connectors::ConnectorRegistry registry;
   // Either a bare controller (Open without a scenario) or the whole runtime `gpufed run`
   // is (OpenRuntime, and Open with a scenario), stepped on `clock` either way.

@@ -78,7 +78,7 @@ spec:
 }
 
 TEST(KubernetesFederation, UnansweringClusterBecomesUnhealthyAndCheckpointedWorkMovesToTheCloud) {
-  connectors::ManualClock clock;
+  gpufed::ManualClock clock;
   Result<std::unique_ptr<FakeKube>> fake = FakeKube::Start({.clock = &clock, .job_runtime = Duration::FromSeconds(7200)});
   ASSERT_TRUE(fake.ok()) << fake.status().ToString();
   (*fake)->AddNode({"k8s-a100-1",

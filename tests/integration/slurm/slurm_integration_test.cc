@@ -8,8 +8,10 @@
 #include <thread>
 
 #include <gtest/gtest.h>
+#include <httplib.h>
 
 #include "connectors/slurm/slurm_connector.h"
+#include "tests/fake-kube/test_ca.h"
 #include "tests/integration/slurm/slurm_cluster.h"
 
 namespace gpufed::connectors::slurm {
@@ -395,6 +397,101 @@ TEST_F(SlurmIntegration, WrongTokenFailsEachCallOnceWithoutCrashing) {
   EXPECT_EQ(c->client().requests_sent(), SlurmCluster::Is2411() ? 3 : 1 + 5);
   Result<ApplyOutcome> apply = c->Apply(Submit(Key(), "gpunode1", 1, "true"), Ctx());
   EXPECT_EQ(apply.status().code(), StatusCode::kUnavailable) << apply.status().ToString();  // waits, not re-planned
+}
+
+// slurmrestd speaks plain HTTP; sites put it behind a TLS proxy. This one terminates TLS
+// on 127.0.0.1 with a certificate from a private CA and forwards each request to the
+// test's slurmrestd.
+class TlsProxy {
+ public:
+  TlsProxy(const std::string& cert_file, const std::string& key_file, int upstream_port)
+      : server_(cert_file.c_str(), key_file.c_str()) {
+    auto forward = [upstream_port](const httplib::Request& req, httplib::Response& res) {
+      httplib::Client up("127.0.0.1", upstream_port);
+      up.set_read_timeout(10, 0);
+      httplib::Headers headers;
+      for (const char* name : {"X-SLURM-USER-NAME", "X-SLURM-USER-TOKEN", "Accept"}) {
+        if (req.has_header(name)) headers.emplace(name, req.get_header_value(name));
+      }
+      httplib::Result r = req.method == "POST"     ? up.Post(req.target, headers, req.body, req.get_header_value("Content-Type"))
+                          : req.method == "DELETE" ? up.Delete(req.target, headers)
+                                                   : up.Get(req.target, headers);
+      if (!r) {
+        res.status = 502;
+        return;
+      }
+      res.status = r->status;
+      res.set_content(r->body, r->get_header_value("Content-Type"));
+    };
+    server_.Get(".*", forward);
+    server_.Post(".*", forward);
+    server_.Delete(".*", forward);
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    // Connections wait in the listen backlog until the loop accepts them: no readiness wait.
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+  }
+  ~TlsProxy() {
+    server_.stop();
+    thread_.join();
+  }
+  int port() const { return port_; }
+
+ private:
+  httplib::SSLServer server_;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+TEST_F(SlurmIntegration, HttpsWithAPrivateCaWorksThroughConnectorCaFile) {
+  Result<gpufed::testing::TestCa> pki = gpufed::testing::GenerateTestCa();
+  ASSERT_TRUE(pki.ok()) << pki.status().ToString();
+  Result<gpufed::testing::TestCa> stranger = gpufed::testing::GenerateTestCa();
+  ASSERT_TRUE(stranger.ok()) << stranger.status().ToString();
+  std::filesystem::create_directories(dir_ + "/repo/pki");
+  std::ofstream(dir_ + "/repo/pki/ca.pem") << pki->ca_pem;
+  std::ofstream(dir_ + "/repo/pki/other-ca.pem") << stranger->ca_pem;
+  std::ofstream(dir_ + "/server.pem") << pki->server_cert_pem;
+  std::ofstream(dir_ + "/server.key") << pki->server_key_pem;
+  TlsProxy proxy(dir_ + "/server.pem", dir_ + "/server.key", SlurmCluster::RestPort());
+  ASSERT_GT(proxy.port(), 0);
+
+  // As a repository declares it: paths relative to the file that declares the cluster.
+  auto cluster = [&](const std::string& ca_file) {
+    model::Cluster c = Cluster();
+    c.metadata.annotations.erase(kAllowPlainHttpAnnotation);
+    c.metadata.location.file = dir_ + "/repo/clusters.yaml";
+    c.connector.endpoint = "https://127.0.0.1:" + std::to_string(proxy.port());
+    c.connector.ca_file = ca_file;
+    return c;
+  };
+  std::unique_ptr<SlurmConnector> tls = Make(dir_ + "/tls", cluster("pki/ca.pem"));
+  ASSERT_NE(tls, nullptr);
+  Result<Observation> obs = tls->Observe(Ctx());
+  ASSERT_TRUE(obs.ok()) << obs.status().ToString();
+  EXPECT_FALSE(obs->nodes.empty());
+  std::string key = Key();
+  ASSERT_TRUE(tls->Apply(Submit(key, "gpunode1", 1, "echo over-tls"), Ctx()).ok());
+  ASSERT_EQ(WaitFor(*tls, key, RunState::kSucceeded), RunState::kSucceeded);
+
+  // The system store, or another CA, does not vouch for the proxy: every call fails
+  // with the TLS error (a setting to fix, not an outage to wait out) before any request
+  // (with its JWT) is sent.
+  for (const std::string& ca : {std::string(), std::string("pki/other-ca.pem")}) {
+    std::unique_ptr<SlurmConnector> untrusted = Make(dir_ + "/untrusted" + std::to_string(ca.size()), cluster(ca));
+    ASSERT_NE(untrusted, nullptr);
+    Result<Observation> refused = untrusted->Observe(Ctx());
+    ASSERT_FALSE(refused.ok()) << "caFile '" << ca << "' trusted a certificate its CA did not sign";
+    EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition) << refused.status().ToString();
+    EXPECT_NE(refused.status().message().find("certificate"), std::string::npos) << refused.status().ToString();
+  }
+  // A caFile that does not exist stops the connector's creation, naming the file.
+  FactoryContext ctx;
+  ctx.clock = &clock_;
+  ctx.state_dir = dir_ + "/missing";
+  Result<std::unique_ptr<SlurmConnector>> missing = CreateSlurmConnector(cluster("pki/absent.pem"), ctx);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find(dir_ + "/repo/pki/absent.pem"), std::string::npos)
+      << missing.status().ToString();
 }
 
 }  // namespace

@@ -92,7 +92,7 @@ spec:
 
   std::string dir_;
   connectors::ConnectorRegistry registry_;
-  connectors::SystemClock clock_;
+  gpufed::SystemClock clock_;
 };
 
 TEST_F(SlurmReconcile, OutageTurnsClusterUnhealthyRequeuesOnCloudAndRecovers) {

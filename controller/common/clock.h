@@ -7,7 +7,7 @@
 
 #include "controller/common/duration.h"
 
-namespace gpufed::connectors {
+namespace gpufed {
 
 class Clock {
  public:
@@ -61,4 +61,4 @@ class ManualClock : public Clock {
   Duration now_;
 };
 
-}  // namespace gpufed::connectors
+}  // namespace gpufed
