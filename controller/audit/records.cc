@@ -8,44 +8,16 @@
 
 namespace gpufed::audit {
 AuditRecord DecisionRecord(const placement::Decision& d, const DecisionContext& c) {
-  nlohmann::json verdicts = nlohmann::json::array();
-  for (const placement::ClusterVerdict& v : d.verdicts) verdicts.push_back(placement::ClusterVerdictToJson(v));
-  nlohmann::json p = {{"revision", c.revision},
-                      {"inputs", c.inputs},
-                      {"workload", d.workload},
-                      {"uid", c.workload_uid},
-                      {"specHash", c.spec_hash},
-                      {"tenant", d.tenant},
-                      {"priority", d.priority},
-                      {"outcome", placement::OutcomeName(d.outcome)},
-                      {"reason", d.reason},
-                      {"decidedAtMillis", c.decided_at.millis()},
-                      {"verdicts", verdicts}};
-  if (!d.verdict_groups.empty()) p["verdictGroups"] = placement::VerdictGroupsToJson(d.verdict_groups);
+  // The decision object (placement/decision_object.h) and what only the journal knows.
+  nlohmann::json p = placement::DecisionObject(d, c.kind, c.cluster);
+  p["revision"] = c.revision;
+  p["inputs"] = c.inputs;
+  p["uid"] = c.workload_uid;
+  p["specHash"] = c.spec_hash;
+  p["decidedAtMillis"] = c.decided_at.millis();
   if (!c.data.is_null()) p["data"] = c.data;
-  if (d.outcome == placement::Outcome::kPlaced) {
-    const placement::Binding& b = d.binding;
-    nlohmann::json target = {{"cluster", b.cluster}, {"nodes", b.nodes}, {"gpus", b.gpus},
-                             {"gpuMilliEach", b.gpu_milli_each}, {"provisionsNode", b.provisions_node},
-                             {"readyAfterMillis", b.ready_after.millis()}};
-    if (!b.mig_profile.empty()) target["migProfile"] = b.mig_profile;
-    if (c.target.is_object()) target.update(c.target);
-    p["target"] = target;
-    p["cost"] = d.cost.ToString();
-  }
-  if (!d.preempted.empty()) {
-    nlohmann::json victims = nlohmann::json::array();
-    for (const placement::Preemption& v : d.preempted) {
-      victims.push_back({{"workload", v.workload}, {"tenant", v.tenant}, {"priority", v.priority},
-                         {"cluster", v.cluster}, {"nodes", v.nodes}, {"checkpointable", v.checkpointable},
-                         {"lostWorkMillis", v.lost_work.millis()}});
-    }
-    p["preempted"] = std::move(victims);
-  }
   if (c.budget_left) p["budgetLeft"] = c.budget_left->ToString();
   if (c.cloud_budget_left) p["cloudBudgetLeft"] = c.cloud_budget_left->ToString();
-  if (!d.denied_by.empty()) p["deniedBy"] = d.denied_by;
-  if (!d.warnings.empty()) p["warnings"] = d.warnings;
   return {RecordKind::kDecision, std::move(p)};
 }
 
@@ -90,10 +62,9 @@ AuditRecord PlanRecordBuilder::Build(const placement::Decision& d, const model::
     c.data = {{"sensitivity", model::SensitivityName(w.data.sensitivity)}, {"pii", w.data.pii},
               {"residency", w.data.residency}};
   }
-  const model::Cluster* cluster = snapshot_.config != nullptr && d.outcome == placement::Outcome::kPlaced
-                                      ? snapshot_.config->FindCluster(d.binding.cluster)
-                                      : nullptr;
-  if (cluster != nullptr) c.target = {{"zone", cluster->zone}, {"region", cluster->region}, {"provider", cluster->provider}};
+  c.cluster = snapshot_.config != nullptr && d.outcome == placement::Outcome::kPlaced
+                  ? snapshot_.config->FindCluster(d.binding.cluster)
+                  : nullptr;
   if (tenant != nullptr) {
     const Spend& spend = spent_.at(d.tenant);
     if (tenant->budget.limit) c.budget_left = tenant->budget.limit->Minus(spend.total);

@@ -12,6 +12,7 @@
 #include "controller/common/durability.h"
 #include "controller/common/money.h"
 #include "controller/model/workload.h"
+#include "controller/placement/decision_object.h"
 #include "controller/placement/plan.h"
 
 namespace gpufed::audit {
@@ -26,7 +27,8 @@ struct DecisionContext {
   std::optional<Money> cloud_budget_left;
   Duration decided_at;          // the plan's virtual time
   nlohmann::json data;          // {"sensitivity", "pii", "residency"} of the workload
-  nlohmann::json target;        // {"zone", "region", "provider"} of the chosen cluster
+  placement::DecisionKind kind = placement::DecisionKind::kPlace;
+  const model::Cluster* cluster = nullptr;  // of the binding: its zone, region, provider
 };
 
 AuditRecord DecisionRecord(const placement::Decision& decision, const DecisionContext& context);

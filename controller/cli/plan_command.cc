@@ -60,7 +60,7 @@ int RunPlan(const PlanOptions& options, const connectors::ConnectorRegistry* reg
       std::cerr << "gpufed plan: " << plan.status().message() << "\n";
       return 1;
     }
-    std::cout << (options.output == "json" ? PlanToJson(*plan).dump(2) + "\n" : RenderPlanTable(*plan, revision.config));
+    std::cout << (options.output == "json" ? PlanToJson(*plan, revision.config).dump(2) + "\n" : RenderPlanTable(*plan, revision.config));
     return 0;
   }
   PlanInputs inputs;
@@ -70,7 +70,7 @@ int RunPlan(const PlanOptions& options, const connectors::ConnectorRegistry* reg
   const placement::Snapshot& snapshot = inputs.snapshot;
   placement::Plan plan = placement::MakePlan(snapshot);
   if (options.output == "json") {
-    std::cout << PlanToJson(plan).dump(2) << "\n";
+    std::cout << PlanToJson(plan, revision.config).dump(2) << "\n";
   } else {
     std::cout << RenderPlanTable(plan, revision.config);
   }

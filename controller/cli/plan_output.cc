@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "controller/common/text.h"
+#include "controller/placement/decision_object.h"
 
 namespace gpufed::cli {
 namespace {
@@ -86,33 +87,14 @@ std::string RenderPlanTable(const placement::Plan& plan, const model::Config& co
   return out.str();
 }
 
-nlohmann::json DecisionToJson(const placement::Decision& d) {
-  nlohmann::json verdicts = nlohmann::json::array();
-  for (const placement::ClusterVerdict& v : d.verdicts) verdicts.push_back(placement::ClusterVerdictToJson(v));
-  nlohmann::json out = {{"workload", d.workload}, {"tenant", d.tenant}, {"priority", d.priority},
-                        {"outcome", placement::OutcomeName(d.outcome)}, {"reason", d.reason}};
-  if (d.outcome == placement::Outcome::kPlaced) {
-    out["cluster"] = d.binding.cluster;
-    out["nodes"] = d.binding.nodes;
-    out["gpus"] = d.binding.gpus;
-    out["gpuMilliEach"] = d.binding.gpu_milli_each;
-    if (!d.binding.mig_profile.empty()) out["migProfile"] = d.binding.mig_profile;
-    if (d.binding.mig_start >= 0) out["migStart"] = d.binding.mig_start;
-    out["provisionsNode"] = d.binding.provisions_node;
-    out["readyAfterSeconds"] = d.binding.ready_after.seconds();
-    out["cost"] = d.cost.ToString();
-  }
-  if (!d.denied_by.empty()) out["deniedBy"] = d.denied_by;
-  if (!d.warnings.empty()) out["warnings"] = d.warnings;
-  out["verdicts"] = std::move(verdicts);
-  if (!d.verdict_groups.empty()) out["verdictGroups"] = placement::VerdictGroupsToJson(d.verdict_groups);
-  return out;
-}
-
-nlohmann::json PlanToJson(const placement::Plan& plan) {
+nlohmann::json PlanToJson(const placement::Plan& plan, const model::Config& config) {
   nlohmann::json decisions = nlohmann::json::array();
-  for (const placement::Decision& d : plan.decisions) decisions.push_back(DecisionToJson(d));
-  return {{"revision", plan.revision}, {"decisions", decisions}};
+  for (const placement::Decision& d : plan.decisions) {
+    const model::Cluster* cluster =
+        d.outcome == placement::Outcome::kPlaced ? config.FindCluster(d.binding.cluster) : nullptr;
+    decisions.push_back(placement::DecisionObject(d, placement::DecisionKind::kPlace, cluster));
+  }
+  return {{"revision", plan.revision}, {"decisions", std::move(decisions)}};
 }
 
 }  // namespace gpufed::cli

@@ -10,8 +10,8 @@
 namespace gpufed::cli {
 
 std::string RenderPlanTable(const placement::Plan& plan, const model::Config& config);
-nlohmann::json PlanToJson(const placement::Plan& plan);
-nlohmann::json DecisionToJson(const placement::Decision& decision);
+// {"revision", "decisions": [the decision object of each, placement/decision_object.h]}.
+nlohmann::json PlanToJson(const placement::Plan& plan, const model::Config& config);
 // "0-7", "3", "2 (1g.10gb)", "0 (250m)", or "-".
 std::string DescribeGpus(const placement::Binding& binding);
 

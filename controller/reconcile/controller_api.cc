@@ -6,6 +6,7 @@
 
 #include "controller/config/loader.h"
 #include "controller/config/references.h"
+#include "controller/placement/decision_object.h"
 #include "controller/reconcile/controller.h"
 
 namespace gpufed::reconcile {
@@ -168,23 +169,23 @@ Result<nlohmann::json> Controller::Explain(const WorkloadRef& ref, const std::st
   std::vector<std::string> lines;
   for (const store::DecisionRow& row : *decisions) {
     if (row.outcome == "preempted" || (!row.uid.empty() && row.uid != r->uid)) continue;  // this run's only
-    nlohmann::json d = nlohmann::json::parse(row.record_json, nullptr, false);
-    if (d.is_discarded()) continue;
-    out["decision"] = d;
-    std::string head = row.outcome == "placed"   ? "placed on " + row.cluster + ": " + row.reason
-                       : row.outcome == "queued" ? "pending: " + row.reason
-                                                 : "rejected: " + row.reason;
+    nlohmann::json object = nlohmann::json::parse(row.record_json, nullptr, false);
+    Result<placement::StoredDecision> d = placement::ReadDecisionObject(object);
+    if (!d.ok()) continue;
+    out["decision"] = std::move(object);
+    std::string head = d->outcome == "placed"   ? "placed on " + d->cluster + ": " + d->reason
+                       : d->outcome == "queued" ? "pending: " + d->reason
+                                                : "rejected: " + d->reason;
     lines.push_back(head);
-    for (const auto& v : d["verdicts"]) {
-      std::string c = v.value("cluster", "");
-      if (!v.value("eligible", false)) {
-        lines.push_back("not " + c + ": rule " + v.value("rule", "?") + ": " + v.value("reason", ""));
+    for (const placement::StoredVerdict& v : d->verdicts) {
+      if (!v.eligible) {
+        lines.push_back("not " + v.cluster + ": rule " + (v.rule.empty() ? "?" : v.rule) + ": " + v.reason);
       } else {
         char score[32];
-        std::snprintf(score, sizeof score, "%.2f", v["score"].value("total", 0.0));
-        std::string what = c == row.cluster && row.outcome == "placed" ? "chosen " : "eligible ";
-        lines.push_back(what + c + ": score " + score + ", cost " + v.value("cost", "") +
-                        (v.value("fits_now", false) ? "" : ", no free capacity at decision time"));
+        std::snprintf(score, sizeof score, "%.2f", v.score_total);
+        std::string what = v.cluster == d->cluster && d->outcome == "placed" ? "chosen " : "eligible ";
+        lines.push_back(what + v.cluster + (v.fits_now ? ": score " + std::string(score) : "") + ", cost " + v.cost +
+                        (v.fits_now ? "" : ", no free capacity at decision time"));
       }
     }
     break;

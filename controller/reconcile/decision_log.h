@@ -10,6 +10,7 @@
 
 #include "connectors/core/connector.h"
 #include "controller/common/status.h"
+#include "controller/placement/decision_object.h"
 #include "controller/placement/plan.h"
 #include "controller/store/store.h"
 
@@ -24,6 +25,11 @@ struct DecisionContext {
   std::string beneficiary;     // preempt: the workload the victim makes room for
   std::string beneficiary_tenant;  // and its tenant (the store's copy, which tenants read,
                                    // names only a beneficiary of the victim's own tenant)
+  const model::Cluster* cluster = nullptr;  // the binding's cluster in the revision, if declared
+
+  placement::DecisionKind Kind() const {
+    return kind == "preempt" ? placement::DecisionKind::kPreempt : placement::DecisionKind::kPlace;
+  }
 };
 
 // A connector action the loop applied and what came of it (audit).
@@ -71,8 +77,8 @@ class DecisionLog {
   }
 };
 
-// The decision as stored and served: outcome, binding, cost, reason and every
-// cluster's verdict (rule and reason, or score breakdown).
+// The decision as the store keeps and the API serves it: the decision object
+// (placement/decision_object.h) with the attempt, revision and time it was made at.
 nlohmann::json DecisionToJson(const placement::Decision& decision, const DecisionContext& ctx);
 
 class StoreDecisionLog : public DecisionLog {

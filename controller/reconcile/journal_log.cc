@@ -79,14 +79,14 @@ Status JournalDecisionLog::RecordAll(const std::vector<LoggedDecision>& decision
       audit::DecisionContext c;
       c.revision = ctx.revision;
       c.decided_at = ctx.at;
+      c.kind = ctx.Kind();
+      c.cluster = ctx.cluster;
       record = audit::DecisionRecord(d, c);
     }
     if (!ctx.uid.empty()) record.payload["uid"] = ctx.uid;
     record.payload["attempt"] = ctx.attempt;
-    if (ctx.kind == "preempt") {
-      record.payload["outcome"] = "preempted";
-      record.payload["beneficiary"] = ctx.beneficiary;  // the victim is the record's workload
-    }
+    // The victim is the record's workload; auditors see whom it made room for.
+    if (ctx.kind == "preempt") record.payload["beneficiary"] = ctx.beneficiary;
     records.push_back(std::move(record));
   }
   std::vector<uint64_t> seqs;

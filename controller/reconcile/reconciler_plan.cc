@@ -225,6 +225,7 @@ Status Reconciler::StopVictim(const placement::Preemption& p, const placement::D
   DecisionContext ctx{revision_->config.revision, now, victim.attempt, "preempt", victim.uid};
   ctx.beneficiary = beneficiary.workload;
   ctx.beneficiary_tenant = beneficiary.tenant;
+  ctx.cluster = revision_->config.FindCluster(victim.cluster);  // null once the revision dropped it
   GPUFED_RETURN_IF_ERROR(log_->Record(pd, ctx));
   connectors::Action a{connectors::ActionKind::kPreempt, victim.ActionKey(), victim.name, victim.tenant, victim.attempt};
   a.reason = pd.reason;
@@ -356,10 +357,12 @@ Status Reconciler::AddPlacement(const placement::Decision& d, WorkloadRecord& r,
   const model::Workload* spec = SpecOf(r);
   Result<connectors::Action> action = BuildSubmit(r, *spec, d);
   if (!action.ok()) return Internal("binding of " + r.name + ": " + action.status().message());
-  writes.decisions.push_back({&d, DecisionContext{revision_->config.revision, now, r.attempt, "place", r.uid}});
+  const model::Cluster* cluster = revision_->config.FindCluster(d.binding.cluster);
+  DecisionContext ctx{revision_->config.revision, now, r.attempt, "place", r.uid};
+  ctx.cluster = cluster;
+  writes.decisions.push_back({&d, std::move(ctx)});
   writes.intents.push_back({"submit", action->key, r.name, r.attempt, d.binding.cluster, store::ActionState::kIntent, "",
                             now, connectors::ActionToJson(*action).dump()});
-  const model::Cluster* cluster = revision_->config.FindCluster(d.binding.cluster);
   r.state = WorkloadState::kPlaced;
   r.cluster = d.binding.cluster;
   r.binding_json = placement::BindingToJson(d.binding).dump();

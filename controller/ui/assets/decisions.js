@@ -20,7 +20,7 @@ function ruleOf(d) {
 }
 
 function keyOf(d) {
-  return d.seq !== undefined ? `seq:${d.seq}` : `${d.tenant}/${d.workload}/${d.at_ms ?? d.time ?? ''}/${d.attempt ?? ''}/${d.outcome ?? ''}`;
+  return d.seq !== undefined ? `seq:${d.seq}` : `${d.tenant}/${d.workload}/${d.decidedAtMillis ?? d.at_ms ?? d.time ?? ''}/${d.attempt ?? ''}/${d.outcome ?? ''}`;
 }
 
 function searchText(d) {
@@ -42,6 +42,11 @@ function breakdown(score) {
     parts.length ? el('div', { class: 'score-parts' }, parts) : null);
 }
 
+// Decision objects say fitsNow; rows a store kept before them, fits_now.
+function fitsNow(v) {
+  return v.fitsNow ?? v.fits_now;
+}
+
 function verdictTable(verdicts, chosen) {
   const t = table('verdict-table', ['Cluster', 'Verdict', 'Score and breakdown, or the rule that rejected it', 'Est. cost', 'Fits now']);
   for (const v of verdicts) {
@@ -52,7 +57,7 @@ function verdictTable(verdicts, chosen) {
       eligible ? el('td', {}, breakdown(v.score))
         : el('td', { class: 'reason' }, v.rule ? el('code', {}, v.rule) : null, v.rule && v.reason ? ': ' : '', v.reason || (v.rule ? '' : '—')),
       el('td', { class: 'num' }, v.cost ? fmt.money(fmt.splitMoney(v.cost).amount, fmt.splitMoney(v.cost).currency) : '—'),
-      el('td', {}, v.fits_now === undefined ? '—' : v.fits_now ? 'yes' : 'no')));
+      el('td', {}, fitsNow(v) === undefined ? '—' : fitsNow(v) ? 'yes' : 'no')));
   }
   return t.element;
 }
@@ -121,7 +126,7 @@ export function createDecisionsPage() {
       el('h3', {}, `Verdicts per cluster (${verdicts.length})`),
       verdicts.length ? verdictTable(verdicts, d.outcome === 'placed' ? clusterOf(d) : '') : el('p', { class: 'muted' }, 'This decision records no verdicts.'),
       Array.isArray(d.verdictGroups) && d.verdictGroups.length
-        ? el('p', { class: 'muted' }, `Not listed: ${d.verdictGroups.map(g => `${g.count ?? '?'} × ${g.rule ?? '?'}`).join(', ')}`) : null,
+        ? el('p', { class: 'muted' }, `Not listed: ${d.verdictGroups.map(g => `${g.clusters ?? '?'} × ${g.rule || 'lower score'}`).join(', ')}`) : null,
       why.length ? el('h3', {}, 'Why (explain)') : null,
       why.length ? el('ul', { class: 'why', testid: 'decision-why' }, why.map(line => el('li', {}, line))) : null,
       history.length ? el('h3', {}, 'History') : null,
@@ -137,7 +142,7 @@ export function createDecisionsPage() {
     const ordered = items.map((record, i) => ({ record, i })).sort((a, b) => {
       const sa = a.record.seq, sb = b.record.seq;
       if (sa !== undefined && sb !== undefined) return Number(sb) - Number(sa);
-      const ta = Number(a.record.at_ms), tb = Number(b.record.at_ms);
+      const ta = Number(a.record.decidedAtMillis ?? a.record.at_ms), tb = Number(b.record.decidedAtMillis ?? b.record.at_ms);
       if (Number.isFinite(ta) && Number.isFinite(tb) && ta !== tb) return tb - ta;
       return a.i - b.i;
     });

@@ -72,9 +72,11 @@ export function clockShort(seconds, withDay) {
   return `${Math.floor(Number(seconds) / 86400)}d ${hm}`;
 }
 
-// A decision record's time: its "time" (RFC 3339) when present, else its at_ms.
+// A decision record's time: its "time" (RFC 3339) when present, else its decidedAtMillis
+// (at_ms in rows a store kept before the decision object).
 export function recordTime(record) {
   if (record.time) return timestamp(record.time);
-  if (record.at_ms !== undefined) return clock(Number(record.at_ms) / 1000);
+  const millis = record.decidedAtMillis ?? record.at_ms;
+  if (millis !== undefined) return clock(Number(millis) / 1000);
   return '—';
 }
