@@ -7,6 +7,7 @@
 
 #include "controller/common/text.h"
 #include "controller/config/loader.h"
+#include "controller/config/priority_cap.h"
 #include "controller/config/repository.h"
 
 namespace gpufed::config {
@@ -314,6 +315,15 @@ void CheckRepository(const std::vector<Reference>& references, model::Config& co
   }
 
   ResolvePriorities(config, classes);
+  // After resolving: a cap or a priority may be a class name.
+  for (const model::Workload& w : config.workloads) {
+    const model::Tenant* tenant = config.FindTenant(w.tenant);
+    if (tenant == nullptr && context != nullptr) tenant = context->FindTenant(w.tenant);
+    if (tenant == nullptr || !w.has_priority) continue;  // unknown tenant or class: reported above
+    if (std::optional<PriorityCap> cap = DeclaredPriorityCap(*tenant)) {
+      if (std::optional<Diagnostic> above = CheckPriorityCap(w, *cap)) diagnostics.Add(std::move(*above));
+    }
+  }
 }
 
 }  // namespace gpufed::config

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "controller/config/loader.h"
+#include "controller/config/priority_cap.h"
 #include "controller/config/references.h"
 #include "controller/placement/decision_object.h"
 #include "controller/reconcile/controller.h"
@@ -50,6 +51,20 @@ Result<WorkloadRecord> Controller::Submit(const std::string& text, const std::st
       !loaded.config.workloads[0].tenant.empty()) {
     return Status(StatusCode::kPermissionDenied, "token of tenant " + tenant + " cannot submit for another tenant");
   }
+  // A tenant token is held to its tenant's cap, or to the normal class when the
+  // repository declares none (config/priority_cap.h); refused as forbidden (403) with the
+  // line `validate` gives. Before the loader's own errors, which report a declared cap
+  // as invalid (400), for admin tokens too.
+  if (!tenant.empty() && loaded.config.workloads.size() == 1 && loaded.config.workloads[0].has_priority &&
+      !loaded.config.workloads[0].tenant.empty()) {
+    const model::Workload& w = loaded.config.workloads[0];
+    const model::Tenant* t = active.FindTenant(w.tenant);
+    std::optional<config::PriorityCap> cap = t != nullptr ? config::DeclaredPriorityCap(*t) : std::nullopt;
+    if (!cap) cap = config::PriorityCap{NormalPriority(active), " (the normal class; set Tenant.spec.maxPriority to allow more)"};
+    if (std::optional<config::Diagnostic> above = config::CheckPriorityCap(w, *cap)) {
+      return Status(StatusCode::kPermissionDenied, above->ToString());
+    }
+  }
   if (!loaded.ok()) {
     std::string why;
     for (const auto& d : loaded.diagnostics.items()) why += (why.empty() ? "" : "\n") + d.ToString();
@@ -64,21 +79,6 @@ Result<WorkloadRecord> Controller::Submit(const std::string& text, const std::st
   }
   if (!tenant.empty() && w.tenant != tenant) {
     return Status(StatusCode::kPermissionDenied, "token of tenant " + tenant + " cannot submit for another tenant");
-  }
-  if (!tenant.empty()) {
-    // A tenant's tokens are capped at its maxPriority; without one, at the `normal` class
-    // (what a workload without a priority gets), so a token cannot preempt other tenants'
-    // work unless the repository allows it.
-    const model::Tenant* t = active.FindTenant(w.tenant);
-    const bool written = t != nullptr && t->max_priority.has_value();
-    const int cap = written ? *t->max_priority : NormalPriority(active);
-    if (w.priority > cap) {
-      const std::string named = written ? (t->max_priority_class.empty() ? "" : " (" + t->max_priority_class + ")")
-                                        : " (the normal class; set Tenant.spec.maxPriority to allow more)";
-      return Status(StatusCode::kPermissionDenied, file_name + ": spec.priority " + std::to_string(w.priority) +
-                                                       " is above tenant " + w.tenant + "'s maxPriority " +
-                                                       std::to_string(cap) + named);
-    }
   }
   WorkloadRecord r;
   r.name = w.metadata.name;

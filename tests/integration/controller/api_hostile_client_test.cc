@@ -188,7 +188,8 @@ TEST_F(ApiHostileClientTest, ATenantTokenCannotTellOtherTenantsFromNone) {
 }
 
 // Without maxPriority a tenant's token may submit up to the normal class, so it cannot
-// preempt other tenants' work; admins are not capped. (beta sets no maxPriority.)
+// preempt other tenants' work; an admin is held only to a cap the repository declares
+// (beta declares none).
 TEST_F(ApiHostileClientTest, ATenantWithoutMaxPriorityIsCappedAtNormal) {
   Start();
   httplib::Client client("127.0.0.1", server_->port());
