@@ -12,6 +12,7 @@
 #include "controller/audit/journal.h"
 #include "controller/audit/records.h"
 #include "controller/audit/shipper.h"
+#include "controller/audit/signing_key.h"
 #include "controller/audit/sinks/factory.h"
 #include "controller/audit/verify.h"
 #include "controller/cli/audit_commands.h"
@@ -25,32 +26,18 @@
 namespace gpufed::cli {
 namespace {
 
-constexpr const char* kKeyFile = "audit-signing.key";
-constexpr const char* kPubFile = "audit-signing.pub";
-
 int RunKeygen(const std::string& out_dir) {
   auto env = audit::NewPosixEnv();
-  std::string key_path = out_dir + "/" + kKeyFile, pub_path = out_dir + "/" + kPubFile;
-  if (env->FileExists(key_path) || env->FileExists(pub_path)) {
-    std::cerr << "gpufed audit keygen: " << key_path << " or " << pub_path << " exists; not overwriting\n";
-    return 1;
-  }
-  Result<audit::Signer> signer = audit::Signer::Generate();
-  if (!signer.ok()) {
-    std::cerr << "gpufed audit keygen: " << signer.status().ToString() << "\n";
-    return 1;
-  }
   // A missing --out folder is created 0700; an existing one is the operator's and left as
-  // it is. The private key is 0600 from its creation and never replaces a file.
-  Status s = MakePrivateFolder(out_dir, ExistingFolder::kLeave).status();
-  if (s.ok()) s = CreateSecretFile(key_path, signer->PrivateKeyPem());
-  if (s.ok()) s = audit::WriteFileAtomic(*env, pub_path, signer->PublicKeyPem());
-  if (!s.ok()) {
-    std::cerr << "gpufed audit keygen: " << s.ToString() << "\n";
+  // it is. The controller's own pair is made by the same function, under the same names.
+  Result<audit::Signer> signer = audit::CreateSigningKey(*env, out_dir, ExistingFolder::kLeave);
+  if (!signer.ok()) {
+    std::cerr << "gpufed audit keygen: " << signer.status().message() << "\n";
     return 1;
   }
-  std::cout << "private key " << key_path << " (keep it with the controller)\npublic key  " << pub_path
-            << " (give it to verifiers)\nkey id      " << signer->key_id() << "\n";
+  std::cout << "private key " << out_dir << "/" << audit::kSigningKeyFile << " (keep it with the controller)\npublic key  "
+            << out_dir << "/" << audit::kSigningPubFile << " (give it to verifiers)\nkey id      " << signer->key_id()
+            << "\n";
   return 0;
 }
 
@@ -283,7 +270,7 @@ void AddAuditCommand(CLI::App& app, int* exit_code) {
 
   auto key_dir = std::make_shared<std::string>(".");
   CLI::App* keygen = audit->add_subcommand("keygen", "Create an Ed25519 key pair for signed checkpoints");
-  keygen->add_option("-o,--out", *key_dir, "Folder for audit-signing.key and audit-signing.pub")->capture_default_str();
+  keygen->add_option("-o,--out", *key_dir, "Folder for signing.key and signing.pub (a controller's: <state>/audit)")->capture_default_str();
   keygen->callback([key_dir, exit_code] { *exit_code = RunKeygen(*key_dir); });
 
   auto ro = std::make_shared<RecordOptions>();

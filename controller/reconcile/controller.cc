@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "controller/audit/records.h"
+#include "controller/audit/signing_key.h"
 #include "controller/common/secure_file.h"
 #include "controller/config/loader.h"
 
@@ -66,7 +67,7 @@ Status Controller::OpenJournal() {
     audit_env_ = unsynced_env_.get();
   }
   const std::string dir = options_.state_dir + "/audit";
-  Result<audit::Signer> signer = LoadOrCreateSigningKey(*audit_env_, dir);
+  Result<audit::Signer> signer = audit::LoadOrCreateSigningKey(*audit_env_, dir);
   if (!signer.ok()) return Status(signer.status().code(), "audit signing key in " + dir + ": " + signer.status().message());
   signer_.emplace(std::move(signer).value());
   audit::JournalOptions jo;
@@ -239,12 +240,12 @@ Status Controller::SubmitFromSource(const model::Workload& w, const std::string&
   if (*known) return Status::Ok();
   WorkloadRecord r;
   r.name = w.metadata.name;
-  r.uid = w.metadata.name + "-s" + std::to_string(w.submitted_at.millis());
   r.tenant = w.tenant;
   r.source = source;
   r.submitted = w.submitted_at;
   r.gpu_milli = int64_t{w.resources.total_gpus()} * 1000;
-  return store_->Submit(r, clock_->Now());
+  // The uid scheme of every source: `<name>-u<N>` from the store.
+  return store_->SubmitNumbered(std::move(r), clock_->Now()).status();
 }
 
 bool Controller::Idle() {

@@ -4,31 +4,8 @@
 
 #include "controller/audit/records.h"
 #include "controller/common/action_key.h"
-#include "controller/common/secure_file.h"
 
 namespace gpufed::reconcile {
-
-Result<audit::Signer> LoadOrCreateSigningKey(audit::Env& env, const std::string& audit_dir) {
-  const std::string key_path = audit_dir + "/signing.key";
-  const std::string pub_path = audit_dir + "/signing.pub";
-  // The audit folder also keeps the inputs snapshots, run.env included: private, like the
-  // state folder it sits in.
-  if (Result<std::optional<ModeChange>> dir = MakePrivateFolder(audit_dir); !dir.ok()) return dir.status();
-  // A key others could read, or a symlink in its place, is refused, never used or replaced.
-  Result<audit::Signer> signer = audit::Signer::FromPrivateKeyFile(key_path);
-  if (signer.ok()) {
-    // A lost public key is re-derived; verifiers need it and it is not secret.
-    if (!env.FileExists(pub_path)) GPUFED_RETURN_IF_ERROR(audit::WriteFileAtomic(env, pub_path, signer->PublicKeyPem()));
-    return signer;
-  }
-  if (signer.status().code() != StatusCode::kNotFound) return signer.status();
-  signer = audit::Signer::Generate();
-  if (!signer.ok()) return signer.status();
-  // Owner-only (0600) from its creation, durable, and never over an existing file.
-  GPUFED_RETURN_IF_ERROR(CreateSecretFile(key_path, signer->PrivateKeyPem()));
-  GPUFED_RETURN_IF_ERROR(audit::WriteFileAtomic(env, pub_path, signer->PublicKeyPem()));
-  return signer;
-}
 
 JournalDecisionLog::JournalDecisionLog(audit::AuditJournal* journal, audit::Env* env, std::string repo_root)
     : journal_(journal), snapshots_(env, journal->dir()), repo_root_(std::move(repo_root)) {}

@@ -21,14 +21,6 @@
 
 namespace gpufed::reconcile {
 
-// Reads `<audit_dir>/signing.key`, or creates it (0600 from creation) and `signing.pub`
-// beside it on first start, so `gpufed audit verify <audit_dir> --key <audit_dir>/signing.pub`
-// works with no operator step. `audit_dir` is made private (0700, narrowed if it was not).
-// A key that is a symlink, owned by another user, or readable or writable by group or
-// others is refused (FailedPrecondition naming the path and the fix): it may have been
-// copied, so it is neither used nor silently replaced.
-Result<audit::Signer> LoadOrCreateSigningKey(audit::Env& env, const std::string& audit_dir);
-
 class JournalDecisionLog : public DecisionLog {
  public:
   // `journal` and `env` must outlive this. `repo_root` is recorded in snapshots so

@@ -61,14 +61,15 @@ Status Reconciler::SyncRepositoryWorkloads() {
     if (*existing) continue;
     WorkloadRecord r;
     r.name = w.metadata.name;
-    r.uid = w.metadata.name + "-" + revision_->config.revision.substr(0, 8);
     r.tenant = w.tenant;
     r.source = "repo";
     // Without spec.submittedAt a repository workload is submitted when the loop first
     // sees it (on the wall clock, 0 would be 1970: a wait of decades).
     r.submitted = w.submitted_at.millis() > 0 ? w.submitted_at : clock_->Now();
     r.gpu_milli = int64_t{w.resources.total_gpus()} * 1000;
-    GPUFED_RETURN_IF_ERROR(store_->Submit(r, clock_->Now()));
+    // One uid scheme for every source (the API's too): `<name>-u<N>` from the store.
+    Result<WorkloadRecord> stored = store_->SubmitNumbered(std::move(r), clock_->Now());
+    if (!stored.ok()) return stored.status();
   }
   return Status::Ok();
 }

@@ -17,9 +17,9 @@ expect_rc() {  # expect_rc RC CMD...
 
 "$G" audit keygen -o "$T/keys" >/dev/null
 expect_rc 1 "$G" audit keygen -o "$T/keys"  # never overwrites a key
-"$G" audit record -c "$SRC/examples/quickstart" -d "$T/audit" -k "$T/keys/audit-signing.key" --checkpoint-every 10 >/dev/null
-"$G" audit record -c "$SRC/examples/quickstart" -d "$T/audit" -k "$T/keys/audit-signing.key" --now 20m >/dev/null
-expect_rc 0 "$G" audit verify "$T/audit" --key "$T/keys/audit-signing.pub"
+"$G" audit record -c "$SRC/examples/quickstart" -d "$T/audit" -k "$T/keys/signing.key" --checkpoint-every 10 >/dev/null
+"$G" audit record -c "$SRC/examples/quickstart" -d "$T/audit" -k "$T/keys/signing.key" --now 20m >/dev/null
+expect_rc 0 "$G" audit verify "$T/audit" --key "$T/keys/signing.pub"
 grep -q "^OK: .* checkpoint signatures valid" "$T/out" || { cat "$T/out"; fail "verify summary"; }
 total=$(sed -n 's/^OK: \([0-9]*\) records.*/\1/p' "$T/out")
 
@@ -62,7 +62,7 @@ expect_rc 0 "$G" audit ship -d "$T/audit" -c "$T/repo" --timeout 20s
 for _ in $(seq 100); do
   [ "$(grep -c '{"seq":' "$T/rsyslog/received.log" 2>/dev/null || true)" -ge "$total" ] && break; sleep 0.05
 done
-expect_rc 0 "$G" audit verify "$T/rsyslog/received.log" --key "$T/keys/audit-signing.pub"
+expect_rc 0 "$G" audit verify "$T/rsyslog/received.log" --key "$T/keys/signing.pub"
 grep -q "^OK: $total records" "$T/out" || { cat "$T/out"; fail "receiver copy"; }
 # A second ship sends nothing new (durable cursor).
 before=$(wc -l <"$T/rsyslog/received.log")

@@ -1,0 +1,69 @@
+#include "controller/audit/signing_key.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+
+#include "tests/testutil/temp_dir.h"
+
+namespace gpufed::audit {
+namespace {
+
+unsigned ModeOf(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? (st.st_mode & 07777) : 0;
+}
+
+TEST(SigningKey, KeygenAndTheControllerMakeTheSamePairUnderTheSameNames) {
+  testutil::TempDir dir;
+  std::unique_ptr<Env> env = NewPosixEnv();
+  const std::string ahead = dir.str() + "/keys";
+  Result<Signer> made = CreateSigningKey(*env, ahead);
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  EXPECT_EQ(ModeOf(ahead + "/signing.key"), 0600u);
+  EXPECT_TRUE(env->FileExists(ahead + "/signing.pub"));
+  // A pair made ahead is the one a controller started on that folder signs with.
+  Result<Signer> loaded = LoadOrCreateSigningKey(*env, ahead);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_EQ(loaded->key_id(), made->key_id());
+}
+
+TEST(SigningKey, AKeyIsNeverReplaced) {
+  testutil::TempDir dir;
+  std::unique_ptr<Env> env = NewPosixEnv();
+  ASSERT_TRUE(CreateSigningKey(*env, dir.str()).ok());
+  Result<Signer> again = CreateSigningKey(*env, dir.str());
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.status().code(), StatusCode::kAlreadyExists);
+}
+
+TEST(SigningKey, ALostPublicKeyIsDerivedAgain) {
+  testutil::TempDir dir;
+  std::unique_ptr<Env> env = NewPosixEnv();
+  Result<Signer> first = LoadOrCreateSigningKey(*env, dir.str());
+  ASSERT_TRUE(first.ok());
+  std::filesystem::remove(dir.str() + "/signing.pub");
+  Result<Signer> second = LoadOrCreateSigningKey(*env, dir.str());
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second->key_id(), first->key_id());
+  EXPECT_TRUE(env->FileExists(dir.str() + "/signing.pub"));
+}
+
+TEST(SigningKey, APublicKeyWithoutItsPrivateKeyIsNotReplacedByANewPair) {
+  testutil::TempDir dir;
+  std::unique_ptr<Env> env = NewPosixEnv();
+  ASSERT_TRUE(LoadOrCreateSigningKey(*env, dir.str()).ok());
+  Result<std::string> pub = env->ReadFile(dir.str() + "/signing.pub");
+  ASSERT_TRUE(pub.ok());
+  std::filesystem::remove(dir.str() + "/signing.key");
+  Result<Signer> again = LoadOrCreateSigningKey(*env, dir.str());
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(again.status().message().find("exists without"), std::string::npos) << again.status().message();
+  EXPECT_EQ(env->ReadFile(dir.str() + "/signing.pub").value(), *pub);  // verifiers' copy still matches
+  EXPECT_FALSE(env->FileExists(dir.str() + "/signing.key"));
+}
+
+}  // namespace
+}  // namespace gpufed::audit
