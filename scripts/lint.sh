@@ -87,6 +87,7 @@ echo "lint: ${#files[@]} file(s): ${files[*]}"
 # clang-format: a violation is reported at its first line; the file's other violations
 # follow from running clang-format-19 -i on it.
 format_findings=0
+: >"$out/findings"
 for f in "${files[@]}"; do
   if ! "$clang_format" --dry-run -Werror "$f" >/dev/null 2>"$out/format"; then
     line=$(grep -m1 -E '^[^ ]+:[0-9]+:[0-9]+: ' "$out/format" | cut -d: -f2,3 || true)
@@ -118,25 +119,26 @@ tidy_one() {
 export -f tidy_one
 printf '%s\0' "${files[@]}" | xargs -0 -n1 -P "$jobs" bash -c 'tidy_one "$1"' _
 
-tidy_findings=0
+# Each finding once (a header's comes from every listed .cc that includes it), its path
+# made relative to the root. Notes (a function's line count, macro expansions) are left
+# out: the check's name and clang-tidy-19 on the file give them.
 shopt -s nullglob
+: >"$out/tidy"
 for log in "$out"/tidy.*; do
   [[ $log == *.failed ]] && continue
-  # Findings with their paths made relative to the root; notes stay with their finding.
   found=$(grep -E '^[^ :]+:[0-9]+:[0-9]+: (warning|error): ' "$log" | sed "s|^$root/||" || true)
   if [[ -n $found ]]; then
-    echo "$found" >>"$out/findings"
-    tidy_findings=$((tidy_findings + $(wc -l <<<"$found")))
+    echo "$found" >>"$out/tidy"
   elif [[ -f $log.failed ]]; then
-    echo "$(head -n1 "$log.failed"):1:1: error: $clang_tidy failed: $(tail -n1 "$log") [clang-tidy]" >>"$out/findings"
-    tidy_findings=$((tidy_findings + 1))
+    echo "$(head -n1 "$log.failed"):1:1: error: $clang_tidy failed: $(tail -n1 "$log") [clang-tidy]" >>"$out/tidy"
   fi
 done
+tidy_findings=$(sort -u "$out/tidy" | wc -l)
 
 total=$((format_findings + tidy_findings))
 if ((total)); then
-  sort -u "$out/findings"
-  echo "lint: FAILED: $total finding(s) in ${#files[@]} file(s): $format_findings clang-format, $tidy_findings clang-tidy" >&2
+  sort -u "$out/findings" "$out/tidy"
+  echo "lint: FAILED: $total finding(s) ($format_findings clang-format, $tidy_findings clang-tidy) in the ${#files[@]} file(s) linted" >&2
   exit 1
 fi
-echo "lint: ok (${#files[@]} file(s), clang-format-19 and clang-tidy-19 clean)"
+echo "lint: ok (${#files[@]} file(s), $clang_format and $clang_tidy clean)"

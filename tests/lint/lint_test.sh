@@ -92,7 +92,7 @@ module long "$(function_of Long 200)" >$p/long.cc
 lint $p/long.cc
 expect 1 "a 200-line function"
 names "^$p/long\\.cc:5:[0-9]+: .*function 'Long' exceeds .*\\[readability-function-size" "the 200-line function"
-names '^lint: FAILED: 1 finding\(s\) in 1 file\(s\): 0 clang-format, 1 clang-tidy$' "the summary"
+names '^lint: FAILED: 1 finding\(s\) \(0 clang-format, 1 clang-tidy\) in the 1 file\(s\) linted$' "the summary"
 
 # A misformatted file is refused with its file and the first line that differs.
 module other "int Other(int x) { return x * 2; }" "int  Misformatted( int x ){return x;}" >$p/other.cc
@@ -107,9 +107,11 @@ printf '#pragma once\n\nnamespace planted {\n\n%s\n\n}  // namespace planted\n' 
 clang-format-19 -i $p/planted.h
 lint $p/clean.cc
 expect 0 "a .cc whose unchanged header has a finding"
-lint $p/clean.cc $p/planted.h
+lint $p/clean.cc $p/other.cc $p/planted.h
 expect 1 "a changed header with a 160-line function"
 names "^$p/planted\\.h:[0-9]+:[0-9]+: .*function 'Inline' exceeds .*\\[readability-function-size" "the header's function"
+names '^lint: FAILED: 1 finding\(s\) \(0 clang-format, 1 clang-tidy\) in the 3 file\(s\) linted$' \
+  "the header's finding once (not once per file that includes it)"
 git checkout -q -- $p/planted.h
 
 # Without files: what changed since .ci/lint-base. Committed (short.cc), modified
@@ -123,7 +125,7 @@ echo "not C++" >$p/notes.txt
 lint
 expect 1 "the changed files"
 names "^lint: 3 file\\(s\\): $p/long\\.cc $p/other\\.cc $p/short\\.cc$" "exactly the changed source files"
-names '^lint: FAILED: 2 finding\(s\) in 3 file\(s\): 1 clang-format, 1 clang-tidy$' "the summary of the changed files"
+names '^lint: FAILED: 2 finding\(s\) \(1 clang-format, 1 clang-tidy\) in the 3 file\(s\) linted$' "the summary of the changed files"
 
 # GPUFED_LINT_BASE overrides the file; a base the clone does not have is an error.
 GPUFED_LINT_BASE=HEAD lint
