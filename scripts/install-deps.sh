@@ -23,6 +23,11 @@ if [[ "${GPUFED_TEST_DEPS:-0}" == 1 ]]; then
   # /metrics is linted with promtool, the alert rules are checked and unit-tested with it,
   # and a real Prometheus scrapes a running controller (Prometheus 2.42).
   packages+=(prometheus)
+  # scripts/lint.sh (test.sh's lint stage and the lint_test CTest): clang-format-19 and
+  # clang-tidy-19, the same LLVM release as the fuzz stage's clang-19 (bookworm main).
+  # Version-pinned rather than Debian's default clang-format (14): the style and the
+  # checks a release knows differ between releases, and CI must lint as developers do.
+  packages+=(clang-format-19 clang-tidy-19)
 fi
 if [[ "${GPUFED_FUZZ_DEPS:-0}" == 1 ]]; then
   # scripts/fuzz.sh: clang-19 with its libFuzzer/sanitizer runtime, and llvm-19 for the

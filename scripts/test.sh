@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs what the tests need, builds and runs the whole test suite: an optimised build
-# runs everything (unit, integration against real rsyslog and Slurm, whole-loop and crash
-# runs, golden, schema conformance, benchmark and replay smoke tests); then a Debug build
+# Installs what the tests need, builds, lints the C++ files the change touches
+# (scripts/lint.sh) and runs the whole test suite: an optimised build runs everything
+# (unit, integration against real rsyslog and Slurm, whole-loop and crash runs, golden,
+# schema conformance, benchmark and replay smoke tests); then a Debug build
 # under AddressSanitizer and UndefinedBehaviorSanitizer runs every test except
 # tests/integration (kept lean so CI stays within its time budget on 2 cores); last, a short
 # run of every libFuzzer target (scripts/fuzz.sh).
@@ -84,6 +85,12 @@ end_stage
 
 begin_stage build
 run scripts/build.sh build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+end_stage
+# clang-format-19 and clang-tidy-19 on the C++ files changed since .ci/lint-base
+# (scripts/lint.sh), with the compile commands the build just wrote. A missing tool or
+# base fails the stage (lint.sh exits 2), it never passes for having linted nothing.
+begin_stage lint
+run scripts/lint.sh
 end_stage
 begin_stage tests
 run run_ctest build

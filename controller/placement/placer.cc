@@ -25,6 +25,7 @@ Placer::Placer(const Snapshot& snapshot)
       policy_classes_(caches_.policy_classes),
       shape_classes_(caches_.shape_classes) {
   std::vector<const model::Policy*> policies;
+  policies.reserve(config_.policies.size());
   for (const model::Policy& p : config_.policies) policies.push_back(&p);
   std::sort(policies.begin(), policies.end(),
             [](const auto* a, const auto* b) { return a->metadata.name < b->metadata.name; });
@@ -41,7 +42,7 @@ Placer::Placer(const Snapshot& snapshot)
   needs_views_ = !rules_.empty() || snapshot.hooks != nullptr;
   admit_hooks_ = snapshot.hooks != nullptr && snapshot.hooks->HasAdmitHooks();
   window_hours_ = DecayedWindowHours(snapshot.fair_share_half_life.millis() > 0 ? snapshot.fair_share_half_life
-                                                                               : kDefaultFairShareHalfLife);
+                                                                                : kDefaultFairShareHalfLife);
   onprem_queue_depth_ = snapshot.onprem_queue_depth;
   for (const auto& [name, usage] : snapshot.usage) tenants_[name].usage = usage;
   for (const model::Tenant& t : config_.tenants) {
@@ -75,8 +76,8 @@ double Placer::ShareOf(const TenantState& t) const {
                        fleet_gpus_, window_hours_);
 }
 
-bool Placer::ServedBefore(const std::string& a, const TenantState& ta, const model::Workload& wa,
-                          const std::string& b, const TenantState& tb, const model::Workload& wb) const {
+bool Placer::ServedBefore(const std::string& a, const TenantState& ta, const model::Workload& wa, const std::string& b,
+                          const TenantState& tb, const model::Workload& wb) const {
   if (wa.priority != wb.priority) return wa.priority > wb.priority;
   const bool under_a = ta.tenant && ta.usage.gpu_milli_in_use < int64_t{ta.tenant->guaranteed_gpus} * 1000;
   const bool under_b = tb.tenant && tb.usage.gpu_milli_in_use < int64_t{tb.tenant->guaranteed_gpus} * 1000;
@@ -133,16 +134,62 @@ Plan Placer::Run() {
   return plan;
 }
 
+// What cost caps and budgets leave of a decision's shape class (ApplyCostCaps).
+struct Placer::Eligibility {
+  bool any = false;             // a cluster within the caps (else the workload is rejected)
+  bool onprem = false;          // an on-prem cluster within the caps and the budget
+  bool cloud = false;           // a cloud cluster within the caps and the budget
+  bool budget_blocked = false;  // a cluster held back by the tenant's budget
+  bool budget_never = true;     // ... each by more than the whole limit
+};
+
+// Where the decision's workload fits now (FindCandidates); the candidates are in
+// candidates_, on-prem ones first.
+struct Placer::CandidateSearch {
+  size_t onprem_candidates = 0;                // candidates_[0, this) are on-prem
+  std::map<size_t, Candidate> by_preemption;   // by cluster: candidates made by preempting
+  std::string block;                           // why the burst gate held the cloud back, or ""
+  std::string burst_note;                      // the cloud took it because on-prem was full
+};
+
+template <typename Change>
+void Placer::ChangeHold(Evaluation& e, Change change) {
+  --hold_counts_[e.Hold()];
+  change(e);
+  ++hold_counts_[e.Hold()];
+}
+
+// Admit, filter, find where it fits, score, then queue or bind: each step is a function
+// below, in that order.
 Decision Placer::Decide(const model::Workload& w) {
   Decision d;
   d.workload = w.metadata.name;
   d.tenant = w.tenant;
   d.priority = w.priority;
   TenantState& tenant_state = Tenant(w.tenant);
-  const model::Tenant* tenant = tenant_state.tenant;
-  TenantUsage& usage = tenant_state.usage;
+  if (!Admit(w, tenant_state, d)) return d;
 
-  // Admit: Lua admit hooks (they see the whole view), then quota.
+  // Cost caps and budgets on every cluster the policies and hardware allow (the policy
+  // and shape verdicts are shared by every workload of the class).
+  ShapeClass& shape = ShapeClassFor(w);
+  const Eligibility eligible = ApplyCostCaps(w, shape, tenant_state);
+  if (!eligible.any) {
+    Reject(w, shape, d);
+    return d;
+  }
+  CandidateSearch found = FindCandidates(w, shape, eligible, d);
+  ScoreCandidates(w, *shape.policy);
+  const std::optional<size_t> chosen = ChooseCandidate(found);
+  if (!chosen) {
+    DecideQueued(w, shape, eligible, found.block, d);
+    return d;
+  }
+  DecidePlaced(w, shape, tenant_state, found, *chosen, d);
+  return d;
+}
+
+bool Placer::Admit(const model::Workload& w, const TenantState& tenant_state, Decision& d) {
+  // Lua admit hooks (they see the whole view), then quota.
   if (admit_hooks_) {
     for (const HookOutcome& o : snapshot_.hooks->Admit(ViewOf(w), snapshot_.now.seconds())) {
       if (o.allowed && !o.error) continue;
@@ -153,112 +200,109 @@ Decision Placer::Decide(const model::Workload& w) {
       d.outcome = Outcome::kRejected;
       d.denied_by = {o.error ? kRulePolicyError : o.policy};
       d.reason = o.error ? "not admitted: policy error: " + o.reason : "not admitted by " + o.policy + ": " + o.reason;
-      return d;
+      return false;
     }
   }
+  const model::Tenant* tenant = tenant_state.tenant;
+  const TenantUsage& usage = tenant_state.usage;
   const int64_t requested_milli = RequestedGpuMilli(w.resources);
   if (tenant != nullptr && tenant->max_gpus && requested_milli > 0 &&
       usage.gpu_milli_in_use + requested_milli > int64_t{*tenant->max_gpus} * 1000) {
     d.outcome = Outcome::kQueued;
     d.reason = "tenant quota: " + FormatGpus(usage.gpu_milli_in_use) + " of " + std::to_string(*tenant->max_gpus) +
                " GPUs in use, needs " + FormatGpus(requested_milli);
-    return d;
+    return false;
   }
+  return true;
+}
 
-  // Cost caps and budgets on every cluster the policies and hardware allow (the policy
-  // and shape verdicts are shared by every workload of the class).
-  ShapeClass& shape = ShapeClassFor(w);
-  const PolicyClass& policy = *shape.policy;
+Placer::Eligibility Placer::ApplyCostCaps(const model::Workload& w, const ShapeClass& shape,
+                                          const TenantState& tenant_state) {
+  const model::Tenant* tenant = tenant_state.tenant;
   const bool has_budget = tenant != nullptr && (tenant->budget.limit || tenant->budget.cloud_limit);
-  candidates_.clear();  // filled below; Explain reads it
-  bool any_eligible = false, budget_blocked = false, budget_never = true;
-  bool onprem_eligible = false, cloud_eligible = false;
+  Eligibility eligible;
+  candidates_.clear();  // filled by FindCandidates; Explain reads it
   for (uint32_t c : shape.eligible) evaluations_[c] = Evaluation();
   hold_counts_ = {};
   hold_counts_[0] = static_cast<int64_t>(shape.eligible.size());
-  // A change to a cluster's evaluation outside the scan, with its hold recounted.
-  auto change_hold = [&](Evaluation& e, auto change) {
-    --hold_counts_[e.Hold()];
-    change(e);
-    ++hold_counts_[e.Hold()];
-  };
   if (!w.max_cost && !has_budget) {
     // No caps: every cluster of the shape class stays eligible.
-    onprem_eligible = !shape.onprem.empty();
-    cloud_eligible = !shape.cloud.empty();
-    any_eligible = onprem_eligible || cloud_eligible;
+    eligible.onprem = !shape.onprem.empty();
+    eligible.cloud = !shape.cloud.empty();
+    eligible.any = eligible.onprem || eligible.cloud;
+    return eligible;
   }
-  for (size_t i = 0; (w.max_cost || has_budget) && i < shape.eligible.size(); ++i) {
-    const uint32_t c = shape.eligible[i];
+  for (const uint32_t c : shape.eligible) {
     Evaluation& e = evaluations_[c];
     const ShapeCluster& sc = shape.clusters[c];
     const model::Cluster& cluster = *clusters_[c].cluster;
     const Money cost = EstimateCostAt(cluster, sc.prices[sc.cheapest_pool], w, sc.gpu_milli[sc.cheapest_pool]).total;
     if (w.max_cost && (!cost.SameCurrency(*w.max_cost) || cost > *w.max_cost)) {
-      change_hold(e, [](Evaluation& x) { x.stage = Evaluation::Stage::kMaxCost; });
+      ChangeHold(e, [](Evaluation& x) { x.stage = Evaluation::Stage::kMaxCost; });
       continue;
     }
-    any_eligible = true;
+    eligible.any = true;
     bool never = false;
     if (has_budget && !OverBudget(cluster, tenant_state, cost, never).empty()) {
-      change_hold(e, [](Evaluation& x) { x.stage = Evaluation::Stage::kBudget; });
-      budget_blocked = true;
-      budget_never = budget_never && never;
+      ChangeHold(e, [](Evaluation& x) { x.stage = Evaluation::Stage::kBudget; });
+      eligible.budget_blocked = true;
+      eligible.budget_never = eligible.budget_never && never;
       continue;
     }
-    (clusters_[c].onprem ? onprem_eligible : cloud_eligible) = true;
+    (clusters_[c].onprem ? eligible.onprem : eligible.cloud) = true;
   }
-  if (!any_eligible) {
-    Reject(w, shape, d);
-    return d;
-  }
-  std::map<size_t, Candidate> by_preemption;
-  // Clusters where it fits now: on-prem ones first, each group in name order. Each is
-  // priced as it is found: without a dataset to move the cost is the GPU part, from the
-  // price the fit cache already holds (no walk to the cluster's price table).
+  return eligible;
+}
+
+// This runs for every eligible cluster of every decision. What it reads is held in
+// locals, and candidates are written through a local pointer into storage made for the
+// whole group, so no store makes the compiler read the placer's members again. Each is
+// priced as it is found: without a dataset to move the cost is the GPU part, from the
+// price the fit cache already holds (no walk to the cluster's price table).
+void Placer::EvaluateGroup(const model::Workload& w, ShapeClass& shape, const std::vector<uint32_t>& group,
+                           bool onprem) {
   Candidates& candidates = candidates_;
   const bool moves_data = !w.data.dataset.empty();
-  // This runs for every eligible cluster of every decision. What it reads is held in
-  // locals, and candidates are written through a local pointer into storage made for
-  // the whole group, so no store makes the compiler read the placer's members again.
-  auto evaluate = [&](const std::vector<uint32_t>& group, bool onprem) {
-    const size_t before = candidates.size();
-    candidates.resize(before + group.size());
-    CandidateEval* out = candidates.data() + before;
-    Evaluation* evaluations = evaluations_.data();
-    const CachedFit* fits = shape.fits->fits.data();
-    const uint64_t* pool_masks = shape.pool_masks.data();
-    const uint64_t* generations = generation_of_.data();
-    const uint64_t mix_epoch = caches_mix_epoch_;
-    auto next = static_cast<int32_t>(before);
-    int64_t unfit = 0;  // evaluated, no room: hold 0 becomes 3 (capacity)
-    for (uint32_t c : group) {
-      Evaluation& e = evaluations[c];
-      if (e.stage != Evaluation::Stage::kEligible) continue;
-      assert(generations[c] == clusters_[c].state.generation);
-      const CachedFit& fit =
-          FitHolds(fits[c], generations[c], pool_masks[c], mix_epoch) ? fits[c] : FindFit(w, shape, c);
-      assert(!e.evaluated && !e.burst_blocked);
-      e.evaluated = true;
-      if (!fit.fits) {
-        ++unfit;
-        continue;
-      }
-      e.fits = true;
-      e.candidate = next++;
-      *out++ = CandidateEval{c, onprem, fit.quality,
-                             moves_data ? EstimateCostMicros(*clusters_[c].cluster, fit.price_micros, w, fit.gpu_milli)
-                                        : GpuCostMicros(fit.price_micros, w, fit.gpu_milli),
-                             0.0};
+  const size_t before = candidates.size();
+  candidates.resize(before + group.size());
+  CandidateEval* out = candidates.data() + before;
+  Evaluation* evaluations = evaluations_.data();
+  const CachedFit* fits = shape.fits->fits.data();
+  const uint64_t* pool_masks = shape.pool_masks.data();
+  const uint64_t* generations = generation_of_.data();
+  const uint64_t mix_epoch = caches_mix_epoch_;
+  auto next = static_cast<int32_t>(before);
+  int64_t unfit = 0;  // evaluated, no room: hold 0 becomes 3 (capacity)
+  for (uint32_t c : group) {
+    Evaluation& e = evaluations[c];
+    if (e.stage != Evaluation::Stage::kEligible) continue;
+    assert(generations[c] == clusters_[c].state.generation);
+    const CachedFit& fit = FitHolds(fits[c], generations[c], pool_masks[c], mix_epoch) ? fits[c] : FindFit(w, shape, c);
+    assert(!e.evaluated && !e.burst_blocked);
+    e.evaluated = true;
+    if (!fit.fits) {
+      ++unfit;
+      continue;
     }
-    candidates.resize(static_cast<size_t>(next));
-    hold_counts_[0] -= unfit;
-    hold_counts_[3] += unfit;
-  };
-  evaluate(shape.onprem, true);
-  std::string burst_note;
-  bool onprem_now = !candidates.empty();
-  if (!onprem_now && onprem_eligible) {
+    e.fits = true;
+    e.candidate = next++;
+    *out++ = CandidateEval{c, onprem, fit.quality,
+                           moves_data ? EstimateCostMicros(*clusters_[c].cluster, fit.price_micros, w, fit.gpu_milli)
+                                      : GpuCostMicros(fit.price_micros, w, fit.gpu_milli),
+                           0.0};
+  }
+  candidates.resize(static_cast<size_t>(next));
+  hold_counts_[0] -= unfit;
+  hold_counts_[3] += unfit;
+}
+
+Placer::CandidateSearch Placer::FindCandidates(const model::Workload& w, ShapeClass& shape, const Eligibility& eligible,
+                                               Decision& d) {
+  // Clusters where it fits now: on-prem ones first, each group in name order.
+  CandidateSearch found;
+  EvaluateGroup(w, shape, shape.onprem, true);
+  bool onprem_now = !candidates_.empty();
+  if (!onprem_now && eligible.onprem) {
     // Urgent work takes on-prem capacity from lower-priority preemptible work before
     // anything goes to the cloud.
     for (uint32_t c : shape.onprem) {
@@ -268,113 +312,142 @@ Decision Placer::Decide(const model::Workload& w) {
       generation_of_[c] = clusters_[c].state.generation;
       if (!made) continue;
       onprem_now = true;
-      change_hold(e, [&](Evaluation& x) {
+      ChangeHold(e, [&](Evaluation& x) {
         x.preempts = x.fits = true;
-        x.candidate = static_cast<int32_t>(candidates.size());
+        x.candidate = static_cast<int32_t>(candidates_.size());
       });
-      candidates.push_back(CandidateEval{c, true, made->nodes.front().second.Quality(), made->cost.total.micros(), 0.0});
-      by_preemption.emplace(c, std::move(*made));
+      candidates_.push_back(
+          CandidateEval{c, true, made->nodes.front().second.Quality(), made->cost.total.micros(), 0.0});
+      found.by_preemption.emplace(c, std::move(*made));
       break;
     }
   }
-  const size_t onprem_candidates = candidates.size();
-  std::string block;
+  found.onprem_candidates = candidates_.size();
   if (onprem_now) {
-    evaluate(shape.cloud, false);  // scored too, so the explanation compares them
-  } else if (cloud_eligible) {
-    block = onprem_eligible ? BurstBlock(w) : "";
-    if (block.empty()) {
-      evaluate(shape.cloud, false);
-      if (onprem_eligible && candidates.size() > onprem_candidates) burst_note = "burst to cloud: on-prem is full";
+    EvaluateGroup(w, shape, shape.cloud, false);  // scored too, so the explanation compares them
+  } else if (eligible.cloud) {
+    found.block = eligible.onprem ? BurstBlock(w) : "";
+    if (found.block.empty()) {
+      EvaluateGroup(w, shape, shape.cloud, false);
+      if (eligible.onprem && candidates_.size() > found.onprem_candidates) {
+        found.burst_note = "burst to cloud: on-prem is full";
+      }
     } else {
       for (uint32_t c : shape.cloud) {
         Evaluation& e = evaluations_[c];
-        if (e.stage == Evaluation::Stage::kEligible) change_hold(e, [](Evaluation& x) { x.burst_blocked = true; });
+        if (e.stage == Evaluation::Stage::kEligible) ChangeHold(e, [](Evaluation& x) { x.burst_blocked = true; });
       }
     }
   }
+  return found;
+}
 
-  // Score the candidates: cost relative to the cheapest candidate, data locality,
-  // packing, on-prem, and the policies' Lua score hooks.
+void Placer::ScoreCandidates(const model::Workload& w, const PolicyClass& policy) {
+  // Cost relative to the cheapest candidate, data locality, packing, on-prem, and the
+  // policies' Lua score hooks.
   score_basis_ = ScoreBasis{};
-  score_basis_.moves_data = moves_data;
-  if (!candidates.empty()) {
-    int64_t min_cost = candidates.front().cost;
-    for (const CandidateEval& k : candidates) min_cost = std::min(min_cost, k.cost);
+  score_basis_.moves_data = !w.data.dataset.empty();
+  if (!candidates_.empty()) {
+    int64_t min_cost = candidates_.front().cost;
+    for (const CandidateEval& k : candidates_) min_cost = std::min(min_cost, k.cost);
     score_basis_.min_cost = min_cost;
   }
-  {
-    const model::ScoringWeights weights = weights_;
-    const ScoreBasis basis = score_basis_;
-    const double* lua = policy.lua_scores.data();
-    for (CandidateEval& k : candidates) {
-      const double locality = basis.moves_data ? LocalityOf(w, k) : 1.0;
-      k.total = Score(weights, basis, locality, lua[k.cluster], k).total;
-    }
+  const model::ScoringWeights weights = weights_;
+  const ScoreBasis basis = score_basis_;
+  const double* lua = policy.lua_scores.data();
+  for (CandidateEval& k : candidates_) {
+    const double locality = basis.moves_data ? LocalityOf(w, k) : 1.0;
+    k.total = Score(weights, basis, locality, lua[k.cluster], k).total;
   }
+}
+
+std::optional<size_t> Placer::ChooseCandidate(const CandidateSearch& found) const {
   // The best of candidates [from, to); the first in name order on a tie.
   auto best_in = [&](size_t from, size_t to) -> std::optional<size_t> {
     std::optional<size_t> best;
     for (size_t i = from; i < to; ++i) {
-      if (!best || candidates[i].total > candidates[*best].total) best = i;
+      if (!best || candidates_[i].total > candidates_[*best].total) best = i;
     }
     if (!best) return std::nullopt;
-    return candidates[*best].cluster;
+    return candidates_[*best].cluster;
   };
-  std::optional<size_t> chosen = best_in(0, onprem_candidates);
-  if (!chosen && block.empty()) chosen = best_in(onprem_candidates, candidates.size());
-  if (!chosen) {
-    d.outcome = Outcome::kQueued;
-    const bool only_budget = !onprem_eligible && !cloud_eligible;
-    const std::string parts = ListReasons(
-        w, shape, block, [](std::string_view rule, bool eligible) { return eligible || rule == kRuleBudget; }, false);
-    d.reason = "waiting: " + parts;
-    if (budget_blocked && only_budget) {
-      // Budgets queue rather than reject: the next period (or a raised limit) lets it run.
-      d.reason = "tenant budget exhausted: " + parts;
-      if (budget_never) d.reason += "; it costs more than the whole limit, so it waits for a higher limit";
-    }
-    if (onprem_eligible) ++onprem_queue_depth_;
-    Explain(w, shape, block, std::nullopt, d);
-    return d;
-  }
-  std::vector<Preemption> preempted = std::move(d.preempted);
-  d.preempted.clear();
-  if (clusters_[*chosen].cluster->is_onprem()) d.preempted = std::move(preempted);
-  Explain(w, shape, block, chosen, d);
-  auto made = by_preemption.find(*chosen);
-  const Candidate candidate =
-      made != by_preemption.end()
-          ? std::move(made->second)
-          : *FindCandidate(w, *chosen, shape.clusters[*chosen].pools, &shape.clusters[*chosen].demands);
-  const TenantState before = tenant_state;
-  Bind(w, candidate, ScoreOf(w, policy, candidates[static_cast<size_t>(evaluations_[*chosen].candidate)]), d);
-  RaiseAlerts(before, tenant_state, d);
-  for (const ClusterVerdict& v : d.verdicts) {
-    if (v.cluster == clusters_[*chosen].cluster->metadata.name) d.warnings.insert(d.warnings.end(), v.warnings.begin(), v.warnings.end());
-  }
-  if (!burst_note.empty()) d.reason = burst_note + "; " + d.reason;
-  if (!d.preempted.empty()) {
-    // The beneficiary's tenant reads this reason: other tenants' victims are counted, not named.
-    std::vector<std::string> names;
-    size_t others = 0;
-    for (const Preemption& p : d.preempted) {
-      if (p.tenant == w.tenant) {
-        names.push_back(p.workload);
-      } else {
-        ++others;
-      }
-    }
-    if (others > 0) names.push_back(std::to_string(others) + (others == 1 ? " workload" : " workloads") + " of other tenants");
-    d.reason = "preempts " + Join(names, ", ") + "; " + d.reason;
-  }
-  return d;
+  std::optional<size_t> chosen = best_in(0, found.onprem_candidates);
+  if (!chosen && found.block.empty()) chosen = best_in(found.onprem_candidates, candidates_.size());
+  return chosen;
 }
 
-void Placer::Bind(const model::Workload& w, const Candidate& candidate, const ScoreBreakdown& s, Decision& d) {
+void Placer::DecideQueued(const model::Workload& w, const ShapeClass& shape, const Eligibility& eligible,
+                          const std::string& block, Decision& d) {
+  d.outcome = Outcome::kQueued;
+  const bool only_budget = !eligible.onprem && !eligible.cloud;
+  const std::string parts = ListReasons(
+      w, shape, block, [](std::string_view rule, bool allowed) { return allowed || rule == kRuleBudget; }, false);
+  d.reason = "waiting: " + parts;
+  if (eligible.budget_blocked && only_budget) {
+    // Budgets queue rather than reject: the next period (or a raised limit) lets it run.
+    d.reason = "tenant budget exhausted: " + parts;
+    if (eligible.budget_never) d.reason += "; it costs more than the whole limit, so it waits for a higher limit";
+  }
+  if (eligible.onprem) ++onprem_queue_depth_;
+  Explain(w, shape, block, std::nullopt, d);
+}
+
+namespace {
+
+// "preempts a, b, 2 workloads of other tenants; ": the beneficiary's tenant reads this
+// reason, so other tenants' victims are counted, not named.
+std::string PreemptsNote(const std::string& tenant, const std::vector<Preemption>& preempted) {
+  std::vector<std::string> names;
+  size_t others = 0;
+  for (const Preemption& p : preempted) {
+    if (p.tenant == tenant) {
+      names.push_back(p.workload);
+    } else {
+      ++others;
+    }
+  }
+  if (others > 0) {
+    names.push_back(std::to_string(others) + (others == 1 ? " workload" : " workloads") + " of other tenants");
+  }
+  return "preempts " + Join(names, ", ") + "; ";
+}
+
+}  // namespace
+
+void Placer::DecidePlaced(const model::Workload& w, const ShapeClass& shape, TenantState& tenant_state,
+                          CandidateSearch& found, size_t chosen, Decision& d) {
+  // The victims PreemptFor recorded were found on-prem; they stand only if it chose there.
+  std::vector<Preemption> preempted = std::move(d.preempted);
+  d.preempted.clear();
+  if (clusters_[chosen].cluster->is_onprem()) d.preempted = std::move(preempted);
+  Explain(w, shape, found.block, chosen, d);
+  auto made = found.by_preemption.find(chosen);
+  // The chosen cluster had a candidate in this decision and nothing has changed its state
+  // since, so FindCandidate finds one again.
+  const Candidate candidate =
+      made != found.by_preemption.end()
+          ? std::move(made->second)
+          // NOLINTNEXTLINE(bugprone-unchecked-optional-access): see above
+          : *FindCandidate(w, chosen, shape.clusters[chosen].pools, &shape.clusters[chosen].demands);
+  const TenantState before = tenant_state;
+  Bind(w, candidate, ScoreOf(w, *shape.policy, candidates_[static_cast<size_t>(evaluations_[chosen].candidate)]),
+       tenant_state, d);
+  RaiseAlerts(before, tenant_state, d);
+  for (const ClusterVerdict& v : d.verdicts) {
+    if (v.cluster == clusters_[chosen].cluster->metadata.name) {
+      d.warnings.insert(d.warnings.end(), v.warnings.begin(), v.warnings.end());
+    }
+  }
+  if (!found.burst_note.empty()) d.reason = found.burst_note + "; " + d.reason;
+  if (!d.preempted.empty()) d.reason = PreemptsNote(w.tenant, d.preempted) + d.reason;
+}
+
+void Placer::Bind(const model::Workload& w, const Candidate& candidate, const ScoreBreakdown& s,
+                  TenantState& tenant_state, Decision& d) {
   ClusterEntry& entry = clusters_[candidate.cluster];
   const model::Cluster& cluster = *entry.cluster;
-  Placement placement{candidate.nodes, static_cast<int>(candidate.pool - cluster.node_pools.data()), candidate.provision};
+  Placement placement{candidate.nodes, static_cast<int>(candidate.pool - cluster.node_pools.data()),
+                      candidate.provision};
   const std::vector<int> used = ApplyPlacement(entry.state, placement, w.resources);
   generation_of_[candidate.cluster] = entry.state.generation;
   for (size_t m = 0; m < used.size(); ++m) {
@@ -394,7 +467,7 @@ void Placer::Bind(const model::Workload& w, const Candidate& candidate, const Sc
   d.binding.ready_after = Duration::FromMillis(ready_ms);
   d.cost = candidate.cost.total;
 
-  TenantUsage& usage = Tenant(w.tenant).usage;
+  TenantUsage& usage = tenant_state.usage;
   usage.gpu_milli_in_use += RequestedGpuMilli(w.resources);
   usage.spent = usage.spent.Plus(d.cost);
   if (!cluster.is_onprem()) usage.cloud_spent = usage.cloud_spent.Plus(d.cost);

@@ -13,9 +13,9 @@
 #include <memory>
 #include <optional>
 #include <span>
-#include <unordered_map>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -189,8 +189,8 @@ class Placer {
     // (EvaluationHold, by table: asked in every decision's walks over eligible clusters,
     // and whether a cluster fits varies from one to the next).
     int Hold() const {
-      const unsigned key = static_cast<unsigned>(stage) | (evaluated ? 4u : 0u) | (fits ? 8u : 0u) |
-                           (burst_blocked ? 16u : 0u);
+      const unsigned key =
+          static_cast<unsigned>(stage) | (evaluated ? 4u : 0u) | (fits ? 8u : 0u) | (burst_blocked ? 16u : 0u);
       return kEvaluationHolds[key];
     }
   };
@@ -217,7 +217,33 @@ class Placer {
   // Works out the node fits of a running entry (those a kept state already holds). While
   // a state is built, a node an earlier plan provisioned may be added to it.
   void Resolve(RunningEntry& r, bool may_add_nodes = false);
+  // One workload's decision (placer.cc), made in steps: Admit, ApplyCostCaps,
+  // FindCandidates, ScoreCandidates, ChooseCandidate, then DecideQueued or DecidePlaced.
+  struct Eligibility;
+  struct CandidateSearch;
   Decision Decide(const model::Workload& w);
+  // Lua admit hooks, then the tenant's quota; false when they decide `d` (rejected, queued).
+  bool Admit(const model::Workload& w, const TenantState& tenant_state, Decision& d);
+  // Resets the decision's evaluations and candidates, then holds back the clusters of
+  // the shape class that the workload's cost cap or its tenant's budget rule out.
+  Eligibility ApplyCostCaps(const model::Workload& w, const ShapeClass& shape, const TenantState& tenant_state);
+  // Appends a candidate for each cluster of `group` where `w` fits now (candidates_).
+  void EvaluateGroup(const model::Workload& w, ShapeClass& shape, const std::vector<uint32_t>& group, bool onprem);
+  // On-prem first (preempting there when nothing fits), the cloud when on-prem has room
+  // (to compare) or the burst gate lets the workload go there.
+  CandidateSearch FindCandidates(const model::Workload& w, ShapeClass& shape, const Eligibility& eligible, Decision& d);
+  // Sets score_basis_ and every candidate's total.
+  void ScoreCandidates(const model::Workload& w, const PolicyClass& policy);
+  // The best on-prem candidate, else the best cloud one the burst gate allows.
+  std::optional<size_t> ChooseCandidate(const CandidateSearch& found) const;
+  void DecideQueued(const model::Workload& w, const ShapeClass& shape, const Eligibility& eligible,
+                    const std::string& block, Decision& d);
+  // Binds `w` to the chosen cluster and says why (score, burst, preemptions).
+  void DecidePlaced(const model::Workload& w, const ShapeClass& shape, TenantState& tenant_state,
+                    CandidateSearch& found, size_t chosen, Decision& d);
+  // A change to a cluster's evaluation outside the candidate scan, with its hold recounted.
+  template <typename Change>
+  void ChangeHold(Evaluation& e, Change change);
   // The shape class of `w` (placer_classes.cc); built on first use, shared afterwards.
   ShapeClass& ShapeClassFor(const model::Workload& w);
   // The workload's JSON view for rules and hooks: kept between plans by a memo (at most
@@ -308,7 +334,10 @@ class Placer {
                                        const PoolDemands* demands = nullptr) const;
   std::optional<Candidate> FindCandidate(const model::Workload& w, size_t c, const std::vector<bool>& pool_allowed,
                                          const PoolDemands* demands = nullptr);
-  void Bind(const model::Workload& w, const Candidate& candidate, const ScoreBreakdown& score, Decision& d);
+  // Places `w` as `candidate` says: the cluster's state, the tenant's usage (`tenant_state`
+  // is w's tenant's), and d's binding, cost and reason.
+  void Bind(const model::Workload& w, const Candidate& candidate, const ScoreBreakdown& score,
+            TenantState& tenant_state, Decision& d);
   // Why bursting to the cloud is not yet allowed ("" when it is).
   std::string BurstBlock(const model::Workload& w) const;
   // Budget check of a projected cost on one cluster; "" when within budget, else why.

@@ -44,6 +44,229 @@ nlohmann::json WorkloadJson(const store::WorkloadRecord& r) {
           {"binding", nlohmann::json::parse(r.binding_json, nullptr, false)}};
 }
 
+// httplib's hooks around the routes. The pre-routing check runs after the request line
+// and headers, before any body is read: a request that is refused there is answered
+// without buffering what it sends, and its connection closed. A handler that throws
+// answers 500 with no word of the exception (httplib's default would put its text in a
+// header); the text goes to the log.
+void GuardRequests(GuardedServer& http, Admission* admission) {
+  http.set_pre_routing_handler([admission](const httplib::Request& req, httplib::Response& res) {
+    return admission->Refuse(req, res) ? httplib::Server::HandlerResponse::Handled
+                                       : httplib::Server::HandlerResponse::Unhandled;
+  });
+  http.set_exception_handler([](const httplib::Request& req, httplib::Response& res, const std::exception_ptr& e) {
+    std::string what = "unknown exception";  // also when there is none to rethrow
+    try {
+      if (e) std::rethrow_exception(e);
+    } catch (const std::exception& ex) {
+      what = ex.what();
+    } catch (...) {
+      what = "unknown exception";  // not a std::exception: it has no text to log
+    }
+    std::cerr << "gpufed run: API: " << req.method << " " << req.path << " failed: " << what << "\n";
+    res.headers.clear();
+    Answer500(res);
+  });
+  http.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    std::string code = res.status == 413 ? "RESOURCE_EXHAUSTED" : res.status == 404 ? "NOT_FOUND" : "ERROR";
+    std::string message = res.status == 413 ? "request body too large" : "HTTP " + std::to_string(res.status);
+    res.set_content(nlohmann::json{{"error", {{"code", code}, {"message", message}}}}.dump() + "\n",
+                    "application/json");
+  });
+}
+
+// The tenant a request acts as ("" for admin); false (with an answer sent) when none.
+Authorize AuthorizeWith(Admission* admission) {
+  return [admission](const httplib::Request& req, httplib::Response& res, std::string& tenant) {
+    const Caller* caller = admission->CallerOf(req);
+    if (caller == nullptr || caller->role == Caller::Role::kMetrics) {
+      SendError(res, Status(StatusCode::kUnauthenticated, "missing or unknown bearer token"));
+      return false;
+    }
+    tenant = caller->tenant;
+    return true;
+  };
+}
+
+// /healthz and /readyz (no token) and /metrics.
+void AddHealthRoutes(httplib::Server& http, reconcile::Controller* controller) {
+  http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { SendJson(res, {{"status", "ok"}}); });
+  http.Get("/readyz", [controller](const httplib::Request&, httplib::Response& res) {
+    bool ready = controller->ready();
+    Status audit = controller->audit_health();
+    nlohmann::json body = {
+        {"ready", ready}, {"revision", controller->active_revision()}, {"audit", audit.ok() ? "ok" : audit.ToString()}};
+    // Sinks past their lag limit by name: the journal is not reaching its receivers.
+    std::vector<std::string> lagging = controller->LaggingSinks();
+    if (!lagging.empty()) body["laggingSinks"] = lagging;
+    SendJson(res, body, ready ? 200 : 503);
+  });
+  http.Get("/metrics", [controller](const httplib::Request&, httplib::Response& res) {
+    // The pre-routing check let only admin and metrics tokens through.
+    res.set_content(controller->Metrics(), "text/plain; version=0.0.4");
+  });
+}
+
+// Workloads are namespaced by tenant: /v1/tenants/{tenant}/workloads[/{name}[/explain|/decisions]].
+// The short paths (/v1/workloads[/{name}], /v1/explain/{name}, /v1/decisions?workload=)
+// stay as aliases for the token's own tenant (for an admin: the one tenant with that name).
+constexpr char kName[] = "([A-Za-z0-9._-]+)";
+std::string TenantWorkloadsPath() { return std::string("/v1/tenants/") + kName + "/workloads"; }
+
+// The workload a request names; `namespaced`: the path starts with /v1/tenants/{tenant}.
+reconcile::Controller::WorkloadRef WorkloadRefOf(const httplib::Request& req, bool namespaced) {
+  return namespaced ? reconcile::Controller::WorkloadRef{req.matches[1], req.matches[2]}
+                    : reconcile::Controller::WorkloadRef{"", req.matches[1]};
+}
+
+// Reads a request body of at most `max_body` bytes into `body`. The body is streamed
+// through httplib's reader so the cap holds for chunked transfers and every content type
+// alike (httplib's own limit covers only Content-Length bodies); a declared length over
+// the cap is refused before reading (httplib's reader would refuse it too, without
+// saying why).
+Status ReadCappedBody(const httplib::Request& req, const httplib::ContentReader& read, size_t max_body,
+                      std::string& body) {
+  const std::string declared = req.get_header_value("Content-Length");
+  size_t length = 0;
+  auto [end, ec] = std::from_chars(declared.data(), declared.data() + declared.size(), length);
+  const bool declared_too_large = !declared.empty() && (ec != std::errc() || length > max_body);
+  bool too_large = declared_too_large;
+  const bool complete = !declared_too_large && read([&](const char* data, size_t length) {
+    if (body.size() + length > max_body) {
+      too_large = true;
+      return false;  // stop reading: nothing past the cap is buffered
+    }
+    body.append(data, length);
+    return true;
+  });
+  if (too_large) {
+    return Status(StatusCode::kResourceExhausted, "request body larger than " + std::to_string(max_body) + " bytes");
+  }
+  if (!complete) return InvalidArgument("request body could not be read");
+  return Status::Ok();
+}
+
+// POST a workload (YAML, or JSON by Content-Type).
+auto SubmitHandler(reconcile::Controller* controller, const Authorize& auth, size_t max_body, bool namespaced) {
+  return [=](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& read) {
+    std::string tenant;
+    if (!auth(req, res, tenant)) return;
+    const std::string owner = namespaced ? std::string(req.matches[1]) : "";
+    // Another tenant's path looks like an unknown one, refused before any body is read.
+    if (!tenant.empty() && !owner.empty() && owner != tenant) {
+      res.set_header("Connection", "close");
+      return SendError(res, NotFound("no tenant " + owner));
+    }
+    std::string body;
+    if (Status read_status = ReadCappedBody(req, read, max_body, body); !read_status.ok()) {
+      res.set_header("Connection", "close");
+      return SendError(res, read_status);
+    }
+    std::string type = req.get_header_value("Content-Type");
+    std::string file = type.find("json") != std::string::npos ? "request.json" : "request.yaml";
+    Result<store::WorkloadRecord> r = controller->Submit(body, file, tenant, owner);
+    if (!r.ok()) return SendError(res, r.status());
+    SendJson(res, WorkloadJson(*r), 201);
+  };
+}
+
+// Submit, list, read and cancel workloads, on the namespaced paths and their aliases.
+void AddWorkloadRoutes(httplib::Server& http, reconcile::Controller* controller, const Authorize& auth,
+                       size_t max_body) {
+  const std::string tenant_path = TenantWorkloadsPath();
+  http.Post("/v1/workloads", SubmitHandler(controller, auth, max_body, false));
+  http.Post(tenant_path, SubmitHandler(controller, auth, max_body, true));
+  auto list = [controller, auth](bool namespaced) {
+    return [=](const httplib::Request& req, httplib::Response& res) {
+      std::string tenant;
+      if (!auth(req, res, tenant)) return;
+      Result<std::vector<store::WorkloadRecord>> all =
+          controller->List(tenant, namespaced ? std::string(req.matches[1]) : "");
+      if (!all.ok()) return SendError(res, all.status());
+      nlohmann::json items = nlohmann::json::array();
+      for (const auto& r : *all) items.push_back(WorkloadJson(r));
+      SendJson(res, {{"items", items}});
+    };
+  };
+  http.Get("/v1/workloads", list(false));
+  http.Get(tenant_path, list(true));
+  auto get = [controller, auth](bool namespaced) {
+    return [=](const httplib::Request& req, httplib::Response& res) {
+      std::string tenant;
+      if (!auth(req, res, tenant)) return;
+      Result<store::WorkloadRecord> r = controller->Get(WorkloadRefOf(req, namespaced), tenant);
+      if (!r.ok()) return SendError(res, r.status());
+      SendJson(res, WorkloadJson(*r));
+    };
+  };
+  http.Get(std::string("/v1/workloads/") + kName, get(false));
+  http.Get(tenant_path + "/" + kName, get(true));
+  auto cancel = [controller, auth](bool namespaced) {
+    return [=](const httplib::Request& req, httplib::Response& res) {
+      std::string tenant;
+      if (!auth(req, res, tenant)) return;
+      const reconcile::Controller::WorkloadRef ref = WorkloadRefOf(req, namespaced);
+      Status s = controller->Cancel(ref, tenant);
+      if (!s.ok()) return SendError(res, s);
+      SendJson(res, {{"name", ref.name}, {"cancel_requested", true}}, 202);
+    };
+  };
+  http.Delete(std::string("/v1/workloads/") + kName, cancel(false));
+  http.Delete(tenant_path + "/" + kName, cancel(true));
+}
+
+// A workload's decisions and explanation, a tenant's standing, the clusters.
+void AddExplanationRoutes(httplib::Server& http, reconcile::Controller* controller, const Authorize& auth) {
+  const std::string tenant_path = TenantWorkloadsPath();
+  const std::string tenant_route = std::string("/v1/tenants/") + kName;
+  http.Get(tenant_route, [controller, auth](const httplib::Request& req, httplib::Response& res) {
+    std::string tenant;
+    if (!auth(req, res, tenant)) return;
+    Result<nlohmann::json> t = controller->Tenant(req.matches[1], tenant);
+    if (!t.ok()) return SendError(res, t.status());
+    SendJson(res, *t);
+  });
+  http.Get("/v1/clusters", [controller, auth](const httplib::Request& req, httplib::Response& res) {
+    std::string tenant;
+    if (!auth(req, res, tenant)) return;
+    SendJson(res, {{"items", controller->Clusters()}});
+  });
+  auto decisions = [controller, auth](bool namespaced) {
+    return [=](const httplib::Request& req, httplib::Response& res) {
+      std::string tenant;
+      if (!auth(req, res, tenant)) return;
+      const reconcile::Controller::WorkloadRef ref =
+          namespaced ? WorkloadRefOf(req, true)
+                     : reconcile::Controller::WorkloadRef{"", req.get_param_value("workload")};
+      Result<std::vector<store::DecisionRow>> rows = controller->Decisions(ref, tenant);
+      if (!rows.ok()) return SendError(res, rows.status());
+      nlohmann::json items = nlohmann::json::array();
+      for (const auto& row : *rows) {
+        nlohmann::json item = nlohmann::json::parse(row.record_json, nullptr, false);
+        if (!item.is_object()) continue;
+        item["seq"] = row.seq;
+        item["time"] = gpufed::FormatTimeMicros(row.at.millis() * 1000);
+        items.push_back(std::move(item));
+      }
+      SendJson(res, {{"items", items}});
+    };
+  };
+  http.Get("/v1/decisions", decisions(false));
+  http.Get(tenant_path + "/" + kName + "/decisions", decisions(true));
+  auto explain = [controller, auth](bool namespaced) {
+    return [=](const httplib::Request& req, httplib::Response& res) {
+      std::string tenant;
+      if (!auth(req, res, tenant)) return;
+      Result<nlohmann::json> e = controller->Explain(WorkloadRefOf(req, namespaced), tenant);
+      if (!e.ok()) return SendError(res, e.status());
+      SendJson(res, *e);
+    };
+  };
+  http.Get(std::string("/v1/explain/") + kName, explain(false));
+  http.Get(tenant_path + "/" + kName + "/explain", explain(true));
+}
+
 }  // namespace
 
 Result<std::unique_ptr<ApiServer>> ApiServer::Start(reconcile::Controller* controller, const ServerOptions& o) {
@@ -62,193 +285,11 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Start(reconcile::Controller* contr
   http.set_payload_max_length(o.max_body_bytes);
   s->tokens_ = std::make_unique<TokenTable>(o.tokens);
   s->admission_ = std::make_unique<Admission>(controller, s->tokens_.get(), &http, o.clock);
-  Admission* admission = s->admission_.get();
-  // Runs after the request line and headers, before any body is read: a request that is
-  // refused here is answered without buffering what it sends, and its connection closed.
-  http.set_pre_routing_handler([admission](const httplib::Request& req, httplib::Response& res) {
-    return admission->Refuse(req, res) ? httplib::Server::HandlerResponse::Handled
-                                       : httplib::Server::HandlerResponse::Unhandled;
-  });
-  auto caller_of = [admission](const httplib::Request& req) { return admission->CallerOf(req); };
-  // A handler that throws answers 500 with no word of the exception (httplib's default
-  // would put its text in a header); the text goes to the log.
-  http.set_exception_handler([](const httplib::Request& req, httplib::Response& res, std::exception_ptr e) {
-    std::string what = "unknown exception";
-    try {
-      if (e) std::rethrow_exception(e);
-    } catch (const std::exception& ex) {
-      what = ex.what();
-    } catch (...) {
-    }
-    std::cerr << "gpufed run: API: " << req.method << " " << req.path << " failed: " << what << "\n";
-    res.headers.clear();
-    Answer500(res);
-  });
-  // The tenant a request acts as ("" for admin); false (with an answer sent) when none.
-  auto auth = [caller_of](const httplib::Request& req, httplib::Response& res, std::string& tenant) {
-    const Caller* caller = caller_of(req);
-    if (caller == nullptr || caller->role == Caller::Role::kMetrics) {
-      SendError(res, Status(StatusCode::kUnauthenticated, "missing or unknown bearer token"));
-      return false;
-    }
-    tenant = caller->tenant;
-    return true;
-  };
-  http.set_error_handler([](const httplib::Request&, httplib::Response& res) {
-    if (!res.body.empty()) return;
-    std::string code = res.status == 413 ? "RESOURCE_EXHAUSTED" : res.status == 404 ? "NOT_FOUND" : "ERROR";
-    std::string message = res.status == 413 ? "request body too large" : "HTTP " + std::to_string(res.status);
-    res.set_content(nlohmann::json{{"error", {{"code", code}, {"message", message}}}}.dump() + "\n", "application/json");
-  });
-  http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { SendJson(res, {{"status", "ok"}}); });
-  http.Get("/readyz", [controller](const httplib::Request&, httplib::Response& res) {
-    bool ready = controller->ready();
-    Status audit = controller->audit_health();
-    nlohmann::json body = {{"ready", ready}, {"revision", controller->active_revision()}, {"audit", audit.ok() ? "ok" : audit.ToString()}};
-    // Sinks past their lag limit by name: the journal is not reaching its receivers.
-    std::vector<std::string> lagging = controller->LaggingSinks();
-    if (!lagging.empty()) body["laggingSinks"] = lagging;
-    SendJson(res, body, ready ? 200 : 503);
-  });
-  http.Get("/metrics", [controller](const httplib::Request&, httplib::Response& res) {
-    // The pre-routing check let only admin and metrics tokens through.
-    res.set_content(controller->Metrics(), "text/plain; version=0.0.4");
-  });
-  // Workloads are namespaced by tenant: /v1/tenants/{tenant}/workloads[/{name}[/explain|/decisions]].
-  // The short paths (/v1/workloads[/{name}], /v1/explain/{name}, /v1/decisions?workload=)
-  // stay as aliases for the token's own tenant (for an admin: the one tenant with that name).
-  const std::string kName = "([A-Za-z0-9._-]+)";
-  const std::string kTenantPath = "/v1/tenants/" + kName + "/workloads";
-  // The workload a request names; `namespaced`: the path starts with /v1/tenants/{tenant}.
-  auto ref_of = [](const httplib::Request& req, bool namespaced) {
-    return namespaced ? reconcile::Controller::WorkloadRef{req.matches[1], req.matches[2]}
-                      : reconcile::Controller::WorkloadRef{"", req.matches[1]};
-  };
-  // The body is streamed through a reader so the cap holds for chunked transfers and
-  // every content type alike (httplib's own limit covers only Content-Length bodies).
-  const size_t max_body = o.max_body_bytes;
-  auto submit = [controller, auth, max_body](bool namespaced) {
-    return [=](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& read) {
-      std::string tenant;
-      if (!auth(req, res, tenant)) return;
-      const std::string owner = namespaced ? std::string(req.matches[1]) : "";
-      // Another tenant's path looks like an unknown one, refused before any body is read.
-      if (!tenant.empty() && !owner.empty() && owner != tenant) {
-        res.set_header("Connection", "close");
-        return SendError(res, NotFound("no tenant " + owner));
-      }
-      // A declared length over the cap is refused before reading (httplib's reader would
-      // refuse it too, without saying why).
-      const std::string declared = req.get_header_value("Content-Length");
-      size_t length = 0;
-      auto [end, ec] = std::from_chars(declared.data(), declared.data() + declared.size(), length);
-      const bool declared_too_large = !declared.empty() && (ec != std::errc() || length > max_body);
-      std::string body;
-      bool too_large = declared_too_large;
-      const bool complete = !declared_too_large && read([&](const char* data, size_t length) {
-        if (body.size() + length > max_body) {
-          too_large = true;
-          return false;  // stop reading: nothing past the cap is buffered
-        }
-        body.append(data, length);
-        return true;
-      });
-      if (too_large || !complete) {
-        res.set_header("Connection", "close");
-        return SendError(res, too_large ? Status(StatusCode::kResourceExhausted, "request body larger than " +
-                                                                                     std::to_string(max_body) + " bytes")
-                                        : InvalidArgument("request body could not be read"));
-      }
-      std::string type = req.get_header_value("Content-Type");
-      std::string file = type.find("json") != std::string::npos ? "request.json" : "request.yaml";
-      Result<store::WorkloadRecord> r = controller->Submit(body, file, tenant, owner);
-      if (!r.ok()) return SendError(res, r.status());
-      SendJson(res, WorkloadJson(*r), 201);
-    };
-  };
-  http.Post("/v1/workloads", submit(false));
-  http.Post(kTenantPath, submit(true));
-  auto list = [controller, auth](bool namespaced) {
-    return [=](const httplib::Request& req, httplib::Response& res) {
-      std::string tenant;
-      if (!auth(req, res, tenant)) return;
-      Result<std::vector<store::WorkloadRecord>> all =
-          controller->List(tenant, namespaced ? std::string(req.matches[1]) : "");
-      if (!all.ok()) return SendError(res, all.status());
-      nlohmann::json items = nlohmann::json::array();
-      for (const auto& r : *all) items.push_back(WorkloadJson(r));
-      SendJson(res, {{"items", items}});
-    };
-  };
-  http.Get("/v1/workloads", list(false));
-  http.Get(kTenantPath, list(true));
-  auto get = [controller, auth, ref_of](bool namespaced) {
-    return [=](const httplib::Request& req, httplib::Response& res) {
-      std::string tenant;
-      if (!auth(req, res, tenant)) return;
-      Result<store::WorkloadRecord> r = controller->Get(ref_of(req, namespaced), tenant);
-      if (!r.ok()) return SendError(res, r.status());
-      SendJson(res, WorkloadJson(*r));
-    };
-  };
-  http.Get("/v1/workloads/" + kName, get(false));
-  http.Get(kTenantPath + "/" + kName, get(true));
-  auto cancel = [controller, auth, ref_of](bool namespaced) {
-    return [=](const httplib::Request& req, httplib::Response& res) {
-      std::string tenant;
-      if (!auth(req, res, tenant)) return;
-      const reconcile::Controller::WorkloadRef ref = ref_of(req, namespaced);
-      Status s = controller->Cancel(ref, tenant);
-      if (!s.ok()) return SendError(res, s);
-      SendJson(res, {{"name", ref.name}, {"cancel_requested", true}}, 202);
-    };
-  };
-  http.Delete("/v1/workloads/" + kName, cancel(false));
-  http.Delete(kTenantPath + "/" + kName, cancel(true));
-  http.Get("/v1/tenants/" + kName, [controller, auth](const httplib::Request& req, httplib::Response& res) {
-    std::string tenant;
-    if (!auth(req, res, tenant)) return;
-    Result<nlohmann::json> t = controller->Tenant(req.matches[1], tenant);
-    if (!t.ok()) return SendError(res, t.status());
-    SendJson(res, *t);
-  });
-  http.Get("/v1/clusters", [controller, auth](const httplib::Request& req, httplib::Response& res) {
-    std::string tenant;
-    if (!auth(req, res, tenant)) return;
-    SendJson(res, {{"items", controller->Clusters()}});
-  });
-  auto decisions = [controller, auth, ref_of](bool namespaced) {
-    return [=](const httplib::Request& req, httplib::Response& res) {
-      std::string tenant;
-      if (!auth(req, res, tenant)) return;
-      const reconcile::Controller::WorkloadRef ref =
-          namespaced ? ref_of(req, true) : reconcile::Controller::WorkloadRef{"", req.get_param_value("workload")};
-      Result<std::vector<store::DecisionRow>> rows = controller->Decisions(ref, tenant);
-      if (!rows.ok()) return SendError(res, rows.status());
-      nlohmann::json items = nlohmann::json::array();
-      for (const auto& row : *rows) {
-        nlohmann::json item = nlohmann::json::parse(row.record_json, nullptr, false);
-        if (!item.is_object()) continue;
-        item["seq"] = row.seq;
-        item["time"] = gpufed::FormatTimeMicros(row.at.millis() * 1000);
-        items.push_back(std::move(item));
-      }
-      SendJson(res, {{"items", items}});
-    };
-  };
-  http.Get("/v1/decisions", decisions(false));
-  http.Get(kTenantPath + "/" + kName + "/decisions", decisions(true));
-  auto explain = [controller, auth, ref_of](bool namespaced) {
-    return [=](const httplib::Request& req, httplib::Response& res) {
-      std::string tenant;
-      if (!auth(req, res, tenant)) return;
-      Result<nlohmann::json> e = controller->Explain(ref_of(req, namespaced), tenant);
-      if (!e.ok()) return SendError(res, e.status());
-      SendJson(res, *e);
-    };
-  };
-  http.Get("/v1/explain/" + kName, explain(false));
-  http.Get(kTenantPath + "/" + kName + "/explain", explain(true));
+  GuardRequests(http, s->admission_.get());
+  const Authorize auth = AuthorizeWith(s->admission_.get());
+  AddHealthRoutes(http, controller);
+  AddWorkloadRoutes(http, controller, auth, o.max_body_bytes);
+  AddExplanationRoutes(http, controller, auth);
   AddDashboardRoutes(http, controller, auth);
   RegisterUiRoutes(http);
   int port = http.Start(o.host, o.port);
