@@ -1,6 +1,7 @@
 #include "connectors/core/ledger.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -37,6 +38,29 @@ Result<std::string> ReadAll(const std::string& path) {
   return ss.str();
 }
 
+// The whole file read through a descriptor opened O_NOFOLLOW (and O_NONBLOCK, so a FIFO
+// put in its place cannot hang the reader); a missing file reads as empty.
+Result<std::string> ReadNoFollow(const std::string& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (!fd.valid()) {
+    if (errno == ENOENT || errno == ENOTDIR) return std::string();
+    if (errno == ELOOP) return FailedPrecondition(path + " is a symlink; refusing to read it");
+    return Unavailable("open " + path + ": " + std::strerror(errno));
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return Unavailable("stat " + path + ": " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) return FailedPrecondition(path + " is not a regular file");
+  std::string text;
+  char buf[65536];
+  while (true) {
+    ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Unavailable("read " + path + ": " + std::strerror(errno));
+    if (n == 0) return text;
+    text.append(buf, static_cast<size_t>(n));
+  }
+}
+
 }  // namespace
 
 Result<std::vector<LedgerRecord>> ReadLedger(const std::string& path) {
@@ -47,8 +71,27 @@ Result<std::vector<LedgerRecord>> ReadLedger(const std::string& path) {
   return records;
 }
 
-Result<std::unique_ptr<ActionLedger>> ActionLedger::OpenInStateDir(const std::string& state_dir, Durability durability) {
+void ActionLedger::Adopt(std::vector<LedgerRecord> records) {
+  for (LedgerRecord& r : records) {
+    index_[{r.kind, r.key}] = records_.size();
+    records_.push_back(std::move(r));
+  }
+}
+
+Result<std::unique_ptr<ActionLedger>> ActionLedger::OpenReadOnly(const std::string& path) {
+  Result<std::string> text = ReadNoFollow(path);
+  if (!text.ok()) return text.status();
+  std::vector<LedgerRecord> records;
+  ParseRecords(*text, records);  // a torn last line is skipped, and stays in the file
+  std::unique_ptr<ActionLedger> ledger(new ActionLedger(path, -1, Durability::kSynced));
+  ledger->Adopt(std::move(records));
+  return ledger;
+}
+
+Result<std::unique_ptr<ActionLedger>> ActionLedger::OpenInStateDir(const std::string& state_dir, Durability durability,
+                                                                   LedgerAccess access) {
   if (state_dir.empty()) return std::unique_ptr<ActionLedger>();
+  if (access == LedgerAccess::kReadOnly) return OpenReadOnly(state_dir + "/ledger.log");
   // Private (0700) like the state folder above it: the records carry the actions as sent.
   if (Result<std::optional<ModeChange>> dir = MakePrivateFolder(state_dir); !dir.ok()) return dir.status();
   return Open(state_dir + "/ledger.log", durability);
@@ -68,10 +111,7 @@ Result<std::unique_ptr<ActionLedger>> ActionLedger::Open(const std::string& path
     return Unavailable("truncate torn record in " + path + ": " + std::strerror(errno));
   }
   std::unique_ptr<ActionLedger> ledger(new ActionLedger(path, fd, durability));
-  for (LedgerRecord& r : records) {
-    ledger->index_[{r.kind, r.key}] = ledger->records_.size();
-    ledger->records_.push_back(std::move(r));
-  }
+  ledger->Adopt(std::move(records));
   return ledger;
 }
 
@@ -84,6 +124,7 @@ bool ActionLedger::Contains(const std::string& kind, const std::string& key) con
 }
 
 Status ActionLedger::Append(const LedgerRecord& record) {
+  if (read_only()) return FailedPrecondition("ledger " + path_ + " is open read-only: " + record.kind + " " + record.key + " not recorded");
   if (Contains(record.kind, record.key)) return {StatusCode::kAlreadyExists, record.kind + " " + record.key};
   for (const std::string* field : {&record.kind, &record.key, &record.payload}) {
     if (field->find_first_of("\t\n") != std::string::npos) return InvalidArgument("ledger field holds a tab or newline");

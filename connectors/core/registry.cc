@@ -3,6 +3,26 @@
 #include "connectors/core/rate_limit.h"
 
 namespace gpufed::connectors {
+namespace {
+
+// The one place a read-only connector's Apply is refused, whatever its type: a Slurm or
+// Kubernetes connector would submit before it records, so its ledger cannot be the guard.
+class ObserveOnlyConnector : public Connector {
+ public:
+  ObserveOnlyConnector(std::unique_ptr<Connector> inner, std::string cluster)
+      : inner_(std::move(inner)), cluster_(std::move(cluster)) {}
+  Result<Observation> Observe(const CallContext& ctx) override { return inner_->Observe(ctx); }
+  Result<ApplyOutcome> Apply(const Action& action, const CallContext&) override {
+    return FailedPrecondition("cluster " + cluster_ + ": the connector is read-only; " + ActionKindName(action.kind) +
+                              " " + action.key + " was not applied");
+  }
+
+ private:
+  std::unique_ptr<Connector> inner_;
+  std::string cluster_;
+};
+
+}  // namespace
 
 const char* RunStateName(RunState state) {
   switch (state) {
@@ -40,8 +60,10 @@ Result<std::unique_ptr<Connector>> ConnectorRegistry::Create(const model::Cluste
   }
   Result<std::unique_ptr<Connector>> inner = it->second(cluster, ctx);
   if (!inner.ok()) return Status(inner.status().code(), "cluster " + cluster.metadata.name + ": " + inner.status().message());
-  return std::unique_ptr<Connector>(std::make_unique<RateLimitedConnector>(std::move(inner).value(), cluster.connector.qps,
-                                                                           cluster.connector.burst));
+  std::unique_ptr<Connector> made = std::move(inner).value();
+  if (ctx.read_only) made = std::make_unique<ObserveOnlyConnector>(std::move(made), cluster.metadata.name);
+  return std::unique_ptr<Connector>(
+      std::make_unique<RateLimitedConnector>(std::move(made), cluster.connector.qps, cluster.connector.burst));
 }
 
 std::vector<std::string> ConnectorRegistry::Types() const {

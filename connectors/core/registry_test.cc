@@ -30,6 +30,44 @@ TEST(ConnectorRegistry, CreatesByTheClustersConnectorType) {
   EXPECT_EQ(registry.Create(cluster, {}).status().code(), StatusCode::kNotFound);
 }
 
+TEST(ConnectorRegistry, AReadOnlyConnectorObservesButNeverAppliesAnAction) {
+  int applied = 0;
+  class Counting : public FakeConnector {
+   public:
+    explicit Counting(int* applied) : applied_(applied) {}
+    Result<ApplyOutcome> Apply(const Action&, const CallContext&) override {
+      ++*applied_;
+      return ApplyOutcome{};
+    }
+
+   private:
+    int* applied_;
+  };
+  ConnectorRegistry registry;
+  bool saw_read_only = false;
+  ASSERT_TRUE(registry
+                  .Register("sim",
+                            [&](const model::Cluster&, const FactoryContext& ctx) -> Result<std::unique_ptr<Connector>> {
+                              saw_read_only = ctx.read_only;
+                              return std::unique_ptr<Connector>(std::make_unique<Counting>(&applied));
+                            })
+                  .ok());
+  model::Cluster cluster;
+  cluster.metadata.name = "c";
+  FactoryContext ctx;
+  ctx.read_only = true;
+  Result<std::unique_ptr<Connector>> made = registry.Create(cluster, ctx);
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  EXPECT_TRUE(saw_read_only);
+  EXPECT_EQ(ctx.ledger_access(), LedgerAccess::kReadOnly);
+  EXPECT_TRUE((*made)->Observe({}).ok());
+  Action submit;
+  submit.key = "w-u1.a1";
+  Result<ApplyOutcome> out = (*made)->Apply(submit, {});
+  EXPECT_EQ(out.status().code(), StatusCode::kFailedPrecondition) << out.status().ToString();
+  EXPECT_EQ(applied, 0);
+}
+
 TEST(ConnectorRegistry, RejectsADuplicateType) {
   ConnectorRegistry registry;
   ASSERT_TRUE(registry.Register("sim", FakeFactory()).ok());

@@ -51,7 +51,8 @@ Result<std::unique_ptr<KubernetesConnector>> KubernetesConnector::Create(const m
   http.user_agent = "gpufed-kubernetes-connector";
   Result<std::unique_ptr<http::Client>> client = http::Client::Create(http, options.sleep);
   if (!client.ok()) return client.status();
-  Result<std::unique_ptr<ActionLedger>> ledger = ActionLedger::OpenInStateDir(options.state_dir);
+  Result<std::unique_ptr<ActionLedger>> ledger = ActionLedger::OpenInStateDir(
+      options.state_dir, Durability::kSynced, options.read_only ? LedgerAccess::kReadOnly : LedgerAccess::kReadWrite);
   if (!ledger.ok()) return ledger.status();
   auto api = std::make_unique<KubeApi>(std::move(client).value(), options.credentials.token_file);
   return std::unique_ptr<KubernetesConnector>(
@@ -227,6 +228,7 @@ Result<KubernetesOptions> OptionsFromCluster(const model::Cluster& cluster, cons
   o.qps = spec.qps;
   o.burst = spec.burst;
   o.state_dir = ctx.state_dir;
+  o.read_only = ctx.read_only;
   return o;
 }
 

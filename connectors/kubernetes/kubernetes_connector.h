@@ -31,6 +31,7 @@ struct KubernetesOptions {
   int burst = 100;
   int page_size = 500;              // list limit per page
   std::string state_dir;            // "" keeps tombstones in memory only
+  bool read_only = false;           // FactoryContext::read_only: the ledger is only read
   http::SleepFn sleep;              // how to wait for a rate-limit token; default: sleep
 };
 

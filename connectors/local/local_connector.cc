@@ -55,8 +55,12 @@ Duration NonZero(Duration now) { return now.millis() > 0 ? now : Duration::FromM
 }  // namespace
 
 LocalConnector::LocalConnector(const model::Cluster& cluster, LocalSettings settings, std::string state_dir,
-                               std::unique_ptr<ActionLedger> ledger, const Clock* clock)
-    : cluster_(cluster), settings_(std::move(settings)), state_dir_(std::move(state_dir)), ledger_(std::move(ledger)) {
+                               std::unique_ptr<ActionLedger> ledger, const Clock* clock, bool read_only)
+    : cluster_(cluster),
+      settings_(std::move(settings)),
+      state_dir_(std::move(state_dir)),
+      ledger_(std::move(ledger)),
+      read_only_(read_only) {
   Recover(clock ? clock->Now() : Duration());
 }
 
@@ -91,7 +95,8 @@ void LocalConnector::Recover(Duration now) {
       // wrappers its predecessor started: still this process's children, reaped here when
       // they end (a zombie would look alive for ever). Only the process with the recorded
       // start time; for one that is not our child waitpid says ECHILD and the identity decides.
-      job.own_child = IsRunning(job.wrapper);
+      // A read-only connector reaps nothing: the identity alone tells running from ended.
+      job.own_child = !read_only_ && IsRunning(job.wrapper);
     } else if (fs::exists(job.book + "/" + kExit)) {
       job.state = RunState::kRunning;  // finished: Poll reads the exit status
     } else if (fs::exists(job.book + "/" + kLaunching) || fs::exists(job.book + "/" + kPid)) {
@@ -102,6 +107,9 @@ void LocalConnector::Recover(Duration now) {
       job.lost = true;
       job.reason = "the controller stopped while launching the job; its process is unknown";
       job.finished_at = now;
+    } else if (read_only_) {
+      job.state = RunState::kStarting;  // the controller launches it when it next runs
+      job.started_at = now;
     } else {
       (void)Spawn(job, now);  // recorded but never launched: launch it now
     }
@@ -175,6 +183,7 @@ bool LocalConnector::WrapperRuns(Job& job) {
 }
 
 void LocalConnector::SignalJob(Job& job, int signal) {
+  if (read_only_) return;  // a cancel's SIGKILL is the running controller's to send
   // The group's id is the wrapper's pid: while the wrapper runs (our unreaped child, or
   // the process with its recorded start time) that number is ours and no one else's.
   if (WrapperRuns(job)) ::kill(-job.wrapper.pid, signal);
@@ -182,6 +191,7 @@ void LocalConnector::SignalJob(Job& job, int signal) {
 
 void LocalConnector::Poll(Job& job, Duration now) {
   if (IsFinished(job.state)) return;
+  if (read_only_ && job.wrapper.pid <= 0 && job.state == RunState::kStarting) return;  // recorded, never launched
   // The wrapper outlives the job's command and ends what the command left in its group,
   // so the job holds its GPUs exactly while the wrapper runs.
   if (WrapperRuns(job)) {
@@ -296,15 +306,19 @@ Status RegisterLocalConnector(ConnectorRegistry& registry) {
     if (cluster.elasticity.max_nodes > cluster.present_nodes()) {
       return InvalidArgument("a local cluster cannot grow: remove spec.elasticity");
     }
-    GPUFED_RETURN_IF_ERROR(MakeBookkeepingFolder(ctx.state_dir + "/jobs"));
-    GPUFED_RETURN_IF_ERROR(MakeBookkeepingFolder(ctx.state_dir));
+    if (!ctx.read_only) {
+      GPUFED_RETURN_IF_ERROR(MakeBookkeepingFolder(ctx.state_dir + "/jobs"));
+      GPUFED_RETURN_IF_ERROR(MakeBookkeepingFolder(ctx.state_dir));
+    }
     Result<LocalSettings> settings = ReadLocalSettings(cluster, ctx.state_dir);
     if (!settings.ok()) return settings.status();
-    GPUFED_RETURN_IF_ERROR(PrepareJobRoot(*settings));
-    Result<std::unique_ptr<ActionLedger>> ledger = ActionLedger::OpenInStateDir(ctx.state_dir);
+    // PrepareJobRoot creates and chmods the job root; a read-only connector runs nothing.
+    if (!ctx.read_only) GPUFED_RETURN_IF_ERROR(PrepareJobRoot(*settings));
+    Result<std::unique_ptr<ActionLedger>> ledger =
+        ActionLedger::OpenInStateDir(ctx.state_dir, Durability::kSynced, ctx.ledger_access());
     if (!ledger.ok()) return ledger.status();
     return std::unique_ptr<Connector>(std::make_unique<LocalConnector>(
-        cluster, std::move(settings).value(), ctx.state_dir, std::move(ledger).value(), ctx.clock));
+        cluster, std::move(settings).value(), ctx.state_dir, std::move(ledger).value(), ctx.clock, ctx.read_only));
   });
 }
 

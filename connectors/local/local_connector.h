@@ -32,8 +32,12 @@ class LocalConnector : public Connector {
  public:
   // `settings` come from ReadLocalSettings and PrepareJobRoot; `state_dir` is the
   // connector's own folder (0700), where the ledger and the bookkeeping folders live.
+  // `read_only` (FactoryContext::read_only, `gpufed plan --state`): the connector reads
+  // the ledger and the bookkeeping folders and reports what they and the processes say,
+  // and never launches, signals or reaps a job nor writes a file. A job recorded but
+  // never launched is reported starting (the controller launches it when it next runs).
   LocalConnector(const model::Cluster& cluster, LocalSettings settings, std::string state_dir,
-                 std::unique_ptr<ActionLedger> ledger, const Clock* clock);
+                 std::unique_ptr<ActionLedger> ledger, const Clock* clock, bool read_only = false);
   ~LocalConnector() override;
 
   Result<Observation> Observe(const CallContext& ctx) override;
@@ -71,10 +75,12 @@ class LocalConnector : public Connector {
   LocalSettings settings_;
   std::string state_dir_;
   std::unique_ptr<ActionLedger> ledger_;
+  const bool read_only_;
   std::map<std::string, Job> jobs_;
 };
 
-// Registers the "local" factory. Needs a FactoryContext state_dir. The factory refuses
+// Registers the "local" factory. Needs a FactoryContext state_dir; with read_only it
+// makes no folder and does not prepare the job root (nothing will run). The factory refuses
 // (FailedPrecondition naming the cluster and the annotation) the settings that
 // ReadLocalSettings and PrepareJobRoot refuse: above all, jobs as root or as the
 // controller's user without local.gpufed.io/allow-controller-user "true".

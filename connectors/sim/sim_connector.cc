@@ -82,7 +82,8 @@ Status RegisterSimConnector(ConnectorRegistry& registry) {
     // a simulated cluster may have forgotten the last jobs it took, as a real cluster can,
     // and the loop requeues them; the controller's store and journal stay synced. One
     // fsync per simulated submit bounded a 1,000-cluster run's passes.
-    Result<std::unique_ptr<ActionLedger>> ledger = ActionLedger::OpenInStateDir(ctx.state_dir, Durability::kUnsynced);
+    Result<std::unique_ptr<ActionLedger>> ledger =
+        ActionLedger::OpenInStateDir(ctx.state_dir, Durability::kUnsynced, ctx.ledger_access());
     if (!ledger.ok()) return ledger.status();
     return std::unique_ptr<Connector>(
         std::make_unique<SimConnector>(cluster, std::move(failures), std::move(ledger).value()));

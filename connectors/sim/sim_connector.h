@@ -37,7 +37,8 @@ class SimConnector : public Connector {
 
 // Registers the "sim" factory. Settings: "sim.scenario" (a scenario file with
 // failures to inject). With a FactoryContext state_dir, the ledger is
-// <state_dir>/ledger.log.
+// <state_dir>/ledger.log (read, not written, for a read_only context: the replay
+// rebuilds the cluster as the controller left it).
 Status RegisterSimConnector(ConnectorRegistry& registry);
 
 }  // namespace gpufed::connectors::sim

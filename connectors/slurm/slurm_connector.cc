@@ -352,7 +352,8 @@ Result<std::unique_ptr<SlurmConnector>> CreateSlurmConnector(const model::Cluste
   settings.unix_now = hooks.unix_now;
   Result<std::unique_ptr<SlurmClient>> client = SlurmClient::Create(settings, hooks.sleep);
   if (!client.ok()) return client.status();
-  Result<std::unique_ptr<ActionLedger>> opened = ActionLedger::OpenInStateDir(ctx.state_dir);
+  Result<std::unique_ptr<ActionLedger>> opened =
+      ActionLedger::OpenInStateDir(ctx.state_dir, Durability::kSynced, ctx.ledger_access());
   if (!opened.ok()) return opened.status();
   std::unique_ptr<ActionLedger> ledger = std::move(opened).value();
   std::function<int64_t()> unix_now = hooks.unix_now;

@@ -98,12 +98,14 @@ std::vector<std::string> ConnectorSet::Names() const {
 }
 
 ConnectorSet::Maker RegistryMaker(const connectors::ConnectorRegistry& registry, const gpufed::Clock* clock,
-                                  const std::string& state_dir, const std::map<std::string, std::string>& settings) {
-  return [&registry, clock, state_dir, settings](const model::Cluster& cluster) {
+                                  const std::string& state_dir, const std::map<std::string, std::string>& settings,
+                                  ConnectorAccess access) {
+  return [&registry, clock, state_dir, settings, access](const model::Cluster& cluster) {
     connectors::FactoryContext ctx;
     ctx.clock = clock;
     ctx.state_dir = state_dir + "/connectors/" + cluster.metadata.name;
     ctx.settings = settings;
+    ctx.read_only = access == ConnectorAccess::kReadOnly;
     return registry.Create(cluster, ctx);
   };
 }

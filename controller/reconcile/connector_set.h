@@ -82,8 +82,11 @@ class ConnectorSet {
 
 // The Maker of `run` and `plan --state`: the registry's connector for the cluster's type,
 // with its private folder <state_dir>/connectors/<cluster> and the run-wide settings.
-// `registry` and `clock` must outlive the Maker.
+// kReadOnly (`plan --state`): connectors that observe and change nothing
+// (connectors::FactoryContext::read_only). `registry` and `clock` must outlive the Maker.
+enum class ConnectorAccess { kReadWrite, kReadOnly };
 ConnectorSet::Maker RegistryMaker(const connectors::ConnectorRegistry& registry, const gpufed::Clock* clock,
-                                  const std::string& state_dir, const std::map<std::string, std::string>& settings);
+                                  const std::string& state_dir, const std::map<std::string, std::string>& settings,
+                                  ConnectorAccess access = ConnectorAccess::kReadWrite);
 
 }  // namespace gpufed::reconcile

@@ -1,5 +1,6 @@
 #include "controller/reconcile/preview.h"
 
+#include <charconv>
 #include <filesystem>
 
 #include "controller/common/clock.h"
@@ -22,8 +23,10 @@ Result<placement::Plan> PreviewFromState(const policy::Revision& revision, const
   const std::string db = options.state_dir + "/gpufed.db";
   std::error_code ec;
   if (!std::filesystem::exists(db, ec)) return NotFound("no controller state in " + options.state_dir + " (no gpufed.db)");
-  Result<std::unique_ptr<store::Store>> store = store::Store::Open(db);
-  if (!store.ok()) return store.status();
+  // Read-only, as is everything below: the folder may be a live controller's, or a copy
+  // an operator wants left as it is (no migration, no ledger repair, no file made).
+  Result<std::unique_ptr<store::Store>> store = store::Store::OpenReadOnly(db);
+  if (!store.ok()) return Status(store.status().code(), db + ": " + store.status().message());
   bool all_sim = true;
   for (const model::Cluster& c : revision.config.clusters) all_sim = all_sim && c.connector.type == model::ConnectorType::kSim;
   // A virtual-time run continues from the clock it reached (as `gpufed run` does).
@@ -31,17 +34,27 @@ Result<placement::Plan> PreviewFromState(const policy::Revision& revision, const
   gpufed::SystemClock wall_clock;
   if (all_sim) {
     Result<std::optional<std::string>> saved = (*store)->GetMeta("clock_ms");
-    if (saved.ok() && *saved) virtual_clock.AdvanceTo(Duration::FromMillis(std::stoll(**saved)));
+    if (!saved.ok()) return saved.status();
+    if (*saved) {
+      const std::string& text = **saved;
+      int64_t ms = 0;
+      auto [end, parsed] = std::from_chars(text.data(), text.data() + text.size(), ms);
+      if (parsed != std::errc() || end != text.data() + text.size()) {
+        return Status(StatusCode::kDataLoss, db + ": meta clock_ms is not a number: " + text);
+      }
+      virtual_clock.AdvanceTo(Duration::FromMillis(ms));
+    }
   }
   const gpufed::Clock* clock = all_sim ? static_cast<const gpufed::Clock*>(&virtual_clock) : &wall_clock;
   NoDecisionLog log;
   Reconciler reconciler(store->get(), &log, clock);
   reconciler.SetRevision(&revision);
-  Result<ConnectorSet::Prepared> made =
-      reconciler.PrepareConnectors(revision, RegistryMaker(registry, clock, options.state_dir, options.connector_settings));
+  Result<ConnectorSet::Prepared> made = reconciler.PrepareConnectors(
+      revision, RegistryMaker(registry, clock, options.state_dir, options.connector_settings, ConnectorAccess::kReadOnly));
   if (!made.ok()) return made.status();
   (void)reconciler.CommitConnectors(std::move(made).value());
-  // The tenants' past use as the stopped or running controller last saved it.
+  // The tenants' past use as the stopped or running controller last saved it (read only:
+  // the ledger is saved by passes, and Preview runs none).
   GPUFED_RETURN_IF_ERROR(reconciler.RestoreFairShare());
   return reconciler.Preview();
 }

@@ -15,6 +15,9 @@ namespace gpufed::store {
 
 class Database;
 
+// The error of every write tried through a read-only Database (and Store).
+inline constexpr const char* kReadOnlyRefusal = "the store is open read-only: nothing may be written";
+
 // A prepared statement on loan from its Database's cache: destroying it resets it and
 // gives it back, so the SQL of a hot path is compiled once per connection, not per call.
 // Must not outlive the Database.
@@ -68,6 +71,13 @@ class Database {
   // an existing one that group or others could read is narrowed to 0600; a symlink in
   // their place, or a file owned by another user, is refused (FailedPrecondition).
   static Result<std::unique_ptr<Database>> Open(const std::string& path, Durability durability = Durability::kSynced);
+  // Opens an existing `path` for reading only (`gpufed plan --state`): nothing is
+  // created, chmod'ed, migrated or written, no pragma that writes is run, and a symlink
+  // in its place is refused. How the -wal file decides between SQLite's `immutable=1`
+  // and `mode=ro` is explained in sqlite.cc (OpenReadOnly). NotFound when `path` does
+  // not exist. Every statement that would write and every Transaction fail with
+  // FailedPrecondition.
+  static Result<std::unique_ptr<Database>> OpenReadOnly(const std::string& path);
   ~Database();
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;
@@ -79,23 +89,30 @@ class Database {
   int Changes() const { return sqlite3_changes(db_); }
   // A transaction is open (BEGIN without its COMMIT or ROLLBACK yet).
   bool InTransaction() const { return sqlite3_get_autocommit(db_) == 0; }
+  bool read_only() const { return read_only_; }
 
  private:
   friend class Statement;
-  explicit Database(sqlite3* db) : db_(db) {}
+  Database(sqlite3* db, bool read_only) : db_(db), read_only_(read_only) {}
+  // sqlite3_open_v2 of `name` (a path or a file: URI) with `flags`.
+  static Result<std::unique_ptr<Database>> Connect(const std::string& name, int flags, bool read_only);
   // Takes back a statement that is done (reset, bindings cleared); finalizes it when
   // one for the same SQL is already idle or the cache is full.
   void Return(std::string sql, sqlite3_stmt* stmt);
 
   static constexpr size_t kMaxCachedStatements = 64;
   sqlite3* db_;
+  const bool read_only_;
   std::unordered_map<std::string, sqlite3_stmt*> idle_;
 };
 
-// Commits on Commit(), rolls back when destroyed without it.
+// Commits on Commit(), rolls back when destroyed without it. On a read-only Database it
+// does not begin: begin_status() is FailedPrecondition (every Transaction writes).
 class Transaction {
  public:
-  explicit Transaction(Database& db) : db_(db) { status_ = db_.Exec("BEGIN IMMEDIATE"); }
+  explicit Transaction(Database& db) : db_(db) {
+    status_ = db_.read_only() ? FailedPrecondition(kReadOnlyRefusal) : db_.Exec("BEGIN IMMEDIATE");
+  }
   ~Transaction() {
     if (status_.ok() && !done_) (void)db_.Exec("ROLLBACK");
   }

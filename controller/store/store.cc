@@ -57,16 +57,50 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path, Durability d
   return store;
 }
 
+Result<std::unique_ptr<Store>> Store::OpenReadOnly(const std::string& path) {
+  Result<std::unique_ptr<Database>> db = Database::OpenReadOnly(path);
+  if (!db.ok()) return db.status();
+  std::unique_ptr<Store> store(new Store(std::move(db).value()));
+  std::lock_guard<FairMutex> lock(store->mu_);
+  GPUFED_RETURN_IF_ERROR(store->ReadVersionLocked());
+  const int latest = LatestSchemaVersion();
+  // A migration writes, and would leave the store unreadable to the gpufed that wrote it.
+  if (store->version_ < latest) {
+    return FailedPrecondition("store schema version " + std::to_string(store->version_) + " is older than this gpufed's (" +
+                              std::to_string(latest) + ") and a read-only open does not migrate it: use the gpufed "
+                              "that wrote it, or run `gpufed run` once with this one (which migrates the store)");
+  }
+  if (store->version_ > latest) {
+    return FailedPrecondition("store schema version " + std::to_string(store->version_) + " is newer than this gpufed's (" +
+                              std::to_string(latest) + "): use the gpufed that wrote it");
+  }
+  GPUFED_RETURN_IF_ERROR(store->ReadSeqLocked());
+  return store;
+}
+
+Status Store::ReadVersionLocked() {
+  // Its own function: the statement is done before a migration runs (a statement still
+  // stepping would make its DROP TABLE fail, locked).
+  Result<std::unique_ptr<Statement>> q = db_->Prepare("PRAGMA user_version");
+  if (!q.ok()) return Status(StatusCode::kDataLoss, "not a gpufed store: " + q.status().message());
+  Result<bool> row = (*q)->Step();
+  if (!row.ok()) return Status(StatusCode::kDataLoss, "not a gpufed store: " + row.status().message());
+  version_ = static_cast<int>((*q)->Int(0));
+  return Status::Ok();
+}
+
+Status Store::ReadSeqLocked() {
+  Result<std::unique_ptr<Statement>> m = db_->Prepare("SELECT COALESCE(MAX(seq), 0) FROM workloads");
+  if (!m.ok()) return m.status();
+  Result<bool> r = (*m)->Step();
+  if (!r.ok()) return r.status();
+  seq_ = (*m)->Int(0);
+  return Status::Ok();
+}
+
 Status Store::Migrate() {
   std::lock_guard<FairMutex> lock(mu_);
-  {
-    // Scoped: a statement still stepping would make a migration's DROP TABLE fail (locked).
-    Result<std::unique_ptr<Statement>> q = db_->Prepare("PRAGMA user_version");
-    if (!q.ok()) return Status(StatusCode::kDataLoss, "not a gpufed store: " + q.status().message());
-    Result<bool> row = (*q)->Step();
-    if (!row.ok()) return Status(StatusCode::kDataLoss, "not a gpufed store: " + row.status().message());
-    version_ = static_cast<int>((*q)->Int(0));
-  }
+  GPUFED_RETURN_IF_ERROR(ReadVersionLocked());
   if (version_ > LatestSchemaVersion()) {
     return FailedPrecondition("store schema version " + std::to_string(version_) + " is newer than this gpufed (" +
                               std::to_string(LatestSchemaVersion()) + ")");
@@ -79,12 +113,7 @@ Status Store::Migrate() {
     GPUFED_RETURN_IF_ERROR(tx.Commit());
     ++version_;
   }
-  Result<std::unique_ptr<Statement>> m = db_->Prepare("SELECT COALESCE(MAX(seq), 0) FROM workloads");
-  if (!m.ok()) return m.status();
-  Result<bool> r = (*m)->Step();
-  if (!r.ok()) return r.status();
-  seq_ = (*m)->Int(0);
-  return Status::Ok();
+  return ReadSeqLocked();
 }
 
 Status Store::WriteRecord(const WorkloadRecord& r, bool insert, std::vector<WorkloadRecord>* written) {

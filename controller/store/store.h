@@ -6,7 +6,7 @@
 // a mutex): the HTTP server and the reconcile loop share one Store.
 //
 // Schema versions are applied in order by Open (see store.cc, kMigrations); the
-// version is kept in PRAGMA user_version.
+// version is kept in PRAGMA user_version. OpenReadOnly neither migrates nor writes.
 #include <atomic>
 #include <condition_variable>
 #include <deque>
@@ -33,9 +33,17 @@ class Store {
   // newer than this binary. `durability`: see common/durability.h (kUnsynced only for
   // simulated federations).
   static Result<std::unique_ptr<Store>> Open(const std::string& path, Durability durability = Durability::kSynced);
+  // Opens an existing store for reading only (`gpufed plan --state`; Database::OpenReadOnly:
+  // no file is created, chmod'ed or written). It is not migrated: FailedPrecondition for
+  // a schema older or newer than this binary's, naming the gpufed to use. NotFound when
+  // `path` does not exist. Every write fails with FailedPrecondition (kReadOnlyRefusal);
+  // the `...Later` writes that return nothing are dropped (they could never commit), so
+  // GetMeta and GetAction never show a value the database does not hold.
+  static Result<std::unique_ptr<Store>> OpenReadOnly(const std::string& path);
   ~Store();  // commits the writes still waiting (Flush)
   static int LatestSchemaVersion();
   int schema_version() const { return version_; }
+  bool read_only() const { return db_->read_only(); }
 
   // Accepts a new workload (state Pending, with a Pending transition) as a new row under
   // its uid. Workloads are namespaced by tenant: AlreadyExists only when the same tenant
@@ -203,6 +211,9 @@ class Store {
   Status AppendHistoryLocked(Duration at, const std::string& sample, Duration keep_from);
   void DeferLocked(DeferredWrite write);
   Status Migrate();
+  // Reads the schema version and the last submission order; the caller holds mu_.
+  Status ReadVersionLocked();
+  Status ReadSeqLocked();
   // Inserts or updates a workload row; appends the row as stored to `written`.
   Status WriteRecord(const WorkloadRecord& r, bool insert, std::vector<WorkloadRecord>* written);
   Status AddTransition(const Transition& t);

@@ -11,6 +11,8 @@ namespace gpufed::store {
 Store::~Store() { (void)Flush(); }
 
 void Store::DeferLocked(DeferredWrite write) {
+  // A read-only store could never commit it (store.h, OpenReadOnly).
+  if (db_->read_only()) return;
   deferred_.push_back(std::move(write));
   // Bounded: a loop that only ever defers (an idle controller) still commits.
   if (deferred_.size() > kMaxDeferred) (void)FlushLocked();  // dropped on failure, as documented
@@ -29,6 +31,7 @@ void Store::RecordDecisionLater(const DecisionRow& row) {
 
 Status Store::FinishAttemptLater(const AttemptRow& row) {
   if (row.uid.empty()) return InvalidArgument("attempt " + std::to_string(row.attempt) + " of " + row.workload + " has no uid");
+  if (db_->read_only()) return FailedPrecondition(kReadOnlyRefusal);
   std::lock_guard<FairMutex> lock(mu_);
   DeferLocked({row});
   return Status::Ok();
