@@ -47,7 +47,7 @@ Result<std::string> ReadNoFollow(const std::string& path) {
     if (errno == ELOOP) return FailedPrecondition(path + " is a symlink; refusing to read it");
     return Unavailable("open " + path + ": " + std::strerror(errno));
   }
-  struct stat st {};
+  struct stat st{};
   if (::fstat(fd.get(), &st) != 0) return Unavailable("stat " + path + ": " + std::strerror(errno));
   if (!S_ISREG(st.st_mode)) return FailedPrecondition(path + " is not a regular file");
   std::string text;
@@ -124,10 +124,13 @@ bool ActionLedger::Contains(const std::string& kind, const std::string& key) con
 }
 
 Status ActionLedger::Append(const LedgerRecord& record) {
-  if (read_only()) return FailedPrecondition("ledger " + path_ + " is open read-only: " + record.kind + " " + record.key + " not recorded");
+  if (read_only())
+    return FailedPrecondition("ledger " + path_ + " is open read-only: " + record.kind + " " + record.key +
+                              " not recorded");
   if (Contains(record.kind, record.key)) return {StatusCode::kAlreadyExists, record.kind + " " + record.key};
   for (const std::string* field : {&record.kind, &record.key, &record.payload}) {
-    if (field->find_first_of("\t\n") != std::string::npos) return InvalidArgument("ledger field holds a tab or newline");
+    if (field->find_first_of("\t\n") != std::string::npos)
+      return InvalidArgument("ledger field holds a tab or newline");
   }
   std::string line = record.kind + "\t" + record.key + "\t" + record.payload + "\n";
   size_t done = 0;

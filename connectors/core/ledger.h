@@ -33,7 +33,8 @@ class ActionLedger {
  public:
   // Opens or creates `path` (its folder must exist) and reads the records back.
   // kUnsynced (simulated clusters only) appends without fdatasync.
-  static Result<std::unique_ptr<ActionLedger>> Open(const std::string& path, Durability durability = Durability::kSynced);
+  static Result<std::unique_ptr<ActionLedger>> Open(const std::string& path,
+                                                    Durability durability = Durability::kSynced);
   // Reads `path` (LedgerAccess::kReadOnly above). A symlink in its place is refused
   // (FailedPrecondition), as Open refuses it.
   static Result<std::unique_ptr<ActionLedger>> OpenReadOnly(const std::string& path);

@@ -52,14 +52,15 @@ Status ConnectorRegistry::Register(const std::string& type, Factory factory) {
 }
 
 Result<std::unique_ptr<Connector>> ConnectorRegistry::Create(const model::Cluster& cluster,
-                                                            const FactoryContext& ctx) const {
+                                                             const FactoryContext& ctx) const {
   std::string type = model::ConnectorTypeName(cluster.connector.type);
   auto it = factories_.find(type);
   if (it == factories_.end()) {
     return NotFound("cluster " + cluster.metadata.name + ": no connector of type " + type + " in this build");
   }
   Result<std::unique_ptr<Connector>> inner = it->second(cluster, ctx);
-  if (!inner.ok()) return Status(inner.status().code(), "cluster " + cluster.metadata.name + ": " + inner.status().message());
+  if (!inner.ok())
+    return Status(inner.status().code(), "cluster " + cluster.metadata.name + ": " + inner.status().message());
   std::unique_ptr<Connector> made = std::move(inner).value();
   if (ctx.read_only) made = std::make_unique<ObserveOnlyConnector>(std::move(made), cluster.metadata.name);
   return std::unique_ptr<Connector>(
@@ -68,6 +69,7 @@ Result<std::unique_ptr<Connector>> ConnectorRegistry::Create(const model::Cluste
 
 std::vector<std::string> ConnectorRegistry::Types() const {
   std::vector<std::string> out;
+  out.reserve(factories_.size());
   for (const auto& [type, factory] : factories_) out.push_back(type);
   return out;
 }

@@ -45,13 +45,14 @@ TEST(ConnectorRegistry, AReadOnlyConnectorObservesButNeverAppliesAnAction) {
   };
   ConnectorRegistry registry;
   bool saw_read_only = false;
-  ASSERT_TRUE(registry
-                  .Register("sim",
-                            [&](const model::Cluster&, const FactoryContext& ctx) -> Result<std::unique_ptr<Connector>> {
-                              saw_read_only = ctx.read_only;
-                              return std::unique_ptr<Connector>(std::make_unique<Counting>(&applied));
-                            })
-                  .ok());
+  ASSERT_TRUE(
+      registry
+          .Register("sim",
+                    [&](const model::Cluster&, const FactoryContext& ctx) -> Result<std::unique_ptr<Connector>> {
+                      saw_read_only = ctx.read_only;
+                      return std::unique_ptr<Connector>(std::make_unique<Counting>(&applied));
+                    })
+          .ok());
   model::Cluster cluster;
   cluster.metadata.name = "c";
   FactoryContext ctx;

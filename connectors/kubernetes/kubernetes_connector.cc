@@ -16,8 +16,8 @@ constexpr const char* kActivePods = "status.phase!=Succeeded,status.phase!=Faile
 
 }  // namespace
 
-KubernetesConnector::KubernetesConnector(model::Cluster cluster, KubernetesOptions options, std::unique_ptr<KubeApi> api,
-                                         std::unique_ptr<ActionLedger> ledger)
+KubernetesConnector::KubernetesConnector(model::Cluster cluster, KubernetesOptions options,
+                                         std::unique_ptr<KubeApi> api, std::unique_ptr<ActionLedger> ledger)
     : cluster_(std::move(cluster)), options_(std::move(options)), api_(std::move(api)), ledger_(std::move(ledger)) {
   facts_.ns = options_.ns;
   if (ledger_) {
@@ -30,8 +30,9 @@ KubernetesConnector::KubernetesConnector(model::Cluster cluster, KubernetesOptio
         t.attempt = p.value("attempt", 0);
         t.reason = p.value("reason", "");
         t.at = Duration::FromMillis(p.value("at_ms", int64_t{0}));
-      } catch (const json::exception&) {
+      } catch (const json::exception& e) {
         // A record we cannot read still blocks the key from being created again.
+        t.reason = std::string("unreadable ledger record: ") + e.what();
       }
       tombstones_[r.key] = t;
     }
@@ -76,7 +77,8 @@ Result<Observation> KubernetesConnector::Observe(const CallContext& ctx) {
   ListOptions all{.limit = options_.page_size};
   Result<ListResult> nodes = api_->List("/api/v1/nodes", all, ctx);
   if (!nodes.ok()) return nodes.status();
-  Result<ListResult> active = api_->List("/api/v1/pods", {.field_selector = kActivePods, .limit = options_.page_size}, ctx);
+  Result<ListResult> active =
+      api_->List("/api/v1/pods", {.field_selector = kActivePods, .limit = options_.page_size}, ctx);
   if (!active.ok()) return active.status();
   ListOptions ours{.label_selector = kLabelWorkloadUid, .limit = options_.page_size};
   Result<ListResult> jobs = api_->List(JobsPath(), ours, ctx);
@@ -171,13 +173,14 @@ Result<ApplyOutcome> KubernetesConnector::Submit(const Action& action, const Cal
 Result<ApplyOutcome> KubernetesConnector::Delete(const Action& action, const CallContext& ctx) {
   bool known = tombstones_.count(action.key) > 0;
   if (!known) {
-    Tombstone t{action.kind, action.workload, action.attempt,
-                action.reason.empty() ? (action.kind == ActionKind::kPreempt ? "preempted" : "cancelled") : action.reason,
-                ctx.clock ? ctx.clock->Now() : Duration()};
+    Tombstone t{
+        action.kind, action.workload, action.attempt,
+        action.reason.empty() ? (action.kind == ActionKind::kPreempt ? "preempted" : "cancelled") : action.reason,
+        ctx.clock ? ctx.clock->Now() : Duration()};
     if (ledger_) {
       json payload = {{"workload", t.workload}, {"attempt", t.attempt}, {"reason", t.reason}, {"at_ms", t.at.millis()}};
-      GPUFED_RETURN_IF_ERROR(ledger_->Append({action.kind == ActionKind::kPreempt ? "preempt" : "cancel", action.key,
-                                              payload.dump()}));
+      GPUFED_RETURN_IF_ERROR(
+          ledger_->Append({action.kind == ActionKind::kPreempt ? "preempt" : "cancel", action.key, payload.dump()}));
     }
     tombstones_[action.key] = t;
   }
@@ -208,9 +211,9 @@ Result<KubernetesOptions> OptionsFromCluster(const model::Cluster& cluster, cons
   if (!creds.ok()) return creds.status();
   o.credentials = *creds;
   if (!spec.endpoint.empty()) o.credentials.server = spec.endpoint;
-  GPUFED_RETURN_IF_ERROR(RequireHttps(o.credentials.server, "cluster " + cluster.metadata.name + ": " +
-                                                                (spec.endpoint.empty() ? "the API server"
-                                                                                       : "connector.endpoint")));
+  GPUFED_RETURN_IF_ERROR(RequireHttps(
+      o.credentials.server,
+      "cluster " + cluster.metadata.name + ": " + (spec.endpoint.empty() ? "the API server" : "connector.endpoint")));
   // connector.caFile overrides the kubeconfig's certificate-authority (a private CA in
   // front of the API server); without either, the system's trust store.
   if (!spec.ca_file.empty()) o.credentials.ca = http::PemSource{.file = model::DeclaredPath(cluster, spec.ca_file)};
@@ -233,18 +236,19 @@ Result<KubernetesOptions> OptionsFromCluster(const model::Cluster& cluster, cons
 }
 
 Status RegisterKubernetesConnector(ConnectorRegistry& registry) {
-  return registry.Register("kubernetes", [](const model::Cluster& cluster, const FactoryContext& ctx)
-                                             -> Result<std::unique_ptr<Connector>> {
-    auto env = [](const std::string& name) {
-      const char* v = std::getenv(name.c_str());
-      return std::string(v ? v : "");
-    };
-    Result<KubernetesOptions> options = OptionsFromCluster(cluster, ctx, env);
-    if (!options.ok()) return options.status();
-    Result<std::unique_ptr<KubernetesConnector>> c = KubernetesConnector::Create(cluster, std::move(options).value());
-    if (!c.ok()) return c.status();
-    return std::unique_ptr<Connector>(std::move(c).value());
-  });
+  return registry.Register(
+      "kubernetes", [](const model::Cluster& cluster, const FactoryContext& ctx) -> Result<std::unique_ptr<Connector>> {
+        auto env = [](const std::string& name) {
+          const char* v = std::getenv(name.c_str());
+          return std::string(v ? v : "");
+        };
+        Result<KubernetesOptions> options = OptionsFromCluster(cluster, ctx, env);
+        if (!options.ok()) return options.status();
+        Result<std::unique_ptr<KubernetesConnector>> c =
+            KubernetesConnector::Create(cluster, std::move(options).value());
+        if (!c.ok()) return c.status();
+        return std::unique_ptr<Connector>(std::move(c).value());
+      });
 }
 
 }  // namespace gpufed::connectors::kubernetes

@@ -1,9 +1,9 @@
 #include "connectors/local/local_connector.h"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <csignal>
 
 #include <algorithm>
 #include <cerrno>
@@ -195,7 +195,8 @@ void LocalConnector::Poll(Job& job, Duration now) {
   // The wrapper outlives the job's command and ends what the command left in its group,
   // so the job holds its GPUs exactly while the wrapper runs.
   if (WrapperRuns(job)) {
-    if (job.cancel_at.millis() > 0 && !job.killed && now.millis() - job.cancel_at.millis() >= settings_.grace.millis()) {
+    if (job.cancel_at.millis() > 0 && !job.killed &&
+        now.millis() - job.cancel_at.millis() >= settings_.grace.millis()) {
       SignalJob(job, SIGKILL);
       job.killed = true;
     }
@@ -226,7 +227,7 @@ Result<Observation> LocalConnector::Observe(const CallContext& ctx) {
   for (const model::NodePool& pool : cluster_.node_pools) {
     for (int i = 0; i < pool.count; ++i) {
       ObservedNode node{pool.name + "-" + std::to_string(i), pool.name, true, pool.cpu.milli(),
-                        pool.memory.milli() / 1000, {}};
+                        pool.memory.milli() / 1000,          {}};
       node.gpus.assign(pool.gpu.count, ObservedGpu{1000, pool.gpu.memory.milli() / 1000, 0});
       obs.nodes.push_back(std::move(node));
     }
@@ -300,26 +301,26 @@ Result<ApplyOutcome> LocalConnector::Apply(const Action& action, const CallConte
 }
 
 Status RegisterLocalConnector(ConnectorRegistry& registry) {
-  return registry.Register("local", [](const model::Cluster& cluster,
-                                       const FactoryContext& ctx) -> Result<std::unique_ptr<Connector>> {
-    if (ctx.state_dir.empty()) return InvalidArgument("the local connector needs a state folder");
-    if (cluster.elasticity.max_nodes > cluster.present_nodes()) {
-      return InvalidArgument("a local cluster cannot grow: remove spec.elasticity");
-    }
-    if (!ctx.read_only) {
-      GPUFED_RETURN_IF_ERROR(MakeBookkeepingFolder(ctx.state_dir + "/jobs"));
-      GPUFED_RETURN_IF_ERROR(MakeBookkeepingFolder(ctx.state_dir));
-    }
-    Result<LocalSettings> settings = ReadLocalSettings(cluster, ctx.state_dir);
-    if (!settings.ok()) return settings.status();
+  return registry.Register(
+      "local", [](const model::Cluster& cluster, const FactoryContext& ctx) -> Result<std::unique_ptr<Connector>> {
+        if (ctx.state_dir.empty()) return InvalidArgument("the local connector needs a state folder");
+        if (cluster.elasticity.max_nodes > cluster.present_nodes()) {
+          return InvalidArgument("a local cluster cannot grow: remove spec.elasticity");
+        }
+        if (!ctx.read_only) {
+          GPUFED_RETURN_IF_ERROR(MakeBookkeepingFolder(ctx.state_dir + "/jobs"));
+          GPUFED_RETURN_IF_ERROR(MakeBookkeepingFolder(ctx.state_dir));
+        }
+        Result<LocalSettings> settings = ReadLocalSettings(cluster, ctx.state_dir);
+        if (!settings.ok()) return settings.status();
     // PrepareJobRoot creates and chmods the job root; a read-only connector runs nothing.
-    if (!ctx.read_only) GPUFED_RETURN_IF_ERROR(PrepareJobRoot(*settings));
-    Result<std::unique_ptr<ActionLedger>> ledger =
-        ActionLedger::OpenInStateDir(ctx.state_dir, Durability::kSynced, ctx.ledger_access());
-    if (!ledger.ok()) return ledger.status();
-    return std::unique_ptr<Connector>(std::make_unique<LocalConnector>(
-        cluster, std::move(settings).value(), ctx.state_dir, std::move(ledger).value(), ctx.clock, ctx.read_only));
-  });
+        if (!ctx.read_only) GPUFED_RETURN_IF_ERROR(PrepareJobRoot(*settings));
+        Result<std::unique_ptr<ActionLedger>> ledger =
+            ActionLedger::OpenInStateDir(ctx.state_dir, Durability::kSynced, ctx.ledger_access());
+        if (!ledger.ok()) return ledger.status();
+        return std::unique_ptr<Connector>(std::make_unique<LocalConnector>(
+            cluster, std::move(settings).value(), ctx.state_dir, std::move(ledger).value(), ctx.clock, ctx.read_only));
+      });
 }
 
 }  // namespace gpufed::connectors::local

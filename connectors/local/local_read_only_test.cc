@@ -31,7 +31,8 @@ TEST(LocalConnectorReadOnly, ReportsTheFoldersJobsAndLaunchesSignalsOrWritesNoth
     auto c = f.Make();
     ASSERT_NE(c, nullptr);
     // Runs until the gate exists: it is running whenever the read-only connector looks.
-    ASSERT_TRUE(c->Apply(f.Job("gated.a1", {"sh", "-c", "while [ ! -e " + gate + " ]; do sleep 0.02; done"}), ctx).ok());
+    ASSERT_TRUE(
+        c->Apply(f.Job("gated.a1", {"sh", "-c", "while [ ! -e " + gate + " ]; do sleep 0.02; done"}), ctx).ok());
   }
   const int wrapper = std::atoi(Fixture::Slurp(f.Book("gated.a1") + "/pid").c_str());
   ASSERT_GT(wrapper, 0);

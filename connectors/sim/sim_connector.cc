@@ -1,6 +1,5 @@
 #include "connectors/sim/sim_connector.h"
 
-
 #include "connectors/core/action_json.h"
 
 namespace gpufed::connectors::sim {
@@ -68,26 +67,26 @@ int SimConnector::duplicates_suppressed() const {
 }
 
 Status RegisterSimConnector(ConnectorRegistry& registry) {
-  return registry.Register("sim", [](const model::Cluster& cluster,
-                                     const FactoryContext& ctx) -> Result<std::unique_ptr<Connector>> {
-    std::vector<Failure> failures;
-    auto it = ctx.settings.find("sim.scenario");
-    if (it != ctx.settings.end() && !it->second.empty()) {
-      Result<Scenario> scenario = LoadScenario(it->second);
-      if (!scenario.ok()) return scenario.status();
-      failures = scenario->FailuresOf(cluster.metadata.name);
-    }
+  return registry.Register(
+      "sim", [](const model::Cluster& cluster, const FactoryContext& ctx) -> Result<std::unique_ptr<Connector>> {
+        std::vector<Failure> failures;
+        auto it = ctx.settings.find("sim.scenario");
+        if (it != ctx.settings.end() && !it->second.empty()) {
+          Result<Scenario> scenario = LoadScenario(it->second);
+          if (!scenario.ok()) return scenario.status();
+          failures = scenario->FailuresOf(cluster.metadata.name);
+        }
     // Written, not fsync'd: the ledger stands for the remote cluster's own memory, which
     // survives the controller's crash or kill -9 (the page cache does). After a power cut
     // a simulated cluster may have forgotten the last jobs it took, as a real cluster can,
     // and the loop requeues them; the controller's store and journal stay synced. One
     // fsync per simulated submit bounded a 1,000-cluster run's passes.
-    Result<std::unique_ptr<ActionLedger>> ledger =
-        ActionLedger::OpenInStateDir(ctx.state_dir, Durability::kUnsynced, ctx.ledger_access());
-    if (!ledger.ok()) return ledger.status();
-    return std::unique_ptr<Connector>(
-        std::make_unique<SimConnector>(cluster, std::move(failures), std::move(ledger).value()));
-  });
+        Result<std::unique_ptr<ActionLedger>> ledger =
+            ActionLedger::OpenInStateDir(ctx.state_dir, Durability::kUnsynced, ctx.ledger_access());
+        if (!ledger.ok()) return ledger.status();
+        return std::unique_ptr<Connector>(
+            std::make_unique<SimConnector>(cluster, std::move(failures), std::move(ledger).value()));
+      });
 }
 
 }  // namespace gpufed::connectors::sim

@@ -64,11 +64,13 @@ SlurmConnector::SlurmConnector(model::Cluster cluster, SiteSettings site, std::u
       if (r.kind == kPreempt) preempted_.insert(r.key);
       if (r.kind == kRejected) {
         nlohmann::json payload = nlohmann::json::parse(r.payload, nullptr, false);
-        if (payload.is_object() && payload.value("job_id", int64_t{0}) > 0) rejected_jobs_.insert(payload["job_id"].get<int64_t>());
+        if (payload.is_object() && payload.value("job_id", int64_t{0}) > 0)
+          rejected_jobs_.insert(payload["job_id"].get<int64_t>());
       }
       if (r.kind != kSubmit) continue;
       nlohmann::json payload = nlohmann::json::parse(r.payload, nullptr, false);
-      if (payload.is_object() && payload.value("job_id", int64_t{0}) > 0) job_ids_[r.key] = payload["job_id"].get<int64_t>();
+      if (payload.is_object() && payload.value("job_id", int64_t{0}) > 0)
+        job_ids_[r.key] = payload["job_id"].get<int64_t>();
     }
   }
 }
@@ -147,7 +149,8 @@ Result<Observation> SlurmConnector::Observe(const CallContext& ctx) {
   std::vector<SlurmJob> pending;
   for (const auto& [key, job] : *jobs) {
     bool lost = false;
-    if (MapJobState(job.state, false, &lost) == RunState::kStarting && !job.required_nodes.empty()) pending.push_back(job);
+    if (MapJobState(job.state, false, &lost) == RunState::kStarting && !job.required_nodes.empty())
+      pending.push_back(job);
   }
   obs.nodes = ObserveNodes(*nodes, cluster_, wanted, &groups, pending);
   if (!partition_up) {
@@ -257,7 +260,8 @@ Result<ApplyOutcome> SlurmConnector::Submit(const Action& action, const CallCont
     // GPUs or pinning. Never let such a job run as the workload's attempt.
     std::string text = WarningsText(reply->warnings);
     if (id <= 0) return InvalidArgument(what + ": Slurm submitted nothing: " + text);
-    GPUFED_RETURN_IF_ERROR(Record(kRejected, action.key + "#" + std::to_string(id), nlohmann::json{{"job_id", id}}.dump()));
+    GPUFED_RETURN_IF_ERROR(
+        Record(kRejected, action.key + "#" + std::to_string(id), nlohmann::json{{"job_id", id}}.dump()));
     rejected_jobs_.insert(id);
     Status cancelled = client_->Cancel(id, ctx);
     return InvalidArgument(what + ": Slurm accepted job " + std::to_string(id) + " with warnings (" + text + "); " +
@@ -310,18 +314,19 @@ Result<ApplyOutcome> SlurmConnector::Apply(const Action& action, const CallConte
   Result<ApplyOutcome> out = action.kind == ActionKind::kSubmit ? Submit(action, ctx) : Stop(action, ctx);
   // A credential problem is the cluster's, not the request's: the workload should wait
   // (and move elsewhere once the cluster turns unhealthy), not be re-planned every pass.
-  if (!out.ok() && (out.status().code() == StatusCode::kUnauthenticated ||
-                    out.status().code() == StatusCode::kPermissionDenied)) {
+  if (!out.ok() &&
+      (out.status().code() == StatusCode::kUnauthenticated || out.status().code() == StatusCode::kPermissionDenied)) {
     return Unavailable(out.status().message());
   }
   return out;
 }
 
 Result<std::unique_ptr<SlurmConnector>> CreateSlurmConnector(const model::Cluster& cluster, const FactoryContext& ctx,
-                                                             SlurmFactoryHooks hooks) {
+                                                             const SlurmFactoryHooks& hooks) {
   const model::ConnectorSpec& spec = cluster.connector;
   if (spec.endpoint.rfind("http://", 0) != 0 && spec.endpoint.rfind("https://", 0) != 0) {
-    return InvalidArgument("connector.endpoint must be the slurmrestd URL, http(s)://host:port (got '" + spec.endpoint + "')");
+    return InvalidArgument("connector.endpoint must be the slurmrestd URL, http(s)://host:port (got '" + spec.endpoint +
+                           "')");
   }
   Result<SiteSettings> site = ReadSiteSettings(cluster);
   if (!site.ok()) return site.status();
@@ -363,17 +368,17 @@ Result<std::unique_ptr<SlurmConnector>> CreateSlurmConnector(const model::Cluste
           .count();
     };
   }
-  return std::make_unique<SlurmConnector>(cluster, std::move(site).value(), std::move(client).value(), std::move(ledger),
-                                          std::move(unix_now));
+  return std::make_unique<SlurmConnector>(cluster, std::move(site).value(), std::move(client).value(),
+                                          std::move(ledger), std::move(unix_now));
 }
 
 Status RegisterSlurmConnector(ConnectorRegistry& registry) {
-  return registry.Register("slurm", [](const model::Cluster& cluster, const FactoryContext& ctx)
-                                        -> Result<std::unique_ptr<Connector>> {
-    Result<std::unique_ptr<SlurmConnector>> c = CreateSlurmConnector(cluster, ctx);
-    if (!c.ok()) return c.status();
-    return std::unique_ptr<Connector>(std::move(c).value());
-  });
+  return registry.Register(
+      "slurm", [](const model::Cluster& cluster, const FactoryContext& ctx) -> Result<std::unique_ptr<Connector>> {
+        Result<std::unique_ptr<SlurmConnector>> c = CreateSlurmConnector(cluster, ctx);
+        if (!c.ok()) return c.status();
+        return std::unique_ptr<Connector>(std::move(c).value());
+      });
 }
 
 }  // namespace gpufed::connectors::slurm

@@ -100,7 +100,7 @@ struct SlurmFactoryHooks {
 // plain http:// endpoint that is not loopback with the explicit opt-in (it would send
 // the JWT in clear text). connector.caFile: the trust anchors for an https endpoint.
 Result<std::unique_ptr<SlurmConnector>> CreateSlurmConnector(const model::Cluster& cluster, const FactoryContext& ctx,
-                                                             SlurmFactoryHooks hooks = {});
+                                                             const SlurmFactoryHooks& hooks = {});
 
 // Registers the "slurm" factory.
 Status RegisterSlurmConnector(ConnectorRegistry& registry);

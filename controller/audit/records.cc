@@ -59,7 +59,8 @@ AuditRecord PlanRecordBuilder::Build(const placement::Decision& d, const model::
     const model::Workload& w = *it->second;
     c.spec_hash = WorkloadSpecHash(w);
     c.workload_uid = uid_ ? uid_(w) : w.metadata.name + "@" + c.spec_hash.substr(7, 12);
-    c.data = {{"sensitivity", model::SensitivityName(w.data.sensitivity)}, {"pii", w.data.pii},
+    c.data = {{"sensitivity", model::SensitivityName(w.data.sensitivity)},
+              {"pii", w.data.pii},
               {"residency", w.data.residency}};
   }
   c.cluster = snapshot_.config != nullptr && d.outcome == placement::Outcome::kPlaced
@@ -91,7 +92,8 @@ std::vector<AuditRecord> PlanRecords(const placement::Plan& plan, const placemen
   PlanRecordBuilder builder(plan, snapshot, inputs_digest, uid);
   std::vector<AuditRecord> records;
   records.reserve(plan.decisions.size());
-  for (const placement::Decision& d : plan.decisions) records.push_back(*builder.For(d.tenant, d.workload));  // in plan order
+  for (const placement::Decision& d : plan.decisions)
+    records.push_back(*builder.For(d.tenant, d.workload));  // in plan order
   return records;
 }
 
@@ -100,14 +102,16 @@ AuditRecord PolicyActivatedRecord(const std::string& revision, const std::string
   nlohmann::json p = {{"revision", revision}, {"repo", repo}, {"testsPassed", tests_passed}};
   if (!removed_with_work.empty()) {
     nlohmann::json removed = nlohmann::json::array();
-    for (const auto& [cluster, attempts] : removed_with_work) removed.push_back({{"cluster", cluster}, {"activeAttempts", attempts}});
+    for (const auto& [cluster, attempts] : removed_with_work)
+      removed.push_back({{"cluster", cluster}, {"activeAttempts", attempts}});
     p["removedClustersWithWork"] = std::move(removed);
   }
   return {RecordKind::kPolicyActivated, std::move(p)};
 }
 
 AuditRecord ClusterConnectorRecord(const ClusterConnectorChange& c) {
-  nlohmann::json p = {{"cluster", c.cluster}, {"change", c.change}, {"connectorType", c.connector_type}, {"revision", c.revision}};
+  nlohmann::json p = {
+      {"cluster", c.cluster}, {"change", c.change}, {"connectorType", c.connector_type}, {"revision", c.revision}};
   if (c.change == "removed") p["activeAttempts"] = c.active_attempts;
   return {RecordKind::kClusterConnector, std::move(p)};
 }
@@ -118,9 +122,10 @@ AuditRecord PolicyRejectedRecord(const std::string& revision, const std::string&
 }
 
 AuditRecord ConnectorActionRecord(const ConnectorActionResult& r) {
-  nlohmann::json p = {{"action", r.action},   {"key", r.key},         {"workload", r.workload},
-                      {"uid", r.workload_uid}, {"cluster", r.cluster}, {"attempt", r.attempt},
-                      {"decisionSeq", r.decision_seq}, {"ok", r.ok}, {"status", r.status}};
+  nlohmann::json p = {
+      {"action", r.action},   {"key", r.key},         {"workload", r.workload},        {"uid", r.workload_uid},
+      {"cluster", r.cluster}, {"attempt", r.attempt}, {"decisionSeq", r.decision_seq}, {"ok", r.ok},
+      {"status", r.status}};
   if (!r.message.empty()) p["message"] = r.message;
   if (!r.external_id.empty()) p["externalId"] = r.external_id;
   return {RecordKind::kConnectorAction, std::move(p)};
@@ -139,13 +144,19 @@ AuditRecord ControllerStopRecord(const std::string& reason) {
 
 AuditRecord JournalRepairedRecord(uint64_t after_seq, uint64_t bytes, const std::string& quarantine) {
   return {RecordKind::kJournalRepaired,
-          {{"afterSeq", after_seq}, {"tornBytes", bytes}, {"quarantine", quarantine},
+          {{"afterSeq", after_seq},
+           {"tornBytes", bytes},
+           {"quarantine", quarantine},
            {"reason", "torn tail: an incomplete last line no append acknowledged"}}};
 }
 
 AuditRecord BudgetAlertRecord(const BudgetAlertEvent& a) {
   return {RecordKind::kBudgetAlert,
-          {{"tenant", a.tenant}, {"period", a.period}, {"scope", a.scope}, {"level", a.level}, {"spent", a.spent},
+          {{"tenant", a.tenant},
+           {"period", a.period},
+           {"scope", a.scope},
+           {"level", a.level},
+           {"spent", a.spent},
            {"limit", a.limit}}};
 }
 

@@ -8,12 +8,12 @@
 #include <iostream>
 
 #include "controller/audit/inputs.h"
-#include "controller/audit/snapshot_writer.h"
 #include "controller/audit/journal.h"
 #include "controller/audit/records.h"
 #include "controller/audit/shipper.h"
 #include "controller/audit/signing_key.h"
 #include "controller/audit/sinks/factory.h"
+#include "controller/audit/snapshot_writer.h"
 #include "controller/audit/verify.h"
 #include "controller/cli/audit_commands.h"
 #include "controller/cli/commands.h"
@@ -35,9 +35,9 @@ int RunKeygen(const std::string& out_dir) {
     std::cerr << "gpufed audit keygen: " << signer.status().message() << "\n";
     return 1;
   }
-  std::cout << "private key " << out_dir << "/" << audit::kSigningKeyFile << " (keep it with the controller)\npublic key  "
-            << out_dir << "/" << audit::kSigningPubFile << " (give it to verifiers)\nkey id      " << signer->key_id()
-            << "\n";
+  std::cout << "private key " << out_dir << "/" << audit::kSigningKeyFile
+            << " (keep it with the controller)\npublic key  " << out_dir << "/" << audit::kSigningPubFile
+            << " (give it to verifiers)\nkey id      " << signer->key_id() << "\n";
   return 0;
 }
 
@@ -86,7 +86,8 @@ int RunRecord(const RecordOptions& o) {
   if (!candidate.revision) {
     // The rejection is itself audited; nothing is planned.
     for (const std::string& p : candidate.problems) std::cerr << p << "\n";
-    Result<uint64_t> seq = j.Append(audit::PolicyRejectedRecord(candidate.load.config.revision, root, candidate.problems));
+    Result<uint64_t> seq =
+        j.Append(audit::PolicyRejectedRecord(candidate.load.config.revision, root, candidate.problems));
     (void)j.Close();  // signs the rejection (the destructor never writes)
     std::cerr << "gpufed audit record: policy revision rejected" << (seq.ok() ? " (recorded)" : "") << "\n";
     return 1;
@@ -248,15 +249,15 @@ int RunShip(const ShipOptions& o) {
     }
     Status s = (*shipper)->DrainTo(head, timeout->millis() * 1000);
     audit::ShipperStats st = (*shipper)->stats();
-    std::cout << spec.metadata.name << ": acknowledged seq " << st.acknowledged << " of " << head << " ("
-              << st.connects << " connections, " << st.failures << " failures)";
+    std::cout << spec.metadata.name << ": acknowledged seq " << st.acknowledged << " of " << head << " (" << st.connects
+              << " connections, " << st.failures << " failures)";
     if (!s.ok()) std::cout << ": " << s.message();
     std::cout << "\n";
     s.ok() ? ++shipped : ++failed;
   }
   if (shipped + failed == 0) {
-    std::cerr << "gpufed audit ship: no AuditSink" << (o.sink.empty() ? "" : " named " + o.sink) << " in " << o.config_dir
-              << "\n";
+    std::cerr << "gpufed audit ship: no AuditSink" << (o.sink.empty() ? "" : " named " + o.sink) << " in "
+              << o.config_dir << "\n";
     return 1;
   }
   return failed == 0 ? 0 : 1;
@@ -265,12 +266,14 @@ int RunShip(const ShipOptions& o) {
 }  // namespace
 
 void AddAuditCommand(CLI::App& app, int* exit_code) {
-  CLI::App* audit = app.add_subcommand("audit", "Audit journal: keys, recording, verification, queries, reports, replay");
+  CLI::App* audit =
+      app.add_subcommand("audit", "Audit journal: keys, recording, verification, queries, reports, replay");
   audit->require_subcommand(1);
 
   auto key_dir = std::make_shared<std::string>(".");
   CLI::App* keygen = audit->add_subcommand("keygen", "Create an Ed25519 key pair for signed checkpoints");
-  keygen->add_option("-o,--out", *key_dir, "Folder for signing.key and signing.pub (a controller's: <state>/audit)")->capture_default_str();
+  keygen->add_option("-o,--out", *key_dir, "Folder for signing.key and signing.pub (a controller's: <state>/audit)")
+      ->capture_default_str();
   keygen->callback([key_dir, exit_code] { *exit_code = RunKeygen(*key_dir); });
 
   auto ro = std::make_shared<RecordOptions>();
@@ -281,26 +284,28 @@ void AddAuditCommand(CLI::App& app, int* exit_code) {
   record->add_option("-k,--key", ro->key, "Ed25519 private key (PEM) for signed checkpoints");
   record->add_option("--controller", ro->controller, "Controller id stamped on the records")->capture_default_str();
   record->add_option("--now", ro->now, "Virtual time of the plan (e.g. 15m)")->capture_default_str();
-  record->add_option("--checkpoint-every", ro->checkpoint_every, "Records between signed checkpoints")->capture_default_str();
+  record->add_option("--checkpoint-every", ro->checkpoint_every, "Records between signed checkpoints")
+      ->capture_default_str();
   record->callback([ro, exit_code] { *exit_code = RunRecord(*ro); });
 
   auto vpath = std::make_shared<std::string>();
   auto vkey = std::make_shared<std::string>();
   auto vjson = std::make_shared<bool>(false);
   CLI::App* verify = audit->add_subcommand(
-      "verify", "Check a journal folder or a receiver's copy: hashes, chain, order, gaps, signatures (exit 1 on tampering)");
+      "verify",
+      "Check a journal folder or a receiver's copy: hashes, chain, order, gaps, signatures (exit 1 on tampering)");
   verify->add_option("path", *vpath, "Audit folder, or a receiver's file (syslog or JSON lines)")->required();
   verify->add_option("-k,--key", *vkey, "Ed25519 public key (PEM) to check checkpoint signatures");
   verify->add_flag("--json", *vjson, "Print the result as JSON");
   auto vclosed = std::make_shared<bool>(false);
   verify->add_flag("--require-closed", *vclosed,
                    "Exit 1 when a controller's journal does not end with controller-stop and its final checkpoint");
-  verify->callback([vpath, vkey, vjson, vclosed, exit_code] {
-    *exit_code = RunVerify(*vpath, *vkey, *vjson, *vclosed);
-  });
+  verify->callback(
+      [vpath, vkey, vjson, vclosed, exit_code] { *exit_code = RunVerify(*vpath, *vkey, *vjson, *vclosed); });
 
   auto so = std::make_shared<ShipOptions>();
-  CLI::App* ship = audit->add_subcommand("ship", "Ship the journal to the repository's AuditSinks until they hold it all");
+  CLI::App* ship =
+      audit->add_subcommand("ship", "Ship the journal to the repository's AuditSinks until they hold it all");
   ship->add_option("-d,--audit-dir", so->audit_dir, "Audit folder")->required();
   ship->add_option("-c,--config", so->config_dir, "Policy repository with AuditSink resources")->required();
   ship->add_option("--sink", so->sink, "Only this AuditSink");

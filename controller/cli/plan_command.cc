@@ -60,7 +60,8 @@ int RunPlan(const PlanOptions& options, const connectors::ConnectorRegistry* reg
       std::cerr << "gpufed plan: " << plan.status().message() << "\n";
       return 1;
     }
-    std::cout << (options.output == "json" ? PlanToJson(*plan, revision.config).dump(2) + "\n" : RenderPlanTable(*plan, revision.config));
+    std::cout << (options.output == "json" ? PlanToJson(*plan, revision.config).dump(2) + "\n"
+                                           : RenderPlanTable(*plan, revision.config));
     return 0;
   }
   PlanInputs inputs;

@@ -66,8 +66,9 @@ std::string RenderPlanTable(const placement::Plan& plan, const model::Config& co
     }
     out << "\n";
   }
-  out << "\n" << plan.decisions.size() << " workloads: " << counts["placed"] << " placed, " << counts["queued"]
-      << " queued, " << counts["rejected"] << " rejected\n";
+  out << "\n"
+      << plan.decisions.size() << " workloads: " << counts["placed"] << " placed, " << counts["queued"] << " queued, "
+      << counts["rejected"] << " rejected\n";
   // Allocation per cluster, counted from the plan itself.
   std::map<std::string, double> allocated;
   for (const placement::Decision& d : plan.decisions) {

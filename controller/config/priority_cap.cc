@@ -4,7 +4,8 @@ namespace gpufed::config {
 
 std::optional<PriorityCap> DeclaredPriorityCap(const model::Tenant& tenant) {
   if (!tenant.max_priority) return std::nullopt;
-  return PriorityCap{*tenant.max_priority, tenant.max_priority_class.empty() ? "" : " (" + tenant.max_priority_class + ")"};
+  return PriorityCap{*tenant.max_priority,
+                     tenant.max_priority_class.empty() ? "" : " (" + tenant.max_priority_class + ")"};
 }
 
 std::optional<Diagnostic> CheckPriorityCap(const model::Workload& w, const PriorityCap& cap) {

@@ -46,10 +46,12 @@ template <typename Visit>
 bool AnyDeclared(const model::Config& config, ReferenceKind kind, Visit&& visit) {
   switch (kind) {
     case ReferenceKind::kTenant:
-      for (const model::Tenant& t : config.tenants) if (visit(std::string_view(t.metadata.name))) return true;
+      for (const model::Tenant& t : config.tenants)
+        if (visit(std::string_view(t.metadata.name))) return true;
       return false;
     case ReferenceKind::kCluster:
-      for (const model::Cluster& c : config.clusters) if (visit(std::string_view(c.metadata.name))) return true;
+      for (const model::Cluster& c : config.clusters)
+        if (visit(std::string_view(c.metadata.name))) return true;
       return false;
     case ReferenceKind::kPool:
     case ReferenceKind::kGpuModel:
@@ -59,18 +61,20 @@ bool AnyDeclared(const model::Config& config, ReferenceKind kind, Visit&& visit)
           if (kind == ReferenceKind::kPool && visit(std::string_view(pool.name))) return true;
           if (kind == ReferenceKind::kGpuModel && visit(std::string_view(pool.gpu.model))) return true;
           if (kind != ReferenceKind::kMigProfile) continue;
-          for (const std::string& p : pool.gpu.mig_profiles) if (visit(std::string_view(p))) return true;
+          for (const std::string& p : pool.gpu.mig_profiles)
+            if (visit(std::string_view(p))) return true;
         }
       }
       return false;
     case ReferenceKind::kDataset:
       for (const model::Cluster& c : config.clusters) {
-        for (const std::string& d : c.datasets) if (visit(std::string_view(d))) return true;
+        for (const std::string& d : c.datasets)
+          if (visit(std::string_view(d))) return true;
       }
-      for (const model::Workload& w : config.workloads) if (visit(std::string_view(w.data.dataset))) return true;
+      for (const model::Workload& w : config.workloads)
+        if (visit(std::string_view(w.data.dataset))) return true;
       return false;
-    default:
-      return false;
+    default: return false;
   }
 }
 
@@ -102,7 +106,11 @@ struct NameSet {
   std::vector<std::string_view> all() const {
     NameSet copy;
     for (std::string_view n : names) copy.Add(n);
-    if (context != nullptr) AnyDeclared(*context, of, [&](std::string_view n) { copy.Add(n); return false; });
+    if (context != nullptr)
+      AnyDeclared(*context, of, [&](std::string_view n) {
+        copy.Add(n);
+        return false;
+      });
     return copy.names;
   }
 };
@@ -169,11 +177,13 @@ void ResolveImports(const std::vector<Reference>& references, const LibraryFiles
     if (ref.kind != ReferenceKind::kImport || files.count(ref.name + ".yaml")) continue;
     std::vector<std::string_view> names;
     std::vector<std::string> owned;
+    names.reserve(available.size());
+    owned.reserve(available.size());
     for (std::string_view a : available) owned.emplace_back(a.substr(0, a.size() - 5));
     for (const std::string& o : owned) names.push_back(o);
     Report(diagnostics, ref.location, ref.field,
-           "unknown standard-library policy '" + ref.name + "'" + Suggest(ref.name, names) + " (available: " +
-               Join(owned, ", ") + ")");
+           "unknown standard-library policy '" + ref.name + "'" + Suggest(ref.name, names) +
+               " (available: " + Join(owned, ", ") + ")");
     bad.insert(ref.name);
   }
   for (model::Policy& policy : config.policies) {
@@ -184,8 +194,8 @@ void ResolveImports(const std::vector<Reference>& references, const LibraryFiles
     LoadResult imported = LoadText(std::string(files.at(file)), file, nullptr, library_options);
     if (!imported.ok() || imported.config.policies.size() != 1) {
       Report(diagnostics, policy.metadata.location, "spec.import",
-             "standard-library policy " + file + " is broken: " +
-                 (imported.ok() ? "expected one Policy" : imported.diagnostics.items()[0].ToString()));
+             "standard-library policy " + file +
+                 " is broken: " + (imported.ok() ? "expected one Policy" : imported.diagnostics.items()[0].ToString()));
       continue;
     }
     const model::Policy& base = imported.config.policies.front();
@@ -211,8 +221,8 @@ void ResolveImports(const std::vector<Reference>& references, const LibraryFiles
 }
 
 void LoadLuaSources(const std::string& root, const std::vector<Reference>& references, const LibraryFiles* library,
-                    size_t max_bytes,
-                    model::Config& config, Diagnostics& diagnostics, std::vector<std::string>& hashed_files) {
+                    size_t max_bytes, model::Config& config, Diagnostics& diagnostics,
+                    std::vector<std::string>& hashed_files) {
   for (const Reference& ref : references) {
     if (ref.kind != ReferenceKind::kLuaFile || config.lua_sources.count(ref.name)) continue;
     if (ref.name.rfind("stdlib/", 0) == 0) {
@@ -271,14 +281,20 @@ void CheckRepository(const std::vector<Reference>& references, model::Config& co
     }
   }
   std::map<ReferenceKind, NameSet> sets;
-  for (auto [kind, what] : {std::pair{ReferenceKind::kTenant, "tenant"}, {ReferenceKind::kCluster, "cluster"},
-                            {ReferenceKind::kPool, "node pool"}, {ReferenceKind::kGpuModel, "GPU model"},
-                            {ReferenceKind::kMigProfile, "MIG profile"}, {ReferenceKind::kDataset, "dataset"}}) {
+  for (auto [kind, what] : {std::pair{ReferenceKind::kTenant, "tenant"},
+                            {ReferenceKind::kCluster, "cluster"},
+                            {ReferenceKind::kPool, "node pool"},
+                            {ReferenceKind::kGpuModel, "GPU model"},
+                            {ReferenceKind::kMigProfile, "MIG profile"},
+                            {ReferenceKind::kDataset, "dataset"}}) {
     NameSet& set = sets[kind];
     set.kind = what;
     set.of = kind;
     set.context = context;
-    AnyDeclared(config, kind, [&](std::string_view n) { set.Add(n); return false; });
+    AnyDeclared(config, kind, [&](std::string_view n) {
+      set.Add(n);
+      return false;
+    });
   }
   NameSet& priority_classes = sets[ReferenceKind::kPriorityClass];
   priority_classes.kind = "priority class";

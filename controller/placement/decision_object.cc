@@ -23,8 +23,12 @@ nlohmann::json Target(const Binding& b, const model::Cluster* cluster) {
 nlohmann::json Victims(const std::vector<Preemption>& preempted) {
   nlohmann::json victims = nlohmann::json::array();
   for (const Preemption& v : preempted) {
-    victims.push_back({{"workload", v.workload}, {"tenant", v.tenant}, {"priority", v.priority},
-                       {"cluster", v.cluster}, {"nodes", v.nodes}, {"checkpointable", v.checkpointable},
+    victims.push_back({{"workload", v.workload},
+                       {"tenant", v.tenant},
+                       {"priority", v.priority},
+                       {"cluster", v.cluster},
+                       {"nodes", v.nodes},
+                       {"checkpointable", v.checkpointable},
                        {"lostWorkMillis", v.lost_work.millis()}});
   }
   return victims;
@@ -64,14 +68,14 @@ nlohmann::json DecisionObject(const Decision& d, DecisionKind kind, const model:
 }
 
 const std::vector<std::string>& DecisionObjectKeys() {
-  static const std::vector<std::string> keys = {"decisionVersion", "workload", "tenant",        "priority",
-                                                "outcome",         "reason",   "cost",          "target",
-                                                "verdicts",        "verdictGroups", "deniedBy", "warnings",
-                                                "preempted"};
+  static const std::vector<std::string> keys = {"decisionVersion", "workload", "tenant",   "priority", "outcome",
+                                                "reason",          "cost",     "target",   "verdicts", "verdictGroups",
+                                                "deniedBy",        "warnings", "preempted"};
   return keys;
 }
 
-Result<StoredDecision> ReadDecisionObject(const nlohmann::json& j) {
+Result<StoredDecision> ReadDecisionObject(const nlohmann::json& object) {
+  const nlohmann::json& j = object;
   if (!j.is_object()) return InvalidArgument("a stored decision is not a JSON object");
   StoredDecision d;
   auto version = j.find("decisionVersion");
@@ -79,8 +83,8 @@ Result<StoredDecision> ReadDecisionObject(const nlohmann::json& j) {
     if (!version->is_number_integer()) return InvalidArgument("decisionVersion is not a whole number");
     d.version = version->get<int>();
     if (d.version > kDecisionObjectVersion) {
-      return InvalidArgument("decision object version " + std::to_string(d.version) + " is newer than this gpufed reads (" +
-                             std::to_string(kDecisionObjectVersion) + ")");
+      return InvalidArgument("decision object version " + std::to_string(d.version) +
+                             " is newer than this gpufed reads (" + std::to_string(kDecisionObjectVersion) + ")");
     }
   }
   const bool v0 = d.version == 0;

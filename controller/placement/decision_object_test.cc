@@ -45,7 +45,8 @@ TEST(DecisionObject, PlacedCarriesTargetCostAndVerdictsUnderVersionOne) {
   EXPECT_EQ(j["verdicts"][0]["fitsNow"], true);
   EXPECT_EQ(j["verdicts"][1]["rule"], "pii-in-eu");
   for (const auto& [key, value] : j.items()) {
-    EXPECT_NE(std::find(DecisionObjectKeys().begin(), DecisionObjectKeys().end(), key), DecisionObjectKeys().end()) << key;
+    EXPECT_NE(std::find(DecisionObjectKeys().begin(), DecisionObjectKeys().end(), key), DecisionObjectKeys().end())
+        << key;
   }
 }
 
@@ -73,10 +74,11 @@ TEST(DecisionObject, ReadsWhatItWritesAsTypedValues) {
 }
 
 TEST(DecisionObject, ReadsRowsAStoreKeptBeforeVersionOne) {
-  nlohmann::json v0 = {{"outcome", "placed"},
-                       {"reason", "r"},
-                       {"binding", {{"cluster", "old-1"}}},
-                       {"verdicts", {{{"cluster", "old-1"}, {"eligible", true}, {"fits_now", true}, {"score", {{"total", 1.5}}}}}}};
+  nlohmann::json v0 = {
+      {"outcome", "placed"},
+      {"reason", "r"},
+      {"binding", {{"cluster", "old-1"}}},
+      {"verdicts", {{{"cluster", "old-1"}, {"eligible", true}, {"fits_now", true}, {"score", {{"total", 1.5}}}}}}};
   Result<StoredDecision> d = ReadDecisionObject(v0);
   ASSERT_TRUE(d.ok());
   EXPECT_EQ(d->version, 0);
@@ -91,8 +93,8 @@ TEST(DecisionObject, RefusesWhatItCannotRead) {
   EXPECT_FALSE(ReadDecisionObject({{"decisionVersion", "one"}}).ok());
   EXPECT_FALSE(ReadDecisionObject({{"decisionVersion", kDecisionObjectVersion + 1}}).ok());
   // Fields of the wrong type read as absent, never as a crash.
-  Result<StoredDecision> odd = ReadDecisionObject({{"decisionVersion", 1}, {"outcome", 5}, {"target", "x"},
-                                                   {"verdicts", {1, {{"score", "high"}}}}});
+  Result<StoredDecision> odd = ReadDecisionObject(
+      {{"decisionVersion", 1}, {"outcome", 5}, {"target", "x"}, {"verdicts", {1, {{"score", "high"}}}}});
   ASSERT_TRUE(odd.ok());
   EXPECT_EQ(odd->outcome, "");
   ASSERT_EQ(odd->verdicts.size(), 1u);

@@ -43,7 +43,8 @@ std::vector<ConnectorSet::Change> ConnectorSet::Commit(Prepared prepared) {
   for (auto& [name, entry] : entries_) {
     const bool made = prepared.made.count(name) > 0;
     if (!wanted.count(name)) {
-      if (!entry.retiring) changes.push_back({ChangeKind::kRemoved, name, model::ConnectorTypeName(entry.declared.connector.type)});
+      if (!entry.retiring)
+        changes.push_back({ChangeKind::kRemoved, name, model::ConnectorTypeName(entry.declared.connector.type)});
       entry.retiring = true;
     } else if (entry.retiring && !made) {
       entry.retiring = false;
@@ -58,7 +59,8 @@ std::vector<ConnectorSet::Change> ConnectorSet::Commit(Prepared prepared) {
     changes.push_back({added ? ChangeKind::kAdded : ChangeKind::kReplaced, name,
                        model::ConnectorTypeName(it->second.declared.connector.type)});
   }
-  std::stable_sort(changes.begin(), changes.end(), [](const Change& a, const Change& b) { return a.cluster < b.cluster; });
+  std::stable_sort(changes.begin(), changes.end(),
+                   [](const Change& a, const Change& b) { return a.cluster < b.cluster; });
   return changes;
 }
 
@@ -66,7 +68,8 @@ std::vector<ConnectorSet::Change> ConnectorSet::RetireIdle(const std::set<std::s
   std::vector<Change> changes;
   for (auto it = entries_.begin(); it != entries_.end();) {
     if (it->second.retiring && !busy.count(it->first)) {
-      changes.push_back({ChangeKind::kRetired, it->first, model::ConnectorTypeName(it->second.declared.connector.type)});
+      changes.push_back(
+          {ChangeKind::kRetired, it->first, model::ConnectorTypeName(it->second.declared.connector.type)});
       it = entries_.erase(it);
     } else {
       ++it;

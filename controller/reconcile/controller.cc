@@ -32,7 +32,8 @@ Result<std::unique_ptr<Controller>> Controller::Open(const ControllerOptions& op
       return Status(made.status().code(), "state folder: " + made.status().message());
     }
   }
-  Result<std::unique_ptr<store::Store>> store = store::Store::Open(options.state_dir + "/gpufed.db", options.durability);
+  Result<std::unique_ptr<store::Store>> store =
+      store::Store::Open(options.state_dir + "/gpufed.db", options.durability);
   if (!store.ok()) return store.status();
   c->store_ = std::move(store).value();
   GPUFED_RETURN_IF_ERROR(c->OpenJournal());
@@ -68,7 +69,8 @@ Status Controller::OpenJournal() {
   }
   const std::string dir = options_.state_dir + "/audit";
   Result<audit::Signer> signer = audit::LoadOrCreateSigningKey(*audit_env_, dir);
-  if (!signer.ok()) return Status(signer.status().code(), "audit signing key in " + dir + ": " + signer.status().message());
+  if (!signer.ok())
+    return Status(signer.status().code(), "audit signing key in " + dir + ": " + signer.status().message());
   signer_.emplace(std::move(signer).value());
   audit::JournalOptions jo;
   jo.env = audit_env_;
@@ -80,13 +82,15 @@ Status Controller::OpenJournal() {
   if (!journal.ok()) return Status(journal.status().code(), "audit journal " + dir + ": " + journal.status().message());
   journal_ = std::move(journal).value();
   if (recovery.truncated_bytes > 0) {
-    (void)journal_->Append(audit::JournalRepairedRecord(recovery.last_seq, recovery.truncated_bytes, recovery.quarantined));
+    (void)journal_->Append(
+        audit::JournalRepairedRecord(recovery.last_seq, recovery.truncated_bytes, recovery.quarantined));
   }
   journal_log_ = std::make_unique<JournalDecisionLog>(journal_.get(), audit_env_, options_.config_dir);
   // Failures here make the journal unhealthy: reported by ready(), placement stops.
   (void)journal_->Append(audit::ControllerStartRecord(options_.version, options_.state_dir, options_.durability));
   const policy::Revision* active = activator_.active();
-  (void)journal_->Append(audit::PolicyActivatedRecord(active->config.revision, options_.config_dir, active->tests.passed));
+  (void)journal_->Append(
+      audit::PolicyActivatedRecord(active->config.revision, options_.config_dir, active->tests.passed));
   return Status::Ok();
 }
 
@@ -120,11 +124,12 @@ void Controller::JournalConnectorChanges(const std::vector<ConnectorSet::Change>
   const std::string& revision = activator_.active()->config.revision;
   for (const ConnectorSet::Change& c : changes) {
     auto work = removed_with_work.find(c.cluster);
-    (void)journal_->Append(audit::ClusterConnectorRecord({c.cluster, ConnectorSet::ChangeKindName(c.kind), c.connector_type,
-                                                          revision, work == removed_with_work.end() ? 0 : work->second}));
+    (void)journal_->Append(
+        audit::ClusterConnectorRecord({c.cluster, ConnectorSet::ChangeKindName(c.kind), c.connector_type, revision,
+                                       work == removed_with_work.end() ? 0 : work->second}));
     notices_.push_back("cluster " + c.cluster + ": connector " + ConnectorSet::ChangeKindName(c.kind) +
                        (work != removed_with_work.end() ? " (" + std::to_string(work->second) +
-                                                             " attempt(s) still run there; observed until they end)"
+                                                              " attempt(s) still run there; observed until they end)"
                                                         : ""));
   }
 }
@@ -155,8 +160,8 @@ Status Controller::Reload() {
   const policy::Revision* active = activator_.active();
   const std::map<std::string, int> removed_with_work = reconciler_->ActiveOnRemoved(*active);
   if (active->config.revision != before) {
-    (void)journal_->Append(
-        audit::PolicyActivatedRecord(active->config.revision, options_.config_dir, active->tests.passed, removed_with_work));
+    (void)journal_->Append(audit::PolicyActivatedRecord(active->config.revision, options_.config_dir,
+                                                        active->tests.passed, removed_with_work));
   }
   reconciler_->SetRevision(active);
   if (connectors) JournalConnectorChanges(reconciler_->CommitConnectors(std::move(*connectors)), removed_with_work);
@@ -215,8 +220,10 @@ Result<PassStats> Controller::Pass() {
   const Duration now = clock_->Now();
   if (stats.ok() && history_->Due(now)) {
     Result<std::vector<TenantView>> tenants = TenantViewsLocked();
-    Status sampled = tenants.ok() ? history_->Sample(now, ViewClusters(activator_.active()->config, reconciler_->clusters()), *tenants)
-                                  : tenants.status();
+    Status sampled =
+        tenants.ok()
+            ? history_->Sample(now, ViewClusters(activator_.active()->config, reconciler_->clusters()), *tenants)
+            : tenants.status();
     // The charts miss a point; placement goes on.
     if (!sampled.ok()) notices_.push_back("dashboard history: " + sampled.ToString());
   }
@@ -377,14 +384,15 @@ bool Controller::JournalSinkLag() {
 void Controller::JournalPolicyHealth() {
   const policy::Revision* revision = activator_.active();
   if (revision == nullptr || revision->hooks == nullptr) return;
-  for (const audit::PolicyDegradedEvent& e : policy_health_.AfterPass(revision->hooks->TakeCallStats(), revision->config)) {
+  for (const audit::PolicyDegradedEvent& e :
+       policy_health_.AfterPass(revision->hooks->TakeCallStats(), revision->config)) {
     // A failed append leaves the journal unhealthy, which stops placing on its own.
     (void)journal_->Append(audit::PolicyDegradedRecord(e));
     char budget[32];
     std::snprintf(budget, sizeof budget, "%g%%", e.error_budget * 100);
     notices_.push_back("policy " + e.policy + " degraded: " + std::to_string(e.errors) + " of " +
-                       std::to_string(e.calls) + " hook calls failed this pass (errorBudget " + budget + "); last: " +
-                       e.last_error);
+                       std::to_string(e.calls) + " hook calls failed this pass (errorBudget " + budget +
+                       "); last: " + e.last_error);
   }
 }
 

@@ -60,7 +60,9 @@ Result<WorkloadRecord> Controller::Submit(const std::string& text, const std::st
     const model::Workload& w = loaded.config.workloads[0];
     const model::Tenant* t = active.FindTenant(w.tenant);
     std::optional<config::PriorityCap> cap = t != nullptr ? config::DeclaredPriorityCap(*t) : std::nullopt;
-    if (!cap) cap = config::PriorityCap{NormalPriority(active), " (the normal class; set Tenant.spec.maxPriority to allow more)"};
+    if (!cap)
+      cap =
+          config::PriorityCap{NormalPriority(active), " (the normal class; set Tenant.spec.maxPriority to allow more)"};
     if (std::optional<config::Diagnostic> above = config::CheckPriorityCap(w, *cap)) {
       return Status(StatusCode::kPermissionDenied, above->ToString());
     }
@@ -121,8 +123,8 @@ Result<WorkloadRecord> Controller::Owned(const WorkloadRef& ref, const std::stri
   if (found->size() > 1) {
     std::string tenants;
     for (const WorkloadRecord& r : *found) tenants += (tenants.empty() ? "" : ", ") + r.tenant;
-    return InvalidArgument("workload " + ref.name + " exists in tenants " + tenants + "; name one: /v1/tenants/TENANT/workloads/" +
-                           ref.name);
+    return InvalidArgument("workload " + ref.name + " exists in tenants " + tenants +
+                           "; name one: /v1/tenants/TENANT/workloads/" + ref.name);
   }
   return found->front();
 }
@@ -131,7 +133,8 @@ Status Controller::Cancel(const WorkloadRef& ref, const std::string& caller) {
   std::lock_guard<std::mutex> lock(mu_);
   Result<WorkloadRecord> r = Owned(ref, caller);
   if (!r.ok()) return r.status();
-  if (store::IsTerminal(r->state)) return FailedPrecondition("workload " + r->name + " is already " + StateName(r->state));
+  if (store::IsTerminal(r->state))
+    return FailedPrecondition("workload " + r->name + " is already " + StateName(r->state));
   return store_->RequestCancel(r->uid);
 }
 
@@ -162,8 +165,9 @@ Result<nlohmann::json> Controller::Explain(const WorkloadRef& ref, const std::st
   std::lock_guard<std::mutex> lock(mu_);
   Result<WorkloadRecord> r = Owned(ref, caller);
   if (!r.ok()) return r.status();
-  nlohmann::json out = {{"workload", r->name}, {"tenant", r->tenant},   {"uid", r->uid}, {"state", StateName(r->state)},
-                        {"reason", r->reason}, {"attempt", r->attempt}, {"cluster", r->cluster}};
+  nlohmann::json out = {{"workload", r->name},          {"tenant", r->tenant}, {"uid", r->uid},
+                        {"state", StateName(r->state)}, {"reason", r->reason}, {"attempt", r->attempt},
+                        {"cluster", r->cluster}};
   Result<std::vector<store::DecisionRow>> decisions = store_->Decisions(r->tenant, r->name, 20);
   if (!decisions.ok()) return decisions.status();
   std::vector<std::string> lines;
@@ -196,7 +200,8 @@ Result<nlohmann::json> Controller::Explain(const WorkloadRef& ref, const std::st
   if (history.ok()) {
     nlohmann::json h = nlohmann::json::array();
     for (const store::Transition& t : *history) {
-      h.push_back({{"attempt", t.attempt}, {"from", t.from}, {"to", t.to}, {"reason", t.reason}, {"at", t.at.ToString()}});
+      h.push_back(
+          {{"attempt", t.attempt}, {"from", t.from}, {"to", t.to}, {"reason", t.reason}, {"at", t.at.ToString()}});
     }
     out["history"] = h;
   }

@@ -22,13 +22,15 @@ Result<placement::Plan> PreviewFromState(const policy::Revision& revision, const
                                          const connectors::ConnectorRegistry& registry) {
   const std::string db = options.state_dir + "/gpufed.db";
   std::error_code ec;
-  if (!std::filesystem::exists(db, ec)) return NotFound("no controller state in " + options.state_dir + " (no gpufed.db)");
+  if (!std::filesystem::exists(db, ec))
+    return NotFound("no controller state in " + options.state_dir + " (no gpufed.db)");
   // Read-only, as is everything below: the folder may be a live controller's, or a copy
   // an operator wants left as it is (no migration, no ledger repair, no file made).
   Result<std::unique_ptr<store::Store>> store = store::Store::OpenReadOnly(db);
   if (!store.ok()) return Status(store.status().code(), db + ": " + store.status().message());
   bool all_sim = true;
-  for (const model::Cluster& c : revision.config.clusters) all_sim = all_sim && c.connector.type == model::ConnectorType::kSim;
+  for (const model::Cluster& c : revision.config.clusters)
+    all_sim = all_sim && c.connector.type == model::ConnectorType::kSim;
   // A virtual-time run continues from the clock it reached (as `gpufed run` does).
   gpufed::ManualClock virtual_clock;
   gpufed::SystemClock wall_clock;
@@ -50,7 +52,8 @@ Result<placement::Plan> PreviewFromState(const policy::Revision& revision, const
   Reconciler reconciler(store->get(), &log, clock);
   reconciler.SetRevision(&revision);
   Result<ConnectorSet::Prepared> made = reconciler.PrepareConnectors(
-      revision, RegistryMaker(registry, clock, options.state_dir, options.connector_settings, ConnectorAccess::kReadOnly));
+      revision,
+      RegistryMaker(registry, clock, options.state_dir, options.connector_settings, ConnectorAccess::kReadOnly));
   if (!made.ok()) return made.status();
   (void)reconciler.CommitConnectors(std::move(made).value());
   // The tenants' past use as the stopped or running controller last saved it (read only:

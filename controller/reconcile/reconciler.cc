@@ -31,7 +31,8 @@ std::map<std::string, int> Reconciler::ActiveOnRemoved(const policy::Revision& r
   Result<std::vector<WorkloadRecord>> records = store_->ListUnfinished();
   if (!records.ok()) return out;
   for (const WorkloadRecord& r : *records) {
-    if (store::IsActive(r.state) && !r.cluster.empty() && revision.config.FindCluster(r.cluster) == nullptr) ++out[r.cluster];
+    if (store::IsActive(r.state) && !r.cluster.empty() && revision.config.FindCluster(r.cluster) == nullptr)
+      ++out[r.cluster];
   }
   return out;
 }
@@ -166,7 +167,8 @@ const connectors::ObservedWorkload* Reconciler::Seen(const std::string& cluster,
   return it->second.workloads.Find(it->second.last, key);
 }
 
-Status Reconciler::BookAttempt(WorkloadRecord& r, const connectors::ObservedWorkload* seen, const std::string& outcome) {
+Status Reconciler::BookAttempt(WorkloadRecord& r, const connectors::ObservedWorkload* seen,
+                               const std::string& outcome) {
   store::AttemptRow a;
   a.uid = r.uid;
   a.workload = r.name;
@@ -209,7 +211,8 @@ Status Reconciler::Requeue(WorkloadRecord& r, const std::string& why, bool count
   }
   r.state = WorkloadState::kRequeued;
   r.resume_from = checkpointable ? r.checkpoint : Duration();
-  r.reason = why + (checkpointable ? "; resumes from checkpoint at " + r.resume_from.ToString() : "; restarts from the beginning");
+  r.reason = why + (checkpointable ? "; resumes from checkpoint at " + r.resume_from.ToString()
+                                   : "; restarts from the beginning");
   ++r.attempt;
   r.cluster.clear();
   r.binding_json = "{}";
@@ -314,9 +317,9 @@ Status Reconciler::SyncActive(WorkloadRecord& r, PassStats& stats) {
       if (r.cancel_requested) {
         connectors::Action cancel{connectors::ActionKind::kCancel, key, r.name, r.tenant, r.attempt};
         cancel.reason = "cancelled by request";
-        GPUFED_RETURN_IF_ERROR(store_->RecordActionIntent(
-            {"cancel", key, r.name, r.attempt, r.cluster, store::ActionState::kIntent, "", now,
-             connectors::ActionToJson(cancel).dump()}));
+        GPUFED_RETURN_IF_ERROR(
+            store_->RecordActionIntent({"cancel", key, r.name, r.attempt, r.cluster, store::ActionState::kIntent, "",
+                                        now, connectors::ActionToJson(cancel).dump()}));
         (void)ApplyAction(cancel, r.cluster, stats);
         return Status::Ok();
       }

@@ -26,9 +26,9 @@
 #include "controller/placement/fair_share.h"
 #include "controller/reconcile/connector_set.h"
 #include "controller/reconcile/decision_log.h"
-#include "controller/reconcile/submitted_specs.h"
 #include "controller/reconcile/pod_mix_tracker.h"
 #include "controller/reconcile/snapshot_builder.h"
+#include "controller/reconcile/submitted_specs.h"
 #include "controller/reconcile/work_queue.h"
 #include "controller/store/store.h"
 #include "policies/engine/activation.h"
@@ -157,8 +157,8 @@ class Reconciler {
   Status UpdateRecord(const store::WorkloadRecord& r, const std::string& reason, Duration at);
   Status FlushSyncUpdates();
   Status Requeue(store::WorkloadRecord& r, const std::string& why, bool counts_as_failure, PassStats& stats);
-  Status StopVictim(const placement::Preemption& victim, const placement::Decision& beneficiary,
-                    store::WorkloadRecord& r, PassStats& stats);
+  Status StopVictim(const placement::Preemption& p, const placement::Decision& beneficiary,
+                    store::WorkloadRecord& victim, PassStats& stats);
   // What a pass's decisions write and do, gathered so that they become durable together:
   // the journal takes every decision in one batch (one fdatasync), then the store every
   // intent and state in one commit, then the connectors act. Not one of each per decision.

@@ -60,7 +60,9 @@ Result<PassStats> Reconciler::Pass(Observations observed) {
   batching_sync_ = true;
   Status synced = Status::Ok();
   for (WorkloadRecord& r : records) {
-    if (store::IsActive(r.state) && !(synced = SyncActive(r, stats)).ok()) break;
+    if (!store::IsActive(r.state)) continue;
+    synced = SyncActive(r, stats);
+    if (!synced.ok()) break;
   }
   batching_sync_ = false;
   Status flushed = FlushSyncUpdates();
@@ -106,7 +108,8 @@ Status Reconciler::RestoreFairShare() {
   placement::FairShareState state;
   state.last = Duration::FromMillis(j["last_ms"].get<int64_t>());
   for (const auto& [tenant, hours] : j["decayed_hours"].items()) {
-    if (!hours.is_number()) return Status(StatusCode::kDataLoss, std::string("store meta ") + kFairShareKey + ": " + tenant);
+    if (!hours.is_number())
+      return Status(StatusCode::kDataLoss, std::string("store meta ") + kFairShareKey + ": " + tenant);
     state.decayed_hours[tenant] = hours.get<double>();
   }
   fair_share_.Restore(state);
@@ -148,7 +151,8 @@ SnapshotSources Reconciler::Sources(std::vector<WorkloadRecord>& records) {
   src.revision = revision_;
   src.now = clock_->Now();
   for (const auto& [name, cs] : clusters_) {
-    src.clusters[name] = {cs.healthy, cs.observed, cs.observed ? &cs.last : nullptr, cs.observed ? &cs.workloads : nullptr};
+    src.clusters[name] = {cs.healthy, cs.observed, cs.observed ? &cs.last : nullptr,
+                          cs.observed ? &cs.workloads : nullptr};
   }
   for (WorkloadRecord& r : records) src.records.push_back(&r);
   src.spec_of = [this](const WorkloadRecord& r) { return SpecOf(r); };
@@ -227,11 +231,12 @@ Status Reconciler::StopVictim(const placement::Preemption& p, const placement::D
   ctx.beneficiary_tenant = beneficiary.tenant;
   ctx.cluster = revision_->config.FindCluster(victim.cluster);  // null once the revision dropped it
   GPUFED_RETURN_IF_ERROR(log_->Record(pd, ctx));
-  connectors::Action a{connectors::ActionKind::kPreempt, victim.ActionKey(), victim.name, victim.tenant, victim.attempt};
+  connectors::Action a{connectors::ActionKind::kPreempt, victim.ActionKey(), victim.name, victim.tenant,
+                       victim.attempt};
   a.reason = pd.reason;
-  GPUFED_RETURN_IF_ERROR(store_->RecordActionIntent({"preempt", a.key, a.workload, a.attempt, victim.cluster,
-                                                     store::ActionState::kIntent, "", now,
-                                                     connectors::ActionToJson(a).dump()}));
+  GPUFED_RETURN_IF_ERROR(
+      store_->RecordActionIntent({"preempt", a.key, a.workload, a.attempt, victim.cluster, store::ActionState::kIntent,
+                                  "", now, connectors::ActionToJson(a).dump()}));
   // The connector checkpoints the work where it can and stops it. Its capacity is the
   // beneficiary's from now on: the victim becomes its next attempt at once, so no later
   // snapshot lists both. What the cluster has not released yet it reports as in use,
@@ -272,7 +277,8 @@ Status Reconciler::PlanWaiting(std::vector<WorkloadRecord>& records, PassStats& 
     if (*intent && (*intent)->state != store::ActionState::kFailed) {
       r.state = WorkloadState::kPlaced;
       r.cluster = (*intent)->cluster;
-      Result<connectors::Action> action = connectors::ActionFromJson(nlohmann::json::parse((*intent)->payload, nullptr, false));
+      Result<connectors::Action> action =
+          connectors::ActionFromJson(nlohmann::json::parse((*intent)->payload, nullptr, false));
       if (action.ok()) r.binding_json = placement::BindingToJson(BindingOfSubmit(*action, r.cluster)).dump();
       r.reason = "placed on " + r.cluster + " (recovered an unfinished placement)";
       GPUFED_RETURN_IF_ERROR(store_->Update(r, r.reason, now));
@@ -287,6 +293,7 @@ Status Reconciler::PlanWaiting(std::vector<WorkloadRecord>& records, PassStats& 
   PassSnapshot pass = BuildSnapshot(Sources(records));
   if (pass.snapshot.pending.empty()) return Status::Ok();
   std::vector<const model::ResourceRequest*> work;
+  work.reserve(pass.snapshot.pending.size() + pass.snapshot.running.size());
   for (const model::Workload* w : pass.snapshot.pending) work.push_back(&w->resources);
   for (const placement::RunningWorkload& r : pass.snapshot.running) {
     if (r.workload != nullptr) work.push_back(&r.workload->resources);
@@ -361,8 +368,8 @@ Status Reconciler::AddPlacement(const placement::Decision& d, WorkloadRecord& r,
   DecisionContext ctx{revision_->config.revision, now, r.attempt, "place", r.uid};
   ctx.cluster = cluster;
   writes.decisions.push_back({&d, std::move(ctx)});
-  writes.intents.push_back({"submit", action->key, r.name, r.attempt, d.binding.cluster, store::ActionState::kIntent, "",
-                            now, connectors::ActionToJson(*action).dump()});
+  writes.intents.push_back({"submit", action->key, r.name, r.attempt, d.binding.cluster, store::ActionState::kIntent,
+                            "", now, connectors::ActionToJson(*action).dump()});
   r.state = WorkloadState::kPlaced;
   r.cluster = d.binding.cluster;
   r.binding_json = placement::BindingToJson(d.binding).dump();

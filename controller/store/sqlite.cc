@@ -14,7 +14,8 @@ namespace {
 Status Error(sqlite3* db, const std::string& what) {
   int code = sqlite3_errcode(db);
   std::string msg = what + ": " + sqlite3_errmsg(db);
-  if (code == SQLITE_BUSY || code == SQLITE_LOCKED || code == SQLITE_IOERR || code == SQLITE_FULL) return Unavailable(msg);
+  if (code == SQLITE_BUSY || code == SQLITE_LOCKED || code == SQLITE_IOERR || code == SQLITE_FULL)
+    return Unavailable(msg);
   if (code == SQLITE_CONSTRAINT) return {StatusCode::kAlreadyExists, msg};
   if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB) return {StatusCode::kDataLoss, msg};
   if (code == SQLITE_READONLY) return FailedPrecondition(msg);
@@ -95,8 +96,8 @@ Result<std::unique_ptr<Database>> Database::Connect(const std::string& name, int
 Result<std::unique_ptr<Database>> Database::Open(const std::string& path, Durability durability) {
   GPUFED_RETURN_IF_ERROR(PrepareDatabaseFiles(path));
   // NOFOLLOW: a symlink put in place of the database (or a side file) is refused.
-  Result<std::unique_ptr<Database>> out = Connect(
-      path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_NOFOLLOW, false);
+  Result<std::unique_ptr<Database>> out =
+      Connect(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_NOFOLLOW, false);
   if (!out.ok()) return out.status();
   GPUFED_RETURN_IF_ERROR((*out)->Exec("PRAGMA journal_mode=WAL"));
   const bool synced = durability == Durability::kSynced;
@@ -121,14 +122,14 @@ Result<std::unique_ptr<Database>> Database::Open(const std::string& path, Durabi
 // immutable reader then may read a page it is changing: the preview fails or is off by
 // that pass, and the store is not harmed (immutable takes no locks and writes nothing).
 Result<std::unique_ptr<Database>> Database::OpenReadOnly(const std::string& path) {
-  struct stat st {};
+  struct stat st{};
   if (::lstat(path.c_str(), &st) != 0) {
     if (errno == ENOENT) return NotFound("no database " + path);
     return Unavailable("stat " + path + ": " + std::strerror(errno));
   }
   if (S_ISLNK(st.st_mode)) return FailedPrecondition(path + " is a symlink; refusing to open it");
   if (!S_ISREG(st.st_mode)) return FailedPrecondition(path + " is not a regular file");
-  struct stat wal {};
+  struct stat wal{};
   const bool has_wal = ::lstat((path + "-wal").c_str(), &wal) == 0;
   const std::string uri = FileUri(path, has_wal ? "mode=ro" : "immutable=1");
   return Connect(uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_NOFOLLOW, true);

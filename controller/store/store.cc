@@ -66,13 +66,15 @@ Result<std::unique_ptr<Store>> Store::OpenReadOnly(const std::string& path) {
   const int latest = LatestSchemaVersion();
   // A migration writes, and would leave the store unreadable to the gpufed that wrote it.
   if (store->version_ < latest) {
-    return FailedPrecondition("store schema version " + std::to_string(store->version_) + " is older than this gpufed's (" +
-                              std::to_string(latest) + ") and a read-only open does not migrate it: use the gpufed "
+    return FailedPrecondition("store schema version " + std::to_string(store->version_) +
+                              " is older than this gpufed's (" + std::to_string(latest) +
+                              ") and a read-only open does not migrate it: use the gpufed "
                               "that wrote it, or run `gpufed run` once with this one (which migrates the store)");
   }
   if (store->version_ > latest) {
-    return FailedPrecondition("store schema version " + std::to_string(store->version_) + " is newer than this gpufed's (" +
-                              std::to_string(latest) + "): use the gpufed that wrote it");
+    return FailedPrecondition("store schema version " + std::to_string(store->version_) +
+                              " is newer than this gpufed's (" + std::to_string(latest) +
+                              "): use the gpufed that wrote it");
   }
   GPUFED_RETURN_IF_ERROR(store->ReadSeqLocked());
   return store;
@@ -124,7 +126,10 @@ Status Store::WriteRecord(const WorkloadRecord& r, bool insert, std::vector<Work
                                                         ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     if (!s.ok()) return s.status();
     (*s)->Bind(1, r.name).Bind(2, r.uid).Bind(3, r.tenant).Bind(4, r.source).Bind(5, r.spec_text);
-    (*s)->Bind(6, r.submitted.millis()).Bind(7, std::string(StateName(r.state))).Bind(8, BoundedUtf8(r.reason)).Bind(9, r.attempt);
+    (*s)->Bind(6, r.submitted.millis())
+        .Bind(7, std::string(StateName(r.state)))
+        .Bind(8, BoundedUtf8(r.reason))
+        .Bind(9, r.attempt);
     (*s)->Bind(10, r.cluster).Bind(11, r.binding_json).Bind(12, r.resume_from.millis()).Bind(13, r.progress.millis());
     (*s)->Bind(14, r.checkpoint.millis()).Bind(15, r.started.millis()).Bind(16, r.finished.millis());
     (*s)->Bind(17, r.estimate.micros()).Bind(18, r.cost.micros()).Bind(19, currency).Bind(20, r.gpu_milli);
@@ -154,12 +159,17 @@ Status Store::AddTransition(const Transition& t) {
   Result<std::unique_ptr<Statement>> s = db_->Prepare(
       "INSERT INTO status_history(workload, attempt, from_state, to_state, reason, at_ms) VALUES(?,?,?,?,?,?)");
   if (!s.ok()) return s.status();
-  (*s)->Bind(1, t.workload).Bind(2, t.attempt).Bind(3, t.from).Bind(4, t.to).Bind(5, BoundedUtf8(t.reason)).Bind(6, t.at.millis());
+  (*s)->Bind(1, t.workload)
+      .Bind(2, t.attempt)
+      .Bind(3, t.from)
+      .Bind(4, t.to)
+      .Bind(5, BoundedUtf8(t.reason))
+      .Bind(6, t.at.millis());
   return (*s)->Run();
 }
 
 Result<std::optional<WorkloadRecord>> Store::GetOne(const std::string& where, const std::string& first,
-                                                     const std::string& second) {
+                                                    const std::string& second) {
   Result<std::unique_ptr<Statement>> s =
       db_->Prepare(std::string("SELECT ") + kWorkloadColumns + " FROM workloads WHERE " + where);
   if (!s.ok()) return s.status();
@@ -217,6 +227,7 @@ Result<std::vector<WorkloadRecord>> Store::FindByName(const std::string& name) {
   std::map<std::string, WorkloadRecord> newest;
   for (WorkloadRecord& r : *all) newest[r.tenant] = std::move(r);
   std::vector<WorkloadRecord> out;
+  out.reserve(newest.size());
   for (auto& [tenant, r] : newest) out.push_back(std::move(r));
   return out;
 }

@@ -8,7 +8,9 @@
 
 namespace gpufed::store {
 
-Store::~Store() { (void)Flush(); }
+// Flush reports its failures as a Status; what could still throw in it (a mutex error, an
+// allocation failure) ends the process, as it should in a destructor.
+Store::~Store() { (void)Flush(); }  // NOLINT(bugprone-exception-escape)
 
 void Store::DeferLocked(DeferredWrite write) {
   // A read-only store could never commit it (store.h, OpenReadOnly).
@@ -30,7 +32,8 @@ void Store::RecordDecisionLater(const DecisionRow& row) {
 }
 
 Status Store::FinishAttemptLater(const AttemptRow& row) {
-  if (row.uid.empty()) return InvalidArgument("attempt " + std::to_string(row.attempt) + " of " + row.workload + " has no uid");
+  if (row.uid.empty())
+    return InvalidArgument("attempt " + std::to_string(row.attempt) + " of " + row.workload + " has no uid");
   if (db_->read_only()) return FailedPrecondition(kReadOnlyRefusal);
   std::lock_guard<FairMutex> lock(mu_);
   DeferLocked({row});

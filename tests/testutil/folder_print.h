@@ -30,7 +30,7 @@ inline FolderPrint PrintFolder(const std::string& root) {
   namespace fs = std::filesystem;
   FolderPrint out;
   auto add = [&](const fs::path& p) {
-    struct stat st {};
+    struct stat st{};
     if (::lstat(p.c_str(), &st) != 0) return;
     EntryPrint e{static_cast<mode_t>(st.st_mode & S_IFMT), static_cast<mode_t>(st.st_mode & 07777),
                  static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec, 0, ""};

@@ -38,7 +38,8 @@ std::string RepositoryErrors(const std::string& dir, const std::string& file, co
 }
 
 // A scenario's submissions, checked against the active repository.
-std::string ScenarioError(const std::string& dir, const std::string& file, const std::string& text, const model::Config& active) {
+std::string ScenarioError(const std::string& dir, const std::string& file, const std::string& text,
+                          const model::Config& active) {
   Write(dir + "/scenario/" + file, text);
   Write(dir + "/scenario/scenario.yaml", "submissions:\n  - " + file + "\n");
   Result<runtime::ScenarioSource> source = runtime::ScenarioSource::Load(dir + "/scenario/scenario.yaml", active);

@@ -41,7 +41,7 @@ class ApiHostileClientTest : public ::testing::Test {
     Status opened = h_.Open(dir_);
     ASSERT_TRUE(opened.ok()) << opened.ToString();
   }
-  void Start(const server::ConnectionLimits& limits = {}, size_t max_body = 64 * 1024) {
+  void Start(const server::ConnectionLimits& limits = {}, size_t max_body = size_t{64} * 1024) {
     server::ServerOptions o;
     o.tokens = {{kAdmin, server::Caller::Admin()},
                 {kAlpha, server::Caller::OfTenant("alpha")},
@@ -79,12 +79,13 @@ TEST_F(ApiHostileClientTest, NoEarlyAnswerLetsABodyBeParsedAsARequest) {
   const std::string body = Smuggled();
   ExpectOneAnswerThenClose(Request("POST", "/v1/workloads", "unknown-token-0123456789", body), 401, "401");
   ExpectOneAnswerThenClose(Request("POST", "/v1/workloads", kMetrics, body), 403, "403");
-  ExpectOneAnswerThenClose(Request("POST", "/v1/tenants/beta/workloads", kAlpha, body), 404, "404 another tenant's path");
+  ExpectOneAnswerThenClose(Request("POST", "/v1/tenants/beta/workloads", kAlpha, body), 404,
+                           "404 another tenant's path");
   ExpectOneAnswerThenClose(Request("POST", "/v1/no-such-route", kAdmin, body), 400, "a route that takes no body");
   ExpectOneAnswerThenClose(Request("GET", "/v1/clusters", kAdmin, body), 400, "GET with a body");
   ExpectOneAnswerThenClose(Request("DELETE", "/v1/workloads/x", kAdmin, body), 400, "DELETE with a body");
   ExpectOneAnswerThenClose(Request("GET", "/healthz", "", body), 400, "/healthz with a body");
-  ExpectOneAnswerThenClose(Request("POST", "/v1/workloads", kAlpha, body + std::string(70 * 1024, ' ')), 413,
+  ExpectOneAnswerThenClose(Request("POST", "/v1/workloads", kAlpha, body + std::string(size_t{70} * 1024, ' ')), 413,
                            "413 over the body cap");
   // Framing that cannot be trusted is refused before anything is read.
   for (const char* length : {"-1", "abc", "1e3", "+5", "0x10"}) {
@@ -96,11 +97,12 @@ TEST_F(ApiHostileClientTest, NoEarlyAnswerLetsABodyBeParsedAsARequest) {
   ExpectOneAnswerThenClose("POST /v1/workloads HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + std::string(kAlpha) +
                                "\r\nContent-Length: \r\n\r\n" + body,
                            411, "an empty Content-Length");
-  ExpectOneAnswerThenClose("POST /v1/workloads HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n" + body,
-                           400, "two Content-Lengths");
-  ExpectOneAnswerThenClose("POST /v1/workloads HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n" +
-                               body,
-                           400, "Transfer-Encoding beside Content-Length");
+  ExpectOneAnswerThenClose(
+      "POST /v1/workloads HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n" + body, 400,
+      "two Content-Lengths");
+  ExpectOneAnswerThenClose(
+      "POST /v1/workloads HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n" + body, 400,
+      "Transfer-Encoding beside Content-Length");
 }
 
 // The case: a tenant over its rate limit sends a POST whose body is a request
@@ -126,8 +128,9 @@ TEST_F(ApiHostileClientTest, OversizedHeadsAreRefusedBeforeAuthentication) {
   std::string many = "GET /healthz HTTP/1.1\r\nHost: x\r\n";
   for (int i = 0; i < 150; ++i) many += "X-" + std::to_string(i) + ": 1\r\n";
   ExpectOneAnswerThenClose(many + "\r\n", 431, "too many header lines");
-  ExpectOneAnswerThenClose("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(40 * 1024, 'a') + "\r\n\r\n", 431,
-                           "a header line of 40 KiB");
+  ExpectOneAnswerThenClose(
+      "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(size_t{40} * 1024, 'a') + "\r\n\r\n", 431,
+      "a header line of 40 KiB");
   // An ordinary request still works on a fresh connection, and keeps it alive.
   RawSocket c(server_->port());
   ASSERT_TRUE(c.Send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"));
@@ -174,8 +177,8 @@ TEST_F(ApiHostileClientTest, ATenantTokenCannotTellOtherTenantsFromNone) {
   Start();
   httplib::Client client("127.0.0.1", server_->port());
   auto foreign = client.Post("/v1/workloads", Auth(kAlpha), WorkloadYaml("w1", "beta", 1, "1h"), "application/yaml");
-  auto unknown = client.Post("/v1/workloads", Auth(kAlpha), WorkloadYaml("w1", "no-such-tenant", 1, "1h"),
-                             "application/yaml");
+  auto unknown =
+      client.Post("/v1/workloads", Auth(kAlpha), WorkloadYaml("w1", "no-such-tenant", 1, "1h"), "application/yaml");
   ASSERT_TRUE(foreign && unknown);
   EXPECT_EQ(foreign->status, 403);
   EXPECT_EQ(foreign->status, unknown->status);
@@ -254,7 +257,8 @@ TEST_F(ApiHostileClientTest, OneTenantsSlowBodiesCannotTakeTheApiFromOthers) {
   // Answers already sent are read at once; only connections still being read wait out
   // the short limit (the tenant's share: 16 x 200 ms).
   std::vector<int> status(attack.size(), 0);
-  for (size_t i = 0; i < attack.size(); ++i) status[i] = RawSocket::StatusOf(attack[i]->ReadResponse(milliseconds(200)));
+  for (size_t i = 0; i < attack.size(); ++i)
+    status[i] = RawSocket::StatusOf(attack[i]->ReadResponse(milliseconds(200)));
   size_t refused = 0, dropped = 0, held = 0;
   for (size_t i = 0; i < attack.size(); ++i) {
     refused += status[i] == 429 || status[i] == 503;
@@ -262,9 +266,10 @@ TEST_F(ApiHostileClientTest, OneTenantsSlowBodiesCannotTakeTheApiFromOthers) {
     held += open;
     dropped += status[i] == 0 && !open;  // evicted while it waited for its head to be read
   }
-  std::printf("slow-body attack: %zu of %zu refused (429/503), %zu dropped, %zu held; "
-              "worst /healthz + admin submission %.0f ms\n",
-              refused, attack.size(), dropped, held, worst_ms);
+  std::printf(
+      "slow-body attack: %zu of %zu refused (429/503), %zu dropped, %zu held; "
+      "worst /healthz + admin submission %.0f ms\n",
+      refused, attack.size(), dropped, held, worst_ms);
   EXPECT_EQ(submitted, checks);
   // Held: being read, which only the tenant's share in flight may be.
   EXPECT_LE(held, static_cast<size_t>(model::Tenant::kDefaultApiMaxConcurrentRequests));

@@ -35,8 +35,9 @@ TEST_F(ApiTest, ATenantSubmitsSeesAndCancelsOnlyItsOwnWorkloads) {
   EXPECT_EQ(Body(mine)["state"], "Pending");
   auto theirs = client_->Post("/v1/workloads", Auth(kAlpha), WorkloadYaml("b1", "beta", 1, "1h"), "application/yaml");
   EXPECT_EQ(theirs->status, 403);
-  ASSERT_EQ(client_->Post("/v1/workloads", Auth(kBeta), WorkloadYaml("b1", "beta", 1, "1h"), "application/yaml")->status,
-            201);
+  ASSERT_EQ(
+      client_->Post("/v1/workloads", Auth(kBeta), WorkloadYaml("b1", "beta", 1, "1h"), "application/yaml")->status,
+      201);
   auto list = Body(client_->Get("/v1/workloads", Auth(kAlpha)));
   ASSERT_EQ(list["items"].size(), 1u);
   EXPECT_EQ(list["items"][0]["name"], "a1");
@@ -59,21 +60,23 @@ TEST_F(ApiTest, AcceptsJsonAndRejectsDuplicates) {
 }
 
 TEST_F(ApiTest, InvalidWorkloadsGetTheValidatorsFileLineAndFieldMessages) {
-  std::string bad = "apiVersion: gpufed/v1alpha1\nkind: Workload\nmetadata: {name: w}\nspec:\n  tenant: alpha\n"
-                    "  resources: {gpus: 1, gpuModle: [A100-80GB]}\n";
+  std::string bad =
+      "apiVersion: gpufed/v1alpha1\nkind: Workload\nmetadata: {name: w}\nspec:\n  tenant: alpha\n"
+      "  resources: {gpus: 1, gpuModle: [A100-80GB]}\n";
   auto r = client_->Post("/v1/workloads", Auth(kAlpha), bad, "application/yaml");
   ASSERT_EQ(r->status, 400);
   std::string message = Body(r)["error"]["message"];
   EXPECT_NE(message.find("request.yaml:6:"), std::string::npos) << message;
   EXPECT_NE(message.find("gpuModle"), std::string::npos) << message;
-  auto unknown_tenant = client_->Post("/v1/workloads", Auth(kAdmin), WorkloadYaml("w", "gamma", 1, "1h"), "application/yaml");
+  auto unknown_tenant =
+      client_->Post("/v1/workloads", Auth(kAdmin), WorkloadYaml("w", "gamma", 1, "1h"), "application/yaml");
   EXPECT_EQ(unknown_tenant->status, 400);
   auto garbage = client_->Post("/v1/workloads", Auth(kAdmin), "{{{", "application/json");
   EXPECT_EQ(garbage->status, 400);
 }
 
 TEST_F(ApiTest, RefusesOversizeBodiesWithJson) {
-  std::string huge(128 * 1024, '#');
+  std::string huge(size_t{128} * 1024, '#');
   auto r = client_->Post("/v1/workloads", Auth(kAdmin), huge, "application/yaml");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 413);
@@ -81,8 +84,9 @@ TEST_F(ApiTest, RefusesOversizeBodiesWithJson) {
 }
 
 TEST_F(ApiTest, ServesClustersDecisionsExplanationsAndMetrics) {
-  ASSERT_EQ(client_->Post("/v1/workloads", Auth(kAlpha), WorkloadYaml("a1", "alpha", 8, "1h"), "application/yaml")->status,
-            201);
+  ASSERT_EQ(
+      client_->Post("/v1/workloads", Auth(kAlpha), WorkloadYaml("a1", "alpha", 8, "1h"), "application/yaml")->status,
+      201);
   ASSERT_TRUE(h_.controller->Pass().ok());
   ASSERT_TRUE(h_.controller->Pass().ok());  // observes the placement it applied
   auto clusters = Body(client_->Get("/v1/clusters", Auth(kBeta)));
@@ -102,17 +106,18 @@ TEST_F(ApiTest, ServesClustersDecisionsExplanationsAndMetrics) {
   EXPECT_NE(explain["why"][0].get<std::string>().find("placed on onprem"), std::string::npos) << explain.dump(2);
   auto metrics = client_->Get("/metrics", Auth(kAdmin));
   ASSERT_EQ(metrics->status, 200);
-  for (const char* name : {"gpufed_decisions_total{outcome=\"placed\",rule=\"none\"} 1", "gpufed_decision_latency_seconds_bucket",
-                           "gpufed_reconcile_pass_duration_seconds_count 2",
-                           "gpufed_cluster_gpus_allocated{cluster=\"onprem\",model=\"A100-80GB\"} 8",
-                           "gpufed_cluster_gpus_capacity{cluster=\"onprem\",model=\"A100-80GB\"} 8",
-                           "gpufed_tenant_gpus_in_use{tenant=\"alpha\"} 8", "gpufed_queue_depth{tenant=\"beta\"} 0",
-                           "gpufed_connector_errors_total",
+  for (const char* name :
+       {"gpufed_decisions_total{outcome=\"placed\",rule=\"none\"} 1", "gpufed_decision_latency_seconds_bucket",
+        "gpufed_reconcile_pass_duration_seconds_count 2",
+        "gpufed_cluster_gpus_allocated{cluster=\"onprem\",model=\"A100-80GB\"} 8",
+        "gpufed_cluster_gpus_capacity{cluster=\"onprem\",model=\"A100-80GB\"} 8",
+        "gpufed_tenant_gpus_in_use{tenant=\"alpha\"} 8", "gpufed_queue_depth{tenant=\"beta\"} 0",
+        "gpufed_connector_errors_total",
                            // The one submission: one group of one, one API commit; the loop committed too.
-                           "gpufed_api_submission_group_size_bucket{le=\"1\"} 1", "gpufed_api_submission_group_size_count 1",
-                           "gpufed_api_submission_store_wait_seconds_count 1",
-                           "gpufed_store_commit_duration_seconds_count{writer=\"api\"} 1",
-                           "gpufed_store_commit_duration_seconds_bucket{writer=\"loop\",le=\"+Inf\"}"}) {
+        "gpufed_api_submission_group_size_bucket{le=\"1\"} 1", "gpufed_api_submission_group_size_count 1",
+        "gpufed_api_submission_store_wait_seconds_count 1",
+        "gpufed_store_commit_duration_seconds_count{writer=\"api\"} 1",
+        "gpufed_store_commit_duration_seconds_bucket{writer=\"loop\",le=\"+Inf\"}"}) {
     EXPECT_NE(metrics->body.find(name), std::string::npos) << name << "\n" << metrics->body;
   }
   EXPECT_EQ(client_->Get("/readyz")->status, 200);
@@ -127,42 +132,49 @@ TEST_F(ApiTest, MetricsNeedAnAdminOrMetricsTokenAndAMetricsTokenReadsNothingElse
   EXPECT_NE(scraped->body.find("gpufed_queue_depth"), std::string::npos);
   EXPECT_EQ(client_->Get("/metrics", Auth(kAdmin))->status, 200);
   EXPECT_EQ(client_->Get("/v1/workloads", Auth(kMetrics))->status, 403);
-  EXPECT_EQ(client_->Post("/v1/workloads", Auth(kMetrics), WorkloadYaml("m1", "alpha", 1, "1h"), "application/yaml")->status,
-            403);
+  EXPECT_EQ(
+      client_->Post("/v1/workloads", Auth(kMetrics), WorkloadYaml("m1", "alpha", 1, "1h"), "application/yaml")->status,
+      403);
 }
 
 TEST_F(ApiTest, ATenantTokenCannotSubmitAbovePriorityCap) {
   // alpha: maxPriority normal (500); beta sets none.
-  auto urgent = client_->Post("/v1/workloads", Auth(kAlpha), WorkloadYaml("p1", "alpha", 1, "1h", "  priority: urgent\n"),
-                              "application/yaml");
+  auto urgent = client_->Post("/v1/workloads", Auth(kAlpha),
+                              WorkloadYaml("p1", "alpha", 1, "1h", "  priority: urgent\n"), "application/yaml");
   ASSERT_TRUE(urgent);
   EXPECT_EQ(urgent->status, 403);
   EXPECT_NE(Body(urgent)["error"]["message"].get<std::string>().find("above tenant alpha's maxPriority 500 (normal)"),
             std::string::npos)
       << urgent->body;
-  EXPECT_EQ(client_->Post("/v1/workloads", Auth(kAlpha), WorkloadYaml("p2", "alpha", 1, "1h", "  priority: 999999999\n"),
-                          "application/yaml")->status,
+  EXPECT_EQ(client_
+                ->Post("/v1/workloads", Auth(kAlpha), WorkloadYaml("p2", "alpha", 1, "1h", "  priority: 999999999\n"),
+                       "application/yaml")
+                ->status,
             403);
-  EXPECT_EQ(client_->Post("/v1/workloads", Auth(kAlpha), WorkloadYaml("p3", "alpha", 1, "1h", "  priority: normal\n"),
-                          "application/yaml")->status,
+  EXPECT_EQ(client_
+                ->Post("/v1/workloads", Auth(kAlpha), WorkloadYaml("p3", "alpha", 1, "1h", "  priority: normal\n"),
+                       "application/yaml")
+                ->status,
             201);
   // A declared cap binds admins too (config/priority_cap.h): the repository is the
   // authority. An admin is refused with the line `validate` gives, as invalid.
-  auto admin = client_->Post("/v1/workloads", Auth(kAdmin), WorkloadYaml("p4", "alpha", 1, "1h", "  priority: urgent\n"),
-                             "application/yaml");
+  auto admin = client_->Post("/v1/workloads", Auth(kAdmin),
+                             WorkloadYaml("p4", "alpha", 1, "1h", "  priority: urgent\n"), "application/yaml");
   ASSERT_TRUE(admin);
   EXPECT_EQ(admin->status, 400);
   EXPECT_NE(admin->body.find("spec.priority: priority 5000 is above tenant alpha's maxPriority 500 (normal)"),
             std::string::npos)
       << admin->body;
   // Without a maxPriority a tenant's token is capped at the normal class (the default).
-  auto uncapped = client_->Post("/v1/workloads", Auth(kBeta), WorkloadYaml("p5", "beta", 1, "1h", "  priority: urgent\n"),
-                                "application/yaml");
+  auto uncapped = client_->Post("/v1/workloads", Auth(kBeta),
+                                WorkloadYaml("p5", "beta", 1, "1h", "  priority: urgent\n"), "application/yaml");
   ASSERT_TRUE(uncapped);
   EXPECT_EQ(uncapped->status, 403);
   EXPECT_NE(uncapped->body.find("the normal class"), std::string::npos) << uncapped->body;
-  EXPECT_EQ(client_->Post("/v1/workloads", Auth(kBeta), WorkloadYaml("p6", "beta", 1, "1h", "  priority: normal\n"),
-                          "application/yaml")->status,
+  EXPECT_EQ(client_
+                ->Post("/v1/workloads", Auth(kBeta), WorkloadYaml("p6", "beta", 1, "1h", "  priority: normal\n"),
+                       "application/yaml")
+                ->status,
             201);
   EXPECT_EQ(client_->Get("/v1/workloads/p1", Auth(kAlpha))->status, 404);  // nothing was stored
 }
@@ -172,8 +184,9 @@ TEST_F(ApiTest, ARequestWithoutATokenIsRefusedBeforeItsBodyIsRead) {
   ASSERT_TRUE(c.connected());
   // Headers announcing an endless chunked body, and not one byte of it: the answer must
   // come anyway, so nothing of a body was waited for or buffered.
-  (void)c.Send("POST /v1/workloads HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/yaml\r\n"
-         "Transfer-Encoding: chunked\r\n\r\n");
+  (void)c.Send(
+      "POST /v1/workloads HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/yaml\r\n"
+      "Transfer-Encoding: chunked\r\n\r\n");
   EXPECT_EQ(RawSocket::StatusOf(c.ReadResponse()), 401);
 }
 
@@ -181,7 +194,7 @@ TEST_F(ApiTest, TheBodyCapHoldsForChunkedBodies) {
   RawSocket c(server_->port());
   ASSERT_TRUE(c.connected());
   (void)c.Send(std::string("POST /v1/workloads HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ") + kAlpha +
-         "\r\nContent-Type: application/yaml\r\nTransfer-Encoding: chunked\r\n\r\n");
+               "\r\nContent-Type: application/yaml\r\nTransfer-Encoding: chunked\r\n\r\n");
   const std::string chunk(4096, '#');
   std::string body;
   for (int i = 0; i < 20; ++i) body += "1000\r\n" + chunk + "\r\n";  // 80 KiB against a 64 KiB cap
@@ -193,7 +206,7 @@ TEST_F(ApiTest, TheBodyCapHoldsForChunkedBodies) {
 TEST_F(ApiTest, TheBodyCapIsTheSameForEveryContentType) {
   // 20 KiB of YAML comment before a valid workload: above httplib's 8 KiB form limit,
   // below the 64 KiB cap, so it is accepted whatever the client calls it.
-  std::string yaml = std::string(20 * 1024, '#') + "\n" + WorkloadYaml("form-1", "alpha", 1, "1h");
+  std::string yaml = std::string(size_t{20} * 1024, '#') + "\n" + WorkloadYaml("form-1", "alpha", 1, "1h");
   auto r = client_->Post("/v1/workloads", Auth(kAlpha), yaml, "application/x-www-form-urlencoded");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 201) << r->body;
@@ -222,7 +235,8 @@ TEST(ApiRateLimit, ATenantOverItsRateGets429WithRetryAfterAndAdminsAreExempt) {
   // A submission is limited too, and nothing is stored.
   EXPECT_EQ(client.Post("/v1/workloads", gamma, WorkloadYaml("g1", "gamma", 1, "1h"), "application/yaml")->status, 429);
   // Admins are exempt.
-  for (int i = 0; i < 10; ++i) EXPECT_EQ(client.Get("/v1/workloads", {{"Authorization", std::string("Bearer ") + kAdmin}})->status, 200);
+  for (int i = 0; i < 10; ++i)
+    EXPECT_EQ(client.Get("/v1/workloads", {{"Authorization", std::string("Bearer ") + kAdmin}})->status, 200);
   // Half a second later one more token has come (2/s).
   h.clock.AdvanceTo(h.clock.Now() + Duration::FromMillis(500));
   EXPECT_EQ(client.Post("/v1/workloads", gamma, WorkloadYaml("g2", "gamma", 1, "1h"), "application/yaml")->status, 201);
@@ -234,12 +248,14 @@ TEST(ApiRateLimit, ATenantOverItsRateGets429WithRetryAfterAndAdminsAreExempt) {
 // beta's budget is 5 EUR with alerts at 50 % and 90 %: 3 EUR and then 1.67 EUR more of
 // estimates cross each level once, in the journal, the metrics and GET /v1/tenants/beta.
 TEST_F(ApiTest, BudgetAlertsAreJournaledOnceAndServedPerTenant) {
-  ASSERT_EQ(client_->Post("/v1/workloads", Auth(kBeta), WorkloadYaml("b1", "beta", 1, "3h"), "application/yaml")->status,
-            201);
+  ASSERT_EQ(
+      client_->Post("/v1/workloads", Auth(kBeta), WorkloadYaml("b1", "beta", 1, "3h"), "application/yaml")->status,
+      201);
   ASSERT_TRUE(h_.controller->Pass().ok());
   ASSERT_TRUE(h_.controller->Pass().ok());
-  ASSERT_EQ(client_->Post("/v1/workloads", Auth(kBeta), WorkloadYaml("b2", "beta", 1, "100m"), "application/yaml")->status,
-            201);
+  ASSERT_EQ(
+      client_->Post("/v1/workloads", Auth(kBeta), WorkloadYaml("b2", "beta", 1, "100m"), "application/yaml")->status,
+      201);
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(h_.controller->Pass().ok());
 
   auto beta = Body(client_->Get("/v1/tenants/beta", Auth(kBeta)));
@@ -264,14 +280,15 @@ TEST_F(ApiTest, BudgetAlertsAreJournaledOnceAndServedPerTenant) {
   ASSERT_TRUE(segments.ok());
   for (const auto& [first, path] : *segments) {
     std::ifstream in(path);
-    for (std::string line; std::getline(in, line);) alerts += line.find("\"kind\":\"budget-alert\"") != std::string::npos;
+    for (std::string line; std::getline(in, line);)
+      alerts += line.find("\"kind\":\"budget-alert\"") != std::string::npos;
   }
   EXPECT_EQ(alerts, 2);
 }
 
 TEST(ServerOptions, ParsesTokensAndRefusesShortOnes) {
-  auto tokens = server::ParseTokens(
-      "# comment\nabcdefghijklmnop alpha\nqrstuvwxyz0123456 admin\nmmmmmmmmmmmmmmmmm metrics\n");
+  auto tokens =
+      server::ParseTokens("# comment\nabcdefghijklmnop alpha\nqrstuvwxyz0123456 admin\nmmmmmmmmmmmmmmmmm metrics\n");
   ASSERT_TRUE(tokens.ok());
   ASSERT_NE(tokens->Find("abcdefghijklmnop"), nullptr);
   EXPECT_EQ(*tokens->Find("abcdefghijklmnop"), server::Caller::OfTenant("alpha"));
@@ -294,7 +311,7 @@ TEST(ServerOptions, TokenFilesArePrivateOrRefused) {
   auto made = server::MakeServerOptions("127.0.0.1:0", "", "", "", state);
   ASSERT_TRUE(made.ok()) << made.status().ToString();
   EXPECT_EQ(made->tokens.size(), 1u);
-  struct stat st {};
+  struct stat st{};
   ASSERT_EQ(::stat((state + "/admin.token").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
   // The same token again on the next start.

@@ -27,8 +27,8 @@ namespace fs = std::filesystem;
 
 // A local cluster beside the fleet's two simulated ones: real processes, two fake GPUs.
 std::string LabCluster(const std::string& job_root) {
-  const std::string user = ::geteuid() == 0 ? "local.gpufed.io/run-as-user: nobody"
-                                            : "local.gpufed.io/allow-controller-user: \"true\"";
+  const std::string user =
+      ::geteuid() == 0 ? "local.gpufed.io/run-as-user: nobody" : "local.gpufed.io/allow-controller-user: \"true\"";
   return "apiVersion: gpufed/v1alpha1\nkind: Cluster\nmetadata:\n  name: lab\n  annotations:\n    " + user +
          "\n    local.gpufed.io/job-root: " + job_root +
          "\n    local.gpufed.io/gpu-env: FAKE_GPUS\nspec:\n  provider: onprem\n  region: eu-central\n  zone: eu\n"
@@ -41,7 +41,8 @@ std::string LabCluster(const std::string& job_root) {
 std::string GatedLabJob(const std::string& gate) {
   return "apiVersion: gpufed/v1alpha1\nkind: Workload\nmetadata: {name: lab-job}\nspec:\n  tenant: alpha\n"
          "  type: inference\n  resources: {gpus: 1, gpuModels: [fake]}\n  durationHint: 1h\n"
-         "  run: {command: [sh, -c, 'while [ ! -e " + gate + " ]; do sleep 0.05; done']}\n";
+         "  run: {command: [sh, -c, 'while [ ! -e " +
+         gate + " ]; do sleep 0.05; done']}\n";
 }
 
 // Opens the gate of the lab's job and reaps its wrapper (this process's child: the
@@ -61,6 +62,7 @@ struct GatedJob {
 int RunCli(std::vector<std::string> args, const connectors::ConnectorRegistry& registry, std::string* out) {
   args.insert(args.begin(), "gpufed");
   std::vector<char*> argv;
+  argv.reserve(args.size());
   for (std::string& a : args) argv.push_back(a.data());
   std::ostringstream captured;
   std::streambuf* old = std::cout.rdbuf(captured.rdbuf());
