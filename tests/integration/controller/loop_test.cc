@@ -63,6 +63,12 @@ TEST(ControllerLoop, RequeuesCheckpointableWorkFromItsCheckpointWhenAClusterIsLo
 
 TEST(ControllerLoop, PreemptsLowerPriorityPreemptibleWorkForUrgentWork) {
   std::string dir = FreshDir("preempt");
+  // kFleet caps alpha at normal; urgent work needs the repository to allow it (a declared
+  // cap binds admins too, config/priority_cap.h).
+  std::string fleet = kFleet;
+  const std::string cap = "  maxPriority: normal\n";
+  fleet.replace(fleet.find(cap), cap.size(), "  maxPriority: urgent\n");
+  std::ofstream(dir + "/repo/fleet.yaml") << fleet;
   std::ofstream(dir + "/repo/work.yaml")
       << WorkloadYaml("sweep", "alpha", 8, "6h",
                       "  priority: low\n  preemptible: true\n  data: {sensitivity: restricted}\n"
