@@ -54,7 +54,8 @@ TEST(ControllerLoop, RequeuesCheckpointableWorkFromItsCheckpointWhenAClusterIsLo
       EXPECT_GT(r.resume_from.millis(), 0) << name;  // resumed from a checkpoint, not from zero
       auto history = h.Ctl().store()->History(r.uid);
       bool saw_requeue = false;
-      for (const auto& t : *history) saw_requeue |= t.to == "Requeued" && t.reason.find("unhealthy") != std::string::npos;
+      for (const auto& t : *history)
+        saw_requeue |= t.to == "Requeued" && t.reason.find("unhealthy") != std::string::npos;
       EXPECT_TRUE(saw_requeue) << name;
     }
   }
@@ -69,12 +70,12 @@ TEST(ControllerLoop, PreemptsLowerPriorityPreemptibleWorkForUrgentWork) {
   const std::string cap = "  maxPriority: normal\n";
   fleet.replace(fleet.find(cap), cap.size(), "  maxPriority: urgent\n");
   std::ofstream(dir + "/repo/fleet.yaml") << fleet;
-  std::ofstream(dir + "/repo/work.yaml")
-      << WorkloadYaml("sweep", "alpha", 8, "6h",
-                      "  priority: low\n  preemptible: true\n  data: {sensitivity: restricted}\n"
-                      "  checkpoint: {enabled: true, interval: 10m, uri: s3://s}\n");
-  std::ofstream(dir + "/urgent.yaml")
-      << WorkloadYaml("urgent", "alpha", 8, "1h", "  priority: urgent\n  data: {sensitivity: restricted}\n");
+  std::ofstream(dir + "/repo/work.yaml") << WorkloadYaml(
+      "sweep", "alpha", 8, "6h",
+      "  priority: low\n  preemptible: true\n  data: {sensitivity: restricted}\n"
+      "  checkpoint: {enabled: true, interval: 10m, uri: s3://s}\n");
+  std::ofstream(dir + "/urgent.yaml") << WorkloadYaml("urgent", "alpha", 8, "1h",
+                                                      "  priority: urgent\n  data: {sensitivity: restricted}\n");
   Harness h;
   ASSERT_TRUE(h.Open(dir).ok());
   for (int i = 0; i < 6; ++i) {
@@ -146,7 +147,8 @@ TEST(ControllerLoop, ActivatesANewRevisionMidRunAndKeepsTheOldOneWhenTheNextIsBa
   // A new rule: training on the cloud is denied.
   std::ofstream(dir + "/repo/extra.yaml")
       << "apiVersion: gpufed/v1alpha1\nkind: Policy\nmetadata: {name: onprem-only}\nspec:\n  enforcement: deny\n"
-         "  rules:\n    - name: no-cloud-training\n      when: {type: training}\n      require: {cluster.provider: onprem}\n";
+         "  rules:\n    - name: no-cloud-training\n      when: {type: training}\n      require: {cluster.provider: "
+         "onprem}\n";
   ASSERT_TRUE(h.controller->Reload().ok());
   std::string second = h.controller->active_revision();
   EXPECT_NE(first, second);
