@@ -135,8 +135,11 @@ def main():
 
         state = os.path.join(tmp, "state")
         log = open(log_path, "w")
+        # An all-sim fleet runs on virtual time, by default as fast as it can, and would
+        # finish its 30 days before the API is read: one virtual second per wall second
+        # keeps it serving (the decisions are made in the first pass, at t=0).
         proc = subprocess.Popen([gpufed, "run", "--config", repo, "--state", state, "--listen", "127.0.0.1:0",
-                                 "--tokens", tokens], stdout=log, stderr=subprocess.STDOUT)
+                                 "--tokens", tokens, "--speed", "1"], stdout=log, stderr=subprocess.STDOUT)
         base = None
         journal = {}
         for _ in range(600):  # bounded: 60 s
