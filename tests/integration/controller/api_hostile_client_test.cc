@@ -41,8 +41,11 @@ class ApiHostileClientTest : public ::testing::Test {
     Status opened = h_.Open(dir_);
     ASSERT_TRUE(opened.ok()) << opened.ToString();
   }
-  void Start(const server::ConnectionLimits& limits = {}, size_t max_body = size_t{64} * 1024) {
+  // `rate_clock`: the per-tenant rate limits' time (null: the wall clock).
+  void Start(const server::ConnectionLimits& limits = {}, size_t max_body = size_t{64} * 1024,
+             const gpufed::Clock* rate_clock = nullptr) {
     server::ServerOptions o;
+    o.clock = rate_clock;
     o.tokens = {{kAdmin, server::Caller::Admin()},
                 {kAlpha, server::Caller::OfTenant("alpha")},
                 {kBeta, server::Caller::OfTenant("beta")},
@@ -108,7 +111,10 @@ TEST_F(ApiHostileClientTest, NoEarlyAnswerLetsABodyBeParsedAsARequest) {
 // The case: a tenant over its rate limit sends a POST whose body is a request
 // with the admin token. One answer (429) comes back and the connection closes.
 TEST_F(ApiHostileClientTest, ARateLimitedPostNeverRunsItsBody) {
-  Start();  // alpha's limits are the defaults (50/s, burst 100)
+  // alpha's limits are the defaults (50/s, burst 100), on the harness's clock, which
+  // stands still: no token comes back between the first 429 and the POST (on the wall
+  // clock one does every 20 ms, and a pause of the test let the POST through).
+  Start({}, size_t{64} * 1024, &h_.clock);
   RawSocket c(server_->port());
   ASSERT_TRUE(c.connected());
   int limited = 0;
