@@ -6,8 +6,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "controller/common/secure_file.h"
 
@@ -30,17 +28,9 @@ size_t ParseRecords(const std::string& text, std::vector<LedgerRecord>& out) {
   }
 }
 
-Result<std::string> ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::string();
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // The whole file read through a descriptor opened O_NOFOLLOW (and O_NONBLOCK, so a FIFO
 // put in its place cannot hang the reader); a missing file reads as empty.
-Result<std::string> ReadNoFollow(const std::string& path) {
+Result<std::string> ReadAll(const std::string& path) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
   if (!fd.valid()) {
     if (errno == ENOENT || errno == ENOTDIR) return std::string();
@@ -79,7 +69,7 @@ void ActionLedger::Adopt(std::vector<LedgerRecord> records) {
 }
 
 Result<std::unique_ptr<ActionLedger>> ActionLedger::OpenReadOnly(const std::string& path) {
-  Result<std::string> text = ReadNoFollow(path);
+  Result<std::string> text = ReadAll(path);
   if (!text.ok()) return text.status();
   std::vector<LedgerRecord> records;
   ParseRecords(*text, records);  // a torn last line is skipped, and stays in the file

@@ -1,6 +1,5 @@
 #include "controller/reconcile/preview.h"
 
-#include <charconv>
 #include <filesystem>
 
 #include "controller/common/clock.h"
@@ -35,17 +34,9 @@ Result<placement::Plan> PreviewFromState(const policy::Revision& revision, const
   gpufed::ManualClock virtual_clock;
   gpufed::SystemClock wall_clock;
   if (all_sim) {
-    Result<std::optional<std::string>> saved = (*store)->GetMeta("clock_ms");
-    if (!saved.ok()) return saved.status();
-    if (*saved) {
-      const std::string& text = **saved;
-      int64_t ms = 0;
-      auto [end, parsed] = std::from_chars(text.data(), text.data() + text.size(), ms);
-      if (parsed != std::errc() || end != text.data() + text.size()) {
-        return Status(StatusCode::kDataLoss, db + ": meta clock_ms is not a number: " + text);
-      }
-      virtual_clock.AdvanceTo(Duration::FromMillis(ms));
-    }
+    Result<std::optional<Duration>> saved = (*store)->GetMetaMillis("clock_ms");
+    if (!saved.ok()) return Status(saved.status().code(), db + ": " + saved.status().message());
+    if (*saved) virtual_clock.AdvanceTo(**saved);
   }
   const gpufed::Clock* clock = all_sim ? static_cast<const gpufed::Clock*>(&virtual_clock) : &wall_clock;
   NoDecisionLog log;

@@ -31,7 +31,8 @@ Result<std::unique_ptr<Runtime>> Runtime::Open(RuntimeOptions options, const con
   if (options.scenario.empty()) options.scenario = DefaultScenarioFile(options.config_dir);
   // A public --metrics-listen is refused before anything starts.
   if (!options.metrics_listen.empty()) {
-    if (Result<server::MetricsEndpoint> e = server::ParseMetricsListen(options.metrics_listen); !e.ok()) return e.status();
+    if (Result<server::MetricsEndpoint> e = server::ParseMetricsListen(options.metrics_listen); !e.ok())
+      return e.status();
   }
   std::unique_ptr<Runtime> rt(new Runtime(std::move(options)));
   const RuntimeOptions& o = rt->options_;
@@ -41,7 +42,7 @@ Result<std::unique_ptr<Runtime>> Runtime::Open(RuntimeOptions options, const con
     return FailedPrecondition("unsynced storage (--unsafe-no-fsync) is only for federations of simulated clusters; " +
                               o.config_dir + " declares a cluster whose connector is not sim");
   }
-  rt->clock_ = o.clock != nullptr ? o.clock
+  rt->clock_ = o.clock != nullptr  ? o.clock
                : rt->virtual_time_ ? static_cast<const gpufed::Clock*>(&rt->virtual_clock_)
                                    : &rt->wall_clock_;
   // The state folder holds every spec's run.env, the signing key and the admin token:
@@ -53,8 +54,9 @@ Result<std::unique_ptr<Runtime>> Runtime::Open(RuntimeOptions options, const con
   if (rt->virtual_time_ && o.clock == nullptr) {
     Result<std::unique_ptr<store::Store>> peek = store::Store::Open(o.state_dir + "/gpufed.db");
     if (peek.ok()) {
-      Result<std::optional<std::string>> saved = (*peek)->GetMeta("clock_ms");
-      if (saved.ok() && *saved) rt->virtual_clock_.AdvanceTo(Duration::FromMillis(std::stoll(**saved)));
+      Result<std::optional<Duration>> saved = (*peek)->GetMetaMillis("clock_ms");
+      if (!saved.ok()) return Status(saved.status().code(), "state folder: gpufed.db: " + saved.status().message());
+      if (*saved) rt->virtual_clock_.AdvanceTo(**saved);
     }
   }
   if (!o.scenario.empty()) {
@@ -84,7 +86,8 @@ Result<std::unique_ptr<Runtime>> Runtime::Open(RuntimeOptions options, const con
     return Status(s.code(), "audit shipping: " + s.message());
   }
   if (!o.listen.empty()) {
-    Result<server::ServerOptions> so = server::MakeServerOptions(o.listen, o.tokens_file, o.tls_cert, o.tls_key, o.state_dir);
+    Result<server::ServerOptions> so =
+        server::MakeServerOptions(o.listen, o.tokens_file, o.tls_cert, o.tls_key, o.state_dir);
     if (!so.ok()) return so.status();
     so->max_body_bytes = o.max_body_bytes;
     Result<std::unique_ptr<server::ApiServer>> started = server::ApiServer::Start(rt->controller_.get(), *so);
@@ -94,10 +97,12 @@ Result<std::unique_ptr<Runtime>> Runtime::Open(RuntimeOptions options, const con
               << rt->api_->port() << "\n";
   }
   if (!o.metrics_listen.empty()) {
-    Result<std::unique_ptr<server::MetricsServer>> metrics = server::MetricsServer::Start(rt->controller_.get(), o.metrics_listen);
+    Result<std::unique_ptr<server::MetricsServer>> metrics =
+        server::MetricsServer::Start(rt->controller_.get(), o.metrics_listen);
     if (!metrics.ok()) return metrics.status();
     rt->metrics_ = std::move(metrics).value();
-    std::cerr << "gpufed run: metrics (no token) on port " << rt->metrics_->port() << " of " << o.metrics_listen << "\n";
+    std::cerr << "gpufed run: metrics (no token) on port " << rt->metrics_->port() << " of " << o.metrics_listen
+              << "\n";
   }
   rt->watcher_ = std::make_unique<reconcile::RepoWatcher>(o.config_dir);
   return rt;
@@ -152,8 +157,9 @@ void Runtime::Report(Duration now) {
   Status audit = c.audit_health();
   if (audit.ok() != audit_ok_) {
     audit_ok_ = audit.ok();
-    std::string line = audit_ok_ ? "audit journal writable again, placing resumed"
-                                 : "audit journal cannot be written, placement stopped (not ready): " + audit.ToString();
+    std::string line = audit_ok_
+                           ? "audit journal writable again, placing resumed"
+                           : "audit journal cannot be written, placement stopped (not ready): " + audit.ToString();
     Event(now, line);
     std::cerr << "gpufed run: " << line << "\n";
   }
@@ -164,8 +170,11 @@ void Runtime::Report(Duration now) {
     std::string api = cluster.value("api", "");
     if (!api.empty() && apis_[name] != api) {
       apis_[name] = api;
-      Event(now, name + ": " + api);
-      std::cerr << "gpufed run: " << name << ": " << api << "\n";
+      std::string line = name;
+      line += ": ";
+      line += api;
+      Event(now, line);
+      std::cerr << "gpufed run: " << line << "\n";
     }
     bool h = cluster.value("healthy", false) || !cluster.value("observed", false);
     if (healthy_.count(name) && healthy_[name] != h) {

@@ -123,7 +123,7 @@ class Store {
   // Books a finished attempt once per (uid, attempt) (later calls for the same attempt
   // are no-ops) and adds its cost and GPU time to the tenant's usage, in one transaction.
   // Keyed by uid, so every run of a reused name is metered and charged.
-  Status FinishAttempt(const AttemptRow& row);
+  Status FinishAttempt(const AttemptRow& a);
   Result<std::vector<AttemptRow>> Attempts();
   Result<std::map<std::string, UsageRow>> Usage();
 
@@ -162,6 +162,10 @@ class Store {
   Result<std::vector<std::pair<Duration, std::string>>> ReadHistory(Duration since);
 
   Result<std::optional<std::string>> GetMeta(const std::string& key);
+  // A time kept under `key` in whole milliseconds (the virtual clock's `clock_ms`): none
+  // when the key is absent; DataLoss naming the key when the value is not a number from 0
+  // to 10^13 (about 300 years), as an edited or damaged state folder may hold.
+  Result<std::optional<Duration>> GetMetaMillis(const std::string& key);
   Status SetMeta(const std::string& key, const std::string& value);
 
  private:
@@ -186,7 +190,7 @@ class Store {
   // The SQL of RecordDecision, MarkAction and FinishAttempt; the caller holds mu_.
   Status RecordDecisionLocked(const DecisionRow& row);
   Status MarkActionLocked(const std::string& kind, const std::string& key, ActionState state, const std::string& error);
-  Status FinishAttemptLocked(const AttemptRow& row);
+  Status FinishAttemptLocked(const AttemptRow& a);
   // Runs the waiting writes in the caller's transaction (dropping them on an error).
   Status ApplyDeferredLocked();
   // Commits `tx` and forgets the waiting writes it carried; the workload rows it wrote

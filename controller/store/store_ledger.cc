@@ -1,6 +1,10 @@
 // Store: decisions index, action ledger, attempts and usage, meta.
 #include "controller/store/store.h"
 
+#include <charconv>
+
+#include "controller/common/utf8.h"
+
 namespace gpufed::store {
 namespace {
 
@@ -57,7 +61,8 @@ Result<std::vector<DecisionRow>> Store::Decisions(const std::string& tenant, con
   std::lock_guard<FairMutex> lock(mu_);
   GPUFED_RETURN_IF_ERROR(FlushLockedIfWaiting<DecisionRow>());
   std::string sql =
-      "SELECT seq, at_ms, workload, attempt, revision, outcome, cluster, reason, record_json, tenant, uid FROM decisions";
+      "SELECT seq, at_ms, workload, attempt, revision, outcome, cluster, reason, record_json, tenant, uid FROM "
+      "decisions";
   if (!tenant.empty()) sql += workload.empty() ? " WHERE tenant=?" : " WHERE tenant=? AND workload=?";
   sql += " ORDER BY seq DESC";
   if (limit > 0) sql += " LIMIT " + std::to_string(limit);
@@ -129,7 +134,8 @@ Result<std::vector<ActionRow>> Store::Actions() {
 Result<std::optional<ActionRow>> Store::GetAction(const std::string& kind, const std::string& key) {
   std::lock_guard<FairMutex> lock(mu_);
   Result<std::unique_ptr<Statement>> s = db_->Prepare(
-      "SELECT kind, key, workload, attempt, cluster, state, error, created_ms, payload FROM actions WHERE kind=? AND key=?");
+      "SELECT kind, key, workload, attempt, cluster, state, error, created_ms, payload FROM actions WHERE kind=? AND "
+      "key=?");
   if (!s.ok()) return s.status();
   (*s)->Bind(1, kind).Bind(2, key);
   Result<bool> row = (*s)->Step();
@@ -147,7 +153,8 @@ Result<std::optional<ActionRow>> Store::GetAction(const std::string& kind, const
 }
 
 Status Store::FinishAttempt(const AttemptRow& a) {
-  if (a.uid.empty()) return InvalidArgument("attempt " + std::to_string(a.attempt) + " of " + a.workload + " has no uid");
+  if (a.uid.empty())
+    return InvalidArgument("attempt " + std::to_string(a.attempt) + " of " + a.workload + " has no uid");
   std::lock_guard<FairMutex> lock(mu_);
   Transaction tx(*db_);
   GPUFED_RETURN_IF_ERROR(tx.begin_status());
@@ -169,7 +176,8 @@ Status Store::FinishAttemptLocked(const AttemptRow& a) {
   Result<std::unique_ptr<Statement>> u = db_->Prepare(
       "INSERT INTO tenant_usage(tenant, currency, spent_micros, cloud_spent_micros, gpu_seconds) VALUES(?,?,?,?,?) "
       "ON CONFLICT(tenant) DO UPDATE SET spent_micros=spent_micros+excluded.spent_micros, "
-      "cloud_spent_micros=cloud_spent_micros+excluded.cloud_spent_micros, gpu_seconds=gpu_seconds+excluded.gpu_seconds");
+      "cloud_spent_micros=cloud_spent_micros+excluded.cloud_spent_micros, "
+      "gpu_seconds=gpu_seconds+excluded.gpu_seconds");
   if (!u.ok()) return u.status();
   (*u)->Bind(1, a.tenant).Bind(2, a.cost.currency()).Bind(3, a.cost.micros()).Bind(4, a.cloud ? a.cost.micros() : 0);
   (*u)->Bind(5, a.gpu_seconds);
@@ -211,6 +219,21 @@ Result<std::map<std::string, UsageRow>> Store::Usage() {
     out[q.Text(0)] = {q.Text(0), Money(q.Int(2), q.Text(1)), Money(q.Int(3), q.Text(1)), q.Real(4)};
   }
   return out;
+}
+
+Result<std::optional<Duration>> Store::GetMetaMillis(const std::string& key) {
+  Result<std::optional<std::string>> text = GetMeta(key);
+  if (!text.ok()) return text.status();
+  if (!*text) return std::optional<Duration>();
+  constexpr int64_t kMaxMillis = 10'000'000'000'000;
+  const std::string& t = **text;
+  int64_t ms = -1;
+  auto [end, parsed] = std::from_chars(t.data(), t.data() + t.size(), ms);
+  if (parsed != std::errc() || end != t.data() + t.size() || ms < 0 || ms > kMaxMillis) {
+    return Status(StatusCode::kDataLoss,
+                  "meta " + key + " is not a time in milliseconds: '" + BoundedUtf8(t, 40) + "'");
+  }
+  return std::optional<Duration>(Duration::FromMillis(ms));
 }
 
 Result<std::optional<std::string>> Store::GetMeta(const std::string& key) {

@@ -36,6 +36,27 @@ TEST(Store, MigratesANewDatabaseToTheLatestSchema) {
   EXPECT_EQ((*store)->schema_version(), Store::LatestSchemaVersion());
 }
 
+// The virtual clock's saved time is read back as a time, and a value an edited or damaged
+// state folder holds is an error that names the key, never an exception.
+TEST(Store, AMetaTimeThatIsNotANumberOfMillisecondsIsDataLoss) {
+  auto store = Store::Open(Db("meta_millis"));
+  ASSERT_TRUE(store.ok());
+  Result<std::optional<Duration>> absent = (*store)->GetMetaMillis("clock_ms");
+  ASSERT_TRUE(absent.ok());
+  EXPECT_FALSE(absent->has_value());
+  ASSERT_TRUE((*store)->SetMeta("clock_ms", "5400000").ok());
+  Result<std::optional<Duration>> saved = (*store)->GetMetaMillis("clock_ms");
+  ASSERT_TRUE(saved.ok() && saved->has_value());
+  EXPECT_EQ((*saved)->millis(), 5400000);
+  for (const char* bad : {"abc", "", "-1", "12 ", "99999999999999999999", "10000000000001"}) {
+    ASSERT_TRUE((*store)->SetMeta("clock_ms", bad).ok());
+    Result<std::optional<Duration>> read = (*store)->GetMetaMillis("clock_ms");
+    ASSERT_FALSE(read.ok()) << bad;
+    EXPECT_EQ(read.status().code(), StatusCode::kDataLoss) << bad;
+    EXPECT_NE(read.status().message().find("clock_ms"), std::string::npos) << read.status().message();
+  }
+}
+
 // Synced commits wait for the disk (synchronous=FULL); an unsynced store (simulations,
 // common/durability.h) does not (OFF), and still keeps what it committed across a reopen.
 TEST(Store, DurabilityDecidesWhetherACommitWaitsForTheDisk) {
@@ -125,13 +146,13 @@ TEST(Store, ListUnfinishedReadsOnlyWaitingAndActiveRows) {
     r.state = terminal[i % 4];
     ASSERT_TRUE(s.Update(r, "ended", Duration::FromSeconds(i)).ok());
   }
-  const WorkloadState live[] = {WorkloadState::kPending, WorkloadState::kQueued, WorkloadState::kRequeued,
-                                WorkloadState::kPlaced, WorkloadState::kRunning, WorkloadState::kPreempted};
+  const WorkloadState live[] = {WorkloadState::kPending, WorkloadState::kQueued,  WorkloadState::kRequeued,
+                                WorkloadState::kPlaced,  WorkloadState::kRunning, WorkloadState::kPreempted};
   for (int i = 0; i < 6; ++i) {
     WorkloadRecord r = Record("live-" + std::to_string(i));
     ASSERT_TRUE(s.Submit(r, Duration::FromSeconds(1000 + i)).ok());
     r.state = live[i];
-    r.estimate = Money(1000000 * (i + 1), "EUR");
+    r.estimate = Money(int64_t{1000000} * (i + 1), "EUR");
     r.cloud = i == 4;
     ASSERT_TRUE(s.Update(r, "live", Duration::FromSeconds(1000 + i)).ok());
   }
@@ -194,6 +215,7 @@ TEST(Store, ConcurrentNumberedSubmissionsAreGroupCommittedAndEachAnsweredOnItsOw
     ASSERT_TRUE(store.ok());
     ASSERT_TRUE((*store)->SubmitNumbered(Record("dup", "alpha"), Duration::FromSeconds(1)).ok());
     std::vector<std::thread> threads;
+    threads.reserve(kThreads);
     for (int t = 0; t < kThreads; ++t) {
       threads.emplace_back([&, t] {
         for (int i = 0; i < kEach; ++i) {
@@ -278,7 +300,8 @@ TEST(Store, CountByStateFollowsEveryWriteWithoutReadingTheRows) {
       g.first += c.workloads;
       g.second += c.cost.micros();
     }
-    for (auto it = expected.begin(); it != expected.end();) it = it->second.first == 0 ? expected.erase(it) : std::next(it);
+    for (auto it = expected.begin(); it != expected.end();)
+      it = it->second.first == 0 ? expected.erase(it) : std::next(it);
     ASSERT_EQ(got, expected) << "after step " << step;
   }
 }
@@ -368,7 +391,7 @@ TEST(Store, AnActionIntentIsRecordedOnceAndAFailedOneCanBeReplaced) {
 
 TEST(Store, BooksAnAttemptsCostOnlyOnce) {
   auto store = Store::Open(Db("usage"));
-  AttemptRow a{"w", 1, "t", "cloud", "succeeded", 3600, Money(5000000, "EUR"), true, {}, Duration::FromSeconds(60),
+  AttemptRow a{"w",   1, "t", "cloud", "succeeded", 3600, Money(5000000, "EUR"), true, {}, Duration::FromSeconds(60),
                "w-u1"};
   ASSERT_TRUE((*store)->FinishAttempt(a).ok());
   ASSERT_TRUE((*store)->FinishAttempt(a).ok());
@@ -384,7 +407,16 @@ TEST(Store, ChargesEveryRunOfAReusedName) {
   auto store = Store::Open(Db("reuse"));
   // Three runs of "reuse-1", each attempt 1: each is its own submission (uid).
   for (int run = 1; run <= 3; ++run) {
-    AttemptRow a{"reuse-1", 1, "t", "c", "succeeded", 60, Money(1000000, "EUR"), false, {}, {},
+    AttemptRow a{"reuse-1",
+                 1,
+                 "t",
+                 "c",
+                 "succeeded",
+                 60,
+                 Money(1000000, "EUR"),
+                 false,
+                 {},
+                 {},
                  "reuse-1-u" + std::to_string(run)};
     ASSERT_TRUE((*store)->FinishAttempt(a).ok());
   }
@@ -395,8 +427,9 @@ TEST(Store, ChargesEveryRunOfAReusedName) {
 TEST(Store, KeepsTheNewestDecisionsFirst) {
   auto store = Store::Open(Db("decisions"));
   for (int i = 0; i < 3; ++i) {
-    ASSERT_TRUE(
-        (*store)->RecordDecision({0, {}, "w", 1, "rev", "queued", "", "r" + std::to_string(i), "{}", "t", "w-u1"}).ok());
+    ASSERT_TRUE((*store)
+                    ->RecordDecision({0, {}, "w", 1, "rev", "queued", "", "r" + std::to_string(i), "{}", "t", "w-u1"})
+                    .ok());
   }
   auto rows = (*store)->Decisions("t", "w", 2);
   ASSERT_EQ(rows->size(), 2u);
