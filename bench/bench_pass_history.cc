@@ -14,7 +14,7 @@
 #include "controller/common/clock.h"
 #include "connectors/core/registry.h"
 #include "connectors/sim/sim_connector.h"
-#include "controller/reconcile/controller.h"
+#include "controller/runtime/app.h"
 #include "controller/store/sqlite.h"
 #include "controller/store/store.h"
 
@@ -79,15 +79,17 @@ void BM_ReconcilePassWithFinishedHistory(benchmark::State& state) {
   gpufed::ManualClock clock;
   gpufed::connectors::ConnectorRegistry registry;
   (void)gpufed::connectors::sim::RegisterSimConnector(registry);
-  gpufed::reconcile::ControllerOptions o;
+  gpufed::runtime::AppOptions o;
   o.config_dir = dir + "/repo";
   o.state_dir = dir + "/state";
-  auto controller = gpufed::reconcile::Controller::Open(o, registry, &clock);
-  if (!controller.ok()) {
-    state.SkipWithError(controller.status().ToString().c_str());
+  o.clock = &clock;
+  o.handle_signals = false;
+  auto app = gpufed::runtime::App::Open(o, registry, nullptr);
+  if (!app.ok()) {
+    state.SkipWithError(app.status().ToString().c_str());
     return;
   }
-  gpufed::reconcile::Controller& c = **controller;
+  gpufed::reconcile::Controller& c = (*app)->controller();
   bool ok = true;
   for (int i = 0; i < 1100 && ok; ++i) {
     ok = c.Submit(Workload("w" + std::to_string(i)), "bench.yaml", "").ok();
@@ -118,7 +120,7 @@ void BM_ReconcilePassWithFinishedHistory(benchmark::State& state) {
   state.counters["workload_rows_read_per_pass"] =
       static_cast<double>(c.store()->rows_read() - rows_before) / static_cast<double>(state.iterations());
   state.counters["finished_rows"] = static_cast<double>(finished);
-  controller->reset();
+  app->reset();
   std::filesystem::remove_all(dir);
 }
 BENCHMARK(BM_ReconcilePassWithFinishedHistory)->Arg(0)->Arg(1000000)->Unit(benchmark::kMillisecond)->UseRealTime();

@@ -14,7 +14,7 @@
 #include "connectors/sim/sim_connector.h"
 #include "controller/audit/env.h"
 #include "controller/audit/query.h"
-#include "controller/runtime/runtime.h"
+#include "controller/runtime/app.h"
 
 namespace gpufed::replay {
 namespace {
@@ -50,7 +50,7 @@ class StateFolder {
 };
 
 // Reports jobs started so far, at most every 200 ms of wall time (a store aggregate).
-class ProgressView : public runtime::RuntimeView {
+class ProgressView : public runtime::AppView {
  public:
   ProgressView(const PhillyProgress& progress, size_t total) : progress_(progress), total_(total) {}
   void Event(Duration, const std::string&) override {}
@@ -95,7 +95,7 @@ Result<StrategyRun> RunGpufed(const std::vector<PhillyJob>& jobs, const PhillySe
 
   connectors::ConnectorRegistry registry;
   GPUFED_RETURN_IF_ERROR(connectors::sim::RegisterSimConnector(registry));
-  runtime::RuntimeOptions options;
+  runtime::AppOptions options;
   options.config_dir = repo;
   options.state_dir = folder->path();
   options.until_idle = true;
@@ -108,7 +108,7 @@ Result<StrategyRun> RunGpufed(const std::vector<PhillyJob>& jobs, const PhillySe
   // Checkpoints in virtual time: hourly keeps a week's journal to ~200 of them.
   options.checkpoint_interval = Duration::FromSeconds(3600);
   ProgressView view(progress, jobs.size());
-  Result<std::unique_ptr<runtime::Runtime>> rt = runtime::Runtime::Open(options, registry, &view);
+  Result<std::unique_ptr<runtime::App>> rt = runtime::App::Open(options, registry, &view);
   if (!rt.ok()) return Status(rt.status().code(), "gpufed runtime: " + rt.status().message());
   if (int code = (*rt)->Run(); code != 0) return Internal("gpufed runtime exited with " + std::to_string(code));
 

@@ -8,8 +8,7 @@
 #include "controller/cli/plan_inputs.h"
 #include "controller/cli/plan_output.h"
 #include "controller/config/loader.h"
-#include "controller/reconcile/preview.h"
-#include "controller/runtime/runtime.h"
+#include "controller/runtime/app.h"
 #include "policies/engine/activation.h"
 
 namespace gpufed::cli {
@@ -37,33 +36,29 @@ int RunPlan(const PlanOptions& options, const connectors::ConnectorRegistry* reg
     std::cerr << "gpufed plan: policy revision rejected; nothing was planned\n";
     return 1;
   }
-  policy::Revision& revision = *candidate.revision;
   if (!options.state_dir.empty()) {
     if (registry == nullptr || !options.workloads.empty()) {
       std::cerr << "gpufed plan: --state plans the controller's own workloads (no --workloads)\n";
       return 2;
     }
-    reconcile::PreviewOptions preview{options.state_dir, {}};
-    // The failures of the run's scenario, as `gpufed run` plays them.
-    const std::string scenario =
-        options.scenario.empty() ? runtime::DefaultScenarioFile(options.config_dir) : options.scenario;
-    if (!scenario.empty()) {
-      Result<runtime::ScenarioSource> source = runtime::ScenarioSource::Load(scenario, revision.config);
-      if (!source.ok()) {
-        std::cerr << "gpufed plan: " << source.status().message() << "\n";
-        return 1;
-      }
-      preview.connector_settings = runtime::ScenarioConnectorSettings(*source);
-    }
-    Result<placement::Plan> plan = reconcile::PreviewFromState(revision, preview, *registry);
+    // The App of `gpufed run`, opened read-only on that state (its scenario's failures
+    // played as the run plays them): nothing in the folder changes.
+    runtime::AppOptions app_options;
+    app_options.config_dir = options.config_dir;
+    app_options.state_dir = options.state_dir;
+    app_options.scenario = options.scenario;
+    Result<std::unique_ptr<runtime::App>> app =
+        runtime::App::OpenReadOnly(app_options, *registry, std::move(candidate.revision));
+    Result<placement::Plan> plan = app.ok() ? (*app)->controller().Preview() : Result<placement::Plan>(app.status());
     if (!plan.ok()) {
       std::cerr << "gpufed plan: " << plan.status().message() << "\n";
       return 1;
     }
-    std::cout << (options.output == "json" ? PlanToJson(*plan, revision.config).dump(2) + "\n"
-                                           : RenderPlanTable(*plan, revision.config));
+    const model::Config& config = (*app)->revision().config;
+    std::cout << (options.output == "json" ? PlanToJson(*plan, config).dump(2) + "\n" : RenderPlanTable(*plan, config));
     return 0;
   }
+  policy::Revision& revision = *candidate.revision;
   PlanInputs inputs;
   if (std::optional<int> code = ReadPlanInputs("gpufed plan", revision, options.now, options.workloads, inputs)) {
     return *code;

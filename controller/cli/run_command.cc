@@ -4,7 +4,7 @@
 // With only `sim` clusters the run is in accelerated virtual time: the loop jumps the
 // clock to the next event (a job ends, a node arrives, a failure, a submission, a
 // backoff, or the resync period), so a day of cluster time takes seconds. With any real
-// connector it runs on the wall clock. The process itself is runtime::Runtime; this file
+// connector it runs on the wall clock. The process itself is runtime::App; this file
 // parses its flags, shows it (RunView) and prints the summary.
 #include <unistd.h>
 
@@ -17,7 +17,7 @@
 #include "controller/cli/version.h"
 #include "controller/common/quantity.h"
 #include "controller/config/loader.h"
-#include "controller/runtime/runtime.h"
+#include "controller/runtime/app.h"
 #include "policies/engine/validation.h"
 
 namespace gpufed::cli {
@@ -25,7 +25,7 @@ namespace {
 
 // The runtime's options as the flags fill them; durations as text until parsed.
 struct RunOptions {
-  runtime::RuntimeOptions rt;
+  runtime::AppOptions rt;
   double speed = -1;           // virtual seconds per wall second; 0 = as fast as possible
   std::string max_time = "30d";
   std::string resync = "5m";
@@ -41,7 +41,8 @@ Result<size_t> ParseByteCount(std::string text) {
     text.pop_back();
   }
   Result<Quantity> q = Quantity::Parse(text);
-  if (!q.ok() || q->milli() <= 0 || q->milli() % 1000 != 0) return InvalidArgument("not a positive byte count: " + text);
+  if (!q.ok() || q->milli() <= 0 || q->milli() % 1000 != 0)
+    return InvalidArgument("not a positive byte count: " + text);
   return static_cast<size_t>(q->milli() / 1000);
 }
 
@@ -65,7 +66,7 @@ int Run(const RunOptions& o, const connectors::ConnectorRegistry* registry) {
     return 2;
   }
   const bool tty = isatty(STDOUT_FILENO) != 0;
-  runtime::RuntimeOptions ro = o.rt;
+  runtime::AppOptions ro = o.rt;
   ro.speed = o.speed < 0 ? (tty ? 7200 : 0) : o.speed;
   ro.max_time = *max_time;
   ro.resync = *resync;
@@ -74,14 +75,15 @@ int Run(const RunOptions& o, const connectors::ConnectorRegistry* registry) {
   ro.max_body_bytes = *max_body;
   ro.version = kVersion;
   if (o.unsafe_no_fsync) ro.durability = Durability::kUnsynced;
-  RunView view(std::cout, tty, !runtime::AllSimulated(ro.config_dir));
-  Result<std::unique_ptr<runtime::Runtime>> opened = runtime::Runtime::Open(ro, *registry, &view);
+  RunView view(std::cout, tty);
+  Result<std::unique_ptr<runtime::App>> opened = runtime::App::Open(ro, *registry, &view);
   if (!opened.ok()) {
     std::cerr << "gpufed run: " << opened.status().message() << "\n";
     const bool serving = !ro.listen.empty() || !ro.metrics_listen.empty();
     return opened.status().code() == StatusCode::kInvalidArgument && serving ? 2 : 1;
   }
-  runtime::Runtime& rt = **opened;
+  runtime::App& rt = **opened;
+  view.SetWallClock(!rt.virtual_time());
   std::cout << "gpufed run: " << ro.config_dir << " revision " << rt.controller().active_revision().substr(0, 12)
             << (rt.virtual_time() ? ", virtual time" : ", wall clock")
             << (rt.scenario_file().empty() ? "" : ", scenario " + rt.scenario_file()) << "\n";
@@ -89,9 +91,8 @@ int Run(const RunOptions& o, const connectors::ConnectorRegistry* registry) {
   const Duration start = rt.clock().Now();
   const int exit_code = rt.Run();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  config::LoadResult cfg = config::LoadRepository({ro.config_dir}, policy::ProductLoadOptions());
-  std::cout << RenderSummary(rt.controller(), cfg.config, Duration::FromMillis(rt.clock().Now().millis() - start.millis()),
-                             wall);
+  std::cout << RenderSummary(rt.controller(), rt.revision().config,
+                             Duration::FromMillis(rt.clock().Now().millis() - start.millis()), wall);
   return exit_code;
 }
 
@@ -99,7 +100,8 @@ int Run(const RunOptions& o, const connectors::ConnectorRegistry* registry) {
 
 void AddRunCommand(CLI::App& app, int* exit_code, const connectors::ConnectorRegistry* registry) {
   auto o = std::make_shared<RunOptions>();
-  CLI::App* cmd = app.add_subcommand("run", "Run the controller: reconcile loop, connectors and (with --listen) the API");
+  CLI::App* cmd =
+      app.add_subcommand("run", "Run the controller: reconcile loop, connectors and (with --listen) the API");
   cmd->add_option("-c,--config", o->rt.config_dir, "Policy repository directory")->required();
   cmd->add_option("--state", o->rt.state_dir, "State folder: store, journal, connector ledgers")->capture_default_str();
   cmd->add_option("--listen", o->rt.listen, "Serve the HTTP API on ADDR:PORT (port 0: any free port)");

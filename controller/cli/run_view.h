@@ -8,17 +8,18 @@
 
 #include "controller/common/duration.h"
 #include "controller/reconcile/controller.h"
-#include "controller/runtime/runtime.h"
+#include "controller/runtime/app.h"
 
 namespace gpufed::cli {
 
-class RunView : public runtime::RuntimeView {
+class RunView : public runtime::AppView {
  public:
   // `tty`: redraw in place with ANSI escapes; else print a status line per `every`.
-  // `wall_clock`: times are Unix epoch times, shown as UTC time of day; else virtual
-  // time since the start of the run.
-  RunView(std::ostream& out, bool tty, bool wall_clock, Duration every = Duration::FromSeconds(3600))
-      : out_(out), tty_(tty), wall_clock_(wall_clock), every_(every) {}
+  RunView(std::ostream& out, bool tty, Duration every = Duration::FromSeconds(3600))
+      : out_(out), tty_(tty), every_(every) {}
+  // Times are Unix epoch times, shown as UTC time of day; else (the default) virtual time
+  // since the start of the run. Set once the App has chosen its clock.
+  void SetWallClock(bool wall_clock) { wall_clock_ = wall_clock; }
   void Update(reconcile::Controller& controller, Duration now, bool force) override;
   // A notable event (requeue, preemption, outage, revision change), kept above the view.
   void Event(Duration now, const std::string& line) override;
@@ -28,7 +29,7 @@ class RunView : public runtime::RuntimeView {
   std::string Clock(Duration t) const;
 
   bool tty_;
-  bool wall_clock_;
+  bool wall_clock_ = false;
   Duration every_;
   Duration next_plain_;
   int drawn_lines_ = 0;

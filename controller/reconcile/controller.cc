@@ -6,122 +6,95 @@
 #include <cstdio>
 
 #include "controller/audit/records.h"
-#include "controller/audit/signing_key.h"
-#include "controller/common/secure_file.h"
-#include "controller/config/loader.h"
 
 namespace gpufed::reconcile {
 
 using store::WorkloadRecord;
 
-Result<std::unique_ptr<Controller>> Controller::Open(const ControllerOptions& options,
-                                                     const connectors::ConnectorRegistry& registry,
-                                                     const gpufed::Clock* clock) {
-  std::unique_ptr<Controller> c(new Controller(options, registry, clock));
-  Status loaded = c->activator_.Reload({options.config_dir});
-  if (!loaded.ok()) {
-    std::string why;
-    for (const std::string& p : c->activator_.last_rejection()) why += "\n  " + p;
-    return FailedPrecondition("policy repository " + options.config_dir + " was not activated:" + why);
+namespace {
+
+// A read-only loop's decision log: a preview decides nothing durable.
+class DiscardDecisionLog : public DecisionLog {
+ public:
+  Status Record(const placement::Decision&, const DecisionContext&) override { return Status::Ok(); }
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Controller>> Controller::Open(const ControllerOptions& options, const LoopParts& parts) {
+  if (parts.store == nullptr || parts.activator == nullptr || parts.activator->active() == nullptr ||
+      parts.registry == nullptr || parts.clock == nullptr) {
+    return InvalidArgument("the loop needs a store, an active revision, a connector registry and a clock");
   }
-  // Private (0700), with the connectors' folder in it: they hold every spec's run.env,
-  // the signing key and the ledgers. The runtime, which makes the state folder before
-  // the controller is opened, reports its narrowing.
-  for (const std::string& dir : {options.state_dir, options.state_dir + "/connectors"}) {
-    if (Result<std::optional<ModeChange>> made = MakePrivateFolder(dir); !made.ok()) {
-      return Status(made.status().code(), "state folder: " + made.status().message());
-    }
-  }
-  Result<std::unique_ptr<store::Store>> store =
-      store::Store::Open(options.state_dir + "/gpufed.db", options.durability);
-  if (!store.ok()) return store.status();
-  c->store_ = std::move(store).value();
-  GPUFED_RETURN_IF_ERROR(c->OpenJournal());
-  c->log_ = std::make_unique<StoreDecisionLog>(c->store_.get());
-  c->budget_ = std::make_unique<BudgetWatch>(c->store_.get());
-  c->history_ = std::make_unique<History>(c->store_.get());
-  GPUFED_RETURN_IF_ERROR(c->history_->Restore(clock->Now()));
-  // Journal first: a decision is acted on only once the tamper-evident log holds it.
-  c->metrics_log_ = std::make_unique<MetricsDecisionLog>(&c->pass_metrics_);
-  c->tee_ = std::make_unique<TeeDecisionLog>(
-      std::vector<DecisionLog*>{c->journal_log_.get(), c->log_.get(), c->metrics_log_.get()});
-  c->reconciler_ = std::make_unique<Reconciler>(c->store_.get(), c->tee_.get(), clock, options.reconcile);
-  c->reconciler_->SetSubmittedSpecs(&c->submitted_specs_);
-  c->reconciler_->SetActionObserver(
-      [log = c->journal_log_.get()](const std::vector<ActionResult>& results) { log->RecordActions(results); });
-  c->reconciler_->SetRevision(c->activator_.active());
-  c->PublishApiLimits();
-  GPUFED_RETURN_IF_ERROR(c->CreateConnectors());
-  GPUFED_RETURN_IF_ERROR(c->reconciler_->RestoreFairShare());
-  GPUFED_RETURN_IF_ERROR(c->reconciler_->SyncRepositoryWorkloads());
+  std::unique_ptr<Controller> c(new Controller(options, parts));
+  GPUFED_RETURN_IF_ERROR(c->Start());
   return c;
 }
 
-Status Controller::OpenJournal() {
-  audit_env_ = options_.audit_env;
-  if (audit_env_ == nullptr) {
-    own_env_ = audit::NewPosixEnv();
-    audit_env_ = own_env_.get();
+Status Controller::Start() {
+  DecisionLog* decisions = nullptr;
+  if (read_only()) {
+    discard_log_ = std::make_unique<DiscardDecisionLog>();
+    decisions = discard_log_.get();
+  } else {
+    journal_log_ = std::make_unique<JournalDecisionLog>(journal_, audit_->env(), options_.config_dir);
+    log_ = std::make_unique<StoreDecisionLog>(store_);
+    metrics_log_ = std::make_unique<MetricsDecisionLog>(&pass_metrics_);
+    // Journal first: a decision is acted on only once the tamper-evident log holds it.
+    tee_ =
+        std::make_unique<TeeDecisionLog>(std::vector<DecisionLog*>{journal_log_.get(), log_.get(), metrics_log_.get()});
+    decisions = tee_.get();
   }
-  if (options_.durability == Durability::kUnsynced) {
-    unsynced_env_ = audit::NewUnsyncedEnv(audit_env_);
-    audit_env_ = unsynced_env_.get();
+  budget_ = std::make_unique<BudgetWatch>(store_);
+  history_ = std::make_unique<History>(store_);
+  if (!read_only()) GPUFED_RETURN_IF_ERROR(history_->Restore(clock_->Now()));
+  reconciler_ = std::make_unique<Reconciler>(store_, decisions, clock_, options_.reconcile);
+  reconciler_->SetSubmittedSpecs(&submitted_specs_);
+  if (!read_only()) {
+    reconciler_->SetActionObserver(
+        [log = journal_log_.get()](const std::vector<ActionResult>& results) { log->RecordActions(results); });
   }
-  const std::string dir = options_.state_dir + "/audit";
-  Result<audit::Signer> signer = audit::LoadOrCreateSigningKey(*audit_env_, dir);
-  if (!signer.ok())
-    return Status(signer.status().code(), "audit signing key in " + dir + ": " + signer.status().message());
-  signer_.emplace(std::move(signer).value());
-  audit::JournalOptions jo;
-  jo.env = audit_env_;
-  jo.dir = dir;
-  jo.signer = &*signer_;
-  jo.checkpoint_interval_micros = options_.checkpoint_interval.millis() * 1000;
-  audit::RecoveryInfo recovery;
-  Result<std::unique_ptr<audit::AuditJournal>> journal = audit::AuditJournal::Open(jo, &recovery);
-  if (!journal.ok()) return Status(journal.status().code(), "audit journal " + dir + ": " + journal.status().message());
-  journal_ = std::move(journal).value();
-  if (recovery.truncated_bytes > 0) {
-    (void)journal_->Append(
-        audit::JournalRepairedRecord(recovery.last_seq, recovery.truncated_bytes, recovery.quarantined));
-  }
-  journal_log_ = std::make_unique<JournalDecisionLog>(journal_.get(), audit_env_, options_.config_dir);
-  // Failures here make the journal unhealthy: reported by ready(), placement stops.
-  (void)journal_->Append(audit::ControllerStartRecord(options_.version, options_.state_dir, options_.durability));
-  const policy::Revision* active = activator_.active();
-  (void)journal_->Append(
-      audit::PolicyActivatedRecord(active->config.revision, options_.config_dir, active->tests.passed));
-  return Status::Ok();
+  reconciler_->SetRevision(activator_->active());
+  PublishApiLimits();
+  GPUFED_RETURN_IF_ERROR(CreateConnectors());
+  // The tenants' past use as last saved (read only: the ledger is saved by passes).
+  GPUFED_RETURN_IF_ERROR(reconciler_->RestoreFairShare());
+  if (read_only()) return Status::Ok();
+  return reconciler_->SyncRepositoryWorkloads();
 }
 
 Controller::~Controller() = default;
 
-Status Controller::Stop(const std::string& reason) {
+void Controller::Stop() {
   std::lock_guard<std::mutex> pass_lock(pass_mu_);
   std::lock_guard<std::mutex> lock(mu_);
-  if (stopped_ || !journal_) return Status::Ok();
+  if (stopped_) return;
   stopped_ = true;
   // Best effort: a store that cannot be written now loses at most kFairShareSaveEvery of usage.
-  (void)reconciler_->SaveFairShare(true);
-  Result<uint64_t> seq = journal_->Append(audit::ControllerStopRecord(reason));
-  Status closed = journal_->Close();
-  return seq.ok() ? closed : seq.status();
+  if (!read_only()) (void)reconciler_->SaveFairShare(true);
+}
+
+Result<placement::Plan> Controller::Preview() {
+  std::lock_guard<std::mutex> pass_lock(pass_mu_);
+  std::lock_guard<std::mutex> lock(mu_);
+  return reconciler_->Preview();
 }
 
 Status Controller::CreateConnectors() {
-  Result<ConnectorSet::Prepared> made = reconciler_->PrepareConnectors(*activator_.active(), ConnectorMaker());
+  Result<ConnectorSet::Prepared> made = reconciler_->PrepareConnectors(*activator_->active(), ConnectorMaker());
   if (!made.ok()) return made.status();
   (void)reconciler_->CommitConnectors(std::move(made).value());
   return Status::Ok();
 }
 
 ConnectorSet::Maker Controller::ConnectorMaker() const {
-  return RegistryMaker(registry_, clock_, options_.state_dir, options_.connector_settings);
+  return RegistryMaker(registry_, clock_, options_.state_dir, options_.connector_settings,
+                       read_only() ? ConnectorAccess::kReadOnly : ConnectorAccess::kReadWrite);
 }
 
 void Controller::JournalConnectorChanges(const std::vector<ConnectorSet::Change>& changes,
                                          const std::map<std::string, int>& removed_with_work) {
-  const std::string& revision = activator_.active()->config.revision;
+  const std::string& revision = activator_->active()->config.revision;
   for (const ConnectorSet::Change& c : changes) {
     auto work = removed_with_work.find(c.cluster);
     (void)journal_->Append(
@@ -137,7 +110,8 @@ void Controller::JournalConnectorChanges(const std::vector<ConnectorSet::Change>
 Status Controller::Reload() {
   std::lock_guard<std::mutex> pass_lock(pass_mu_);
   std::lock_guard<std::mutex> lock(mu_);
-  std::string before = activator_.active()->config.revision;
+  if (stopped_ || read_only()) return FailedPrecondition("the controller has stopped or is read-only");
+  std::string before = activator_->active()->config.revision;
   // A revision whose clusters cannot all get a connector is rejected whole, like one that
   // fails validation: the last good revision keeps its connectors.
   std::optional<ConnectorSet::Prepared> connectors;
@@ -147,17 +121,17 @@ Status Controller::Reload() {
     connectors.emplace(std::move(made).value());
     return {};
   };
-  Status s = activator_.Reload({options_.config_dir}, make_connectors);
+  Status s = activator_->Reload({options_.config_dir}, make_connectors);
   if (!s.ok()) {
     pass_metrics_.OnRevisionRejected();
-    (void)journal_->Append(
-        audit::PolicyRejectedRecord(activator_.rejected_revision(), options_.config_dir, activator_.last_rejection()));
+    (void)journal_->Append(audit::PolicyRejectedRecord(activator_->rejected_revision(), options_.config_dir,
+                                                       activator_->last_rejection()));
     std::string why;
-    for (const std::string& p : activator_.last_rejection()) why += "; " + p;
-    return FailedPrecondition("revision " + activator_.rejected_revision() + " rejected, " + before.substr(0, 12) +
+    for (const std::string& p : activator_->last_rejection()) why += "; " + p;
+    return FailedPrecondition("revision " + activator_->rejected_revision() + " rejected, " + before.substr(0, 12) +
                               " keeps serving" + why);
   }
-  const policy::Revision* active = activator_.active();
+  const policy::Revision* active = activator_->active();
   const std::map<std::string, int> removed_with_work = reconciler_->ActiveOnRemoved(*active);
   if (active->config.revision != before) {
     (void)journal_->Append(audit::PolicyActivatedRecord(active->config.revision, options_.config_dir,
@@ -171,13 +145,13 @@ Status Controller::Reload() {
 
 void Controller::PublishApiLimits() {
   std::map<std::string, ApiLimit> limits;
-  for (const model::Tenant& t : activator_.active()->config.tenants) {
+  for (const model::Tenant& t : activator_->active()->config.tenants) {
     const int burst = t.api_burst > 0 ? t.api_burst : std::max(1, static_cast<int>(std::ceil(t.api_rate_per_second)));
     limits[t.metadata.name] = {t.api_rate_per_second, burst, t.api_max_concurrent_requests};
   }
   std::lock_guard<std::mutex> lock(limits_mu_);
   api_limits_ = std::move(limits);
-  api_revision_ = activator_.shared_active();
+  api_revision_ = activator_->shared_active();
 }
 
 Controller::ApiLimit Controller::ApiLimitOf(const std::string& tenant) {
@@ -191,6 +165,7 @@ Result<PassStats> Controller::Pass() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopped_) return FailedPrecondition("the controller has stopped");
+    if (read_only()) return FailedPrecondition("a read-only controller runs no pass");
   }
   // Connector calls without the API's lock: submissions, lists and metrics are served
   // while a slow cluster runs into its timeout. pass_mu_ keeps Reload and Stop out.
@@ -222,7 +197,7 @@ Result<PassStats> Controller::Pass() {
     Result<std::vector<TenantView>> tenants = TenantViewsLocked();
     Status sampled =
         tenants.ok()
-            ? history_->Sample(now, ViewClusters(activator_.active()->config, reconciler_->clusters()), *tenants)
+            ? history_->Sample(now, ViewClusters(activator_->active()->config, reconciler_->clusters()), *tenants)
             : tenants.status();
     // The charts miss a point; placement goes on.
     if (!sampled.ok()) notices_.push_back("dashboard history: " + sampled.ToString());
@@ -283,17 +258,18 @@ Duration Controller::NextEvent() {
 
 Status Controller::audit_health() {
   std::lock_guard<std::mutex> lock(mu_);
+  if (read_only()) return FailedPrecondition("read-only: no audit journal is open");
   return journal_log_->health();
 }
 
 std::string Controller::active_revision() {
   std::lock_guard<std::mutex> lock(mu_);
-  return activator_.active()->config.revision;
+  return activator_->active()->config.revision;
 }
 
 bool Controller::ready() {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!journal_log_->health().ok()) return false;
+  if (read_only() || !journal_log_->health().ok()) return false;
   if (shipping_ != nullptr) {
     for (const audit::SinkStatus& s : shipping_->Sinks()) {
       if (s.lagging) return false;
@@ -339,12 +315,12 @@ void Controller::AttachShipping(audit::LiveShipping* shipping) {
 
 std::vector<model::AuditSink> Controller::AuditSinks() {
   std::lock_guard<std::mutex> lock(mu_);
-  return activator_.active()->config.audit_sinks;
+  return activator_->active()->config.audit_sinks;
 }
 
 std::string Controller::repo_root() {
   std::lock_guard<std::mutex> lock(mu_);
-  return activator_.active()->config.root;
+  return activator_->active()->config.root;
 }
 
 std::vector<std::string> Controller::LaggingSinks() {
@@ -382,7 +358,7 @@ bool Controller::JournalSinkLag() {
 }
 
 void Controller::JournalPolicyHealth() {
-  const policy::Revision* revision = activator_.active();
+  const policy::Revision* revision = activator_->active();
   if (revision == nullptr || revision->hooks == nullptr) return;
   for (const audit::PolicyDegradedEvent& e :
        policy_health_.AfterPass(revision->hooks->TakeCallStats(), revision->config)) {
@@ -398,7 +374,7 @@ void Controller::JournalPolicyHealth() {
 
 void Controller::JournalBudgetAlerts() {
   const Duration now = clock_->Now();
-  Result<std::vector<BudgetCrossing>> crossings = budget_->NewCrossings(activator_.active()->config, now);
+  Result<std::vector<BudgetCrossing>> crossings = budget_->NewCrossings(activator_->active()->config, now);
   if (!crossings.ok()) {
     notices_.push_back("budget alerts: " + crossings.status().ToString());
     return;

@@ -1,8 +1,10 @@
 #pragma once
-// The running controller: the active policy revision, the store, the connectors and
-// the reconcile loop, shared by the HTTP server and the run loop. The observe phase's
-// connector calls run outside the lock the API takes. The run loop calls Pass; the server calls the API methods. Tenants: an empty
-// tenant means the caller is an admin (sees and cancels everything).
+// The reconcile loop and its read views: the connectors it drives (one per Cluster of the
+// active revision), the decision logs, fair share, budgets and the dashboard's history,
+// over a store, an audit trail and a policy activator that the App (runtime/app.h) owns,
+// opens before the loop and closes after it. The run loop calls Pass; the server calls the
+// API methods. The observe phase's connector calls run outside the lock the API takes.
+// Tenants: an empty tenant means the caller is an admin (sees and cancels everything).
 #include <atomic>
 #include <map>
 #include <memory>
@@ -14,8 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "connectors/core/registry.h"
-#include "controller/audit/env.h"
-#include "controller/audit/journal.h"
+#include "controller/audit/audit_trail.h"
 #include "controller/audit/live_shipping.h"
 #include "controller/reconcile/budget_watch.h"
 #include "controller/reconcile/fleet_view.h"
@@ -28,39 +29,42 @@
 namespace gpufed::reconcile {
 
 struct ControllerOptions {
-  std::string config_dir;
-  std::string state_dir = "gpufed-state";
+  std::string config_dir;  // the repository Reload reads again
+  std::string state_dir = "gpufed-state";  // the connectors' folders are <state_dir>/connectors/<cluster>
   // Run-wide connector settings (FactoryContext::settings), e.g. the sim connectors'
-  // scenario, which the runtime sets: the loop itself knows no provider.
+  // scenario, which the App sets: the loop itself knows no provider.
   std::map<std::string, std::string> connector_settings;
   ReconcilerOptions reconcile;
-  // The audit journal lives in <state_dir>/audit. Null: the real file system; tests
-  // pass a FaultEnv. Must outlive the Controller.
-  audit::Env* audit_env = nullptr;
-  std::string version = "dev";        // stamped on the controller-start record
-  // A signed checkpoint at least this often while records are appended (each names the
-  // head seq), so a cut-off tail is detectable up to this much of it.
-  Duration checkpoint_interval = Duration::FromSeconds(30);
-  // Of the store, the journal and its snapshots (common/durability.h). The
-  // runtime allows kUnsynced only for federations of simulated clusters.
-  Durability durability = Durability::kSynced;
+};
+
+// What the App owns and lends to the loop; each must outlive the Controller.
+struct LoopParts {
+  store::Store* store = nullptr;
+  policy::PolicyActivator* activator = nullptr;  // holds the active revision
+  // Null: a read-only loop (`gpufed plan --state`): it journals nothing, writes nothing,
+  // drives no connector and serves Preview only.
+  audit::AuditTrail* audit = nullptr;
+  const connectors::ConnectorRegistry* registry = nullptr;
+  const gpufed::Clock* clock = nullptr;
 };
 
 class Controller {
  public:
-  // Activates the policy repository (it must validate, compile and pass its tests),
-  // opens the store under state_dir, creates a connector per Cluster. `registry` and
-  // `clock` must outlive the Controller.
-  // Opens the audit journal (start-up fails if it cannot; a journal that opens but
-  // cannot be written leaves the controller up, not ready and not placing).
-  static Result<std::unique_ptr<Controller>> Open(const ControllerOptions& options,
-                                                  const connectors::ConnectorRegistry& registry,
-                                                  const gpufed::Clock* clock);
-  // Stops for good: appends controller-stop with `reason` and closes the journal with a
-  // final signed checkpoint. Idempotent. Passes after it are refused.
-  Status Stop(const std::string& reason);
-  // Releases everything; writes nothing (call Stop for the closing records).
+  // The loop over the active revision of `parts.activator`: a connector per Cluster
+  // (read-only ones for a read-only loop), the tenants' fair share as last saved, and
+  // (unless read-only) the dashboard's history and the repository's workloads in the
+  // store. A journal that cannot be written leaves the loop up, not ready and not placing.
+  static Result<std::unique_ptr<Controller>> Open(const ControllerOptions& options, const LoopParts& parts);
+  // Stops for good: waits for a running pass, saves the fair-share ledger, and refuses
+  // passes and reloads from then on. Idempotent. Appends nothing: the App closes the
+  // journal after it.
+  void Stop();
+  // Releases the connectors; writes nothing.
   ~Controller();
+
+  // The decisions the next pass would make, on the snapshot a pass builds, with nothing
+  // decided, applied or written (`gpufed plan --state`).
+  Result<placement::Plan> Preview();
 
   // Re-reads the repository. OK when the new revision is active; FailedPrecondition
   // (with the reasons) when it was rejected and the last good one keeps serving.
@@ -84,8 +88,8 @@ class Controller {
   // missing one: NotFound, never PermissionDenied or AlreadyExists.
   // Submit: InvalidArgument with the loader's file/line/field messages; `owner` (the
   // path's tenant, may be empty) must be the document's spec.tenant.
-  Result<store::WorkloadRecord> Submit(const std::string& text, const std::string& file_name,
-                                       const std::string& caller, const std::string& owner = "");
+  Result<store::WorkloadRecord> Submit(const std::string& text, const std::string& file_name, const std::string& caller,
+                                       const std::string& owner = "");
   // Names a workload: `tenant` from the path (/v1/tenants/{tenant}/workloads/{name}), or
   // empty on the short paths, meaning the caller's own tenant (for an admin: the one
   // tenant that has that name; InvalidArgument when several do).
@@ -143,13 +147,13 @@ class Controller {
   std::vector<model::AuditSink> AuditSinks();
   std::string repo_root();
   // The journal's durable head (thread-safe; valid after Stop too).
-  uint64_t audit_head() const { return journal_->last_seq(); }
+  uint64_t audit_head() const { return journal_ == nullptr ? 0 : journal_->last_seq(); }
   // Sinks past their lag limit, for /readyz.
   std::vector<std::string> LaggingSinks();
   // Lines for the operator (sink lag episodes) since the last call.
   std::vector<std::string> TakeNotices();
 
-  store::Store* store() { return store_.get(); }
+  store::Store* store() { return store_; }
   // Passes run and their wall time in seconds (reconcile throughput). The percentiles are
   // over the kept samples (the first 100,000 passes).
   struct PassTimes {
@@ -161,15 +165,23 @@ class Controller {
   PassTimes pass_stats();
 
  private:
-  Controller(ControllerOptions options, const connectors::ConnectorRegistry& registry, const gpufed::Clock* clock)
-      : options_(std::move(options)), registry_(registry), clock_(clock) {}
+  Controller(ControllerOptions options, const LoopParts& parts)
+      : options_(std::move(options)),
+        registry_(*parts.registry),
+        clock_(parts.clock),
+        activator_(parts.activator),
+        store_(parts.store),
+        audit_(parts.audit),
+        journal_(parts.audit == nullptr ? nullptr : &parts.audit->journal()) {}
+  bool read_only() const { return audit_ == nullptr; }
+  // Wires the decision logs and the reconciler, then makes the connectors.
+  Status Start();
   Status CreateConnectors();
   ConnectorSet::Maker ConnectorMaker() const;
   // Journals (cluster-connector) and tells the operator each change to the connector set.
   // Needs mu_.
   void JournalConnectorChanges(const std::vector<ConnectorSet::Change>& changes,
                                const std::map<std::string, int>& removed_with_work = {});
-  Status OpenJournal();
   // Journals the sinks' lag-limit crossings; true while a pause sink lags. Needs mu_.
   bool JournalSinkLag();
   // Journals each alertAt level a tenant's spend reached for the first time this period.
@@ -194,14 +206,11 @@ class Controller {
   ControllerOptions options_;
   const connectors::ConnectorRegistry& registry_;
   const gpufed::Clock* clock_;
-  policy::PolicyActivator activator_;
-  std::unique_ptr<store::Store> store_;
-  // Declared before the logs and the reconciler that point at them (destroyed after).
-  std::unique_ptr<audit::Env> own_env_;
-  std::unique_ptr<audit::Env> unsynced_env_;  // wraps audit_env_ when options_.durability is kUnsynced
-  audit::Env* audit_env_ = nullptr;
-  std::optional<audit::Signer> signer_;
-  std::unique_ptr<audit::AuditJournal> journal_;
+  policy::PolicyActivator* activator_;  // the App's
+  store::Store* store_;                 // the App's
+  audit::AuditTrail* audit_;            // the App's; null when read-only
+  audit::AuditJournal* journal_;        // audit_'s journal; null when read-only
+  std::unique_ptr<DecisionLog> discard_log_;  // a read-only loop's: decides nothing durable
   std::unique_ptr<JournalDecisionLog> journal_log_;
   std::unique_ptr<StoreDecisionLog> log_;
   PassMetrics pass_metrics_;

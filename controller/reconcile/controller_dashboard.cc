@@ -42,7 +42,7 @@ nlohmann::json HistogramJson(const Histogram& h) {
 }  // namespace
 
 Result<std::vector<TenantView>> Controller::TenantViewsLocked() {
-  const model::Config& config = activator_.active()->config;
+  const model::Config& config = activator_->active()->config;
   Result<std::vector<TenantSpend>> spend = budget_->Spend(config, clock_->Now());
   if (!spend.ok()) return spend.status();
   Result<std::vector<store::StateCount>> counts = store_->CountByState();
@@ -55,7 +55,7 @@ Result<std::vector<TenantView>> Controller::TenantViewsLocked() {
 nlohmann::json Controller::Clusters() {
   std::lock_guard<std::mutex> lock(mu_);
   nlohmann::json out = nlohmann::json::array();
-  for (const ClusterView& c : ViewClusters(activator_.active()->config, reconciler_->clusters())) {
+  for (const ClusterView& c : ViewClusters(activator_->active()->config, reconciler_->clusters())) {
     nlohmann::json models = nlohmann::json::array();
     for (const ModelGpus& g : c.models) models.push_back({{"model", g.model}, {"allocated", g.allocated}, {"capacity", g.capacity}});
     out.push_back({{"name", c.name},
@@ -97,7 +97,7 @@ Result<nlohmann::json> Controller::Tenant(const std::string& name, const std::st
   Result<std::vector<TenantView>> views = TenantViewsLocked();
   if (!views.ok()) return views.status();
   for (const TenantView& t : *views) {
-    if (t.name == name && activator_.active()->config.FindTenant(name) != nullptr) return TenantJson(t);
+    if (t.name == name && activator_->active()->config.FindTenant(name) != nullptr) return TenantJson(t);
   }
   return NotFound("no tenant " + name);
 }
@@ -153,7 +153,7 @@ nlohmann::json Controller::AuditStatus() {
   if (mark.seq > 0) {
     checkpoint = {{"seq", mark.seq},
                   {"at", gpufed::FormatTimeMicros(mark.time_micros)},
-                  {"keyId", signer_ ? signer_->key_id() : ""}};
+                  {"keyId", audit_ != nullptr ? audit_->key_id() : ""}};
   }
   nlohmann::json sinks = nlohmann::json::array();
   if (shipping_ != nullptr) {

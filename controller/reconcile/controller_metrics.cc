@@ -112,7 +112,7 @@ std::string Controller::Metrics() {
 }
 
 std::string Controller::RenderMetricsLocked() {
-  const model::Config& config = activator_.active()->config;
+  const model::Config& config = activator_->active()->config;
   const Duration now = clock_->Now();
   MetricsText m;
   // Counted by SQLite: a scrape does not read the finished history row by row.

@@ -53,6 +53,9 @@ class PolicyActivator {
   // Tries the repository at `paths`. OK when it became active; FailedPrecondition
   // (with the reasons, also in last_rejection()) when the last good one stays.
   Status Reload(const std::vector<std::string>& paths, const Gate& gate = {});
+  // Makes `revision`, which the caller prepared (PrepareRevision), the active one:
+  // `gpufed plan --state`, which may let failing PolicyTests through (TestGate::kReport).
+  void Adopt(std::unique_ptr<Revision> revision) { active_ = std::move(revision); }
 
   const Revision* active() const { return active_.get(); }
   // The same, for a reader that works on it without the owner's lock (the API parses a

@@ -14,7 +14,7 @@
 #include "connectors/sim/sim_connector.h"
 #include "connectors/slurm/slurm_client.h"
 #include "connectors/slurm/slurm_connector.h"
-#include "controller/runtime/runtime.h"
+#include "controller/runtime/app.h"
 #include "tests/hostile-backend/hostile_test_util.h"
 #include "tests/testutil/temp_dir.h"
 
@@ -30,7 +30,7 @@ std::string ReadFile(const std::filesystem::path& path) {
   return ss.str();
 }
 
-int PlacedOn(runtime::Runtime& rt, const std::string& cluster) {
+int PlacedOn(runtime::App& rt, const std::string& cluster) {
   Result<std::vector<store::WorkloadRecord>> all = rt.controller().List("");
   EXPECT_TRUE(all.ok());
   int n = 0;
@@ -57,15 +57,15 @@ TEST(FloodingSlurmBesideSim, TheSimCloudKeepsPlacingAndThePassEndsInTime) {
   ASSERT_TRUE(connectors::sim::RegisterSimConnector(registry).ok());
   ASSERT_TRUE(connectors::slurm::RegisterSlurmConnector(registry).ok());
   gpufed::ManualClock clock(Duration::FromSeconds(1'800'000'000));
-  runtime::RuntimeOptions o;
+  runtime::AppOptions o;
   o.config_dir = repo.string();
   o.state_dir = dir.str() + "/state";
   o.clock = &clock;
   o.handle_signals = false;
   o.reconcile.unhealthy_grace = Duration();  // unhealthy at the first failed observe
-  Result<std::unique_ptr<runtime::Runtime>> opened = runtime::Runtime::Open(o, registry, nullptr);
+  Result<std::unique_ptr<runtime::App>> opened = runtime::App::Open(o, registry, nullptr);
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-  runtime::Runtime& rt = **opened;
+  runtime::App& rt = **opened;
 
   // A few passes, as the loop makes them; the burst policy lets work go to the cloud
   // once two workloads wait.

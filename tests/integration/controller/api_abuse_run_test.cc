@@ -32,7 +32,7 @@ std::unique_ptr<server::ApiServer> StartServer(Harness& h, const server::Connect
   server::ServerOptions o;
   o.tokens = {{kAdmin, server::Caller::Admin()}, {kAlpha, server::Caller::OfTenant("alpha")}};
   o.connections = limits;
-  auto s = server::ApiServer::Start(h.controller.get(), o);
+  auto s = server::ApiServer::Start(h.controller, o);
   EXPECT_TRUE(s.ok()) << s.status().ToString();
   return s.ok() ? std::move(s).value() : nullptr;
 }

@@ -36,7 +36,7 @@ class ApiAbuseTest : public ::testing::Test {
     o.connections = limits;
     o.tls_cert = cert;
     o.tls_key = key;
-    auto s = server::ApiServer::Start(h_.controller.get(), o);
+    auto s = server::ApiServer::Start(h_.controller, o);
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     server_ = std::move(s).value();
   }
@@ -237,13 +237,13 @@ TEST_F(ApiAbuseTest, TlsServesAndDropsAHandshakeThatNeverCompletes) {
   server::ServerOptions bad;
   bad.tls_cert = cert;
   bad.tls_key = cert;
-  auto refused = server::ApiServer::Start(h_.controller.get(), bad);
+  auto refused = server::ApiServer::Start(h_.controller, bad);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.status().message().find("TLS certificate or key"), std::string::npos);
 }
 
 TEST_F(ApiAbuseTest, MetricsListenServesMetricsWithoutATokenAndNothingElse) {
-  auto metrics = server::MetricsServer::Start(h_.controller.get(), "127.0.0.1:0");
+  auto metrics = server::MetricsServer::Start(h_.controller, "127.0.0.1:0");
   ASSERT_TRUE(metrics.ok()) << metrics.status().ToString();
   httplib::Client client("127.0.0.1", (*metrics)->port());
   auto scraped = client.Get("/metrics");

@@ -35,7 +35,7 @@ class ApiFixture : public ::testing::Test {
                 {kBeta, server::Caller::OfTenant("beta")},
                 {kMetrics, server::Caller::Metrics()}};
     o.max_body_bytes = 64 * 1024;
-    auto s = server::ApiServer::Start(h_.controller.get(), o);
+    auto s = server::ApiServer::Start(h_.controller, o);
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     server_ = std::move(s).value();
     client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());

@@ -52,7 +52,7 @@ class ApiHostileClientTest : public ::testing::Test {
                 {kMetrics, server::Caller::Metrics()}};
     o.connections = limits;
     o.max_body_bytes = max_body;
-    auto s = server::ApiServer::Start(h_.controller.get(), o);
+    auto s = server::ApiServer::Start(h_.controller, o);
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     server_ = std::move(s).value();
   }

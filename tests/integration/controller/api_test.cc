@@ -222,7 +222,7 @@ TEST(ApiRateLimit, ATenantOverItsRateGets429WithRetryAfterAndAdminsAreExempt) {
   server::ServerOptions o;
   o.tokens = {{kAdmin, server::Caller::Admin()}, {"gamma-token-0123456789", server::Caller::OfTenant("gamma")}};
   o.clock = &h.clock;
-  auto s = server::ApiServer::Start(h.controller.get(), o);
+  auto s = server::ApiServer::Start(h.controller, o);
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   httplib::Client client("127.0.0.1", (*s)->port());
   const httplib::Headers gamma = {{"Authorization", "Bearer gamma-token-0123456789"}};
@@ -273,7 +273,7 @@ TEST_F(ApiTest, BudgetAlertsAreJournaledOnceAndServedPerTenant) {
   EXPECT_NE(metrics->body.find("gpufed_tenant_budget_used_ratio{tenant=\"beta\",scope=\"all\"} 0.9"), std::string::npos)
       << metrics->body;
 
-  ASSERT_TRUE(h_.controller->Stop("test done").ok());
+  ASSERT_TRUE(h_.Stop("test done").ok());
   int alerts = 0;
   std::unique_ptr<audit::Env> env = audit::NewPosixEnv();
   auto segments = audit::ListSegments(*env, h_.state_dir() + "/audit/journal");

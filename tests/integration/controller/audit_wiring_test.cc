@@ -53,8 +53,8 @@ TEST(AuditWiring, QuickstartJournalVerifiesAndHoldsEveryDecisionBeforeItsAction)
     stored_total += static_cast<int>(rows->size());
   }
   ASSERT_GT(stored_total, 0);
-  ASSERT_TRUE(h.runtime->Stop("test done").ok());  // stop record and final checkpoint
-  h.runtime.reset();
+  ASSERT_TRUE(h.app->Stop("test done").ok());  // stop record and final checkpoint
+  h.Close();
 
   const std::string audit_dir = dir + "/state/audit";
   std::unique_ptr<audit::Env> env = audit::NewPosixEnv();
@@ -100,15 +100,13 @@ TEST(AuditWiring, QuickstartJournalVerifiesAndHoldsEveryDecisionBeforeItsAction)
 // A sim-connector controller over <dir>/repo whose audit journal writes through `fault`.
 void OpenOverFaultEnv(Harness& h, const std::string& dir, audit::testing::FaultEnv* fault,
                       Durability durability = Durability::kSynced) {
-  ASSERT_TRUE(connectors::sim::RegisterSimConnector(h.registry).ok());
-  reconcile::ControllerOptions o;
+  runtime::AppOptions o;
   o.config_dir = dir + "/repo";
   o.state_dir = dir + "/state";
   o.audit_env = fault;
   o.durability = durability;
-  auto c = reconcile::Controller::Open(o, h.registry, &h.clock);
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
-  h.controller = std::move(c).value();
+  Status opened = h.OpenApp(o);
+  ASSERT_TRUE(opened.ok()) << opened.ToString();
 }
 
 TEST(AuditWiring, AJournalThatCannotBeWrittenStopsPlacementAndIsNotReady) {
@@ -206,8 +204,8 @@ TEST(AuditWiring, AnUnsyncedControllerJournalsWithoutWaitingForTheDiskAndSaysSo)
   EXPECT_EQ(placed, 2);
   EXPECT_TRUE(h.controller->audit_health().ok()) << h.controller->audit_health().ToString();
   EXPECT_EQ(fault.syncs, 0);
-  ASSERT_TRUE(h.controller->Stop("test done").ok());
-  h.controller.reset();
+  ASSERT_TRUE(h.Stop("test done").ok());
+  h.Close();
 
   std::map<uint64_t, nlohmann::json> records = ReadJournal(dir + "/state/audit");
   ASSERT_FALSE(records.empty());
@@ -225,8 +223,8 @@ TEST(AuditWiring, ADurableControllerStartRecordHasNoDurabilityField) {
   Harness h;
   ASSERT_NO_FATAL_FAILURE(OpenOverFaultEnv(h, dir, &fault));
   EXPECT_GT(fault.syncs, 0);
-  ASSERT_TRUE(h.controller->Stop("test done").ok());
-  h.controller.reset();
+  ASSERT_TRUE(h.Stop("test done").ok());
+  h.Close();
   std::map<uint64_t, nlohmann::json> records = ReadJournal(dir + "/state/audit");
   ASSERT_FALSE(records.empty());
   EXPECT_FALSE(records.begin()->second.contains("durability")) << records.begin()->second.dump();

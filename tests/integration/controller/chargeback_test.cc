@@ -70,7 +70,7 @@ class QuickstartChargeback : public ::testing::Test {
     config::LoadResult loaded = config::LoadRepository({repo});
     ASSERT_TRUE(loaded.ok());
     summary_ = new std::string(cli::RenderSummary(h.Ctl(), loaded.config, h.clock.Now(), 0));
-    ASSERT_TRUE(h.runtime->Stop("test done").ok());
+    ASSERT_TRUE(h.app->Stop("test done").ok());
   }
   static void TearDownTestSuite() {
     std::filesystem::remove_all(*dir_);

@@ -9,7 +9,7 @@
 
 #include "controller/common/clock.h"
 #include "connectors/sim/sim_connector.h"
-#include "controller/reconcile/controller.h"
+#include "controller/runtime/app.h"
 
 int main(int argc, char** argv) {
   using namespace gpufed;
@@ -18,24 +18,27 @@ int main(int argc, char** argv) {
   int seed = std::atoi(argv[3]);
   gpufed::ManualClock clock;
   {
-    auto peek = store::Store::Open(state + "/gpufed.db");
+    auto peek = store::Store::OpenReadOnly(state + "/gpufed.db");
     if (peek.ok()) {
-      auto saved = (*peek)->GetMeta("clock_ms");
-      if (saved.ok() && *saved) clock.AdvanceTo(Duration::FromMillis(std::stoll(**saved)));
+      auto saved = (*peek)->GetMetaMillis("clock_ms");
+      if (saved.ok() && *saved) clock.AdvanceTo(**saved);
     }
   }
   connectors::ConnectorRegistry registry;
   if (!connectors::sim::RegisterSimConnector(registry).ok()) return 3;
-  reconcile::ControllerOptions options;
+  // The App of `gpufed run` on this process's clock, its loop driven pass by pass.
+  runtime::AppOptions options;
   options.config_dir = repo;
   options.state_dir = state;
   options.reconcile.unhealthy_grace = Duration::FromSeconds(60);
-  auto opened = reconcile::Controller::Open(options, registry, &clock);
+  options.clock = &clock;
+  options.handle_signals = false;
+  auto opened = runtime::App::Open(options, registry, nullptr);
   if (!opened.ok()) {
     std::fprintf(stderr, "open: %s\n", opened.status().ToString().c_str());
     return 4;
   }
-  reconcile::Controller& c = **opened;
+  reconcile::Controller& c = (*opened)->controller();
   std::mt19937 rng(static_cast<unsigned>(seed));
   for (int i = 0; i < 100000; ++i) {
     if (mode == "run" && i < 40) {

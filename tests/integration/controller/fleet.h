@@ -1,16 +1,18 @@
 #pragma once
 // A small federation for the controller's integration tests, written into a temp
 // folder: an on-prem cluster with one 8-GPU node and an elastic cloud, two tenants,
-// a burst policy. Helpers run a Controller in virtual time.
+// a burst policy. Helpers run the App of `gpufed run` in virtual time.
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
 
-#include "controller/common/clock.h"
+#include <gtest/gtest.h>
+
 #include "connectors/sim/sim_connector.h"
+#include "controller/common/clock.h"
 #include "controller/reconcile/controller.h"
-#include "controller/runtime/runtime.h"
+#include "controller/runtime/app.h"
 
 namespace gpufed::testing {
 
@@ -67,8 +69,8 @@ spec:
   priorityClasses: {low: 100, normal: 500, urgent: 5000}
 )";
 
-inline std::string WorkloadYaml(const std::string& name, const std::string& tenant, int gpus, const std::string& duration,
-                                const std::string& extra = "") {
+inline std::string WorkloadYaml(const std::string& name, const std::string& tenant, int gpus,
+                                const std::string& duration, const std::string& extra = "") {
   return "apiVersion: gpufed/v1alpha1\nkind: Workload\nmetadata: {name: " + name + "}\nspec:\n  tenant: " + tenant +
          "\n  type: training\n  resources: {gpus: " + std::to_string(gpus) +
          ", gpuModels: [A100-80GB]}\n  durationHint: " + duration + "\n" + extra;
@@ -85,59 +87,67 @@ inline std::string FreshDir(const std::string& name) {
 struct Harness {
   gpufed::ManualClock clock;
   connectors::ConnectorRegistry registry;
-  // Either a bare controller (Open without a scenario) or the whole runtime `gpufed run`
-  // is (OpenRuntime, and Open with a scenario), stepped on `clock` either way.
-  std::unique_ptr<reconcile::Controller> controller;
-  std::unique_ptr<runtime::Runtime> runtime;
+  // The App `gpufed run` is, stepped on `clock`. Opened without a scenario, tests drive
+  // its loop pass by pass (`controller->Pass()`); with one, `app->Step()` plays it.
+  std::unique_ptr<runtime::App> app;
+  reconcile::Controller* controller = nullptr;  // app's loop
   const std::string& state_dir() const { return state_dir_; }
   std::string state_dir_;
+  bool stepped_by_app = false;
 
-  reconcile::Controller& Ctl() { return runtime ? runtime->controller() : *controller; }
+  reconcile::Controller& Ctl() { return *controller; }
 
   // Opens a controller on <dir>/repo with state in <dir>/state.
   Status Open(const std::string& dir, const std::string& scenario = "") {
     if (!scenario.empty()) return OpenRuntime(dir + "/repo", dir + "/state", scenario);
-    Status s = connectors::sim::RegisterSimConnector(registry);
-    if (!s.ok() && s.code() != StatusCode::kAlreadyExists) return s;
-    reconcile::ControllerOptions o;
+    runtime::AppOptions o;
     o.config_dir = dir + "/repo";
     o.state_dir = dir + "/state";
-    state_dir_ = o.state_dir;
-    Result<std::unique_ptr<reconcile::Controller>> c = reconcile::Controller::Open(o, registry, &clock);
-    if (!c.ok()) return c.status();
-    controller = std::move(c).value();
-    return Status::Ok();
+    return OpenApp(o);
   }
-  // The runtime of `gpufed run` (scenario included) on `clock`, without signal handlers.
+  // The App of `gpufed run` (scenario included) on `clock`, stepped by App::Step.
   Status OpenRuntime(const std::string& config_dir, const std::string& state_dir, const std::string& scenario) {
-    Status s = connectors::sim::RegisterSimConnector(registry);
-    if (!s.ok() && s.code() != StatusCode::kAlreadyExists) return s;
-    runtime::RuntimeOptions o;
+    runtime::AppOptions o;
     o.config_dir = config_dir;
     o.state_dir = state_dir;
     o.scenario = scenario;
+    stepped_by_app = true;
+    return OpenApp(o);
+  }
+  // Any App on `clock`, without signal handlers (tests set the rest of `o`).
+  Status OpenApp(runtime::AppOptions o) {
+    Status s = connectors::sim::RegisterSimConnector(registry);
+    if (!s.ok() && s.code() != StatusCode::kAlreadyExists) return s;
     o.clock = &clock;
     o.handle_signals = false;
-    state_dir_ = state_dir;
-    Result<std::unique_ptr<runtime::Runtime>> rt = runtime::Runtime::Open(o, registry, nullptr);
-    if (!rt.ok()) return rt.status();
-    runtime = std::move(rt).value();
+    state_dir_ = o.state_dir;
+    Result<std::unique_ptr<runtime::App>> opened = runtime::App::Open(o, registry, nullptr);
+    if (!opened.ok()) return opened.status();
+    app = std::move(opened).value();
+    controller = &app->controller();
     return Status::Ok();
   }
+  // Stops the App as `gpufed run` does (controller-stop, the final checkpoint).
+  Status Stop(const std::string& reason) { return app->Stop(reason); }
+  // Releases the App without a closing record (as a crash would leave the journal).
+  void Close() {
+    controller = nullptr;
+    app.reset();
+  }
   // Passes in virtual time until idle, stuck, or `limit` of virtual time.
-  Status RunUntilIdle(Duration limit = Duration::FromSeconds(48 * 3600)) {
+  Status RunUntilIdle(Duration limit = Duration::FromSeconds(int64_t{48} * 3600)) {
     Duration end = clock.Now() + limit;
     while (clock.Now() < end) {
-      Result<reconcile::PassStats> stats = runtime ? runtime->Step() : controller->Pass();
+      Result<reconcile::PassStats> stats = stepped_by_app ? app->Step() : controller->Pass();
       if (!stats.ok()) return stats.status();
-      if (runtime ? runtime->Idle() || runtime->Stuck() : controller->Idle() || controller->Stuck()) return Status::Ok();
+      if (stepped_by_app ? app->Idle() || app->Stuck() : controller->Idle() || controller->Stuck()) return Status::Ok();
       Step();
     }
     return Status(StatusCode::kDeadlineExceeded, "not idle in time");
   }
   // Advances to the next event, or at most 5 virtual minutes.
   void Step() {
-    Duration next = runtime ? runtime->NextEvent() : controller->NextEvent();
+    Duration next = stepped_by_app ? app->NextEvent() : controller->NextEvent();
     Duration cap = clock.Now() + Duration::FromSeconds(300);
     clock.AdvanceTo(next.millis() == 0 || next > cap ? cap : next);
   }

@@ -71,7 +71,7 @@ std::vector<std::string> Changes(const std::string& state_dir) {
 template <typename Pred>
 bool StepUntil(Harness& h, int passes, Pred done) {
   for (int i = 0; i < passes; ++i) {
-    Result<reconcile::PassStats> s = h.runtime->Step();
+    Result<reconcile::PassStats> s = h.app->Step();
     EXPECT_TRUE(s.ok()) << s.status().ToString();
     if (done()) return true;
     h.Step();
@@ -84,7 +84,7 @@ TEST(FleetChange, ASimClusterAddedChangedAndRemovedInGitWorksWithoutARestart) {
   Harness h;
   ASSERT_TRUE(h.OpenRuntime(dir + "/repo", dir + "/state", "").ok());
   reconcile::Controller& c = h.Ctl();
-  ASSERT_TRUE(h.runtime->Step().ok());
+  ASSERT_TRUE(h.app->Step().ok());
 
   // Added: the next pass has a connector; the workload is placed there within two passes.
   std::ofstream(dir + "/repo/oslo.yaml") << Oslo(50);
@@ -99,14 +99,14 @@ TEST(FleetChange, ASimClusterAddedChangedAndRemovedInGitWorksWithoutARestart) {
   // Changed while the render runs: the new connector takes over and still sees it.
   ASSERT_TRUE(StepUntil(h, 5, [&] { return h.Get("render").state == WorkloadState::kRunning; }));
   std::ofstream(dir + "/repo/oslo.yaml") << Oslo(20);
-  ASSERT_TRUE(h.runtime->Step().ok());
+  ASSERT_TRUE(h.app->Step().ok());
   EXPECT_EQ(Changes(h.state_dir()), (std::vector<std::string>{"oslo-onprem:added", "oslo-onprem:replaced"}));
   EXPECT_EQ(h.Get("render").state, WorkloadState::kRunning) << h.Get("render").reason;
   EXPECT_EQ(h.Get("render").attempt, 1);
 
   // Removed while it runs: no new work goes there, the running attempt is observed to its end.
   std::filesystem::remove(dir + "/repo/oslo.yaml");
-  ASSERT_TRUE(h.runtime->Step().ok());
+  ASSERT_TRUE(h.app->Step().ok());
   std::vector<nlohmann::json> activated = Records(h.state_dir(), "policy-activated");
   ASSERT_FALSE(activated.empty());
   EXPECT_EQ(activated.back()["removedClustersWithWork"].dump(), R"([{"activeAttempts":1,"cluster":"oslo-onprem"}])");
@@ -173,7 +173,7 @@ TEST(FleetChange, ALocalClusterFollowsTheRepositoryAndItsRunningJobIsSeenToTheEn
   // Real processes: a bounded wait for the job to run.
   auto poll = [&](WorkloadState want) {
     for (int i = 0; i < 500; ++i) {
-      Result<reconcile::PassStats> s = h.runtime->Step();
+      Result<reconcile::PassStats> s = h.app->Step();
       EXPECT_TRUE(s.ok()) << s.status().ToString();
       if (h.Get("waits").state == want) return true;
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -184,9 +184,9 @@ TEST(FleetChange, ALocalClusterFollowsTheRepositoryAndItsRunningJobIsSeenToTheEn
   EXPECT_EQ(h.Get("waits").cluster, "laptop");
 
   std::ofstream(dir + "/repo/laptop.yaml") << laptop("300ms");  // changed: a new connector
-  ASSERT_TRUE(h.runtime->Step().ok());
+  ASSERT_TRUE(h.app->Step().ok());
   std::filesystem::remove(dir + "/repo/laptop.yaml");  // then removed while the job runs
-  ASSERT_TRUE(h.runtime->Step().ok());
+  ASSERT_TRUE(h.app->Step().ok());
   EXPECT_EQ(h.Get("waits").state, WorkloadState::kRunning) << h.Get("waits").reason;
   std::ofstream(gate) << "go";
   ASSERT_TRUE(poll(WorkloadState::kSucceeded)) << h.Get("waits").reason;
@@ -194,7 +194,7 @@ TEST(FleetChange, ALocalClusterFollowsTheRepositoryAndItsRunningJobIsSeenToTheEn
   // The replacing connector reaped the wrapper its predecessor started.
   int status = 0;
   EXPECT_LE(::waitpid(-1, &status, WNOHANG), 0) << "a job's wrapper was left a zombie";
-  ASSERT_TRUE(h.runtime->Step().ok());
+  ASSERT_TRUE(h.app->Step().ok());
   EXPECT_EQ(Changes(h.state_dir()), (std::vector<std::string>{"laptop:added", "laptop:replaced", "laptop:removed",
                                                               "laptop:retired"}));
 }

@@ -195,7 +195,7 @@ TEST(Pipeline, RandomFleetsReplayExactlyAndNeverBindAGpuTwice) {
                   MetricSum(metrics, "gpufed_connector_refusals_total{cluster=\"cloud\",reason=\"capacity\"}"),
               0);
     EXPECT_EQ(MetricSum(metrics, "gpufed_connector_refusals_total"), 0);
-    h.controller.reset();  // closes the journal
+    h.Close();  // closes the journal
     auto [same, different] = ReplayAll(dir + "/state/audit");
     EXPECT_GT(same, 20);
     EXPECT_EQ(different, 0);
@@ -281,7 +281,7 @@ TEST(Pipeline, PreemptsOnlyWhereTheBeneficiaryCanRunAndResumesVictimsFromTheirCh
   audit::QueryFilter filter;
   filter.kind = "decision";  // attempt-metered records of the victims say "preempted" too
   filter.outcome = "preempted";
-  h.controller.reset();
+  h.Close();
   ASSERT_TRUE(audit::ScanRecords(*env, dir + "/state/audit", filter, [&](const nlohmann::json& r) {
                 ++preemptions;
                 EXPECT_EQ(r.value("beneficiary", ""), "gang");
@@ -356,8 +356,8 @@ TEST(Pipeline, FairShareSurvivesARestart) {
   ASSERT_TRUE(h.Open(dir).ok());
   ASSERT_TRUE(h.controller->Submit(job("long", "alpha", "6h"), "long.yaml", "").ok());
   ASSERT_TRUE(h.RunUntilIdle(Duration::FromSeconds(8 * 3600)).ok());
-  ASSERT_TRUE(h.controller->Stop("restart").ok());
-  h.controller.reset();
+  ASSERT_TRUE(h.Stop("restart").ok());
+  h.Close();
 
   ASSERT_TRUE(h.Open(dir).ok());
   ASSERT_TRUE(h.controller->Submit(job("again", "alpha", "1h"), "again.yaml", "").ok());
@@ -404,7 +404,7 @@ TEST(Pipeline, TenantsSharingWorkloadNamesReplayExactly) {
   std::set<std::string> uids;
   for (const store::AttemptRow& a : *attempts) uids.insert(a.uid);
   EXPECT_EQ(uids.size(), 12u);
-  h.controller.reset();  // closes the journal
+  h.Close();  // closes the journal
   auto [same, different] = ReplayAll(dir + "/state/audit");
   EXPECT_GE(same, 12);
   EXPECT_EQ(different, 0);

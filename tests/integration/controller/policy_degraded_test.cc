@@ -65,7 +65,7 @@ TEST(PolicyDegraded, APassOverTheErrorBudgetIsJournaledAndCounted) {
   metrics = h.controller->Metrics();
   EXPECT_NE(metrics.find("gpufed_policy_degraded_passes_total{policy=\"flaky\"} 1\n"), std::string::npos) << metrics;
   EXPECT_NE(metrics.find("gpufed_policy_hook_errors_total{policy=\"flaky\"} 2\n"), std::string::npos) << metrics;
-  ASSERT_TRUE(h.controller->Stop("test done").ok());
+  ASSERT_TRUE(h.Stop("test done").ok());
   std::string record;
   EXPECT_EQ(CountKind(h.state_dir(), "policy-degraded", &record), 1);
   EXPECT_NE(record.find("\"policy\":\"flaky\""), std::string::npos) << record;

@@ -81,7 +81,7 @@ TEST(SinkLag, APauseSinkPastItsLimitStopsPlacingUntilItCatchesUp) {
   ASSERT_TRUE(resumed.ok());
   EXPECT_GT(resumed->placed, 0);
   EXPECT_EQ(c.LaggingSinks(), std::vector<std::string>{});
-  ASSERT_TRUE(c.Stop("test done").ok());
+  ASSERT_TRUE(h.Stop("test done").ok());
   EXPECT_TRUE((*live)->WaitAcknowledged(c.audit_head(), kPatience, nullptr).empty());
   c.AttachShipping(nullptr);
 

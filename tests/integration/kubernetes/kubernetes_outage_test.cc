@@ -12,7 +12,7 @@
 #include "controller/common/base64.h"
 #include "connectors/kubernetes/kubernetes_connector.h"
 #include "connectors/sim/sim_connector.h"
-#include "controller/reconcile/controller.h"
+#include "controller/runtime/app.h"
 #include "tests/fake-kube/fake_kube.h"
 
 namespace gpufed::testing {
@@ -100,13 +100,15 @@ TEST(KubernetesFederation, UnansweringClusterBecomesUnhealthyAndCheckpointedWork
   connectors::ConnectorRegistry registry;
   ASSERT_TRUE(connectors::sim::RegisterSimConnector(registry).ok());
   ASSERT_TRUE(connectors::kubernetes::RegisterKubernetesConnector(registry).ok());
-  reconcile::ControllerOptions options;
+  runtime::AppOptions options;
   options.config_dir = dir + "/repo";
   options.state_dir = dir + "/state";
   options.reconcile.unhealthy_grace = Duration::FromSeconds(120);
-  Result<std::unique_ptr<reconcile::Controller>> opened = reconcile::Controller::Open(options, registry, &clock);
+  options.clock = &clock;
+  options.handle_signals = false;
+  Result<std::unique_ptr<runtime::App>> opened = runtime::App::Open(options, registry, nullptr);
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-  reconcile::Controller& controller = **opened;
+  reconcile::Controller& controller = (*opened)->controller();
 
   ASSERT_TRUE(controller.Pass().ok());
   Result<store::WorkloadRecord> r = controller.Get({"", "train"}, "");

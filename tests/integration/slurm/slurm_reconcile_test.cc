@@ -13,7 +13,7 @@
 
 #include "connectors/sim/sim_connector.h"
 #include "connectors/slurm/slurm_connector.h"
-#include "controller/reconcile/controller.h"
+#include "controller/runtime/app.h"
 #include "tests/integration/slurm/slurm_cluster.h"
 
 namespace gpufed {
@@ -96,13 +96,15 @@ spec:
 };
 
 TEST_F(SlurmReconcile, OutageTurnsClusterUnhealthyRequeuesOnCloudAndRecovers) {
-  reconcile::ControllerOptions options;
+  runtime::AppOptions options;
   options.config_dir = dir_ + "/repo";
   options.state_dir = dir_ + "/state";
   options.reconcile.unhealthy_grace = Duration::FromSeconds(4);
-  Result<std::unique_ptr<reconcile::Controller>> opened = reconcile::Controller::Open(options, registry_, &clock_);
+  options.clock = &clock_;
+  options.handle_signals = false;
+  Result<std::unique_ptr<runtime::App>> opened = runtime::App::Open(options, registry_, nullptr);
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-  reconcile::Controller& c = **opened;
+  reconcile::Controller& c = (*opened)->controller();
   auto record = [&] { return *c.Get({"", "ckpt-train"}, ""); };
 
   ASSERT_TRUE(PassUntil(c, [&] { return record().state == store::WorkloadState::kRunning; }, 30))

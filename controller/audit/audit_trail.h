@@ -1,0 +1,58 @@
+#pragma once
+// A controller's audit trail as one resource: the file system it writes through, the
+// signing key and the journal, opened in that order and released in reverse. The App
+// (runtime/app.h) owns one for the life of the process and lends it to the loop, which
+// appends; nothing else writes to the journal.
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "controller/audit/env.h"
+#include "controller/audit/journal.h"
+#include "controller/audit/signing.h"
+#include "controller/common/durability.h"
+#include "controller/common/status.h"
+
+namespace gpufed::audit {
+
+struct AuditTrailOptions {
+  std::string dir;       // the audit folder, <state>/audit: the key pair and journal/ live here
+  Env* env = nullptr;    // null: the real file system; tests pass a FaultEnv (must outlive the trail)
+  // kUnsynced (simulations only, common/durability.h): nothing waits for the disk.
+  Durability durability = Durability::kSynced;
+  // A signed checkpoint at least this often while records are appended.
+  int64_t checkpoint_interval_micros = 30'000'000;
+};
+
+class AuditTrail {
+ public:
+  // Reads or creates the signing key, then opens (and recovers) the journal. A torn tail
+  // that recovery cut off is journalled at once (`journal-repaired`), before anything
+  // else is appended. Errors name the folder.
+  static Result<std::unique_ptr<AuditTrail>> Open(const AuditTrailOptions& options);
+  AuditTrail(const AuditTrail&) = delete;
+  AuditTrail& operator=(const AuditTrail&) = delete;
+  // Closes the journal without a record (the App appends controller-stop and Closes first).
+  ~AuditTrail();
+
+  AuditJournal& journal() { return *journal_; }
+  const AuditJournal& journal() const { return *journal_; }
+  // What the journal and the pass snapshots beside it are written through.
+  Env* env() const { return env_; }
+  const std::string& dir() const { return dir_; }
+  const std::string& key_id() const { return key_id_; }
+
+ private:
+  AuditTrail() = default;
+
+  std::string dir_;
+  // Declared in the order they are made; destroyed in reverse (the journal first).
+  std::unique_ptr<Env> own_env_;
+  std::unique_ptr<Env> unsynced_env_;
+  Env* env_ = nullptr;
+  std::optional<Signer> signer_;
+  std::string key_id_;
+  std::unique_ptr<AuditJournal> journal_;
+};
+
+}  // namespace gpufed::audit

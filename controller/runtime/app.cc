@@ -1,0 +1,360 @@
+#include "controller/runtime/app.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include "controller/audit/records.h"
+#include "controller/common/secure_file.h"
+#include "controller/runtime/stop_signals.h"
+
+namespace gpufed::runtime {
+
+std::string DefaultScenarioFile(const std::string& config_dir) {
+  std::string guess = config_dir + "/simulation/scenario.yaml";
+  return std::filesystem::exists(guess) ? guess : "";
+}
+
+bool RunsOnVirtualTime(const model::Config& config) {
+  for (const model::Cluster& c : config.clusters) {
+    if (c.connector.type != model::ConnectorType::kSim) return false;
+  }
+  return true;
+}
+
+Result<std::unique_ptr<App>> App::Open(AppOptions options, const connectors::ConnectorRegistry& registry,
+                                       AppView* view) {
+  // A public --metrics-listen is refused before anything starts.
+  if (!options.metrics_listen.empty()) {
+    if (Result<server::MetricsEndpoint> e = server::ParseMetricsListen(options.metrics_listen); !e.ok())
+      return e.status();
+  }
+  std::unique_ptr<App> app(new App(std::move(options)));
+  app->view_ = view;
+  // 1. The revision: the one load of the repository at start.
+  if (Status loaded = app->activator_.Reload({app->options_.config_dir}); !loaded.ok()) {
+    std::string why;
+    for (const std::string& p : app->activator_.last_rejection()) why += "\n  " + p;
+    return FailedPrecondition("policy repository " + app->options_.config_dir + " was not activated:" + why);
+  }
+  // 2-3. The clock, the state folder and the store.
+  GPUFED_RETURN_IF_ERROR(app->OpenClockAndStore(Mode::kRun));
+  // 4. The scenario: a bad one stops the start before anything is journalled.
+  GPUFED_RETURN_IF_ERROR(app->OpenScenario());
+  // 5-6. The audit trail and the loop.
+  GPUFED_RETURN_IF_ERROR(app->OpenAuditTrail());
+  GPUFED_RETURN_IF_ERROR(app->OpenLoop(registry, Mode::kRun));
+  // 7-9. Shipping, listeners, watcher.
+  if (Status s = app->OpenListeners(); !s.ok()) {
+    (void)app->Stop("start-up failed: " + s.message());
+    return s;
+  }
+  app->watcher_ = std::make_unique<reconcile::RepoWatcher>(app->options_.config_dir);
+  return app;
+}
+
+Result<std::unique_ptr<App>> App::OpenReadOnly(AppOptions options, const connectors::ConnectorRegistry& registry,
+                                               std::unique_ptr<policy::Revision> revision) {
+  if (revision == nullptr) return InvalidArgument("read-only App: no revision");
+  std::unique_ptr<App> app(new App(std::move(options)));
+  app->activator_.Adopt(std::move(revision));
+  GPUFED_RETURN_IF_ERROR(app->OpenClockAndStore(Mode::kReadOnly));
+  GPUFED_RETURN_IF_ERROR(app->OpenScenario());
+  GPUFED_RETURN_IF_ERROR(app->OpenLoop(registry, Mode::kReadOnly));
+  app->stopped_ = true;  // nothing to close
+  return app;
+}
+
+Status App::OpenClockAndStore(Mode mode) {
+  const AppOptions& o = options_;
+  const std::string db = o.state_dir + "/gpufed.db";
+  virtual_time_ = RunsOnVirtualTime(activator_.active()->config);
+  if (o.durability == Durability::kUnsynced && !virtual_time_) {
+    return FailedPrecondition("unsynced storage (--unsafe-no-fsync) is only for federations of simulated clusters; " +
+                              o.config_dir + " declares a cluster whose connector is not sim");
+  }
+  clock_ = o.clock != nullptr ? o.clock
+           : virtual_time_    ? static_cast<const gpufed::Clock*>(&virtual_clock_)
+                              : &wall_clock_;
+  if (mode == Mode::kReadOnly) {
+    // The folder may be a live controller's, or a copy an operator wants left as it is.
+    std::error_code ec;
+    if (!std::filesystem::exists(db, ec)) return NotFound("no controller state in " + o.state_dir + " (no gpufed.db)");
+    Result<std::unique_ptr<store::Store>> store = store::Store::OpenReadOnly(db);
+    if (!store.ok()) return Status(store.status().code(), db + ": " + store.status().message());
+    store_ = std::move(store).value();
+  } else {
+    // The state folder holds every spec's run.env, the signing key, the ledgers and the
+    // admin token: created 0700, or narrowed to 0700 (and said so) when an older gpufed
+    // left it open.
+    for (const std::string& dir : {o.state_dir, o.state_dir + "/connectors"}) {
+      Result<std::optional<ModeChange>> made = MakePrivateFolder(dir);
+      if (!made.ok()) return Status(made.status().code(), "state folder: " + made.status().message());
+      if (made->has_value()) std::cerr << "gpufed run: " << (*made)->ToString() << "\n";
+    }
+    Result<std::unique_ptr<store::Store>> store = store::Store::Open(db, o.durability);
+    if (!store.ok()) return store.status();
+    store_ = std::move(store).value();
+  }
+  // A virtual-time run continues from the clock it had reached.
+  if (clock_ == &virtual_clock_) {
+    Result<std::optional<Duration>> saved = store_->GetMetaMillis("clock_ms");
+    if (!saved.ok()) return Status(saved.status().code(), "state folder: gpufed.db: " + saved.status().message());
+    if (*saved) virtual_clock_.AdvanceTo(**saved);
+  }
+  return Status::Ok();
+}
+
+Status App::OpenAuditTrail() {
+  audit::AuditTrailOptions ao;
+  ao.dir = options_.state_dir + "/audit";
+  ao.env = options_.audit_env;
+  ao.durability = options_.durability;
+  ao.checkpoint_interval_micros = options_.checkpoint_interval.millis() * 1000;
+  Result<std::unique_ptr<audit::AuditTrail>> trail = audit::AuditTrail::Open(ao);
+  if (!trail.ok()) return trail.status();
+  audit_ = std::move(trail).value();
+  // Failures here make the journal unhealthy: the loop reports it and does not place.
+  audit::AuditJournal& journal = audit_->journal();
+  (void)journal.Append(audit::ControllerStartRecord(options_.version, options_.state_dir, options_.durability));
+  const policy::Revision& active = *activator_.active();
+  (void)journal.Append(audit::PolicyActivatedRecord(active.config.revision, options_.config_dir, active.tests.passed));
+  return Status::Ok();
+}
+
+Status App::OpenScenario() {
+  if (options_.scenario.empty()) options_.scenario = DefaultScenarioFile(options_.config_dir);
+  if (options_.scenario.empty()) return Status::Ok();
+  Result<ScenarioSource> scenario = ScenarioSource::Load(options_.scenario, activator_.active()->config);
+  if (!scenario.ok()) return scenario.status();
+  scenario_ = std::move(scenario).value();
+  return Status::Ok();
+}
+
+Status App::OpenLoop(const connectors::ConnectorRegistry& registry, Mode mode) {
+  reconcile::ControllerOptions co;
+  co.config_dir = options_.config_dir;
+  co.state_dir = options_.state_dir;
+  co.reconcile = options_.reconcile;
+  co.connector_settings = ScenarioConnectorSettings(scenario_);
+  reconcile::LoopParts parts;
+  parts.store = store_.get();
+  parts.activator = &activator_;
+  parts.audit = mode == Mode::kRun ? audit_.get() : nullptr;
+  parts.registry = &registry;
+  parts.clock = clock_;
+  Result<std::unique_ptr<reconcile::Controller>> opened = reconcile::Controller::Open(co, parts);
+  if (!opened.ok()) return opened.status();
+  controller_ = std::move(opened).value();
+  if (mode == Mode::kRun) controller_->AddSourceSpecs(kScenarioSource, scenario_.specs());
+  return Status::Ok();
+}
+
+Status App::OpenListeners() {
+  const AppOptions& o = options_;
+  shipping_env_ = audit::NewPosixEnv();
+  shipping_ = std::make_unique<SinkShipping>(*controller_, shipping_env_.get(), o.state_dir + "/audit");
+  if (Status s = shipping_->Follow(controller_->AuditSinks()); !s.ok()) {
+    return Status(s.code(), "audit shipping: " + s.message());
+  }
+  if (!o.listen.empty()) {
+    Result<server::ServerOptions> so =
+        server::MakeServerOptions(o.listen, o.tokens_file, o.tls_cert, o.tls_key, o.state_dir);
+    if (!so.ok()) return so.status();
+    so->max_body_bytes = o.max_body_bytes;
+    Result<std::unique_ptr<server::ApiServer>> started = server::ApiServer::Start(controller_.get(), *so);
+    if (!started.ok()) return started.status();
+    api_ = std::move(started).value();
+    std::cerr << "gpufed run: API on " << (so->tls_cert.empty() ? "http" : "https") << "://" << so->host << ":"
+              << api_->port() << "\n";
+  }
+  if (!o.metrics_listen.empty()) {
+    Result<std::unique_ptr<server::MetricsServer>> metrics =
+        server::MetricsServer::Start(controller_.get(), o.metrics_listen);
+    if (!metrics.ok()) return metrics.status();
+    metrics_ = std::move(metrics).value();
+    std::cerr << "gpufed run: metrics (no token) on port " << metrics_->port() << " of " << o.metrics_listen << "\n";
+  }
+  return Status::Ok();
+}
+
+App::~App() {
+  // The reverse of the start; the members' order says the same, this makes it explicit.
+  watcher_.reset();
+  if (api_) api_->Stop();  // no request reaches a loop being torn down
+  if (metrics_) metrics_->Stop();
+  shipping_.reset();       // detaches from the loop before it goes
+  controller_.reset();     // releases the connectors
+  audit_.reset();
+  store_.reset();
+}
+
+void App::Event(Duration now, const std::string& line) {
+  if (view_ != nullptr) view_->Event(now, line);
+}
+
+Result<reconcile::PassStats> App::Step() {
+  reconcile::Controller& c = *controller_;
+  if (watcher_->Changed()) {
+    Status s = c.Reload();
+    Event(clock_->Now(), s.ok() ? "policy revision " + c.active_revision().substr(0, 12) + " activated" : s.message());
+    if (s.ok()) {
+      // Sinks the new revision adds, changes or removes: restart from the cursors.
+      if (Status shipped = shipping_->Follow(c.AuditSinks()); !shipped.ok()) {
+        Event(clock_->Now(), "audit shipping: " + shipped.ToString());
+        std::cerr << "gpufed run: audit shipping: " << shipped.ToString() << "\n";
+      }
+    }
+  }
+  for (const model::Workload& w : scenario_.TakeDue(clock_->Now())) {
+    GPUFED_RETURN_IF_ERROR(c.SubmitFromSource(w, kScenarioSource));
+  }
+  Result<reconcile::PassStats> stats = c.Pass();
+  const Duration now = clock_->Now();
+  if (!stats.ok()) {
+    Event(now, "pass failed: " + stats.status().ToString());
+  } else {
+    if (stats->requeued > 0) Event(now, std::to_string(stats->requeued) + " workload(s) requeued");
+    if (stats->preempted > 0) Event(now, std::to_string(stats->preempted) + " workload(s) preempted");
+  }
+  Report(now);
+  // Commits with the next store write (a restart after a crash resumes a little earlier).
+  if (virtual_time_) c.store()->SetMetaLater("clock_ms", std::to_string(now.millis()));
+  return stats;
+}
+
+void App::Report(Duration now) {
+  reconcile::Controller& c = *controller_;
+  for (const std::string& notice : c.TakeNotices()) {
+    Event(now, notice);
+    std::cerr << "gpufed run: " << notice << "\n";
+  }
+  Status audit = c.audit_health();
+  if (audit.ok() != audit_ok_) {
+    audit_ok_ = audit.ok();
+    std::string line = audit_ok_
+                           ? "audit journal writable again, placing resumed"
+                           : "audit journal cannot be written, placement stopped (not ready): " + audit.ToString();
+    Event(now, line);
+    std::cerr << "gpufed run: " << line << "\n";
+  }
+  for (const auto& cluster : c.Clusters()) {
+    std::string name = cluster.value("name", "");
+    // "onprem-slurm: slurmrestd API v0.0.42 (Slurm 24.11.5)" when a connector connects
+    // (or reconnects to another version).
+    std::string api = cluster.value("api", "");
+    if (!api.empty() && apis_[name] != api) {
+      apis_[name] = api;
+      std::string line = name;
+      line += ": ";
+      line += api;
+      Event(now, line);
+      std::cerr << "gpufed run: " << line << "\n";
+    }
+    bool h = cluster.value("healthy", false) || !cluster.value("observed", false);
+    if (healthy_.count(name) && healthy_[name] != h) {
+      Event(now, "cluster " + name + (h ? " is healthy again" : " is unhealthy: " + cluster.value("last_error", "")));
+    }
+    healthy_[name] = h;
+  }
+  if (view_ != nullptr) view_->Update(c, now, false);
+}
+
+bool App::Idle() { return scenario_.done() && controller_->Idle(); }
+
+bool App::Stuck() { return scenario_.done() && controller_->Stuck(); }
+
+Duration App::NextEvent() {
+  Duration next = controller_->NextEvent();
+  Duration submission = scenario_.NextSubmission();
+  if (!scenario_.done() && (next.millis() == 0 || submission < next)) next = submission;
+  return next;
+}
+
+Status App::Stop(const std::string& reason) {
+  if (stopped_) return Status::Ok();
+  stopped_ = true;
+  if (api_) api_->Stop();  // no request reaches a stopping loop
+  if (metrics_) metrics_->Stop();
+  controller_->Stop();     // waits for a pass; the last fair-share save
+  // controller-stop and the final signed checkpoint.
+  audit::AuditJournal& journal = audit_->journal();
+  Result<uint64_t> seq = journal.Append(audit::ControllerStopRecord(reason));
+  Status closed = journal.Close();
+  Status stopped = seq.ok() ? closed : seq.status();
+  // Every record, the closing ones included, reaches every sink before the exit.
+  if (audit::LiveShipping* live = shipping_ != nullptr ? shipping_->live() : nullptr) {
+    const uint64_t head = controller_->audit_head();
+    std::vector<std::string> behind = live->WaitAcknowledged(head, options_.drain_timeout.millis() * 1000, nullptr);
+    if (behind.empty()) {
+      std::cerr << "gpufed run: audit sinks hold every record (seq " << head << ")\n";
+    } else {
+      std::string names;
+      for (const std::string& n : behind) names += (names.empty() ? "" : ", ") + n;
+      std::string line = "audit sinks still behind after --drain-timeout " + options_.drain_timeout.ToString() + ": " +
+                         names + " (they resume from their cursors at the next start)";
+      std::cerr << "gpufed run: " << line << "\n";
+      if (stopped.ok()) stopped = Status(StatusCode::kDeadlineExceeded, line);
+    }
+  }
+  if (view_ != nullptr) view_->Update(*controller_, clock_->Now(), true);
+  return stopped;
+}
+
+int App::Run() {
+  std::unique_ptr<StopSignals> signals = options_.handle_signals ? std::make_unique<StopSignals>() : nullptr;
+  const Duration start = clock_->Now();
+  int exit_code = 0;
+  std::string stop_reason = "shutdown";
+  auto signalled = [&] { return signals != nullptr && signals->requested() != 0; };
+  while (true) {
+    Result<reconcile::PassStats> stats = Step();
+    const Duration now = clock_->Now();
+    if (!stats.ok() && stats.status().code() != StatusCode::kUnavailable) {
+      exit_code = 1;
+      break;
+    }
+    if (signalled()) {
+      stop_reason = StopSignals::Name(signals->requested());
+      Event(now, stop_reason + ": the pass finished; stopping (a second signal exits at once)");
+      break;
+    }
+    if (options_.until_idle && Idle()) break;
+    if (options_.until_idle && Stuck()) {
+      Event(now, "nothing running and nothing left to happen: the waiting workloads cannot be placed");
+      break;
+    }
+    if (now.millis() - start.millis() > options_.max_time.millis()) {
+      Event(now, "--max-time reached");
+      break;
+    }
+    Duration next = NextEvent();
+    const Duration limit = now + options_.resync;
+    if (next.millis() == 0 || next > limit) next = limit;
+    if (virtual_time_ && clock_ == &virtual_clock_) {
+      if (options_.speed > 0) {
+        double wall = (next.millis() - now.millis()) / 1000.0 / options_.speed;
+        std::this_thread::sleep_for(std::chrono::duration<double>(std::min(wall, 0.25)));
+      }
+      virtual_clock_.AdvanceTo(next);
+    } else {
+      // Sleep in short steps so a stop signal is acted on within ~100 ms.
+      int64_t ms = std::clamp<int64_t>(next.millis() - now.millis(), 10, 1000);
+      for (int64_t slept = 0; slept < ms && !signalled(); slept += 100) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(100, ms - slept)));
+      }
+    }
+  }
+  Status stopped = Stop(stop_reason);
+  if (!stopped.ok()) {
+    // Sinks behind after a signal: the stop itself is clean, they resume at the next start.
+    const bool only_sinks_behind = stopped.code() == StatusCode::kDeadlineExceeded;
+    if (!only_sinks_behind) std::cerr << "gpufed run: closing the audit journal: " << stopped.ToString() << "\n";
+    if (!only_sinks_behind || (options_.until_idle && !signalled())) exit_code = 1;
+  }
+  return exit_code;
+}
+
+}  // namespace gpufed::runtime

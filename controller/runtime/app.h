@@ -1,0 +1,158 @@
+#pragma once
+// The controller process: `gpufed run` is an App, `gpufed plan --state` is the same App
+// opened read-only, and tests step the same object on a clock they own. The App owns
+// every resource of the process and is the one place that opens and closes them.
+//
+// Start (App::Open), in this order; each step may use those before it:
+//   1. the active revision: the repository, validated, compiled and tested, loaded once
+//      (its Clusters decide the clock, its config checks the scenario);
+//   2. the clock: virtual for a federation of simulated clusters, else the wall clock;
+//   3. the state folder (0700) and the store, migrated (read-only: opened as it is); a
+//      virtual-time run continues from the clock the store saved;
+//   4. the scenario: a workload source and the sim connectors' input;
+//   5. the audit trail: signing key and journal (`controller-start`, `policy-activated`);
+//   6. the loop (reconcile::Controller) and its connector set, one connector per Cluster;
+//   7. the shipping to every AuditSink of the revision;
+//   8. the API and the metrics listeners;
+//   9. the repository watcher (then, in Run, the stop signals).
+// Read-only (App::OpenReadOnly) takes steps 1-4 and 6: no journal, no listener, no
+// migration, no ledger repair, read-only connectors; nothing in the state folder changes.
+// Stop (App::Stop) goes back: the listeners first (no request reaches a stopping loop),
+// the loop (its last fair-share save), the journal (`controller-stop` and a final
+// signed checkpoint), then the drain of the sinks; the destructor releases the rest in
+// reverse order of start, the store last.
+#include <map>
+#include <memory>
+#include <string>
+
+#include "connectors/core/registry.h"
+#include "controller/audit/audit_trail.h"
+#include "controller/common/clock.h"
+#include "controller/reconcile/controller.h"
+#include "controller/reconcile/watcher.h"
+#include "controller/runtime/scenario_source.h"
+#include "controller/runtime/sink_shipping.h"
+#include "controller/server/metrics_server.h"
+#include "controller/server/server.h"
+#include "controller/store/store.h"
+#include "policies/engine/activation.h"
+
+namespace gpufed::runtime {
+
+struct AppOptions {
+  std::string config_dir;
+  std::string state_dir = "gpufed-state";
+  std::string scenario;          // sim scenario file; empty: DefaultScenarioFile(config_dir) if it exists
+  std::string listen;            // ADDR:PORT for the API; empty: no API
+  std::string tokens_file, tls_cert, tls_key;
+  size_t max_body_bytes = size_t{1} << 20;  // API request bodies over this get 413
+  std::string metrics_listen;     // ADDR:PORT (loopback or private) for /metrics without a token; empty: none
+  bool until_idle = false;
+  double speed = 0;              // virtual seconds per wall second; 0: as fast as possible
+  Duration max_time = Duration::FromSeconds(30LL * 24 * 3600);
+  Duration resync = Duration::FromSeconds(300);
+  Duration drain_timeout = Duration::FromSeconds(60);
+  // A signed checkpoint at least this often while records are appended (each names the
+  // head seq), so a cut-off tail is detectable up to this much of it.
+  Duration checkpoint_interval = Duration::FromSeconds(30);
+  std::string version = "dev";   // stamped on the controller-start record
+  reconcile::ReconcilerOptions reconcile;  // the loop's tuning (fair-share half-life, ...)
+  bool handle_signals = true;    // SIGTERM/SIGINT stop the run gracefully
+  // kUnsynced (`--unsafe-no-fsync`, the Philly replay's default): nothing waits for the
+  // disk. Refused unless every cluster is simulated (common/durability.h).
+  Durability durability = Durability::kSynced;
+  // Tests: a clock they advance (and Step instead of Run). Null: the App's own.
+  const gpufed::Clock* clock = nullptr;
+  // Tests: the file system the audit trail writes through (a FaultEnv). Null: the real one.
+  audit::Env* audit_env = nullptr;
+};
+
+// Where the run is shown (the CLI's live view); every call comes from the loop's thread.
+class AppView {
+ public:
+  virtual ~AppView() = default;
+  virtual void Event(Duration now, const std::string& line) = 0;
+  virtual void Update(reconcile::Controller& controller, Duration now, bool force) = 0;
+};
+
+// `<config>/simulation/scenario.yaml`, which `gpufed run` and `gpufed plan --state` play
+// when no --scenario is given.
+std::string DefaultScenarioFile(const std::string& config_dir);
+// True when every Cluster of `config` is simulated: the run is in virtual time.
+bool RunsOnVirtualTime(const model::Config& config);
+
+class App {
+ public:
+  // Starts everything (see the order above); errors name what could not start, and what
+  // had started is released. `registry` and `view` (may be null) must outlive the App.
+  static Result<std::unique_ptr<App>> Open(AppOptions options, const connectors::ConnectorRegistry& registry,
+                                           AppView* view);
+  // The App of `gpufed plan --state`: `revision` (prepared by the caller, who may have
+  // let failing PolicyTests through) over the controller state in options.state_dir,
+  // read-only. NotFound when the folder holds no controller store.
+  static Result<std::unique_ptr<App>> OpenReadOnly(AppOptions options, const connectors::ConnectorRegistry& registry,
+                                                   std::unique_ptr<policy::Revision> revision);
+  // Releases everything in reverse order of start; writes nothing to the journal (Run
+  // or Stop does).
+  ~App();
+  App(const App&) = delete;
+  App& operator=(const App&) = delete;
+
+  // One iteration: reload a changed repository, submit the scenario's due workloads,
+  // run one pass, report what changed.
+  Result<reconcile::PassStats> Step();
+  // Nothing waiting or running and nothing left to submit.
+  bool Idle();
+  // Nothing running and nothing to come: what waits can never be placed by time alone.
+  bool Stuck();
+  Duration NextEvent();
+  // Steps until idle (--until-idle), a stop signal or --max-time, advancing virtual time
+  // or sleeping on the wall clock; then Stop. Returns the process's exit code.
+  int Run();
+  // The stop sequence (see above). Non-OK names the sinks still behind, or why the
+  // journal could not be closed. Idempotent.
+  Status Stop(const std::string& reason);
+
+  reconcile::Controller& controller() { return *controller_; }
+  store::Store& store() { return *store_; }
+  const policy::Revision& revision() const { return *activator_.active(); }
+  const gpufed::Clock& clock() const { return *clock_; }
+  bool virtual_time() const { return virtual_time_; }
+  const std::string& scenario_file() const { return scenario_.file(); }
+
+ private:
+  explicit App(AppOptions options) : options_(std::move(options)) {}
+  enum class Mode { kRun, kReadOnly };
+  // The steps of the start (see above).
+  Status OpenClockAndStore(Mode mode);
+  Status OpenAuditTrail();
+  Status OpenScenario();
+  Status OpenLoop(const connectors::ConnectorRegistry& registry, Mode mode);
+  Status OpenListeners();
+  void Report(Duration now);
+  void Event(Duration now, const std::string& line);
+
+  // Members in the order of start: destroyed in reverse.
+  AppOptions options_;
+  AppView* view_ = nullptr;
+  policy::PolicyActivator activator_;
+  bool virtual_time_ = false;
+  gpufed::ManualClock virtual_clock_;
+  gpufed::SystemClock wall_clock_;
+  const gpufed::Clock* clock_ = nullptr;
+  std::unique_ptr<store::Store> store_;
+  std::unique_ptr<audit::AuditTrail> audit_;
+  ScenarioSource scenario_;
+  std::unique_ptr<reconcile::Controller> controller_;
+  std::unique_ptr<audit::Env> shipping_env_;
+  std::unique_ptr<SinkShipping> shipping_;
+  std::unique_ptr<server::ApiServer> api_;
+  std::unique_ptr<server::MetricsServer> metrics_;
+  std::unique_ptr<reconcile::RepoWatcher> watcher_;
+  bool stopped_ = false;
+  std::map<std::string, bool> healthy_;        // per cluster, as last reported
+  std::map<std::string, std::string> apis_;    // the API each cluster was last seen speaking
+  bool audit_ok_ = true;
+};
+
+}  // namespace gpufed::runtime

@@ -1,0 +1,185 @@
+// The App `gpufed run` is, stepped on a test clock: it starts and stops in its documented
+// order; the quickstart's scenario is a workload source (its submissions arrive at their
+// submittedAt, none twice across a restart) and the sim connectors get its failures; the
+// reconcile loop sees neither. Read-only, it changes nothing and runs no pass.
+#include "controller/runtime/app.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "connectors/sim/sim_connector.h"
+#include "controller/audit/testing/test_journal.h"
+
+namespace gpufed::runtime {
+namespace {
+
+const std::string kRepo = std::string(GPUFED_SOURCE_DIR) + "/examples/quickstart";
+
+struct Session {
+  gpufed::ManualClock clock;
+  connectors::ConnectorRegistry registry;
+  std::unique_ptr<App> rt;
+
+  Status Open(const std::string& state) {
+    Status s = connectors::sim::RegisterSimConnector(registry);
+    if (!s.ok() && s.code() != StatusCode::kAlreadyExists) return s;
+    AppOptions o;
+    o.config_dir = kRepo;  // its simulation/scenario.yaml is the default scenario
+    o.state_dir = state;
+    o.clock = &clock;
+    o.handle_signals = false;
+    Result<std::unique_ptr<App>> opened = App::Open(o, registry, nullptr);
+    if (!opened.ok()) return opened.status();
+    rt = std::move(opened).value();
+    return Status::Ok();
+  }
+  // Steps until `until` (virtual), jumping to each next event.
+  void StepUntil(Duration until) {
+    while (clock.Now() < until) {
+      ASSERT_TRUE(rt->Step().ok());
+      Duration next = rt->NextEvent();
+      clock.AdvanceTo(next.millis() == 0 || next > until ? until : next);
+    }
+  }
+  int Scenario() {
+    int n = 0;
+    Result<std::vector<store::WorkloadRecord>> all = rt->controller().List("");
+    EXPECT_TRUE(all.ok());
+    for (const auto& r : *all) n += r.source == kScenarioSource;
+    return n;
+  }
+};
+
+TEST(App, PlaysTheScenarioAsAWorkloadSourceAndResumesWithoutResubmitting) {
+  const std::string state = ::testing::TempDir() + "/gpufed_runtime_scenario";
+  std::filesystem::remove_all(state);
+  int submitted_by_1h = 0;
+  {
+    Session run;
+    ASSERT_TRUE(run.Open(state).ok());
+    EXPECT_EQ(run.rt->scenario_file(), kRepo + "/simulation/scenario.yaml");
+    EXPECT_FALSE(run.rt->Idle());  // submissions are still to come
+    ASSERT_NO_FATAL_FAILURE(run.StepUntil(Duration::FromSeconds(3600)));
+    submitted_by_1h = run.Scenario();
+    ASSERT_TRUE(run.rt->Stop("test").ok());
+  }
+  Session again;
+  again.clock.AdvanceTo(Duration::FromSeconds(3600));
+  ASSERT_TRUE(again.Open(state).ok());
+  EXPECT_EQ(again.Scenario(), submitted_by_1h);  // nothing submitted twice
+  ASSERT_NO_FATAL_FAILURE(again.StepUntil(Duration::FromSeconds(int64_t{48} * 3600)));
+  EXPECT_GT(again.Scenario(), submitted_by_1h);  // the rest arrived after the restart
+  EXPECT_TRUE(again.rt->Idle() || again.rt->Stuck());
+  // The scenario's EU outage reached the sim connector: work there was lost and requeued.
+  int lost = 0;
+  Result<std::vector<store::AttemptRow>> attempts = again.rt->controller().store()->Attempts();
+  ASSERT_TRUE(attempts.ok());
+  for (const auto& a : *attempts) lost += a.outcome == "lost";
+  EXPECT_GE(lost, 1);
+  ASSERT_TRUE(again.rt->Stop("test").ok());
+}
+
+// --unsafe-no-fsync is for simulations: a repository with a real cluster is refused
+// before anything is opened or contacted.
+TEST(App, RefusesUnsyncedStorageForARepositoryWithRealClusters) {
+  const std::string state = ::testing::TempDir() + "/gpufed_runtime_unsynced";
+  std::filesystem::remove_all(state);
+  connectors::ConnectorRegistry registry;
+  ASSERT_TRUE(connectors::sim::RegisterSimConnector(registry).ok());
+  AppOptions o;
+  o.config_dir = std::string(GPUFED_SOURCE_DIR) + "/examples/slurm-burst";
+  o.state_dir = state;
+  o.handle_signals = false;
+  o.durability = Durability::kUnsynced;
+  Result<std::unique_ptr<App>> opened = App::Open(o, registry, nullptr);
+  ASSERT_FALSE(opened.ok());
+  EXPECT_EQ(opened.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(opened.status().message().find("only for federations of simulated clusters"), std::string::npos)
+      << opened.status().message();
+  EXPECT_FALSE(std::filesystem::exists(state + "/gpufed.db"));
+}
+
+// The journal shows the order: the trail opens after the revision and the store, the
+// loop and its passes come after controller-start and policy-activated, and Stop closes
+// with controller-stop and a final checkpoint, once, however often it is called.
+TEST(App, StartsInItsDocumentedOrderAndStopsOnceInReverse) {
+  const std::string state = ::testing::TempDir() + "/gpufed_app_order";
+  std::filesystem::remove_all(state);
+  Session run;
+  ASSERT_TRUE(run.Open(state).ok());
+  ASSERT_NO_FATAL_FAILURE(run.StepUntil(Duration::FromSeconds(600)));
+  ASSERT_TRUE(run.rt->Stop("test").ok());
+  ASSERT_TRUE(run.rt->Stop("again").ok());  // idempotent: nothing more is written
+  Result<reconcile::PassStats> after = run.rt->controller().Pass();
+  EXPECT_EQ(after.status().code(), StatusCode::kFailedPrecondition);
+  const std::vector<std::string> kinds = audit::testing::JournalKinds(state + "/audit");
+  ASSERT_GE(kinds.size(), 4u);
+  EXPECT_EQ(kinds[0], "controller-start");
+  EXPECT_EQ(kinds[1], "policy-activated");
+  EXPECT_EQ(kinds[kinds.size() - 2], "controller-stop");
+  EXPECT_EQ(kinds.back(), "checkpoint");
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "controller-stop"), 1);
+  EXPECT_GT(std::count(kinds.begin(), kinds.end(), "decision"), 0);
+}
+
+// The scenario is checked before the audit trail opens: a bad one stops the start with
+// the file and line, and the journal holds no controller-start without its stop.
+TEST(App, ABadScenarioStopsTheStartBeforeAnythingIsJournalled) {
+  const std::string dir = ::testing::TempDir() + "/gpufed_app_bad_scenario";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/scenario.yaml")
+      << "submissions: [missing.yaml]\nfailures:\n  - {cluster: eu-cloud, type: meteor, at: 1h}\n";
+  connectors::ConnectorRegistry registry;
+  ASSERT_TRUE(connectors::sim::RegisterSimConnector(registry).ok());
+  AppOptions o;
+  o.config_dir = kRepo;
+  o.state_dir = dir + "/state";
+  o.scenario = dir + "/scenario.yaml";
+  o.handle_signals = false;
+  Result<std::unique_ptr<App>> opened = App::Open(o, registry, nullptr);
+  ASSERT_FALSE(opened.ok());
+  EXPECT_NE(opened.status().message().find("scenario.yaml"), std::string::npos) << opened.status().message();
+  EXPECT_TRUE(audit::testing::JournalKinds(dir + "/state/audit").empty());
+}
+
+// `plan --state`'s App: a folder without a store is NotFound and left as it was; over a
+// stopped controller's state it plans but runs no pass and no reload.
+TEST(App, ReadOnlyRunsNoPassAndMakesNothing) {
+  const std::string state = ::testing::TempDir() + "/gpufed_app_read_only";
+  std::filesystem::remove_all(state);
+  connectors::ConnectorRegistry registry;
+  ASSERT_TRUE(connectors::sim::RegisterSimConnector(registry).ok());
+  AppOptions o;
+  o.config_dir = kRepo;
+  o.state_dir = state;
+  auto prepare = [] {
+    policy::Candidate candidate = policy::PrepareRevision({kRepo});
+    EXPECT_NE(candidate.revision, nullptr);
+    return std::move(candidate.revision);
+  };
+  Result<std::unique_ptr<App>> missing = App::OpenReadOnly(o, registry, prepare());
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_FALSE(std::filesystem::exists(state));
+  {
+    Session run;
+    ASSERT_TRUE(run.Open(state).ok());
+    ASSERT_NO_FATAL_FAILURE(run.StepUntil(Duration::FromSeconds(600)));
+    ASSERT_TRUE(run.rt->Stop("test").ok());
+  }
+  const size_t journalled = audit::testing::JournalKinds(state + "/audit").size();
+  Result<std::unique_ptr<App>> app = App::OpenReadOnly(o, registry, prepare());
+  ASSERT_TRUE(app.ok()) << app.status().ToString();
+  Result<placement::Plan> plan = (*app)->controller().Preview();
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ((*app)->controller().Pass().status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ((*app)->controller().Reload().code(), StatusCode::kFailedPrecondition);
+  EXPECT_TRUE((*app)->Stop("nothing to close").ok());
+  EXPECT_EQ(audit::testing::JournalKinds(state + "/audit").size(), journalled);
+}
+
+}  // namespace
+}  // namespace gpufed::runtime
