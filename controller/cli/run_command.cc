@@ -17,6 +17,7 @@
 #include "controller/cli/version.h"
 #include "controller/common/quantity.h"
 #include "controller/config/loader.h"
+#include "controller/config/repository.h"
 #include "controller/runtime/app.h"
 #include "policies/engine/validation.h"
 
@@ -84,7 +85,8 @@ int Run(const RunOptions& o, const connectors::ConnectorRegistry* registry) {
   }
   runtime::App& rt = **opened;
   view.SetWallClock(!rt.virtual_time());
-  std::cout << "gpufed run: " << ro.config_dir << " revision " << rt.controller().active_revision().substr(0, 12)
+  std::cout << "gpufed run: " << ro.config_dir << " revision "
+            << config::ShortRevision(rt.controller().active_revision())
             << (rt.virtual_time() ? ", virtual time" : ", wall clock")
             << (rt.scenario_file().empty() ? "" : ", scenario " + rt.scenario_file()) << "\n";
   const auto wall_start = std::chrono::steady_clock::now();

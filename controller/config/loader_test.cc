@@ -1,4 +1,5 @@
 #include "controller/config/loader.h"
+#include "controller/config/repository.h"
 #include "policies/stdlib/stdlib.h"
 
 #include <gmock/gmock.h>
@@ -56,7 +57,8 @@ TEST(Loader, EveryErrorFixtureReportsExactPositions) {
         found = found || (d.line == e.line && d.column == e.column && d.field == e.field &&
                           d.message.find(e.message) != std::string::npos && d.file == entry.path().string());
       }
-      EXPECT_TRUE(found) << "missing " << e.line << ":" << e.column << " " << e.field << " | " << e.message << "\ngot:\n"
+      EXPECT_TRUE(found) << "missing " << e.line << ":" << e.column << " " << e.field << " | " << e.message
+                         << "\ngot:\n"
                          << Dump(result);
     }
   }
@@ -124,11 +126,23 @@ TEST_F(TempRepo, RevisionDependsOnContentOnly) {
   EXPECT_NE(first, LoadRepository({dir_.string()}).config.revision);
 }
 
-TEST_F(TempRepo, RevisionIsTheGitCommitOfACheckout) {
+// A checkout's revision is its commit and the content read: an edit under the same
+// commit (not committed yet) is another revision, and committing it names the new commit.
+TEST_F(TempRepo, RevisionOfACheckoutIsItsCommitAndItsContent) {
   Write("t.yaml", "apiVersion: gpufed/v1alpha1\nkind: Tenant\nmetadata: {name: t1}\nspec: {weight: 1}\n");
+  const std::string content = LoadRepository({dir_.string()}).config.revision;
   Write(".git/HEAD", "ref: refs/heads/main\n");
   Write(".git/refs/heads/main", "0123456789abcdef0123456789abcdef01234567\n");
-  EXPECT_EQ(LoadRepository({dir_.string()}).config.revision, "0123456789abcdef0123456789abcdef01234567");
+  const std::string committed = LoadRepository({dir_.string()}).config.revision;
+  EXPECT_EQ(committed, "0123456789abcdef0123456789abcdef01234567+" + content.substr(0, 23));
+  Write("t.yaml", "apiVersion: gpufed/v1alpha1\nkind: Tenant\nmetadata: {name: t1}\nspec: {weight: 2}\n");
+  const std::string edited = LoadRepository({dir_.string()}).config.revision;
+  EXPECT_NE(edited, committed);
+  EXPECT_EQ(edited.rfind("0123456789abcdef0123456789abcdef01234567+sha256:", 0), 0u) << edited;
+  Write(".git/refs/heads/main", "89abcdef0123456789abcdef0123456789abcdef\n");
+  EXPECT_EQ(LoadRepository({dir_.string()}).config.revision.substr(0, 41), "89abcdef0123456789abcdef0123456789abcdef+");
+  EXPECT_EQ(ShortRevision("0123456789abcdef0123456789abcdef01234567+sha256:3f2a9c1d00112233"), "0123456789ab+3f2a9c1d");
+  EXPECT_EQ(ShortRevision("sha256:00aa11bb22cc33dd"), "sha256:00aa1");
 }
 
 TEST_F(TempRepo, ReadsLuaFilesNamedByPolicies) {
@@ -140,7 +154,8 @@ TEST_F(TempRepo, ReadsLuaFilesNamedByPolicies) {
 }
 
 TEST(Loader, LoadTextResolvesAgainstContext) {
-  LoadResult repo = LoadText("apiVersion: gpufed/v1alpha1\nkind: Tenant\nmetadata: {name: team-a}\nspec: {}\n", "t.yaml");
+  LoadResult repo =
+      LoadText("apiVersion: gpufed/v1alpha1\nkind: Tenant\nmetadata: {name: team-a}\nspec: {}\n", "t.yaml");
   ASSERT_TRUE(repo.ok()) << Dump(repo);
   std::string workload =
       "apiVersion: gpufed/v1alpha1\nkind: Workload\nmetadata: {name: w}\nspec: {tenant: team-a, priority: high, "
@@ -180,7 +195,8 @@ TEST(Loader, TenantApiRateLimitIsPerSecondOrPerMinute) {
   LoadResult per_minute = LoadText(tenant("{rateLimit: 600/m}"), "t.yaml");
   ASSERT_TRUE(per_minute.ok()) << Dump(per_minute);
   EXPECT_EQ(per_minute.config.tenants[0].api_rate_per_second, 10);
-  for (const char* bad : {"{rateLimit: fast}", "{rateLimit: 0/s}", "{rateLimit: 5/h}", "{burst: 0}", "{rateLimit: 5/s, x: 1}"}) {
+  for (const char* bad :
+       {"{rateLimit: fast}", "{rateLimit: 0/s}", "{rateLimit: 5/h}", "{burst: 0}", "{rateLimit: 5/s, x: 1}"}) {
     LoadResult r = LoadText(tenant(bad), "t.yaml");
     EXPECT_FALSE(r.ok()) << bad;
     EXPECT_NE(Dump(r).find("t.yaml:5"), std::string::npos) << bad << ": " << Dump(r);
@@ -213,9 +229,9 @@ TEST(Loader, TenantApiLimitsDefaultAndLiftExplicitly) {
 // called so.
 TEST(Loader, TenantNamesOfApiRolesAreReserved) {
   for (const char* name : {"admin", "metrics"}) {
-    LoadResult r = LoadText(std::string("apiVersion: gpufed/v1alpha1\nkind: Tenant\nmetadata: {name: ") + name +
-                                "}\nspec: {weight: 1}\n",
-                            "t.yaml");
+    LoadResult r = LoadText(
+        std::string("apiVersion: gpufed/v1alpha1\nkind: Tenant\nmetadata: {name: ") + name + "}\nspec: {weight: 1}\n",
+        "t.yaml");
     EXPECT_FALSE(r.ok()) << name;
     EXPECT_THAT(Dump(r), testing::HasSubstr("is reserved")) << Dump(r);
   }
@@ -253,7 +269,7 @@ TEST(Loader, StrayCommaIsASyntaxErrorNotAnEndlessLoop) {
 // Nesting past yaml-cpp's own limit used to read "YAML syntax error: bad file".
 TEST(Loader, ExtremeNestingSaysSo) {
   for (const std::string& text : {std::string(100000, '[') + std::string(100000, ']'),
-                                   "a:\n  " + std::string(5000, '[') + std::string(5000, ']')}) {
+                                  "a:\n  " + std::string(5000, '[') + std::string(5000, ']')}) {
     LoadResult r = LoadText(text, "api/w.yaml");
     ASSERT_EQ(r.diagnostics.size(), 1u) << Dump(r);
     EXPECT_THAT(r.diagnostics.items()[0].message, testing::HasSubstr("nested deeper than 32 levels"));
@@ -267,7 +283,8 @@ TEST(Loader, ExtremeNestingSaysSo) {
 TEST(Loader, InvalidUtf8IsRefusedWithItsPosition) {
   const std::string text =
       "apiVersion: gpufed/v2alpha1\nkind: Policy\nmetadata:\n  name: p\nspec:\n  rules:\n"
-      "    - name: r\n      when: {data.pii: tr\xFF" "e}\n      require: {cluster.zone: {in: [eu]}}\n";
+      "    - name: r\n      when: {data.pii: tr\xFF"
+      "e}\n      require: {cluster.zone: {in: [eu]}}\n";
   LoadResult r = LoadText(text, "policies/p.yaml");
   ASSERT_EQ(r.diagnostics.size(), 1u) << Dump(r);
   const Diagnostic& d = r.diagnostics.items()[0];

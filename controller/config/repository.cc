@@ -106,7 +106,8 @@ Result<std::vector<std::string>> ListResourceFiles(const std::vector<std::string
       std::string ext = it->path().extension().string();
       if (it->is_regular_file() && (ext == ".yaml" || ext == ".yml")) {
         files.insert(it->path().lexically_normal().string());
-        if (files.size() > kMaxFiles) return ResourceExhausted(path + ": more than " + std::to_string(kMaxFiles) + " files");
+        if (files.size() > kMaxFiles)
+          return ResourceExhausted(path + ": more than " + std::to_string(kMaxFiles) + " files");
       }
     }
   }
@@ -114,12 +115,6 @@ Result<std::vector<std::string>> ListResourceFiles(const std::vector<std::string
 }
 
 std::string ComputeRevision(const std::string& root, const std::vector<std::string>& files) {
-  fs::path git_dir = fs::path(root) / ".git";
-  std::error_code ec;
-  if (fs::is_directory(git_dir, ec)) {
-    std::string commit = ResolveGitHead(git_dir);
-    if (!commit.empty()) return commit;
-  }
   Sha256 hasher;
   for (const std::string& file : files) {
     Result<std::string> text = ReadFileBounded(file, size_t{64} << 20);
@@ -130,7 +125,23 @@ std::string ComputeRevision(const std::string& root, const std::vector<std::stri
     hasher.Update(text.ok() ? *text : std::string("<unreadable>"));
     hasher.Update(std::string_view("\0", 1));
   }
-  return "sha256:" + hasher.FinishHex();
+  const std::string content = "sha256:" + hasher.FinishHex();
+  fs::path git_dir = fs::path(root) / ".git";
+  std::error_code ec;
+  if (fs::is_directory(git_dir, ec)) {
+    // The commit names the revision, and the content read is part of the name: a working
+    // tree that is not its commit (an edit not committed yet, a pull half done) is never
+    // activated, journalled or replayed under the commit's name alone.
+    std::string commit = ResolveGitHead(git_dir);
+    if (!commit.empty()) return commit + "+" + content.substr(0, 7 + kRevisionContentHexDigits);
+  }
+  return content;
+}
+
+std::string ShortRevision(const std::string& revision) {
+  const size_t plus = revision.find("+sha256:");
+  if (plus == std::string::npos) return revision.substr(0, 12);
+  return revision.substr(0, std::min<size_t>(plus, 12)) + "+" + revision.substr(plus + 8, 8);
 }
 
 }  // namespace gpufed::config

@@ -13,11 +13,17 @@ namespace gpufed::config {
 // Sorted and de-duplicated so loading order never depends on the file system.
 Result<std::vector<std::string>> ListResourceFiles(const std::vector<std::string>& paths);
 
-// The repository's revision: the Git commit when `root` is the top of a Git checkout
-// (HEAD resolved through refs and packed-refs), otherwise "sha256:" + a SHA-256 over
-// every file's repo-relative path and contents in sorted order (YAML and Lua alike),
-// so the same tree always has the same revision.
+// The repository's revision: "sha256:" + a SHA-256 over every file's repo-relative path
+// and contents in sorted order (YAML and Lua alike), so the same tree always has the same
+// revision. At the top of a Git checkout: "<commit>+sha256:<first 16 hex digits of it>",
+// the commit (HEAD resolved through refs and packed-refs) and the content read: the
+// working tree is read, so an uncommitted edit or a half-done pull under the same commit
+// is another revision, and the commit alone never names content it does not hold.
+inline constexpr size_t kRevisionContentHexDigits = 16;
 std::string ComputeRevision(const std::string& root, const std::vector<std::string>& files);
+// A revision as people read it in lines of text: 12 digits of the commit, and 8 of the
+// content hash after it ("0123456789ab+3f2a9c1d"), or 12 of the content hash alone.
+std::string ShortRevision(const std::string& revision);
 
 // Reads a whole file, refusing files above `max_bytes`.
 Result<std::string> ReadFileBounded(const std::string& path, size_t max_bytes);

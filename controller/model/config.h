@@ -15,7 +15,7 @@ namespace gpufed::model {
 
 struct Config {
   std::string root;       // the repository folder (or the file) it was loaded from
-  std::string revision;   // Git commit, or sha256 over sorted paths and contents
+  std::string revision;   // sha256 over sorted paths and contents; in a Git checkout <commit>+sha256:<16 hex>
   std::vector<Cluster> clusters;
   std::vector<Workload> workloads;
   std::vector<Tenant> tenants;

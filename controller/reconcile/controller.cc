@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "controller/audit/records.h"
+#include "controller/config/repository.h"
 
 namespace gpufed::reconcile {
 
@@ -128,8 +129,8 @@ Status Controller::Reload() {
                                                        activator_->last_rejection()));
     std::string why;
     for (const std::string& p : activator_->last_rejection()) why += "; " + p;
-    return FailedPrecondition("revision " + activator_->rejected_revision() + " rejected, " + before.substr(0, 12) +
-                              " keeps serving" + why);
+    return FailedPrecondition("revision " + activator_->rejected_revision() + " rejected, " +
+                              config::ShortRevision(before) + " keeps serving" + why);
   }
   const policy::Revision* active = activator_->active();
   const std::map<std::string, int> removed_with_work = reconciler_->ActiveOnRemoved(*active);

@@ -7,6 +7,7 @@
 
 #include "connectors/core/action_json.h"
 #include "controller/config/loader.h"
+#include "controller/config/repository.h"
 
 namespace gpufed::reconcile {
 
@@ -105,7 +106,7 @@ const model::Workload* Reconciler::SpecOf(const WorkloadRecord& r, std::string* 
     config::LoadResult loaded = config::LoadText(r.spec_text, "api/" + r.name + ".yaml", &revision_->config);
     if (!loaded.ok() || loaded.config.workloads.size() != 1) {
       if (why) {
-        *why = "invalid under revision " + revision_->config.revision.substr(0, 12);
+        *why = "invalid under revision " + config::ShortRevision(revision_->config.revision);
         for (const auto& d : loaded.diagnostics.items()) *why += "; " + d.ToString();
       }
       return nullptr;

@@ -8,6 +8,7 @@
 
 #include "controller/audit/records.h"
 #include "controller/common/secure_file.h"
+#include "controller/config/repository.h"
 #include "controller/runtime/stop_signals.h"
 
 namespace gpufed::runtime {
@@ -52,6 +53,7 @@ Result<std::unique_ptr<App>> App::Open(AppOptions options, const connectors::Con
     return s;
   }
   app->watcher_ = std::make_unique<reconcile::RepoWatcher>(app->options_.config_dir);
+  app->reported_revision_ = app->activator_.active()->config.revision;
   return app;
 }
 
@@ -199,7 +201,14 @@ Result<reconcile::PassStats> App::Step() {
   reconcile::Controller& c = *controller_;
   if (watcher_->Changed()) {
     Status s = c.Reload();
-    Event(clock_->Now(), s.ok() ? "policy revision " + c.active_revision().substr(0, 12) + " activated" : s.message());
+    // A reload that finds the revision it has (a commit of what was already read) says nothing.
+    const std::string revision = c.active_revision();
+    if (!s.ok()) {
+      Event(clock_->Now(), s.message());
+    } else if (revision != reported_revision_) {
+      Event(clock_->Now(), "policy revision " + config::ShortRevision(revision) + " activated");
+    }
+    reported_revision_ = revision;
     if (s.ok()) {
       // Sinks the new revision adds, changes or removes: restart from the cursors.
       if (Status shipped = shipping_->Follow(c.AuditSinks()); !shipped.ok()) {

@@ -150,6 +150,7 @@ class App {
   std::unique_ptr<server::MetricsServer> metrics_;
   std::unique_ptr<reconcile::RepoWatcher> watcher_;
   bool stopped_ = false;
+  std::string reported_revision_;              // the revision the view last heard of
   std::map<std::string, bool> healthy_;        // per cluster, as last reported
   std::map<std::string, std::string> apis_;    // the API each cluster was last seen speaking
   bool audit_ok_ = true;
