@@ -11,9 +11,9 @@
 #include <memory>
 #include <string>
 
-#include "controller/common/clock.h"
 #include "connectors/core/registry.h"
 #include "connectors/sim/sim_connector.h"
+#include "controller/common/clock.h"
 #include "controller/runtime/app.h"
 #include "controller/store/sqlite.h"
 #include "controller/store/store.h"

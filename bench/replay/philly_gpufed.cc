@@ -2,7 +2,7 @@
 // repository (philly_repo.h), and the real runtime (`gpufed run` without its CLI) plays
 // it with sim connectors in virtual time: reconcile loop, store, audit journal, budgets,
 // fair share, bursting. The schedule is read back from the store's metered attempts.
-#include <stdlib.h>
+#include <cstdlib>
 
 #include <chrono>
 #include <filesystem>

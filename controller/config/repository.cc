@@ -125,7 +125,7 @@ std::string ComputeRevision(const std::string& root, const std::vector<std::stri
     hasher.Update(text.ok() ? *text : std::string("<unreadable>"));
     hasher.Update(std::string_view("\0", 1));
   }
-  const std::string content = "sha256:" + hasher.FinishHex();
+  std::string content = "sha256:" + hasher.FinishHex();
   fs::path git_dir = fs::path(root) / ".git";
   std::error_code ec;
   if (fs::is_directory(git_dir, ec)) {

@@ -10,11 +10,11 @@ namespace {
 
 using T = MetricsText::Type;
 
-constexpr store::WorkloadState kStates[] = {
-    store::WorkloadState::kPending,   store::WorkloadState::kQueued,   store::WorkloadState::kPlaced,
-    store::WorkloadState::kRunning,   store::WorkloadState::kSucceeded, store::WorkloadState::kFailed,
-    store::WorkloadState::kPreempted, store::WorkloadState::kRequeued, store::WorkloadState::kRejected,
-    store::WorkloadState::kCancelled};
+constexpr store::WorkloadState kStates[] = {store::WorkloadState::kPending,   store::WorkloadState::kQueued,
+                                            store::WorkloadState::kPlaced,    store::WorkloadState::kRunning,
+                                            store::WorkloadState::kSucceeded, store::WorkloadState::kFailed,
+                                            store::WorkloadState::kPreempted, store::WorkloadState::kRequeued,
+                                            store::WorkloadState::kRejected,  store::WorkloadState::kCancelled};
 
 void WriteClusters(MetricsText& m, const std::vector<ClusterView>& clusters,
                    const std::map<std::pair<std::string, std::string>, int64_t>& refusals) {
@@ -36,7 +36,8 @@ void WriteClusters(MetricsText& m, const std::vector<ClusterView>& clusters,
   m.Family("gpufed_cluster_elastic_nodes", T::kGauge,
            "Nodes a cluster reported beyond its declared node pools (provisioned elastically).");
   for (const ClusterView& c : clusters) m.Sample({{"cluster", c.name}}, c.elastic_nodes);
-  m.Family("gpufed_cluster_api_info", T::kGauge, "The remote API version a cluster's connector speaks (1 per cluster).");
+  m.Family("gpufed_cluster_api_info", T::kGauge,
+           "The remote API version a cluster's connector speaks (1 per cluster).");
   for (const ClusterView& c : clusters) {
     if (!c.api_version.empty()) m.Sample({{"cluster", c.name}, {"api_version", c.api_version}}, 1);
   }
@@ -54,12 +55,14 @@ void WriteClusters(MetricsText& m, const std::vector<ClusterView>& clusters,
 }
 
 void WriteTenants(MetricsText& m, const std::vector<TenantView>& tenants, Duration now) {
-  m.Family("gpufed_queue_depth", T::kGauge, "Workloads waiting for placement (pending, queued or requeued), by tenant.");
+  m.Family("gpufed_queue_depth", T::kGauge,
+           "Workloads waiting for placement (pending, queued or requeued), by tenant.");
   for (const TenantView& t : tenants) m.Sample({{"tenant", t.name}}, static_cast<double>(t.queued));
   m.Family("gpufed_queue_oldest_wait_seconds", T::kGauge,
            "How long the tenant's longest-waiting workload has waited (controller time); 0 with nothing waiting.");
   for (const TenantView& t : tenants) {
-    const double waited = t.oldest_submitted ? std::max<double>(0, (now.millis() - t.oldest_submitted->millis()) / 1000.0) : 0;
+    const double waited =
+        t.oldest_submitted ? std::max<double>(0, (now.millis() - t.oldest_submitted->millis()) / 1000.0) : 0;
     m.Sample({{"tenant", t.name}}, waited);
   }
   m.Family("gpufed_tenant_gpus_in_use", T::kGauge, "GPUs the tenant's placed and running workloads hold.");
@@ -137,9 +140,11 @@ std::string Controller::RenderMetricsLocked() {
   m.Family("gpufed_cost_total", T::kCounter,
            "Metered spend of finished attempts by tenant, in units of the currency (not estimates).");
   for (const auto& [key, money] : metered) {
-    m.Sample({{"tenant", key.first}, {"currency", key.second}}, static_cast<double>(money.micros()) / Money::kMicrosPerUnit);
+    m.Sample({{"tenant", key.first}, {"currency", key.second}},
+             static_cast<double>(money.micros()) / Money::kMicrosPerUnit);
   }
   std::vector<std::string> tenant_names;
+  tenant_names.reserve(config.tenants.size());
   for (const model::Tenant& t : config.tenants) tenant_names.push_back(t.metadata.name);
   pass_metrics_.Write(m, tenant_names);
   m.Family("gpufed_policy_revision_info", T::kGauge, "The active policy revision (1, labelled with its hash).");

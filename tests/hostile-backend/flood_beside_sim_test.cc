@@ -46,8 +46,8 @@ TEST(FloodingSlurmBesideSim, TheSimCloudKeepsPlacingAndThePassEndsInTime) {
   std::filesystem::copy(std::string(GPUFED_SOURCE_DIR) + "/examples/slurm-burst", repo,
                         std::filesystem::copy_options::recursive);
   std::string clusters = ReadFile(repo / "clusters.yaml");
-  clusters = std::regex_replace(clusters, std::regex("endpoint: http://127\\.0\\.0\\.1:6820"),
-                                "endpoint: " + (*flood)->url());
+  clusters =
+      std::regex_replace(clusters, std::regex("endpoint: http://127\\.0\\.0\\.1:6820"), "endpoint: " + (*flood)->url());
   clusters = std::regex_replace(clusters, std::regex("tokenEnv: SLURM_JWT"), "tokenFile: " + dir.str() + "/jwt");
   ASSERT_NE(clusters.find((*flood)->url()), std::string::npos);
   dir.Write("repo/clusters.yaml", clusters);

@@ -49,7 +49,7 @@ Upload StreamChunked(int port, const std::string& head, size_t total) {
   Upload up;
   if (!c.connected() || !c.Send(head)) return up;
   ::fcntl(c.fd(), F_SETFL, ::fcntl(c.fd(), F_GETFL) | O_NONBLOCK);
-  const std::string chunk = "10000\r\n" + std::string(64 * 1024, 'x') + "\r\n";  // 64 KiB per chunk
+  const std::string chunk = "10000\r\n" + std::string(size_t{64} * 1024, 'x') + "\r\n";  // 64 KiB per chunk
   size_t offset = 0;
   bool sending = true;
   std::string answer;
@@ -69,7 +69,7 @@ Upload StreamChunked(int port, const std::string& head, size_t total) {
         offset += static_cast<size_t>(n);
         if (offset == chunk.size()) {
           offset = 0;
-          up.sent += 64 * 1024;
+          up.sent += size_t{64} * 1024;
           if (up.sent >= total) {
             (void)::send(c.fd(), "0\r\n\r\n", 5, MSG_NOSIGNAL);
             sending = false;
@@ -90,8 +90,9 @@ TEST(ApiAbuseRun, AChunked400MbUploadIsRefusedWithoutATokenAndCappedWithOne) {
   httplib::Client client("127.0.0.1", server->port());
   ASSERT_EQ(client.Get("/healthz")->status, 200);  // warmed up before the baseline
   const size_t before = ResidentBytes();
-  const std::string head = "POST /v1/workloads HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/yaml\r\n"
-                           "Transfer-Encoding: chunked\r\n";
+  const std::string head =
+      "POST /v1/workloads HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/yaml\r\n"
+      "Transfer-Encoding: chunked\r\n";
   const size_t total = 400 * kMiB;
   Upload anonymous = StreamChunked(server->port(), head + "\r\n", total);
   EXPECT_EQ(anonymous.status, 401);
@@ -143,7 +144,7 @@ void MixedRequest(httplib::Client& client, int i, ClientLog& log) {
       return client.Get("/v1/workloads");
     }
     // 1.5 MiB streamed from one shared block, so the clients hold no large buffers.
-    static const std::string kFiller(64 * 1024, '#');
+    static const std::string kFiller(size_t{64} * 1024, '#');
     expected = {413};
     return client.Post(
         "/v1/workloads", alpha, 3 * kMiB / 2,
@@ -190,6 +191,7 @@ TEST(ApiAbuseRun, FiveThousandMixedRequestsFromSixteenClientsBesideSixtyFourSlow
   constexpr int kClients = 16, kRequests = 5000;
   std::vector<ClientLog> logs(kClients);
   std::vector<std::thread> clients;
+  clients.reserve(kClients);
   const auto start = steady_clock::now();
   for (int c = 0; c < kClients; ++c) {
     clients.emplace_back([&, c] {

@@ -68,8 +68,8 @@ TEST_F(ApiAbuseTest, SixtyFourSlowlorisConnectionsDoNotStarveHealthOrSubmit) {
   auto health = client.Get("/healthz");
   ASSERT_TRUE(health) << httplib::to_string(health.error());
   EXPECT_EQ(health->status, 200);
-  auto submitted = client.Post("/v1/workloads", Auth(kAlpha), WorkloadYaml("under-siege", "alpha", 1, "1h"),
-                               "application/yaml");
+  auto submitted =
+      client.Post("/v1/workloads", Auth(kAlpha), WorkloadYaml("under-siege", "alpha", 1, "1h"), "application/yaml");
   ASSERT_TRUE(submitted) << httplib::to_string(submitted.error());
   EXPECT_EQ(submitted->status, 201) << submitted->body;
   // The attack was not simply cut off: every slow connection is still open.
@@ -139,8 +139,10 @@ TEST_F(ApiAbuseTest, AnAddressAtItsCapWithEveryConnectionBusyIsRefusedWith503) {
   for (int i = 0; i < 2; ++i) {
     busy.push_back(std::make_unique<RawSocket>(server_->port()));
     ASSERT_TRUE(busy.back()->Send(std::string("POST /v1/workloads HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ") +
-                                  kAlpha + "\r\nContent-Type: application/yaml\r\nExpect: 100-continue\r\n"
-                                  "Content-Length: " + std::to_string(yaml.size()) + "\r\n\r\n"));
+                                  kAlpha +
+                                  "\r\nContent-Type: application/yaml\r\nExpect: 100-continue\r\n"
+                                  "Content-Length: " +
+                                  std::to_string(yaml.size()) + "\r\n\r\n"));
     ASSERT_EQ(RawSocket::StatusOf(busy.back()->ReadResponse()), 100);
   }
   RawSocket third(server_->port());
@@ -207,16 +209,17 @@ TEST_F(ApiAbuseTest, AClientThatDoesNotReadItsResponsesIsDroppedAtTheWriteDeadli
 
 TEST_F(ApiAbuseTest, TlsServesAndDropsAHandshakeThatNeverCompletes) {
   const std::string cert = dir_ + "/server.crt", key = dir_ + "/server.key";
-  const std::string make_cert = "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 "
-                                "-subj /CN=localhost -addext subjectAltName=IP:127.0.0.1 -keyout '" + key +
-                                "' -out '" + cert + "' 2>/dev/null";
+  const std::string make_cert =
+      "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 "
+      "-subj /CN=localhost -addext subjectAltName=IP:127.0.0.1 -keyout '" +
+      key + "' -out '" + cert + "' 2>/dev/null";
   ASSERT_EQ(std::system(make_cert.c_str()), 0);
   server::ConnectionLimits limits;
   limits.header_timeout = milliseconds(600);
   Start(limits, cert, key);
 
   httplib::SSLClient client("127.0.0.1", server_->port());
-  client.set_ca_cert_path(cert.c_str());
+  client.set_ca_cert_path(cert);
   client.enable_server_certificate_verification(true);
   auto health = client.Get("/healthz");
   ASSERT_TRUE(health) << httplib::to_string(health.error());
@@ -261,8 +264,8 @@ TEST(MetricsListen, AcceptsOnlyLoopbackAndPrivateAddresses) {
                          "172.16.0.1:9100", "172.31.255.255:9100", "192.168.1.20:9100", "[fd00::5]:9100"}) {
     EXPECT_TRUE(server::ParseMetricsListen(ok).ok()) << ok;
   }
-  for (const char* public_address : {"0.0.0.0:9100", "8.8.8.8:9100", "172.32.0.1:9100", "192.169.0.1:9100",
-                                     "[::]:9100", "[2001:db8::1]:9100", "metrics.example.com:9100"}) {
+  for (const char* public_address : {"0.0.0.0:9100", "8.8.8.8:9100", "172.32.0.1:9100", "192.169.0.1:9100", "[::]:9100",
+                                     "[2001:db8::1]:9100", "metrics.example.com:9100"}) {
     Result<server::MetricsEndpoint> e = server::ParseMetricsListen(public_address);
     ASSERT_FALSE(e.ok()) << public_address;
     EXPECT_NE(e.status().message().find("--metrics-listen"), std::string::npos) << e.status().message();

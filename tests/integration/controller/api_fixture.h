@@ -34,7 +34,7 @@ class ApiFixture : public ::testing::Test {
                 {kAlpha, server::Caller::OfTenant("alpha")},
                 {kBeta, server::Caller::OfTenant("beta")},
                 {kMetrics, server::Caller::Metrics()}};
-    o.max_body_bytes = 64 * 1024;
+    o.max_body_bytes = size_t{64} * 1024;
     auto s = server::ApiServer::Start(h_.controller, o);
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     server_ = std::move(s).value();

@@ -29,6 +29,7 @@ namespace {
 int RunCli(std::vector<std::string> args, std::string* out) {
   args.insert(args.begin(), "gpufed");
   std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
   for (std::string& a : args) argv.push_back(a.data());
   std::ostringstream captured;
   std::streambuf* old = std::cout.rdbuf(captured.rdbuf());
@@ -97,7 +98,8 @@ TEST_F(QuickstartChargeback, EveryTenantsWorkloadTotalsAddUpToItsBookedAttempts)
   std::map<std::string, int64_t> booked, counted;
   for (const store::AttemptRow& a : *attempts_) booked[a.tenant] += a.cost.micros();
   for (const store::StateCount& c : *counts_) counted[c.tenant] += c.cost.micros();
-  for (auto it = counted.begin(); it != counted.end();) it = it->second == 0 && !booked.count(it->first) ? counted.erase(it) : std::next(it);
+  for (auto it = counted.begin(); it != counted.end();)
+    it = it->second == 0 && !booked.count(it->first) ? counted.erase(it) : std::next(it);
   EXPECT_EQ(counted, booked);
 }
 
@@ -136,8 +138,8 @@ TEST_F(QuickstartChargeback, ReconcilesWithTheStoresMeteringInEveryGrouping) {
     total += a.cost.micros();
   }
   std::unique_ptr<audit::Env> env = audit::NewPosixEnv();
-  for (audit::ChargebackGroup by : {audit::ChargebackGroup::kTenant, audit::ChargebackGroup::kCluster,
-                                    audit::ChargebackGroup::kDay}) {
+  for (audit::ChargebackGroup by :
+       {audit::ChargebackGroup::kTenant, audit::ChargebackGroup::kCluster, audit::ChargebackGroup::kDay}) {
     Result<audit::Chargeback> c = audit::BuildChargeback(*env, AuditDir(), "", "", by);
     ASSERT_TRUE(c.ok()) << c.status().ToString();
     ASSERT_EQ(c->totals.size(), 1u);
@@ -193,7 +195,8 @@ TEST_F(QuickstartChargeback, TheReportShowsVirtualTimesAndNoViolation) {
   EXPECT_NE(out.find("Compliance: all "), std::string::npos) << out;
   EXPECT_EQ(out.find("VIOLATION"), std::string::npos) << out;
   EXPECT_NE(out.find("| +06:00:00 |"), std::string::npos) << out;  // the run's virtual time, not the wall clock
-  ASSERT_EQ(RunCli({"audit", "query", "-d", AuditDir(), "--kind", "attempt-metered", "--from", "6h", "--to", "7h"}, &out), 0);
+  ASSERT_EQ(
+      RunCli({"audit", "query", "-d", AuditDir(), "--kind", "attempt-metered", "--from", "6h", "--to", "7h"}, &out), 0);
   EXPECT_NE(out.find("+06:"), std::string::npos) << out;
   EXPECT_EQ(out.find("+05:"), std::string::npos) << out;
 }
@@ -208,10 +211,15 @@ TEST(ComplianceVerdicts, AViolationMakesTheReportExit3AndSaySoFirst) {
     auto journal = audit::AuditJournal::Open(o, nullptr);
     ASSERT_TRUE(journal.ok()) << journal.status().ToString();
     // What only a policy change or a bug could write: EU-resident data placed in the US.
-    nlohmann::json placed = {{"workload", "claims"}, {"tenant", "nlp"}, {"outcome", "placed"}, {"revision", "r1"},
-                             {"decidedAtMillis", 60000}, {"cost", "10.00 EUR"},
-                             {"data", {{"sensitivity", "internal"}, {"pii", false}, {"residency", {"eu"}}}},
-                             {"target", {{"cluster", "us-cloud"}, {"zone", "us"}, {"region", "us-east"}, {"provider", "aws"}}}};
+    nlohmann::json placed = {
+        {"workload", "claims"},
+        {"tenant", "nlp"},
+        {"outcome", "placed"},
+        {"revision", "r1"},
+        {"decidedAtMillis", 60000},
+        {"cost", "10.00 EUR"},
+        {"data", {{"sensitivity", "internal"}, {"pii", false}, {"residency", {"eu"}}}},
+        {"target", {{"cluster", "us-cloud"}, {"zone", "us"}, {"region", "us-east"}, {"provider", "aws"}}}};
     ASSERT_TRUE((*journal)->Append({audit::RecordKind::kDecision, placed}).ok());
   }
   std::string out;

@@ -7,8 +7,8 @@
 #include <random>
 #include <string>
 
-#include "controller/common/clock.h"
 #include "connectors/sim/sim_connector.h"
+#include "controller/common/clock.h"
 #include "controller/runtime/app.h"
 
 int main(int argc, char** argv) {
@@ -43,10 +43,11 @@ int main(int argc, char** argv) {
   for (int i = 0; i < 100000; ++i) {
     if (mode == "run" && i < 40) {
       std::string name = "s" + std::to_string(seed) + "-" + std::to_string(i);
-      std::string yaml = "apiVersion: gpufed/v1alpha1\nkind: Workload\nmetadata: {name: " + name +
-                         "}\nspec:\n  tenant: alpha\n  type: training\n  resources: {gpus: " +
-                         std::to_string(1 + rng() % 8) + "}\n  durationHint: " + std::to_string(5 + rng() % 40) +
-                         "m\n  checkpoint: {enabled: true, interval: 5m, uri: s3://c}\n";
+      std::string yaml =
+          "apiVersion: gpufed/v1alpha1\nkind: Workload\nmetadata: {name: " + name +
+          "}\nspec:\n  tenant: alpha\n  type: training\n  resources: {gpus: " + std::to_string(1 + rng() % 8) +
+          "}\n  durationHint: " + std::to_string(5 + rng() % 40) +
+          "m\n  checkpoint: {enabled: true, interval: 5m, uri: s3://c}\n";
       if (c.Submit(yaml, name + ".yaml", "").ok()) {
         std::printf("accepted %s\n", name.c_str());
         std::fflush(stdout);

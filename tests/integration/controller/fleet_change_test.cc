@@ -120,9 +120,8 @@ TEST(FleetChange, ASimClusterAddedChangedAndRemovedInGitWorksWithoutARestart) {
   EXPECT_EQ(h.Get("render").attempt, 1) << "never requeued: it ran once, to its end";
   EXPECT_EQ(h.Get("render").cluster, "oslo-onprem");
   EXPECT_TRUE(h.Get("late").cluster.empty()) << "placed on a removed cluster: " << h.Get("late").cluster;
-  EXPECT_EQ(Changes(h.state_dir()),
-            (std::vector<std::string>{"oslo-onprem:added", "oslo-onprem:replaced", "oslo-onprem:removed",
-                                      "oslo-onprem:retired"}));
+  EXPECT_EQ(Changes(h.state_dir()), (std::vector<std::string>{"oslo-onprem:added", "oslo-onprem:replaced",
+                                                              "oslo-onprem:removed", "oslo-onprem:retired"}));
   std::vector<nlohmann::json> metered = Records(h.state_dir(), "attempt-metered");
   ASSERT_FALSE(metered.empty());
   EXPECT_EQ(metered.back()["outcome"], "succeeded");
@@ -156,19 +155,25 @@ TEST(FleetChange, ALocalClusterFollowsTheRepositoryAndItsRunningJobIsSeenToTheEn
   ASSERT_TRUE(connectors::local::RegisterLocalConnector(h.registry).ok());
   ASSERT_TRUE(h.OpenRuntime(dir + "/repo", dir + "/state", "").ok());
   reconcile::Controller& c = h.Ctl();
-  const std::string user = ::geteuid() == 0 ? "local.gpufed.io/run-as-user: nobody"
-                                            : "local.gpufed.io/allow-controller-user: \"true\"";
+  const std::string user =
+      ::geteuid() == 0 ? "local.gpufed.io/run-as-user: nobody" : "local.gpufed.io/allow-controller-user: \"true\"";
   auto laptop = [&](const std::string& grace) {
     return "apiVersion: gpufed/v1alpha1\nkind: Cluster\nmetadata:\n  name: laptop\n  annotations:\n    " + user +
-           "\n    local.gpufed.io/job-root: " + dir + "/jobs\n    local.gpufed.io/gpu-env: FAKE_GPUS\n"
-           "    local.gpufed.io/grace: " + grace + "\nspec:\n  provider: onprem\n  region: eu-central\n  zone: eu\n"
-           "  connector: {type: local, qps: 1000}\n  nodePools:\n    - {name: box, count: 1, gpu: {model: fake, count: 2, memory: 8Gi}}\n"
+           "\n    local.gpufed.io/job-root: " + dir +
+           "/jobs\n    local.gpufed.io/gpu-env: FAKE_GPUS\n"
+           "    local.gpufed.io/grace: " +
+           grace +
+           "\nspec:\n  provider: onprem\n  region: eu-central\n  zone: eu\n"
+           "  connector: {type: local, qps: 1000}\n  nodePools:\n    - {name: box, count: 1, gpu: {model: fake, count: "
+           "2, memory: 8Gi}}\n"
            "  pricing: {currency: EUR, gpuHour: {fake: \"0.10\"}}\n";
   };
   std::ofstream(dir + "/repo/laptop.yaml") << laptop("200ms");
-  const std::string job = "apiVersion: gpufed/v1alpha1\nkind: Workload\nmetadata: {name: waits}\nspec:\n  tenant: alpha\n"
-                          "  type: inference\n  resources: {gpus: 1, gpuModels: [fake]}\n  durationHint: 1h\n"
-                          "  run: {command: [sh, -c, 'while [ ! -e " + gate + " ]; do sleep 0.02; done']}\n";
+  const std::string job =
+      "apiVersion: gpufed/v1alpha1\nkind: Workload\nmetadata: {name: waits}\nspec:\n  tenant: alpha\n"
+      "  type: inference\n  resources: {gpus: 1, gpuModels: [fake]}\n  durationHint: 1h\n"
+      "  run: {command: [sh, -c, 'while [ ! -e " +
+      gate + " ]; do sleep 0.02; done']}\n";
   ASSERT_TRUE(c.Submit(job, "waits.yaml", "").ok());
   // Real processes: a bounded wait for the job to run.
   auto poll = [&](WorkloadState want) {
@@ -195,8 +200,8 @@ TEST(FleetChange, ALocalClusterFollowsTheRepositoryAndItsRunningJobIsSeenToTheEn
   int status = 0;
   EXPECT_LE(::waitpid(-1, &status, WNOHANG), 0) << "a job's wrapper was left a zombie";
   ASSERT_TRUE(h.app->Step().ok());
-  EXPECT_EQ(Changes(h.state_dir()), (std::vector<std::string>{"laptop:added", "laptop:replaced", "laptop:removed",
-                                                              "laptop:retired"}));
+  EXPECT_EQ(Changes(h.state_dir()),
+            (std::vector<std::string>{"laptop:added", "laptop:replaced", "laptop:removed", "laptop:retired"}));
 }
 
 }  // namespace

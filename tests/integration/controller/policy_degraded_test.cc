@@ -56,8 +56,9 @@ TEST(PolicyDegraded, APassOverTheErrorBudgetIsJournaledAndCounted) {
   EXPECT_NE(metrics.find("gpufed_policy_degraded_passes_total{policy=\"flaky\"} 0\n"), std::string::npos) << metrics;
   // Every filter call fails for this one: the deny policy fails closed, and the pass is
   // over its 2 % budget.
-  std::string odd = "apiVersion: gpufed/v1alpha1\nkind: Workload\nmetadata: {name: odd, labels: {flaky: \"yes\"}}\n"
-                    "spec:\n  tenant: alpha\n  type: training\n  resources: {gpus: 1}\n  durationHint: 1h\n";
+  std::string odd =
+      "apiVersion: gpufed/v1alpha1\nkind: Workload\nmetadata: {name: odd, labels: {flaky: \"yes\"}}\n"
+      "spec:\n  tenant: alpha\n  type: training\n  resources: {gpus: 1}\n  durationHint: 1h\n";
   ASSERT_TRUE(h.controller->Submit(odd, "odd.yaml", "").ok());
   ASSERT_TRUE(h.controller->Pass().ok());
   EXPECT_NE(h.Get("odd").state, store::WorkloadState::kPlaced);

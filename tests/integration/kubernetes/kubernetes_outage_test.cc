@@ -9,15 +9,14 @@
 #include <fstream>
 
 #include "connectors/kubernetes/kubeconfig.h"
-#include "controller/common/base64.h"
 #include "connectors/kubernetes/kubernetes_connector.h"
 #include "connectors/sim/sim_connector.h"
+#include "controller/common/base64.h"
 #include "controller/runtime/app.h"
 #include "tests/fake-kube/fake_kube.h"
 
 namespace gpufed::testing {
 namespace {
-
 
 std::string Repo(const std::string& kubeconfig) {
   return R"(apiVersion: gpufed/v1alpha1
@@ -27,7 +26,8 @@ spec:
   provider: onprem
   region: eu-central
   zone: eu
-  connector: {type: kubernetes, kubeconfig: ")" + kubeconfig + R"(", namespace: gpufed, timeout: 2s}
+  connector: {type: kubernetes, kubeconfig: ")" +
+         kubeconfig + R"(", namespace: gpufed, timeout: 2s}
   nodePools:
     - {name: a100, count: 1, cpu: 64, memory: 512Gi, gpu: {model: A100-80GB, count: 8, memory: 80Gi}}
   pricing: {currency: EUR, gpuHour: {A100-80GB: "1.00"}}
@@ -79,7 +79,8 @@ spec:
 
 TEST(KubernetesFederation, UnansweringClusterBecomesUnhealthyAndCheckpointedWorkMovesToTheCloud) {
   gpufed::ManualClock clock;
-  Result<std::unique_ptr<FakeKube>> fake = FakeKube::Start({.clock = &clock, .job_runtime = Duration::FromSeconds(7200)});
+  Result<std::unique_ptr<FakeKube>> fake =
+      FakeKube::Start({.clock = &clock, .job_runtime = Duration::FromSeconds(7200)});
   ASSERT_TRUE(fake.ok()) << fake.status().ToString();
   (*fake)->AddNode({"k8s-a100-1",
                     {{"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-80GB"}},
@@ -92,7 +93,8 @@ TEST(KubernetesFederation, UnansweringClusterBecomesUnhealthyAndCheckpointedWork
   std::filesystem::create_directories(dir + "/kube");
   std::ofstream(dir + "/kube/config") << "apiVersion: v1\nkind: Config\ncurrent-context: it\n"
                                       << "clusters: [{name: c, cluster: {server: \"" << (*fake)->url()
-                                      << "\", certificate-authority-data: " << Base64Encode((*fake)->ca().ca_pem) << "}}]\n"
+                                      << "\", certificate-authority-data: " << Base64Encode((*fake)->ca().ca_pem)
+                                      << "}}]\n"
                                       << "users: [{name: u, user: {token: test-token}}]\n"
                                       << "contexts: [{name: it, context: {cluster: c, user: u}}]\n";
   std::ofstream(dir + "/repo/fleet.yaml") << Repo(dir + "/kube/config");

@@ -34,7 +34,8 @@ void Write(const std::string& path, const std::string& text) { std::ofstream(pat
 class SlurmReconcile : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(SlurmCluster::Start()) << "tests/slurm/start-slurm.sh --release " << SlurmCluster::Release() << " failed";
+    ASSERT_TRUE(SlurmCluster::Start()) << "tests/slurm/start-slurm.sh --release " << SlurmCluster::Release()
+                                       << " failed";
     setenv("SLURM_JWT", Read(SlurmCluster::TokenFile()).c_str(), 1);
     dir_ = SlurmCluster::State() + "/reconcile";
     std::filesystem::remove_all(dir_);
@@ -107,16 +108,15 @@ TEST_F(SlurmReconcile, OutageTurnsClusterUnhealthyRequeuesOnCloudAndRecovers) {
   reconcile::Controller& c = (*opened)->controller();
   auto record = [&] { return *c.Get({"", "ckpt-train"}, ""); };
 
-  ASSERT_TRUE(PassUntil(c, [&] { return record().state == store::WorkloadState::kRunning; }, 30))
-      << record().reason;
+  ASSERT_TRUE(PassUntil(c, [&] { return record().state == store::WorkloadState::kRunning; }, 30)) << record().reason;
   EXPECT_EQ(record().cluster, "onprem-slurm");
   EXPECT_TRUE(Healthy(c, "onprem-slurm"));
   // The negotiated API is what `gpufed get clusters` and /metrics show.
   for (const auto& j : c.Clusters()) {
     if (j.value("name", "") != "onprem-slurm") continue;
     EXPECT_EQ(j.value("api_version", ""), SlurmCluster::NegotiatedVersion());
-    EXPECT_EQ(j.value("api", "").rfind("slurmrestd API " + SlurmCluster::NegotiatedVersion() + " (Slurm " +
-                                         SlurmCluster::SlurmRelease(), 0),
+    EXPECT_EQ(j.value("api", "").rfind(
+                  "slurmrestd API " + SlurmCluster::NegotiatedVersion() + " (Slurm " + SlurmCluster::SlurmRelease(), 0),
               0u)
         << j.dump();
   }
@@ -130,7 +130,8 @@ TEST_F(SlurmReconcile, OutageTurnsClusterUnhealthyRequeuesOnCloudAndRecovers) {
   double unhealthy_after = std::chrono::duration<double>(Steady::now() - t0).count();
   // Grace (4 s) plus at most one backed-off observe (2 s timeout) and a pass.
   EXPECT_LT(unhealthy_after, 4 + 2 + 4.0);
-  ASSERT_TRUE(PassUntil(c, [&] { return record().cluster == "eu-cloud" && record().attempt == 2; }, 20))
+  ASSERT_TRUE(PassUntil(
+      c, [&] { return record().cluster == "eu-cloud" && record().attempt == 2; }, 20))
       << record().reason;
 
   ASSERT_TRUE(SlurmCluster::StartController());
