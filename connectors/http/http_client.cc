@@ -155,6 +155,7 @@ std::string PercentEncode(const std::string& text) {
 Client::Client(ClientOptions options, SleepFn sleep)
     : options_(std::move(options)),
       sleep_(std::move(sleep)),
+      bearer_token_(options_.bearer_token),
       bucket_(options_.qps, options_.burst),
       log_(options_.base_url, options_.log) {
   if (!sleep_) {
@@ -192,7 +193,10 @@ Result<std::unique_ptr<Client>> Client::Create(ClientOptions options, SleepFn sl
   }
   GlobalInitOnce();
   std::unique_ptr<Client> client(new Client(std::move(options), std::move(sleep)));
-  GPUFED_RETURN_IF_ERROR(client->Configure());
+  {
+    MutexLock lock(client->mu_);  // no other thread has the client yet; Configure's rule is kept all the same
+    GPUFED_RETURN_IF_ERROR(client->Configure());
+  }
   return client;
 }
 
@@ -235,23 +239,23 @@ Status Client::Configure() {
 }
 
 void Client::SetBearerToken(std::string token) {
-  std::lock_guard<std::mutex> lock(mu_);
-  options_.bearer_token = std::move(token);
+  MutexLock lock(mu_);
+  bearer_token_ = std::move(token);
 }
 
 void Client::BackOffUntil(Duration until) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (!has_not_before_ || until > not_before_) not_before_ = until;
   has_not_before_ = true;
 }
 
 int64_t Client::requests_sent() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return requests_sent_;
 }
 
 Result<Response> Client::Do(const Request& request, const CallContext& ctx) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   Duration start = ctx.clock ? ctx.clock->Now() : Duration();
   if (has_not_before_ && ctx.clock && start < not_before_) {
     // Nothing is sent, so nothing new is learnt about the peer: neither logged nor counted.
@@ -278,8 +282,8 @@ Result<Response> Client::Do(const Request& request, const CallContext& ctx) {
   curl_slist* headers = nullptr;
   headers = curl_slist_append(headers, "Accept: application/json");
   if (!request.body.empty()) headers = curl_slist_append(headers, ("Content-Type: " + request.content_type).c_str());
-  if (!options_.bearer_token.empty()) {
-    headers = curl_slist_append(headers, ("Authorization: Bearer " + options_.bearer_token).c_str());
+  if (!bearer_token_.empty()) {
+    headers = curl_slist_append(headers, ("Authorization: Bearer " + bearer_token_).c_str());
   }
   for (const auto& [name, value] : request.headers) headers = curl_slist_append(headers, (name + ": " + value).c_str());
   // Without this, libcurl would send "Expect: 100-continue" and wait on larger bodies.
@@ -361,7 +365,7 @@ Status Client::Refused(Status status, int64_t RefusalCounts::*kind) {
 }
 
 RefusalCounts Client::refusals() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return refusals_;
 }
 

@@ -137,7 +137,7 @@ Result<SlurmClient::Exchange> SlurmClient::Send(const std::string& method, const
   size_t fingerprint = std::hash<std::string>{}(*token);
   Duration clock_now = ctx.clock ? ctx.clock->Now() : Duration();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (rejected_token_ == fingerprint && clock_now < rejected_until_) return rejected_status_;
   }
 
@@ -173,7 +173,7 @@ Result<SlurmClient::Exchange> SlurmClient::Send(const std::string& method, const
     } else {
       s = Status(StatusCode::kPermissionDenied, "slurmrestd: user " + user + " may not " + what + " (HTTP 403)");
     }
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     rejected_token_ = fingerprint;
     rejected_until_ = clock_now + settings_.auth_retry;
     rejected_status_ = s;
@@ -213,7 +213,7 @@ Result<json> SlurmClient::Call(const std::string& method, const std::string& pat
 }
 
 void SlurmClient::Drop() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   api_ = nullptr;
   pinged_ = false;
 }
@@ -255,7 +255,7 @@ Status SlurmClient::Connect(const CallContext& ctx) { return ConnectWithin(http:
 Status SlurmClient::ConnectWithin(const http::CallBudget& budget) {
   const ApiMapping* api = nullptr;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (api_ != nullptr && pinged_) return Status::Ok();
     api = api_;
   }
@@ -267,7 +267,7 @@ Status SlurmClient::ConnectWithin(const http::CallBudget& budget) {
     api = *chosen;
     // Connected: the version is served. Slurm-level failures from here on (slurmctld
     // down, a token it rejects) do not mean the server changed.
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     api_ = api;
     server_ = {api->version(), "", *offered};
   }
@@ -277,7 +277,7 @@ Status SlurmClient::ConnectWithin(const http::CallBudget& budget) {
   if (!reply.ok()) return reply.status();
   Result<PingReply> ping = Noted(api->ParsePing(*reply));
   if (!ping.ok()) return ping.status();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (api_ == api) {
     server_.release = ping->release;
     pinged_ = true;
@@ -286,18 +286,18 @@ Status SlurmClient::ConnectWithin(const http::CallBudget& budget) {
 }
 
 bool SlurmClient::connected() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return api_ != nullptr;
 }
 
 ServerInfo SlurmClient::server() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return server_;
 }
 
 Result<const ApiMapping*> SlurmClient::Ready(const http::CallBudget& budget) {
   GPUFED_RETURN_IF_ERROR(ConnectWithin(budget));
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (api_ == nullptr) return Unavailable("slurmrestd connection lost while negotiating; retried");
   return api_;
 }

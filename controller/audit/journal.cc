@@ -60,7 +60,7 @@ struct AuditJournal::Writer {
   Status status;
   uint64_t last_seq = 0;
   bool done = false;
-  std::condition_variable cv;
+  CondVar cv;  // signalled under the journal's mu_: this writer is done or leads
 };
 
 std::string SegmentName(uint64_t first_seq) {
@@ -88,7 +88,7 @@ AuditJournal::AuditJournal(const JournalOptions& options)
     : options_(options), env_(options.env), last_hash_(kGenesisHash) {}
 
 AuditJournal::~AuditJournal() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (segment_ != nullptr) (void)segment_->Close();
   segment_.reset();
   lock_.reset();
@@ -104,8 +104,11 @@ Result<std::unique_ptr<AuditJournal>> AuditJournal::Open(const JournalOptions& o
   if (options.checkpoint_every == 0) return InvalidArgument("checkpoint_every must be at least 1");
   std::unique_ptr<AuditJournal> journal(new AuditJournal(options));
   RecoveryInfo local;
-  GPUFED_RETURN_IF_ERROR(journal->Recover(info != nullptr ? info : &local));
-  journal->recovered_ = true;
+  {
+    MutexLock lock(journal->mu_);
+    GPUFED_RETURN_IF_ERROR(journal->Recover(info != nullptr ? info : &local));
+    journal->recovered_ = true;
+  }
   return journal;
 }
 
@@ -252,11 +255,11 @@ Status AuditJournal::MaybeCheckpoint() {
 }
 
 Result<uint64_t> AuditJournal::Commit(Writer* w) {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (closed_) return FailedPrecondition("audit journal is closed");
   if (!health_.ok()) return health_;
   writers_.push_back(w);
-  while (!w->done && w != writers_.front()) w->cv.wait(lock);
+  while (!w->done && w != writers_.front()) w->cv.Wait(mu_);
   if (w->done) {
     if (!w->status.ok()) return w->status;
     return w->last_seq;
@@ -276,7 +279,7 @@ Result<uint64_t> AuditJournal::Commit(Writer* w) {
   uint64_t since_checkpoint = since_checkpoint_;
   int64_t last_checkpoint_time = last_checkpoint_time_;
   if (status.ok()) {
-    lock.unlock();
+    lock.Unlock();
     // The leader's buffer is reused across groups: no fresh megabytes (and their page
     // faults) per commit.
     std::string& data = group_buffer_;
@@ -285,7 +288,7 @@ Result<uint64_t> AuditJournal::Commit(Writer* w) {
     uint64_t first_seq = seq + 1;
     EncodeGroup(group, env_->NowMicros(), &data, &seq, &hash, &since_checkpoint, &last_checkpoint_time);
     if (!data.empty()) status = WriteGroup(data, first_seq);
-    lock.lock();
+    lock.Lock();
     if (status.ok()) {
       // The group signed the head when fewer records follow a checkpoint than it wrote.
       if (since_checkpoint < since_checkpoint_ + (seq - last_seq_)) {
@@ -305,9 +308,9 @@ Result<uint64_t> AuditJournal::Commit(Writer* w) {
     writers_.pop_front();
     member->status = status;
     member->done = true;
-    if (member != w) member->cv.notify_one();
+    if (member != w) member->cv.NotifyOne();
   }
-  if (!writers_.empty()) writers_.front()->cv.notify_one();
+  if (!writers_.empty()) writers_.front()->cv.NotifyOne();
   if (!status.ok()) return status;
   return w->last_seq;
 }
@@ -370,12 +373,12 @@ Status AuditJournal::WriteGroup(std::string_view data, uint64_t first_seq) {
 
 Status AuditJournal::Close() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (closed_ || !recovered_) return Status::Ok();
   }
   Status status = Status::Ok();
   if (options_.signer != nullptr && health().ok()) status = Checkpoint();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   closed_ = true;
   if (segment_ != nullptr) {
     Status s = segment_->Close();
@@ -387,22 +390,22 @@ Status AuditJournal::Close() {
 }
 
 Status AuditJournal::health() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return health_;
 }
 
 AuditJournal::CheckpointMark AuditJournal::last_checkpoint() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return last_checkpoint_;
 }
 
 uint64_t AuditJournal::last_seq() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return last_seq_;
 }
 
 std::string AuditJournal::last_hash() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return last_hash_;
 }
 

@@ -62,7 +62,10 @@ Result<std::unique_ptr<Shipper>> Shipper::Open(const ShipperOptions& options, st
   }
   s->persisted_ = s->acked_;
   s->sent_ = s->acked_;
-  s->stats_.acknowledged = s->acked_;
+  {
+    MutexLock lock(s->mu_);  // no other thread has the shipper yet; the lock keeps the rule simple
+    s->stats_.acknowledged = s->acked_;
+  }
   return s;
 }
 
@@ -86,7 +89,7 @@ void Shipper::Fail(const Status& status) {
   sent_ = acked_;
   backoff_ = backoff_ == 0 ? options_.backoff_initial_micros : std::min(2 * backoff_, options_.backoff_max_micros);
   next_attempt_ = options_.env->NowMicros() + backoff_;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   stats_.connected = false;
   stats_.failures++;
   stats_.last_error = status.ToString();
@@ -113,23 +116,25 @@ void Shipper::UpdateLag(int64_t now) {
   }
   bool over = (options_.lag_limit_records > 0 && lag > options_.lag_limit_records) ||
               (options_.lag_limit_micros > 0 && lag_micros > options_.lag_limit_micros);
-  std::string message;
-  if (over != alerting_) {
-    alerting_ = over;
-    message = over ? "ALERT: audit sink " + options_.sink_name + " (" + sink_->Describe() + ") lags " +
-                         std::to_string(lag) + " records / " + std::to_string(lag_micros / 1000000) +
-                         " s, above its limit; records are kept and shipping retries" +
-                         (stats_.last_error.empty() ? "" : "; last error: " + stats_.last_error)
-                   : "audit sink " + options_.sink_name + " is back within its lag limit";
-  }
+  std::string last_error;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
+    last_error = stats_.last_error;
     stats_.head = head;
     stats_.acknowledged = acked_;
     stats_.sent = sent_;
     stats_.lag_records = lag;
     stats_.lag_micros = lag_micros;
     stats_.lag_alert = over;
+  }
+  std::string message;
+  if (over != alerting_) {
+    alerting_ = over;
+    message = over ? "ALERT: audit sink " + options_.sink_name + " (" + sink_->Describe() + ") lags " +
+                         std::to_string(lag) + " records / " + std::to_string(lag_micros / 1000000) +
+                         " s, above its limit; records are kept and shipping retries" +
+                         (last_error.empty() ? "" : "; last error: " + last_error)
+                   : "audit sink " + options_.sink_name + " is back within its lag limit";
   }
   if (!message.empty()) {
     if (options_.alert) {
@@ -162,7 +167,7 @@ int64_t Shipper::Step() {
       Fail(seek);
       return backoff_;
     }
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stats_.connected = true;
     stats_.connects++;
   }
@@ -183,7 +188,7 @@ int64_t Shipper::Step() {
   if (acked_ != persisted_ && now - persisted_at_ >= options_.cursor_persist_micros) {
     Status s = PersistCursor();
     if (!s.ok()) {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       stats_.last_error = s.ToString();
     }
   }
@@ -226,7 +231,7 @@ Status Shipper::DrainTo(uint64_t head, int64_t timeout_micros) {
 }
 
 ShipperStats Shipper::stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return stats_;
 }
 

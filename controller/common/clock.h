@@ -3,9 +3,9 @@
 // Clock so tests and the simulator run in virtual time; nothing reads the system clock
 // directly except SystemClock.
 #include <chrono>
-#include <mutex>
 
 #include "controller/common/duration.h"
+#include "controller/common/mutex.h"
 
 namespace gpufed {
 
@@ -43,22 +43,22 @@ class ManualClock : public Clock {
  public:
   explicit ManualClock(Duration start = {}) : now_(start) {}
   Duration Now() const override {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     return now_;
   }
   // Moves forward to `t`; never backwards (a later time is kept).
   void AdvanceTo(Duration t) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (t > now_) now_ = t;
   }
   void Advance(Duration d) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     now_ = now_ + d;
   }
 
  private:
-  mutable std::mutex mu_;
-  Duration now_;
+  mutable Mutex mu_;
+  Duration now_ GUARDED_BY(mu_);
 };
 
 }  // namespace gpufed

@@ -77,15 +77,15 @@ const Caller* Admission::CallerOf(const httplib::Request& req) const {
   return tokens_->Find(std::string_view(header).substr(prefix.size()));
 }
 
-Duration Admission::TakeRate(std::map<std::string, std::pair<std::pair<double, int>, TokenBucket>>& buckets,
-                             const std::string& key, double per_second, int burst) {
+Duration Admission::TakeRate(BucketTable table, const std::string& key, double per_second, int burst) {
   if (per_second <= 0) return Duration();
   const Duration now = (clock_ != nullptr ? clock_ : &wall_)->Now();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
+  Buckets& buckets = table == BucketTable::kTenant ? tenant_buckets_ : unknown_buckets_;
   auto it = buckets.find(key);
   const std::pair<double, int> limit{per_second, burst};
   if (it == buckets.end() || it->second.first != limit) {
-    if (&buckets == &unknown_buckets_ && buckets.size() >= kMaxUnknownAddresses) buckets.clear();
+    if (table == BucketTable::kUnknownToken && buckets.size() >= kMaxUnknownAddresses) buckets.clear();
     it = buckets.insert_or_assign(key, std::make_pair(limit, TokenBucket(per_second, burst))).first;
   }
   if (it->second.second.Reserve(now, Duration()).has_value()) return Duration();
@@ -120,7 +120,7 @@ bool Admission::Refuse(const httplib::Request& req, httplib::Response& res) {
   if (IsUiAssetRequest(req.method, req.path)) return false;
   const Caller* caller = CallerOf(req);
   if (caller == nullptr) {
-    const Duration wait = TakeRate(unknown_buckets_, req.remote_addr, kUnknownTokenRatePerSecond, kUnknownTokenBurst);
+    const Duration wait = TakeRate(BucketTable::kUnknownToken, req.remote_addr, kUnknownTokenRatePerSecond, kUnknownTokenBurst);
     if (wait.millis() > 0) {
       res.set_header("Retry-After", std::to_string(RetrySeconds(wait)));
       Answer(res, Status(StatusCode::kResourceExhausted, "too many requests without a valid token from this address"),
@@ -141,7 +141,7 @@ bool Admission::Refuse(const httplib::Request& req, httplib::Response& res) {
   }
   if (caller->role != Caller::Role::kTenant) return false;  // admins and scrapers: the reserved headroom
   const reconcile::Controller::ApiLimit limit = controller_->ApiLimitOf(caller->tenant);
-  const Duration wait = TakeRate(tenant_buckets_, caller->tenant, limit.per_second, limit.burst);
+  const Duration wait = TakeRate(BucketTable::kTenant, caller->tenant, limit.per_second, limit.burst);
   if (wait.millis() > 0) {
     const int64_t seconds = RetrySeconds(wait);
     res.set_header("Retry-After", std::to_string(seconds));

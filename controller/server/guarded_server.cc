@@ -98,7 +98,7 @@ void GuardedServer::Stop() {
 }
 
 GuardedServer::Counters GuardedServer::counters() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   Counters c = counters_;
   c.open = live_.size();
   return c;
@@ -114,10 +114,10 @@ bool GuardedServer::process_and_close_socket(socket_t sock) {
   JoinFinished();
   int port = 0;
   const std::string address = PeerAddress(sock, port);
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (stopping_ || !MakeRoomLocked(address)) {
     if (!stopping_) ++counters_.refused;
-    lock.unlock();
+    lock.Unlock();
     Refuse(sock, tls_ != nullptr);
     return false;
   }
@@ -131,7 +131,7 @@ bool GuardedServer::process_and_close_socket(socket_t sock) {
     live_.erase(id);
     if (--per_address_[address] == 0) per_address_.erase(address);
     ++counters_.refused;
-    lock.unlock();
+    lock.Unlock();
     Refuse(sock, tls_ != nullptr);
     return false;
   }
@@ -139,7 +139,7 @@ bool GuardedServer::process_and_close_socket(socket_t sock) {
 }
 
 bool GuardedServer::MakeRoomLocked(const std::string& address) {
-  auto oldest_waiting = [&](bool same_address) {
+  auto oldest_waiting = [&](bool same_address) REQUIRES(mu_) {
     for (auto it = live_.begin(); it != live_.end(); ++it) {
       if (it->second.awaiting_head && (!same_address || it->second.address == address)) return it;
     }
@@ -161,7 +161,7 @@ bool GuardedServer::MakeRoomLocked(const std::string& address) {
 
 GuardedServer::Claim GuardedServer::ClaimInFlight(const std::string& address, int port, const std::string& group,
                                                   size_t group_limit) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = std::find_if(live_.begin(), live_.end(),
                          [&](const auto& entry) { return entry.second.port == port && entry.second.address == address; });
   if (it == live_.end()) return Claim::kServerFull;  // evicted meanwhile: nothing to serve
@@ -192,7 +192,7 @@ void GuardedServer::ReleaseInFlightLocked(Connection& c) {
 }
 
 void GuardedServer::ReleaseInFlight(uint64_t id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = live_.find(id);
   if (it != live_.end()) ReleaseInFlightLocked(it->second);
 }
@@ -208,7 +208,7 @@ void GuardedServer::EvictLocked(std::map<uint64_t, Connection>::iterator it) {
 }
 
 void GuardedServer::SetAwaitingHead(uint64_t id, bool awaiting) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = live_.find(id);
   if (it != live_.end()) it->second.awaiting_head = awaiting;
 }
@@ -220,7 +220,7 @@ void GuardedServer::Serve(uint64_t id, int fd) {
   const steady_clock::time_point accepted = steady_clock::now();
   // Past its head a request is no longer evictable; an evicted one is not served.
   auto head_read = [this, id] {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     auto it = live_.find(id);
     if (it == live_.end()) return false;
     it->second.awaiting_head = false;
@@ -258,7 +258,7 @@ void GuardedServer::Serve(uint64_t id, int fd) {
   }
   // Unregistered before the socket closes (when `stream` goes), so no eviction can reach
   // a descriptor number that a new connection may already reuse.
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = live_.find(id);
   if (it != live_.end()) {
     ReleaseInFlightLocked(it->second);
@@ -272,7 +272,7 @@ void GuardedServer::Serve(uint64_t id, int fd) {
 void GuardedServer::JoinFinished() {
   std::vector<std::thread> done;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     for (uint64_t id : finished_) {
       auto it = threads_.find(id);
       if (it == threads_.end()) continue;
@@ -287,7 +287,7 @@ void GuardedServer::JoinFinished() {
 void GuardedServer::ShutdownConnections() {
   std::vector<std::thread> all;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
     for (const auto& [id, c] : live_) ::shutdown(c.fd, SHUT_RDWR);
     for (auto& [id, t] : threads_) all.push_back(std::move(t));

@@ -19,22 +19,22 @@ CommitStats::CommitStats()
     : stats_{Histogram(kCommitBounds), Histogram(kCommitBounds), Histogram(kGroupBounds), Histogram(kWaitBounds)} {}
 
 void CommitStats::OnCommit(Writer writer, double seconds) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   (writer == Writer::kApi ? stats_.api_commit_seconds : stats_.loop_commit_seconds).Observe(seconds);
 }
 
 void CommitStats::OnGroup(size_t submissions) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   stats_.group_size.Observe(static_cast<double>(submissions));
 }
 
 void CommitStats::OnSubmitWait(double seconds) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   stats_.submit_wait_seconds.Observe(seconds);
 }
 
 CommitStats::Snapshot CommitStats::Read() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return stats_;
 }
 
