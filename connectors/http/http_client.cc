@@ -111,22 +111,19 @@ std::string OriginOf(const std::string& location) {
 // A failed transfer as a Status, and which kind of refusal it counts as.
 struct Failure {
   Status status;
-  int64_t RefusalCounts::*kind;
+  int64_t RefusalCounts::* kind;
 };
 
 Failure FromCurl(CURLcode code, const char* detail, const std::string& url) {
   std::string msg = url + ": " + PeerText(detail[0] ? detail : curl_easy_strerror(code), 300);
   switch (code) {
-    case CURLE_OPERATION_TIMEDOUT:
-      return {{StatusCode::kDeadlineExceeded, msg}, &RefusalCounts::timeout};
+    case CURLE_OPERATION_TIMEDOUT: return {{StatusCode::kDeadlineExceeded, msg}, &RefusalCounts::timeout};
     case CURLE_PEER_FAILED_VERIFICATION:
     case CURLE_SSL_CACERT_BADFILE:
     case CURLE_SSL_CERTPROBLEM:
     case CURLE_SSL_CIPHER:
-    case CURLE_SSL_ENGINE_NOTFOUND:
-      return {FailedPrecondition("TLS: " + msg), &RefusalCounts::tls};
-    default:
-      return {Unavailable(msg), &RefusalCounts::unreachable};
+    case CURLE_SSL_ENGINE_NOTFOUND: return {FailedPrecondition("TLS: " + msg), &RefusalCounts::tls};
+    default: return {Unavailable(msg), &RefusalCounts::unreachable};
   }
 }
 
@@ -216,7 +213,8 @@ Status Client::Configure() {
   curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(options_.max_reply_bytes));
   // Less than 1 byte/s for stall_timeout: a peer that stopped mid-reply.
   curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
-  curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, static_cast<long>(std::max<int64_t>(1, options_.stall_timeout.millis() / 1000)));
+  curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME,
+                   static_cast<long>(std::max<int64_t>(1, options_.stall_timeout.millis() / 1000)));
   curl_easy_setopt(curl, CURLOPT_USERAGENT, options_.user_agent.c_str());
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout.millis()));
   if (!options_.ca.pem.empty()) {
@@ -285,7 +283,12 @@ Result<Response> Client::Do(const Request& request, const CallContext& ctx) {
   if (!bearer_token_.empty()) {
     headers = curl_slist_append(headers, ("Authorization: Bearer " + bearer_token_).c_str());
   }
-  for (const auto& [name, value] : request.headers) headers = curl_slist_append(headers, (name + ": " + value).c_str());
+  for (const auto& [name, value] : request.headers) {
+    std::string line = name;
+    line += ": ";
+    line += value;
+    headers = curl_slist_append(headers, line.c_str());
+  }
   // Without this, libcurl would send "Expect: 100-continue" and wait on larger bodies.
   headers = curl_slist_append(headers, "Expect:");
 
@@ -358,7 +361,7 @@ Result<Response> Client::Do(const Request& request, const CallContext& ctx) {
   return response;
 }
 
-Status Client::Refused(Status status, int64_t RefusalCounts::*kind) {
+Status Client::Refused(Status status, int64_t RefusalCounts::* kind) {
   ++(refusals_.*kind);
   log_.Failed(status.message());
   return status;

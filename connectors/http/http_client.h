@@ -140,7 +140,7 @@ class Client {
   Client(ClientOptions options, SleepFn sleep);
   Status Configure() REQUIRES(mu_);
   // Counts and logs a failed exchange; returns `status`.
-  Status Refused(Status status, int64_t RefusalCounts::*kind) REQUIRES(mu_);
+  Status Refused(Status status, int64_t RefusalCounts::* kind) REQUIRES(mu_);
 
   // Never changed once Create has read the files (libcurl's blobs take non-const
   // pointers, hence no const): the token that SetBearerToken replaces lives under mu_

@@ -103,7 +103,8 @@ Result<std::string> SlurmClient::ReadToken() const {
   if (!settings_.token_env.empty()) {
     const char* v = std::getenv(settings_.token_env.c_str());
     if (v == nullptr || *v == '\0') {
-      return Status(StatusCode::kUnauthenticated, "$" + settings_.token_env + " is not set (it must hold the Slurm JWT)");
+      return Status(StatusCode::kUnauthenticated,
+                    "$" + settings_.token_env + " is not set (it must hold the Slurm JWT)");
     }
     token = v;
   } else {
@@ -133,7 +134,8 @@ Result<SlurmClient::Exchange> SlurmClient::Send(const std::string& method, const
                                                     "; renew it (scontrol token username=<user> lifespan=<seconds>)");
   }
   std::string user = !settings_.user.empty() ? settings_.user : claims->user;
-  if (user.empty()) return Status(StatusCode::kUnauthenticated, "no Slurm user: set connector.user (the token has no 'sun' claim)");
+  if (user.empty())
+    return Status(StatusCode::kUnauthenticated, "no Slurm user: set connector.user (the token has no 'sun' claim)");
   size_t fingerprint = std::hash<std::string>{}(*token);
   Duration clock_now = ctx.clock ? ctx.clock->Now() : Duration();
   {
@@ -207,7 +209,8 @@ Result<json> SlurmClient::Call(const std::string& method, const std::string& pat
     return InvalidArgument(msg);
   }
   if (code >= 200 && code < 300) return reply;
-  if (code == 429 || code == 502 || code == 503 || code == 504) return Unavailable(what + ": HTTP " + std::to_string(code));
+  if (code == 429 || code == 502 || code == 503 || code == 504)
+    return Unavailable(what + ": HTTP " + std::to_string(code));
   // 22.05 answers 500 for every failure and explains in `errors`; 24.11 too, mostly.
   return StatusFromSlurmErrors(api.ParseErrors(reply), code, what);
 }

@@ -78,7 +78,10 @@ Result<std::vector<std::pair<uint64_t, std::string>>> ListSegments(Env& env, con
     uint64_t seq = 0;
     auto [ptr, ec] = std::from_chars(name.data(), name.data() + 20, seq);
     if (ec != std::errc() || ptr != name.data() + 20) continue;
-    out.emplace_back(seq, journal_dir + "/" + name);
+    std::string path = journal_dir;
+    path += '/';
+    path += name;
+    out.emplace_back(seq, std::move(path));
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -156,8 +159,9 @@ Status AuditJournal::Recover(RecoveryInfo* info) {
       // damage to the evidence, wherever it is: refuse and change nothing.
       const size_t newline = data.find('\n', good_end);
       if (newline != std::string_view::npos) {
-        return Status(StatusCode::kDataLoss, path + ": damaged record at byte " + std::to_string(good_end) + " (after seq " +
-                                                 std::to_string(seq) + "); nothing was changed: run gpufed audit verify");
+        return Status(StatusCode::kDataLoss, path + ": damaged record at byte " + std::to_string(good_end) +
+                                                 " (after seq " + std::to_string(seq) +
+                                                 "); nothing was changed: run gpufed audit verify");
       }
       info->dropped_lines = 1;
       info->truncated_bytes = data.size() - good_end;
@@ -178,7 +182,8 @@ Status AuditJournal::Recover(RecoveryInfo* info) {
         if (!prev_text.ok()) return prev_text.status();
         Result<ParsedLine> last = ParseRecordLine(LastLine(*prev_text));
         if (!last.ok()) {
-          return Status(StatusCode::kDataLoss, segments->back().second + ": last record damaged: " + last.status().message());
+          return Status(StatusCode::kDataLoss,
+                        segments->back().second + ": last record damaged: " + last.status().message());
         }
         last_seq_ = last->header.seq;
         last_hash_ = std::string(last->hash);
@@ -211,8 +216,8 @@ Result<uint64_t> AuditJournal::AppendBatch(std::span<const AuditRecord> records,
   // Sized from the previous call's records so that the buffer is allocated once rather
   // than grown (copied, and page-faulted anew) a dozen times. Capped: one huge record
   // must not make the next thousand small ones reserve gigabytes.
-  w.payloads.reserve(std::min(records.size() * (payload_bytes_hint_.load(std::memory_order_relaxed) + 64),
-                              options_.max_group_bytes));
+  w.payloads.reserve(
+      std::min(records.size() * (payload_bytes_hint_.load(std::memory_order_relaxed) + 64), options_.max_group_bytes));
   // Serialise payloads on the caller's thread, outside the commit critical path (so
   // concurrent callers serialise in parallel).
   for (const AuditRecord& r : records) {

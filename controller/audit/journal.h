@@ -106,8 +106,8 @@ class AuditJournal {
   Status Recover(RecoveryInfo* info) REQUIRES(mu_);
   Result<uint64_t> Commit(Writer* w) EXCLUDES(mu_);
   // Encodes the group into `out`; updates the pending chain state `*seq`, `*hash`.
-  void EncodeGroup(const std::vector<Writer*>& group, int64_t now, std::string* out, uint64_t* seq,
-                   std::string* hash, uint64_t* since_checkpoint, int64_t* last_checkpoint_time);
+  void EncodeGroup(const std::vector<Writer*>& group, int64_t now, std::string* out, uint64_t* seq, std::string* hash,
+                   uint64_t* since_checkpoint, int64_t* last_checkpoint_time);
   void AppendCheckpoint(int64_t now, std::string* out, uint64_t* seq, std::string* hash);
   Status WriteGroup(std::string_view data, uint64_t first_seq);
 

@@ -127,6 +127,7 @@ void LiveShipping::Wake() {
 std::vector<SinkStatus> LiveShipping::Sinks() const {
   MutexLock lock(mu_);
   std::vector<SinkStatus> out;
+  out.reserve(workers_.size());
   for (const auto& w : workers_) {
     out.push_back({w->spec.metadata.name, w->describe, w->spec.on_lag_limit, w->stats, w->lagging});
   }
@@ -169,11 +170,13 @@ std::string LiveShipping::Metrics() const {
          [](const SinkStatus& s) { return s.stats.lag_records; });
   family("gpufed_audit_sink_lag_seconds", T::kGauge, "Age of the oldest journal record the sink has not acknowledged.",
          [](const SinkStatus& s) { return static_cast<double>(s.stats.lag_micros) / 1e6; });
-  family("gpufed_audit_sink_acknowledged_seq", T::kGauge, "Highest journal seq the sink acknowledged (its durable cursor).",
+  family("gpufed_audit_sink_acknowledged_seq", T::kGauge,
+         "Highest journal seq the sink acknowledged (its durable cursor).",
          [](const SinkStatus& s) { return s.stats.acknowledged; });
   family("gpufed_audit_sink_connected", T::kGauge, "1 while the controller holds a connection to the sink.",
          [](const SinkStatus& s) { return s.stats.connected ? 1 : 0; });
-  family("gpufed_audit_sink_failures_total", T::kCounter, "Connection and send failures (each is retried with backoff).",
+  family("gpufed_audit_sink_failures_total", T::kCounter,
+         "Connection and send failures (each is retried with backoff).",
          [](const SinkStatus& s) { return s.stats.failures; });
   family("gpufed_audit_sink_lagging", T::kGauge, "1 while the sink is past its lagLimit (for longer than a burst).",
          [](const SinkStatus& s) { return s.lagging ? 1 : 0; });

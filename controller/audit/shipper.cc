@@ -12,7 +12,8 @@ namespace {
 bool ValidSinkName(const std::string& name) {
   if (name.empty() || name.size() > 100) return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+           c == '-';
   });
 }
 
@@ -25,14 +26,17 @@ Shipper::Shipper(const ShipperOptions& options, std::unique_ptr<Sink> sink)
       cursor_path_(options.audit_dir + "/cursors/" + options.sink_name + ".cursor"),
       lag_reader_(options.env, options.audit_dir) {}
 
-Shipper::~Shipper() {
+// PersistCursor reports its failures as a Status; what could still throw in it (an
+// allocation failure) ends the process, as it should in a destructor.
+Shipper::~Shipper() {  // NOLINT(bugprone-exception-escape)
   (void)PersistCursor();
   sink_->Disconnect();
 }
 
 Result<std::unique_ptr<Shipper>> Shipper::Open(const ShipperOptions& options, std::unique_ptr<Sink> sink) {
   if (options.env == nullptr || sink == nullptr) return InvalidArgument("shipper needs an Env and a sink");
-  if (!ValidSinkName(options.sink_name)) return InvalidArgument("sink name '" + options.sink_name + "' must match [A-Za-z0-9._-]+");
+  if (!ValidSinkName(options.sink_name))
+    return InvalidArgument("sink name '" + options.sink_name + "' must match [A-Za-z0-9._-]+");
   std::unique_ptr<Shipper> s(new Shipper(options, std::move(sink)));
   Env& env = *options.env;
   GPUFED_RETURN_IF_ERROR(env.CreateDirs(options.audit_dir + "/cursors"));
@@ -140,7 +144,7 @@ void Shipper::UpdateLag(int64_t now) {
     if (options_.alert) {
       options_.alert(message);
     } else {
-      std::cerr << "gpufed audit: " << message << std::endl;
+      std::cerr << "gpufed audit: " << message << '\n';  // std::cerr is unbuffered
     }
   }
 }
@@ -222,9 +226,8 @@ Status Shipper::DrainTo(uint64_t head, int64_t timeout_micros) {
     int64_t now = env.NowMicros();
     if (now >= deadline) {
       (void)PersistCursor();
-      return Status(StatusCode::kDeadlineExceeded,
-                    "shipped " + std::to_string(acked_) + " of " + std::to_string(head) + " records; last error: " +
-                        stats().last_error);
+      return Status(StatusCode::kDeadlineExceeded, "shipped " + std::to_string(acked_) + " of " + std::to_string(head) +
+                                                       " records; last error: " + stats().last_error);
     }
     if (wait > 0) env.SleepMicros(std::min(wait, deadline - now));
   }

@@ -23,9 +23,9 @@ class Clock {
 class SystemClock : public Clock {
  public:
   SystemClock()
-      : epoch_at_start_(std::chrono::duration_cast<std::chrono::milliseconds>(
-                            std::chrono::system_clock::now().time_since_epoch())
-                            .count()),
+      : epoch_at_start_(
+            std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+                .count()),
         start_(std::chrono::steady_clock::now()) {}
   Duration Now() const override {
     auto d = std::chrono::steady_clock::now() - start_;

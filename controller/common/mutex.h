@@ -111,8 +111,8 @@ class CondVar {
     lock.release();  // still held: the caller's scope owns it
   }
   // The same, at most until `deadline`; false when it passed without a notification.
-  template <typename Clock, typename Dur>
-  bool WaitUntil(Mutex& mu, const std::chrono::time_point<Clock, Dur>& deadline) REQUIRES(mu) {
+  template <typename ChronoClock, typename Dur>
+  bool WaitUntil(Mutex& mu, const std::chrono::time_point<ChronoClock, Dur>& deadline) REQUIRES(mu) {
     std::unique_lock<std::mutex> lock(mu.mu_, std::adopt_lock);
     const bool notified = cv_.wait_until(lock, deadline) == std::cv_status::no_timeout;
     lock.release();

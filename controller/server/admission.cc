@@ -1,9 +1,9 @@
 #include "controller/server/admission.h"
 
-#include <charconv>
-#include <cmath>
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <cmath>
 #include <string_view>
 
 #include "controller/server/http_json.h"
@@ -61,9 +61,8 @@ bool RouteTakesBody(const std::string& method, const std::string& path) {
     return false;
   }
   const std::string_view name = p.substr(kPrefix.size(), p.size() - kPrefix.size() - kSuffix.size());
-  return std::all_of(name.begin(), name.end(), [](unsigned char c) {
-    return std::isalnum(c) || c == '.' || c == '_' || c == '-';
-  });
+  return std::all_of(name.begin(), name.end(),
+                     [](unsigned char c) { return std::isalnum(c) || c == '.' || c == '_' || c == '-'; });
 }
 
 Admission::Admission(reconcile::Controller* controller, const TokenTable* tokens, GuardedServer* http,
@@ -120,7 +119,8 @@ bool Admission::Refuse(const httplib::Request& req, httplib::Response& res) {
   if (IsUiAssetRequest(req.method, req.path)) return false;
   const Caller* caller = CallerOf(req);
   if (caller == nullptr) {
-    const Duration wait = TakeRate(BucketTable::kUnknownToken, req.remote_addr, kUnknownTokenRatePerSecond, kUnknownTokenBurst);
+    const Duration wait =
+        TakeRate(BucketTable::kUnknownToken, req.remote_addr, kUnknownTokenRatePerSecond, kUnknownTokenBurst);
     if (wait.millis() > 0) {
       res.set_header("Retry-After", std::to_string(RetrySeconds(wait)));
       Answer(res, Status(StatusCode::kResourceExhausted, "too many requests without a valid token from this address"),
@@ -146,15 +146,15 @@ bool Admission::Refuse(const httplib::Request& req, httplib::Response& res) {
     const int64_t seconds = RetrySeconds(wait);
     res.set_header("Retry-After", std::to_string(seconds));
     Answer(res,
-           Status(StatusCode::kResourceExhausted, "tenant " + caller->tenant + " is over its API rate limit; retry after " +
+           Status(StatusCode::kResourceExhausted, "tenant " + caller->tenant +
+                                                      " is over its API rate limit; retry after " +
                                                       std::to_string(seconds) + " s"),
            429);
     return true;
   }
   const size_t group_limit = static_cast<size_t>(std::max(0, limit.max_concurrent_requests));
   switch (http_->ClaimInFlight(req.remote_addr, req.remote_port, "tenant:" + caller->tenant, group_limit)) {
-    case GuardedServer::Claim::kOk:
-      return false;
+    case GuardedServer::Claim::kOk: return false;
     case GuardedServer::Claim::kGroupFull:
       res.set_header("Retry-After", "1");
       Answer(res,

@@ -4,12 +4,12 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
-#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <system_error>
 
 namespace gpufed::server {
@@ -38,9 +38,11 @@ std::string PeerAddress(int fd, int& port) {
 void Refuse(int fd, bool tls) {
   if (!tls) {
     static const std::string kBusy = [] {
-      const std::string body = R"({"error":{"code":"UNAVAILABLE","message":"too many connections, retry later"}})" "\n";
+      const std::string body = R"({"error":{"code":"UNAVAILABLE","message":"too many connections, retry later"}})"
+                               "\n";
       return "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\n"
-             "Connection: close\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+             "Connection: close\r\nContent-Length: " +
+             std::to_string(body.size()) + "\r\n\r\n" + body;
     }();
     (void)::send(fd, kBusy.data(), kBusy.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
   }
@@ -75,7 +77,8 @@ GuardedServer::GuardedServer(ConnectionLimits limits, std::unique_ptr<TlsContext
   new_task_queue = [this] { return new ConnectionQueue(this); };
   // What httplib advertises in its Keep-Alive response header.
   set_keep_alive_max_count(std::max<size_t>(1, limits_.max_requests_per_connection));
-  set_keep_alive_timeout(std::max<time_t>(1, std::chrono::duration_cast<std::chrono::seconds>(limits_.idle_timeout).count()));
+  set_keep_alive_timeout(
+      std::max<time_t>(1, std::chrono::duration_cast<std::chrono::seconds>(limits_.idle_timeout).count()));
 }
 
 GuardedServer::~GuardedServer() {
@@ -162,8 +165,9 @@ bool GuardedServer::MakeRoomLocked(const std::string& address) {
 GuardedServer::Claim GuardedServer::ClaimInFlight(const std::string& address, int port, const std::string& group,
                                                   size_t group_limit) {
   MutexLock lock(mu_);
-  auto it = std::find_if(live_.begin(), live_.end(),
-                         [&](const auto& entry) { return entry.second.port == port && entry.second.address == address; });
+  auto it = std::find_if(live_.begin(), live_.end(), [&](const auto& entry) {
+    return entry.second.port == port && entry.second.address == address;
+  });
   if (it == live_.end()) return Claim::kServerFull;  // evicted meanwhile: nothing to serve
   Connection& c = it->second;
   ReleaseInFlightLocked(c);
@@ -234,7 +238,8 @@ void GuardedServer::Serve(uint64_t id, int fd) {
       // The first request's deadlines run from accept (the handshake counts); later ones
       // from their first byte, which must come within the idle timeout.
       const bool first = served == 0;
-      if (!stream.AwaitRequest(first ? accepted + limits_.header_timeout : steady_clock::now() + limits_.idle_timeout)) {
+      if (!stream.AwaitRequest(first ? accepted + limits_.header_timeout
+                                     : steady_clock::now() + limits_.idle_timeout)) {
         break;
       }
       const steady_clock::time_point begun = first ? accepted : steady_clock::now();

@@ -64,8 +64,7 @@ class GuardedServer : public httplib::Server {
   // name the connection (httplib's Request::remote_addr and remote_port). The place is
   // given back when the response has been written or the connection ends.
   enum class Claim { kOk, kGroupFull, kAddressFull, kServerFull };
-  Claim ClaimInFlight(const std::string& address, int port, const std::string& group, size_t group_limit)
-      EXCLUDES(mu_);
+  Claim ClaimInFlight(const std::string& address, int port, const std::string& group, size_t group_limit) EXCLUDES(mu_);
 
  private:
   struct Connection {

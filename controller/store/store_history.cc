@@ -26,7 +26,8 @@ Status Store::AppendHistoryLocked(Duration at, const std::string& sample, Durati
 Result<std::vector<std::pair<Duration, std::string>>> Store::ReadHistory(Duration since) {
   MutexLock lock(mu_);
   GPUFED_RETURN_IF_ERROR(FlushLockedIfWaiting<DeferredWrite::HistorySample>());
-  Result<std::unique_ptr<Statement>> s = db_->Prepare("SELECT at_ms, sample FROM history WHERE at_ms >= ? ORDER BY at_ms");
+  Result<std::unique_ptr<Statement>> s =
+      db_->Prepare("SELECT at_ms, sample FROM history WHERE at_ms >= ? ORDER BY at_ms");
   if (!s.ok()) return s.status();
   (*s)->Bind(1, since.millis());
   std::vector<std::pair<Duration, std::string>> out;
