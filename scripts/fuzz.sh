@@ -13,11 +13,13 @@
 #                                           machine (CI's stage, scripts/test.sh)
 #
 # Installs what is missing (clang-19, its fuzzer runtime, llvm-19's symbolizer), builds
-# only the fuzz targets in $GPUFED_FUZZ_BUILD_DIR (default build-fuzz: clang, ASan,
-# UBSan). Each run writes new inputs to a scratch folder and reads the checked-in corpus
-# read-only, so fuzz/corpus changes only with --merge. Prints exec/s and executions per
-# target; exits 1 on any finding (crash, leak, timeout, out of memory) after printing the
-# artifact and the command that reproduces it.
+# the fuzz targets and every gpufed library (the libraries are where clang's
+# -Wthread-safety checks the lock annotations: a violation fails the build) in
+# $GPUFED_FUZZ_BUILD_DIR (default build-fuzz: clang, ASan, UBSan). Each run writes new
+# inputs to a scratch folder and reads the checked-in corpus read-only, so fuzz/corpus
+# changes only with --merge. Prints exec/s and executions per target; exits 1 on any
+# finding (crash, leak, timeout, out of memory) after printing the artifact and the
+# command that reproduces it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,7 +31,7 @@ for a in "$@"; do
   case $a in
     --list) targets; exit 0 ;;
     --merge) merge=1 ;;
-    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) args+=("$a") ;;
   esac
 done
@@ -57,7 +59,9 @@ if [[ ! -f $dir/CMakeCache.txt ]]; then
   CC=clang-19 CXX=clang++-19 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUFED_FUZZ=ON \
     -DGPUFED_BUILD_TESTS=OFF -DGPUFED_BUILD_BENCH=OFF -DGPUFED_BUILD_INTEGRATION_TESTS=OFF >/dev/null
 fi
-build_targets=()
+# gpufed_libraries: every library, compiled by clang with -Wthread-safety -Werror
+# (fuzz/CMakeLists.txt), also those no target links.
+build_targets=(gpufed_libraries)
 for t in $selected; do build_targets+=("fuzz_$t"); done
 scripts/build.sh "$dir" -- "${build_targets[@]}"
 

@@ -4,9 +4,9 @@
 // A call without a token fails fast with Unavailable; the controller backs off and retries.
 #include <algorithm>
 #include <memory>
-#include <mutex>
 
 #include "connectors/core/connector.h"
+#include "controller/common/mutex.h"
 
 namespace gpufed::connectors {
 
@@ -27,9 +27,9 @@ class RateLimitedConnector : public Connector {
   Connector* inner() { return inner_.get(); }
 
  private:
-  Status Take(const CallContext& ctx) {
+  Status Take(const CallContext& ctx) EXCLUDES(mu_) {
     if (qps_ <= 0 || ctx.clock == nullptr) return Status::Ok();
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     Duration now = ctx.clock->Now();
     double elapsed = (now.millis() - last_.millis()) / 1000.0;
     if (elapsed > 0) tokens_ = std::min<double>(burst_, tokens_ + elapsed * qps_);
@@ -42,9 +42,9 @@ class RateLimitedConnector : public Connector {
   std::unique_ptr<Connector> inner_;
   double qps_;
   int burst_;
-  std::mutex mu_;
-  double tokens_;
-  Duration last_;
+  Mutex mu_;
+  double tokens_ GUARDED_BY(mu_);
+  Duration last_ GUARDED_BY(mu_);
 };
 
 }  // namespace gpufed::connectors

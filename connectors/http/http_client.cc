@@ -111,22 +111,19 @@ std::string OriginOf(const std::string& location) {
 // A failed transfer as a Status, and which kind of refusal it counts as.
 struct Failure {
   Status status;
-  int64_t RefusalCounts::*kind;
+  int64_t RefusalCounts::* kind;
 };
 
 Failure FromCurl(CURLcode code, const char* detail, const std::string& url) {
   std::string msg = url + ": " + PeerText(detail[0] ? detail : curl_easy_strerror(code), 300);
   switch (code) {
-    case CURLE_OPERATION_TIMEDOUT:
-      return {{StatusCode::kDeadlineExceeded, msg}, &RefusalCounts::timeout};
+    case CURLE_OPERATION_TIMEDOUT: return {{StatusCode::kDeadlineExceeded, msg}, &RefusalCounts::timeout};
     case CURLE_PEER_FAILED_VERIFICATION:
     case CURLE_SSL_CACERT_BADFILE:
     case CURLE_SSL_CERTPROBLEM:
     case CURLE_SSL_CIPHER:
-    case CURLE_SSL_ENGINE_NOTFOUND:
-      return {FailedPrecondition("TLS: " + msg), &RefusalCounts::tls};
-    default:
-      return {Unavailable(msg), &RefusalCounts::unreachable};
+    case CURLE_SSL_ENGINE_NOTFOUND: return {FailedPrecondition("TLS: " + msg), &RefusalCounts::tls};
+    default: return {Unavailable(msg), &RefusalCounts::unreachable};
   }
 }
 
@@ -155,6 +152,7 @@ std::string PercentEncode(const std::string& text) {
 Client::Client(ClientOptions options, SleepFn sleep)
     : options_(std::move(options)),
       sleep_(std::move(sleep)),
+      bearer_token_(options_.bearer_token),
       bucket_(options_.qps, options_.burst),
       log_(options_.base_url, options_.log) {
   if (!sleep_) {
@@ -192,7 +190,10 @@ Result<std::unique_ptr<Client>> Client::Create(ClientOptions options, SleepFn sl
   }
   GlobalInitOnce();
   std::unique_ptr<Client> client(new Client(std::move(options), std::move(sleep)));
-  GPUFED_RETURN_IF_ERROR(client->Configure());
+  {
+    MutexLock lock(client->mu_);  // no other thread has the client yet; Configure's rule is kept all the same
+    GPUFED_RETURN_IF_ERROR(client->Configure());
+  }
   return client;
 }
 
@@ -212,7 +213,8 @@ Status Client::Configure() {
   curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(options_.max_reply_bytes));
   // Less than 1 byte/s for stall_timeout: a peer that stopped mid-reply.
   curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
-  curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, static_cast<long>(std::max<int64_t>(1, options_.stall_timeout.millis() / 1000)));
+  curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME,
+                   static_cast<long>(std::max<int64_t>(1, options_.stall_timeout.millis() / 1000)));
   curl_easy_setopt(curl, CURLOPT_USERAGENT, options_.user_agent.c_str());
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout.millis()));
   if (!options_.ca.pem.empty()) {
@@ -235,23 +237,23 @@ Status Client::Configure() {
 }
 
 void Client::SetBearerToken(std::string token) {
-  std::lock_guard<std::mutex> lock(mu_);
-  options_.bearer_token = std::move(token);
+  MutexLock lock(mu_);
+  bearer_token_ = std::move(token);
 }
 
 void Client::BackOffUntil(Duration until) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (!has_not_before_ || until > not_before_) not_before_ = until;
   has_not_before_ = true;
 }
 
 int64_t Client::requests_sent() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return requests_sent_;
 }
 
 Result<Response> Client::Do(const Request& request, const CallContext& ctx) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   Duration start = ctx.clock ? ctx.clock->Now() : Duration();
   if (has_not_before_ && ctx.clock && start < not_before_) {
     // Nothing is sent, so nothing new is learnt about the peer: neither logged nor counted.
@@ -278,10 +280,15 @@ Result<Response> Client::Do(const Request& request, const CallContext& ctx) {
   curl_slist* headers = nullptr;
   headers = curl_slist_append(headers, "Accept: application/json");
   if (!request.body.empty()) headers = curl_slist_append(headers, ("Content-Type: " + request.content_type).c_str());
-  if (!options_.bearer_token.empty()) {
-    headers = curl_slist_append(headers, ("Authorization: Bearer " + options_.bearer_token).c_str());
+  if (!bearer_token_.empty()) {
+    headers = curl_slist_append(headers, ("Authorization: Bearer " + bearer_token_).c_str());
   }
-  for (const auto& [name, value] : request.headers) headers = curl_slist_append(headers, (name + ": " + value).c_str());
+  for (const auto& [name, value] : request.headers) {
+    std::string line = name;
+    line += ": ";
+    line += value;
+    headers = curl_slist_append(headers, line.c_str());
+  }
   // Without this, libcurl would send "Expect: 100-continue" and wait on larger bodies.
   headers = curl_slist_append(headers, "Expect:");
 
@@ -354,14 +361,14 @@ Result<Response> Client::Do(const Request& request, const CallContext& ctx) {
   return response;
 }
 
-Status Client::Refused(Status status, int64_t RefusalCounts::*kind) {
+Status Client::Refused(Status status, int64_t RefusalCounts::* kind) {
   ++(refusals_.*kind);
   log_.Failed(status.message());
   return status;
 }
 
 RefusalCounts Client::refusals() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return refusals_;
 }
 

@@ -23,7 +23,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -32,6 +31,7 @@
 #include "connectors/core/connector.h"
 #include "connectors/http/peer_log.h"
 #include "connectors/http/token_bucket.h"
+#include "controller/common/mutex.h"
 
 namespace gpufed::connectors::http {
 
@@ -126,32 +126,36 @@ class Client {
   // timeout or a stalled transfer; FailedPrecondition when the server's certificate
   // fails verification, local TLS material is unusable, or the server answers with a
   // redirect (3xx other than 304).
-  Result<Response> Do(const Request& request, const CallContext& ctx);
+  Result<Response> Do(const Request& request, const CallContext& ctx) EXCLUDES(mu_);
 
   // Replaces the bearer token (rotated token files).
-  void SetBearerToken(std::string token);
+  void SetBearerToken(std::string token) EXCLUDES(mu_);
   // No request is sent before `until` (on the CallContext clock).
-  void BackOffUntil(Duration until);
+  void BackOffUntil(Duration until) EXCLUDES(mu_);
   const std::string& base_url() const { return options_.base_url; }
-  int64_t requests_sent() const;
-  RefusalCounts refusals() const;
+  int64_t requests_sent() const EXCLUDES(mu_);
+  RefusalCounts refusals() const EXCLUDES(mu_);
 
  private:
   Client(ClientOptions options, SleepFn sleep);
-  Status Configure();
+  Status Configure() REQUIRES(mu_);
   // Counts and logs a failed exchange; returns `status`.
-  Status Refused(Status status, int64_t RefusalCounts::*kind);
+  Status Refused(Status status, int64_t RefusalCounts::* kind) REQUIRES(mu_);
 
+  // Never changed once Create has read the files (libcurl's blobs take non-const
+  // pointers, hence no const): the token that SetBearerToken replaces lives under mu_
+  // (bearer_token_), so nothing here changes while an exchange reads it.
   ClientOptions options_;
   SleepFn sleep_;
-  mutable std::mutex mu_;           // guards everything below; one exchange at a time
-  void* curl_ = nullptr;            // CURL*, reused so TLS sessions are kept alive
-  TokenBucket bucket_;
-  Duration not_before_;
-  bool has_not_before_ = false;
-  int64_t requests_sent_ = 0;
-  RefusalCounts refusals_;
-  PeerLog log_;
+  mutable Mutex mu_;  // one exchange at a time
+  std::string bearer_token_ GUARDED_BY(mu_);  // "Authorization: Bearer ..."; never logged
+  void* curl_ GUARDED_BY(mu_) = nullptr;      // CURL*, reused so TLS sessions are kept alive
+  TokenBucket bucket_ GUARDED_BY(mu_);
+  Duration not_before_ GUARDED_BY(mu_);
+  bool has_not_before_ GUARDED_BY(mu_) = false;
+  int64_t requests_sent_ GUARDED_BY(mu_) = 0;
+  RefusalCounts refusals_ GUARDED_BY(mu_);
+  PeerLog log_ GUARDED_BY(mu_);
 };
 
 // A call's time budget shared by its requests (a version negotiation and then the

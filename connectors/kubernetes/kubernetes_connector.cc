@@ -63,17 +63,17 @@ Result<std::unique_ptr<KubernetesConnector>> KubernetesConnector::Create(const m
 std::string KubernetesConnector::JobsPath() const { return "/apis/batch/v1/namespaces/" + options_.ns + "/jobs"; }
 
 int KubernetesConnector::relists() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return relists_;
 }
 
 int64_t KubernetesConnector::requests_sent() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return api_->client()->requests_sent();
 }
 
 Result<Observation> KubernetesConnector::Observe(const CallContext& ctx) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   ListOptions all{.limit = options_.page_size};
   Result<ListResult> nodes = api_->List("/api/v1/nodes", all, ctx);
   if (!nodes.ok()) return nodes.status();
@@ -141,7 +141,7 @@ Result<Observation> KubernetesConnector::Observe(const CallContext& ctx) {
 }
 
 Result<ApplyOutcome> KubernetesConnector::Apply(const Action& action, const CallContext& ctx) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   switch (action.kind) {
     case ActionKind::kSubmit: return Submit(action, ctx);
     case ActionKind::kCancel:

@@ -12,7 +12,6 @@
 // as cancelled/preempted; a tombstoned key is never created again.
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "connectors/core/ledger.h"
@@ -20,6 +19,7 @@
 #include "connectors/kubernetes/job_builder.h"
 #include "connectors/kubernetes/kube_api.h"
 #include "connectors/kubernetes/kubeconfig.h"
+#include "controller/common/mutex.h"
 #include "controller/model/cluster.h"
 
 namespace gpufed::connectors::kubernetes {
@@ -41,12 +41,12 @@ class KubernetesConnector : public Connector {
   // http::Client::Create and ActionLedger::Open.
   static Result<std::unique_ptr<KubernetesConnector>> Create(const model::Cluster& cluster, KubernetesOptions options);
 
-  Result<Observation> Observe(const CallContext& ctx) override;
-  Result<ApplyOutcome> Apply(const Action& action, const CallContext& ctx) override;
+  Result<Observation> Observe(const CallContext& ctx) override EXCLUDES(mu_);
+  Result<ApplyOutcome> Apply(const Action& action, const CallContext& ctx) override EXCLUDES(mu_);
 
   // Restarts of paged lists after 410 Gone, since creation (tests, metrics).
-  int relists() const;
-  int64_t requests_sent() const;
+  int relists() const EXCLUDES(mu_);
+  int64_t requests_sent() const EXCLUDES(mu_);
 
  private:
   struct Tombstone {
@@ -58,18 +58,18 @@ class KubernetesConnector : public Connector {
   };
   KubernetesConnector(model::Cluster cluster, KubernetesOptions options, std::unique_ptr<KubeApi> api,
                       std::unique_ptr<ActionLedger> ledger);
-  Result<ApplyOutcome> Submit(const Action& action, const CallContext& ctx);
-  Result<ApplyOutcome> Delete(const Action& action, const CallContext& ctx);
+  Result<ApplyOutcome> Submit(const Action& action, const CallContext& ctx) REQUIRES(mu_);
+  Result<ApplyOutcome> Delete(const Action& action, const CallContext& ctx) REQUIRES(mu_);
   std::string JobsPath() const;
 
   const model::Cluster cluster_;
   const KubernetesOptions options_;
-  mutable std::mutex mu_;                      // guards everything below
-  std::unique_ptr<KubeApi> api_;
-  std::unique_ptr<ActionLedger> ledger_;       // may be null
-  std::map<std::string, Tombstone> tombstones_;  // by action key
-  JobContext facts_;                           // node facts from the last Observe
-  int relists_ = 0;
+  mutable Mutex mu_;
+  std::unique_ptr<KubeApi> api_ PT_GUARDED_BY(mu_);
+  std::unique_ptr<ActionLedger> ledger_ PT_GUARDED_BY(mu_);       // may be null
+  std::map<std::string, Tombstone> tombstones_ GUARDED_BY(mu_);  // by action key
+  JobContext facts_ GUARDED_BY(mu_);                              // node facts from the last Observe
+  int relists_ GUARDED_BY(mu_) = 0;
 };
 
 // Builds options from the Cluster's connector settings:

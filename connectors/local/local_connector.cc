@@ -61,6 +61,7 @@ LocalConnector::LocalConnector(const model::Cluster& cluster, LocalSettings sett
       state_dir_(std::move(state_dir)),
       ledger_(std::move(ledger)),
       read_only_(read_only) {
+  MutexLock lock(mu_);  // no other thread has the connector yet; Recover's rule is kept all the same
   Recover(clock ? clock->Now() : Duration());
 }
 
@@ -221,7 +222,7 @@ void LocalConnector::Poll(Job& job, Duration now) {
 }
 
 Result<Observation> LocalConnector::Observe(const CallContext& ctx) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   Duration now = ctx.clock ? ctx.clock->Now() : Duration();
   Observation obs;
   for (const model::NodePool& pool : cluster_.node_pools) {
@@ -259,7 +260,7 @@ Result<Observation> LocalConnector::Observe(const CallContext& ctx) {
 }
 
 Result<ApplyOutcome> LocalConnector::Apply(const Action& action, const CallContext& ctx) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   Duration now = ctx.clock ? ctx.clock->Now() : Duration();
   std::string kind = ActionKindName(action.kind);
   if (ledger_->Contains(kind, action.key)) return ApplyOutcome{true};

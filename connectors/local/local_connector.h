@@ -18,13 +18,13 @@
 // verified to be the wrapper.
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "connectors/core/ledger.h"
 #include "connectors/core/registry.h"
 #include "connectors/local/job_process.h"
 #include "connectors/local/local_settings.h"
+#include "controller/common/mutex.h"
 
 namespace gpufed::connectors::local {
 
@@ -40,12 +40,12 @@ class LocalConnector : public Connector {
                  std::unique_ptr<ActionLedger> ledger, const Clock* clock, bool read_only = false);
   ~LocalConnector() override;
 
-  Result<Observation> Observe(const CallContext& ctx) override;
+  Result<Observation> Observe(const CallContext& ctx) override EXCLUDES(mu_);
   // Submit errors: InvalidArgument for a workload without run.command, a run.workingDir
   // outside the job's folder, a run.env that is not an environment, or (on a Cluster
   // with local.gpufed.io/accept-api-workloads "false") a workload submitted through the
   // API; Unavailable when the job's folders or processes cannot be made.
-  Result<ApplyOutcome> Apply(const Action& action, const CallContext& ctx) override;
+  Result<ApplyOutcome> Apply(const Action& action, const CallContext& ctx) override EXCLUDES(mu_);
 
  private:
   struct Job {
@@ -62,21 +62,22 @@ class LocalConnector : public Connector {
     bool killed = false;
   };
 
-  Status Spawn(Job& job, Duration now);
-  void Poll(Job& job, Duration now);
+  // These work on a Job of jobs_, so the caller holds mu_.
+  Status Spawn(Job& job, Duration now) REQUIRES(mu_);
+  void Poll(Job& job, Duration now) REQUIRES(mu_);
   // Whether the job's wrapper runs now; reaps it when it is this process's child.
-  bool WrapperRuns(Job& job);
+  bool WrapperRuns(Job& job) REQUIRES(mu_);
   // Signals the job's process group, only while its leader is verified to be our wrapper.
-  void SignalJob(Job& job, int signal);
-  void Recover(Duration now);
+  void SignalJob(Job& job, int signal) REQUIRES(mu_);
+  void Recover(Duration now) REQUIRES(mu_);
 
-  std::mutex mu_;
+  Mutex mu_;
   model::Cluster cluster_;
   LocalSettings settings_;
   std::string state_dir_;
-  std::unique_ptr<ActionLedger> ledger_;
+  std::unique_ptr<ActionLedger> ledger_ PT_GUARDED_BY(mu_);
   const bool read_only_;
-  std::map<std::string, Job> jobs_;
+  std::map<std::string, Job> jobs_ GUARDED_BY(mu_);
 };
 
 // Registers the "local" factory. Needs a FactoryContext state_dir; with read_only it

@@ -29,14 +29,14 @@ Status SimConnector::ApplyToSim(const Action& action) {
 }
 
 Result<Observation> SimConnector::Observe(const CallContext& ctx) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (ctx.clock) sim_.AdvanceTo(ctx.clock->Now());
   if (sim_.down()) return Unavailable("cluster does not answer (simulated outage)");
   return sim_.Observe();
 }
 
 Result<ApplyOutcome> SimConnector::Apply(const Action& action, const CallContext& ctx) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (broken_) return Unavailable("sim ledger is not writable");
   if (ctx.clock) sim_.AdvanceTo(ctx.clock->Now());
   if (sim_.down()) return Unavailable("cluster does not answer (simulated outage)");
@@ -62,7 +62,7 @@ Result<ApplyOutcome> SimConnector::Apply(const Action& action, const CallContext
 }
 
 int SimConnector::duplicates_suppressed() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return duplicates_;
 }
 

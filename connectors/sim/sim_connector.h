@@ -4,12 +4,12 @@
 // rebuilds the simulated cluster from it on start, so a controller restart finds the
 // cluster as it left it (the simulator's analogue of a real cluster that kept running).
 #include <memory>
-#include <mutex>
 #include <set>
 
 #include "connectors/core/ledger.h"
 #include "connectors/core/registry.h"
 #include "connectors/sim/sim_cluster.h"
+#include "controller/common/mutex.h"
 
 namespace gpufed::connectors::sim {
 
@@ -18,21 +18,21 @@ class SimConnector : public Connector {
   // `ledger` may be null (no persistence).
   SimConnector(const model::Cluster& cluster, std::vector<Failure> failures, std::unique_ptr<ActionLedger> ledger);
 
-  Result<Observation> Observe(const CallContext& ctx) override;
-  Result<ApplyOutcome> Apply(const Action& action, const CallContext& ctx) override;
+  Result<Observation> Observe(const CallContext& ctx) override EXCLUDES(mu_);
+  Result<ApplyOutcome> Apply(const Action& action, const CallContext& ctx) override EXCLUDES(mu_);
 
   // How many Apply calls repeated an already-applied key (for tests and reports).
-  int duplicates_suppressed() const;
+  int duplicates_suppressed() const EXCLUDES(mu_);
 
  private:
-  Status ApplyToSim(const Action& action);
+  Status ApplyToSim(const Action& action) REQUIRES(mu_);
 
-  mutable std::mutex mu_;
-  SimCluster sim_;
-  std::unique_ptr<ActionLedger> ledger_;
-  std::set<std::pair<std::string, std::string>> seen_;  // (kind, key) when no ledger
-  int duplicates_ = 0;
-  bool broken_ = false;   // a ledger write failed after the sim changed
+  mutable Mutex mu_;
+  SimCluster sim_ GUARDED_BY(mu_);
+  std::unique_ptr<ActionLedger> ledger_ PT_GUARDED_BY(mu_);
+  std::set<std::pair<std::string, std::string>> seen_ GUARDED_BY(mu_);  // (kind, key) when no ledger
+  int duplicates_ GUARDED_BY(mu_) = 0;
+  bool broken_ GUARDED_BY(mu_) = false;  // a ledger write failed after the sim changed
 };
 
 // Registers the "sim" factory. Settings: "sim.scenario" (a scenario file with

@@ -103,7 +103,8 @@ Result<std::string> SlurmClient::ReadToken() const {
   if (!settings_.token_env.empty()) {
     const char* v = std::getenv(settings_.token_env.c_str());
     if (v == nullptr || *v == '\0') {
-      return Status(StatusCode::kUnauthenticated, "$" + settings_.token_env + " is not set (it must hold the Slurm JWT)");
+      return Status(StatusCode::kUnauthenticated,
+                    "$" + settings_.token_env + " is not set (it must hold the Slurm JWT)");
     }
     token = v;
   } else {
@@ -133,11 +134,12 @@ Result<SlurmClient::Exchange> SlurmClient::Send(const std::string& method, const
                                                     "; renew it (scontrol token username=<user> lifespan=<seconds>)");
   }
   std::string user = !settings_.user.empty() ? settings_.user : claims->user;
-  if (user.empty()) return Status(StatusCode::kUnauthenticated, "no Slurm user: set connector.user (the token has no 'sun' claim)");
+  if (user.empty())
+    return Status(StatusCode::kUnauthenticated, "no Slurm user: set connector.user (the token has no 'sun' claim)");
   size_t fingerprint = std::hash<std::string>{}(*token);
   Duration clock_now = ctx.clock ? ctx.clock->Now() : Duration();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (rejected_token_ == fingerprint && clock_now < rejected_until_) return rejected_status_;
   }
 
@@ -173,7 +175,7 @@ Result<SlurmClient::Exchange> SlurmClient::Send(const std::string& method, const
     } else {
       s = Status(StatusCode::kPermissionDenied, "slurmrestd: user " + user + " may not " + what + " (HTTP 403)");
     }
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     rejected_token_ = fingerprint;
     rejected_until_ = clock_now + settings_.auth_retry;
     rejected_status_ = s;
@@ -207,13 +209,14 @@ Result<json> SlurmClient::Call(const std::string& method, const std::string& pat
     return InvalidArgument(msg);
   }
   if (code >= 200 && code < 300) return reply;
-  if (code == 429 || code == 502 || code == 503 || code == 504) return Unavailable(what + ": HTTP " + std::to_string(code));
+  if (code == 429 || code == 502 || code == 503 || code == 504)
+    return Unavailable(what + ": HTTP " + std::to_string(code));
   // 22.05 answers 500 for every failure and explains in `errors`; 24.11 too, mostly.
   return StatusFromSlurmErrors(api.ParseErrors(reply), code, what);
 }
 
 void SlurmClient::Drop() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   api_ = nullptr;
   pinged_ = false;
 }
@@ -255,7 +258,7 @@ Status SlurmClient::Connect(const CallContext& ctx) { return ConnectWithin(http:
 Status SlurmClient::ConnectWithin(const http::CallBudget& budget) {
   const ApiMapping* api = nullptr;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (api_ != nullptr && pinged_) return Status::Ok();
     api = api_;
   }
@@ -267,7 +270,7 @@ Status SlurmClient::ConnectWithin(const http::CallBudget& budget) {
     api = *chosen;
     // Connected: the version is served. Slurm-level failures from here on (slurmctld
     // down, a token it rejects) do not mean the server changed.
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     api_ = api;
     server_ = {api->version(), "", *offered};
   }
@@ -277,7 +280,7 @@ Status SlurmClient::ConnectWithin(const http::CallBudget& budget) {
   if (!reply.ok()) return reply.status();
   Result<PingReply> ping = Noted(api->ParsePing(*reply));
   if (!ping.ok()) return ping.status();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (api_ == api) {
     server_.release = ping->release;
     pinged_ = true;
@@ -286,18 +289,18 @@ Status SlurmClient::ConnectWithin(const http::CallBudget& budget) {
 }
 
 bool SlurmClient::connected() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return api_ != nullptr;
 }
 
 ServerInfo SlurmClient::server() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return server_;
 }
 
 Result<const ApiMapping*> SlurmClient::Ready(const http::CallBudget& budget) {
   GPUFED_RETURN_IF_ERROR(ConnectWithin(budget));
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (api_ == nullptr) return Unavailable("slurmrestd connection lost while negotiating; retried");
   return api_;
 }

@@ -35,7 +35,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,6 +43,7 @@
 
 #include "connectors/http/http_client.h"
 #include "connectors/slurm/api.h"
+#include "controller/common/mutex.h"
 
 namespace gpufed::connectors::slurm {
 
@@ -94,10 +94,10 @@ class SlurmClient {
   static Result<std::unique_ptr<SlurmClient>> Create(ClientSettings settings, http::SleepFn sleep = {});
 
   // Negotiates now when not connected (every call below does this itself).
-  Status Connect(const CallContext& ctx);
+  Status Connect(const CallContext& ctx) EXCLUDES(mu_);
   // Empty api_version until connected; the last connection's after a failure.
-  ServerInfo server() const;
-  bool connected() const;
+  ServerInfo server() const EXCLUDES(mu_);
+  bool connected() const EXCLUDES(mu_);
 
   Result<std::vector<SlurmNode>> Nodes(const CallContext& ctx);
   Result<std::vector<SlurmPartition>> Partitions(const CallContext& ctx);
@@ -129,30 +129,30 @@ class SlurmClient {
   // as Status, everything else as the exchange.
   // Every request of a public call draws on one budget (http::CallBudget).
   Result<Exchange> Send(const std::string& method, const std::string& path, const std::string& body,
-                        const http::CallBudget& budget);
+                        const http::CallBudget& budget) EXCLUDES(mu_);
   // Send, then HTTP and Slurm errors as Status; the JSON of a 2xx reply.
   Result<nlohmann::json> Call(const std::string& method, const std::string& path, const std::string& body,
                               const http::CallBudget& budget, const ApiMapping& api);
   Result<std::vector<std::string>> Offered(const http::CallBudget& budget);
-  Status ConnectWithin(const http::CallBudget& budget);
+  Status ConnectWithin(const http::CallBudget& budget) EXCLUDES(mu_);
   Result<std::optional<SlurmJob>> JobWithin(int64_t job_id, const http::CallBudget& budget);
   // The adapter to use, connecting first when needed.
-  Result<const ApiMapping*> Ready(const http::CallBudget& budget);
+  Result<const ApiMapping*> Ready(const http::CallBudget& budget) EXCLUDES(mu_);
   // Forgets the negotiated version: the next request negotiates again.
-  void Drop();
+  void Drop() EXCLUDES(mu_);
   // Drops the connection when a reply of the negotiated version does not parse as one.
   template <typename T>
   T Noted(T result);
 
   ClientSettings settings_;
   std::unique_ptr<http::Client> http_;
-  mutable std::mutex mu_;                // guards everything below
-  size_t rejected_token_ = 0;            // hash of the token slurmrestd last refused
-  Duration rejected_until_;
-  Status rejected_status_;
-  const ApiMapping* api_ = nullptr;      // null: not connected
-  bool pinged_ = false;                  // the release is known (pinged since connecting)
-  ServerInfo server_;
+  mutable Mutex mu_;
+  size_t rejected_token_ GUARDED_BY(mu_) = 0;  // hash of the token slurmrestd last refused
+  Duration rejected_until_ GUARDED_BY(mu_);
+  Status rejected_status_ GUARDED_BY(mu_);
+  const ApiMapping* api_ GUARDED_BY(mu_) = nullptr;  // null: not connected
+  bool pinged_ GUARDED_BY(mu_) = false;              // the release is known (pinged since connecting)
+  ServerInfo server_ GUARDED_BY(mu_);
 };
 
 }  // namespace gpufed::connectors::slurm

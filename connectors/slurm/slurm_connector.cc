@@ -93,7 +93,15 @@ std::string SlurmConnector::OwnSlurmUser() const {
   return !cluster_.connector.user.empty() ? cluster_.connector.user : TokenUser(cluster_);
 }
 
+// Public for diagnostics and tests, which may call it while the loop observes: it reads
+// the adoption state under mu_ like Observe (it once read job_ids_ and rejected_jobs_
+// without it, a race with a concurrent Observe or Apply that writes them).
 Result<std::map<std::string, SlurmJob>> SlurmConnector::GpufedJobs(const CallContext& ctx) {
+  MutexLock lock(mu_);
+  return GpufedJobsLocked(ctx);
+}
+
+Result<std::map<std::string, SlurmJob>> SlurmConnector::GpufedJobsLocked(const CallContext& ctx) {
   Result<std::vector<SlurmJob>> jobs = client_->Jobs(ctx);
   if (!jobs.ok()) return jobs.status();
   std::string own_user;  // read once per listing, and only when a job carries a tag
@@ -124,12 +132,12 @@ Result<std::map<std::string, SlurmJob>> SlurmConnector::GpufedJobs(const CallCon
 }
 
 Result<Observation> SlurmConnector::Observe(const CallContext& ctx) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   Result<std::vector<SlurmNode>> nodes = client_->Nodes(ctx);
   if (!nodes.ok()) return nodes.status();
   Result<std::vector<SlurmPartition>> partitions = client_->Partitions(ctx);
   if (!partitions.ok()) return partitions.status();
-  Result<std::map<std::string, SlurmJob>> jobs = GpufedJobs(ctx);
+  Result<std::map<std::string, SlurmJob>> jobs = GpufedJobsLocked(ctx);
   if (!jobs.ok()) return jobs.status();
 
   const std::string& wanted = cluster_.connector.partition;
@@ -237,7 +245,7 @@ Result<ApplyOutcome> SlurmConnector::Submit(const Action& action, const CallCont
   }
   // A crash between an earlier submit and its ledger record: the job is adopted by its
   // Slurm user, comment and name (GpufedJobs), and its id recorded.
-  Result<std::map<std::string, SlurmJob>> existing = GpufedJobs(ctx);
+  Result<std::map<std::string, SlurmJob>> existing = GpufedJobsLocked(ctx);
   if (!existing.ok()) return existing.status();
   auto found = existing->find(action.key);
   if (found != existing->end()) {
@@ -288,7 +296,7 @@ Result<ApplyOutcome> SlurmConnector::Stop(const Action& action, const CallContex
     GPUFED_RETURN_IF_ERROR(Record(kPreempt, action.key, "{}"));
     preempted_.insert(action.key);
   }
-  Result<std::map<std::string, SlurmJob>> jobs = GpufedJobs(ctx);
+  Result<std::map<std::string, SlurmJob>> jobs = GpufedJobsLocked(ctx);
   if (!jobs.ok()) return jobs.status();
   auto it = jobs->find(action.key);
   if (it == jobs->end()) {
@@ -309,7 +317,7 @@ Result<ApplyOutcome> SlurmConnector::Stop(const Action& action, const CallContex
 }
 
 Result<ApplyOutcome> SlurmConnector::Apply(const Action& action, const CallContext& ctx) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (action.key.empty()) return InvalidArgument("action without a key");
   Result<ApplyOutcome> out = action.kind == ActionKind::kSubmit ? Submit(action, ctx) : Stop(action, ctx);
   // A credential problem is the cluster's, not the request's: the workload should wait

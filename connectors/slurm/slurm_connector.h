@@ -36,7 +36,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 
@@ -46,6 +45,7 @@
 #include "connectors/slurm/observe.h"
 #include "connectors/slurm/site_settings.h"
 #include "connectors/slurm/slurm_client.h"
+#include "controller/common/mutex.h"
 
 namespace gpufed::connectors::slurm {
 
@@ -55,36 +55,39 @@ class SlurmConnector : public Connector {
   SlurmConnector(model::Cluster cluster, SiteSettings site, std::unique_ptr<SlurmClient> client,
                  std::unique_ptr<ActionLedger> ledger, std::function<int64_t()> unix_now);
 
-  Result<Observation> Observe(const CallContext& ctx) override;
-  Result<ApplyOutcome> Apply(const Action& action, const CallContext& ctx) override;
+  Result<Observation> Observe(const CallContext& ctx) override EXCLUDES(mu_);
+  Result<ApplyOutcome> Apply(const Action& action, const CallContext& ctx) override EXCLUDES(mu_);
 
   // Slurm's own node list (all partitions), for diagnostics and tests.
   Result<std::vector<SlurmNode>> Inventory(const CallContext& ctx);
   // gpufed's jobs as Slurm reports them, by action key: the jobs adopted by the rule above.
-  Result<std::map<std::string, SlurmJob>> GpufedJobs(const CallContext& ctx);
+  Result<std::map<std::string, SlurmJob>> GpufedJobs(const CallContext& ctx) EXCLUDES(mu_);
   // The Slurm user gpufed acts as: connector.user, else the "sun" claim of the current
   // token; empty when neither is known (then nothing is adopted by its comment).
   std::string OwnSlurmUser() const;
   SlurmClient& client() { return *client_; }
 
  private:
-  Result<ApplyOutcome> Submit(const Action& action, const CallContext& ctx);
-  Result<ApplyOutcome> Stop(const Action& action, const CallContext& ctx);
-  Result<JobPlacement> Resolve(const Action& action, const CallContext& ctx);
-  Status RefreshGroups(const CallContext& ctx);
-  Status Record(const std::string& kind, const std::string& key, const std::string& payload);
+  Result<std::map<std::string, SlurmJob>> GpufedJobsLocked(const CallContext& ctx) REQUIRES(mu_);
+  Result<ApplyOutcome> Submit(const Action& action, const CallContext& ctx) REQUIRES(mu_);
+  Result<ApplyOutcome> Stop(const Action& action, const CallContext& ctx) REQUIRES(mu_);
+  Result<JobPlacement> Resolve(const Action& action, const CallContext& ctx) REQUIRES(mu_);
+  Status RefreshGroups(const CallContext& ctx) REQUIRES(mu_);
+  Status Record(const std::string& kind, const std::string& key, const std::string& payload) REQUIRES(mu_);
 
-  std::mutex mu_;  // one Observe or Apply at a time: check-then-submit must not interleave
+  Mutex mu_;  // one Observe or Apply at a time: check-then-submit must not interleave
   model::Cluster cluster_;
   SiteSettings site_;
   std::unique_ptr<SlurmClient> client_;
-  std::unique_ptr<ActionLedger> ledger_;
+  std::unique_ptr<ActionLedger> ledger_ PT_GUARDED_BY(mu_);
   std::function<int64_t()> unix_now_;
-  std::map<std::string, NodeGroup> groups_;     // by observed node name, from the last node list
-  std::map<std::string, int64_t> job_ids_;      // key -> Slurm job id (ledger, submits, adoptions)
-  std::set<std::string> preempted_;             // keys gpufed preempted
-  std::set<int64_t> rejected_jobs_;             // jobs accepted with warnings and cancelled
-  std::set<std::pair<std::string, std::string>> applied_;  // (kind, key) without a ledger
+  // By observed node name, from the last node list.
+  std::map<std::string, NodeGroup> groups_ GUARDED_BY(mu_);
+  // Key -> Slurm job id (ledger, submits, adoptions).
+  std::map<std::string, int64_t> job_ids_ GUARDED_BY(mu_);
+  std::set<std::string> preempted_ GUARDED_BY(mu_);  // keys gpufed preempted
+  std::set<int64_t> rejected_jobs_ GUARDED_BY(mu_);  // jobs accepted with warnings and cancelled
+  std::set<std::pair<std::string, std::string>> applied_ GUARDED_BY(mu_);  // (kind, key) without a ledger
 };
 
 // Test seams for the factory; the defaults are the real clock and sleep.

@@ -60,7 +60,7 @@ struct AuditJournal::Writer {
   Status status;
   uint64_t last_seq = 0;
   bool done = false;
-  std::condition_variable cv;
+  CondVar cv;  // signalled under the journal's mu_: this writer is done or leads
 };
 
 std::string SegmentName(uint64_t first_seq) {
@@ -78,7 +78,10 @@ Result<std::vector<std::pair<uint64_t, std::string>>> ListSegments(Env& env, con
     uint64_t seq = 0;
     auto [ptr, ec] = std::from_chars(name.data(), name.data() + 20, seq);
     if (ec != std::errc() || ptr != name.data() + 20) continue;
-    out.emplace_back(seq, journal_dir + "/" + name);
+    std::string path = journal_dir;
+    path += '/';
+    path += name;
+    out.emplace_back(seq, std::move(path));
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -88,7 +91,7 @@ AuditJournal::AuditJournal(const JournalOptions& options)
     : options_(options), env_(options.env), last_hash_(kGenesisHash) {}
 
 AuditJournal::~AuditJournal() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (segment_ != nullptr) (void)segment_->Close();
   segment_.reset();
   lock_.reset();
@@ -104,8 +107,11 @@ Result<std::unique_ptr<AuditJournal>> AuditJournal::Open(const JournalOptions& o
   if (options.checkpoint_every == 0) return InvalidArgument("checkpoint_every must be at least 1");
   std::unique_ptr<AuditJournal> journal(new AuditJournal(options));
   RecoveryInfo local;
-  GPUFED_RETURN_IF_ERROR(journal->Recover(info != nullptr ? info : &local));
-  journal->recovered_ = true;
+  {
+    MutexLock lock(journal->mu_);
+    GPUFED_RETURN_IF_ERROR(journal->Recover(info != nullptr ? info : &local));
+    journal->recovered_ = true;
+  }
   return journal;
 }
 
@@ -153,8 +159,9 @@ Status AuditJournal::Recover(RecoveryInfo* info) {
       // damage to the evidence, wherever it is: refuse and change nothing.
       const size_t newline = data.find('\n', good_end);
       if (newline != std::string_view::npos) {
-        return Status(StatusCode::kDataLoss, path + ": damaged record at byte " + std::to_string(good_end) + " (after seq " +
-                                                 std::to_string(seq) + "); nothing was changed: run gpufed audit verify");
+        return Status(StatusCode::kDataLoss, path + ": damaged record at byte " + std::to_string(good_end) +
+                                                 " (after seq " + std::to_string(seq) +
+                                                 "); nothing was changed: run gpufed audit verify");
       }
       info->dropped_lines = 1;
       info->truncated_bytes = data.size() - good_end;
@@ -175,7 +182,8 @@ Status AuditJournal::Recover(RecoveryInfo* info) {
         if (!prev_text.ok()) return prev_text.status();
         Result<ParsedLine> last = ParseRecordLine(LastLine(*prev_text));
         if (!last.ok()) {
-          return Status(StatusCode::kDataLoss, segments->back().second + ": last record damaged: " + last.status().message());
+          return Status(StatusCode::kDataLoss,
+                        segments->back().second + ": last record damaged: " + last.status().message());
         }
         last_seq_ = last->header.seq;
         last_hash_ = std::string(last->hash);
@@ -208,8 +216,8 @@ Result<uint64_t> AuditJournal::AppendBatch(std::span<const AuditRecord> records,
   // Sized from the previous call's records so that the buffer is allocated once rather
   // than grown (copied, and page-faulted anew) a dozen times. Capped: one huge record
   // must not make the next thousand small ones reserve gigabytes.
-  w.payloads.reserve(std::min(records.size() * (payload_bytes_hint_.load(std::memory_order_relaxed) + 64),
-                              options_.max_group_bytes));
+  w.payloads.reserve(
+      std::min(records.size() * (payload_bytes_hint_.load(std::memory_order_relaxed) + 64), options_.max_group_bytes));
   // Serialise payloads on the caller's thread, outside the commit critical path (so
   // concurrent callers serialise in parallel).
   for (const AuditRecord& r : records) {
@@ -252,11 +260,11 @@ Status AuditJournal::MaybeCheckpoint() {
 }
 
 Result<uint64_t> AuditJournal::Commit(Writer* w) {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (closed_) return FailedPrecondition("audit journal is closed");
   if (!health_.ok()) return health_;
   writers_.push_back(w);
-  while (!w->done && w != writers_.front()) w->cv.wait(lock);
+  while (!w->done && w != writers_.front()) w->cv.Wait(mu_);
   if (w->done) {
     if (!w->status.ok()) return w->status;
     return w->last_seq;
@@ -276,7 +284,7 @@ Result<uint64_t> AuditJournal::Commit(Writer* w) {
   uint64_t since_checkpoint = since_checkpoint_;
   int64_t last_checkpoint_time = last_checkpoint_time_;
   if (status.ok()) {
-    lock.unlock();
+    lock.Unlock();
     // The leader's buffer is reused across groups: no fresh megabytes (and their page
     // faults) per commit.
     std::string& data = group_buffer_;
@@ -285,7 +293,7 @@ Result<uint64_t> AuditJournal::Commit(Writer* w) {
     uint64_t first_seq = seq + 1;
     EncodeGroup(group, env_->NowMicros(), &data, &seq, &hash, &since_checkpoint, &last_checkpoint_time);
     if (!data.empty()) status = WriteGroup(data, first_seq);
-    lock.lock();
+    lock.Lock();
     if (status.ok()) {
       // The group signed the head when fewer records follow a checkpoint than it wrote.
       if (since_checkpoint < since_checkpoint_ + (seq - last_seq_)) {
@@ -305,9 +313,9 @@ Result<uint64_t> AuditJournal::Commit(Writer* w) {
     writers_.pop_front();
     member->status = status;
     member->done = true;
-    if (member != w) member->cv.notify_one();
+    if (member != w) member->cv.NotifyOne();
   }
-  if (!writers_.empty()) writers_.front()->cv.notify_one();
+  if (!writers_.empty()) writers_.front()->cv.NotifyOne();
   if (!status.ok()) return status;
   return w->last_seq;
 }
@@ -370,12 +378,12 @@ Status AuditJournal::WriteGroup(std::string_view data, uint64_t first_seq) {
 
 Status AuditJournal::Close() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (closed_ || !recovered_) return Status::Ok();
   }
   Status status = Status::Ok();
   if (options_.signer != nullptr && health().ok()) status = Checkpoint();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   closed_ = true;
   if (segment_ != nullptr) {
     Status s = segment_->Close();
@@ -387,22 +395,22 @@ Status AuditJournal::Close() {
 }
 
 Status AuditJournal::health() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return health_;
 }
 
 AuditJournal::CheckpointMark AuditJournal::last_checkpoint() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return last_checkpoint_;
 }
 
 uint64_t AuditJournal::last_seq() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return last_seq_;
 }
 
 std::string AuditJournal::last_hash() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return last_hash_;
 }
 

@@ -7,11 +7,9 @@
 // (each carries the previous record's hash) and, when a Signer is configured, an
 // Ed25519 checkpoint record signs the chain head every N records or T seconds.
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -20,6 +18,7 @@
 #include "controller/audit/env.h"
 #include "controller/audit/record.h"
 #include "controller/audit/signing.h"
+#include "controller/common/mutex.h"
 #include "controller/common/status.h"
 
 namespace gpufed::audit {
@@ -69,43 +68,46 @@ class AuditJournal {
   // any write or sync failure the journal is failed for good (ResourceExhausted for a
   // full disk, PermissionDenied, Internal) and every later call returns that error:
   // the caller must stop acting (see health()).
-  Result<uint64_t> Append(const AuditRecord& record);
+  Result<uint64_t> Append(const AuditRecord& record) EXCLUDES(mu_);
   // Appends records in order with one fdatasync; returns the last seq, and each record's
   // in `seqs` when given (a checkpoint the journal signs may fall between two of them).
-  Result<uint64_t> AppendBatch(std::span<const AuditRecord> records, std::vector<uint64_t>* seqs = nullptr);
+  Result<uint64_t> AppendBatch(std::span<const AuditRecord> records, std::vector<uint64_t>* seqs = nullptr)
+      EXCLUDES(mu_);
 
   // Signs the current head now if records were appended since the last checkpoint.
-  Status Checkpoint();
+  Status Checkpoint() EXCLUDES(mu_);
   // Signs the head if checkpoint_interval has passed since the last checkpoint and
   // records wait for one. Call it from a timer (the reconcile loop's tick).
-  Status MaybeCheckpoint();
+  Status MaybeCheckpoint() EXCLUDES(mu_);
 
   // Final checkpoint, then the segment is closed and the lock released. Later appends
   // return FailedPrecondition. Idempotent.
-  Status Close();
+  Status Close() EXCLUDES(mu_);
 
   // OK while appends can succeed; else the sticky error. For /readyz.
-  Status health() const;
-  uint64_t last_seq() const;        // durable head
+  Status health() const EXCLUDES(mu_);
+  uint64_t last_seq() const EXCLUDES(mu_);  // durable head
   // The newest signed checkpoint this journal holds (seq 0: none seen since it was
   // opened; Open looks for one in the last segment only).
   struct CheckpointMark {
     uint64_t seq = 0;
     int64_t time_micros = 0;
   };
-  CheckpointMark last_checkpoint() const;
-  std::string last_hash() const;    // hash of the durable head (genesis zeros if empty)
+  CheckpointMark last_checkpoint() const EXCLUDES(mu_);
+  std::string last_hash() const EXCLUDES(mu_);  // hash of the durable head (genesis zeros if empty)
   const std::string& dir() const { return options_.dir; }
   std::string journal_dir() const;
 
  private:
   struct Writer;
   explicit AuditJournal(const JournalOptions& options);
-  Status Recover(RecoveryInfo* info);
-  Result<uint64_t> Commit(Writer* w);
+  // Open's, on a journal no other thread can reach yet; it holds mu_ all the same, so
+  // that every write of the guarded head is under it.
+  Status Recover(RecoveryInfo* info) REQUIRES(mu_);
+  Result<uint64_t> Commit(Writer* w) EXCLUDES(mu_);
   // Encodes the group into `out`; updates the pending chain state `*seq`, `*hash`.
-  void EncodeGroup(const std::vector<Writer*>& group, int64_t now, std::string* out, uint64_t* seq,
-                   std::string* hash, uint64_t* since_checkpoint, int64_t* last_checkpoint_time);
+  void EncodeGroup(const std::vector<Writer*>& group, int64_t now, std::string* out, uint64_t* seq, std::string* hash,
+                   uint64_t* since_checkpoint, int64_t* last_checkpoint_time);
   void AppendCheckpoint(int64_t now, std::string* out, uint64_t* seq, std::string* hash);
   Status WriteGroup(std::string_view data, uint64_t first_seq);
 
@@ -113,17 +115,19 @@ class AuditJournal {
   Env* const env_;
   std::unique_ptr<FileLock> lock_;
 
-  mutable std::mutex mu_;
-  std::deque<Writer*> writers_;       // guarded by mu_; the front one is the leader
-  Status health_;                     // guarded by mu_
-  bool closed_ = false;               // guarded by mu_
-  bool recovered_ = false;            // Recover succeeded: only then may anything be written
-  uint64_t last_seq_ = 0;             // guarded by mu_
-  std::string last_hash_;             // guarded by mu_
-  CheckpointMark last_checkpoint_;    // guarded by mu_
+  mutable Mutex mu_;
+  std::deque<Writer*> writers_ GUARDED_BY(mu_);  // the front one is the leader
+  Status health_ GUARDED_BY(mu_);
+  bool closed_ GUARDED_BY(mu_) = false;
+  bool recovered_ GUARDED_BY(mu_) = false;  // Recover succeeded: only then may anything be written
+  uint64_t last_seq_ GUARDED_BY(mu_) = 0;
+  std::string last_hash_ GUARDED_BY(mu_);
+  CheckpointMark last_checkpoint_ GUARDED_BY(mu_);
   std::atomic<size_t> payload_bytes_hint_{0};  // bytes per payload of the last call
 
-  // Touched only by the current leader (one at a time, handed over under mu_).
+  // Touched only by the current leader (one at a time, handed over under mu_), which
+  // works on them with mu_ let go: a protocol the analysis cannot follow, so these carry
+  // no GUARDED_BY.
   std::unique_ptr<WritableFile> segment_;
   uint64_t segment_size_ = 0;
   uint64_t since_checkpoint_ = 0;

@@ -79,10 +79,10 @@ Result<std::unique_ptr<LiveShipping>> LiveShipping::StartWith(const LiveShipping
 
 LiveShipping::~LiveShipping() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
-  wake_.notify_all();
+  wake_.NotifyAll();
   for (auto& w : workers_) {
     if (w->thread.joinable()) w->thread.join();
   }
@@ -90,12 +90,12 @@ LiveShipping::~LiveShipping() {
 }
 
 void LiveShipping::Loop(Worker* worker) {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   while (!stopping_) {
-    lock.unlock();
+    lock.Unlock();
     const int64_t wait = worker->shipper->Step();
     const ShipperStats stats = worker->shipper->stats();
-    lock.lock();
+    lock.Lock();
     const int64_t now = options_.env->NowMicros();
     if (!stats.lag_alert) {
       worker->over_since = -1;
@@ -106,25 +106,28 @@ void LiveShipping::Loop(Worker* worker) {
     if (lagging != worker->lagging) changes_.push_back(ChangeOf(worker->spec, stats, lagging));
     worker->lagging = lagging;
     worker->stats = stats;
-    progressed_.notify_all();
+    progressed_.NotifyAll();
     if (wait <= 0 || stopping_) continue;
     const uint64_t seen = wakes_;
-    wake_.wait_for(lock, Micros(std::min(wait, options_.max_idle_micros)),
-                   [&] { return stopping_ || wakes_ != seen; });
+    const auto until = std::chrono::steady_clock::now() + Micros(std::min(wait, options_.max_idle_micros));
+    while (!stopping_ && wakes_ == seen) {
+      if (!wake_.WaitUntil(mu_, until)) break;
+    }
   }
 }
 
 void LiveShipping::Wake() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     ++wakes_;
   }
-  wake_.notify_all();
+  wake_.NotifyAll();
 }
 
 std::vector<SinkStatus> LiveShipping::Sinks() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   std::vector<SinkStatus> out;
+  out.reserve(workers_.size());
   for (const auto& w : workers_) {
     out.push_back({w->spec.metadata.name, w->describe, w->spec.on_lag_limit, w->stats, w->lagging});
   }
@@ -132,7 +135,7 @@ std::vector<SinkStatus> LiveShipping::Sinks() const {
 }
 
 std::vector<SinkLagChange> LiveShipping::TakeLagChanges() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   std::vector<SinkLagChange> out;
   out.swap(changes_);
   return out;
@@ -142,7 +145,7 @@ std::vector<std::string> LiveShipping::WaitAcknowledged(uint64_t head, int64_t t
                                                         const std::function<bool()>& abort) {
   Wake();
   const auto deadline = std::chrono::steady_clock::now() + Micros(timeout_micros);
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (;;) {
     std::vector<std::string> behind;
     for (const auto& w : workers_) {
@@ -151,7 +154,7 @@ std::vector<std::string> LiveShipping::WaitAcknowledged(uint64_t head, int64_t t
     const auto now = std::chrono::steady_clock::now();
     if (behind.empty() || now >= deadline || (abort && abort())) return behind;
     // Woken by every step of a sink; the bound only keeps `abort` polled.
-    progressed_.wait_until(lock, std::min(deadline, now + std::chrono::milliseconds(100)));
+    progressed_.WaitUntil(mu_, std::min(deadline, now + std::chrono::milliseconds(100)));
   }
 }
 
@@ -167,11 +170,13 @@ std::string LiveShipping::Metrics() const {
          [](const SinkStatus& s) { return s.stats.lag_records; });
   family("gpufed_audit_sink_lag_seconds", T::kGauge, "Age of the oldest journal record the sink has not acknowledged.",
          [](const SinkStatus& s) { return static_cast<double>(s.stats.lag_micros) / 1e6; });
-  family("gpufed_audit_sink_acknowledged_seq", T::kGauge, "Highest journal seq the sink acknowledged (its durable cursor).",
+  family("gpufed_audit_sink_acknowledged_seq", T::kGauge,
+         "Highest journal seq the sink acknowledged (its durable cursor).",
          [](const SinkStatus& s) { return s.stats.acknowledged; });
   family("gpufed_audit_sink_connected", T::kGauge, "1 while the controller holds a connection to the sink.",
          [](const SinkStatus& s) { return s.stats.connected ? 1 : 0; });
-  family("gpufed_audit_sink_failures_total", T::kCounter, "Connection and send failures (each is retried with backoff).",
+  family("gpufed_audit_sink_failures_total", T::kCounter,
+         "Connection and send failures (each is retried with backoff).",
          [](const SinkStatus& s) { return s.stats.failures; });
   family("gpufed_audit_sink_lagging", T::kGauge, "1 while the sink is past its lagLimit (for longer than a burst).",
          [](const SinkStatus& s) { return s.lagging ? 1 : 0; });

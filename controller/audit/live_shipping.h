@@ -5,17 +5,16 @@
 // head as records are appended. A receiver outage only delays a sink: nothing is
 // dropped, and the lag is visible (metrics, lag-limit changes for the journal and
 // /readyz) until it catches up.
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "controller/audit/records.h"
 #include "controller/audit/shipper.h"
+#include "controller/common/mutex.h"
 #include "controller/model/audit_sink.h"
 
 namespace gpufed::audit {
@@ -59,16 +58,17 @@ class LiveShipping {
 
   // Tells the sinks that records were appended, so a caught-up sink sends them now
   // instead of after its idle wait.
-  void Wake();
-  std::vector<SinkStatus> Sinks() const;
+  void Wake() EXCLUDES(mu_);
+  std::vector<SinkStatus> Sinks() const EXCLUDES(mu_);
   // Lag-limit crossings since the last call, in the order they happened.
-  std::vector<SinkLagChange> TakeLagChanges();
+  std::vector<SinkLagChange> TakeLagChanges() EXCLUDES(mu_);
   // Blocks until every sink acknowledged `head`, `timeout_micros` passes, or `abort`
   // returns true (polled while waiting). Returns the names of the sinks still behind.
-  std::vector<std::string> WaitAcknowledged(uint64_t head, int64_t timeout_micros, const std::function<bool()>& abort);
+  std::vector<std::string> WaitAcknowledged(uint64_t head, int64_t timeout_micros, const std::function<bool()>& abort)
+      EXCLUDES(mu_);
   // Prometheus text: per-sink lag (records, seconds), acknowledged seq, connection,
   // failures and whether the sink is past its lag limit.
-  std::string Metrics() const;
+  std::string Metrics() const EXCLUDES(mu_);
   // The sink specs this instance ships to, to restart shipping when a revision changes them.
   bool Ships(const std::vector<model::AuditSink>& specs) const;
 
@@ -78,7 +78,8 @@ class LiveShipping {
     std::string describe;
     std::unique_ptr<Shipper> shipper;
     std::thread thread;
-    // What the last step left, guarded by LiveShipping::mu_. Waiters read this rather
+    // What the last step left, guarded by LiveShipping::mu_ (a member of another class,
+    // which GUARDED_BY cannot name from here). Waiters read this rather
     // than the shipper's live stats, so a lag change is queued before the
     // acknowledgement that caused it becomes visible.
     ShipperStats stats;
@@ -86,16 +87,16 @@ class LiveShipping {
     bool lagging = false;
   };
   explicit LiveShipping(const LiveShippingOptions& options) : options_(options) {}
-  void Loop(Worker* worker);
+  void Loop(Worker* worker) EXCLUDES(mu_);
 
   LiveShippingOptions options_;
   std::vector<std::unique_ptr<Worker>> workers_;
-  mutable std::mutex mu_;
-  std::condition_variable wake_;       // sinks: new records or stop
-  std::condition_variable progressed_;  // waiters: a sink stepped
-  bool stopping_ = false;              // guarded by mu_
-  uint64_t wakes_ = 0;                 // guarded by mu_
-  std::vector<SinkLagChange> changes_;  // guarded by mu_
+  mutable Mutex mu_;
+  CondVar wake_;        // sinks: new records or stop
+  CondVar progressed_;  // waiters: a sink stepped
+  bool stopping_ GUARDED_BY(mu_) = false;
+  uint64_t wakes_ GUARDED_BY(mu_) = 0;
+  std::vector<SinkLagChange> changes_ GUARDED_BY(mu_);
 };
 
 }  // namespace gpufed::audit

@@ -12,7 +12,8 @@ namespace {
 bool ValidSinkName(const std::string& name) {
   if (name.empty() || name.size() > 100) return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+           c == '-';
   });
 }
 
@@ -25,14 +26,17 @@ Shipper::Shipper(const ShipperOptions& options, std::unique_ptr<Sink> sink)
       cursor_path_(options.audit_dir + "/cursors/" + options.sink_name + ".cursor"),
       lag_reader_(options.env, options.audit_dir) {}
 
-Shipper::~Shipper() {
+// PersistCursor reports its failures as a Status; what could still throw in it (an
+// allocation failure) ends the process, as it should in a destructor.
+Shipper::~Shipper() {  // NOLINT(bugprone-exception-escape)
   (void)PersistCursor();
   sink_->Disconnect();
 }
 
 Result<std::unique_ptr<Shipper>> Shipper::Open(const ShipperOptions& options, std::unique_ptr<Sink> sink) {
   if (options.env == nullptr || sink == nullptr) return InvalidArgument("shipper needs an Env and a sink");
-  if (!ValidSinkName(options.sink_name)) return InvalidArgument("sink name '" + options.sink_name + "' must match [A-Za-z0-9._-]+");
+  if (!ValidSinkName(options.sink_name))
+    return InvalidArgument("sink name '" + options.sink_name + "' must match [A-Za-z0-9._-]+");
   std::unique_ptr<Shipper> s(new Shipper(options, std::move(sink)));
   Env& env = *options.env;
   GPUFED_RETURN_IF_ERROR(env.CreateDirs(options.audit_dir + "/cursors"));
@@ -62,7 +66,10 @@ Result<std::unique_ptr<Shipper>> Shipper::Open(const ShipperOptions& options, st
   }
   s->persisted_ = s->acked_;
   s->sent_ = s->acked_;
-  s->stats_.acknowledged = s->acked_;
+  {
+    MutexLock lock(s->mu_);  // no other thread has the shipper yet; the lock keeps the rule simple
+    s->stats_.acknowledged = s->acked_;
+  }
   return s;
 }
 
@@ -86,7 +93,7 @@ void Shipper::Fail(const Status& status) {
   sent_ = acked_;
   backoff_ = backoff_ == 0 ? options_.backoff_initial_micros : std::min(2 * backoff_, options_.backoff_max_micros);
   next_attempt_ = options_.env->NowMicros() + backoff_;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   stats_.connected = false;
   stats_.failures++;
   stats_.last_error = status.ToString();
@@ -113,17 +120,10 @@ void Shipper::UpdateLag(int64_t now) {
   }
   bool over = (options_.lag_limit_records > 0 && lag > options_.lag_limit_records) ||
               (options_.lag_limit_micros > 0 && lag_micros > options_.lag_limit_micros);
-  std::string message;
-  if (over != alerting_) {
-    alerting_ = over;
-    message = over ? "ALERT: audit sink " + options_.sink_name + " (" + sink_->Describe() + ") lags " +
-                         std::to_string(lag) + " records / " + std::to_string(lag_micros / 1000000) +
-                         " s, above its limit; records are kept and shipping retries" +
-                         (stats_.last_error.empty() ? "" : "; last error: " + stats_.last_error)
-                   : "audit sink " + options_.sink_name + " is back within its lag limit";
-  }
+  std::string last_error;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
+    last_error = stats_.last_error;
     stats_.head = head;
     stats_.acknowledged = acked_;
     stats_.sent = sent_;
@@ -131,11 +131,20 @@ void Shipper::UpdateLag(int64_t now) {
     stats_.lag_micros = lag_micros;
     stats_.lag_alert = over;
   }
+  std::string message;
+  if (over != alerting_) {
+    alerting_ = over;
+    message = over ? "ALERT: audit sink " + options_.sink_name + " (" + sink_->Describe() + ") lags " +
+                         std::to_string(lag) + " records / " + std::to_string(lag_micros / 1000000) +
+                         " s, above its limit; records are kept and shipping retries" +
+                         (last_error.empty() ? "" : "; last error: " + last_error)
+                   : "audit sink " + options_.sink_name + " is back within its lag limit";
+  }
   if (!message.empty()) {
     if (options_.alert) {
       options_.alert(message);
     } else {
-      std::cerr << "gpufed audit: " << message << std::endl;
+      std::cerr << "gpufed audit: " << message << '\n';  // std::cerr is unbuffered
     }
   }
 }
@@ -162,7 +171,7 @@ int64_t Shipper::Step() {
       Fail(seek);
       return backoff_;
     }
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stats_.connected = true;
     stats_.connects++;
   }
@@ -183,7 +192,7 @@ int64_t Shipper::Step() {
   if (acked_ != persisted_ && now - persisted_at_ >= options_.cursor_persist_micros) {
     Status s = PersistCursor();
     if (!s.ok()) {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       stats_.last_error = s.ToString();
     }
   }
@@ -217,16 +226,15 @@ Status Shipper::DrainTo(uint64_t head, int64_t timeout_micros) {
     int64_t now = env.NowMicros();
     if (now >= deadline) {
       (void)PersistCursor();
-      return Status(StatusCode::kDeadlineExceeded,
-                    "shipped " + std::to_string(acked_) + " of " + std::to_string(head) + " records; last error: " +
-                        stats().last_error);
+      return Status(StatusCode::kDeadlineExceeded, "shipped " + std::to_string(acked_) + " of " + std::to_string(head) +
+                                                       " records; last error: " + stats().last_error);
     }
     if (wait > 0) env.SleepMicros(std::min(wait, deadline - now));
   }
 }
 
 ShipperStats Shipper::stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return stats_;
 }
 

@@ -8,13 +8,13 @@
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "controller/audit/env.h"
 #include "controller/audit/reader.h"
 #include "controller/audit/sinks/sink.h"
+#include "controller/common/mutex.h"
 
 namespace gpufed::audit {
 
@@ -58,20 +58,20 @@ class Shipper {
   // One step: reconnect when due, collect acknowledgements, send one batch. Returns
   // how long to wait before the next step (0: more to do now). Never blocks longer than
   // the sink's own I/O timeouts. Not thread-safe with itself.
-  int64_t Step();
+  int64_t Step() EXCLUDES(mu_);
   // Steps (sleeping through the Env) until everything up to `head` is acknowledged, or
   // `timeout_micros` passes (DeadlineExceeded, with the last error).
-  Status DrainTo(uint64_t head, int64_t timeout_micros);
+  Status DrainTo(uint64_t head, int64_t timeout_micros) EXCLUDES(mu_);
   // Persists the cursor now (also done by Step, rate-limited).
   Status PersistCursor();
 
-  ShipperStats stats() const;  // thread-safe
+  ShipperStats stats() const EXCLUDES(mu_);  // thread-safe
 
  private:
   Shipper(const ShipperOptions& options, std::unique_ptr<Sink> sink);
   uint64_t Head();
-  void Fail(const Status& status);
-  void UpdateLag(int64_t now);
+  void Fail(const Status& status) EXCLUDES(mu_);
+  void UpdateLag(int64_t now) EXCLUDES(mu_);
 
   ShipperOptions options_;
   std::unique_ptr<Sink> sink_;
@@ -98,8 +98,9 @@ class Shipper {
   int64_t lag_cache_time_ = 0;
   bool alerting_ = false;
 
-  mutable std::mutex mu_;
-  ShipperStats stats_;  // guarded by mu_
+  // The members above belong to the thread that steps; stats_ is its report to others.
+  mutable Mutex mu_;
+  ShipperStats stats_ GUARDED_BY(mu_);
 };
 
 }  // namespace gpufed::audit

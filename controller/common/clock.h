@@ -3,9 +3,9 @@
 // Clock so tests and the simulator run in virtual time; nothing reads the system clock
 // directly except SystemClock.
 #include <chrono>
-#include <mutex>
 
 #include "controller/common/duration.h"
+#include "controller/common/mutex.h"
 
 namespace gpufed {
 
@@ -23,9 +23,9 @@ class Clock {
 class SystemClock : public Clock {
  public:
   SystemClock()
-      : epoch_at_start_(std::chrono::duration_cast<std::chrono::milliseconds>(
-                            std::chrono::system_clock::now().time_since_epoch())
-                            .count()),
+      : epoch_at_start_(
+            std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+                .count()),
         start_(std::chrono::steady_clock::now()) {}
   Duration Now() const override {
     auto d = std::chrono::steady_clock::now() - start_;
@@ -43,22 +43,22 @@ class ManualClock : public Clock {
  public:
   explicit ManualClock(Duration start = {}) : now_(start) {}
   Duration Now() const override {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     return now_;
   }
   // Moves forward to `t`; never backwards (a later time is kept).
   void AdvanceTo(Duration t) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (t > now_) now_ = t;
   }
   void Advance(Duration d) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     now_ = now_ + d;
   }
 
  private:
-  mutable std::mutex mu_;
-  Duration now_;
+  mutable Mutex mu_;
+  Duration now_ GUARDED_BY(mu_);
 };
 
 }  // namespace gpufed

@@ -10,11 +10,11 @@
 // parsed by the loop as before), so specs the loop never asks for cannot pile up.
 #include <cstddef>
 #include <deque>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
 
+#include "controller/common/mutex.h"
 #include "controller/model/workload.h"
 
 namespace gpufed::reconcile {
@@ -29,7 +29,7 @@ class SubmittedSpecs {
   };
 
   void Put(const std::string& uid, Entry entry) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (!entries_.emplace(uid, std::move(entry)).second) return;
     order_.push_back(uid);
     while (entries_.size() > kCapacity && !order_.empty()) {
@@ -49,7 +49,7 @@ class SubmittedSpecs {
   // The spec handed over for `uid` under `revision`, removed; nothing when there is none
   // (or it was checked under another revision, which is dropped).
   std::optional<model::Workload> Take(const std::string& uid, const std::string& revision) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     auto it = entries_.find(uid);
     if (it == entries_.end()) return std::nullopt;
     std::optional<model::Workload> spec;
@@ -59,14 +59,14 @@ class SubmittedSpecs {
   }
 
   size_t size() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     return entries_.size();
   }
 
  private:
-  mutable std::mutex mu_;
-  std::unordered_map<std::string, Entry> entries_;
-  std::deque<std::string> order_;  // uids in the order they were put (eviction)
+  mutable Mutex mu_;
+  std::unordered_map<std::string, Entry> entries_ GUARDED_BY(mu_);
+  std::deque<std::string> order_ GUARDED_BY(mu_);  // uids in the order they were put (eviction)
 };
 
 }  // namespace gpufed::reconcile

@@ -1,9 +1,9 @@
 #include "controller/server/admission.h"
 
-#include <charconv>
-#include <cmath>
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <cmath>
 #include <string_view>
 
 #include "controller/server/http_json.h"
@@ -61,9 +61,8 @@ bool RouteTakesBody(const std::string& method, const std::string& path) {
     return false;
   }
   const std::string_view name = p.substr(kPrefix.size(), p.size() - kPrefix.size() - kSuffix.size());
-  return std::all_of(name.begin(), name.end(), [](unsigned char c) {
-    return std::isalnum(c) || c == '.' || c == '_' || c == '-';
-  });
+  return std::all_of(name.begin(), name.end(),
+                     [](unsigned char c) { return std::isalnum(c) || c == '.' || c == '_' || c == '-'; });
 }
 
 Admission::Admission(reconcile::Controller* controller, const TokenTable* tokens, GuardedServer* http,
@@ -77,15 +76,15 @@ const Caller* Admission::CallerOf(const httplib::Request& req) const {
   return tokens_->Find(std::string_view(header).substr(prefix.size()));
 }
 
-Duration Admission::TakeRate(std::map<std::string, std::pair<std::pair<double, int>, TokenBucket>>& buckets,
-                             const std::string& key, double per_second, int burst) {
+Duration Admission::TakeRate(BucketTable table, const std::string& key, double per_second, int burst) {
   if (per_second <= 0) return Duration();
   const Duration now = (clock_ != nullptr ? clock_ : &wall_)->Now();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
+  Buckets& buckets = table == BucketTable::kTenant ? tenant_buckets_ : unknown_buckets_;
   auto it = buckets.find(key);
   const std::pair<double, int> limit{per_second, burst};
   if (it == buckets.end() || it->second.first != limit) {
-    if (&buckets == &unknown_buckets_ && buckets.size() >= kMaxUnknownAddresses) buckets.clear();
+    if (table == BucketTable::kUnknownToken && buckets.size() >= kMaxUnknownAddresses) buckets.clear();
     it = buckets.insert_or_assign(key, std::make_pair(limit, TokenBucket(per_second, burst))).first;
   }
   if (it->second.second.Reserve(now, Duration()).has_value()) return Duration();
@@ -120,7 +119,8 @@ bool Admission::Refuse(const httplib::Request& req, httplib::Response& res) {
   if (IsUiAssetRequest(req.method, req.path)) return false;
   const Caller* caller = CallerOf(req);
   if (caller == nullptr) {
-    const Duration wait = TakeRate(unknown_buckets_, req.remote_addr, kUnknownTokenRatePerSecond, kUnknownTokenBurst);
+    const Duration wait =
+        TakeRate(BucketTable::kUnknownToken, req.remote_addr, kUnknownTokenRatePerSecond, kUnknownTokenBurst);
     if (wait.millis() > 0) {
       res.set_header("Retry-After", std::to_string(RetrySeconds(wait)));
       Answer(res, Status(StatusCode::kResourceExhausted, "too many requests without a valid token from this address"),
@@ -141,20 +141,20 @@ bool Admission::Refuse(const httplib::Request& req, httplib::Response& res) {
   }
   if (caller->role != Caller::Role::kTenant) return false;  // admins and scrapers: the reserved headroom
   const reconcile::Controller::ApiLimit limit = controller_->ApiLimitOf(caller->tenant);
-  const Duration wait = TakeRate(tenant_buckets_, caller->tenant, limit.per_second, limit.burst);
+  const Duration wait = TakeRate(BucketTable::kTenant, caller->tenant, limit.per_second, limit.burst);
   if (wait.millis() > 0) {
     const int64_t seconds = RetrySeconds(wait);
     res.set_header("Retry-After", std::to_string(seconds));
     Answer(res,
-           Status(StatusCode::kResourceExhausted, "tenant " + caller->tenant + " is over its API rate limit; retry after " +
+           Status(StatusCode::kResourceExhausted, "tenant " + caller->tenant +
+                                                      " is over its API rate limit; retry after " +
                                                       std::to_string(seconds) + " s"),
            429);
     return true;
   }
   const size_t group_limit = static_cast<size_t>(std::max(0, limit.max_concurrent_requests));
   switch (http_->ClaimInFlight(req.remote_addr, req.remote_port, "tenant:" + caller->tenant, group_limit)) {
-    case GuardedServer::Claim::kOk:
-      return false;
+    case GuardedServer::Claim::kOk: return false;
     case GuardedServer::Claim::kGroupFull:
       res.set_header("Retry-After", "1");
       Answer(res,

@@ -7,11 +7,11 @@
 #include <httplib.h>
 
 #include <map>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 
 #include "controller/common/clock.h"
+#include "controller/common/mutex.h"
 #include "controller/common/token_bucket.h"
 #include "controller/reconcile/controller.h"
 #include "controller/server/guarded_server.h"
@@ -34,23 +34,29 @@ class Admission {
   // The caller a request's bearer token names; null without a known token.
   const Caller* CallerOf(const httplib::Request& req) const;
   // Answers (and returns true for) a request refused before its body is read.
-  bool Refuse(const httplib::Request& req, httplib::Response& res);
+  bool Refuse(const httplib::Request& req, httplib::Response& res) EXCLUDES(mu_);
 
  private:
+  // A rate limit and its bucket.
+  using Buckets = std::map<std::string, std::pair<std::pair<double, int>, TokenBucket>>;
+  // Which of the two tables of buckets a request is counted in.
+  enum class BucketTable { kTenant, kUnknownToken };
+
   // Zero when a request of `key` may go ahead under `per_second`/`burst`; else how long
-  // until it could.
-  Duration TakeRate(std::map<std::string, std::pair<std::pair<double, int>, TokenBucket>>& buckets,
-                    const std::string& key, double per_second, int burst);
+  // until it could. The table is named rather than passed by reference, so that it is
+  // only ever touched with mu_ held.
+  Duration TakeRate(BucketTable table, const std::string& key, double per_second, int burst) EXCLUDES(mu_);
 
   reconcile::Controller* controller_;
   const TokenTable* tokens_;
   GuardedServer* http_;
   const gpufed::Clock* clock_;
   gpufed::SystemClock wall_;
-  std::mutex mu_;
+  Mutex mu_;
   // One bucket per tenant (rebuilt when its limit changes with a revision), and one per
   // client address for unknown tokens (bounded: idle ones are dropped when it grows).
-  std::map<std::string, std::pair<std::pair<double, int>, TokenBucket>> tenant_buckets_, unknown_buckets_;
+  Buckets tenant_buckets_ GUARDED_BY(mu_);
+  Buckets unknown_buckets_ GUARDED_BY(mu_);
 };
 
 // True when `method` `path` is a route that reads a request body (a workload submission).

@@ -4,12 +4,12 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
-#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <system_error>
 
 namespace gpufed::server {
@@ -38,9 +38,11 @@ std::string PeerAddress(int fd, int& port) {
 void Refuse(int fd, bool tls) {
   if (!tls) {
     static const std::string kBusy = [] {
-      const std::string body = R"({"error":{"code":"UNAVAILABLE","message":"too many connections, retry later"}})" "\n";
+      const std::string body = R"({"error":{"code":"UNAVAILABLE","message":"too many connections, retry later"}})"
+                               "\n";
       return "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\n"
-             "Connection: close\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+             "Connection: close\r\nContent-Length: " +
+             std::to_string(body.size()) + "\r\n\r\n" + body;
     }();
     (void)::send(fd, kBusy.data(), kBusy.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
   }
@@ -75,7 +77,8 @@ GuardedServer::GuardedServer(ConnectionLimits limits, std::unique_ptr<TlsContext
   new_task_queue = [this] { return new ConnectionQueue(this); };
   // What httplib advertises in its Keep-Alive response header.
   set_keep_alive_max_count(std::max<size_t>(1, limits_.max_requests_per_connection));
-  set_keep_alive_timeout(std::max<time_t>(1, std::chrono::duration_cast<std::chrono::seconds>(limits_.idle_timeout).count()));
+  set_keep_alive_timeout(
+      std::max<time_t>(1, std::chrono::duration_cast<std::chrono::seconds>(limits_.idle_timeout).count()));
 }
 
 GuardedServer::~GuardedServer() {
@@ -98,7 +101,7 @@ void GuardedServer::Stop() {
 }
 
 GuardedServer::Counters GuardedServer::counters() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   Counters c = counters_;
   c.open = live_.size();
   return c;
@@ -114,10 +117,10 @@ bool GuardedServer::process_and_close_socket(socket_t sock) {
   JoinFinished();
   int port = 0;
   const std::string address = PeerAddress(sock, port);
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (stopping_ || !MakeRoomLocked(address)) {
     if (!stopping_) ++counters_.refused;
-    lock.unlock();
+    lock.Unlock();
     Refuse(sock, tls_ != nullptr);
     return false;
   }
@@ -131,7 +134,7 @@ bool GuardedServer::process_and_close_socket(socket_t sock) {
     live_.erase(id);
     if (--per_address_[address] == 0) per_address_.erase(address);
     ++counters_.refused;
-    lock.unlock();
+    lock.Unlock();
     Refuse(sock, tls_ != nullptr);
     return false;
   }
@@ -139,7 +142,7 @@ bool GuardedServer::process_and_close_socket(socket_t sock) {
 }
 
 bool GuardedServer::MakeRoomLocked(const std::string& address) {
-  auto oldest_waiting = [&](bool same_address) {
+  auto oldest_waiting = [&](bool same_address) REQUIRES(mu_) {
     for (auto it = live_.begin(); it != live_.end(); ++it) {
       if (it->second.awaiting_head && (!same_address || it->second.address == address)) return it;
     }
@@ -161,9 +164,10 @@ bool GuardedServer::MakeRoomLocked(const std::string& address) {
 
 GuardedServer::Claim GuardedServer::ClaimInFlight(const std::string& address, int port, const std::string& group,
                                                   size_t group_limit) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = std::find_if(live_.begin(), live_.end(),
-                         [&](const auto& entry) { return entry.second.port == port && entry.second.address == address; });
+  MutexLock lock(mu_);
+  auto it = std::find_if(live_.begin(), live_.end(), [&](const auto& entry) {
+    return entry.second.port == port && entry.second.address == address;
+  });
   if (it == live_.end()) return Claim::kServerFull;  // evicted meanwhile: nothing to serve
   Connection& c = it->second;
   ReleaseInFlightLocked(c);
@@ -192,7 +196,7 @@ void GuardedServer::ReleaseInFlightLocked(Connection& c) {
 }
 
 void GuardedServer::ReleaseInFlight(uint64_t id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = live_.find(id);
   if (it != live_.end()) ReleaseInFlightLocked(it->second);
 }
@@ -208,7 +212,7 @@ void GuardedServer::EvictLocked(std::map<uint64_t, Connection>::iterator it) {
 }
 
 void GuardedServer::SetAwaitingHead(uint64_t id, bool awaiting) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = live_.find(id);
   if (it != live_.end()) it->second.awaiting_head = awaiting;
 }
@@ -220,7 +224,7 @@ void GuardedServer::Serve(uint64_t id, int fd) {
   const steady_clock::time_point accepted = steady_clock::now();
   // Past its head a request is no longer evictable; an evicted one is not served.
   auto head_read = [this, id] {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     auto it = live_.find(id);
     if (it == live_.end()) return false;
     it->second.awaiting_head = false;
@@ -234,7 +238,8 @@ void GuardedServer::Serve(uint64_t id, int fd) {
       // The first request's deadlines run from accept (the handshake counts); later ones
       // from their first byte, which must come within the idle timeout.
       const bool first = served == 0;
-      if (!stream.AwaitRequest(first ? accepted + limits_.header_timeout : steady_clock::now() + limits_.idle_timeout)) {
+      if (!stream.AwaitRequest(first ? accepted + limits_.header_timeout
+                                     : steady_clock::now() + limits_.idle_timeout)) {
         break;
       }
       const steady_clock::time_point begun = first ? accepted : steady_clock::now();
@@ -258,7 +263,7 @@ void GuardedServer::Serve(uint64_t id, int fd) {
   }
   // Unregistered before the socket closes (when `stream` goes), so no eviction can reach
   // a descriptor number that a new connection may already reuse.
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = live_.find(id);
   if (it != live_.end()) {
     ReleaseInFlightLocked(it->second);
@@ -272,7 +277,7 @@ void GuardedServer::Serve(uint64_t id, int fd) {
 void GuardedServer::JoinFinished() {
   std::vector<std::thread> done;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     for (uint64_t id : finished_) {
       auto it = threads_.find(id);
       if (it == threads_.end()) continue;
@@ -287,7 +292,7 @@ void GuardedServer::JoinFinished() {
 void GuardedServer::ShutdownConnections() {
   std::vector<std::thread> all;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
     for (const auto& [id, c] : live_) ::shutdown(c.fd, SHUT_RDWR);
     for (auto& [id, t] : threads_) all.push_back(std::move(t));

@@ -20,12 +20,12 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
+#include "controller/common/mutex.h"
 #include "controller/server/connection_limits.h"
 #include "controller/server/connection_stream.h"
 
@@ -45,7 +45,7 @@ class GuardedServer : public httplib::Server {
     size_t evicted = 0;    // waiting for a request head when a newer connection needed the place
     size_t timed_out = 0;  // dropped at a header, read, write or idle deadline
   };
-  Counters counters() const;
+  Counters counters() const EXCLUDES(mu_);
 
   // Binds host:port (0: any free port) like bind_to_port, with a listen backlog of
   // SOMAXCONN instead of httplib's 5, so that a burst of connections is not left to SYN
@@ -55,7 +55,7 @@ class GuardedServer : public httplib::Server {
   // accepting, so a Stop right after cannot miss it. The port, or -1.
   int Start(const std::string& host, int port);
   // Ends the accept loop and every connection, and joins their threads. Idempotent.
-  void Stop();
+  void Stop() EXCLUDES(mu_);
 
   // Requests from callers without an admin or metrics token hold a place in flight from
   // their head until their response is written, within three caps: per address
@@ -64,7 +64,7 @@ class GuardedServer : public httplib::Server {
   // name the connection (httplib's Request::remote_addr and remote_port). The place is
   // given back when the response has been written or the connection ends.
   enum class Claim { kOk, kGroupFull, kAddressFull, kServerFull };
-  Claim ClaimInFlight(const std::string& address, int port, const std::string& group, size_t group_limit);
+  Claim ClaimInFlight(const std::string& address, int port, const std::string& group, size_t group_limit) EXCLUDES(mu_);
 
  private:
   struct Connection {
@@ -77,32 +77,33 @@ class GuardedServer : public httplib::Server {
   };
   class ConnectionQueue;
 
-  bool process_and_close_socket(socket_t sock) override;
-  void Serve(uint64_t id, int fd);
-  // Under mu_: makes room for a connection from `address`; false when there is none.
-  bool MakeRoomLocked(const std::string& address);
-  void EvictLocked(std::map<uint64_t, Connection>::iterator it);
-  void SetAwaitingHead(uint64_t id, bool awaiting);
+  bool process_and_close_socket(socket_t sock) override EXCLUDES(mu_);
+  void Serve(uint64_t id, int fd) EXCLUDES(mu_);
+  // Makes room for a connection from `address`; false when there is none.
+  bool MakeRoomLocked(const std::string& address) REQUIRES(mu_);
+  void EvictLocked(std::map<uint64_t, Connection>::iterator it) REQUIRES(mu_);
+  void SetAwaitingHead(uint64_t id, bool awaiting) EXCLUDES(mu_);
   // Gives back the place the connection's request held in flight, if any.
-  void ReleaseInFlightLocked(Connection& c);
-  void ReleaseInFlight(uint64_t id);
-  void JoinFinished();
-  void ShutdownConnections();
+  void ReleaseInFlightLocked(Connection& c) REQUIRES(mu_);
+  void ReleaseInFlight(uint64_t id) EXCLUDES(mu_);
+  void JoinFinished() EXCLUDES(mu_);
+  void ShutdownConnections() EXCLUDES(mu_);
 
   const ConnectionLimits limits_;
   const std::unique_ptr<TlsContext> tls_;
   std::thread accept_thread_;  // Start's
-  mutable std::mutex mu_;
-  bool stopping_ = false;
-  uint64_t next_id_ = 0;
-  std::map<uint64_t, Connection> live_;  // by admission order: oldest first
-  std::unordered_map<std::string, size_t> per_address_;
+  mutable Mutex mu_;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  uint64_t next_id_ GUARDED_BY(mu_) = 0;
+  std::map<uint64_t, Connection> live_ GUARDED_BY(mu_);  // by admission order: oldest first
+  std::unordered_map<std::string, size_t> per_address_ GUARDED_BY(mu_);
   // Requests in flight that hold a place: per address, per group and in all.
-  std::unordered_map<std::string, size_t> in_flight_by_address_, in_flight_by_group_;
-  size_t in_flight_ = 0;
-  std::map<uint64_t, std::thread> threads_;
-  std::vector<uint64_t> finished_;  // threads that have returned, to join
-  Counters counters_;
+  std::unordered_map<std::string, size_t> in_flight_by_address_ GUARDED_BY(mu_);
+  std::unordered_map<std::string, size_t> in_flight_by_group_ GUARDED_BY(mu_);
+  size_t in_flight_ GUARDED_BY(mu_) = 0;
+  std::map<uint64_t, std::thread> threads_ GUARDED_BY(mu_);
+  std::vector<uint64_t> finished_ GUARDED_BY(mu_);  // threads that have returned, to join
+  Counters counters_ GUARDED_BY(mu_);
 };
 
 }  // namespace gpufed::server

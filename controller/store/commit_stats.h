@@ -6,9 +6,9 @@
 // flushes in 4 ms, about two commits. Thread-safe, with a lock of its own, so a scrape
 // never waits for the store's.
 #include <cstddef>
-#include <mutex>
 
 #include "controller/common/metrics_text.h"
+#include "controller/common/mutex.h"
 
 namespace gpufed::store {
 
@@ -29,8 +29,8 @@ class CommitStats {
   Snapshot Read() const;
 
  private:
-  mutable std::mutex mu_;
-  Snapshot stats_;
+  mutable Mutex mu_;
+  Snapshot stats_ GUARDED_BY(mu_);
 };
 
 }  // namespace gpufed::store

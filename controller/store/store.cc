@@ -49,6 +49,11 @@ WorkloadRecord ReadWorkload(const Statement& s) {
 
 int Store::LatestSchemaVersion() { return static_cast<int>(SchemaMigrations().size()); }
 
+int Store::schema_version() const {
+  MutexLock lock(mu_);
+  return version_;
+}
+
 Result<std::unique_ptr<Store>> Store::Open(const std::string& path, Durability durability) {
   Result<std::unique_ptr<Database>> db = Database::Open(path, durability);
   if (!db.ok()) return db.status();
@@ -61,7 +66,7 @@ Result<std::unique_ptr<Store>> Store::OpenReadOnly(const std::string& path) {
   Result<std::unique_ptr<Database>> db = Database::OpenReadOnly(path);
   if (!db.ok()) return db.status();
   std::unique_ptr<Store> store(new Store(std::move(db).value()));
-  std::lock_guard<FairMutex> lock(store->mu_);
+  MutexLock lock(store->mu_);
   GPUFED_RETURN_IF_ERROR(store->ReadVersionLocked());
   const int latest = LatestSchemaVersion();
   // A migration writes, and would leave the store unreadable to the gpufed that wrote it.
@@ -101,7 +106,7 @@ Status Store::ReadSeqLocked() {
 }
 
 Status Store::Migrate() {
-  std::lock_guard<FairMutex> lock(mu_);
+  MutexLock lock(mu_);
   GPUFED_RETURN_IF_ERROR(ReadVersionLocked());
   if (version_ > LatestSchemaVersion()) {
     return FailedPrecondition("store schema version " + std::to_string(version_) + " is newer than this gpufed (" +
@@ -186,7 +191,7 @@ Result<std::optional<WorkloadRecord>> Store::GetLocked(const std::string& tenant
 }
 
 Status Store::Submit(const WorkloadRecord& record, Duration at) {
-  std::lock_guard<FairMutex> lock(mu_);
+  MutexLock lock(mu_);
   Transaction tx(*db_);
   GPUFED_RETURN_IF_ERROR(tx.begin_status());
   GPUFED_RETURN_IF_ERROR(ApplyDeferredLocked());
@@ -211,12 +216,12 @@ Status Store::SubmitLocked(const WorkloadRecord& record, Duration at, std::vecto
 }
 
 Result<std::optional<WorkloadRecord>> Store::Get(const std::string& tenant, const std::string& name) {
-  std::lock_guard<FairMutex> lock(mu_);
+  MutexLock lock(mu_);
   return GetLocked(tenant, name);
 }
 
 Result<std::optional<WorkloadRecord>> Store::GetByUid(const std::string& uid) {
-  std::lock_guard<FairMutex> lock(mu_);
+  MutexLock lock(mu_);
   return GetOne("uid=?", uid, "");
 }
 
@@ -252,7 +257,7 @@ Result<std::vector<WorkloadRecord>> Store::ListUnfinished() {
 }
 
 Status Store::ListUnfinishedInto(std::vector<WorkloadRecord>* out) {
-  std::lock_guard<FairMutex> lock(mu_);
+  MutexLock lock(mu_);
   GPUFED_RETURN_IF_ERROR(LoadUnfinishedLocked());
   unfinished_.ListInto(out);
   rows_read_.fetch_add(static_cast<int64_t>(out->size()), std::memory_order_relaxed);
@@ -260,7 +265,7 @@ Status Store::ListUnfinishedInto(std::vector<WorkloadRecord>* out) {
 }
 
 Result<std::vector<WorkloadRecord>> Store::Query(const std::string& where, const std::string& bind) {
-  std::lock_guard<FairMutex> lock(mu_);
+  MutexLock lock(mu_);
   Result<std::vector<WorkloadRecord>> out = QueryLocked(where, bind);
   if (out.ok()) rows_read_.fetch_add(static_cast<int64_t>(out->size()), std::memory_order_relaxed);
   return out;
@@ -282,13 +287,13 @@ Result<std::vector<WorkloadRecord>> Store::QueryLocked(const std::string& where,
 }
 
 Result<std::map<std::string, ActiveEstimate>> Store::ActiveEstimates() {
-  std::lock_guard<FairMutex> lock(mu_);
+  MutexLock lock(mu_);
   GPUFED_RETURN_IF_ERROR(LoadUnfinishedLocked());
   return unfinished_.ActiveEstimates();
 }
 
 Result<std::vector<StateCount>> Store::CountByState() {
-  std::lock_guard<FairMutex> lock(mu_);
+  MutexLock lock(mu_);
   // The totals come from the trigger-kept state_totals (a row per tenant, state and
   // currency); the oldest submission of unfinished work from the mirror.
   GPUFED_RETURN_IF_ERROR(LoadUnfinishedLocked());
@@ -312,7 +317,7 @@ Result<std::vector<StateCount>> Store::CountByState() {
 }
 
 Status Store::Update(const WorkloadRecord& record, const std::string& reason, Duration at) {
-  std::lock_guard<FairMutex> lock(mu_);
+  MutexLock lock(mu_);
   Transaction tx(*db_);
   GPUFED_RETURN_IF_ERROR(tx.begin_status());
   GPUFED_RETURN_IF_ERROR(ApplyDeferredLocked());
@@ -329,7 +334,7 @@ Status Store::RecordIntentAndUpdate(const ActionRow& row, const WorkloadRecord& 
 Status Store::RecordIntentsAndUpdates(const std::vector<ActionRow>& intents, const std::vector<WorkloadUpdate>& updates,
                                       Duration at) {
   if (intents.empty() && updates.empty()) return Status::Ok();
-  std::lock_guard<FairMutex> lock(mu_);
+  MutexLock lock(mu_);
   Transaction tx(*db_);
   GPUFED_RETURN_IF_ERROR(tx.begin_status());
   GPUFED_RETURN_IF_ERROR(ApplyDeferredLocked());
@@ -373,7 +378,7 @@ Status Store::UpdateLocked(const WorkloadRecord& record, const std::string& reas
 }
 
 Status Store::RequestCancel(const std::string& uid) {
-  std::lock_guard<FairMutex> lock(mu_);
+  MutexLock lock(mu_);
   GPUFED_RETURN_IF_ERROR(FlushLocked());
   Result<std::unique_ptr<Statement>> s = db_->Prepare("UPDATE workloads SET cancel_requested=1 WHERE uid=?");
   if (!s.ok()) return s.status();
@@ -384,7 +389,7 @@ Status Store::RequestCancel(const std::string& uid) {
 }
 
 Result<std::vector<Transition>> Store::History(const std::string& uid) {
-  std::lock_guard<FairMutex> lock(mu_);
+  MutexLock lock(mu_);
   Result<std::unique_ptr<Statement>> s = db_->Prepare(
       "SELECT workload, attempt, from_state, to_state, reason, at_ms FROM status_history WHERE workload=? ORDER BY id");
   if (!s.ok()) return s.status();

@@ -8,17 +8,16 @@
 // Schema versions are applied in order by Open (see store.cc, kMigrations); the
 // version is kept in PRAGMA user_version. OpenReadOnly neither migrates nor writes.
 #include <atomic>
-#include <condition_variable>
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <variant>
 #include <vector>
 
 #include "controller/common/fair_mutex.h"
+#include "controller/common/mutex.h"
 #include "controller/store/commit_stats.h"
 #include "controller/store/records.h"
 #include "controller/store/sqlite.h"
@@ -42,8 +41,8 @@ class Store {
   static Result<std::unique_ptr<Store>> OpenReadOnly(const std::string& path);
   ~Store();  // commits the writes still waiting (Flush)
   static int LatestSchemaVersion();
-  int schema_version() const { return version_; }
-  bool read_only() const { return db_->read_only(); }
+  int schema_version() const EXCLUDES(mu_);
+  bool read_only() const { return read_only_; }
 
   // Accepts a new workload (state Pending, with a Pending transition) as a new row under
   // its uid. Workloads are namespaced by tenant: AlreadyExists only when the same tenant
@@ -169,7 +168,7 @@ class Store {
   Status SetMeta(const std::string& key, const std::string& value);
 
  private:
-  explicit Store(std::unique_ptr<Database> db) : db_(std::move(db)) {}
+  explicit Store(std::unique_ptr<Database> db) : read_only_(db->read_only()), db_(std::move(db)) {}
   // One write that waits (store_deferred.cc).
   struct DeferredWrite {
     struct Mark {
@@ -187,69 +186,73 @@ class Store {
     std::variant<Mark, DecisionRow, AttemptRow, Meta, HistorySample> write;
   };
 
-  // The SQL of RecordDecision, MarkAction and FinishAttempt; the caller holds mu_.
-  Status RecordDecisionLocked(const DecisionRow& row);
-  Status MarkActionLocked(const std::string& kind, const std::string& key, ActionState state, const std::string& error);
-  Status FinishAttemptLocked(const AttemptRow& a);
+  // The SQL of RecordDecision, MarkAction and FinishAttempt.
+  Status RecordDecisionLocked(const DecisionRow& row) REQUIRES(mu_);
+  Status MarkActionLocked(const std::string& kind, const std::string& key, ActionState state, const std::string& error)
+      REQUIRES(mu_);
+  Status FinishAttemptLocked(const AttemptRow& a) REQUIRES(mu_);
   // Runs the waiting writes in the caller's transaction (dropping them on an error).
-  Status ApplyDeferredLocked();
+  Status ApplyDeferredLocked() REQUIRES(mu_);
   // Commits `tx` and forgets the waiting writes it carried; the workload rows it wrote
   // (WriteRecord's `written`) then join the unfinished mirror.
-  Status CommitWithDeferred(Transaction& tx, std::vector<WorkloadRecord> written = {});
+  Status CommitWithDeferred(Transaction& tx, std::vector<WorkloadRecord> written = {}) REQUIRES(mu_);
   // Commits `tx` and mirrors `written`, leaving the waiting writes waiting (the API's
   // group commit, which applies none of them).
-  Status CommitRows(Transaction& tx, std::vector<WorkloadRecord> written, CommitStats::Writer writer);
+  Status CommitRows(Transaction& tx, std::vector<WorkloadRecord> written, CommitStats::Writer writer) REQUIRES(mu_);
   // The unfinished mirror, loaded from the database when it is not.
-  Status LoadUnfinishedLocked();
+  Status LoadUnfinishedLocked() REQUIRES(mu_);
   // Commits the waiting writes in a transaction of their own (none waiting: nothing).
-  Status FlushLocked();
+  Status FlushLocked() REQUIRES(mu_);
   // The same when a write of kind W waits (a read of W's table must see it).
   template <typename W>
-  Status FlushLockedIfWaiting() {
+  Status FlushLockedIfWaiting() REQUIRES(mu_) {
     for (const DeferredWrite& d : deferred_) {
       if (std::holds_alternative<W>(d.write)) return FlushLocked();
     }
     return Status::Ok();
   }
-  Status SetMetaLocked(const std::string& key, const std::string& value);
-  Status AppendHistoryLocked(Duration at, const std::string& sample, Duration keep_from);
-  void DeferLocked(DeferredWrite write);
-  Status Migrate();
-  // Reads the schema version and the last submission order; the caller holds mu_.
-  Status ReadVersionLocked();
-  Status ReadSeqLocked();
+  Status SetMetaLocked(const std::string& key, const std::string& value) REQUIRES(mu_);
+  Status AppendHistoryLocked(Duration at, const std::string& sample, Duration keep_from) REQUIRES(mu_);
+  void DeferLocked(DeferredWrite write) REQUIRES(mu_);
+  Status Migrate() EXCLUDES(mu_);
+  // Reads the schema version and the last submission order.
+  Status ReadVersionLocked() REQUIRES(mu_);
+  Status ReadSeqLocked() REQUIRES(mu_);
   // Inserts or updates a workload row; appends the row as stored to `written`.
-  Status WriteRecord(const WorkloadRecord& r, bool insert, std::vector<WorkloadRecord>* written);
-  Status AddTransition(const Transition& t);
-  Result<std::optional<WorkloadRecord>> GetLocked(const std::string& tenant, const std::string& name);
-  // The writes of Submit, Update and RecordActionIntent; the caller holds mu_ (and, for
-  // the first two, a transaction).
-  Status SubmitLocked(const WorkloadRecord& record, Duration at, std::vector<WorkloadRecord>* written);
+  Status WriteRecord(const WorkloadRecord& r, bool insert, std::vector<WorkloadRecord>* written) REQUIRES(mu_);
+  Status AddTransition(const Transition& t) REQUIRES(mu_);
+  Result<std::optional<WorkloadRecord>> GetLocked(const std::string& tenant, const std::string& name) REQUIRES(mu_);
+  // The writes of Submit, Update and RecordActionIntent (the first two in the caller's
+  // transaction).
+  Status SubmitLocked(const WorkloadRecord& record, Duration at, std::vector<WorkloadRecord>* written) REQUIRES(mu_);
   Status UpdateLocked(const WorkloadRecord& record, const std::string& reason, Duration at,
-                      std::vector<WorkloadRecord>* written);
-  Status RecordIntentLocked(const ActionRow& row);
+                      std::vector<WorkloadRecord>* written) REQUIRES(mu_);
+  Status RecordIntentLocked(const ActionRow& row) REQUIRES(mu_);
   // The first workload row matching `where` (one or two `?`, bound to first and second).
   Result<std::optional<WorkloadRecord>> GetOne(const std::string& where, const std::string& first,
-                                               const std::string& second);
+                                               const std::string& second) REQUIRES(mu_);
   // SELECT of workloads with `where` (may hold one `?`, bound to `bind`), by seq.
-  Result<std::vector<WorkloadRecord>> Query(const std::string& where, const std::string& bind);
-  Result<std::vector<WorkloadRecord>> QueryLocked(const std::string& where, const std::string& bind);
+  Result<std::vector<WorkloadRecord>> Query(const std::string& where, const std::string& bind) EXCLUDES(mu_);
+  Result<std::vector<WorkloadRecord>> QueryLocked(const std::string& where, const std::string& bind) REQUIRES(mu_);
 
   // Group commit of SubmitNumbered: callers queue; the first one commits everything
   // queued (without submit_mu_, under mu_) while later arrivals queue for the next group.
   struct QueuedSubmit;
-  void CommitSubmits(const std::vector<QueuedSubmit*>& group);
-  std::mutex submit_mu_;  // guards the queue and the leader flag only; never held with mu_
-  std::condition_variable submit_cv_;
-  std::deque<QueuedSubmit*> submit_queue_;
-  bool submit_leader_ = false;
+  void CommitSubmits(const std::vector<QueuedSubmit*>& group) EXCLUDES(mu_, submit_mu_);
+  // Guards the queue and the leader flag only; never held with mu_ (a submission waits
+  // in the queue without holding up the store).
+  Mutex submit_mu_;
+  CondVar submit_cv_;
+  std::deque<QueuedSubmit*> submit_queue_ GUARDED_BY(submit_mu_);
+  bool submit_leader_ GUARDED_BY(submit_mu_) = false;
 
   mutable FairMutex mu_;  // every method; FIFO, so API writes are not starved by a pass
-  std::vector<DeferredWrite> deferred_;  // under mu_; in the order they were asked for
-  UnfinishedRows unfinished_;            // under mu_
-  std::unique_ptr<Database> db_;
-  int version_ = 0;
-  int64_t seq_ = 0;
+  std::vector<DeferredWrite> deferred_ GUARDED_BY(mu_);  // in the order they were asked for
+  UnfinishedRows unfinished_ GUARDED_BY(mu_);
+  const bool read_only_;  // the database's, which never changes
+  std::unique_ptr<Database> db_ PT_GUARDED_BY(mu_);  // every statement runs under mu_
+  int version_ GUARDED_BY(mu_) = 0;
+  int64_t seq_ GUARDED_BY(mu_) = 0;
   std::atomic<int64_t> rows_read_{0};
   std::atomic<int64_t> commits_{0};
   CommitStats commit_stats_;

@@ -14,7 +14,7 @@ Store::~Store() { (void)Flush(); }  // NOLINT(bugprone-exception-escape)
 
 void Store::DeferLocked(DeferredWrite write) {
   // A read-only store could never commit it (store.h, OpenReadOnly).
-  if (db_->read_only()) return;
+  if (read_only_) return;
   deferred_.push_back(std::move(write));
   // Bounded: a loop that only ever defers (an idle controller) still commits.
   if (deferred_.size() > kMaxDeferred) (void)FlushLocked();  // dropped on failure, as documented
@@ -22,26 +22,26 @@ void Store::DeferLocked(DeferredWrite write) {
 
 void Store::MarkActionLater(const std::string& kind, const std::string& key, ActionState state,
                             const std::string& error) {
-  std::lock_guard<FairMutex> lock(mu_);
+  MutexLock lock(mu_);
   DeferLocked({DeferredWrite::Mark{kind, key, error, state}});
 }
 
 void Store::RecordDecisionLater(const DecisionRow& row) {
-  std::lock_guard<FairMutex> lock(mu_);
+  MutexLock lock(mu_);
   DeferLocked({row});
 }
 
 Status Store::FinishAttemptLater(const AttemptRow& row) {
   if (row.uid.empty())
     return InvalidArgument("attempt " + std::to_string(row.attempt) + " of " + row.workload + " has no uid");
-  if (db_->read_only()) return FailedPrecondition(kReadOnlyRefusal);
-  std::lock_guard<FairMutex> lock(mu_);
+  if (read_only_) return FailedPrecondition(kReadOnlyRefusal);
+  MutexLock lock(mu_);
   DeferLocked({row});
   return Status::Ok();
 }
 
 void Store::SetMetaLater(const std::string& key, const std::string& value) {
-  std::lock_guard<FairMutex> lock(mu_);
+  MutexLock lock(mu_);
   for (DeferredWrite& d : deferred_) {
     auto* meta = std::get_if<DeferredWrite::Meta>(&d.write);
     if (meta != nullptr && meta->key == key) {
@@ -53,17 +53,17 @@ void Store::SetMetaLater(const std::string& key, const std::string& value) {
 }
 
 void Store::AppendHistoryLater(Duration at, const std::string& sample, Duration keep_from) {
-  std::lock_guard<FairMutex> lock(mu_);
+  MutexLock lock(mu_);
   DeferLocked({DeferredWrite::HistorySample{at, sample, keep_from}});
 }
 
 Status Store::Flush() {
-  std::lock_guard<FairMutex> lock(mu_);
+  MutexLock lock(mu_);
   return FlushLocked();
 }
 
 size_t Store::deferred_writes() const {
-  std::lock_guard<FairMutex> lock(mu_);
+  MutexLock lock(mu_);
   return deferred_.size();
 }
 

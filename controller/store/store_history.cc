@@ -4,7 +4,7 @@
 namespace gpufed::store {
 
 Status Store::AppendHistory(Duration at, const std::string& sample, Duration keep_from) {
-  std::lock_guard<FairMutex> lock(mu_);
+  MutexLock lock(mu_);
   Transaction tx(*db_);
   GPUFED_RETURN_IF_ERROR(tx.begin_status());
   GPUFED_RETURN_IF_ERROR(ApplyDeferredLocked());
@@ -24,9 +24,10 @@ Status Store::AppendHistoryLocked(Duration at, const std::string& sample, Durati
 }
 
 Result<std::vector<std::pair<Duration, std::string>>> Store::ReadHistory(Duration since) {
-  std::lock_guard<FairMutex> lock(mu_);
+  MutexLock lock(mu_);
   GPUFED_RETURN_IF_ERROR(FlushLockedIfWaiting<DeferredWrite::HistorySample>());
-  Result<std::unique_ptr<Statement>> s = db_->Prepare("SELECT at_ms, sample FROM history WHERE at_ms >= ? ORDER BY at_ms");
+  Result<std::unique_ptr<Statement>> s =
+      db_->Prepare("SELECT at_ms, sample FROM history WHERE at_ms >= ? ORDER BY at_ms");
   if (!s.ok()) return s.status();
   (*s)->Bind(1, since.millis());
   std::vector<std::pair<Duration, std::string>> out;

@@ -40,7 +40,7 @@ ActionRow ReadAction(const Statement& s) {
 }  // namespace
 
 Result<int64_t> Store::RecordDecision(const DecisionRow& row) {
-  std::lock_guard<FairMutex> lock(mu_);
+  MutexLock lock(mu_);
   GPUFED_RETURN_IF_ERROR(FlushLocked());
   GPUFED_RETURN_IF_ERROR(RecordDecisionLocked(row));
   return db_->LastInsertRowId();
@@ -58,7 +58,7 @@ Status Store::RecordDecisionLocked(const DecisionRow& row) {
 }
 
 Result<std::vector<DecisionRow>> Store::Decisions(const std::string& tenant, const std::string& workload, int limit) {
-  std::lock_guard<FairMutex> lock(mu_);
+  MutexLock lock(mu_);
   GPUFED_RETURN_IF_ERROR(FlushLockedIfWaiting<DecisionRow>());
   std::string sql =
       "SELECT seq, at_ms, workload, attempt, revision, outcome, cluster, reason, record_json, tenant, uid FROM "
@@ -83,7 +83,7 @@ Result<std::vector<DecisionRow>> Store::Decisions(const std::string& tenant, con
 }
 
 Status Store::RecordActionIntent(const ActionRow& row) {
-  std::lock_guard<FairMutex> lock(mu_);
+  MutexLock lock(mu_);
   GPUFED_RETURN_IF_ERROR(FlushLocked());
   return RecordIntentLocked(row);
 }
@@ -100,7 +100,7 @@ Status Store::RecordIntentLocked(const ActionRow& row) {
 }
 
 Status Store::MarkAction(const std::string& kind, const std::string& key, ActionState state, const std::string& error) {
-  std::lock_guard<FairMutex> lock(mu_);
+  MutexLock lock(mu_);
   GPUFED_RETURN_IF_ERROR(FlushLocked());
   GPUFED_RETURN_IF_ERROR(MarkActionLocked(kind, key, state, error));
   if (db_->Changes() == 0) return NotFound("no action " + kind + " " + key);
@@ -116,7 +116,7 @@ Status Store::MarkActionLocked(const std::string& kind, const std::string& key, 
 }
 
 Result<std::vector<ActionRow>> Store::Actions() {
-  std::lock_guard<FairMutex> lock(mu_);
+  MutexLock lock(mu_);
   GPUFED_RETURN_IF_ERROR(FlushLockedIfWaiting<DeferredWrite::Mark>());
   Result<std::unique_ptr<Statement>> s = db_->Prepare(
       "SELECT kind, key, workload, attempt, cluster, state, error, created_ms, payload FROM actions ORDER BY rowid");
@@ -132,7 +132,7 @@ Result<std::vector<ActionRow>> Store::Actions() {
 }
 
 Result<std::optional<ActionRow>> Store::GetAction(const std::string& kind, const std::string& key) {
-  std::lock_guard<FairMutex> lock(mu_);
+  MutexLock lock(mu_);
   Result<std::unique_ptr<Statement>> s = db_->Prepare(
       "SELECT kind, key, workload, attempt, cluster, state, error, created_ms, payload FROM actions WHERE kind=? AND "
       "key=?");
@@ -155,7 +155,7 @@ Result<std::optional<ActionRow>> Store::GetAction(const std::string& kind, const
 Status Store::FinishAttempt(const AttemptRow& a) {
   if (a.uid.empty())
     return InvalidArgument("attempt " + std::to_string(a.attempt) + " of " + a.workload + " has no uid");
-  std::lock_guard<FairMutex> lock(mu_);
+  MutexLock lock(mu_);
   Transaction tx(*db_);
   GPUFED_RETURN_IF_ERROR(tx.begin_status());
   GPUFED_RETURN_IF_ERROR(ApplyDeferredLocked());
@@ -185,7 +185,7 @@ Status Store::FinishAttemptLocked(const AttemptRow& a) {
 }
 
 Result<std::vector<AttemptRow>> Store::Attempts() {
-  std::lock_guard<FairMutex> lock(mu_);
+  MutexLock lock(mu_);
   GPUFED_RETURN_IF_ERROR(FlushLockedIfWaiting<AttemptRow>());
   Result<std::unique_ptr<Statement>> s = db_->Prepare(
       "SELECT workload, attempt, tenant, cluster, outcome, gpu_seconds, cost_micros, currency, cloud, started_ms, "
@@ -205,7 +205,7 @@ Result<std::vector<AttemptRow>> Store::Attempts() {
 }
 
 Result<std::map<std::string, UsageRow>> Store::Usage() {
-  std::lock_guard<FairMutex> lock(mu_);
+  MutexLock lock(mu_);
   GPUFED_RETURN_IF_ERROR(FlushLockedIfWaiting<AttemptRow>());
   Result<std::unique_ptr<Statement>> s =
       db_->Prepare("SELECT tenant, currency, spent_micros, cloud_spent_micros, gpu_seconds FROM tenant_usage");
@@ -237,7 +237,7 @@ Result<std::optional<Duration>> Store::GetMetaMillis(const std::string& key) {
 }
 
 Result<std::optional<std::string>> Store::GetMeta(const std::string& key) {
-  std::lock_guard<FairMutex> lock(mu_);
+  MutexLock lock(mu_);
   for (auto it = deferred_.rbegin(); it != deferred_.rend(); ++it) {  // a value still waiting is the newest
     const auto* meta = std::get_if<DeferredWrite::Meta>(&it->write);
     if (meta != nullptr && meta->key == key) return std::optional<std::string>(meta->value);
@@ -252,7 +252,7 @@ Result<std::optional<std::string>> Store::GetMeta(const std::string& key) {
 }
 
 Status Store::SetMeta(const std::string& key, const std::string& value) {
-  std::lock_guard<FairMutex> lock(mu_);
+  MutexLock lock(mu_);
   GPUFED_RETURN_IF_ERROR(FlushLocked());
   return SetMetaLocked(key, value);
 }

@@ -18,33 +18,28 @@ struct Store::QueuedSubmit {
 Result<WorkloadRecord> Store::SubmitNumbered(WorkloadRecord record, Duration at) {
   const auto queued = std::chrono::steady_clock::now();
   QueuedSubmit me{std::move(record), at};
-  std::unique_lock<std::mutex> lock(submit_mu_);
+  MutexLock lock(submit_mu_);
   submit_queue_.push_back(&me);
   // Either a leader commits this one, or it becomes the leader once the queue reaches it.
-  submit_cv_.wait(lock, [&] { return me.done || (!submit_leader_ && submit_queue_.front() == &me); });
+  while (!me.done && (submit_leader_ || submit_queue_.front() != &me)) submit_cv_.Wait(submit_mu_);
+  if (!me.done) {
+    submit_leader_ = true;
+    std::vector<QueuedSubmit*> group;
+    while (!submit_queue_.empty() && group.size() < kMaxSubmitGroup) {
+      group.push_back(submit_queue_.front());
+      submit_queue_.pop_front();
+    }
+    lock.Unlock();
+    commit_stats_.OnGroup(group.size());
+    CommitSubmits(group);
+    lock.Lock();
+    for (QueuedSubmit* q : group) q->done = true;
+    submit_leader_ = false;
+    submit_cv_.NotifyAll();
+  }
   // Recorded once the queue's lock is let go: every waiter of a group wakes at once.
-  auto waited = [&] {
-    lock.unlock();
-    commit_stats_.OnSubmitWait(std::chrono::duration<double>(std::chrono::steady_clock::now() - queued).count());
-  };
-  if (me.done) {
-    waited();
-    return std::move(me.result);
-  }
-  submit_leader_ = true;
-  std::vector<QueuedSubmit*> group;
-  while (!submit_queue_.empty() && group.size() < kMaxSubmitGroup) {
-    group.push_back(submit_queue_.front());
-    submit_queue_.pop_front();
-  }
-  lock.unlock();
-  commit_stats_.OnGroup(group.size());
-  CommitSubmits(group);
-  lock.lock();
-  for (QueuedSubmit* q : group) q->done = true;
-  submit_leader_ = false;
-  submit_cv_.notify_all();
-  waited();
+  lock.Unlock();
+  commit_stats_.OnSubmitWait(std::chrono::duration<double>(std::chrono::steady_clock::now() - queued).count());
   return std::move(me.result);
 }
 
@@ -52,7 +47,7 @@ void Store::CommitSubmits(const std::vector<QueuedSubmit*>& group) {
   auto fail_all = [&](const Status& s) {
     for (QueuedSubmit* q : group) q->result = s;
   };
-  std::lock_guard<FairMutex> lock(mu_);
+  MutexLock lock(mu_);
   Transaction tx(*db_);
   if (!tx.begin_status().ok()) return fail_all(tx.begin_status());
   // The loop's waiting writes (store_deferred.cc) do not ride along: a submission would
@@ -67,7 +62,8 @@ void Store::CommitSubmits(const std::vector<QueuedSubmit*>& group) {
     const std::string text = (*read)->Text(0);
     char* end = nullptr;
     const long long n = std::strtoll(text.c_str(), &end, 10);
-    if (end == text.c_str() || *end != '\0' || n < 0) return fail_all(Internal("store: uid_counter is not a number: " + text));
+    if (end == text.c_str() || *end != '\0' || n < 0)
+      return fail_all(Internal("store: uid_counter is not a number: " + text));
     last = n;
   }
   const int64_t first = last;
