@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "controller/common/vocabulary.h"
 #include "controller/model/mig_profile.h"
 
 namespace gpufed::connectors::sim {
@@ -22,7 +23,7 @@ SimCluster::SimCluster(const model::Cluster& cluster, std::vector<Failure> failu
     const model::NodePool& pool = cluster_.node_pools[p];
     for (int i = 0; i < pool.count; ++i) {
       Node node;
-      node.name = pool.name + "-" + std::to_string(i);  // the placer's node names
+      node.name = PoolNodeName(pool.name, i);  // the placer's node names
       node.pool = static_cast<int>(p);
       node.free_cpu = pool.cpu.milli();
       node.free_memory = pool.memory.milli() / 1000;

@@ -3,6 +3,7 @@
 #include <set>
 #include <sstream>
 
+#include "controller/common/vocabulary.h"
 namespace gpufed::connectors::slurm {
 namespace {
 
@@ -61,7 +62,7 @@ std::optional<JobTag> DecodeJobTag(const std::string& comment) {
 }
 
 std::string JobNameFor(const std::string& workload, int attempt) {
-  return "gpufed-" + Clean(workload) + "-a" + std::to_string(attempt);
+  return AttemptJobName(Clean(workload), attempt);
 }
 
 std::string DefaultWorkDir(const std::string& slurm_user) {

@@ -7,6 +7,7 @@
 #include "controller/audit/records.h"
 #include "controller/common/qualified_name.h"
 #include "controller/config/loader.h"
+#include "controller/placement/snapshot_builder.h"
 
 namespace gpufed::cli {
 
@@ -114,19 +115,30 @@ Result<const DecisionReplayer::Pass*> DecisionReplayer::PassFor(const std::strin
     pass->workloads.push_back(std::move(w.config.workloads[0]));
     return &pass->workloads.back();
   };
-  placement::Snapshot snapshot = std::move(inputs->snapshot);
-  snapshot.config = &config;
-  snapshot.hooks = (*revision)->hooks.get();
+  // The recorded inputs, through the one builder: usage as the journal recorded it.
+  placement::Snapshot& recorded = inputs->snapshot;
+  placement::SnapshotFacts facts;
+  facts.config = &config;
+  facts.hooks = (*revision)->hooks.get();
+  facts.now = recorded.now;
+  facts.running = std::move(recorded.running);
+  facts.observed = std::move(recorded.observed);
+  facts.recorded_usage = std::move(recorded.usage);
+  facts.fair_share_half_life = recorded.fair_share_half_life;
+  facts.onprem_queue_depth = recorded.onprem_queue_depth;
+  facts.explain_clusters = recorded.explain_clusters;
+  facts.pod_mix = std::move(recorded.pod_mix);
   for (const nlohmann::json& d : inputs->pending_documents) {
     Result<const model::Workload*> w = load(d);
     if (!w.ok()) return w.status();
-    snapshot.pending.push_back(*w);
+    facts.pending.push_back(*w);
   }
-  for (size_t i = 0; i < snapshot.running.size(); ++i) {
+  for (size_t i = 0; i < facts.running.size(); ++i) {
     Result<const model::Workload*> w = load(inputs->running_documents[i]);
     if (!w.ok()) return w.status();
-    snapshot.running[i].workload = *w;
+    facts.running[i].workload = *w;
   }
+  const placement::Snapshot snapshot = placement::BuildSnapshot(std::move(facts));
   placement::Plan plan = placement::MakePlan(snapshot);
   for (audit::AuditRecord& r : audit::PlanRecords(plan, snapshot, digest)) {
     const std::string key = QualifiedName(r.payload.value("tenant", ""), r.payload.value("workload", ""));

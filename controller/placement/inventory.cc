@@ -5,6 +5,7 @@
 #include <span>
 
 #include "controller/common/quantity.h"
+#include "controller/common/vocabulary.h"
 #include "controller/placement/node_packer.h"
 
 namespace gpufed::placement {
@@ -188,7 +189,7 @@ ClusterState BuildClusterState(const model::Cluster& cluster, const ObservedClus
     for (size_t p = 0; p < cluster.node_pools.size(); ++p) {
       const model::NodePool& pool = cluster.node_pools[p];
       for (int i = 0; i < pool.count; ++i) {
-        state.nodes.push_back(EmptyNode(pool, static_cast<int>(p), pool.name + "-" + std::to_string(i)));
+        state.nodes.push_back(EmptyNode(pool, static_cast<int>(p), PoolNodeName(pool.name, i)));
       }
     }
     state.elastic_nodes_left = std::max(0, cluster.elasticity.max_nodes - cluster.present_nodes());
@@ -213,10 +214,8 @@ ClusterState BuildClusterState(const model::Cluster& cluster, const ObservedClus
     }
     // New nodes are named "<pool>-<n>" past every numeric suffix already present, so a
     // provisioned node never takes a present node's name.
-    size_t dash = n.name.rfind('-');
-    if (dash != std::string::npos && dash + 1 < n.name.size() && n.name.size() - dash <= 9 &&
-        n.name.find_first_not_of("0123456789", dash + 1) == std::string::npos) {
-      next_suffix = std::max(next_suffix, std::stoi(n.name.substr(dash + 1)) + 1);
+    if (Result<ParsedNodeName> named = ParsePoolNodeName(n.name); named.ok()) {
+      next_suffix = std::max(next_suffix, named->index + 1);
     }
   }
   state.elastic_nodes_left = std::max(0, cluster.elasticity.max_nodes - static_cast<int>(observed->nodes.size()));
@@ -401,7 +400,7 @@ std::optional<int> ProvisionNode(ClusterState& state, const model::ResourceReque
   for (size_t p = 0; p < cluster.node_pools.size(); ++p) {
     const model::NodePool& pool = cluster.node_pools[p];
     if (!pool_allowed[p] || !PoolShapeFits(pool, request)) continue;
-    NodeState node = EmptyNode(pool, static_cast<int>(p), pool.name + "-" + std::to_string(state.next_node_index++));
+    NodeState node = EmptyNode(pool, static_cast<int>(p), PoolNodeName(pool.name, state.next_node_index++));
     node.provisioned = true;
     state.nodes.push_back(std::move(node));
     --state.elastic_nodes_left;
@@ -415,21 +414,16 @@ std::optional<int> ProvisionNode(ClusterState& state, const model::ResourceReque
 std::optional<int> AddObservedNode(ClusterState& state, const std::string& name) {
   if (state.elastic_nodes_left <= 0) return std::nullopt;
   const model::Cluster& cluster = *state.cluster;
-  size_t dash = name.rfind('-');
-  if (dash == std::string::npos || dash + 1 >= name.size()) return std::nullopt;
-  int suffix = 0;
-  for (size_t i = dash + 1; i < name.size(); ++i) {
-    if (name[i] < '0' || name[i] > '9' || suffix > 100000000) return std::nullopt;
-    suffix = suffix * 10 + (name[i] - '0');
-  }
+  Result<ParsedNodeName> parsed = ParsePoolNodeName(name);
+  if (!parsed.ok()) return std::nullopt;  // not a node a pool's elasticity names
   for (size_t p = 0; p < cluster.node_pools.size(); ++p) {
     const model::NodePool& pool = cluster.node_pools[p];
-    if (pool.name != name.substr(0, dash)) continue;
+    if (pool.name != parsed->pool) continue;
     NodeState node = EmptyNode(pool, static_cast<int>(p), name);
     node.provisioned = true;
     state.nodes.push_back(std::move(node));
     --state.elastic_nodes_left;
-    state.next_node_index = std::max(state.next_node_index, suffix + 1);
+    state.next_node_index = std::max(state.next_node_index, parsed->index + 1);
     state.index_stale = true;
     ++state.generation;
     return static_cast<int>(state.nodes.size() - 1);

@@ -17,17 +17,7 @@ Duration Day(int year, int month, int day) {
   return Duration::FromSeconds(static_cast<int64_t>(timegm(&tm)));
 }
 
-TEST(BudgetPeriodLabel, NamesTheCalendarPeriod) {
-  EXPECT_EQ(BudgetPeriodLabel(model::BudgetPeriod::kDaily, Day(2026, 11, 23)), "2026-11-23");
-  EXPECT_EQ(BudgetPeriodLabel(model::BudgetPeriod::kMonthly, Day(2026, 11, 23)), "2026-11");
-  EXPECT_EQ(BudgetPeriodLabel(model::BudgetPeriod::kWeekly, Day(2026, 11, 23)), "2026-W48");
-  // ISO weeks belong to the year of their Thursday.
-  EXPECT_EQ(BudgetPeriodLabel(model::BudgetPeriod::kWeekly, Day(2021, 1, 1)), "2020-W53");
-  EXPECT_EQ(BudgetPeriodLabel(model::BudgetPeriod::kWeekly, Day(2024, 12, 30)), "2025-W01");
-  EXPECT_EQ(BudgetPeriodLabel(model::BudgetPeriod::kWeekly, Day(2026, 1, 1)), "2026-W01");
-  // Virtual runs count from the epoch.
-  EXPECT_EQ(BudgetPeriodLabel(model::BudgetPeriod::kMonthly, Duration::FromSeconds(3600)), "1970-01");
-}
+// The budget period labels are tested with the spend function (placement/tenant_spend_test.cc).
 
 class BudgetWatchTest : public ::testing::Test {
  protected:

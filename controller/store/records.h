@@ -132,6 +132,14 @@ struct ActiveEstimate {
   Money cloud;
 };
 
+// Metered cost a tenant was booked on one UTC day (`day`: its midnight).
+struct MeteredDayRow {
+  std::string tenant;
+  Duration day;
+  Money spent;
+  Money cloud_spent;
+};
+
 struct UsageRow {
   std::string tenant;
   Money spent;
