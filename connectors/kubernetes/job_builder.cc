@@ -4,8 +4,8 @@
 #include <cctype>
 #include <optional>
 
-#include "controller/common/sha256.h"
 #include "controller/common/action_key.h"
+#include "controller/common/sha256.h"
 #include "controller/common/vocabulary.h"
 #include "controller/model/mig_profile.h"
 
@@ -86,9 +86,7 @@ std::string MigResourceName(const std::string& profile, const std::string& strat
   return strategy == "single" ? kGpuResource : std::string(kMigResourcePrefix) + profile;
 }
 
-json PodSecurityContext() {
-  return {{"runAsNonRoot", true}, {"seccompProfile", {{"type", "RuntimeDefault"}}}};
-}
+json PodSecurityContext() { return {{"runAsNonRoot", true}, {"seccompProfile", {{"type", "RuntimeDefault"}}}}; }
 
 json ContainerSecurityContext() {
   // readOnlyRootFilesystem stays unset: typical GPU images (PyTorch, NGC) write caches,
@@ -158,7 +156,8 @@ Result<json> BuildJob(const Action& action, const JobContext& ctx) {
   json env = json::array();
   env.push_back({{"name", "GPUFED_WORKLOAD"}, {"value", action.workload}});
   env.push_back({{"name", "GPUFED_ATTEMPT"}, {"value", std::to_string(action.attempt)}});
-  env.push_back({{"name", "GPUFED_RESUME_FROM_SECONDS"}, {"value", std::to_string(action.resume_from.millis() / 1000)}});
+  env.push_back(
+      {{"name", "GPUFED_RESUME_FROM_SECONDS"}, {"value", std::to_string(action.resume_from.millis() / 1000)}});
   if (action.checkpoint_interval.millis() > 0) {
     env.push_back({{"name", "GPUFED_CHECKPOINT_INTERVAL_SECONDS"},
                    {"value", std::to_string(action.checkpoint_interval.millis() / 1000)}});
@@ -210,8 +209,7 @@ Result<json> BuildJob(const Action& action, const JobContext& ctx) {
     std::vector<std::string> hosts = pinned;
     std::sort(hosts.begin(), hosts.end());
     hosts.erase(std::unique(hosts.begin(), hosts.end()), hosts.end());
-    json term = {{"matchExpressions",
-                  json::array({{{"key", kLabelHostname}, {"operator", "In"}, {"values", hosts}}})}};
+    json term = {{"matchExpressions", json::array({{{"key", kLabelHostname}, {"operator", "In"}, {"values", hosts}}})}};
     pod_spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"] =
         json::array({term});
   }

@@ -181,8 +181,7 @@ Result<ApplyOutcome> KubernetesConnector::Delete(const Action& action, const Cal
         ctx.clock ? ctx.clock->Now() : Duration()};
     if (ledger_) {
       json payload = {{"workload", t.workload}, {"attempt", t.attempt}, {"reason", t.reason}, {"at_ms", t.at.millis()}};
-      GPUFED_RETURN_IF_ERROR(
-          ledger_->Append({ActionKindName(action.kind), action.key, payload.dump()}));
+      GPUFED_RETURN_IF_ERROR(ledger_->Append({ActionKindName(action.kind), action.key, payload.dump()}));
     }
     tombstones_[action.key] = t;
   }

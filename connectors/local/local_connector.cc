@@ -229,8 +229,7 @@ Result<Observation> LocalConnector::Observe(const CallContext& ctx) {
   Observation obs;
   for (const model::NodePool& pool : cluster_.node_pools) {
     for (int i = 0; i < pool.count; ++i) {
-      ObservedNode node{PoolNodeName(pool.name, i), pool.name, true, pool.cpu.milli(),
-                        pool.memory.milli() / 1000,          {}};
+      ObservedNode node{PoolNodeName(pool.name, i), pool.name, true, pool.cpu.milli(), pool.memory.milli() / 1000, {}};
       node.gpus.assign(pool.gpu.count, ObservedGpu{1000, pool.gpu.memory.milli() / 1000, 0});
       obs.nodes.push_back(std::move(node));
     }

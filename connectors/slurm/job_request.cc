@@ -61,9 +61,7 @@ std::optional<JobTag> DecodeJobTag(const std::string& comment) {
   return tag;
 }
 
-std::string JobNameFor(const std::string& workload, int attempt) {
-  return AttemptJobName(Clean(workload), attempt);
-}
+std::string JobNameFor(const std::string& workload, int attempt) { return AttemptJobName(Clean(workload), attempt); }
 
 std::string DefaultWorkDir(const std::string& slurm_user) {
   if (slurm_user.empty()) return "";
@@ -123,7 +121,8 @@ Result<JobRequest> BuildJobRequest(const Action& action, const JobPlacement& pla
   r.environment["GPUFED_ATTEMPT"] = std::to_string(action.attempt);
   r.environment["GPUFED_KEY"] = action.key;
   if (!action.run.image.empty()) r.environment["GPUFED_IMAGE"] = action.run.image;
-  if (action.resume_from.millis() > 0) r.environment["GPUFED_RESUME_FROM_SECONDS"] = std::to_string(action.resume_from.millis() / 1000);
+  if (action.resume_from.millis() > 0)
+    r.environment["GPUFED_RESUME_FROM_SECONDS"] = std::to_string(action.resume_from.millis() / 1000);
   if (action.checkpoint_interval.millis() > 0) {
     r.environment["GPUFED_CHECKPOINT_INTERVAL_SECONDS"] = std::to_string(action.checkpoint_interval.millis() / 1000);
   }

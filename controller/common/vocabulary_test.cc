@@ -39,7 +39,8 @@ TEST(Vocabulary, SubmissionUids) {
   ASSERT_TRUE(uid.ok());
   EXPECT_EQ(uid->name, "my-u2-job");
   EXPECT_EQ(uid->number, 12);
-  for (const char* bad : {"", "train", "-u1", "train-u", "train-ux", "train-u1x", "train-u-1", "train-u1234567890123456789"}) {
+  for (const char* bad :
+       {"", "train", "-u1", "train-u", "train-ux", "train-u1x", "train-u-1", "train-u1234567890123456789"}) {
     EXPECT_FALSE(ParseSubmissionUid(bad).ok()) << bad;
   }
 }

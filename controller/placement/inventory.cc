@@ -12,7 +12,8 @@ namespace gpufed::placement {
 namespace {
 
 bool ModelAllowed(const model::NodePool& pool, const model::ResourceRequest& r) {
-  return r.gpu_models.empty() || std::find(r.gpu_models.begin(), r.gpu_models.end(), pool.gpu.model) != r.gpu_models.end();
+  return r.gpu_models.empty() ||
+         std::find(r.gpu_models.begin(), r.gpu_models.end(), pool.gpu.model) != r.gpu_models.end();
 }
 
 int GpusPerNode(const model::ResourceRequest& r) { return r.nodes > 1 ? r.gpus_per_node : r.gpus; }
@@ -30,8 +31,8 @@ std::optional<std::string> SmallestMigProfile(const model::NodePool& pool, int64
   for (const std::string& p : pool.gpu.mig_profiles) {
     std::optional<model::MigProfileName> info = model::ParseMigProfile(p);
     if (!info) continue;
-    bool fits = (int64_t{info->memory_gb} << 30) >= memory &&
-                info->compute_slices * kMilliPerGpu >= milli * kMigComputeSlices;
+    bool fits =
+        (int64_t{info->memory_gb} << 30) >= memory && info->compute_slices * kMilliPerGpu >= milli * kMigComputeSlices;
     if (fits && (!best || info->compute_slices < best_info.compute_slices ||
                  (info->compute_slices == best_info.compute_slices && info->memory_gb < best_info.memory_gb))) {
       best = p;
@@ -124,8 +125,8 @@ GpuDemand DemandOn(const model::NodePool& pool, const model::ResourceRequest& r)
   GpuDemand d;
   d.gpus = GpusPerNode(r);
   int64_t gpu_memory = pool.gpu.memory.milli() / 1000;
-  bool fraction = r.is_fractional() || (r.gpus == 1 && r.nodes == 1 && r.gpu_memory.milli() > 0 &&
-                                         r.gpu_memory < pool.gpu.memory);
+  bool fraction =
+      r.is_fractional() || (r.gpus == 1 && r.nodes == 1 && r.gpu_memory.milli() > 0 && r.gpu_memory < pool.gpu.memory);
   if (!fraction) {
     d.memory_each = gpu_memory;
     return d;  // whole GPUs
@@ -142,8 +143,8 @@ GpuDemand DemandOn(const model::NodePool& pool, const model::ResourceRequest& r)
   }
   d.fractional = true;
   if (pool.gpu.sharing == model::GpuSharing::kMig) {
-    std::optional<std::string> profile = r.mig_profile.empty() ? SmallestMigProfile(pool, memory, milli)
-                                                               : std::optional<std::string>(r.mig_profile);
+    std::optional<std::string> profile =
+        r.mig_profile.empty() ? SmallestMigProfile(pool, memory, milli) : std::optional<std::string>(r.mig_profile);
     // A profile from a replayed snapshot may not parse: then no profile fits.
     std::optional<model::MigProfileName> parsed = profile ? model::ParseMigProfile(*profile) : std::nullopt;
     if (!parsed) return d;
@@ -182,7 +183,8 @@ ClusterState BuildClusterState(const model::Cluster& cluster, const ObservedClus
   ClusterState state;
   state.cluster = &cluster;
   // No pod mix known here: the placer gives the state one that knows the plan's.
-  if (Result<std::shared_ptr<NodePacker>> packer = NodePacker::Create(cluster, kDefaultPackingPolicy, nullptr); packer.ok()) {
+  if (Result<std::shared_ptr<NodePacker>> packer = NodePacker::Create(cluster, kDefaultPackingPolicy, nullptr);
+      packer.ok()) {
     state.packer = std::move(*packer);
   }
   if (observed == nullptr) {
@@ -273,9 +275,9 @@ int FractionGpu(const NodeState& node, const GpuDemand& d, const MigProfile* geo
     // The cheap tests first: the MIG geometry is searched only on a GPU that could be taken.
     if (gpu.free_milli < d.milli_each || gpu.free_memory < d.memory_each) continue;
     if (gpu.free_milli == kMilliPerGpu && !gpu.shared && best >= 0) continue;
-    const bool mig_room = d.mig_slices == 0 ||
-                          (geometry != nullptr ? gpu.mig.FindStart(*geometry).has_value()
-                                               : gpu.mig_slices_used + d.mig_slices <= kMigComputeSlices);
+    const bool mig_room =
+        d.mig_slices == 0 || (geometry != nullptr ? gpu.mig.FindStart(*geometry).has_value()
+                                                  : gpu.mig_slices_used + d.mig_slices <= kMigComputeSlices);
     if (!mig_room) continue;
     if (best < 0 || !node.gpus[best].shared || (gpu.shared && gpu.free_milli < node.gpus[best].free_milli)) {
       best = static_cast<int>(g);
@@ -340,8 +342,8 @@ PoolDemands DemandsOn(const model::Cluster& cluster, const model::ResourceReques
   return demands;
 }
 
-std::optional<NodeChoice> ChooseNode(const ClusterState& state, const model::ResourceRequest& request,
-                                     int only_node, const PoolDemands& demands) {
+std::optional<NodeChoice> ChooseNode(const ClusterState& state, const model::ResourceRequest& request, int only_node,
+                                     const PoolDemands& demands) {
   // Nodes with room. The placer asks this thousands of times a pass, of clusters of tens
   // of nodes: the candidates stay on the stack unless the cluster is larger.
   constexpr size_t kOnStack = 32;

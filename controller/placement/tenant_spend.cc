@@ -18,7 +18,9 @@ std::tm Utc(int64_t seconds) {
   return tm;
 }
 
-int64_t FloorDay(int64_t seconds) { return seconds >= 0 ? seconds / kDaySeconds : (seconds - kDaySeconds + 1) / kDaySeconds; }
+int64_t FloorDay(int64_t seconds) {
+  return seconds >= 0 ? seconds / kDaySeconds : (seconds - kDaySeconds + 1) / kDaySeconds;
+}
 
 // Monday 1 .. Sunday 7 (ISO 8601).
 int IsoWeekday(const std::tm& day) { return day.tm_wday == 0 ? 7 : day.tm_wday; }
@@ -93,7 +95,8 @@ std::vector<TenantSpend> ComputeTenantSpend(const model::Config& config, const S
   // Tenants only the charges name come after the declared ones, by name.
   std::vector<std::string> others;
   auto note = [&](const std::string& tenant) {
-    if (at.count(tenant) == 0 && std::find(others.begin(), others.end(), tenant) == others.end()) others.push_back(tenant);
+    if (at.count(tenant) == 0 && std::find(others.begin(), others.end(), tenant) == others.end())
+      others.push_back(tenant);
   };
   for (const MeteredSpend& m : in.metered) note(m.tenant);
   for (const EstimatedSpend& e : in.estimates) note(e.tenant);

@@ -16,7 +16,8 @@ std::string Percent(double level) {
 
 // Whether `spent` reached `level` of `limit` (no limit, or none above zero: never).
 bool Reached(const std::optional<Money>& limit, const Money& spent, double level) {
-  return limit && limit->micros() > 0 && static_cast<double>(spent.micros()) >= static_cast<double>(limit->micros()) * level;
+  return limit && limit->micros() > 0 &&
+         static_cast<double>(spent.micros()) >= static_cast<double>(limit->micros()) * level;
 }
 
 }  // namespace
@@ -92,8 +93,9 @@ Result<std::vector<BudgetCrossing>> BudgetWatch::NewCrossings(const model::Confi
       for (double level : s.alert_at) {
         if (!Reached(limit, spent, level) || reported(scope, level)) continue;
         BudgetCrossing c{s.tenant, s.period_label, scope, level, spent, *limit, ""};
-        c.message = "tenant " + s.tenant + " reached " + Percent(level) + " of its " + (scope == "cloud" ? "cloud " : "") +
-                    model::BudgetPeriodName(s.period) + " budget: " + spent.ToString() + " of " + limit->ToString() + " (" + s.period_label + ")";
+        c.message = "tenant " + s.tenant + " reached " + Percent(level) + " of its " +
+                    (scope == "cloud" ? "cloud " : "") + model::BudgetPeriodName(s.period) +
+                    " budget: " + spent.ToString() + " of " + limit->ToString() + " (" + s.period_label + ")";
         fresh.push_back(std::move(c));
       }
     };
@@ -109,8 +111,12 @@ Status BudgetWatch::Remember(const BudgetCrossing& c, Duration now) {
   if (!stored.ok()) return stored.status();
   nlohmann::json all = *stored ? nlohmann::json::parse(**stored, nullptr, false) : nlohmann::json::array();
   if (!all.is_array()) all = nlohmann::json::array();
-  all.push_back({{"period", c.period_label}, {"scope", c.scope}, {"level", c.level}, {"spent", c.spent.ToString()},
-                 {"limit", c.limit.ToString()}, {"atMillis", now.millis()}});
+  all.push_back({{"period", c.period_label},
+                 {"scope", c.scope},
+                 {"level", c.level},
+                 {"spent", c.spent.ToString()},
+                 {"limit", c.limit.ToString()},
+                 {"atMillis", now.millis()}});
   return store_->SetMeta(kAlertsKey + c.tenant, all.dump());
 }
 

@@ -44,7 +44,8 @@ std::vector<ClusterView> ViewClusters(const model::Config& config, const std::ma
           v.gpus_free += gpu.free_milli == 1000 ? 1 : 0;
         }
       }
-      for (const connectors::ObservedWorkload& w : cs.last.workloads) v.running += w.state == connectors::RunState::kRunning;
+      for (const connectors::ObservedWorkload& w : cs.last.workloads)
+        v.running += w.state == connectors::RunState::kRunning;
     }
     for (auto& [name, g] : models) {
       // Summed in milli-GPUs: a sum of fractions would print as 5.8469999999999995.

@@ -99,7 +99,8 @@ void PassMetrics::Write(MetricsText& m, const std::vector<std::string>& tenants)
 
 Status MetricsDecisionLog::BeginPass(const placement::Plan&, const placement::Snapshot& snapshot) {
   submitted_.clear();
-  for (const model::Workload* w : snapshot.pending) submitted_[QualifiedName(w->tenant, w->metadata.name)] = w->submitted_at;
+  for (const model::Workload* w : snapshot.pending)
+    submitted_[QualifiedName(w->tenant, w->metadata.name)] = w->submitted_at;
   return Status::Ok();
 }
 

@@ -318,9 +318,9 @@ Status Reconciler::SyncActive(WorkloadRecord& r, PassStats& stats) {
       if (r.cancel_requested) {
         connectors::Action cancel{connectors::ActionKind::kCancel, key, r.name, r.tenant, r.attempt};
         cancel.reason = "cancelled by request";
-        GPUFED_RETURN_IF_ERROR(
-            store_->RecordActionIntent({ActionKindName(ActionKind::kCancel), key, r.name, r.attempt, r.cluster, store::ActionState::kIntent, "",
-                                        now, connectors::ActionToJson(cancel).dump()}));
+        GPUFED_RETURN_IF_ERROR(store_->RecordActionIntent({ActionKindName(ActionKind::kCancel), key, r.name, r.attempt,
+                                                           r.cluster, store::ActionState::kIntent, "", now,
+                                                           connectors::ActionToJson(cancel).dump()}));
         (void)ApplyAction(cancel, r.cluster, stats);
         return Status::Ok();
       }

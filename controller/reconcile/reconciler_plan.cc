@@ -235,8 +235,8 @@ Status Reconciler::StopVictim(const placement::Preemption& p, const placement::D
                        victim.attempt};
   a.reason = pd.reason;
   GPUFED_RETURN_IF_ERROR(
-      store_->RecordActionIntent({ActionKindName(a.kind), a.key, a.workload, a.attempt, victim.cluster, store::ActionState::kIntent,
-                                  "", now, connectors::ActionToJson(a).dump()}));
+      store_->RecordActionIntent({ActionKindName(a.kind), a.key, a.workload, a.attempt, victim.cluster,
+                                  store::ActionState::kIntent, "", now, connectors::ActionToJson(a).dump()}));
   // The connector checkpoints the work where it can and stops it. Its capacity is the
   // beneficiary's from now on: the victim becomes its next attempt at once, so no later
   // snapshot lists both. What the cluster has not released yet it reports as in use,
@@ -272,7 +272,8 @@ Status Reconciler::PlanWaiting(std::vector<WorkloadRecord>& records, PassStats& 
       any_pending = true;
       continue;
     }
-    Result<std::optional<store::ActionRow>> intent = store_->GetAction(ActionKindName(ActionKind::kSubmit), r.ActionKey());
+    Result<std::optional<store::ActionRow>> intent =
+        store_->GetAction(ActionKindName(ActionKind::kSubmit), r.ActionKey());
     if (!intent.ok()) return intent.status();
     if (*intent && (*intent)->state != store::ActionState::kFailed) {
       r.state = WorkloadState::kPlaced;
@@ -368,8 +369,8 @@ Status Reconciler::AddPlacement(const placement::Decision& d, WorkloadRecord& r,
   DecisionContext ctx{revision_->config.revision, now, r.attempt, placement::DecisionKind::kPlace, r.uid};
   ctx.cluster = cluster;
   writes.decisions.push_back({&d, std::move(ctx)});
-  writes.intents.push_back({ActionKindName(action->kind), action->key, r.name, r.attempt, d.binding.cluster, store::ActionState::kIntent,
-                            "", now, connectors::ActionToJson(*action).dump()});
+  writes.intents.push_back({ActionKindName(action->kind), action->key, r.name, r.attempt, d.binding.cluster,
+                            store::ActionState::kIntent, "", now, connectors::ActionToJson(*action).dump()});
   r.state = WorkloadState::kPlaced;
   r.cluster = d.binding.cluster;
   r.binding_json = placement::BindingToJson(d.binding).dump();

@@ -19,7 +19,8 @@ placement::ObservedCluster ToObservedCluster(const ClusterKnowledge& k) {
     node.ready = n.ready;
     node.free_cpu_milli = n.free_cpu_milli;
     node.free_memory = n.free_memory;
-    for (const connectors::ObservedGpu& g : n.gpus) node.gpus.push_back({g.free_milli, g.free_memory, g.mig_slices_used});
+    for (const connectors::ObservedGpu& g : n.gpus)
+      node.gpus.push_back({g.free_milli, g.free_memory, g.mig_slices_used});
     out.nodes.push_back(std::move(node));
   }
   return out;
@@ -106,8 +107,9 @@ PassSnapshot BuildSnapshot(const SnapshotSources& src) {
     facts.estimates.push_back({r->tenant, r->estimate, r->cloud ? r->estimate : Money()});
     placement::RunningWorkload running;
     running.workload = spec;
-    running.binding = src.bindings != nullptr ? src.bindings->Of(r->binding_json)
-                                              : placement::BindingFromJson(nlohmann::json::parse(r->binding_json, nullptr, false));
+    running.binding = src.bindings != nullptr
+                          ? src.bindings->Of(r->binding_json)
+                          : placement::BindingFromJson(nlohmann::json::parse(r->binding_json, nullptr, false));
     running.binding.cluster = r->cluster;
     running.started_at = AttemptStart(*r, src.clusters);
     running.last_checkpoint = LastCheckpointTime(*r, src.now);

@@ -74,9 +74,10 @@ TEST(MeteredDays, AnOlderStoreIsFilledFromItsAttemptsWhenMigrated) {
     const int before = 6;  // the schema before tenant_usage_days
     for (int v = 0; v < before; ++v) ASSERT_TRUE((*db)->Exec(SchemaMigrations()[v]).ok()) << v;
     ASSERT_TRUE((*db)->Exec("PRAGMA user_version = " + std::to_string(before)).ok());
-    ASSERT_TRUE((*db)->Exec("INSERT INTO attempts VALUES('a-u1', 1, 'a', 'nlp', 'cloud', 'succeeded', 10, 3000000, "
-                            "'EUR', 1, 0, 100), ('b-u2', 1, 'b', 'nlp', 'onprem', 'failed', 10, 5000000, 'EUR', 0, 0, "
-                            "200)")
+    ASSERT_TRUE((*db)
+                    ->Exec("INSERT INTO attempts VALUES('a-u1', 1, 'a', 'nlp', 'cloud', 'succeeded', 10, 3000000, "
+                           "'EUR', 1, 0, 100), ('b-u2', 1, 'b', 'nlp', 'onprem', 'failed', 10, 5000000, 'EUR', 0, 0, "
+                           "200)")
                     .ok());
   }
   auto store = Store::Open(path);

@@ -5,11 +5,11 @@
 #include <string>
 #include <vector>
 
+#include "controller/common/action_key.h"
 #include "controller/common/duration.h"
 #include "controller/common/money.h"
-#include "controller/common/status.h"
-#include "controller/common/action_key.h"
 #include "controller/common/qualified_name.h"
+#include "controller/common/status.h"
 
 namespace gpufed::store {
 

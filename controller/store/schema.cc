@@ -6,7 +6,7 @@ namespace gpufed::store {
 const std::vector<const char*>& SchemaMigrations() {
   static const std::vector<const char*> kMigrations = {
     // 1: the initial schema.
-    R"sql(
+      R"sql(
 CREATE TABLE workloads(
   name TEXT PRIMARY KEY,
   uid TEXT NOT NULL UNIQUE,
@@ -66,7 +66,7 @@ CREATE TABLE actions(
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 )sql",
     // 2: finished attempts and tenant usage (fair share, budgets, reports).
-    R"sql(
+      R"sql(
 CREATE TABLE attempts(
   workload TEXT NOT NULL,
   attempt INTEGER NOT NULL,
@@ -90,7 +90,7 @@ CREATE TABLE tenant_usage(
     // 3: the unfinished workloads (waiting and active) by submission order, so a pass
     // reads them without scanning the finished history. The WHERE clause must match
     // kUnfinished for SQLite to use the index.
-    R"sql(
+      R"sql(
 CREATE INDEX workloads_unfinished ON workloads(seq)
   WHERE state NOT IN ('Succeeded', 'Failed', 'Rejected', 'Cancelled');
 )sql",
@@ -99,7 +99,7 @@ CREATE INDEX workloads_unfinished ON workloads(seq)
     // submitted again as a new row (the old one stays). History, attempts and decisions
     // follow the uid, so two tenants' (or two runs') rows never merge. Before 4 names were
     // unique, so the uid of an old row's name is unambiguous.
-    R"sql(
+      R"sql(
 CREATE TABLE workloads_v4(
   uid TEXT PRIMARY KEY,
   name TEXT NOT NULL,
@@ -163,13 +163,13 @@ CREATE UNIQUE INDEX workloads_live_name ON workloads(tenant, name)
 )sql",
     // 5: the dashboard's history: one sample of the fleet (JSON) per at_ms of controller
     // time, the last day kept (store_history.cc).
-    R"sql(
+      R"sql(
 CREATE TABLE history(at_ms INTEGER PRIMARY KEY, sample TEXT NOT NULL);
 )sql",
     // 6: workloads, cost and GPUs per (tenant, state, currency), kept by triggers in the
     // transaction of every write, so /metrics, the dashboard and the history count a
     // million finished workloads without reading them (CountByState).
-    R"sql(
+      R"sql(
 CREATE TABLE state_totals(
   tenant TEXT NOT NULL,
   state TEXT NOT NULL,
@@ -205,7 +205,7 @@ END;
     // by a trigger in the transaction that books the attempt, so a pass reads this budget
     // period's metered spend (a few rows per tenant) without reading the attempts, and a
     // period's spend starts afresh when the period does (tenant_usage never resets).
-    R"sql(
+      R"sql(
 CREATE TABLE tenant_usage_days(
   tenant TEXT NOT NULL,
   day INTEGER NOT NULL,

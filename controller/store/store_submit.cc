@@ -68,7 +68,8 @@ void Store::CommitSubmits(const std::vector<QueuedSubmit*>& group) {
     const std::string text = (*read)->Text(0);
     char* end = nullptr;
     const long long n = std::strtoll(text.c_str(), &end, 10);
-    if (end == text.c_str() || *end != '\0' || n < 0) return fail_all(Internal("store: uid_counter is not a number: " + text));
+    if (end == text.c_str() || *end != '\0' || n < 0)
+      return fail_all(Internal("store: uid_counter is not a number: " + text));
     last = n;
   }
   const int64_t first = last;

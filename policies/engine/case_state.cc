@@ -75,7 +75,8 @@ Status BindRunning(const std::vector<model::GivenRunning>& given, const std::str
     if (observed.count(entry.cluster)) {
       return InvalidArgument(who + ": cluster " + entry.cluster + " is unhealthy in this case (given.unhealthy)");
     }
-    placement::ClusterState& state = states.try_emplace(entry.cluster, placement::BuildClusterState(*cluster)).first->second;
+    placement::ClusterState& state =
+        states.try_emplace(entry.cluster, placement::BuildClusterState(*cluster)).first->second;
     if (!entry.node.empty() && entry.workload.resources.nodes > 1) {
       return InvalidArgument(who + ": a gang of " + std::to_string(entry.workload.resources.nodes) +
                              " nodes cannot be bound to one node; leave `node` out");
@@ -88,8 +89,8 @@ Status BindRunning(const std::vector<model::GivenRunning>& given, const std::str
     if (!entry.node.empty() && only < 0) {
       std::vector<std::string> names;
       for (const placement::NodeState& n : state.nodes) names.push_back(n.name);
-      return InvalidArgument(who + ": cluster " + entry.cluster + " has no node '" + entry.node + "' (nodes: " +
-                             Join(names, ", ") + ")");
+      return InvalidArgument(who + ": cluster " + entry.cluster + " has no node '" + entry.node +
+                             "' (nodes: " + Join(names, ", ") + ")");
     }
     model::Workload& w = s.running.emplace_back(entry.workload);
     w.metadata.name = entry.name;
@@ -144,9 +145,9 @@ Result<std::unique_ptr<CaseState>> BuildCaseState(const model::Config& repo, con
   auto s = std::make_unique<CaseState>();
   const model::Given given = c.given.Over(test.given);
   const std::string default_tenant = !c.workload.tenant.empty() ? c.workload.tenant
-                                     : !c.tenants.empty()        ? c.tenants.front()
-                                     : !repo.tenants.empty()     ? repo.tenants.front().metadata.name
-                                                                 : "";
+                                     : !c.tenants.empty()       ? c.tenants.front()
+                                     : !repo.tenants.empty()    ? repo.tenants.front().metadata.name
+                                                                : "";
   s->config = CaseConfig(repo, c, default_tenant);
   s->workload = c.workload;
   s->workload.metadata.name = test.metadata.name + "-case";
@@ -159,7 +160,8 @@ Result<std::unique_ptr<CaseState>> BuildCaseState(const model::Config& repo, con
     }
     if (!c.now_set) now = *given.waited;
     if (now < *given.waited) {
-      return InvalidArgument("given.waited (" + given.waited->ToString() + ") is longer than now (" + now.ToString() + ")");
+      return InvalidArgument("given.waited (" + given.waited->ToString() + ") is longer than now (" + now.ToString() +
+                             ")");
     }
     s->workload.submitted_at = Duration::FromMillis(now.millis() - given.waited->millis());
   }
