@@ -60,7 +60,7 @@ Result<std::vector<TenantBudgetStatus>> BudgetWatch::Totals(const model::Config&
   if (!running.ok()) return running.status();
   for (const auto& [tenant, estimate] : *running) inputs.estimates.push_back({tenant, estimate.all, estimate.cloud});
   std::vector<TenantBudgetStatus> out;
-  for (placement::TenantSpend& spend : placement::ComputeTenantBudgetStatus(config, inputs)) {
+  for (placement::TenantSpend& spend : placement::ComputeTenantSpend(config, inputs)) {
     if (!spend.declared) continue;  // no budget to watch
     TenantBudgetStatus& s = out.emplace_back();
     static_cast<placement::TenantSpend&>(s) = std::move(spend);

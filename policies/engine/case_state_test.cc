@@ -55,6 +55,18 @@ TEST_F(CaseStateTest, CaseFieldsOverrideTheTestsGivenOneByOne) {
   EXPECT_EQ(s.running[0].binding.gpus[0].size(), 6u);
 }
 
+// The one snapshot builder gives every tenant of the case its spend, as a controller's
+// snapshot does: without `usage`, the Tenant's declared spend.
+TEST_F(CaseStateTest, EveryTenantHasItsSpendWithoutUsage) {
+  const model::PolicyTest& test = Load("    - name: c\n      expect: {placed: {}}\n");
+  auto state = BuildCaseState(result_.config, test, test.cases[0], nullptr);
+  ASSERT_TRUE(state.ok()) << state.status().message();
+  const placement::Snapshot& s = (*state)->snapshot;
+  ASSERT_EQ(s.usage.count("t"), 1u);
+  EXPECT_EQ(s.usage.at("t").spent.ToString(), "10.00 EUR");
+  EXPECT_EQ(s.usage.at("t").cloud_spent.ToString(), "5.00 EUR");
+}
+
 TEST_F(CaseStateTest, RunningWorkIsBoundInOrder) {
   const model::PolicyTest& test = Load(
       "    - name: c\n      given:\n        running:\n"
