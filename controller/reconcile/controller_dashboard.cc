@@ -32,10 +32,7 @@ nlohmann::json TenantJson(const TenantView& t) {
           {"gpusInUse", t.gpus_in_use},
           {"queued", t.queued},
           {"fairShare",
-           {{"weight", t.weight},
-            {"entitled", t.entitled_share},
-            {"usageGpuHours", t.usage_gpu_hours},
-            {"share", t.usage_share}}}};
+           {{"weight", t.weight}, {"entitled", t.entitled_share}, {"usageGpuHours", t.usage_gpu_hours}, {"share", t.usage_share}}}};
 }
 
 nlohmann::json HistogramJson(const Histogram& h) {
@@ -51,8 +48,7 @@ Result<std::vector<TenantView>> Controller::TenantViewsLocked() {
   Result<std::vector<store::StateCount>> counts = store_->CountByState();
   if (!counts.ok()) return counts.status();
   std::map<std::string, double> decayed;
-  for (const model::Tenant& t : config.tenants)
-    decayed[t.metadata.name] = reconciler_->DecayedGpuHours(t.metadata.name);
+  for (const model::Tenant& t : config.tenants) decayed[t.metadata.name] = reconciler_->DecayedGpuHours(t.metadata.name);
   return ViewTenants(config, *spend, *counts, decayed);
 }
 
@@ -61,8 +57,7 @@ nlohmann::json Controller::Clusters() {
   nlohmann::json out = nlohmann::json::array();
   for (const ClusterView& c : ViewClusters(activator_.active()->config, reconciler_->clusters())) {
     nlohmann::json models = nlohmann::json::array();
-    for (const ModelGpus& g : c.models)
-      models.push_back({{"model", g.model}, {"allocated", g.allocated}, {"capacity", g.capacity}});
+    for (const ModelGpus& g : c.models) models.push_back({{"model", g.model}, {"allocated", g.allocated}, {"capacity", g.capacity}});
     out.push_back({{"name", c.name},
                    {"provider", c.provider},
                    {"zone", c.zone},
