@@ -83,7 +83,7 @@ std::string ShellQuote(const std::string& word) {
 int64_t TimeLimitMinutes(Duration remaining) {
   int64_t ms = remaining.millis();
   if (ms <= 0) return 0;
-  constexpr int64_t kMinuteMillis = 60 * 1000;
+  constexpr int64_t kMinuteMillis = int64_t{60} * 1000;
   int64_t slack = std::max<int64_t>(ms / 4, 5 * kMinuteMillis);
   return (ms + slack + kMinuteMillis - 1) / kMinuteMillis;
 }

@@ -90,6 +90,6 @@ placement::ObservedCluster ToObservedCluster(const ClusterKnowledge& knowledge);
 // listed with the binding the store keeps for its current attempt; its GPUs in use are
 // counted by the placer, so TenantUsage carries only spend (placement/tenant_spend.h:
 // declared, metered this period, the estimates of active attempts) and decayed GPU-hours.
-PassSnapshot BuildSnapshot(const SnapshotSources& sources);
+PassSnapshot BuildSnapshot(const SnapshotSources& src);
 
 }  // namespace gpufed::reconcile

@@ -2,6 +2,34 @@
 #include "controller/store/schema.h"
 
 namespace gpufed::store {
+namespace {
+
+// 7: metered cost per tenant and UTC day of booking (an attempt's finished_ms), kept
+// by a trigger in the transaction that books the attempt, so a pass reads this budget
+// period's metered spend (a few rows per tenant) without reading the attempts, and a
+// period's spend starts afresh when the period does (tenant_usage never resets).
+constexpr const char* kMeteredDays = R"sql(
+CREATE TABLE tenant_usage_days(
+  tenant TEXT NOT NULL,
+  day INTEGER NOT NULL,
+  currency TEXT NOT NULL,
+  spent_micros INTEGER NOT NULL,
+  cloud_spent_micros INTEGER NOT NULL,
+  PRIMARY KEY(tenant, day, currency));
+INSERT INTO tenant_usage_days
+  SELECT tenant, (finished_ms - (CASE WHEN finished_ms < 0 THEN 86399999 ELSE 0 END)) / 86400000, currency,
+    SUM(cost_micros), SUM(CASE WHEN cloud != 0 THEN cost_micros ELSE 0 END)
+  FROM attempts GROUP BY 1, 2, 3;
+CREATE TRIGGER tenant_usage_days_insert AFTER INSERT ON attempts BEGIN
+  INSERT INTO tenant_usage_days VALUES(NEW.tenant,
+      (NEW.finished_ms - (CASE WHEN NEW.finished_ms < 0 THEN 86399999 ELSE 0 END)) / 86400000, NEW.currency,
+      NEW.cost_micros, CASE WHEN NEW.cloud != 0 THEN NEW.cost_micros ELSE 0 END)
+    ON CONFLICT(tenant, day, currency) DO UPDATE SET spent_micros = spent_micros + excluded.spent_micros,
+      cloud_spent_micros = cloud_spent_micros + excluded.cloud_spent_micros;
+END;
+)sql";
+
+}  // namespace
 
 const std::vector<const char*>& SchemaMigrations() {
   static const std::vector<const char*> kMigrations = {
@@ -201,30 +229,7 @@ CREATE TRIGGER state_totals_update AFTER UPDATE ON workloads
       cost_micros = cost_micros + excluded.cost_micros, gpu_milli = gpu_milli + excluded.gpu_milli;
 END;
 )sql",
-    // 7: metered cost per tenant and UTC day of booking (an attempt's finished_ms), kept
-    // by a trigger in the transaction that books the attempt, so a pass reads this budget
-    // period's metered spend (a few rows per tenant) without reading the attempts, and a
-    // period's spend starts afresh when the period does (tenant_usage never resets).
-      R"sql(
-CREATE TABLE tenant_usage_days(
-  tenant TEXT NOT NULL,
-  day INTEGER NOT NULL,
-  currency TEXT NOT NULL,
-  spent_micros INTEGER NOT NULL,
-  cloud_spent_micros INTEGER NOT NULL,
-  PRIMARY KEY(tenant, day, currency));
-INSERT INTO tenant_usage_days
-  SELECT tenant, (finished_ms - (CASE WHEN finished_ms < 0 THEN 86399999 ELSE 0 END)) / 86400000, currency,
-    SUM(cost_micros), SUM(CASE WHEN cloud != 0 THEN cost_micros ELSE 0 END)
-  FROM attempts GROUP BY 1, 2, 3;
-CREATE TRIGGER tenant_usage_days_insert AFTER INSERT ON attempts BEGIN
-  INSERT INTO tenant_usage_days VALUES(NEW.tenant,
-      (NEW.finished_ms - (CASE WHEN NEW.finished_ms < 0 THEN 86399999 ELSE 0 END)) / 86400000, NEW.currency,
-      NEW.cost_micros, CASE WHEN NEW.cloud != 0 THEN NEW.cost_micros ELSE 0 END)
-    ON CONFLICT(tenant, day, currency) DO UPDATE SET spent_micros = spent_micros + excluded.spent_micros,
-      cloud_spent_micros = cloud_spent_micros + excluded.cloud_spent_micros;
-END;
-)sql",
+      kMeteredDays,
   };
   return kMigrations;
 }

@@ -68,6 +68,7 @@ Status BindRunning(const std::vector<model::GivenRunning>& given, const std::str
     const model::Cluster* cluster = s.config.FindCluster(entry.cluster);
     if (cluster == nullptr) {
       std::vector<std::string> names;
+      names.reserve(s.config.clusters.size());
       for (const model::Cluster& c : s.config.clusters) names.push_back(c.metadata.name);
       return InvalidArgument(who + ": cluster '" + entry.cluster + "' is not one of this case's clusters (" +
                              Join(names, ", ") + ")");
@@ -88,6 +89,7 @@ Status BindRunning(const std::vector<model::GivenRunning>& given, const std::str
     }
     if (!entry.node.empty() && only < 0) {
       std::vector<std::string> names;
+      names.reserve(state.nodes.size());
       for (const placement::NodeState& n : state.nodes) names.push_back(n.name);
       return InvalidArgument(who + ": cluster " + entry.cluster + " has no node '" + entry.node +
                              "' (nodes: " + Join(names, ", ") + ")");

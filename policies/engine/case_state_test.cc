@@ -77,7 +77,8 @@ TEST_F(CaseStateTest, RunningWorkIsBoundInOrder) {
   auto state = BuildCaseState(result_.config, test, test.cases[0], nullptr);
   ASSERT_FALSE(state.ok());
   EXPECT_THAT(state.status().message(), HasSubstr("running entry 'running-3' (repo.yaml:"));
-  EXPECT_THAT(state.status().message(), HasSubstr("cannot be bound on dc1 node hgx-1: needs 4 GPU(s), 2 of 8 are free"));
+  EXPECT_THAT(state.status().message(),
+              HasSubstr("cannot be bound on dc1 node hgx-1: needs 4 GPU(s), 2 of 8 are free"));
 }
 
 TEST_F(CaseStateTest, ElasticNodesAndGangsAreBoundAsThePlacerWouldTakeThem) {
