@@ -39,16 +39,9 @@ nlohmann::json ActionToJson(const Action& a) {
 Result<Action> ActionFromJson(const nlohmann::json& j) {
   try {
     Action a;
-    std::string kind = j.at("kind").get<std::string>();
-    if (kind == "submit") {
-      a.kind = ActionKind::kSubmit;
-    } else if (kind == "cancel") {
-      a.kind = ActionKind::kCancel;
-    } else if (kind == "preempt") {
-      a.kind = ActionKind::kPreempt;
-    } else {
-      return InvalidArgument("unknown action kind " + kind);
-    }
+    Result<ActionKind> kind = ParseActionKind(j.at("kind").get<std::string>());
+    if (!kind.ok()) return kind.status();
+    a.kind = *kind;
     a.key = j.at("key").get<std::string>();
     a.workload = j.value("workload", "");
     a.tenant = j.value("tenant", "");

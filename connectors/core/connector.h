@@ -15,6 +15,7 @@
 #include "controller/common/duration.h"
 #include "controller/common/money.h"
 #include "controller/common/status.h"
+#include "controller/common/vocabulary.h"
 #include "controller/model/workload.h"
 
 namespace gpufed::connectors {
@@ -74,8 +75,10 @@ struct Observation {
   Duration next_event;
 };
 
-enum class ActionKind { kSubmit, kCancel, kPreempt };
-const char* ActionKindName(ActionKind kind);
+// The kinds of action and their names are the vocabulary's (controller/common/vocabulary.h).
+using ::gpufed::ActionKind;
+using ::gpufed::ActionKindName;
+using ::gpufed::ParseActionKind;
 
 // Where one gang member runs.
 struct NodeAssignment {

@@ -36,15 +36,6 @@ const char* RunStateName(RunState state) {
   return "unknown";
 }
 
-const char* ActionKindName(ActionKind kind) {
-  switch (kind) {
-    case ActionKind::kSubmit: return "submit";
-    case ActionKind::kCancel: return "cancel";
-    case ActionKind::kPreempt: return "preempt";
-  }
-  return "unknown";
-}
-
 Status ConnectorRegistry::Register(const std::string& type, Factory factory) {
   if (factories_.count(type)) return {StatusCode::kAlreadyExists, "connector type " + type + " already registered"};
   factories_[type] = std::move(factory);

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 
-#include "controller/common/sha256.h"
 #include "controller/common/action_key.h"
+#include "controller/common/sha256.h"
+#include "controller/common/vocabulary.h"
 #include "controller/model/mig_profile.h"
 
 namespace gpufed::connectors::kubernetes {
@@ -62,17 +64,20 @@ std::string LabelValue(const std::string& text) {
 }
 
 std::string JobName(const std::string& key) {
-  std::string uid = UidOfKey(key);
-  std::string attempt = uid.size() < key.size() ? key.substr(uid.size() + 2) : "0";
-  std::string suffix = "-a" + attempt;
+  // A key that is not "<uid>.a<n>" (none the controller makes) is attempt 0 of itself.
+  std::optional<ParsedActionKey> parsed = ParseActionKey(key);
+  const std::string uid = parsed ? parsed->uid : key;
+  const int attempt = parsed ? parsed->attempt : 0;
   std::string clean = TrimEnds(Sanitise(uid, true));
-  std::string name = "gpufed-" + clean + suffix;
+  std::string name = AttemptJobName(clean, attempt);
   // Lossy sanitising could map two uids to one name; a hash keeps them apart.
   if (clean != uid || !IsDnsLabel(name)) {
     std::string hash = Sha256Hex(uid).substr(0, 10);
-    size_t room = 63 - std::string("gpufed-").size() - suffix.size() - 11;
-    name = "gpufed-" + TrimEnds(clean.substr(0, room));
-    name += (name.back() == '-' ? "" : "-") + hash + suffix;
+    const std::string suffix = JobNameSuffix(attempt);
+    size_t room = 63 - kJobNamePrefix.size() - suffix.size() - 11;
+    std::string base = TrimEnds(clean.substr(0, room));
+    // The hash joins the base with one dash (an empty base: the prefix's own).
+    name = AttemptJobName(base.empty() ? hash : base + "-" + hash, attempt);
   }
   return name;
 }
@@ -81,9 +86,7 @@ std::string MigResourceName(const std::string& profile, const std::string& strat
   return strategy == "single" ? kGpuResource : std::string(kMigResourcePrefix) + profile;
 }
 
-json PodSecurityContext() {
-  return {{"runAsNonRoot", true}, {"seccompProfile", {{"type", "RuntimeDefault"}}}};
-}
+json PodSecurityContext() { return {{"runAsNonRoot", true}, {"seccompProfile", {{"type", "RuntimeDefault"}}}}; }
 
 json ContainerSecurityContext() {
   // readOnlyRootFilesystem stays unset: typical GPU images (PyTorch, NGC) write caches,
@@ -153,7 +156,8 @@ Result<json> BuildJob(const Action& action, const JobContext& ctx) {
   json env = json::array();
   env.push_back({{"name", "GPUFED_WORKLOAD"}, {"value", action.workload}});
   env.push_back({{"name", "GPUFED_ATTEMPT"}, {"value", std::to_string(action.attempt)}});
-  env.push_back({{"name", "GPUFED_RESUME_FROM_SECONDS"}, {"value", std::to_string(action.resume_from.millis() / 1000)}});
+  env.push_back(
+      {{"name", "GPUFED_RESUME_FROM_SECONDS"}, {"value", std::to_string(action.resume_from.millis() / 1000)}});
   if (action.checkpoint_interval.millis() > 0) {
     env.push_back({{"name", "GPUFED_CHECKPOINT_INTERVAL_SECONDS"},
                    {"value", std::to_string(action.checkpoint_interval.millis() / 1000)}});
@@ -205,8 +209,7 @@ Result<json> BuildJob(const Action& action, const JobContext& ctx) {
     std::vector<std::string> hosts = pinned;
     std::sort(hosts.begin(), hosts.end());
     hosts.erase(std::unique(hosts.begin(), hosts.end()), hosts.end());
-    json term = {{"matchExpressions",
-                  json::array({{{"key", kLabelHostname}, {"operator", "In"}, {"values", hosts}}})}};
+    json term = {{"matchExpressions", json::array({{{"key", kLabelHostname}, {"operator", "In"}, {"values", hosts}}})}};
     pod_spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"] =
         json::array({term});
   }

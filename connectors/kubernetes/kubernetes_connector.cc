@@ -23,7 +23,9 @@ KubernetesConnector::KubernetesConnector(model::Cluster cluster, KubernetesOptio
   if (ledger_) {
     for (const LedgerRecord& r : ledger_->records()) {
       Tombstone t;
-      t.kind = r.kind == "preempt" ? ActionKind::kPreempt : ActionKind::kCancel;
+      // Every record stops its key; only a preempt record's says it was a preemption.
+      Result<ActionKind> kind = ParseActionKind(r.kind);
+      t.kind = kind.ok() && *kind == ActionKind::kPreempt ? ActionKind::kPreempt : ActionKind::kCancel;
       try {
         json p = json::parse(r.payload);
         t.workload = p.value("workload", "");
@@ -179,8 +181,7 @@ Result<ApplyOutcome> KubernetesConnector::Delete(const Action& action, const Cal
         ctx.clock ? ctx.clock->Now() : Duration()};
     if (ledger_) {
       json payload = {{"workload", t.workload}, {"attempt", t.attempt}, {"reason", t.reason}, {"at_ms", t.at.millis()}};
-      GPUFED_RETURN_IF_ERROR(
-          ledger_->Append({action.kind == ActionKind::kPreempt ? "preempt" : "cancel", action.key, payload.dump()}));
+      GPUFED_RETURN_IF_ERROR(ledger_->Append({ActionKindName(action.kind), action.key, payload.dump()}));
     }
     tombstones_[action.key] = t;
   }

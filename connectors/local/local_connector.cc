@@ -16,6 +16,7 @@
 #include "connectors/core/action_json.h"
 #include "connectors/local/job_folders.h"
 #include "connectors/local/job_request.h"
+#include "controller/common/vocabulary.h"
 
 namespace gpufed::connectors::local {
 namespace {
@@ -78,12 +79,14 @@ void LocalConnector::Recover(Duration now) {
     if (j.is_discarded()) continue;
     Result<Action> a = ActionFromJson(j);
     if (!a.ok()) continue;
-    if (r.kind == "cancel") {
+    Result<ActionKind> kind = ParseActionKind(r.kind);
+    if (!kind.ok()) continue;  // not a record of an action
+    if (*kind == ActionKind::kCancel) {
       auto it = jobs_.find(a->key);
       if (it != jobs_.end()) it->second.cancel_at = NonZero(now);
       continue;
     }
-    if (r.kind != "submit") continue;
+    if (*kind != ActionKind::kSubmit) continue;
     Job job;
     job.action = *a;
     job.book = state_dir_ + "/jobs/" + SafeName(a->key);
@@ -227,8 +230,7 @@ Result<Observation> LocalConnector::Observe(const CallContext& ctx) {
   Observation obs;
   for (const model::NodePool& pool : cluster_.node_pools) {
     for (int i = 0; i < pool.count; ++i) {
-      ObservedNode node{pool.name + "-" + std::to_string(i), pool.name, true, pool.cpu.milli(),
-                        pool.memory.milli() / 1000,          {}};
+      ObservedNode node{PoolNodeName(pool.name, i), pool.name, true, pool.cpu.milli(), pool.memory.milli() / 1000, {}};
       node.gpus.assign(pool.gpu.count, ObservedGpu{1000, pool.gpu.memory.milli() / 1000, 0});
       obs.nodes.push_back(std::move(node));
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "controller/common/vocabulary.h"
 #include "controller/model/mig_profile.h"
 
 namespace gpufed::connectors::sim {
@@ -22,7 +23,7 @@ SimCluster::SimCluster(const model::Cluster& cluster, std::vector<Failure> failu
     const model::NodePool& pool = cluster_.node_pools[p];
     for (int i = 0; i < pool.count; ++i) {
       Node node;
-      node.name = pool.name + "-" + std::to_string(i);  // the placer's node names
+      node.name = PoolNodeName(pool.name, i);  // the placer's node names
       node.pool = static_cast<int>(p);
       node.free_cpu = pool.cpu.milli();
       node.free_memory = pool.memory.milli() / 1000;
@@ -184,11 +185,13 @@ Status SimCluster::Submit(const Action& a) {
     }
     Node* node = FindNode(na.node);
     if (node == nullptr) return FailedPrecondition("no node " + na.node + " on " + cluster_.metadata.name);
-    if (cluster_.node_pools[node->pool].cpu.milli() > 0 && (node->free_cpu < a.cpu_milli || node->free_memory < a.memory_bytes)) {
+    if (cluster_.node_pools[node->pool].cpu.milli() > 0 &&
+        (node->free_cpu < a.cpu_milli || node->free_memory < a.memory_bytes)) {
       return FailedPrecondition("node " + na.node + " lacks CPU or memory");
     }
     for (int g : na.gpus) {
-      if (g < 0 || g >= static_cast<int>(node->gpus.size())) return InvalidArgument("no GPU " + std::to_string(g) + " on " + na.node);
+      if (g < 0 || g >= static_cast<int>(node->gpus.size()))
+        return InvalidArgument("no GPU " + std::to_string(g) + " on " + na.node);
       const ObservedGpu& gpu = node->gpus[g];
       if (gpu.free_milli < a.gpu_milli_each || gpu.free_memory < a.gpu_memory_each ||
           gpu.mig_slices_used + slices > model::kMigComputeSlicesPerGpu) {
@@ -219,7 +222,8 @@ Status SimCluster::Submit(const Action& a) {
     // The placer's name for the node when it gave one (the cluster then reports what the
     // decision bound); "<pool>-e<n>" otherwise.
     node.name = a.nodes[i].new_node_name;
-    if (node.name.empty() || FindNode(node.name) != nullptr) node.name = pool.name + "-e" + std::to_string(elastic_counter_++);
+    if (node.name.empty() || FindNode(node.name) != nullptr)
+      node.name = pool.name + "-e" + std::to_string(elastic_counter_++);
     node.pool = pool_index;
     node.elastic = true;
     node.ready_at = now_ + cluster_.elasticity.provision_delay;
@@ -246,7 +250,8 @@ Status SimCluster::Submit(const Action& a) {
   job.start_at = start;
   const Node* first = job.nodes.empty() ? nullptr : FindNode(job.nodes[0]);
   const model::NodePool& pool = cluster_.node_pools[first ? first->pool : 0];
-  auto price = pool.spot ? cluster_.pricing.spot_gpu_hour.find(pool.gpu.model) : cluster_.pricing.gpu_hour.find(pool.gpu.model);
+  auto price =
+      pool.spot ? cluster_.pricing.spot_gpu_hour.find(pool.gpu.model) : cluster_.pricing.gpu_hour.find(pool.gpu.model);
   auto end = pool.spot ? cluster_.pricing.spot_gpu_hour.end() : cluster_.pricing.gpu_hour.end();
   job.price = price != end ? price->second : Money(0, cluster_.pricing.currency);
   if (job.start_at <= now_) job.state = RunState::kRunning;
@@ -268,7 +273,8 @@ Observation SimCluster::Observe() const {
   obs.nodes.reserve(nodes_.size());
   obs.workloads.reserve(jobs_.size());
   for (const Node& n : nodes_) {
-    obs.nodes.push_back({n.name, cluster_.node_pools[n.pool].name, n.ready_at <= now_, n.free_cpu, n.free_memory, n.gpus});
+    obs.nodes.push_back(
+        {n.name, cluster_.node_pools[n.pool].name, n.ready_at <= now_, n.free_cpu, n.free_memory, n.gpus});
   }
   for (const auto& [key, job] : jobs_) {
     ObservedWorkload w;

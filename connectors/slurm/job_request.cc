@@ -3,6 +3,7 @@
 #include <set>
 #include <sstream>
 
+#include "controller/common/vocabulary.h"
 namespace gpufed::connectors::slurm {
 namespace {
 
@@ -60,9 +61,7 @@ std::optional<JobTag> DecodeJobTag(const std::string& comment) {
   return tag;
 }
 
-std::string JobNameFor(const std::string& workload, int attempt) {
-  return "gpufed-" + Clean(workload) + "-a" + std::to_string(attempt);
-}
+std::string JobNameFor(const std::string& workload, int attempt) { return AttemptJobName(Clean(workload), attempt); }
 
 std::string DefaultWorkDir(const std::string& slurm_user) {
   if (slurm_user.empty()) return "";
@@ -84,8 +83,9 @@ std::string ShellQuote(const std::string& word) {
 int64_t TimeLimitMinutes(Duration remaining) {
   int64_t ms = remaining.millis();
   if (ms <= 0) return 0;
-  int64_t slack = std::max<int64_t>(ms / 4, 5 * 60 * 1000);
-  return (ms + slack + 60 * 1000 - 1) / (60 * 1000);
+  constexpr int64_t kMinuteMillis = int64_t{60} * 1000;
+  int64_t slack = std::max<int64_t>(ms / 4, 5 * kMinuteMillis);
+  return (ms + slack + kMinuteMillis - 1) / kMinuteMillis;
 }
 
 Result<JobRequest> BuildJobRequest(const Action& action, const JobPlacement& placement, const JobSite& site) {
@@ -122,7 +122,8 @@ Result<JobRequest> BuildJobRequest(const Action& action, const JobPlacement& pla
   r.environment["GPUFED_ATTEMPT"] = std::to_string(action.attempt);
   r.environment["GPUFED_KEY"] = action.key;
   if (!action.run.image.empty()) r.environment["GPUFED_IMAGE"] = action.run.image;
-  if (action.resume_from.millis() > 0) r.environment["GPUFED_RESUME_FROM_SECONDS"] = std::to_string(action.resume_from.millis() / 1000);
+  if (action.resume_from.millis() > 0)
+    r.environment["GPUFED_RESUME_FROM_SECONDS"] = std::to_string(action.resume_from.millis() / 1000);
   if (action.checkpoint_interval.millis() > 0) {
     r.environment["GPUFED_CHECKPOINT_INTERVAL_SECONDS"] = std::to_string(action.checkpoint_interval.millis() / 1000);
   }

@@ -11,9 +11,9 @@
 namespace gpufed::connectors::slurm {
 namespace {
 
-constexpr char kSubmit[] = "submit";
-constexpr char kCancel[] = "cancel";
-constexpr char kPreempt[] = "preempt";
+// The ledger's record kinds: the actions' own names, and one of its own.
+constexpr const char* kSubmit = ActionKindName(ActionKind::kSubmit);
+constexpr const char* kPreempt = ActionKindName(ActionKind::kPreempt);
 // A job Slurm accepted with warnings (so maybe without its GPUs), cancelled by gpufed;
 // keyed "<action key>#<job id>". Such jobs carry the key but are not the key's job.
 constexpr char kRejected[] = "rejected";
@@ -288,7 +288,7 @@ Result<ApplyOutcome> SlurmConnector::Submit(const Action& action, const CallCont
 }
 
 Result<ApplyOutcome> SlurmConnector::Stop(const Action& action, const CallContext& ctx) {
-  const char* kind = action.kind == ActionKind::kPreempt ? kPreempt : kCancel;
+  const char* kind = ActionKindName(action.kind);  // cancel or preempt
   if ((ledger_ && ledger_->Contains(kind, action.key)) || applied_.count({kind, action.key})) return ApplyOutcome{true};
   if (action.kind == ActionKind::kPreempt) {
     // Durable before the job ends, so its CANCELLED state is read as a preemption even

@@ -7,6 +7,7 @@
 #include "controller/audit/records.h"
 #include "controller/common/qualified_name.h"
 #include "controller/config/loader.h"
+#include "controller/placement/snapshot_builder.h"
 
 namespace gpufed::cli {
 
@@ -29,7 +30,8 @@ nlohmann::json DecisionEssentials(const nlohmann::json& d) {
   if (d.contains("verdicts")) {
     for (const nlohmann::json& v : d["verdicts"]) {
       std::string c = "verdict." + v.value("cluster", "?");
-      out[c] = v.value("eligible", false) ? std::string("eligible") : v.value("rule", "") + ": " + v.value("reason", "");
+      out[c] =
+          v.value("eligible", false) ? std::string("eligible") : v.value("rule", "") + ": " + v.value("reason", "");
     }
   }
   if (d.contains("verdictGroups")) {  // large federations: clusters counted by rule
@@ -42,7 +44,8 @@ nlohmann::json DecisionEssentials(const nlohmann::json& d) {
 
 std::string DescribeEssentials(const nlohmann::json& e) {
   std::string s = e.value("outcome", "?");
-  if (e.contains("target.cluster")) s += " on " + e["target.cluster"].get<std::string>() + " " + e["target.nodes"].dump();
+  if (e.contains("target.cluster"))
+    s += " on " + e["target.cluster"].get<std::string>() + " " + e["target.nodes"].dump();
   if (e.contains("cost")) s += ", " + e["cost"].get<std::string>();
   return s;
 }
@@ -62,7 +65,7 @@ DecisionReplayer::DecisionReplayer(audit::Env* env, ReplaySettings settings)
 DecisionReplayer::~DecisionReplayer() = default;
 
 Result<const policy::Revision*> DecisionReplayer::RevisionFor(const std::string& recorded_repo,
-                                                             const std::string& recorded_revision) {
+                                                              const std::string& recorded_revision) {
   const bool what_if = !settings_.policy_dir.empty();
   std::string repo = what_if ? settings_.policy_dir : !settings_.repo_dir.empty() ? settings_.repo_dir : recorded_repo;
   if (repo.empty()) return InvalidArgument("the snapshot names no repository: pass --repo DIR");
@@ -70,8 +73,9 @@ Result<const policy::Revision*> DecisionReplayer::RevisionFor(const std::string&
   if (cached == revisions_.end()) {
     std::error_code ec;
     if (!std::filesystem::exists(repo, ec)) {
-      return NotFound("policy repository " + repo + " does not exist" +
-                      (what_if ? "" : " (moved? pass --repo DIR with the repository at revision " + recorded_revision + ")"));
+      return NotFound(
+          "policy repository " + repo + " does not exist" +
+          (what_if ? "" : " (moved? pass --repo DIR with the repository at revision " + recorded_revision + ")"));
     }
     policy::Candidate candidate = policy::PrepareRevision({repo});
     if (!candidate.revision) {
@@ -83,9 +87,10 @@ Result<const policy::Revision*> DecisionReplayer::RevisionFor(const std::string&
   }
   const policy::Revision* revision = cached->second.get();
   if (!what_if && revision->config.revision != recorded_revision) {
-    return FailedPrecondition("the repository at " + repo + " is at revision " + revision->config.revision +
-                              ", the decision used " + recorded_revision +
-                              ": check that revision out (or pass --repo DIR where it is), or --policy DIR for a what-if");
+    return FailedPrecondition(
+        "the repository at " + repo + " is at revision " + revision->config.revision + ", the decision used " +
+        recorded_revision +
+        ": check that revision out (or pass --repo DIR where it is), or --policy DIR for a what-if");
   }
   return revision;
 }
@@ -114,19 +119,30 @@ Result<const DecisionReplayer::Pass*> DecisionReplayer::PassFor(const std::strin
     pass->workloads.push_back(std::move(w.config.workloads[0]));
     return &pass->workloads.back();
   };
-  placement::Snapshot snapshot = std::move(inputs->snapshot);
-  snapshot.config = &config;
-  snapshot.hooks = (*revision)->hooks.get();
+  // The recorded inputs, through the one builder: usage as the journal recorded it.
+  placement::Snapshot& recorded = inputs->snapshot;
+  placement::SnapshotFacts facts;
+  facts.config = &config;
+  facts.hooks = (*revision)->hooks.get();
+  facts.now = recorded.now;
+  facts.running = std::move(recorded.running);
+  facts.observed = std::move(recorded.observed);
+  facts.recorded_usage = std::move(recorded.usage);
+  facts.fair_share_half_life = recorded.fair_share_half_life;
+  facts.onprem_queue_depth = recorded.onprem_queue_depth;
+  facts.explain_clusters = recorded.explain_clusters;
+  facts.pod_mix = std::move(recorded.pod_mix);
   for (const nlohmann::json& d : inputs->pending_documents) {
     Result<const model::Workload*> w = load(d);
     if (!w.ok()) return w.status();
-    snapshot.pending.push_back(*w);
+    facts.pending.push_back(*w);
   }
-  for (size_t i = 0; i < snapshot.running.size(); ++i) {
+  for (size_t i = 0; i < facts.running.size(); ++i) {
     Result<const model::Workload*> w = load(inputs->running_documents[i]);
     if (!w.ok()) return w.status();
-    snapshot.running[i].workload = *w;
+    facts.running[i].workload = *w;
   }
+  const placement::Snapshot snapshot = placement::BuildSnapshot(std::move(facts));
   placement::Plan plan = placement::MakePlan(snapshot);
   for (audit::AuditRecord& r : audit::PlanRecords(plan, snapshot, digest)) {
     const std::string key = QualifiedName(r.payload.value("tenant", ""), r.payload.value("workload", ""));

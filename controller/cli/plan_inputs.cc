@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "controller/config/loader.h"
+#include "controller/placement/snapshot_builder.h"
 
 namespace gpufed::cli {
 
@@ -22,11 +23,15 @@ std::optional<int> ReadPlanInputs(const char* command, policy::Revision& revisio
     }
     inputs.extra = std::move(more.config.workloads);
   }
-  inputs.snapshot.config = &revision.config;
-  inputs.snapshot.now = *now;
-  inputs.snapshot.hooks = revision.hooks.get();
+  // Nothing has run and nothing is observed: the declared node pools, and each tenant's
+  // declared spend (the one builder fills it in, as for a running controller's plans).
+  placement::SnapshotFacts facts;
+  facts.config = &revision.config;
+  facts.now = *now;
+  facts.hooks = revision.hooks.get();
   const std::vector<model::Workload>& pending = workload_paths.empty() ? revision.config.workloads : inputs.extra;
-  for (const model::Workload& w : pending) inputs.snapshot.pending.push_back(&w);
+  for (const model::Workload& w : pending) facts.pending.push_back(&w);
+  inputs.snapshot = placement::BuildSnapshot(std::move(facts));
   return std::nullopt;
 }
 

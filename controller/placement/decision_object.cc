@@ -46,6 +46,10 @@ bool Flag(const nlohmann::json& j, const char* key) {
 
 }  // namespace
 
+const char* DecisionOutcomeName(const Decision& decision, DecisionKind kind) {
+  return kind == DecisionKind::kPreempt ? "preempted" : OutcomeName(decision.outcome);
+}
+
 nlohmann::json DecisionObject(const Decision& d, DecisionKind kind, const model::Cluster* cluster) {
   nlohmann::json verdicts = nlohmann::json::array();
   for (const ClusterVerdict& v : d.verdicts) verdicts.push_back(ClusterVerdictToJson(v));
@@ -54,7 +58,7 @@ nlohmann::json DecisionObject(const Decision& d, DecisionKind kind, const model:
                         {"workload", d.workload},
                         {"tenant", d.tenant},
                         {"priority", d.priority},
-                        {"outcome", preempt ? "preempted" : OutcomeName(d.outcome)},
+                        {"outcome", DecisionOutcomeName(d, kind)},
                         {"reason", d.reason}};
   out["verdicts"] = std::move(verdicts);  // not through the initializer list, which copies
   const bool placed = !preempt && d.outcome == Outcome::kPlaced;

@@ -34,6 +34,9 @@ inline constexpr int kDecisionObjectVersion = 1;
 // A placer decision, or the stop of a running victim that a placement preempts (its
 // binding is what is stopped; its outcome reads "preempted").
 enum class DecisionKind { kPlace, kPreempt };
+// The decision's outcome as every record of it reads: "preempted" for a victim's stop,
+// else the placer's outcome (OutcomeName: placed, queued, rejected).
+const char* DecisionOutcomeName(const Decision& decision, DecisionKind kind);
 
 // The decision object. `cluster` is the cluster of the binding, when known: its zone,
 // region and provider go into `target` (what compliance reads).

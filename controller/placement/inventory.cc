@@ -5,13 +5,15 @@
 #include <span>
 
 #include "controller/common/quantity.h"
+#include "controller/common/vocabulary.h"
 #include "controller/placement/node_packer.h"
 
 namespace gpufed::placement {
 namespace {
 
 bool ModelAllowed(const model::NodePool& pool, const model::ResourceRequest& r) {
-  return r.gpu_models.empty() || std::find(r.gpu_models.begin(), r.gpu_models.end(), pool.gpu.model) != r.gpu_models.end();
+  return r.gpu_models.empty() ||
+         std::find(r.gpu_models.begin(), r.gpu_models.end(), pool.gpu.model) != r.gpu_models.end();
 }
 
 int GpusPerNode(const model::ResourceRequest& r) { return r.nodes > 1 ? r.gpus_per_node : r.gpus; }
@@ -29,8 +31,8 @@ std::optional<std::string> SmallestMigProfile(const model::NodePool& pool, int64
   for (const std::string& p : pool.gpu.mig_profiles) {
     std::optional<model::MigProfileName> info = model::ParseMigProfile(p);
     if (!info) continue;
-    bool fits = (int64_t{info->memory_gb} << 30) >= memory &&
-                info->compute_slices * kMilliPerGpu >= milli * kMigComputeSlices;
+    bool fits =
+        (int64_t{info->memory_gb} << 30) >= memory && info->compute_slices * kMilliPerGpu >= milli * kMigComputeSlices;
     if (fits && (!best || info->compute_slices < best_info.compute_slices ||
                  (info->compute_slices == best_info.compute_slices && info->memory_gb < best_info.memory_gb))) {
       best = p;
@@ -123,8 +125,8 @@ GpuDemand DemandOn(const model::NodePool& pool, const model::ResourceRequest& r)
   GpuDemand d;
   d.gpus = GpusPerNode(r);
   int64_t gpu_memory = pool.gpu.memory.milli() / 1000;
-  bool fraction = r.is_fractional() || (r.gpus == 1 && r.nodes == 1 && r.gpu_memory.milli() > 0 &&
-                                         r.gpu_memory < pool.gpu.memory);
+  bool fraction =
+      r.is_fractional() || (r.gpus == 1 && r.nodes == 1 && r.gpu_memory.milli() > 0 && r.gpu_memory < pool.gpu.memory);
   if (!fraction) {
     d.memory_each = gpu_memory;
     return d;  // whole GPUs
@@ -141,8 +143,8 @@ GpuDemand DemandOn(const model::NodePool& pool, const model::ResourceRequest& r)
   }
   d.fractional = true;
   if (pool.gpu.sharing == model::GpuSharing::kMig) {
-    std::optional<std::string> profile = r.mig_profile.empty() ? SmallestMigProfile(pool, memory, milli)
-                                                               : std::optional<std::string>(r.mig_profile);
+    std::optional<std::string> profile =
+        r.mig_profile.empty() ? SmallestMigProfile(pool, memory, milli) : std::optional<std::string>(r.mig_profile);
     // A profile from a replayed snapshot may not parse: then no profile fits.
     std::optional<model::MigProfileName> parsed = profile ? model::ParseMigProfile(*profile) : std::nullopt;
     if (!parsed) return d;
@@ -181,14 +183,15 @@ ClusterState BuildClusterState(const model::Cluster& cluster, const ObservedClus
   ClusterState state;
   state.cluster = &cluster;
   // No pod mix known here: the placer gives the state one that knows the plan's.
-  if (Result<std::shared_ptr<NodePacker>> packer = NodePacker::Create(cluster, kDefaultPackingPolicy, nullptr); packer.ok()) {
+  if (Result<std::shared_ptr<NodePacker>> packer = NodePacker::Create(cluster, kDefaultPackingPolicy, nullptr);
+      packer.ok()) {
     state.packer = std::move(*packer);
   }
   if (observed == nullptr) {
     for (size_t p = 0; p < cluster.node_pools.size(); ++p) {
       const model::NodePool& pool = cluster.node_pools[p];
       for (int i = 0; i < pool.count; ++i) {
-        state.nodes.push_back(EmptyNode(pool, static_cast<int>(p), pool.name + "-" + std::to_string(i)));
+        state.nodes.push_back(EmptyNode(pool, static_cast<int>(p), PoolNodeName(pool.name, i)));
       }
     }
     state.elastic_nodes_left = std::max(0, cluster.elasticity.max_nodes - cluster.present_nodes());
@@ -213,10 +216,8 @@ ClusterState BuildClusterState(const model::Cluster& cluster, const ObservedClus
     }
     // New nodes are named "<pool>-<n>" past every numeric suffix already present, so a
     // provisioned node never takes a present node's name.
-    size_t dash = n.name.rfind('-');
-    if (dash != std::string::npos && dash + 1 < n.name.size() && n.name.size() - dash <= 9 &&
-        n.name.find_first_not_of("0123456789", dash + 1) == std::string::npos) {
-      next_suffix = std::max(next_suffix, std::stoi(n.name.substr(dash + 1)) + 1);
+    if (Result<ParsedNodeName> named = ParsePoolNodeName(n.name); named.ok()) {
+      next_suffix = std::max(next_suffix, named->index + 1);
     }
   }
   state.elastic_nodes_left = std::max(0, cluster.elasticity.max_nodes - static_cast<int>(observed->nodes.size()));
@@ -274,9 +275,9 @@ int FractionGpu(const NodeState& node, const GpuDemand& d, const MigProfile* geo
     // The cheap tests first: the MIG geometry is searched only on a GPU that could be taken.
     if (gpu.free_milli < d.milli_each || gpu.free_memory < d.memory_each) continue;
     if (gpu.free_milli == kMilliPerGpu && !gpu.shared && best >= 0) continue;
-    const bool mig_room = d.mig_slices == 0 ||
-                          (geometry != nullptr ? gpu.mig.FindStart(*geometry).has_value()
-                                               : gpu.mig_slices_used + d.mig_slices <= kMigComputeSlices);
+    const bool mig_room =
+        d.mig_slices == 0 || (geometry != nullptr ? gpu.mig.FindStart(*geometry).has_value()
+                                                  : gpu.mig_slices_used + d.mig_slices <= kMigComputeSlices);
     if (!mig_room) continue;
     if (best < 0 || !node.gpus[best].shared || (gpu.shared && gpu.free_milli < node.gpus[best].free_milli)) {
       best = static_cast<int>(g);
@@ -341,8 +342,8 @@ PoolDemands DemandsOn(const model::Cluster& cluster, const model::ResourceReques
   return demands;
 }
 
-std::optional<NodeChoice> ChooseNode(const ClusterState& state, const model::ResourceRequest& request,
-                                     int only_node, const PoolDemands& demands) {
+std::optional<NodeChoice> ChooseNode(const ClusterState& state, const model::ResourceRequest& request, int only_node,
+                                     const PoolDemands& demands) {
   // Nodes with room. The placer asks this thousands of times a pass, of clusters of tens
   // of nodes: the candidates stay on the stack unless the cluster is larger.
   constexpr size_t kOnStack = 32;
@@ -401,7 +402,7 @@ std::optional<int> ProvisionNode(ClusterState& state, const model::ResourceReque
   for (size_t p = 0; p < cluster.node_pools.size(); ++p) {
     const model::NodePool& pool = cluster.node_pools[p];
     if (!pool_allowed[p] || !PoolShapeFits(pool, request)) continue;
-    NodeState node = EmptyNode(pool, static_cast<int>(p), pool.name + "-" + std::to_string(state.next_node_index++));
+    NodeState node = EmptyNode(pool, static_cast<int>(p), PoolNodeName(pool.name, state.next_node_index++));
     node.provisioned = true;
     state.nodes.push_back(std::move(node));
     --state.elastic_nodes_left;
@@ -415,21 +416,16 @@ std::optional<int> ProvisionNode(ClusterState& state, const model::ResourceReque
 std::optional<int> AddObservedNode(ClusterState& state, const std::string& name) {
   if (state.elastic_nodes_left <= 0) return std::nullopt;
   const model::Cluster& cluster = *state.cluster;
-  size_t dash = name.rfind('-');
-  if (dash == std::string::npos || dash + 1 >= name.size()) return std::nullopt;
-  int suffix = 0;
-  for (size_t i = dash + 1; i < name.size(); ++i) {
-    if (name[i] < '0' || name[i] > '9' || suffix > 100000000) return std::nullopt;
-    suffix = suffix * 10 + (name[i] - '0');
-  }
+  Result<ParsedNodeName> parsed = ParsePoolNodeName(name);
+  if (!parsed.ok()) return std::nullopt;  // not a node a pool's elasticity names
   for (size_t p = 0; p < cluster.node_pools.size(); ++p) {
     const model::NodePool& pool = cluster.node_pools[p];
-    if (pool.name != name.substr(0, dash)) continue;
+    if (pool.name != parsed->pool) continue;
     NodeState node = EmptyNode(pool, static_cast<int>(p), name);
     node.provisioned = true;
     state.nodes.push_back(std::move(node));
     --state.elastic_nodes_left;
-    state.next_node_index = std::max(state.next_node_index, suffix + 1);
+    state.next_node_index = std::max(state.next_node_index, parsed->index + 1);
     state.index_stale = true;
     ++state.generation;
     return static_cast<int>(state.nodes.size() - 1);

@@ -1,6 +1,7 @@
 #pragma once
-// Tenants' spend against their budgets while the controller runs: metered cost plus the
-// estimates of running attempts (what the placer counts), per budget period. Each alertAt
+// Tenants' spend against their budgets while the controller runs (the spend function of
+// placement/tenant_spend.h over the store's metered days and active estimates: what the
+// placer counts). Each alertAt
 // level a tenant's spend reaches is reported once per level, scope and period, durably
 // (the store remembers which were reported, so a restart or an estimate replaced by a
 // lower metered cost never reports a level twice).
@@ -13,19 +14,14 @@
 #include "controller/common/duration.h"
 #include "controller/common/money.h"
 #include "controller/model/config.h"
+#include "controller/placement/tenant_spend.h"
 #include "controller/store/store.h"
 
 namespace gpufed::reconcile {
 
-struct TenantSpend {
-  std::string tenant;
-  std::string period;          // "monthly" ...
-  std::string period_label;    // the current period: "2026-11", "2026-W48", "2026-11-23"
-  Money spent;                 // metered + running estimates (+ declared spent)
-  Money cloud_spent;
-  std::optional<Money> limit;
-  std::optional<Money> cloud_limit;
-  std::vector<double> alert_at;
+// A tenant's spend (placement/tenant_spend.h: the one definition) and the alerts
+// reported for it this period.
+struct TenantBudgetStatus : placement::TenantSpend {
   nlohmann::json alerts = nlohmann::json::array();  // reported this period
 };
 
@@ -40,16 +36,16 @@ struct BudgetCrossing {
   std::string message;
 };
 
-// The label of the budget period `now` (Unix epoch time; virtual runs count from 1970)
-// falls in: daily "YYYY-MM-DD", weekly ISO "YYYY-Www", monthly "YYYY-MM".
-std::string BudgetPeriodLabel(model::BudgetPeriod period, Duration now);
+// Metered cost booked since the earliest budget period holding `now` began, as the
+// spend function takes it (it keeps each tenant's own period of it).
+Result<std::vector<placement::MeteredSpend>> MeteredThisPeriod(store::Store& from, Duration now);
 
 class BudgetWatch {
  public:
   explicit BudgetWatch(store::Store* store) : store_(store) {}  // must outlive this
 
   // Every declared tenant's spend now.
-  Result<std::vector<TenantSpend>> Spend(const model::Config& config, Duration now);
+  Result<std::vector<TenantBudgetStatus>> Spend(const model::Config& config, Duration now);
   // Levels reached and not yet remembered for this period.
   Result<std::vector<BudgetCrossing>> NewCrossings(const model::Config& config, Duration now);
   // Marks a crossing reported (after the journal holds it: a crash in between reports it
@@ -58,8 +54,8 @@ class BudgetWatch {
 
  private:
   // Spend without the alerts already reported (ReportedAlerts adds them).
-  Result<std::vector<TenantSpend>> Totals(const model::Config& config, Duration now);
-  Status ReportedAlerts(TenantSpend& spend);
+  Result<std::vector<TenantBudgetStatus>> Totals(const model::Config& config, Duration now);
+  Status ReportedAlerts(TenantBudgetStatus& spend);
 
   store::Store* store_;
 };

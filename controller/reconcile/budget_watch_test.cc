@@ -17,17 +17,7 @@ Duration Day(int year, int month, int day) {
   return Duration::FromSeconds(static_cast<int64_t>(timegm(&tm)));
 }
 
-TEST(BudgetPeriodLabel, NamesTheCalendarPeriod) {
-  EXPECT_EQ(BudgetPeriodLabel(model::BudgetPeriod::kDaily, Day(2026, 11, 23)), "2026-11-23");
-  EXPECT_EQ(BudgetPeriodLabel(model::BudgetPeriod::kMonthly, Day(2026, 11, 23)), "2026-11");
-  EXPECT_EQ(BudgetPeriodLabel(model::BudgetPeriod::kWeekly, Day(2026, 11, 23)), "2026-W48");
-  // ISO weeks belong to the year of their Thursday.
-  EXPECT_EQ(BudgetPeriodLabel(model::BudgetPeriod::kWeekly, Day(2021, 1, 1)), "2020-W53");
-  EXPECT_EQ(BudgetPeriodLabel(model::BudgetPeriod::kWeekly, Day(2024, 12, 30)), "2025-W01");
-  EXPECT_EQ(BudgetPeriodLabel(model::BudgetPeriod::kWeekly, Day(2026, 1, 1)), "2026-W01");
-  // Virtual runs count from the epoch.
-  EXPECT_EQ(BudgetPeriodLabel(model::BudgetPeriod::kMonthly, Duration::FromSeconds(3600)), "1970-01");
-}
+// The budget period labels are tested with the spend function (placement/tenant_spend_test.cc).
 
 class BudgetWatchTest : public ::testing::Test {
  protected:
@@ -93,6 +83,35 @@ TEST_F(BudgetWatchTest, EachLevelIsReportedOncePerPeriod) {
   auto more = again.NewCrossings(config_, now_);
   ASSERT_TRUE(more.ok());
   EXPECT_TRUE(more->empty());
+}
+
+TEST_F(BudgetWatchTest, MeteredCostCountsInThePeriodItWasBookedIn) {
+  watch_ = BudgetWatch(store_.get());
+  auto book = [&](const std::string& uid, int64_t euros, bool cloud, Duration finished) {
+    store::AttemptRow a;
+    a.workload = uid;
+    a.attempt = 1;
+    a.tenant = "nlp";
+    a.cluster = cloud ? "cloud" : "onprem";
+    a.outcome = "succeeded";
+    a.cost = Money(euros * 1'000'000, "EUR");
+    a.cloud = cloud;
+    a.finished = finished;
+    a.uid = uid;
+    ASSERT_TRUE(store_->FinishAttempt(a).ok());
+  };
+  book("old-u1", 70, false, Day(2026, 10, 31));  // October's
+  book("new-u2", 20, true, Day(2026, 11, 2));
+  book("new-u3", 10, false, Day(2026, 11, 23));
+  Estimate(5);
+  auto spend = watch_.Spend(config_, now_);
+  ASSERT_TRUE(spend.ok());
+  ASSERT_EQ(spend->size(), 1u);
+  EXPECT_EQ((*spend)[0].spent.ToString(), Money(35'000'000, "EUR").ToString());  // 20 + 10 + the estimate
+  EXPECT_EQ((*spend)[0].cloud_spent.ToString(), Money(20'000'000, "EUR").ToString());
+  EXPECT_EQ((*spend)[0].period_label, "2026-11");
+  // Without October's cost no level is reached (with it, 105 EUR would pass both).
+  EXPECT_EQ(Report(), std::vector<double>{});
 }
 
 }  // namespace

@@ -46,7 +46,7 @@ nlohmann::json HistogramJson(const Histogram& h) {
 
 Result<std::vector<TenantView>> Controller::TenantViewsLocked() {
   const model::Config& config = activator_->active()->config;
-  Result<std::vector<TenantSpend>> spend = budget_->Spend(config, clock_->Now());
+  Result<std::vector<TenantBudgetStatus>> spend = budget_->Spend(config, clock_->Now());
   if (!spend.ok()) return spend.status();
   Result<std::vector<store::StateCount>> counts = store_->CountByState();
   if (!counts.ok()) return counts.status();

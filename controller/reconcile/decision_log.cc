@@ -3,7 +3,7 @@
 namespace gpufed::reconcile {
 
 nlohmann::json DecisionToJson(const placement::Decision& d, const DecisionContext& ctx) {
-  nlohmann::json out = placement::DecisionObject(d, ctx.Kind(), ctx.cluster);
+  nlohmann::json out = placement::DecisionObject(d, ctx.kind, ctx.cluster);
   out["attempt"] = ctx.attempt;
   out["revision"] = ctx.revision;
   out["decidedAtMillis"] = ctx.at.millis();
@@ -19,7 +19,7 @@ Status StoreDecisionLog::Record(const placement::Decision& d, const DecisionCont
   row.workload = d.workload;
   row.attempt = ctx.attempt;
   row.revision = ctx.revision;
-  row.outcome = ctx.kind == "preempt" ? "preempted" : placement::OutcomeName(d.outcome);
+  row.outcome = placement::DecisionOutcomeName(d, ctx.kind);
   row.cluster = d.binding.cluster;
   row.reason = d.reason;
   row.record_json = DecisionToJson(d, ctx).dump();

@@ -20,16 +20,12 @@ struct DecisionContext {
   std::string revision;   // the policy revision the decision was made under
   Duration at;
   int attempt = 1;
-  std::string kind = "place";  // "place", or "preempt" for a victim the loop stops
+  placement::DecisionKind kind = placement::DecisionKind::kPlace;  // or kPreempt: a victim the loop stops
   std::string uid;             // the workload's uid (store record)
   std::string beneficiary;     // preempt: the workload the victim makes room for
   std::string beneficiary_tenant;  // and its tenant (the store's copy, which tenants read,
                                    // names only a beneficiary of the victim's own tenant)
   const model::Cluster* cluster = nullptr;  // the binding's cluster in the revision, if declared
-
-  placement::DecisionKind Kind() const {
-    return kind == "preempt" ? placement::DecisionKind::kPreempt : placement::DecisionKind::kPlace;
-  }
 };
 
 // A connector action the loop applied and what came of it (audit).

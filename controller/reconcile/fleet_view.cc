@@ -44,7 +44,8 @@ std::vector<ClusterView> ViewClusters(const model::Config& config, const std::ma
           v.gpus_free += gpu.free_milli == 1000 ? 1 : 0;
         }
       }
-      for (const connectors::ObservedWorkload& w : cs.last.workloads) v.running += w.state == connectors::RunState::kRunning;
+      for (const connectors::ObservedWorkload& w : cs.last.workloads)
+        v.running += w.state == connectors::RunState::kRunning;
     }
     for (auto& [name, g] : models) {
       // Summed in milli-GPUs: a sum of fractions would print as 5.8469999999999995.
@@ -57,7 +58,7 @@ std::vector<ClusterView> ViewClusters(const model::Config& config, const std::ma
   return out;
 }
 
-std::vector<TenantView> ViewTenants(const model::Config& config, const std::vector<TenantSpend>& spend,
+std::vector<TenantView> ViewTenants(const model::Config& config, const std::vector<TenantBudgetStatus>& spend,
                                     const std::vector<store::StateCount>& counts,
                                     const std::map<std::string, double>& decayed_gpu_hours) {
   std::map<std::string, TenantView> by_name;
@@ -69,22 +70,18 @@ std::vector<TenantView> ViewTenants(const model::Config& config, const std::vect
     if (t.budget.limit) v.currency = t.budget.limit->currency();
     weights += t.weight;
   }
-  for (const TenantSpend& s : spend) {
+  for (const TenantBudgetStatus& s : spend) {
     TenantView& v = by_name[s.tenant];
     v.name = s.tenant;
-    v.period = s.period;
+    v.period = model::BudgetPeriodName(s.period);
     v.period_label = s.period_label;
     v.spent = s.spent;
     v.cloud_spent = s.cloud_spent;
     v.limit = s.limit;
     v.cloud_limit = s.cloud_limit;
     if (!s.spent.currency().empty()) v.currency = s.spent.currency();
-    auto ratio = [](const Money& spent, const std::optional<Money>& limit) -> std::optional<double> {
-      if (!limit || limit->micros() <= 0) return std::nullopt;
-      return static_cast<double>(spent.micros()) / static_cast<double>(limit->micros());
-    };
-    v.used_ratio = ratio(s.spent, s.limit);
-    v.cloud_used_ratio = ratio(s.cloud_spent, s.cloud_limit);
+    v.used_ratio = s.used_ratio;
+    v.cloud_used_ratio = s.cloud_used_ratio;
     v.alert_at = s.alert_at;
     v.alerts = s.alerts;
     const double worst = std::max(v.used_ratio.value_or(0), v.cloud_used_ratio.value_or(0));

@@ -59,7 +59,7 @@ struct TenantView {
 };
 
 // Every tenant of the active revision (and any other the store still counts), in name order.
-std::vector<TenantView> ViewTenants(const model::Config& config, const std::vector<TenantSpend>& spend,
+std::vector<TenantView> ViewTenants(const model::Config& config, const std::vector<TenantBudgetStatus>& spend,
                                     const std::vector<store::StateCount>& counts,
                                     const std::map<std::string, double>& decayed_gpu_hours);
 

@@ -46,9 +46,9 @@ Status JournalDecisionLog::RecordAll(const std::vector<LoggedDecision>& decision
   for (const LoggedDecision& logged : decisions) {
     const placement::Decision& d = *logged.decision;
     const DecisionContext& ctx = logged.ctx;
-    if (ctx.kind == "place" && pass_plan_ != nullptr) GPUFED_RETURN_IF_ERROR(PreparePass());
+    if (ctx.kind == placement::DecisionKind::kPlace && pass_plan_ != nullptr) GPUFED_RETURN_IF_ERROR(PreparePass());
     std::optional<audit::AuditRecord> planned;
-    if (ctx.kind == "place" && records_) planned = records_->For(d.tenant, d.workload);
+    if (ctx.kind == placement::DecisionKind::kPlace && records_) planned = records_->For(d.tenant, d.workload);
     audit::AuditRecord record;
     if (planned) {
       record = std::move(*planned);
@@ -56,14 +56,14 @@ Status JournalDecisionLog::RecordAll(const std::vector<LoggedDecision>& decision
       audit::DecisionContext c;
       c.revision = ctx.revision;
       c.decided_at = ctx.at;
-      c.kind = ctx.Kind();
+      c.kind = ctx.kind;
       c.cluster = ctx.cluster;
       record = audit::DecisionRecord(d, c);
     }
     if (!ctx.uid.empty()) record.payload["uid"] = ctx.uid;
     record.payload["attempt"] = ctx.attempt;
     // The victim is the record's workload; auditors see whom it made room for.
-    if (ctx.kind == "preempt") record.payload["beneficiary"] = ctx.beneficiary;
+    if (ctx.kind == placement::DecisionKind::kPreempt) record.payload["beneficiary"] = ctx.beneficiary;
     records.push_back(std::move(record));
   }
   std::vector<uint64_t> seqs;

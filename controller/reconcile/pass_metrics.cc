@@ -16,7 +16,7 @@ const std::vector<double> kWaitBounds = {1, 5, 15, 30, 60, 120, 300, 600, 1800, 
 }  // namespace
 
 std::string DecisionRuleLabel(const placement::Decision& d, const DecisionContext& ctx) {
-  if (ctx.kind == "preempt") return "preemption";
+  if (ctx.kind == placement::DecisionKind::kPreempt) return "preemption";
   if (d.outcome == placement::Outcome::kPlaced) return "none";
   if (d.outcome == placement::Outcome::kRejected && !d.denied_by.empty()) return d.denied_by.front();
   for (const placement::ClusterVerdict& v : d.verdicts) {
@@ -38,10 +38,10 @@ PassMetrics::PassMetrics() : decision_seconds_(kDecisionBounds), pass_seconds_(k
 const std::vector<double>& PassMetrics::WaitBounds() { return kWaitBounds; }
 
 void PassMetrics::OnDecision(const placement::Decision& d, const DecisionContext& ctx, std::optional<Duration> waited) {
-  const std::string outcome = ctx.kind == "preempt" ? "preempted" : placement::OutcomeName(d.outcome);
+  const std::string outcome = placement::DecisionOutcomeName(d, ctx.kind);
   ++decisions_[{outcome, DecisionRuleLabel(d, ctx)}];
-  if (ctx.kind == "preempt") ++preemptions_[d.tenant];
-  if (waited && d.outcome == placement::Outcome::kPlaced && ctx.kind != "preempt") {
+  if (ctx.kind == placement::DecisionKind::kPreempt) ++preemptions_[d.tenant];
+  if (waited && d.outcome == placement::Outcome::kPlaced && ctx.kind != placement::DecisionKind::kPreempt) {
     waits_.try_emplace(d.tenant, kWaitBounds).first->second.Observe(std::max<double>(0, waited->seconds()));
   }
 }
@@ -99,7 +99,8 @@ void PassMetrics::Write(MetricsText& m, const std::vector<std::string>& tenants)
 
 Status MetricsDecisionLog::BeginPass(const placement::Plan&, const placement::Snapshot& snapshot) {
   submitted_.clear();
-  for (const model::Workload* w : snapshot.pending) submitted_[QualifiedName(w->tenant, w->metadata.name)] = w->submitted_at;
+  for (const model::Workload* w : snapshot.pending)
+    submitted_[QualifiedName(w->tenant, w->metadata.name)] = w->submitted_at;
   return Status::Ok();
 }
 

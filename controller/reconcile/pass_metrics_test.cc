@@ -30,7 +30,7 @@ TEST(PassMetrics, DecisionsAreCountedByOutcomeAndTheRuleThatDecided) {
   m.OnDecision(excluded, place, std::nullopt);
   m.OnDecision(Decided(placement::Outcome::kQueued, "beta"), place, std::nullopt);  // held by the tenant's quota
   DecisionContext preempt;
-  preempt.kind = "preempt";
+  preempt.kind = placement::DecisionKind::kPreempt;
   m.OnDecision(Decided(placement::Outcome::kQueued, "gamma"), preempt, std::nullopt);
 
   MetricsText text;

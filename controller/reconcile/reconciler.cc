@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "connectors/core/action_json.h"
+#include "controller/common/vocabulary.h"
 #include "controller/config/loader.h"
 #include "controller/config/repository.h"
 
@@ -293,7 +294,7 @@ Status Reconciler::SyncActive(WorkloadRecord& r, PassStats& stats) {
   const std::string key = r.ActionKey();
   const connectors::ObservedWorkload* seen = Seen(r.cluster, key);
   if (seen == nullptr) {
-    Result<std::optional<store::ActionRow>> submit = store_->GetAction("submit", key);
+    Result<std::optional<store::ActionRow>> submit = store_->GetAction(ActionKindName(ActionKind::kSubmit), key);
     if (!submit.ok()) return submit.status();
     if (*submit && (*submit)->state == store::ActionState::kIntent) {
       // Recorded but maybe never applied (a crash, a timeout): apply again, same key.
@@ -318,9 +319,9 @@ Status Reconciler::SyncActive(WorkloadRecord& r, PassStats& stats) {
       if (r.cancel_requested) {
         connectors::Action cancel{connectors::ActionKind::kCancel, key, r.name, r.tenant, r.attempt};
         cancel.reason = "cancelled by request";
-        GPUFED_RETURN_IF_ERROR(
-            store_->RecordActionIntent({"cancel", key, r.name, r.attempt, r.cluster, store::ActionState::kIntent, "",
-                                        now, connectors::ActionToJson(cancel).dump()}));
+        GPUFED_RETURN_IF_ERROR(store_->RecordActionIntent({ActionKindName(ActionKind::kCancel), key, r.name, r.attempt,
+                                                           r.cluster, store::ActionState::kIntent, "", now,
+                                                           connectors::ActionToJson(cancel).dump()}));
         (void)ApplyAction(cancel, r.cluster, stats);
         return Status::Ok();
       }

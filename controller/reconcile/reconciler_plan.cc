@@ -6,7 +6,9 @@
 
 #include "connectors/core/action_json.h"
 
+#include "controller/common/vocabulary.h"
 #include "controller/placement/inventory.h"
+#include "controller/reconcile/budget_watch.h"
 #include "controller/reconcile/reconciler.h"
 
 namespace gpufed::reconcile {
@@ -156,10 +158,8 @@ SnapshotSources Reconciler::Sources(std::vector<WorkloadRecord>& records) {
   }
   for (WorkloadRecord& r : records) src.records.push_back(&r);
   src.spec_of = [this](const WorkloadRecord& r) { return SpecOf(r); };
-  Result<std::map<std::string, store::UsageRow>> booked = store_->Usage();
-  if (booked.ok()) {
-    for (const auto& [tenant, row] : *booked) src.metered[tenant] = {row.spent, row.cloud_spent};
-  }
+  Result<std::vector<placement::MeteredSpend>> metered = MeteredThisPeriod(*store_, src.now);
+  if (metered.ok()) src.metered = std::move(*metered);
   src.fair_share = &fair_share_;
   src.bindings = &bindings_;
   return src;
@@ -226,7 +226,7 @@ Status Reconciler::StopVictim(const placement::Preemption& p, const placement::D
   pd.binding = placement::BindingFromJson(nlohmann::json::parse(victim.binding_json, nullptr, false));
   pd.binding.cluster = victim.cluster;
   pd.reason = p.reason + " on " + p.cluster + (p.checkpointable ? "; resumes from its last checkpoint" : "; restarts");
-  DecisionContext ctx{revision_->config.revision, now, victim.attempt, "preempt", victim.uid};
+  DecisionContext ctx{revision_->config.revision, now, victim.attempt, placement::DecisionKind::kPreempt, victim.uid};
   ctx.beneficiary = beneficiary.workload;
   ctx.beneficiary_tenant = beneficiary.tenant;
   ctx.cluster = revision_->config.FindCluster(victim.cluster);  // null once the revision dropped it
@@ -235,8 +235,8 @@ Status Reconciler::StopVictim(const placement::Preemption& p, const placement::D
                        victim.attempt};
   a.reason = pd.reason;
   GPUFED_RETURN_IF_ERROR(
-      store_->RecordActionIntent({"preempt", a.key, a.workload, a.attempt, victim.cluster, store::ActionState::kIntent,
-                                  "", now, connectors::ActionToJson(a).dump()}));
+      store_->RecordActionIntent({ActionKindName(a.kind), a.key, a.workload, a.attempt, victim.cluster,
+                                  store::ActionState::kIntent, "", now, connectors::ActionToJson(a).dump()}));
   // The connector checkpoints the work where it can and stops it. Its capacity is the
   // beneficiary's from now on: the victim becomes its next attempt at once, so no later
   // snapshot lists both. What the cluster has not released yet it reports as in use,
@@ -272,7 +272,8 @@ Status Reconciler::PlanWaiting(std::vector<WorkloadRecord>& records, PassStats& 
       any_pending = true;
       continue;
     }
-    Result<std::optional<store::ActionRow>> intent = store_->GetAction("submit", r.ActionKey());
+    Result<std::optional<store::ActionRow>> intent =
+        store_->GetAction(ActionKindName(ActionKind::kSubmit), r.ActionKey());
     if (!intent.ok()) return intent.status();
     if (*intent && (*intent)->state != store::ActionState::kFailed) {
       r.state = WorkloadState::kPlaced;
@@ -334,7 +335,7 @@ Status Reconciler::PlanWaiting(std::vector<WorkloadRecord>& records, PassStats& 
       }
       continue;
     }
-    DecisionContext ctx{revision_->config.revision, now, r.attempt, "place", r.uid};
+    DecisionContext ctx{revision_->config.revision, now, r.attempt, placement::DecisionKind::kPlace, r.uid};
     std::string sig = Signature(d);
     bool changed = last_decision_[r.uid] != sig;
     if (changed) {
@@ -365,11 +366,11 @@ Status Reconciler::AddPlacement(const placement::Decision& d, WorkloadRecord& r,
   Result<connectors::Action> action = BuildSubmit(r, *spec, d);
   if (!action.ok()) return Internal("binding of " + r.name + ": " + action.status().message());
   const model::Cluster* cluster = revision_->config.FindCluster(d.binding.cluster);
-  DecisionContext ctx{revision_->config.revision, now, r.attempt, "place", r.uid};
+  DecisionContext ctx{revision_->config.revision, now, r.attempt, placement::DecisionKind::kPlace, r.uid};
   ctx.cluster = cluster;
   writes.decisions.push_back({&d, std::move(ctx)});
-  writes.intents.push_back({"submit", action->key, r.name, r.attempt, d.binding.cluster, store::ActionState::kIntent,
-                            "", now, connectors::ActionToJson(*action).dump()});
+  writes.intents.push_back({ActionKindName(action->kind), action->key, r.name, r.attempt, d.binding.cluster,
+                            store::ActionState::kIntent, "", now, connectors::ActionToJson(*action).dump()});
   r.state = WorkloadState::kPlaced;
   r.cluster = d.binding.cluster;
   r.binding_json = placement::BindingToJson(d.binding).dump();

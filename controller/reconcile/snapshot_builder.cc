@@ -19,7 +19,8 @@ placement::ObservedCluster ToObservedCluster(const ClusterKnowledge& k) {
     node.ready = n.ready;
     node.free_cpu_milli = n.free_cpu_milli;
     node.free_memory = n.free_memory;
-    for (const connectors::ObservedGpu& g : n.gpus) node.gpus.push_back({g.free_milli, g.free_memory, g.mig_slices_used});
+    for (const connectors::ObservedGpu& g : n.gpus)
+      node.gpus.push_back({g.free_milli, g.free_memory, g.mig_slices_used});
     out.nodes.push_back(std::move(node));
   }
   return out;
@@ -85,55 +86,38 @@ Duration AttemptStart(const WorkloadRecord& r, const std::map<std::string, Clust
 
 PassSnapshot BuildSnapshot(const SnapshotSources& src) {
   PassSnapshot out;
-  placement::Snapshot& s = out.snapshot;
-  const model::Config& config = src.revision->config;
-  s.config = &config;
-  s.hooks = src.revision->hooks.get();
-  s.now = src.now;
-  if (src.fair_share) s.fair_share_half_life = src.fair_share->half_life();
-  for (const auto& [name, knowledge] : src.clusters) {
-    if (config.FindCluster(name) != nullptr) s.observed[name] = ToObservedCluster(knowledge);
-  }
-  // Every declared tenant appears, so the snapshot (and a replay of it) never falls back
-  // to the Tenant's declared spend for one tenant and not another.
-  for (const model::Tenant& t : config.tenants) {
-    placement::TenantUsage& u = s.usage[t.metadata.name];
-    u.spent = t.budget.spent;
-    u.cloud_spent = t.budget.cloud_spent;
-  }
-  for (const auto& [tenant, spend] : src.metered) {
-    placement::TenantUsage& u = s.usage[tenant];
-    u.spent = u.spent.Plus(spend.first);
-    u.cloud_spent = u.cloud_spent.Plus(spend.second);
-  }
+  placement::SnapshotFacts facts;
+  facts.config = &src.revision->config;
+  facts.hooks = src.revision->hooks.get();
+  facts.now = src.now;
+  facts.fair_share = src.fair_share;
+  facts.metered = src.metered;
+  for (const auto& [name, knowledge] : src.clusters) facts.observed[name] = ToObservedCluster(knowledge);
   for (WorkloadRecord* r : src.records) {
     const bool active = store::IsActive(r->state);
     if (!active && !store::IsWaiting(r->state)) continue;
     const model::Workload* spec = src.spec_of(*r);
     if (spec == nullptr) continue;
     if (!active) {
-      s.pending.push_back(spec);
+      facts.pending.push_back(spec);
       out.pending[QualifiedName(r->tenant, r->name)] = r;
       continue;
     }
     // Active attempts count at their estimate until they finish and are metered.
-    placement::TenantUsage& u = s.usage[r->tenant];
-    u.spent = u.spent.Plus(r->estimate);
-    if (r->cloud) u.cloud_spent = u.cloud_spent.Plus(r->estimate);
+    facts.estimates.push_back({r->tenant, r->estimate, r->cloud ? r->estimate : Money()});
     placement::RunningWorkload running;
     running.workload = spec;
-    running.binding = src.bindings != nullptr ? src.bindings->Of(r->binding_json)
-                                              : placement::BindingFromJson(nlohmann::json::parse(r->binding_json, nullptr, false));
+    running.binding = src.bindings != nullptr
+                          ? src.bindings->Of(r->binding_json)
+                          : placement::BindingFromJson(nlohmann::json::parse(r->binding_json, nullptr, false));
     running.binding.cluster = r->cluster;
     running.started_at = AttemptStart(*r, src.clusters);
     running.last_checkpoint = LastCheckpointTime(*r, src.now);
     running.attempt = r->attempt;
-    s.running.push_back(std::move(running));
+    facts.running.push_back(std::move(running));
     out.running[QualifiedName(r->tenant, r->name)] = r;
   }
-  if (src.fair_share) {
-    for (auto& [tenant, u] : s.usage) u.decayed_gpu_hours = src.fair_share->DecayedGpuHours(tenant);
-  }
+  out.snapshot = placement::BuildSnapshot(std::move(facts));
   if (src.bindings != nullptr) src.bindings->Sweep();
   return out;
 }

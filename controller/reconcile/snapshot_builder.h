@@ -14,6 +14,8 @@
 #include "connectors/core/connector.h"
 #include "controller/placement/fair_share.h"
 #include "controller/placement/plan.h"
+#include "controller/placement/snapshot_builder.h"
+#include "controller/placement/tenant_spend.h"
 #include "controller/store/records.h"
 #include "policies/engine/activation.h"
 
@@ -66,8 +68,9 @@ struct SnapshotSources {
   std::vector<store::WorkloadRecord*> records;
   // The spec of a record under the active revision (null: it has none).
   std::function<const model::Workload*(const store::WorkloadRecord&)> spec_of;
-  // Metered spend this budget period by tenant (the store's usage ledger).
-  std::map<std::string, std::pair<Money, Money>> metered;  // tenant -> (spent, cloud spent)
+  // Metered cost booked since the earliest current budget period began
+  // (MeteredThisPeriod, budget_watch.h); the spend function keeps each tenant's period.
+  std::vector<placement::MeteredSpend> metered;
   const placement::FairShareLedger* fair_share = nullptr;   // may be null (no history)
   BindingCache* bindings = nullptr;                         // may be null (parsed each time)
 };
@@ -83,9 +86,10 @@ struct PassSnapshot {
 // Converts a connector's node report into the placer's vocabulary (same names).
 placement::ObservedCluster ToObservedCluster(const ClusterKnowledge& knowledge);
 
-// Builds the snapshot. Running work is listed with the binding the store keeps for its
-// current attempt; its GPUs in use are counted by the placer, so TenantUsage carries only
-// spend (metered, plus the estimates of active attempts) and decayed GPU-hours.
-PassSnapshot BuildSnapshot(const SnapshotSources& sources);
+// Builds the snapshot (through placement::BuildSnapshot, the one builder). Running work is
+// listed with the binding the store keeps for its current attempt; its GPUs in use are
+// counted by the placer, so TenantUsage carries only spend (placement/tenant_spend.h:
+// declared, metered this period, the estimates of active attempts) and decayed GPU-hours.
+PassSnapshot BuildSnapshot(const SnapshotSources& src);
 
 }  // namespace gpufed::reconcile

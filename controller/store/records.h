@@ -5,11 +5,11 @@
 #include <string>
 #include <vector>
 
+#include "controller/common/action_key.h"
 #include "controller/common/duration.h"
 #include "controller/common/money.h"
-#include "controller/common/status.h"
-#include "controller/common/action_key.h"
 #include "controller/common/qualified_name.h"
+#include "controller/common/status.h"
 
 namespace gpufed::store {
 
@@ -130,6 +130,14 @@ struct StateCount {
 struct ActiveEstimate {
   Money all;
   Money cloud;
+};
+
+// Metered cost a tenant was booked on one UTC day (`day`: its midnight).
+struct MeteredDayRow {
+  std::string tenant;
+  Duration day;
+  Money spent;
+  Money cloud_spent;
 };
 
 struct UsageRow {

@@ -125,6 +125,9 @@ class Store {
   Status FinishAttempt(const AttemptRow& a);
   Result<std::vector<AttemptRow>> Attempts();
   Result<std::map<std::string, UsageRow>> Usage();
+  // Metered cost per tenant and UTC day of booking, for the days from the one holding
+  // `since` on (schema 7): what budget periods sum, without reading the attempts.
+  Result<std::vector<MeteredDayRow>> MeteredDays(Duration since);
 
   // Writes that wait for the store's next commit, saving an fsync each. The next write
   // of any kind but an API submission (SubmitNumbered's group commit: a submission does

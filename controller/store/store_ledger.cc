@@ -221,6 +221,29 @@ Result<std::map<std::string, UsageRow>> Store::Usage() {
   return out;
 }
 
+Result<std::vector<MeteredDayRow>> Store::MeteredDays(Duration since) {
+  constexpr int64_t kDayMillis = 86'400'000;
+  const int64_t ms = since.millis();
+  const int64_t first_day = ms >= 0 ? ms / kDayMillis : (ms - kDayMillis + 1) / kDayMillis;
+  std::lock_guard<FairMutex> lock(mu_);
+  GPUFED_RETURN_IF_ERROR(FlushLockedIfWaiting<AttemptRow>());
+  Result<std::unique_ptr<Statement>> s = db_->Prepare(
+      "SELECT tenant, day, currency, spent_micros, cloud_spent_micros FROM tenant_usage_days WHERE day >= ? "
+      "ORDER BY tenant, day, currency");
+  if (!s.ok()) return s.status();
+  (*s)->Bind(1, first_day);
+  std::vector<MeteredDayRow> out;
+  while (true) {
+    Result<bool> row = (*s)->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    const Statement& q = **s;
+    out.push_back({q.Text(0), Duration::FromMillis(q.Int(1) * kDayMillis), Money(q.Int(3), q.Text(2)),
+                   Money(q.Int(4), q.Text(2))});
+  }
+  return out;
+}
+
 Result<std::optional<Duration>> Store::GetMetaMillis(const std::string& key) {
   Result<std::optional<std::string>> text = GetMeta(key);
   if (!text.ok()) return text.status();

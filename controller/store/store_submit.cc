@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdlib>
 
+#include "controller/common/vocabulary.h"
 #include "controller/store/store.h"
 
 namespace gpufed::store {
@@ -72,7 +73,7 @@ void Store::CommitSubmits(const std::vector<QueuedSubmit*>& group) {
     // A savepoint per submission: a refused one is undone alone.
     if (Status s = db_->Exec("SAVEPOINT submit"); !s.ok()) return fail_all(s);
     WorkloadRecord r = q->record;
-    r.uid = r.name + "-u" + std::to_string(last + 1);  // the counter makes it unique across tenants
+    r.uid = SubmissionUid(r.name, last + 1);  // the counter makes it unique across tenants
     const size_t written_before = written.size();
     Status s = SubmitLocked(r, q->at, &written);
     if (s.ok()) {

@@ -5,6 +5,7 @@
 
 #include "controller/common/text.h"
 #include "controller/placement/search.h"
+#include "controller/placement/snapshot_builder.h"
 
 namespace gpufed::policy {
 namespace {
@@ -57,8 +58,9 @@ std::string WhyNoRoom(const placement::ClusterState& state, const model::Workloa
 
 // Binds the given running work in order, as the placer would bind it (its capacity
 // search; policies do not apply: the work runs already).
-Status BindRunning(const std::vector<model::GivenRunning>& given, const std::string& default_tenant, CaseState& s) {
-  const std::map<std::string, placement::ObservedCluster>& observed = s.snapshot.observed;
+Status BindRunning(const std::vector<model::GivenRunning>& given, const std::string& default_tenant,
+                   placement::SnapshotFacts& facts, CaseState& s) {
+  const std::map<std::string, placement::ObservedCluster>& observed = facts.observed;
   std::map<std::string, placement::ClusterState> states;
   s.running.reserve(given.size());  // snapshot.running points into it
   for (const model::GivenRunning& entry : given) {
@@ -66,6 +68,7 @@ Status BindRunning(const std::vector<model::GivenRunning>& given, const std::str
     const model::Cluster* cluster = s.config.FindCluster(entry.cluster);
     if (cluster == nullptr) {
       std::vector<std::string> names;
+      names.reserve(s.config.clusters.size());
       for (const model::Cluster& c : s.config.clusters) names.push_back(c.metadata.name);
       return InvalidArgument(who + ": cluster '" + entry.cluster + "' is not one of this case's clusters (" +
                              Join(names, ", ") + ")");
@@ -73,7 +76,8 @@ Status BindRunning(const std::vector<model::GivenRunning>& given, const std::str
     if (observed.count(entry.cluster)) {
       return InvalidArgument(who + ": cluster " + entry.cluster + " is unhealthy in this case (given.unhealthy)");
     }
-    placement::ClusterState& state = states.try_emplace(entry.cluster, placement::BuildClusterState(*cluster)).first->second;
+    placement::ClusterState& state =
+        states.try_emplace(entry.cluster, placement::BuildClusterState(*cluster)).first->second;
     if (!entry.node.empty() && entry.workload.resources.nodes > 1) {
       return InvalidArgument(who + ": a gang of " + std::to_string(entry.workload.resources.nodes) +
                              " nodes cannot be bound to one node; leave `node` out");
@@ -85,9 +89,10 @@ Status BindRunning(const std::vector<model::GivenRunning>& given, const std::str
     }
     if (!entry.node.empty() && only < 0) {
       std::vector<std::string> names;
+      names.reserve(state.nodes.size());
       for (const placement::NodeState& n : state.nodes) names.push_back(n.name);
-      return InvalidArgument(who + ": cluster " + entry.cluster + " has no node '" + entry.node + "' (nodes: " +
-                             Join(names, ", ") + ")");
+      return InvalidArgument(who + ": cluster " + entry.cluster + " has no node '" + entry.node +
+                             "' (nodes: " + Join(names, ", ") + ")");
     }
     model::Workload& w = s.running.emplace_back(entry.workload);
     w.metadata.name = entry.name;
@@ -99,7 +104,7 @@ Status BindRunning(const std::vector<model::GivenRunning>& given, const std::str
                              (entry.node.empty() ? "" : " node " + entry.node) + ": " + WhyNoRoom(state, w, only));
     }
     const std::vector<int> used = placement::ApplyPlacement(state, *found, w.resources);
-    placement::RunningWorkload& r = s.snapshot.running.emplace_back();
+    placement::RunningWorkload& r = facts.running.emplace_back();
     r.workload = &w;
     r.binding.cluster = entry.cluster;
     r.binding.pool = cluster->node_pools[found->pool].name;
@@ -115,6 +120,26 @@ Status BindRunning(const std::vector<model::GivenRunning>& given, const std::str
   return Status::Ok();
 }
 
+// A case's given spend is the tenant's spend this period as a controller would count it
+// (metered and running estimates included): it takes the place of the Tenant's declared
+// `spent` (a field it leaves out keeps the declared one). A tenant the case does not
+// declare has no budget; its spend is passed on as charged now.
+void GiveUsage(const std::map<std::string, model::GivenSpend>& usage, Duration now, model::Config& config,
+               placement::SnapshotFacts& facts) {
+  for (const auto& [tenant, spend] : usage) {
+    model::Tenant* declared = nullptr;
+    for (model::Tenant& t : config.tenants) {
+      if (t.metadata.name == tenant) declared = &t;
+    }
+    if (declared == nullptr) {
+      facts.metered.push_back({tenant, spend.spent.value_or(Money()), spend.cloud_spent.value_or(Money()), now});
+      continue;
+    }
+    declared->budget.spent = spend.spent.value_or(declared->budget.spent);
+    declared->budget.cloud_spent = spend.cloud_spent.value_or(declared->budget.cloud_spent);
+  }
+}
+
 }  // namespace
 
 Result<std::unique_ptr<CaseState>> BuildCaseState(const model::Config& repo, const model::PolicyTest& test,
@@ -122,9 +147,9 @@ Result<std::unique_ptr<CaseState>> BuildCaseState(const model::Config& repo, con
   auto s = std::make_unique<CaseState>();
   const model::Given given = c.given.Over(test.given);
   const std::string default_tenant = !c.workload.tenant.empty() ? c.workload.tenant
-                                     : !c.tenants.empty()        ? c.tenants.front()
-                                     : !repo.tenants.empty()     ? repo.tenants.front().metadata.name
-                                                                 : "";
+                                     : !c.tenants.empty()       ? c.tenants.front()
+                                     : !repo.tenants.empty()    ? repo.tenants.front().metadata.name
+                                                                : "";
   s->config = CaseConfig(repo, c, default_tenant);
   s->workload = c.workload;
   s->workload.metadata.name = test.metadata.name + "-case";
@@ -137,36 +162,31 @@ Result<std::unique_ptr<CaseState>> BuildCaseState(const model::Config& repo, con
     }
     if (!c.now_set) now = *given.waited;
     if (now < *given.waited) {
-      return InvalidArgument("given.waited (" + given.waited->ToString() + ") is longer than now (" + now.ToString() + ")");
+      return InvalidArgument("given.waited (" + given.waited->ToString() + ") is longer than now (" + now.ToString() +
+                             ")");
     }
     s->workload.submitted_at = Duration::FromMillis(now.millis() - given.waited->millis());
   }
-  placement::Snapshot& snapshot = s->snapshot;
-  snapshot.config = &s->config;
-  snapshot.now = now;
-  snapshot.hooks = hooks;
-  snapshot.onprem_queue_depth = given.queue_ahead.value_or(0);
-  if (given.usage) {
-    for (const auto& [tenant, spend] : *given.usage) {
-      const model::Tenant* declared = s->config.FindTenant(tenant);
-      placement::TenantUsage& usage = snapshot.usage[tenant];
-      usage.spent = spend.spent.value_or(declared ? declared->budget.spent : Money());
-      usage.cloud_spent = spend.cloud_spent.value_or(declared ? declared->budget.cloud_spent : Money());
-    }
-  }
+  placement::SnapshotFacts facts;
+  facts.config = &s->config;
+  facts.now = now;
+  facts.hooks = hooks;
+  facts.onprem_queue_depth = given.queue_ahead.value_or(0);
+  if (given.usage) GiveUsage(*given.usage, now, s->config, facts);
   if (given.unhealthy) {
     // An unhealthy cluster is one whose connector reports it so: no nodes to place on.
     for (const std::string& name : *given.unhealthy) {
       if (s->config.FindCluster(name) == nullptr) {
         return InvalidArgument("given.unhealthy: cluster '" + name + "' is not one of this case's clusters");
       }
-      snapshot.observed[name].healthy = false;
+      facts.observed[name].healthy = false;
     }
   }
   if (given.running) {
-    if (Status bound = BindRunning(*given.running, default_tenant, *s); !bound.ok()) return bound;
+    if (Status bound = BindRunning(*given.running, default_tenant, facts, *s); !bound.ok()) return bound;
   }
-  snapshot.pending = {&s->workload};
+  facts.pending = {&s->workload};
+  s->snapshot = placement::BuildSnapshot(std::move(facts));
   return s;
 }
 

@@ -55,6 +55,18 @@ TEST_F(CaseStateTest, CaseFieldsOverrideTheTestsGivenOneByOne) {
   EXPECT_EQ(s.running[0].binding.gpus[0].size(), 6u);
 }
 
+// The one snapshot builder gives every tenant of the case its spend, as a controller's
+// snapshot does: without `usage`, the Tenant's declared spend.
+TEST_F(CaseStateTest, EveryTenantHasItsSpendWithoutUsage) {
+  const model::PolicyTest& test = Load("    - name: c\n      expect: {placed: {}}\n");
+  auto state = BuildCaseState(result_.config, test, test.cases[0], nullptr);
+  ASSERT_TRUE(state.ok()) << state.status().message();
+  const placement::Snapshot& s = (*state)->snapshot;
+  ASSERT_EQ(s.usage.count("t"), 1u);
+  EXPECT_EQ(s.usage.at("t").spent.ToString(), "10.00 EUR");
+  EXPECT_EQ(s.usage.at("t").cloud_spent.ToString(), "5.00 EUR");
+}
+
 TEST_F(CaseStateTest, RunningWorkIsBoundInOrder) {
   const model::PolicyTest& test = Load(
       "    - name: c\n      given:\n        running:\n"
@@ -65,7 +77,8 @@ TEST_F(CaseStateTest, RunningWorkIsBoundInOrder) {
   auto state = BuildCaseState(result_.config, test, test.cases[0], nullptr);
   ASSERT_FALSE(state.ok());
   EXPECT_THAT(state.status().message(), HasSubstr("running entry 'running-3' (repo.yaml:"));
-  EXPECT_THAT(state.status().message(), HasSubstr("cannot be bound on dc1 node hgx-1: needs 4 GPU(s), 2 of 8 are free"));
+  EXPECT_THAT(state.status().message(),
+              HasSubstr("cannot be bound on dc1 node hgx-1: needs 4 GPU(s), 2 of 8 are free"));
 }
 
 TEST_F(CaseStateTest, ElasticNodesAndGangsAreBoundAsThePlacerWouldTakeThem) {
