@@ -68,20 +68,17 @@ TEST(SlurmNegotiate, PinnedVersionMustBeOffered) {
 namespace gpufed::connectors::slurm {
 namespace {
 
-// connector.apiVersion is validated before any connector exists: by the YAML loader and
-// by the JSON Schema editors use (tests/schema checks those two agree). Both must list
-// exactly what the adapters support.
-TEST(SlurmNegotiate, SchemaAndLoaderListTheAdaptersVersions) {
+// connector.apiVersion is validated before any connector exists: by the provider's
+// check (slurm_config.cc, which the loader runs) and by the published JSON Schema editors
+// use. The schema is assembled from SlurmConfigSchema() (slurm_config_test checks it lists
+// ApiVersionSettings(); tests/docs checks the published file equals the assembly); the
+// published file must list exactly what the adapters support.
+TEST(SlurmNegotiate, ThePublishedSchemaListsTheAdaptersVersions) {
   std::ifstream in(std::string(GPUFED_SOURCE_DIR) + "/schemas/cluster.schema.json");
   json schema = json::parse(in, nullptr, false);
   ASSERT_FALSE(schema.is_discarded());
-  json listed = schema["$defs"]["connector"]["then"]["properties"]["apiVersion"]["enum"];
+  json listed = schema["$defs"]["connector-slurm"]["properties"]["apiVersion"]["enum"];
   EXPECT_EQ(listed, json(ApiVersionSettings()));
-  std::ifstream loader(std::string(GPUFED_SOURCE_DIR) + "/controller/config/decode_cluster.cc");
-  std::string text((std::istreambuf_iterator<char>(loader)), std::istreambuf_iterator<char>());
-  std::string list;
-  for (const std::string& v : ApiVersionSettings()) list += (list.empty() ? "{" : ", ") + ("\"" + v + "\"");
-  EXPECT_NE(text.find(list + "}"), std::string::npos) << "decode_cluster.cc does not list " << list << "}";
 }
 
 }  // namespace

@@ -154,12 +154,11 @@ std::string UrlHost(const std::string& url) {
   return rest.substr(0, rest.find(':'));
 }
 
-Status CheckEndpoint(const model::Cluster& cluster, const SiteSettings& site) {
-  const std::string& endpoint = cluster.connector.endpoint;
+Status CheckEndpoint(const std::string& cluster, const std::string& endpoint, const SiteSettings& site) {
   if (endpoint.rfind("https://", 0) == 0) return Status::Ok();
   if (endpoint.rfind("http://", 0) != 0) return Status::Ok();  // the factory names the bad scheme
   std::string host = UrlHost(endpoint);
-  std::string where = "cluster " + cluster.metadata.name + ": connector.endpoint " + endpoint;
+  std::string where = "cluster " + cluster + ": connector.endpoint " + endpoint;
   if (!IsLoopbackHost(host)) {
     return InvalidArgument(where + " is plain http to a host that is not loopback: every request carries the " +
                            "Slurm JWT, which would travel in clear text; use https:// (slurmrestd behind a TLS proxy)");

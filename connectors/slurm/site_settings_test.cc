@@ -10,8 +10,8 @@ model::Cluster WithAnnotations(std::map<std::string, std::string> annotations,
   model::Cluster c;
   c.metadata.name = "hpc";
   c.metadata.annotations = std::move(annotations);
-  c.connector.type = model::ConnectorType::kSlurm;
-  c.connector.endpoint = endpoint;
+  c.connector.type = "slurm";
+  c.connector.Set("endpoint", endpoint);
   return c;
 }
 

@@ -30,7 +30,7 @@ int RunPlan(const PlanOptions& options, const connectors::ConnectorRegistry* reg
   // its PolicyTests pass, or nothing is planned. --ignore-tests lets an author see what
   // a revision with failing tests would do; the controller never activates one.
   policy::Candidate candidate = policy::PrepareRevision(
-      {options.config_dir}, options.ignore_tests ? policy::TestGate::kReport : policy::TestGate::kRequirePass);
+      {options.config_dir}, registry, options.ignore_tests ? policy::TestGate::kReport : policy::TestGate::kRequirePass);
   for (const std::string& failing : candidate.failing_tests) std::cerr << "warning: " << failing << "\n";
   if (!candidate.revision) {
     for (const std::string& p : candidate.problems) std::cerr << p << "\n";
@@ -43,7 +43,8 @@ int RunPlan(const PlanOptions& options, const connectors::ConnectorRegistry* reg
       std::cerr << "gpufed plan: --state plans the controller's own workloads (no --workloads)\n";
       return 2;
     }
-    reconcile::PreviewOptions preview{options.state_dir, {}};
+    reconcile::PreviewOptions preview{options.state_dir};
+    connectors::ConnectorRegistry providers = *registry;
     // The failures of the run's scenario, as `gpufed run` plays them.
     const std::string scenario =
         options.scenario.empty() ? runtime::DefaultScenarioFile(options.config_dir) : options.scenario;
@@ -53,9 +54,12 @@ int RunPlan(const PlanOptions& options, const connectors::ConnectorRegistry* reg
         std::cerr << "gpufed plan: " << source.status().message() << "\n";
         return 1;
       }
-      preview.connector_settings = runtime::ScenarioConnectorSettings(*source);
+      if (Status bound = source->BindFailures(providers); !bound.ok()) {
+        std::cerr << "gpufed plan: " << bound.message() << "\n";
+        return 1;
+      }
     }
-    Result<placement::Plan> plan = reconcile::PreviewFromState(revision, preview, *registry);
+    Result<placement::Plan> plan = reconcile::PreviewFromState(revision, preview, providers);
     if (!plan.ok()) {
       std::cerr << "gpufed plan: " << plan.status().message() << "\n";
       return 1;

@@ -74,7 +74,7 @@ int Run(const RunOptions& o, const connectors::ConnectorRegistry* registry) {
   ro.max_body_bytes = *max_body;
   ro.version = kVersion;
   if (o.unsafe_no_fsync) ro.durability = Durability::kUnsynced;
-  RunView view(std::cout, tty, !runtime::AllSimulated(ro.config_dir));
+  RunView view(std::cout, tty, !runtime::AllSimulated(ro.config_dir, *registry));
   Result<std::unique_ptr<runtime::Runtime>> opened = runtime::Runtime::Open(ro, *registry, &view);
   if (!opened.ok()) {
     std::cerr << "gpufed run: " << opened.status().message() << "\n";
@@ -89,7 +89,7 @@ int Run(const RunOptions& o, const connectors::ConnectorRegistry* registry) {
   const Duration start = rt.clock().Now();
   const int exit_code = rt.Run();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  config::LoadResult cfg = config::LoadRepository({ro.config_dir}, policy::ProductLoadOptions());
+  config::LoadResult cfg = config::LoadRepository({ro.config_dir}, policy::ProductLoadOptions(registry));
   std::cout << RenderSummary(rt.controller(), cfg.config, Duration::FromMillis(rt.clock().Now().millis() - start.millis()),
                              wall);
   return exit_code;

@@ -34,8 +34,9 @@ const char* SeverityName(const config::Diagnostic& d) {
   return d.severity == config::Severity::kNote ? "note" : "error";
 }
 
-int RunValidate(const ValidateOptions& options) {
+int RunValidate(const ValidateOptions& options, const connectors::ConnectorRegistry* registry) {
   policy::ValidateOptions validate;
+  validate.load.connectors = registry;
   std::vector<std::string> paths = options.paths;
   if (!options.repo.empty()) {
     validate.only = options.paths;
@@ -75,7 +76,7 @@ int RunValidate(const ValidateOptions& options) {
 
 }  // namespace
 
-void AddValidateCommand(CLI::App& app, int* exit_code) {
+void AddValidateCommand(CLI::App& app, int* exit_code, const connectors::ConnectorRegistry* registry) {
   auto options = std::make_shared<ValidateOptions>();
   CLI::App* cmd = app.add_subcommand("validate", "Validate policy repository files (exit 0 valid, 1 invalid, 2 usage)");
   cmd->add_option("paths", options->paths, "Directories (walked recursively) or YAML files; with --repo, the files "
@@ -86,7 +87,7 @@ void AddValidateCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("-o,--output", options->output, "Output format")
       ->check(CLI::IsMember({"text", "json", "github"}))
       ->capture_default_str();
-  cmd->callback([options, exit_code] { *exit_code = RunValidate(*options); });
+  cmd->callback([options, exit_code, registry] { *exit_code = RunValidate(*options, registry); });
 }
 
 }  // namespace gpufed::cli

@@ -3,9 +3,7 @@
 #include <cstdlib>
 
 namespace gpufed::config {
-namespace {
 
-// Any YAML value as JSON (for Policy params): scalars typed as in YAML 1.2 core.
 std::optional<nlohmann::json> ToJson(const YamlField& f) {
   const YAML::Node& node = f.node();
   if (node.IsMap()) {
@@ -29,8 +27,6 @@ std::optional<nlohmann::json> ToJson(const YamlField& f) {
   if (node.IsScalar()) return ScalarToJson(f);
   return nlohmann::json(nullptr);
 }
-
-}  // namespace
 
 void DecodePolicySpec(const YamlField& spec, model::Policy& out) {
   if (!spec.ExpectObject(

@@ -69,6 +69,7 @@ ReferenceKind DomainReference(model::FieldDomain domain) {
     case model::FieldDomain::kGpuModel: return ReferenceKind::kGpuModel;
     case model::FieldDomain::kMigProfile: return ReferenceKind::kMigProfile;
     case model::FieldDomain::kDataset: return ReferenceKind::kDataset;
+    case model::FieldDomain::kConnectorType: return ReferenceKind::kConnectorType;
     default: return ReferenceKind::kPriorityClass;
   }
 }

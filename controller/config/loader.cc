@@ -197,6 +197,17 @@ void LoadDocuments(const std::string& text, const std::string& file, const LoadO
   }
 }
 
+// Each Cluster's connector block, by the provider its type names (LoadOptions::connectors).
+void CheckConnectors(const model::Config& config, const model::ConnectorCatalog* catalog, Diagnostics& diagnostics) {
+  if (catalog == nullptr) return;
+  for (const model::Cluster& cluster : config.clusters) {
+    if (cluster.connector.type.empty()) continue;  // missing or not a string: DecodeConnector said so
+    for (const model::ConnectorProblem& p : catalog->Check(cluster.connector)) {
+      diagnostics.Add({p.location.file, p.location.line, p.location.column, p.field, p.message});
+    }
+  }
+}
+
 }  // namespace
 
 LoadResult LoadRepository(const std::vector<std::string>& paths, const LoadOptions& options,
@@ -233,6 +244,7 @@ LoadResult LoadRepository(const std::vector<std::string>& paths, const LoadOptio
                  hashed);
   std::sort(hashed.begin(), hashed.end());
   CheckRepository(references, result.config, result.diagnostics, context, unparsed);
+  CheckConnectors(result.config, options.connectors, result.diagnostics);
   result.config.revision = ComputeRevision(result.config.root, hashed);
   result.diagnostics.Sort();
   return result;
@@ -259,6 +271,7 @@ LoadResult LoadText(const std::string& text, const std::string& file_name, const
   std::vector<std::string> unused;
   LoadLuaSources("", stdlib_lua, options.library, options.max_file_bytes, result.config, result.diagnostics, unused);
   CheckRepository(references, result.config, result.diagnostics, context, unparsed);
+  CheckConnectors(result.config, options.connectors, result.diagnostics);
   result.config.revision = "sha256:" + Sha256Hex(text);
   result.diagnostics.Sort();
   return result;

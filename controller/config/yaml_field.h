@@ -41,7 +41,7 @@ std::optional<double> ParseYamlFloat(std::string_view text);
 // repository is loaded.
 enum class ReferenceKind {
   kTenant, kCluster, kLuaFile, kPriorityClass, kImport,
-  kPool, kGpuModel, kMigProfile, kDataset,  // values rules compare with
+  kPool, kGpuModel, kMigProfile, kDataset, kConnectorType,  // values rules compare with
 };
 
 struct Reference {

@@ -14,7 +14,6 @@ constexpr std::string_view kSensitivities[] = {"public", "internal", "confidenti
 constexpr std::string_view kTopologies[] = {"any", "same-node"};
 constexpr std::string_view kSharings[] = {"none", "mig", "memory"};
 constexpr std::string_view kIsolations[] = {"exclusive", "hard", "soft"};
-constexpr std::string_view kConnectorTypes[] = {"sim", "local", "slurm", "kubernetes"};
 
 using enum FieldType;
 using enum FieldDomain;
@@ -68,7 +67,7 @@ const ViewField kClusterFields[] = {
     {"onprem", kBoolean, "provider is onprem.", "true"},
     {"region", kString, "The cluster's region.", "eu-central"},
     {"zone", kString, "Its compliance zone.", "{in: [eu]}"},
-    {"connector.type", kString, "How gpufed reaches it.", "slurm", kEnum, kConnectorTypes},
+    {"connector.type", kString, "How gpufed reaches it.", "slurm", kConnectorType},
     {"attributes.encryptionAtRest", kBoolean, "Data at rest is encrypted.", "true"},
     {"attributes.certifications", kStringList, "Certifications it holds.", "{contains: iso27001}"},
     {"attributes.labels.*", kString, "A free-form attribute.", "{in: [\"1\", \"2\"]}", kFree, {}, false, true, "tier"},
@@ -165,6 +164,7 @@ const char* FieldDomainName(FieldDomain domain) {
     case kMigProfile: return "MIG profile";
     case kDataset: return "dataset";
     case kPriorityClass: return "priority class";
+    case kConnectorType: return "connector type";
   }
   return "value";
 }
@@ -248,6 +248,5 @@ std::span<const std::string_view> SensitivityNames() { return kSensitivities; }
 std::span<const std::string_view> TopologyNames() { return kTopologies; }
 std::span<const std::string_view> GpuSharingNames() { return kSharings; }
 std::span<const std::string_view> IsolationNames() { return kIsolations; }
-std::span<const std::string_view> ConnectorTypeNames() { return kConnectorTypes; }
 
 }  // namespace gpufed::model

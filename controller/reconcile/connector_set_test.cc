@@ -24,7 +24,7 @@ model::Cluster Declared(const std::string& name, const std::string& endpoint = "
   c.metadata.name = name;
   c.metadata.location.file = "clusters.yaml";
   c.metadata.location.line = line;
-  c.connector.endpoint = endpoint;
+  if (!endpoint.empty()) c.connector.Set("endpoint", endpoint);
   return c;
 }
 
@@ -72,7 +72,7 @@ TEST(ConnectorSet, AddsReplacesOnlyWhatChangedAndKeepsRemovedClustersUntilIdle) 
   EXPECT_EQ(SerialOf(set, "b"), 3);
   EXPECT_TRUE(set.retiring("a"));
   ASSERT_NE(set.Find("a"), nullptr) << "a removed cluster keeps its connector while work may run there";
-  EXPECT_EQ(set.DeclarationOf("b")->connector.endpoint, "https://slurm:6820");
+  EXPECT_EQ(set.DeclarationOf("b")->connector.Find("endpoint")->value, "https://slurm:6820");
 
   // Work still runs on a: it stays; once it is idle it retires, once.
   EXPECT_TRUE(set.RetireIdle({"a"}).empty());
@@ -105,7 +105,7 @@ TEST(ConnectorSet, AConnectorThatCannotBeMadeChangesNothing) {
   EXPECT_NE(p.status().message().find("cluster c: token file missing"), std::string::npos) << p.status().ToString();
   EXPECT_EQ(SerialOf(set, "a"), 1) << "the old connector still serves";
   EXPECT_EQ(set.Names(), (std::vector<std::string>{"a"}));
-  EXPECT_TRUE(set.DeclarationOf("a")->connector.endpoint.empty());
+  EXPECT_EQ(set.DeclarationOf("a")->connector.Find("endpoint"), nullptr);
 }
 
 }  // namespace

@@ -116,7 +116,7 @@ Status Controller::CreateConnectors() {
 }
 
 ConnectorSet::Maker Controller::ConnectorMaker() const {
-  return RegistryMaker(registry_, clock_, options_.state_dir, options_.connector_settings);
+  return RegistryMaker(registry_, clock_, options_.state_dir);
 }
 
 void Controller::JournalConnectorChanges(const std::vector<ConnectorSet::Change>& changes,

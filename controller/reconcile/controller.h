@@ -30,9 +30,6 @@ namespace gpufed::reconcile {
 struct ControllerOptions {
   std::string config_dir;
   std::string state_dir = "gpufed-state";
-  // Run-wide connector settings (FactoryContext::settings), e.g. the sim connectors'
-  // scenario, which the runtime sets: the loop itself knows no provider.
-  std::map<std::string, std::string> connector_settings;
   ReconcilerOptions reconcile;
   // The audit journal lives in <state_dir>/audit. Null: the real file system; tests
   // pass a FaultEnv. Must outlive the Controller.
@@ -162,7 +159,7 @@ class Controller {
 
  private:
   Controller(ControllerOptions options, const connectors::ConnectorRegistry& registry, const gpufed::Clock* clock)
-      : options_(std::move(options)), registry_(registry), clock_(clock) {}
+      : options_(std::move(options)), registry_(registry), clock_(clock), activator_(&registry) {}
   Status CreateConnectors();
   ConnectorSet::Maker ConnectorMaker() const;
   // Journals (cluster-connector) and tells the operator each change to the connector set.

@@ -27,9 +27,7 @@ Result<placement::Plan> PreviewFromState(const policy::Revision& revision, const
   // an operator wants left as it is (no migration, no ledger repair, no file made).
   Result<std::unique_ptr<store::Store>> store = store::Store::OpenReadOnly(db);
   if (!store.ok()) return Status(store.status().code(), db + ": " + store.status().message());
-  bool all_sim = true;
-  for (const model::Cluster& c : revision.config.clusters)
-    all_sim = all_sim && c.connector.type == model::ConnectorType::kSim;
+  const bool all_sim = registry.AllRunOnVirtualTime(revision.config.clusters);
   // A virtual-time run continues from the clock it reached (as `gpufed run` does).
   gpufed::ManualClock virtual_clock;
   gpufed::SystemClock wall_clock;
@@ -44,7 +42,7 @@ Result<placement::Plan> PreviewFromState(const policy::Revision& revision, const
   reconciler.SetRevision(&revision);
   Result<ConnectorSet::Prepared> made = reconciler.PrepareConnectors(
       revision,
-      RegistryMaker(registry, clock, options.state_dir, options.connector_settings, ConnectorAccess::kReadOnly));
+      RegistryMaker(registry, clock, options.state_dir, ConnectorAccess::kReadOnly));
   if (!made.ok()) return made.status();
   (void)reconciler.CommitConnectors(std::move(made).value());
   // The tenants' past use as the stopped or running controller last saved it (read only:

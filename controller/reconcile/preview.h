@@ -3,7 +3,6 @@
 // planned on the same snapshot the loop builds (snapshot_builder.h) from that
 // controller's store and its clusters' observations. Read-only: no journal is opened,
 // nothing is applied, the store is only read.
-#include <map>
 #include <string>
 
 #include "connectors/core/registry.h"
@@ -14,8 +13,6 @@ namespace gpufed::reconcile {
 
 struct PreviewOptions {
   std::string state_dir;
-  // The run's connector settings (runtime::ScenarioConnectorSettings for its scenario).
-  std::map<std::string, std::string> connector_settings;
 };
 
 // NotFound when `state_dir` holds no controller store. The plan's decisions refer to

@@ -18,12 +18,9 @@ std::string DefaultScenarioFile(const std::string& config_dir) {
   return std::filesystem::exists(guess) ? guess : "";
 }
 
-bool AllSimulated(const std::string& config_dir) {
-  config::LoadResult loaded = config::LoadRepository({config_dir}, policy::ProductLoadOptions());
-  for (const model::Cluster& c : loaded.config.clusters) {
-    if (c.connector.type != model::ConnectorType::kSim) return false;
-  }
-  return true;
+bool AllSimulated(const std::string& config_dir, const connectors::ConnectorRegistry& registry) {
+  config::LoadResult loaded = config::LoadRepository({config_dir}, policy::ProductLoadOptions(&registry));
+  return registry.AllRunOnVirtualTime(loaded.config.clusters);
 }
 
 Result<std::unique_ptr<Runtime>> Runtime::Open(RuntimeOptions options, const connectors::ConnectorRegistry& registry,
@@ -37,7 +34,7 @@ Result<std::unique_ptr<Runtime>> Runtime::Open(RuntimeOptions options, const con
   std::unique_ptr<Runtime> rt(new Runtime(std::move(options)));
   const RuntimeOptions& o = rt->options_;
   rt->view_ = view;
-  rt->virtual_time_ = AllSimulated(o.config_dir);
+  rt->virtual_time_ = AllSimulated(o.config_dir, registry);
   if (o.durability == Durability::kUnsynced && !rt->virtual_time_) {
     return FailedPrecondition("unsynced storage (--unsafe-no-fsync) is only for federations of simulated clusters; " +
                               o.config_dir + " declares a cluster whose connector is not sim");
@@ -60,7 +57,7 @@ Result<std::unique_ptr<Runtime>> Runtime::Open(RuntimeOptions options, const con
     }
   }
   if (!o.scenario.empty()) {
-    config::LoadResult repo = config::LoadRepository({o.config_dir}, policy::ProductLoadOptions());
+    config::LoadResult repo = config::LoadRepository({o.config_dir}, policy::ProductLoadOptions(&registry));
     Result<ScenarioSource> scenario = ScenarioSource::Load(o.scenario, repo.config);
     if (!scenario.ok()) return scenario.status();
     rt->scenario_ = std::move(scenario).value();
@@ -73,8 +70,9 @@ Result<std::unique_ptr<Runtime>> Runtime::Open(RuntimeOptions options, const con
   co.checkpoint_interval = o.checkpoint_interval;
   co.durability = o.durability;
   co.reconcile = o.reconcile;
-  co.connector_settings = ScenarioConnectorSettings(rt->scenario_);
-  Result<std::unique_ptr<reconcile::Controller>> opened = reconcile::Controller::Open(co, registry, rt->clock_);
+  rt->registry_ = registry;
+  GPUFED_RETURN_IF_ERROR(rt->scenario_.BindFailures(rt->registry_));
+  Result<std::unique_ptr<reconcile::Controller>> opened = reconcile::Controller::Open(co, rt->registry_, rt->clock_);
   if (!opened.ok()) return opened.status();
   rt->controller_ = std::move(opened).value();
   rt->controller_->AddSourceSpecs(kScenarioSource, rt->scenario_.specs());

@@ -56,7 +56,7 @@ class RuntimeView {
 // when no --scenario is given.
 std::string DefaultScenarioFile(const std::string& config_dir);
 // True when every Cluster of the repository is simulated (the run is in virtual time).
-bool AllSimulated(const std::string& config_dir);
+bool AllSimulated(const std::string& config_dir, const connectors::ConnectorRegistry& registry);
 
 class Runtime {
  public:
@@ -99,6 +99,8 @@ class Runtime {
   gpufed::SystemClock wall_clock_;
   const gpufed::Clock* clock_ = nullptr;
   ScenarioSource scenario_;
+  // Main's providers with the sim one bound to the scenario's failures; outlives controller_.
+  connectors::ConnectorRegistry registry_;
   std::unique_ptr<audit::Env> env_;
   std::unique_ptr<reconcile::Controller> controller_;
   std::unique_ptr<SinkShipping> shipping_;

@@ -10,9 +10,10 @@
 namespace gpufed::policy {
 namespace fs = std::filesystem;
 
-config::LoadOptions ProductLoadOptions() {
+config::LoadOptions ProductLoadOptions(const model::ConnectorCatalog* connectors) {
   config::LoadOptions o;
   o.library = &stdlib::Files();
+  o.connectors = connectors;
   return o;
 }
 

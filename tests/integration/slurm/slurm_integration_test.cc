@@ -68,11 +68,11 @@ class SlurmIntegration : public ::testing::Test {
     c.metadata.name = "onprem-slurm";
     c.metadata.annotations[kAllowPlainHttpAnnotation] = "loopback";  // the test's slurmrestd is on 127.0.0.1
     c.provider = "onprem";
-    c.connector.type = model::ConnectorType::kSlurm;
-    c.connector.endpoint = SlurmCluster::Endpoint();
-    c.connector.token_file = token_file;
-    c.connector.user = "root";
-    c.connector.partition = "gpu";
+    c.connector.type = "slurm";
+    c.connector.Set("endpoint", SlurmCluster::Endpoint());
+    c.connector.Set("tokenFile", token_file);
+    c.connector.Set("user", "root");
+    c.connector.Set("partition", "gpu");
     c.connector.timeout = Duration::FromSeconds(3);
     model::NodePool whole;
     whole.name = "a100";
@@ -178,7 +178,7 @@ TEST_F(SlurmIntegration, AutoNegotiatesTheNewestVersionTheReleaseServes) {
   // with the list it offers.
   for (const std::string& v : SupportedApiVersions()) {
     model::Cluster pinned = Cluster();
-    pinned.connector.api_version = v;
+    pinned.connector.Set("apiVersion", v);
     std::unique_ptr<SlurmConnector> c = Make(dir_ + "/pinned-" + v, pinned);
     Result<Observation> o = c->Observe(Ctx());
     bool served = SlurmCluster::Is2411() ? v != "v0.0.38" : v == "v0.0.38";
@@ -460,8 +460,8 @@ TEST_F(SlurmIntegration, HttpsWithAPrivateCaWorksThroughConnectorCaFile) {
     model::Cluster c = Cluster();
     c.metadata.annotations.erase(kAllowPlainHttpAnnotation);
     c.metadata.location.file = dir_ + "/repo/clusters.yaml";
-    c.connector.endpoint = "https://127.0.0.1:" + std::to_string(proxy.port());
-    c.connector.ca_file = ca_file;
+    c.connector.Set("endpoint", "https://127.0.0.1:" + std::to_string(proxy.port()));
+    c.connector.Set("caFile", ca_file);
     return c;
   };
   std::unique_ptr<SlurmConnector> tls = Make(dir_ + "/tls", cluster("pki/ca.pem"));
