@@ -38,6 +38,25 @@ def dumps(value, indent=0):
     return json.dumps(value, ensure_ascii=False)
 
 
+# The order schema files write a schema's keywords in (gpufed prints JSON objects with
+# sorted keys); other keys follow in their own order.
+KEY_ORDER = ["description", "type", "const", "enum", "$ref", "required", "additionalProperties", "properties",
+             "allOf", "if", "then", "else"]
+
+
+def ordered(value, is_properties=False):
+    """`value` with each schema's keywords in KEY_ORDER; property names keep their order."""
+    if isinstance(value, list):
+        return [ordered(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if is_properties:
+        return {name: ordered(v) for name, v in value.items()}
+    rank = {k: i for i, k in enumerate(KEY_ORDER)}
+    keys = sorted(value, key=lambda k: rank.get(k, len(KEY_ORDER)))
+    return {k: ordered(value[k], is_properties=(k == "properties")) for k in keys}
+
+
 def main():
     if len(sys.argv) not in (3, 4):
         print(__doc__, file=sys.stderr)
@@ -54,7 +73,7 @@ def main():
     if update:
         # Keep the other $defs where they are; the connector ones follow in the registry's order.
         kept = {name: value for name, value in defs.items() if not is_connector_def(name)}
-        schema["$defs"] = {**kept, **wanted}
+        schema["$defs"] = {**kept, **{name: ordered(value) for name, value in wanted.items()}}
         with open(path, "w", encoding="utf-8") as f:
             f.write(dumps(schema) + "\n")
         print(f"wrote {path}")
