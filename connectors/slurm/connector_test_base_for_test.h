@@ -47,7 +47,7 @@ class ConnectorTestBase {
     c.connector.Set("endpoint", fake_.url());
     c.connector.Set("tokenEnv", kTokenEnv);
     c.connector.Set("partition", "gpu");
-    c.connector.Set("apiVersion", api_version);
+    if (!api_version.empty()) c.connector.Set("apiVersion", api_version);  // unset: auto
     c.connector.timeout = Duration::FromMillis(500);
     model::NodePool whole;
     whole.name = "a100";

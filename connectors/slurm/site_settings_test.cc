@@ -82,7 +82,7 @@ TEST(CheckEndpoint, PlainHttpOnlyOnLoopbackAndOnlyWithTheOptIn) {
   auto check = [](const model::Cluster& c) {
     Result<SiteSettings> s = ReadSiteSettings(c);
     EXPECT_TRUE(s.ok()) << s.status().ToString();
-    return CheckEndpoint(c, *s);
+    return CheckEndpoint(c.metadata.name, c.connector.Find("endpoint")->value.get<std::string>(), *s);
   };
   EXPECT_TRUE(check(WithAnnotations({})).ok());  // https
   EXPECT_TRUE(check(WithAnnotations(opt_in, "http://127.0.0.1:6820")).ok());
