@@ -41,7 +41,8 @@ std::optional<std::string> ConnectorFieldReader::String(std::string_view key) {
   if (field == nullptr) return std::nullopt;
   if (!field->value.is_string()) {
     std::string message = "expected a string, got " + Describe(field->value);
-    if (field->value.is_primitive() && !field->value.is_null()) message += " (quote it: \"" + field->value.dump() + "\")";
+    if (field->value.is_primitive() && !field->value.is_null())
+      message += " (quote it: \"" + field->value.dump() + "\")";
     Add(*field, message);
     return std::nullopt;
   }

@@ -68,7 +68,8 @@ const char* ActionKindName(ActionKind kind) {
 }
 
 Status ConnectorRegistry::Register(ConnectorProvider provider) {
-  if (provider.type.empty() || !provider.factory) return InvalidArgument("a connector provider needs a type and a factory");
+  if (provider.type.empty() || !provider.factory)
+    return InvalidArgument("a connector provider needs a type and a factory");
   if (providers_.count(provider.type)) {
     return {StatusCode::kAlreadyExists, "connector type " + provider.type + " already registered"};
   }

@@ -88,7 +88,8 @@ TEST(RateLimitedConnector, RefusesCallsBeyondTheBurstUntilTokensRefill) {
 }
 
 // A provider that reads one field, `url`, as the real ones read theirs.
-ConnectorProvider Provider(const std::string& type, ConnectorCapabilities capabilities, Factory factory = FakeFactory()) {
+ConnectorProvider Provider(const std::string& type, ConnectorCapabilities capabilities,
+                           Factory factory = FakeFactory()) {
   ConnectorProvider p;
   p.type = type;
   p.summary = type + " clusters";

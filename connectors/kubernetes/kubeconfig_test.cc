@@ -86,7 +86,8 @@ TEST(Kubeconfig, RefusesAPlainHttpServerNamingTheCluster) {
   for (const char* server : {"http://127.0.0.1:8080", "http://api.example", "HTTP://api.example", "api.example:6443"}) {
     std::string text = std::string(R"(
 current-context: x
-clusters: [{name: c, cluster: {server: ")") + server + R"("}}]
+clusters: [{name: c, cluster: {server: ")") +
+                       server + R"("}}]
 users: [{name: u, user: {token: t}}]
 contexts: [{name: x, context: {cluster: c, user: u}}]
 )";

@@ -9,9 +9,13 @@ model::ConnectorSpec FullBlock() {
   model::ConnectorSpec spec;
   spec.type = "kubernetes";
   int line = 10;
-  for (auto [key, value] : {std::pair{"kubeconfig", "kube/gke.yaml"}, {"context", "gpufed@gke"},
-                            {"namespace", "gpufed-jobs"}, {"endpoint", "https://10.0.0.1:6443"},
-                            {"caFile", "pki/ca.pem"}, {"tokenEnv", "KUBE_TOKEN"}, {"tokenFile", "secrets/token"}}) {
+  for (auto [key, value] : {std::pair{"kubeconfig", "kube/gke.yaml"},
+                            {"context", "gpufed@gke"},
+                            {"namespace", "gpufed-jobs"},
+                            {"endpoint", "https://10.0.0.1:6443"},
+                            {"caFile", "pki/ca.pem"},
+                            {"tokenEnv", "KUBE_TOKEN"},
+                            {"tokenFile", "secrets/token"}}) {
     spec.fields[key] = {value, std::string("spec.connector.") + key, {"clusters.yaml", ++line, 5}};
   }
   return spec;

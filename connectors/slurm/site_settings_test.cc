@@ -39,8 +39,8 @@ TEST(SiteSettings, RefusesMalformedValuesNamingClusterAndAnnotation) {
     EXPECT_NE(s.status().message().find("cluster hpc"), std::string::npos) << s.status().message();
     EXPECT_NE(s.status().message().find(kAccountsAnnotation), std::string::npos) << s.status().message();
   }
-  for (const char* bad : {"relative/dir", "", "/tmp", "/tmp/", "/var/tmp", "/dev/shm", "/srv/%u", "/srv/../etc",
-                          "/srv/a\nb"}) {
+  for (const char* bad :
+       {"relative/dir", "", "/tmp", "/tmp/", "/var/tmp", "/dev/shm", "/srv/%u", "/srv/../etc", "/srv/a\nb"}) {
     Result<SiteSettings> s = ReadSiteSettings(WithAnnotations({{kWorkDirAnnotation, bad}}));
     ASSERT_EQ(s.status().code(), StatusCode::kInvalidArgument) << bad;
     EXPECT_NE(s.status().message().find(kWorkDirAnnotation), std::string::npos) << s.status().message();
@@ -63,12 +63,12 @@ TEST(SiteSettings, RefusesMalformedValuesNamingClusterAndAnnotation) {
 }
 
 TEST(Loopback, OnlyLoopbackAddressesAndLocalhost) {
-  for (const char* host : {"127.0.0.1", "127.1.2.3", "localhost", "LOCALHOST", "::1", "[::1]", "::ffff:127.0.0.1",
-                           "0:0:0:0:0:0:0:1"}) {
+  for (const char* host :
+       {"127.0.0.1", "127.1.2.3", "localhost", "LOCALHOST", "::1", "[::1]", "::ffff:127.0.0.1", "0:0:0:0:0:0:0:1"}) {
     EXPECT_TRUE(IsLoopbackHost(host)) << host;
   }
-  for (const char* host : {"10.0.0.1", "128.0.0.1", "slurm.example", "localhost.example", "127.0.0.1.nip.io", "",
-                           "::2", "[::ffff:10.0.0.1]", "0x7f.1", "127.1"}) {
+  for (const char* host : {"10.0.0.1", "128.0.0.1", "slurm.example", "localhost.example", "127.0.0.1.nip.io", "", "::2",
+                           "[::ffff:10.0.0.1]", "0x7f.1", "127.1"}) {
     EXPECT_FALSE(IsLoopbackHost(host)) << host;
   }
   EXPECT_EQ(UrlHost("http://127.0.0.1:6820"), "127.0.0.1");

@@ -12,8 +12,11 @@ model::ConnectorSpec FullBlock() {
   model::ConnectorSpec spec;
   spec.type = "slurm";
   int line = 20;
-  for (auto [key, value] : {std::pair{"endpoint", "https://slurm.example:6820"}, {"tokenFile", "secrets/jwt"},
-                            {"caFile", "pki/ca.pem"}, {"user", "gpufed"}, {"partition", "gpu"},
+  for (auto [key, value] : {std::pair{"endpoint", "https://slurm.example:6820"},
+                            {"tokenFile", "secrets/jwt"},
+                            {"caFile", "pki/ca.pem"},
+                            {"user", "gpufed"},
+                            {"partition", "gpu"},
                             {"apiVersion", "v0.0.40"}}) {
     spec.fields[key] = {value, std::string("spec.connector.") + key, {"clusters.yaml", ++line, 5}};
   }
@@ -48,8 +51,8 @@ TEST(SlurmConfig, EachBadFieldIsReportedWithFileLineAndField) {
     spec.fields[key] = {true, std::string("spec.connector.") + key, {"clusters.yaml", 40, 7}};
     std::vector<model::ConnectorProblem> problems = CheckSlurmConfig(spec);
     ASSERT_EQ(problems.size(), 1u) << key;
-    EXPECT_EQ(problems[0].ToString(),
-              std::string("clusters.yaml:40:7: spec.connector.") + key + ": expected a string, got a boolean (quote it: \"true\")");
+    EXPECT_EQ(problems[0].ToString(), std::string("clusters.yaml:40:7: spec.connector.") + key +
+                                          ": expected a string, got a boolean (quote it: \"true\")");
   }
 }
 

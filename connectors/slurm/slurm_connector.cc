@@ -372,8 +372,8 @@ Result<std::unique_ptr<SlurmConnector>> CreateSlurmConnector(const model::Cluste
           .count();
     };
   }
-  return std::make_unique<SlurmConnector>(cluster, std::move(config).value(), std::move(site).value(), std::move(client).value(),
-                                          std::move(ledger), std::move(unix_now));
+  return std::make_unique<SlurmConnector>(cluster, std::move(config).value(), std::move(site).value(),
+                                          std::move(client).value(), std::move(ledger), std::move(unix_now));
 }
 
 ConnectorProvider SlurmProvider() {

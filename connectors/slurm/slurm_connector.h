@@ -45,8 +45,8 @@
 #include "connectors/slurm/job_request.h"
 #include "connectors/slurm/observe.h"
 #include "connectors/slurm/site_settings.h"
-#include "connectors/slurm/slurm_config.h"
 #include "connectors/slurm/slurm_client.h"
+#include "connectors/slurm/slurm_config.h"
 
 namespace gpufed::connectors::slurm {
 

@@ -42,8 +42,8 @@ TEST_P(SlurmConnectorTest, ObserveReportsNodeGroupsOnlyGpufedJobsAndTheApiInUse)
   EXPECT_EQ(obs->workloads[0].key, "u1.a1");
   EXPECT_EQ(obs->workloads[0].state, RunState::kRunning);
   EXPECT_EQ(obs->api_version, GetParam().negotiated);
-  EXPECT_EQ(obs->api_summary, "slurmrestd API " + GetParam().negotiated + " (Slurm " +
-                                  (Old() ? "22.05.8" : "24.11.5") + ")");
+  EXPECT_EQ(obs->api_summary,
+            "slurmrestd API " + GetParam().negotiated + " (Slurm " + (Old() ? "22.05.8" : "24.11.5") + ")");
   EXPECT_EQ(fake_.openapi_reads(), 1);  // negotiated once, not per call
 }
 
@@ -218,7 +218,9 @@ TEST_P(SlurmConnectorTest, SubmitsChargeTheTenantsAccountAndRunInTheSiteWorkDir)
 }
 
 TEST_P(SlurmConnectorTest, LedgerCoversJobsSlurmAlreadyPurged) {
-  { ASSERT_TRUE(Make()->Apply(SubmitAction("u1.a1"), Ctx()).ok()); }
+  {
+    ASSERT_TRUE(Make()->Apply(SubmitAction("u1.a1"), Ctx()).ok());
+  }
   fake_.Forget();
   Result<ApplyOutcome> again = Make()->Apply(SubmitAction("u1.a1"), Ctx());
   ASSERT_TRUE(again.ok());

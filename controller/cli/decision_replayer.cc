@@ -29,7 +29,8 @@ nlohmann::json DecisionEssentials(const nlohmann::json& d) {
   if (d.contains("verdicts")) {
     for (const nlohmann::json& v : d["verdicts"]) {
       std::string c = "verdict." + v.value("cluster", "?");
-      out[c] = v.value("eligible", false) ? std::string("eligible") : v.value("rule", "") + ": " + v.value("reason", "");
+      out[c] =
+          v.value("eligible", false) ? std::string("eligible") : v.value("rule", "") + ": " + v.value("reason", "");
     }
   }
   if (d.contains("verdictGroups")) {  // large federations: clusters counted by rule
@@ -42,7 +43,8 @@ nlohmann::json DecisionEssentials(const nlohmann::json& d) {
 
 std::string DescribeEssentials(const nlohmann::json& e) {
   std::string s = e.value("outcome", "?");
-  if (e.contains("target.cluster")) s += " on " + e["target.cluster"].get<std::string>() + " " + e["target.nodes"].dump();
+  if (e.contains("target.cluster"))
+    s += " on " + e["target.cluster"].get<std::string>() + " " + e["target.nodes"].dump();
   if (e.contains("cost")) s += ", " + e["cost"].get<std::string>();
   return s;
 }
@@ -62,7 +64,7 @@ DecisionReplayer::DecisionReplayer(audit::Env* env, ReplaySettings settings)
 DecisionReplayer::~DecisionReplayer() = default;
 
 Result<const policy::Revision*> DecisionReplayer::RevisionFor(const std::string& recorded_repo,
-                                                             const std::string& recorded_revision) {
+                                                              const std::string& recorded_revision) {
   const bool what_if = !settings_.policy_dir.empty();
   std::string repo = what_if ? settings_.policy_dir : !settings_.repo_dir.empty() ? settings_.repo_dir : recorded_repo;
   if (repo.empty()) return InvalidArgument("the snapshot names no repository: pass --repo DIR");
@@ -70,8 +72,9 @@ Result<const policy::Revision*> DecisionReplayer::RevisionFor(const std::string&
   if (cached == revisions_.end()) {
     std::error_code ec;
     if (!std::filesystem::exists(repo, ec)) {
-      return NotFound("policy repository " + repo + " does not exist" +
-                      (what_if ? "" : " (moved? pass --repo DIR with the repository at revision " + recorded_revision + ")"));
+      return NotFound(
+          "policy repository " + repo + " does not exist" +
+          (what_if ? "" : " (moved? pass --repo DIR with the repository at revision " + recorded_revision + ")"));
     }
     // No connector is made, and a recorded revision replays as it was decided, whatever
     // connector providers this build has: the blocks are not checked (null catalog).
@@ -85,9 +88,10 @@ Result<const policy::Revision*> DecisionReplayer::RevisionFor(const std::string&
   }
   const policy::Revision* revision = cached->second.get();
   if (!what_if && revision->config.revision != recorded_revision) {
-    return FailedPrecondition("the repository at " + repo + " is at revision " + revision->config.revision +
-                              ", the decision used " + recorded_revision +
-                              ": check that revision out (or pass --repo DIR where it is), or --policy DIR for a what-if");
+    return FailedPrecondition(
+        "the repository at " + repo + " is at revision " + revision->config.revision + ", the decision used " +
+        recorded_revision +
+        ": check that revision out (or pass --repo DIR where it is), or --policy DIR for a what-if");
   }
   return revision;
 }

@@ -41,7 +41,8 @@ Result<size_t> ParseByteCount(std::string text) {
     text.pop_back();
   }
   Result<Quantity> q = Quantity::Parse(text);
-  if (!q.ok() || q->milli() <= 0 || q->milli() % 1000 != 0) return InvalidArgument("not a positive byte count: " + text);
+  if (!q.ok() || q->milli() <= 0 || q->milli() % 1000 != 0)
+    return InvalidArgument("not a positive byte count: " + text);
   return static_cast<size_t>(q->milli() / 1000);
 }
 
@@ -90,8 +91,8 @@ int Run(const RunOptions& o, const connectors::ConnectorRegistry* registry) {
   const int exit_code = rt.Run();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   config::LoadResult cfg = config::LoadRepository({ro.config_dir}, policy::ProductLoadOptions(registry));
-  std::cout << RenderSummary(rt.controller(), cfg.config, Duration::FromMillis(rt.clock().Now().millis() - start.millis()),
-                             wall);
+  std::cout << RenderSummary(rt.controller(), cfg.config,
+                             Duration::FromMillis(rt.clock().Now().millis() - start.millis()), wall);
   return exit_code;
 }
 
@@ -99,7 +100,8 @@ int Run(const RunOptions& o, const connectors::ConnectorRegistry* registry) {
 
 void AddRunCommand(CLI::App& app, int* exit_code, const connectors::ConnectorRegistry* registry) {
   auto o = std::make_shared<RunOptions>();
-  CLI::App* cmd = app.add_subcommand("run", "Run the controller: reconcile loop, connectors and (with --listen) the API");
+  CLI::App* cmd =
+      app.add_subcommand("run", "Run the controller: reconcile loop, connectors and (with --listen) the API");
   cmd->add_option("-c,--config", o->rt.config_dir, "Policy repository directory")->required();
   cmd->add_option("--state", o->rt.state_dir, "State folder: store, journal, connector ledgers")->capture_default_str();
   cmd->add_option("--listen", o->rt.listen, "Serve the HTTP API on ADDR:PORT (port 0: any free port)");

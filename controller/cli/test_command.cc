@@ -47,8 +47,7 @@ bool WriteJunit(const std::string& path, const policy::TestReport& report) {
     out << ">\n      <failure message=\""
         << XmlEscape(c.hook_errors.empty() ? "expected " + c.expected + ", got " + c.actual
                                            : "hook error: " + c.hook_errors.front())
-        << "\">"
-        << XmlEscape(Join(c.explanation, "\n")) << "</failure>\n    </testcase>\n";
+        << "\">" << XmlEscape(Join(c.explanation, "\n")) << "</failure>\n    </testcase>\n";
   }
   out << "  </testsuite>\n</testsuites>\n";
   return static_cast<bool>(out);

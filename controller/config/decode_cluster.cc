@@ -45,7 +45,7 @@ void DecodeGpu(const YamlField& f, model::GpuSpec& out) {
   if (auto v = f.Child("memory").QuantityValue(Quantity::FromUnits(1), kMaxGpuMemory, Required::kYes)) out.memory = *v;
   if (auto v = f.Child("nvlink").Bool()) out.nvlink = *v;
   if (auto v = f.Child("sharing").Enum(model::GpuSharingNames())) {
-    out.sharing = *v == "mig" ? model::GpuSharing::kMig
+    out.sharing = *v == "mig"      ? model::GpuSharing::kMig
                   : *v == "memory" ? model::GpuSharing::kMemory
                                    : model::GpuSharing::kNone;
   }
@@ -104,8 +104,8 @@ void DecodePricing(const YamlField& f, model::Pricing& out) {
 }  // namespace
 
 void DecodeClusterSpec(const YamlField& spec, model::Cluster& out) {
-  if (!spec.ExpectObject({"provider", "region", "zone", "connector", "attributes", "nodePools", "elasticity",
-                          "pricing", "network", "datasets"},
+  if (!spec.ExpectObject({"provider", "region", "zone", "connector", "attributes", "nodePools", "elasticity", "pricing",
+                          "network", "datasets"},
                          Required::kYes)) {
     return;
   }

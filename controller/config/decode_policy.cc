@@ -37,7 +37,8 @@ void DecodePolicySpec(const YamlField& spec, model::Policy& out) {
   // errorBudget: "1%" or a fraction (0.01).
   YamlField budget = spec.Child("errorBudget");
   if (budget.defined()) {
-    const std::optional<std::string> text = budget.node().IsScalar() ? std::optional(budget.node().Scalar()) : std::nullopt;
+    const std::optional<std::string> text =
+        budget.node().IsScalar() ? std::optional(budget.node().Scalar()) : std::nullopt;
     if (text && !text->empty() && text->back() == '%') {
       const std::optional<double> percent = ParseYamlFloat(std::string_view(*text).substr(0, text->size() - 1));
       if (!percent || !(*percent >= 0 && *percent <= 100)) {
@@ -64,7 +65,7 @@ void DecodePolicySpec(const YamlField& spec, model::Policy& out) {
   }
   if (auto v = spec.Child("enforcement").Enum({"deny", "warn", "dryrun"})) {
     out.enforcement_set = true;
-    out.enforcement = *v == "deny" ? model::Enforcement::kDeny
+    out.enforcement = *v == "deny"   ? model::Enforcement::kDeny
                       : *v == "warn" ? model::Enforcement::kWarn
                                      : model::Enforcement::kDryRun;
   }

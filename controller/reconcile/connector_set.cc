@@ -43,8 +43,7 @@ std::vector<ConnectorSet::Change> ConnectorSet::Commit(Prepared prepared) {
   for (auto& [name, entry] : entries_) {
     const bool made = prepared.made.count(name) > 0;
     if (!wanted.count(name)) {
-      if (!entry.retiring)
-        changes.push_back({ChangeKind::kRemoved, name, entry.declared.connector.type});
+      if (!entry.retiring) changes.push_back({ChangeKind::kRemoved, name, entry.declared.connector.type});
       entry.retiring = true;
     } else if (entry.retiring && !made) {
       entry.retiring = false;
@@ -56,8 +55,7 @@ std::vector<ConnectorSet::Change> ConnectorSet::Commit(Prepared prepared) {
     // The old connector (if any) is destroyed here, after its replacement exists: the
     // pass that runs next calls only the new one.
     it->second = Entry{std::move(made.first), std::move(made.second), false};
-    changes.push_back({added ? ChangeKind::kAdded : ChangeKind::kReplaced, name,
-                       it->second.declared.connector.type});
+    changes.push_back({added ? ChangeKind::kAdded : ChangeKind::kReplaced, name, it->second.declared.connector.type});
   }
   std::stable_sort(changes.begin(), changes.end(),
                    [](const Change& a, const Change& b) { return a.cluster < b.cluster; });
@@ -68,8 +66,7 @@ std::vector<ConnectorSet::Change> ConnectorSet::RetireIdle(const std::set<std::s
   std::vector<Change> changes;
   for (auto it = entries_.begin(); it != entries_.end();) {
     if (it->second.retiring && !busy.count(it->first)) {
-      changes.push_back(
-          {ChangeKind::kRetired, it->first, it->second.declared.connector.type});
+      changes.push_back({ChangeKind::kRetired, it->first, it->second.declared.connector.type});
       it = entries_.erase(it);
     } else {
       ++it;

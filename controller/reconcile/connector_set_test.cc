@@ -50,7 +50,8 @@ std::vector<std::string> Summary(const std::vector<ConnectorSet::Change>& change
   return out;
 }
 
-std::vector<ConnectorSet::Change> Follow(ConnectorSet& set, const std::vector<model::Cluster>& wanted, Counting& maker) {
+std::vector<ConnectorSet::Change> Follow(ConnectorSet& set, const std::vector<model::Cluster>& wanted,
+                                         Counting& maker) {
   Result<ConnectorSet::Prepared> p = set.Prepare(wanted, maker.maker());
   EXPECT_TRUE(p.ok()) << p.status().ToString();
   return set.Commit(std::move(p).value());
@@ -59,7 +60,8 @@ std::vector<ConnectorSet::Change> Follow(ConnectorSet& set, const std::vector<mo
 TEST(ConnectorSet, AddsReplacesOnlyWhatChangedAndKeepsRemovedClustersUntilIdle) {
   ConnectorSet set;
   Counting maker;
-  EXPECT_EQ(Summary(Follow(set, {Declared("a"), Declared("b")}, maker)), (std::vector<std::string>{"a:added", "b:added"}));
+  EXPECT_EQ(Summary(Follow(set, {Declared("a"), Declared("b")}, maker)),
+            (std::vector<std::string>{"a:added", "b:added"}));
   ASSERT_EQ(SerialOf(set, "a"), 1);
 
   // The same declarations, written elsewhere in the repository: nothing is made again.
@@ -99,7 +101,8 @@ TEST(ConnectorSet, AConnectorThatCannotBeMadeChangesNothing) {
   Counting maker;
   Follow(set, {Declared("a")}, maker);
   maker.refuse = {"b", "c"};
-  Result<ConnectorSet::Prepared> p = set.Prepare({Declared("a", "changed"), Declared("b"), Declared("c")}, maker.maker());
+  Result<ConnectorSet::Prepared> p =
+      set.Prepare({Declared("a", "changed"), Declared("b"), Declared("c")}, maker.maker());
   ASSERT_FALSE(p.ok());
   EXPECT_NE(p.status().message().find("cluster b: token file missing"), std::string::npos) << p.status().ToString();
   EXPECT_NE(p.status().message().find("cluster c: token file missing"), std::string::npos) << p.status().ToString();

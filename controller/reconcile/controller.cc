@@ -115,9 +115,7 @@ Status Controller::CreateConnectors() {
   return Status::Ok();
 }
 
-ConnectorSet::Maker Controller::ConnectorMaker() const {
-  return RegistryMaker(registry_, clock_, options_.state_dir);
-}
+ConnectorSet::Maker Controller::ConnectorMaker() const { return RegistryMaker(registry_, clock_, options_.state_dir); }
 
 void Controller::JournalConnectorChanges(const std::vector<ConnectorSet::Change>& changes,
                                          const std::map<std::string, int>& removed_with_work) {

@@ -1,8 +1,8 @@
 #pragma once
 // The running controller: the active policy revision, the store, the connectors and
 // the reconcile loop, shared by the HTTP server and the run loop. The observe phase's
-// connector calls run outside the lock the API takes. The run loop calls Pass; the server calls the API methods. Tenants: an empty
-// tenant means the caller is an admin (sees and cancels everything).
+// connector calls run outside the lock the API takes. The run loop calls Pass; the server calls the API methods.
+// Tenants: an empty tenant means the caller is an admin (sees and cancels everything).
 #include <atomic>
 #include <map>
 #include <memory>
@@ -81,8 +81,8 @@ class Controller {
   // missing one: NotFound, never PermissionDenied or AlreadyExists.
   // Submit: InvalidArgument with the loader's file/line/field messages; `owner` (the
   // path's tenant, may be empty) must be the document's spec.tenant.
-  Result<store::WorkloadRecord> Submit(const std::string& text, const std::string& file_name,
-                                       const std::string& caller, const std::string& owner = "");
+  Result<store::WorkloadRecord> Submit(const std::string& text, const std::string& file_name, const std::string& caller,
+                                       const std::string& owner = "");
   // Names a workload: `tenant` from the path (/v1/tenants/{tenant}/workloads/{name}), or
   // empty on the short paths, meaning the caller's own tenant (for an admin: the one
   // tenant that has that name; InvalidArgument when several do).

@@ -41,8 +41,7 @@ Result<placement::Plan> PreviewFromState(const policy::Revision& revision, const
   Reconciler reconciler(store->get(), &log, clock);
   reconciler.SetRevision(&revision);
   Result<ConnectorSet::Prepared> made = reconciler.PrepareConnectors(
-      revision,
-      RegistryMaker(registry, clock, options.state_dir, ConnectorAccess::kReadOnly));
+      revision, RegistryMaker(registry, clock, options.state_dir, ConnectorAccess::kReadOnly));
   if (!made.ok()) return made.status();
   (void)reconciler.CommitConnectors(std::move(made).value());
   // The tenants' past use as the stopped or running controller last saved it (read only:

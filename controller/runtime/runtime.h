@@ -8,9 +8,9 @@
 #include <memory>
 #include <string>
 
-#include "controller/common/clock.h"
 #include "connectors/core/registry.h"
 #include "controller/audit/env.h"
+#include "controller/common/clock.h"
 #include "controller/reconcile/controller.h"
 #include "controller/reconcile/watcher.h"
 #include "controller/runtime/scenario_source.h"
@@ -63,7 +63,7 @@ class Runtime {
   // Everything is started here; errors name what could not start. `registry` and `view`
   // (may be null) must outlive the Runtime.
   static Result<std::unique_ptr<Runtime>> Open(RuntimeOptions options, const connectors::ConnectorRegistry& registry,
-                                                RuntimeView* view);
+                                               RuntimeView* view);
   // Stops the API and the shipping; writes nothing to the journal (Run or Stop does).
   ~Runtime();
 

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "controller/common/duration.h"
 #include "connectors/core/registry.h"
 #include "connectors/sim/scenario.h"
+#include "controller/common/duration.h"
 #include "controller/common/status.h"
 #include "controller/model/config.h"
 

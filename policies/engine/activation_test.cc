@@ -31,7 +31,8 @@ spec:
   cases:
     - name: one gpu
       workload: {resources: {gpus: 1}}
-      expect: )") + expect + "\n";
+      expect: )") +
+         expect + "\n";
 }
 
 // A repository whose one PolicyTest passes with a trivial admit hook.
