@@ -204,7 +204,9 @@ void CheckConnectors(const model::Config& config, const model::ConnectorCatalog*
   for (const model::Cluster& cluster : config.clusters) {
     if (cluster.connector.type.empty()) continue;  // missing or not a string: DecodeConnector said so
     for (const model::ConnectorProblem& p : catalog->Check(cluster.connector)) {
-      diagnostics.Add({p.location.file, p.location.line, p.location.column, p.field, p.message});
+      // Named as the connector set names it, so a rejected revision says which cluster.
+      diagnostics.Add({p.location.file, p.location.line, p.location.column, p.field,
+                       "cluster " + cluster.metadata.name + ": " + p.message});
     }
   }
 }
