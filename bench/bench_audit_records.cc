@@ -11,7 +11,8 @@ namespace gpufed::audit {
 namespace {
 
 void BM_AuditPlanRecords(benchmark::State& state) {
-  config::LoadResult repo = config::LoadRepository({std::string(GPUFED_SOURCE_DIR) + "/examples/quickstart"}, policy::ProductLoadOptions());
+  config::LoadResult repo = config::LoadRepository({std::string(GPUFED_SOURCE_DIR) + "/examples/quickstart"},
+                                                   policy::ProductLoadOptions(nullptr));
   if (!repo.ok()) {
     state.SkipWithError("examples/quickstart does not load");
     return;

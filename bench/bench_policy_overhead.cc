@@ -15,7 +15,7 @@ using gpufed::policy::Candidate;
 
 const Candidate& Quickstart() {
   static const Candidate candidate =
-      gpufed::policy::PrepareRevision({std::string(GPUFED_SOURCE_DIR) + "/examples/quickstart"});
+      gpufed::policy::PrepareRevision({std::string(GPUFED_SOURCE_DIR) + "/examples/quickstart"}, nullptr);
   return candidate;
 }
 

@@ -24,7 +24,8 @@ namespace {
 
 const gpufed::model::Cluster& KubeCluster() {
   static const gpufed::model::Cluster* cluster = [] {
-    auto loaded = gpufed::config::LoadRepository({GPUFED_SOURCE_DIR "/examples/hybrid-k8s"}, gpufed::policy::ProductLoadOptions());
+    auto loaded = gpufed::config::LoadRepository({GPUFED_SOURCE_DIR "/examples/hybrid-k8s"},
+                                                 gpufed::policy::ProductLoadOptions(nullptr));
     if (!loaded.ok()) std::abort();
     for (const auto& c : loaded.config.clusters) {
       if (c.metadata.name == "gke-europe-west4") return new gpufed::model::Cluster(c);

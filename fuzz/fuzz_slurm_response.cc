@@ -29,7 +29,8 @@ namespace {
 
 const gpufed::model::Cluster& SlurmCluster() {
   static const gpufed::model::Cluster* cluster = [] {
-    auto loaded = gpufed::config::LoadRepository({GPUFED_SOURCE_DIR "/examples/slurm-burst"}, gpufed::policy::ProductLoadOptions());
+    auto loaded = gpufed::config::LoadRepository({GPUFED_SOURCE_DIR "/examples/slurm-burst"},
+                                                 gpufed::policy::ProductLoadOptions(nullptr));
     if (!loaded.ok()) std::abort();
     for (const auto& c : loaded.config.clusters) {
       if (c.metadata.name == "onprem-slurm") return new gpufed::model::Cluster(c);

@@ -86,7 +86,8 @@ TEST(Kubeconfig, RefusesAPlainHttpServerNamingTheCluster) {
   for (const char* server : {"http://127.0.0.1:8080", "http://api.example", "HTTP://api.example", "api.example:6443"}) {
     std::string text = std::string(R"(
 current-context: x
-clusters: [{name: c, cluster: {server: ")") + server + R"("}}]
+clusters: [{name: c, cluster: {server: ")") +
+                       server + R"("}}]
 users: [{name: u, user: {token: t}}]
 contexts: [{name: x, context: {cluster: c, user: u}}]
 )";
@@ -105,9 +106,9 @@ contexts: [{name: x, context: {cluster: c, user: u}}]
 TEST(OptionsFromCluster, RefusesAPlainHttpEndpointWithABearerTokenNamingClusterAndField) {
   model::Cluster cluster;
   cluster.metadata.name = "gpu-cloud";
-  cluster.connector.type = model::ConnectorType::kKubernetes;
-  cluster.connector.endpoint = "http://127.0.0.1:6443";
-  cluster.connector.token_env = "KUBE_TOKEN";
+  cluster.connector.type = "kubernetes";
+  cluster.connector.Set("endpoint", "http://127.0.0.1:6443");
+  cluster.connector.Set("tokenEnv", "KUBE_TOKEN");
   auto env = [](const std::string& name) { return name == "KUBE_TOKEN" ? std::string("s3cr3t-token") : ""; };
   Result<KubernetesOptions> o = OptionsFromCluster(cluster, {}, env);
   ASSERT_EQ(o.status().code(), StatusCode::kFailedPrecondition);
@@ -115,7 +116,7 @@ TEST(OptionsFromCluster, RefusesAPlainHttpEndpointWithABearerTokenNamingClusterA
             std::string::npos)
       << o.status().message();
   EXPECT_EQ(o.status().message().find("s3cr3t"), std::string::npos);
-  cluster.connector.endpoint = "https://127.0.0.1:6443";
+  cluster.connector.Set("endpoint", "https://127.0.0.1:6443");
   EXPECT_TRUE(OptionsFromCluster(cluster, {}, env).ok());
 }
 

@@ -1,5 +1,7 @@
 #include "connectors/kubernetes/kubernetes_connector.h"
 
+#include "connectors/kubernetes/kubernetes_config.h"
+
 #include <cstdlib>
 #include <filesystem>
 #include <set>
@@ -195,7 +197,9 @@ Result<ApplyOutcome> KubernetesConnector::Delete(const Action& action, const Cal
 
 Result<KubernetesOptions> OptionsFromCluster(const model::Cluster& cluster, const FactoryContext& ctx,
                                              const std::function<std::string(const std::string&)>& getenv) {
-  const model::ConnectorSpec& spec = cluster.connector;
+  Result<KubernetesConfig> config = DecodeKubernetesConfig(cluster.connector);
+  if (!config.ok()) return config.status();
+  const KubernetesConfig& spec = *config;
   KubernetesOptions o;
   Result<Credentials> creds = FailedPrecondition("unset");
   if (!spec.kubeconfig.empty()) {
@@ -229,27 +233,36 @@ Result<KubernetesOptions> OptionsFromCluster(const model::Cluster& cluster, cons
     o.credentials.token_file.clear();
   }
   o.ns = !spec.ns.empty() ? spec.ns : !o.credentials.ns.empty() ? o.credentials.ns : "default";
-  o.qps = spec.qps;
-  o.burst = spec.burst;
+  o.qps = cluster.connector.qps;  // the cluster's one limit: the registry does not wrap a pacing provider
+  o.burst = cluster.connector.burst;
   o.state_dir = ctx.state_dir;
   o.read_only = ctx.read_only;
   return o;
 }
 
-Status RegisterKubernetesConnector(ConnectorRegistry& registry) {
-  return registry.Register(
-      "kubernetes", [](const model::Cluster& cluster, const FactoryContext& ctx) -> Result<std::unique_ptr<Connector>> {
-        auto env = [](const std::string& name) {
-          const char* v = std::getenv(name.c_str());
-          return std::string(v ? v : "");
-        };
-        Result<KubernetesOptions> options = OptionsFromCluster(cluster, ctx, env);
-        if (!options.ok()) return options.status();
-        Result<std::unique_ptr<KubernetesConnector>> c =
-            KubernetesConnector::Create(cluster, std::move(options).value());
-        if (!c.ok()) return c.status();
-        return std::unique_ptr<Connector>(std::move(c).value());
-      });
+ConnectorProvider KubernetesProvider() {
+  ConnectorProvider p;
+  p.type = "kubernetes";
+  p.summary = "API server, batch/v1 Jobs";
+  // MIG slices are extended resources (nvidia.com/mig-*); nodes come from the cluster's
+  // own autoscaler, not from gpufed.
+  p.capabilities = {.virtual_time = false, .mig = true, .elastic_nodes = false, .paces_requests = true};
+  p.check = CheckKubernetesConfig;
+  p.schema_properties = KubernetesConfigSchema();
+  p.factory = [](const model::Cluster& cluster, const FactoryContext& ctx) -> Result<std::unique_ptr<Connector>> {
+    auto env = [](const std::string& name) {
+      const char* v = std::getenv(name.c_str());
+      return std::string(v ? v : "");
+    };
+    Result<KubernetesOptions> options = OptionsFromCluster(cluster, ctx, env);
+    if (!options.ok()) return options.status();
+    Result<std::unique_ptr<KubernetesConnector>> c = KubernetesConnector::Create(cluster, std::move(options).value());
+    if (!c.ok()) return c.status();
+    return std::unique_ptr<Connector>(std::move(c).value());
+  };
+  return p;
 }
+
+Status RegisterKubernetesConnector(ConnectorRegistry& registry) { return registry.Register(KubernetesProvider()); }
 
 }  // namespace gpufed::connectors::kubernetes

@@ -72,7 +72,7 @@ class KubernetesConnector : public Connector {
   int relists_ GUARDED_BY(mu_) = 0;
 };
 
-// Builds options from the Cluster's connector settings:
+// Builds options from the Cluster's connector block (kubernetes_config.h):
 //   kubeconfig  path (relative to the file that declares the Cluster); empty with no
 //               endpoint: in-cluster service account
 //   context     kubeconfig context (default: current-context)
@@ -86,8 +86,11 @@ class KubernetesConnector : public Connector {
 Result<KubernetesOptions> OptionsFromCluster(const model::Cluster& cluster, const FactoryContext& ctx,
                                              const std::function<std::string(const std::string&)>& getenv);
 
-// Registers the "kubernetes" factory (reads the process environment for tokenEnv and
-// in-cluster settings).
+// The "kubernetes" provider: its config check and schema (kubernetes_config.h),
+// capabilities (it paces its own requests: the client's token bucket is the cluster's
+// qps/burst) and factory (reads the process environment for tokenEnv and in-cluster
+// settings).
+ConnectorProvider KubernetesProvider();
 Status RegisterKubernetesConnector(ConnectorRegistry& registry);
 
 }  // namespace gpufed::connectors::kubernetes

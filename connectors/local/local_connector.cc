@@ -303,27 +303,36 @@ Result<ApplyOutcome> LocalConnector::Apply(const Action& action, const CallConte
   return ApplyOutcome{false};
 }
 
-Status RegisterLocalConnector(ConnectorRegistry& registry) {
-  return registry.Register(
-      "local", [](const model::Cluster& cluster, const FactoryContext& ctx) -> Result<std::unique_ptr<Connector>> {
-        if (ctx.state_dir.empty()) return InvalidArgument("the local connector needs a state folder");
-        if (cluster.elasticity.max_nodes > cluster.present_nodes()) {
-          return InvalidArgument("a local cluster cannot grow: remove spec.elasticity");
-        }
-        if (!ctx.read_only) {
-          GPUFED_RETURN_IF_ERROR(MakeBookkeepingFolder(ctx.state_dir + "/jobs"));
-          GPUFED_RETURN_IF_ERROR(MakeBookkeepingFolder(ctx.state_dir));
-        }
-        Result<LocalSettings> settings = ReadLocalSettings(cluster, ctx.state_dir);
-        if (!settings.ok()) return settings.status();
+ConnectorProvider LocalProvider() {
+  ConnectorProvider p;
+  p.type = "local";
+  p.summary = "child processes on this machine";
+  // Real processes on the wall clock, on whole GPUs of a fixed set of nodes. Its
+  // settings are the local.gpufed.io/ annotations (local_settings.h); the block has no
+  // fields of its own, so `check` stays null (any field is unknown).
+  p.capabilities = {.virtual_time = false, .mig = false, .elastic_nodes = false, .paces_requests = false};
+  p.factory = [](const model::Cluster& cluster, const FactoryContext& ctx) -> Result<std::unique_ptr<Connector>> {
+    if (ctx.state_dir.empty()) return InvalidArgument("the local connector needs a state folder");
+    if (cluster.elasticity.max_nodes > cluster.present_nodes()) {
+      return InvalidArgument("a local cluster cannot grow: remove spec.elasticity");
+    }
+    if (!ctx.read_only) {
+      GPUFED_RETURN_IF_ERROR(MakeBookkeepingFolder(ctx.state_dir + "/jobs"));
+      GPUFED_RETURN_IF_ERROR(MakeBookkeepingFolder(ctx.state_dir));
+    }
+    Result<LocalSettings> settings = ReadLocalSettings(cluster, ctx.state_dir);
+    if (!settings.ok()) return settings.status();
     // PrepareJobRoot creates and chmods the job root; a read-only connector runs nothing.
-        if (!ctx.read_only) GPUFED_RETURN_IF_ERROR(PrepareJobRoot(*settings));
-        Result<std::unique_ptr<ActionLedger>> ledger =
-            ActionLedger::OpenInStateDir(ctx.state_dir, Durability::kSynced, ctx.ledger_access());
-        if (!ledger.ok()) return ledger.status();
-        return std::unique_ptr<Connector>(std::make_unique<LocalConnector>(
-            cluster, std::move(settings).value(), ctx.state_dir, std::move(ledger).value(), ctx.clock, ctx.read_only));
-      });
+    if (!ctx.read_only) GPUFED_RETURN_IF_ERROR(PrepareJobRoot(*settings));
+    Result<std::unique_ptr<ActionLedger>> ledger =
+        ActionLedger::OpenInStateDir(ctx.state_dir, Durability::kSynced, ctx.ledger_access());
+    if (!ledger.ok()) return ledger.status();
+    return std::unique_ptr<Connector>(std::make_unique<LocalConnector>(
+        cluster, std::move(settings).value(), ctx.state_dir, std::move(ledger).value(), ctx.clock, ctx.read_only));
+  };
+  return p;
 }
+
+Status RegisterLocalConnector(ConnectorRegistry& registry) { return registry.Register(LocalProvider()); }
 
 }  // namespace gpufed::connectors::local

@@ -80,11 +80,12 @@ class LocalConnector : public Connector {
   std::map<std::string, Job> jobs_ GUARDED_BY(mu_);
 };
 
-// Registers the "local" factory. Needs a FactoryContext state_dir; with read_only it
-// makes no folder and does not prepare the job root (nothing will run). The factory refuses
+// The "local" provider (and RegisterLocalConnector, which registers it). Needs a FactoryContext state_dir; with
+// read_only it makes no folder and does not prepare the job root (nothing will run). The factory refuses
 // (FailedPrecondition naming the cluster and the annotation) the settings that
 // ReadLocalSettings and PrepareJobRoot refuse: above all, jobs as root or as the
 // controller's user without local.gpufed.io/allow-controller-user "true".
+ConnectorProvider LocalProvider();
 Status RegisterLocalConnector(ConnectorRegistry& registry);
 
 }  // namespace gpufed::connectors::local

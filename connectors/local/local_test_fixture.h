@@ -39,7 +39,7 @@ struct Fixture {
     connector = state + "/connectors/laptop";
     job_root = dir + "/jobs";
     cluster.metadata.name = "laptop";
-    cluster.connector.type = model::ConnectorType::kLocal;
+    cluster.connector.type = "local";
     cluster.connector.qps = 0;  // the tests poll faster than the default limit
     cluster.metadata.annotations["local.gpufed.io/gpu-env"] = "FAKE_GPUS";
     cluster.metadata.annotations["local.gpufed.io/grace"] = "200ms";

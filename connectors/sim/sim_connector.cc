@@ -66,27 +66,31 @@ int SimConnector::duplicates_suppressed() const {
   return duplicates_;
 }
 
-Status RegisterSimConnector(ConnectorRegistry& registry) {
-  return registry.Register(
-      "sim", [](const model::Cluster& cluster, const FactoryContext& ctx) -> Result<std::unique_ptr<Connector>> {
-        std::vector<Failure> failures;
-        auto it = ctx.settings.find("sim.scenario");
-        if (it != ctx.settings.end() && !it->second.empty()) {
-          Result<Scenario> scenario = LoadScenario(it->second);
-          if (!scenario.ok()) return scenario.status();
-          failures = scenario->FailuresOf(cluster.metadata.name);
-        }
+ConnectorProvider SimProvider(std::shared_ptr<const Scenario> scenario) {
+  ConnectorProvider p;
+  p.type = "sim";
+  p.summary = "in-process simulated cluster";
+  // It advances to the caller's clock on every call, so a federation of sim clusters
+  // runs in accelerated virtual time; it simulates MIG slices and elastic nodes.
+  p.capabilities = {.virtual_time = true, .mig = true, .elastic_nodes = true, .paces_requests = false};
+  p.factory = [scenario](const model::Cluster& cluster,
+                         const FactoryContext& ctx) -> Result<std::unique_ptr<Connector>> {
+    std::vector<Failure> failures;
+    if (scenario) failures = scenario->FailuresOf(cluster.metadata.name);
     // Written, not fsync'd: the ledger stands for the remote cluster's own memory, which
     // survives the controller's crash or kill -9 (the page cache does). After a power cut
     // a simulated cluster may have forgotten the last jobs it took, as a real cluster can,
     // and the loop requeues them; the controller's store and journal stay synced. One
     // fsync per simulated submit bounded a 1,000-cluster run's passes.
-        Result<std::unique_ptr<ActionLedger>> ledger =
-            ActionLedger::OpenInStateDir(ctx.state_dir, Durability::kUnsynced, ctx.ledger_access());
-        if (!ledger.ok()) return ledger.status();
-        return std::unique_ptr<Connector>(
-            std::make_unique<SimConnector>(cluster, std::move(failures), std::move(ledger).value()));
-      });
+    Result<std::unique_ptr<ActionLedger>> ledger =
+        ActionLedger::OpenInStateDir(ctx.state_dir, Durability::kUnsynced, ctx.ledger_access());
+    if (!ledger.ok()) return ledger.status();
+    return std::unique_ptr<Connector>(
+        std::make_unique<SimConnector>(cluster, std::move(failures), std::move(ledger).value()));
+  };
+  return p;
 }
+
+Status RegisterSimConnector(ConnectorRegistry& registry) { return registry.Register(SimProvider()); }
 
 }  // namespace gpufed::connectors::sim

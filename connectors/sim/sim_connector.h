@@ -8,6 +8,7 @@
 
 #include "connectors/core/ledger.h"
 #include "connectors/core/registry.h"
+#include "connectors/sim/scenario.h"
 #include "connectors/sim/sim_cluster.h"
 #include "controller/common/mutex.h"
 
@@ -35,10 +36,13 @@ class SimConnector : public Connector {
   bool broken_ GUARDED_BY(mu_) = false;  // a ledger write failed after the sim changed
 };
 
-// Registers the "sim" factory. Settings: "sim.scenario" (a scenario file with
-// failures to inject). With a FactoryContext state_dir, the ledger is
+// The "sim" provider. Its block has no fields of its own; `scenario` (may be null) holds
+// the failures to inject, per cluster (the runtime binds the scenario it plays with
+// ConnectorRegistry::Replace). With a FactoryContext state_dir, the ledger is
 // <state_dir>/ledger.log (read, not written, for a read_only context: the replay
 // rebuilds the cluster as the controller left it).
+ConnectorProvider SimProvider(std::shared_ptr<const Scenario> scenario = nullptr);
+// Registers SimProvider() without a scenario.
 Status RegisterSimConnector(ConnectorRegistry& registry);
 
 }  // namespace gpufed::connectors::sim

@@ -43,11 +43,11 @@ class ConnectorTestBase {
     c.metadata.name = "hpc";
     // The fake serves plain http on 127.0.0.1: accepted only with the loopback opt-in.
     c.metadata.annotations[kAllowPlainHttpAnnotation] = "loopback";
-    c.connector.type = model::ConnectorType::kSlurm;
-    c.connector.endpoint = fake_.url();
-    c.connector.token_env = kTokenEnv;
-    c.connector.partition = "gpu";
-    c.connector.api_version = api_version;
+    c.connector.type = "slurm";
+    c.connector.Set("endpoint", fake_.url());
+    c.connector.Set("tokenEnv", kTokenEnv);
+    c.connector.Set("partition", "gpu");
+    if (!api_version.empty()) c.connector.Set("apiVersion", api_version);  // unset: auto
     c.connector.timeout = Duration::FromMillis(500);
     model::NodePool whole;
     whole.name = "a100";

@@ -23,7 +23,8 @@ std::string Trim(const std::string& s) {
 // Slurm account and QOS names: letters, digits, '_', '-', '.'.
 bool IsSlurmName(const std::string& s) {
   if (s.empty() || s.size() > kMaxNameBytes) return false;
-  return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isalnum(c) || c == '_' || c == '-' || c == '.'; });
+  return std::all_of(s.begin(), s.end(),
+                     [](unsigned char c) { return std::isalnum(c) || c == '_' || c == '-' || c == '.'; });
 }
 
 // gpufed tenant names (lower-case letters, digits, '-', '.'), or "*".
@@ -62,18 +63,21 @@ Result<std::map<std::string, SlurmAccount>> ParseAccounts(const model::Cluster& 
     if (slash != std::string::npos) account.qos = Trim(value.substr(slash + 1));
     if (!IsTenantName(tenant)) return Bad(cluster, kAccountsAnnotation, "'" + tenant + "' is not a tenant name or *");
     if (!IsSlurmName(account.account)) {
-      return Bad(cluster, kAccountsAnnotation, "tenant " + tenant + ": '" + account.account + "' is not a Slurm account name");
+      return Bad(cluster, kAccountsAnnotation,
+                 "tenant " + tenant + ": '" + account.account + "' is not a Slurm account name");
     }
     if (slash != std::string::npos && !IsSlurmName(account.qos)) {
       return Bad(cluster, kAccountsAnnotation, "tenant " + tenant + ": '" + account.qos + "' is not a Slurm QOS name");
     }
-    if (!out.emplace(tenant, account).second) return Bad(cluster, kAccountsAnnotation, "tenant " + tenant + " is listed twice");
+    if (!out.emplace(tenant, account).second)
+      return Bad(cluster, kAccountsAnnotation, "tenant " + tenant + " is listed twice");
   }
   return out;
 }
 
 Status CheckWorkDir(const model::Cluster& cluster, const std::string& dir) {
-  if (dir.empty() || dir.front() != '/') return Bad(cluster, kWorkDirAnnotation, "'" + dir + "' is not an absolute path");
+  if (dir.empty() || dir.front() != '/')
+    return Bad(cluster, kWorkDirAnnotation, "'" + dir + "' is not an absolute path");
   if (dir.size() > kMaxPathBytes) return Bad(cluster, kWorkDirAnnotation, "longer than 1024 bytes");
   for (unsigned char c : dir) {
     // '%' starts a Slurm file-name pattern (%j, %u) in the output path built from it.
@@ -84,7 +88,8 @@ Status CheckWorkDir(const model::Cluster& cluster, const std::string& dir) {
   while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
   for (const char* shared : {"/tmp", "/var/tmp", "/dev/shm"}) {
     // Anyone may create files there: predictable output names could be planted links.
-    if (trimmed == shared) return Bad(cluster, kWorkDirAnnotation, dir + " is writable by every user; use a folder of its own");
+    if (trimmed == shared)
+      return Bad(cluster, kWorkDirAnnotation, dir + " is writable by every user; use a folder of its own");
   }
   return Status::Ok();
 }
@@ -103,7 +108,8 @@ Result<SiteSettings> ReadSiteSettings(const model::Cluster& cluster) {
   const std::map<std::string, std::string>& annotations = cluster.metadata.annotations;
   for (const char* key : {kAccountsAnnotation, kWorkDirAnnotation, kAllowPlainHttpAnnotation}) {
     auto it = annotations.find(key);
-    if (it != annotations.end() && it->second.size() > kMaxAnnotationBytes) return Bad(cluster, key, "longer than 64 KiB");
+    if (it != annotations.end() && it->second.size() > kMaxAnnotationBytes)
+      return Bad(cluster, key, "longer than 64 KiB");
   }
   if (auto it = annotations.find(kAccountsAnnotation); it != annotations.end()) {
     Result<std::map<std::string, SlurmAccount>> accounts = ParseAccounts(cluster, it->second);
@@ -154,12 +160,11 @@ std::string UrlHost(const std::string& url) {
   return rest.substr(0, rest.find(':'));
 }
 
-Status CheckEndpoint(const model::Cluster& cluster, const SiteSettings& site) {
-  const std::string& endpoint = cluster.connector.endpoint;
+Status CheckEndpoint(const std::string& cluster, const std::string& endpoint, const SiteSettings& site) {
   if (endpoint.rfind("https://", 0) == 0) return Status::Ok();
   if (endpoint.rfind("http://", 0) != 0) return Status::Ok();  // the factory names the bad scheme
   std::string host = UrlHost(endpoint);
-  std::string where = "cluster " + cluster.metadata.name + ": connector.endpoint " + endpoint;
+  std::string where = "cluster " + cluster + ": connector.endpoint " + endpoint;
   if (!IsLoopbackHost(host)) {
     return InvalidArgument(where + " is plain http to a host that is not loopback: every request carries the " +
                            "Slurm JWT, which would travel in clear text; use https:// (slurmrestd behind a TLS proxy)");

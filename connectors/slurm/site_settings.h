@@ -56,6 +56,6 @@ std::string UrlHost(const std::string& url);
 // The endpoint check: https://, or http:// to a loopback host with the opt-in. Every
 // slurmrestd request carries the JWT, so an http:// endpoint elsewhere is refused with
 // InvalidArgument naming the cluster and connector.endpoint.
-Status CheckEndpoint(const model::Cluster& cluster, const SiteSettings& site);
+Status CheckEndpoint(const std::string& cluster, const std::string& endpoint, const SiteSettings& site);
 
 }  // namespace gpufed::connectors::slurm

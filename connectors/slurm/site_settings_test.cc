@@ -10,8 +10,8 @@ model::Cluster WithAnnotations(std::map<std::string, std::string> annotations,
   model::Cluster c;
   c.metadata.name = "hpc";
   c.metadata.annotations = std::move(annotations);
-  c.connector.type = model::ConnectorType::kSlurm;
-  c.connector.endpoint = endpoint;
+  c.connector.type = "slurm";
+  c.connector.Set("endpoint", endpoint);
   return c;
 }
 
@@ -39,8 +39,8 @@ TEST(SiteSettings, RefusesMalformedValuesNamingClusterAndAnnotation) {
     EXPECT_NE(s.status().message().find("cluster hpc"), std::string::npos) << s.status().message();
     EXPECT_NE(s.status().message().find(kAccountsAnnotation), std::string::npos) << s.status().message();
   }
-  for (const char* bad : {"relative/dir", "", "/tmp", "/tmp/", "/var/tmp", "/dev/shm", "/srv/%u", "/srv/../etc",
-                          "/srv/a\nb"}) {
+  for (const char* bad :
+       {"relative/dir", "", "/tmp", "/tmp/", "/var/tmp", "/dev/shm", "/srv/%u", "/srv/../etc", "/srv/a\nb"}) {
     Result<SiteSettings> s = ReadSiteSettings(WithAnnotations({{kWorkDirAnnotation, bad}}));
     ASSERT_EQ(s.status().code(), StatusCode::kInvalidArgument) << bad;
     EXPECT_NE(s.status().message().find(kWorkDirAnnotation), std::string::npos) << s.status().message();
@@ -63,12 +63,12 @@ TEST(SiteSettings, RefusesMalformedValuesNamingClusterAndAnnotation) {
 }
 
 TEST(Loopback, OnlyLoopbackAddressesAndLocalhost) {
-  for (const char* host : {"127.0.0.1", "127.1.2.3", "localhost", "LOCALHOST", "::1", "[::1]", "::ffff:127.0.0.1",
-                           "0:0:0:0:0:0:0:1"}) {
+  for (const char* host :
+       {"127.0.0.1", "127.1.2.3", "localhost", "LOCALHOST", "::1", "[::1]", "::ffff:127.0.0.1", "0:0:0:0:0:0:0:1"}) {
     EXPECT_TRUE(IsLoopbackHost(host)) << host;
   }
-  for (const char* host : {"10.0.0.1", "128.0.0.1", "slurm.example", "localhost.example", "127.0.0.1.nip.io", "",
-                           "::2", "[::ffff:10.0.0.1]", "0x7f.1", "127.1"}) {
+  for (const char* host : {"10.0.0.1", "128.0.0.1", "slurm.example", "localhost.example", "127.0.0.1.nip.io", "", "::2",
+                           "[::ffff:10.0.0.1]", "0x7f.1", "127.1"}) {
     EXPECT_FALSE(IsLoopbackHost(host)) << host;
   }
   EXPECT_EQ(UrlHost("http://127.0.0.1:6820"), "127.0.0.1");
@@ -82,7 +82,7 @@ TEST(CheckEndpoint, PlainHttpOnlyOnLoopbackAndOnlyWithTheOptIn) {
   auto check = [](const model::Cluster& c) {
     Result<SiteSettings> s = ReadSiteSettings(c);
     EXPECT_TRUE(s.ok()) << s.status().ToString();
-    return CheckEndpoint(c, *s);
+    return CheckEndpoint(c.metadata.name, c.connector.Find("endpoint")->value.get<std::string>(), *s);
   };
   EXPECT_TRUE(check(WithAnnotations({})).ok());  // https
   EXPECT_TRUE(check(WithAnnotations(opt_in, "http://127.0.0.1:6820")).ok());

@@ -26,8 +26,7 @@ std::string WarningsText(const std::vector<SlurmWarning>& warnings) {
 
 // The "sun" claim of the token the client sends (read as the client reads it: trimmed,
 // `scontrol token` output accepted as is); empty when unreadable or absent.
-std::string TokenUser(const model::Cluster& cluster) {
-  const model::ConnectorSpec& spec = cluster.connector;
+std::string TokenUser(const model::Cluster& cluster, const SlurmConfig& spec) {
   std::string token;
   if (!spec.token_env.empty()) {
     const char* v = std::getenv(spec.token_env.c_str());
@@ -52,9 +51,11 @@ bool Finished(const SlurmJob& job) {
 
 }  // namespace
 
-SlurmConnector::SlurmConnector(model::Cluster cluster, SiteSettings site, std::unique_ptr<SlurmClient> client,
-                               std::unique_ptr<ActionLedger> ledger, std::function<int64_t()> unix_now)
+SlurmConnector::SlurmConnector(model::Cluster cluster, SlurmConfig config, SiteSettings site,
+                               std::unique_ptr<SlurmClient> client, std::unique_ptr<ActionLedger> ledger,
+                               std::function<int64_t()> unix_now)
     : cluster_(std::move(cluster)),
+      config_(std::move(config)),
       site_(std::move(site)),
       client_(std::move(client)),
       ledger_(std::move(ledger)),
@@ -90,7 +91,7 @@ Status SlurmConnector::Record(const std::string& kind, const std::string& key, c
 Result<std::vector<SlurmNode>> SlurmConnector::Inventory(const CallContext& ctx) { return client_->Nodes(ctx); }
 
 std::string SlurmConnector::OwnSlurmUser() const {
-  return !cluster_.connector.user.empty() ? cluster_.connector.user : TokenUser(cluster_);
+  return !config_.user.empty() ? config_.user : TokenUser(cluster_, config_);
 }
 
 // Public for diagnostics and tests, which may call it while the loop observes: it reads
@@ -140,7 +141,7 @@ Result<Observation> SlurmConnector::Observe(const CallContext& ctx) {
   Result<std::map<std::string, SlurmJob>> jobs = GpufedJobsLocked(ctx);
   if (!jobs.ok()) return jobs.status();
 
-  const std::string& wanted = cluster_.connector.partition;
+  const std::string& wanted = config_.partition;
   bool partition_up = true;
   if (!wanted.empty()) {
     const SlurmPartition* found = nullptr;
@@ -182,7 +183,7 @@ Status SlurmConnector::RefreshGroups(const CallContext& ctx) {
   Result<std::vector<SlurmNode>> nodes = client_->Nodes(ctx);
   if (!nodes.ok()) return nodes.status();
   std::map<std::string, NodeGroup> groups;
-  ObserveNodes(*nodes, cluster_, cluster_.connector.partition, &groups);
+  ObserveNodes(*nodes, cluster_, config_.partition, &groups);
   groups_ = std::move(groups);
   return Status::Ok();
 }
@@ -255,7 +256,7 @@ Result<ApplyOutcome> SlurmConnector::Submit(const Action& action, const CallCont
   }
   Result<JobPlacement> placement = Resolve(action, ctx);
   if (!placement.ok()) return placement.status();
-  JobSite site{cluster_.connector.partition, site_.AccountFor(action.tenant),
+  JobSite site{config_.partition, site_.AccountFor(action.tenant),
                site_.work_dir.empty() ? DefaultWorkDir(OwnSlurmUser()) : site_.work_dir};
   Result<JobRequest> request = BuildJobRequest(action, *placement, site);
   if (!request.ok()) return request.status();
@@ -331,14 +332,16 @@ Result<ApplyOutcome> SlurmConnector::Apply(const Action& action, const CallConte
 
 Result<std::unique_ptr<SlurmConnector>> CreateSlurmConnector(const model::Cluster& cluster, const FactoryContext& ctx,
                                                              const SlurmFactoryHooks& hooks) {
-  const model::ConnectorSpec& spec = cluster.connector;
+  Result<SlurmConfig> config = DecodeSlurmConfig(cluster.connector);
+  if (!config.ok()) return config.status();
+  const SlurmConfig& spec = *config;
   if (spec.endpoint.rfind("http://", 0) != 0 && spec.endpoint.rfind("https://", 0) != 0) {
     return InvalidArgument("connector.endpoint must be the slurmrestd URL, http(s)://host:port (got '" + spec.endpoint +
                            "')");
   }
   Result<SiteSettings> site = ReadSiteSettings(cluster);
   if (!site.ok()) return site.status();
-  GPUFED_RETURN_IF_ERROR(CheckEndpoint(cluster, *site));
+  GPUFED_RETURN_IF_ERROR(CheckEndpoint(cluster.metadata.name, spec.endpoint, *site));
   std::string api_version = spec.api_version.empty() ? kAutoApiVersion : spec.api_version;
   std::vector<std::string> settings_allowed = ApiVersionSettings();
   if (std::find(settings_allowed.begin(), settings_allowed.end(), api_version) == settings_allowed.end()) {
@@ -358,9 +361,10 @@ Result<std::unique_ptr<SlurmConnector>> CreateSlurmConnector(const model::Cluste
   settings.token_file = model::DeclaredPath(cluster, spec.token_file);
   settings.ca_file = model::DeclaredPath(cluster, spec.ca_file);
   settings.api_version = api_version;
-  settings.timeout = spec.timeout.millis() > 0 ? spec.timeout : Duration::FromSeconds(10);
-  settings.qps = spec.qps;
-  settings.burst = spec.burst;
+  const model::ConnectorSpec& shared = cluster.connector;
+  settings.timeout = shared.timeout.millis() > 0 ? shared.timeout : Duration::FromSeconds(10);
+  settings.qps = shared.qps;  // the cluster's one limit: the registry does not wrap a pacing provider
+  settings.burst = shared.burst;
   settings.auth_retry = hooks.auth_retry;
   settings.unix_now = hooks.unix_now;
   Result<std::unique_ptr<SlurmClient>> client = SlurmClient::Create(settings, hooks.sleep);
@@ -376,17 +380,26 @@ Result<std::unique_ptr<SlurmConnector>> CreateSlurmConnector(const model::Cluste
           .count();
     };
   }
-  return std::make_unique<SlurmConnector>(cluster, std::move(site).value(), std::move(client).value(),
-                                          std::move(ledger), std::move(unix_now));
+  return std::make_unique<SlurmConnector>(cluster, std::move(config).value(), std::move(site).value(),
+                                          std::move(client).value(), std::move(ledger), std::move(unix_now));
 }
 
-Status RegisterSlurmConnector(ConnectorRegistry& registry) {
-  return registry.Register(
-      "slurm", [](const model::Cluster& cluster, const FactoryContext& ctx) -> Result<std::unique_ptr<Connector>> {
-        Result<std::unique_ptr<SlurmConnector>> c = CreateSlurmConnector(cluster, ctx);
-        if (!c.ok()) return c.status();
-        return std::unique_ptr<Connector>(std::move(c).value());
-      });
+ConnectorProvider SlurmProvider() {
+  ConnectorProvider p;
+  p.type = "slurm";
+  p.summary = "slurmrestd";
+  // MIG slices are GRES types; the node count is the site's, never grown by gpufed.
+  p.capabilities = {.virtual_time = false, .mig = true, .elastic_nodes = false, .paces_requests = true};
+  p.check = CheckSlurmConfig;
+  p.schema_properties = SlurmConfigSchema();
+  p.factory = [](const model::Cluster& cluster, const FactoryContext& ctx) -> Result<std::unique_ptr<Connector>> {
+    Result<std::unique_ptr<SlurmConnector>> c = CreateSlurmConnector(cluster, ctx);
+    if (!c.ok()) return c.status();
+    return std::unique_ptr<Connector>(std::move(c).value());
+  };
+  return p;
 }
+
+Status RegisterSlurmConnector(ConnectorRegistry& registry) { return registry.Register(SlurmProvider()); }
 
 }  // namespace gpufed::connectors::slurm

@@ -45,6 +45,7 @@
 #include "connectors/slurm/observe.h"
 #include "connectors/slurm/site_settings.h"
 #include "connectors/slurm/slurm_client.h"
+#include "connectors/slurm/slurm_config.h"
 #include "controller/common/mutex.h"
 
 namespace gpufed::connectors::slurm {
@@ -52,7 +53,7 @@ namespace gpufed::connectors::slurm {
 class SlurmConnector : public Connector {
  public:
   // `ledger` may be null (no memory across restarts beyond Slurm's own job list).
-  SlurmConnector(model::Cluster cluster, SiteSettings site, std::unique_ptr<SlurmClient> client,
+  SlurmConnector(model::Cluster cluster, SlurmConfig config, SiteSettings site, std::unique_ptr<SlurmClient> client,
                  std::unique_ptr<ActionLedger> ledger, std::function<int64_t()> unix_now);
 
   Result<Observation> Observe(const CallContext& ctx) override EXCLUDES(mu_);
@@ -77,6 +78,7 @@ class SlurmConnector : public Connector {
 
   Mutex mu_;  // one Observe or Apply at a time: check-then-submit must not interleave
   model::Cluster cluster_;
+  SlurmConfig config_;
   SiteSettings site_;
   std::unique_ptr<SlurmClient> client_;
   std::unique_ptr<ActionLedger> ledger_ PT_GUARDED_BY(mu_);
@@ -97,15 +99,18 @@ struct SlurmFactoryHooks {
   Duration auth_retry = Duration::FromSeconds(60);
 };
 
-// Validates the Cluster's connector settings and its slurm.gpufed.io/ annotations
-// (site_settings.h) and creates the connector (see README for the fields).
+// Decodes the Cluster's connector block (slurm_config.h), checks it and the
+// slurm.gpufed.io/ annotations (site_settings.h), and creates the connector (see README
+// for the fields).
 // InvalidArgument for missing or bad settings, including an unset token variable and a
 // plain http:// endpoint that is not loopback with the explicit opt-in (it would send
 // the JWT in clear text). connector.caFile: the trust anchors for an https endpoint.
 Result<std::unique_ptr<SlurmConnector>> CreateSlurmConnector(const model::Cluster& cluster, const FactoryContext& ctx,
                                                              const SlurmFactoryHooks& hooks = {});
 
-// Registers the "slurm" factory.
+// The "slurm" provider: its config check and schema, capabilities (it paces its own
+// requests: the client's token bucket is the cluster's qps/burst), and factory.
+ConnectorProvider SlurmProvider();
 Status RegisterSlurmConnector(ConnectorRegistry& registry);
 
 }  // namespace gpufed::connectors::slurm

@@ -42,8 +42,8 @@ TEST_P(SlurmConnectorTest, ObserveReportsNodeGroupsOnlyGpufedJobsAndTheApiInUse)
   EXPECT_EQ(obs->workloads[0].key, "u1.a1");
   EXPECT_EQ(obs->workloads[0].state, RunState::kRunning);
   EXPECT_EQ(obs->api_version, GetParam().negotiated);
-  EXPECT_EQ(obs->api_summary, "slurmrestd API " + GetParam().negotiated + " (Slurm " +
-                                  (Old() ? "22.05.8" : "24.11.5") + ")");
+  EXPECT_EQ(obs->api_summary,
+            "slurmrestd API " + GetParam().negotiated + " (Slurm " + (Old() ? "22.05.8" : "24.11.5") + ")");
   EXPECT_EQ(fake_.openapi_reads(), 1);  // negotiated once, not per call
 }
 
@@ -218,7 +218,9 @@ TEST_P(SlurmConnectorTest, SubmitsChargeTheTenantsAccountAndRunInTheSiteWorkDir)
 }
 
 TEST_P(SlurmConnectorTest, LedgerCoversJobsSlurmAlreadyPurged) {
-  { ASSERT_TRUE(Make()->Apply(SubmitAction("u1.a1"), Ctx()).ok()); }
+  {
+    ASSERT_TRUE(Make()->Apply(SubmitAction("u1.a1"), Ctx()).ok());
+  }
   fake_.Forget();
   Result<ApplyOutcome> again = Make()->Apply(SubmitAction("u1.a1"), Ctx());
   ASSERT_TRUE(again.ok());
@@ -335,14 +337,14 @@ TEST_P(SlurmConnectorTest, ServerFailuresAreRetryable) {
 
 TEST_P(SlurmConnectorTest, UnreachableEndpointIsUnavailable) {
   model::Cluster cluster = Cluster();
-  cluster.connector.endpoint = "http://127.0.0.1:1";
+  cluster.connector.Set("endpoint", "http://127.0.0.1:1");
   auto c = Make(true, cluster);
   EXPECT_EQ(c->Observe(Ctx()).status().code(), StatusCode::kUnavailable);
 }
 
 TEST_P(SlurmConnectorTest, UnknownPartitionIsAConfigurationError) {
   model::Cluster cluster = Cluster();
-  cluster.connector.partition = "nosuch";
+  cluster.connector.Set("partition", "nosuch");
   Result<Observation> obs = Make(true, cluster)->Observe(Ctx());
   EXPECT_EQ(obs.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(obs.status().message().find("gpu"), std::string::npos);
@@ -353,8 +355,8 @@ TEST_P(SlurmConnectorTest, TokenFileIsReReadOnEveryCall) {
   std::string file = (state_ / "jwt").string();
   std::ofstream(file) << "SLURM_JWT=" << Jwt(kNow - 1) << "\n";
   model::Cluster cluster = Cluster();
-  cluster.connector.token_env.clear();
-  cluster.connector.token_file = file;
+  cluster.connector.fields.erase("tokenEnv");
+  cluster.connector.Set("tokenFile", file);
   auto c = Make(false, cluster);
   EXPECT_EQ(c->Observe(Ctx()).status().code(), StatusCode::kUnauthenticated);
   std::ofstream(file, std::ios::trunc) << Jwt(kNow + 60) << "\n";
@@ -375,7 +377,7 @@ TEST_F(SlurmFactory, ValidatesSettingsWithoutSendingAnything) {
   FactoryContext ctx;
   ctx.clock = &clock_;
   model::Cluster c = Cluster();
-  c.connector.endpoint = "127.0.0.1:6820";
+  c.connector.Set("endpoint", "127.0.0.1:6820");
   EXPECT_EQ(CreateSlurmConnector(c, ctx).status().code(), StatusCode::kInvalidArgument);
   for (const char* bad : {"v0.0.39", "v0.0.43", "0.0.42", "AUTO"}) {
     Result<std::unique_ptr<SlurmConnector>> r = CreateSlurmConnector(Cluster(bad), ctx);
@@ -387,10 +389,10 @@ TEST_F(SlurmFactory, ValidatesSettingsWithoutSendingAnything) {
     EXPECT_TRUE(CreateSlurmConnector(Cluster(good), ctx).ok()) << good;
   }
   c = Cluster();
-  c.connector.token_file = "/tmp/x";
+  c.connector.Set("tokenFile", "/tmp/x");
   EXPECT_EQ(CreateSlurmConnector(c, ctx).status().code(), StatusCode::kInvalidArgument);  // both
   c = Cluster();
-  c.connector.token_env = "GPUFED_SLURM_UNIT_TEST_UNSET";
+  c.connector.Set("tokenEnv", "GPUFED_SLURM_UNIT_TEST_UNSET");
   unsetenv("GPUFED_SLURM_UNIT_TEST_UNSET");
   Result<std::unique_ptr<SlurmConnector>> unset = CreateSlurmConnector(c, ctx);
   EXPECT_EQ(unset.status().code(), StatusCode::kInvalidArgument);
@@ -404,10 +406,10 @@ TEST_F(SlurmFactory, ValidatesSettingsWithoutSendingAnything) {
   EXPECT_NE(plain.status().message().find("cluster hpc: connector.endpoint"), std::string::npos)
       << plain.status().message();
   c = Cluster();
-  c.connector.endpoint = "http://10.1.2.3:6820";
+  c.connector.Set("endpoint", "http://10.1.2.3:6820");
   EXPECT_EQ(CreateSlurmConnector(c, ctx).status().code(), StatusCode::kInvalidArgument);
   c = Cluster();
-  c.connector.endpoint = "https://slurm.example:6820";
+  c.connector.Set("endpoint", "https://slurm.example:6820");
   c.metadata.annotations.erase(kAllowPlainHttpAnnotation);
   EXPECT_TRUE(CreateSlurmConnector(c, ctx).ok());
   c = Cluster();

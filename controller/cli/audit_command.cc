@@ -57,7 +57,7 @@ struct RecordOptions {
   uint64_t checkpoint_every = 1000;
 };
 
-int RunRecord(const RecordOptions& o) {
+int RunRecord(const RecordOptions& o, const connectors::ConnectorRegistry* registry) {
   auto env = audit::NewPosixEnv();
   std::optional<audit::Signer> signer;
   if (!o.key.empty()) {
@@ -82,7 +82,7 @@ int RunRecord(const RecordOptions& o) {
   audit::AuditJournal& j = **journal;
   uint64_t first = j.last_seq() + 1;
   std::string root = std::filesystem::absolute(o.config_dir).lexically_normal().string();
-  policy::Candidate candidate = policy::PrepareRevision({root});
+  policy::Candidate candidate = policy::PrepareRevision({root}, registry);
   if (!candidate.revision) {
     // The rejection is itself audited; nothing is planned.
     for (const std::string& p : candidate.problems) std::cerr << p << "\n";
@@ -201,8 +201,8 @@ struct ShipOptions {
   std::string timeout = "60s";
 };
 
-int RunShip(const ShipOptions& o) {
-  config::LoadResult repo = config::LoadRepository({o.config_dir}, policy::ProductLoadOptions());
+int RunShip(const ShipOptions& o, const connectors::ConnectorRegistry* registry) {
+  config::LoadResult repo = config::LoadRepository({o.config_dir}, policy::ProductLoadOptions(registry));
   if (!repo.ok()) {
     for (const config::Diagnostic& d : repo.diagnostics.items()) std::cerr << d.ToString() << "\n";
     return 1;
@@ -265,7 +265,7 @@ int RunShip(const ShipOptions& o) {
 
 }  // namespace
 
-void AddAuditCommand(CLI::App& app, int* exit_code) {
+void AddAuditCommand(CLI::App& app, int* exit_code, const connectors::ConnectorRegistry* registry) {
   CLI::App* audit =
       app.add_subcommand("audit", "Audit journal: keys, recording, verification, queries, reports, replay");
   audit->require_subcommand(1);
@@ -286,7 +286,7 @@ void AddAuditCommand(CLI::App& app, int* exit_code) {
   record->add_option("--now", ro->now, "Virtual time of the plan (e.g. 15m)")->capture_default_str();
   record->add_option("--checkpoint-every", ro->checkpoint_every, "Records between signed checkpoints")
       ->capture_default_str();
-  record->callback([ro, exit_code] { *exit_code = RunRecord(*ro); });
+  record->callback([ro, exit_code, registry] { *exit_code = RunRecord(*ro, registry); });
 
   auto vpath = std::make_shared<std::string>();
   auto vkey = std::make_shared<std::string>();
@@ -310,7 +310,7 @@ void AddAuditCommand(CLI::App& app, int* exit_code) {
   ship->add_option("-c,--config", so->config_dir, "Policy repository with AuditSink resources")->required();
   ship->add_option("--sink", so->sink, "Only this AuditSink");
   ship->add_option("--timeout", so->timeout, "Give up after this long (exit 1)")->capture_default_str();
-  ship->callback([so, exit_code] { *exit_code = RunShip(*so); });
+  ship->callback([so, exit_code, registry] { *exit_code = RunShip(*so, registry); });
 
   AddAuditQueryCommands(*audit, exit_code);
   AddAuditReplayCommand(*audit, exit_code);

@@ -14,11 +14,11 @@ int Main(int argc, char** argv, const connectors::ConnectorRegistry* registry) {
   int exit_code = 0;
   CLI::App* version = app.add_subcommand("version", "Print the gpufed version");
   version->callback([] { std::cout << "gpufed " << kVersion << "\n"; });
-  AddValidateCommand(app, &exit_code);
+  AddValidateCommand(app, &exit_code, registry);
   AddPlanCommand(app, &exit_code, registry);
-  AddTestCommand(app, &exit_code);
-  AddDocsCommand(app, &exit_code);
-  AddAuditCommand(app, &exit_code);
+  AddTestCommand(app, &exit_code, registry);
+  AddDocsCommand(app, &exit_code, registry);
+  AddAuditCommand(app, &exit_code, registry);
   AddRunCommand(app, &exit_code, registry);
   AddSubmitCommand(app, &exit_code);
   AddGetCommand(app, &exit_code);

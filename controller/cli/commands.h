@@ -7,12 +7,15 @@
 
 namespace gpufed::cli {
 
-void AddValidateCommand(CLI::App& app, int* exit_code);
+// `registry` (owned by main; may be null) is also the catalog of connector providers the
+// commands that load a repository check each Cluster's spec.connector against
+// (validate, plan, test, audit record and ship, run), and whose schema `docs` prints.
+void AddValidateCommand(CLI::App& app, int* exit_code, const connectors::ConnectorRegistry* registry);
 // `plan --state` observes clusters through `registry` (may be null: --state unavailable).
 void AddPlanCommand(CLI::App& app, int* exit_code, const connectors::ConnectorRegistry* registry);
-void AddTestCommand(CLI::App& app, int* exit_code);
-void AddDocsCommand(CLI::App& app, int* exit_code);
-void AddAuditCommand(CLI::App& app, int* exit_code);
+void AddTestCommand(CLI::App& app, int* exit_code, const connectors::ConnectorRegistry* registry);
+void AddDocsCommand(CLI::App& app, int* exit_code, const connectors::ConnectorRegistry* registry);
+void AddAuditCommand(CLI::App& app, int* exit_code, const connectors::ConnectorRegistry* registry);
 // `run` creates connectors through `registry` (owned by main; may be null).
 void AddRunCommand(CLI::App& app, int* exit_code, const connectors::ConnectorRegistry* registry);
 void AddSubmitCommand(CLI::App& app, int* exit_code);

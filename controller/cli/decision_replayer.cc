@@ -77,7 +77,9 @@ Result<const policy::Revision*> DecisionReplayer::RevisionFor(const std::string&
           "policy repository " + repo + " does not exist" +
           (what_if ? "" : " (moved? pass --repo DIR with the repository at revision " + recorded_revision + ")"));
     }
-    policy::Candidate candidate = policy::PrepareRevision({repo});
+    // No connector is made, and a recorded revision replays as it was decided, whatever
+    // connector providers this build has: the blocks are not checked (null catalog).
+    policy::Candidate candidate = policy::PrepareRevision({repo}, nullptr);
     if (!candidate.revision) {
       std::string why;
       for (const std::string& p : candidate.problems) why += "\n  " + p;

@@ -1,7 +1,8 @@
 // gpufed docs rules | lua: the reference of what rules and Lua hooks can read, printed
 // as Markdown from the tables the loader checks rules against (model/view_fields.h).
 // docs/policy-reference.md is `gpufed docs rules` followed by `gpufed docs lua`;
-// tests/docs fails when it differs.
+// tests/docs fails when it differs. gpufed docs connector-schema: the spec.connector
+// part of schemas/cluster.schema.json, from the connector providers (registry.h).
 #include <iostream>
 #include <sstream>
 
@@ -32,6 +33,7 @@ std::string Values(const model::ViewField& f) {
     case model::FieldDomain::kMigProfile: return "a MIG profile a node pool offers";
     case model::FieldDomain::kDataset: return "a dataset a Cluster holds or a Workload reads";
     case model::FieldDomain::kPriorityClass: return "a priority class";
+    case model::FieldDomain::kConnectorType: return "a connector type a Cluster uses";
     case model::FieldDomain::kFree: break;
   }
   return "";
@@ -148,8 +150,8 @@ std::string LuaReference() {
 
 }  // namespace
 
-void AddDocsCommand(CLI::App& app, int* exit_code) {
-  CLI::App* cmd = app.add_subcommand("docs", "Print the policy reference (Markdown)");
+void AddDocsCommand(CLI::App& app, int* exit_code, const connectors::ConnectorRegistry* registry) {
+  CLI::App* cmd = app.add_subcommand("docs", "Print the policy reference (Markdown) or the connector schema (JSON)");
   cmd->require_subcommand(1);
   cmd->add_subcommand("rules", "Every path `when`/`require` accept, with type, operators and an example")
       ->callback([exit_code] {
@@ -160,6 +162,18 @@ void AddDocsCommand(CLI::App& app, int* exit_code) {
     std::cout << LuaReference();
     *exit_code = 0;
   });
+  // schemas/cluster.schema.json's spec.connector is this output (tests/docs checks it).
+  cmd->add_subcommand("connector-schema",
+                      "The JSON Schema $defs of spec.connector, assembled from this build's connector providers")
+      ->callback([exit_code, registry] {
+        if (registry == nullptr) {
+          std::cerr << "gpufed docs connector-schema: this build has no connector registry\n";
+          *exit_code = 1;
+          return;
+        }
+        std::cout << registry->ConnectorSchemaDefs().dump(2) << "\n";
+        *exit_code = 0;
+      });
 }
 
 }  // namespace gpufed::cli

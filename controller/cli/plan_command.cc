@@ -28,8 +28,9 @@ int RunPlan(const PlanOptions& options, const connectors::ConnectorRegistry* reg
   // The same activation rules as the controller: it validates, its Lua compiles and
   // its PolicyTests pass, or nothing is planned. --ignore-tests lets an author see what
   // a revision with failing tests would do; the controller never activates one.
-  policy::Candidate candidate = policy::PrepareRevision(
-      {options.config_dir}, options.ignore_tests ? policy::TestGate::kReport : policy::TestGate::kRequirePass);
+  policy::Candidate candidate =
+      policy::PrepareRevision({options.config_dir}, registry,
+                              options.ignore_tests ? policy::TestGate::kReport : policy::TestGate::kRequirePass);
   for (const std::string& failing : candidate.failing_tests) std::cerr << "warning: " << failing << "\n";
   if (!candidate.revision) {
     for (const std::string& p : candidate.problems) std::cerr << p << "\n";

@@ -47,8 +47,7 @@ bool WriteJunit(const std::string& path, const policy::TestReport& report) {
     out << ">\n      <failure message=\""
         << XmlEscape(c.hook_errors.empty() ? "expected " + c.expected + ", got " + c.actual
                                            : "hook error: " + c.hook_errors.front())
-        << "\">"
-        << XmlEscape(Join(c.explanation, "\n")) << "</failure>\n    </testcase>\n";
+        << "\">" << XmlEscape(Join(c.explanation, "\n")) << "</failure>\n    </testcase>\n";
   }
   out << "  </testsuite>\n</testsuites>\n";
   return static_cast<bool>(out);
@@ -79,8 +78,8 @@ void PrintCoverage(const policy::Revision& revision) {
   }
 }
 
-int RunTests(const TestCommandOptions& options) {
-  policy::Candidate candidate = policy::PrepareRevision(options.paths, policy::TestGate::kSkip);
+int RunTests(const TestCommandOptions& options, const connectors::ConnectorRegistry* registry) {
+  policy::Candidate candidate = policy::PrepareRevision(options.paths, registry, policy::TestGate::kSkip);
   if (!candidate.revision) {
     for (const std::string& p : candidate.problems) std::cout << p << "\n";
     std::cout << "FAIL: the policy repository does not load\n";
@@ -127,7 +126,7 @@ int RunTests(const TestCommandOptions& options) {
 
 }  // namespace
 
-void AddTestCommand(CLI::App& app, int* exit_code) {
+void AddTestCommand(CLI::App& app, int* exit_code, const connectors::ConnectorRegistry* registry) {
   auto options = std::make_shared<TestCommandOptions>();
   CLI::App* cmd = app.add_subcommand("test", "Run the PolicyTests of a policy repository (exit 1 on any failure)");
   cmd->add_option("paths", options->paths, "Policy repository directories or files")->required();
@@ -135,7 +134,7 @@ void AddTestCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--run", options->run, "Only cases whose TEST/CASE name matches this regular expression");
   cmd->add_flag("--coverage", options->coverage, "Report which YAML rules and Lua lines the cases exercised");
   cmd->add_flag("-v,--verbose", options->verbose, "Also list passing cases");
-  cmd->callback([options, exit_code] { *exit_code = RunTests(*options); });
+  cmd->callback([options, exit_code, registry] { *exit_code = RunTests(*options, registry); });
 }
 
 }  // namespace gpufed::cli

@@ -22,10 +22,14 @@ struct ValidateOptions {
 std::string GithubEscape(std::string s) {
   std::string out;
   for (char c : s) {
-    if (c == '%') out += "%25";
-    else if (c == '\n') out += "%0A";
-    else if (c == '\r') out += "%0D";
-    else out += c;
+    if (c == '%')
+      out += "%25";
+    else if (c == '\n')
+      out += "%0A";
+    else if (c == '\r')
+      out += "%0D";
+    else
+      out += c;
   }
   return out;
 }
@@ -34,8 +38,9 @@ const char* SeverityName(const config::Diagnostic& d) {
   return d.severity == config::Severity::kNote ? "note" : "error";
 }
 
-int RunValidate(const ValidateOptions& options) {
+int RunValidate(const ValidateOptions& options, const connectors::ConnectorRegistry* registry) {
   policy::ValidateOptions validate;
+  validate.load.connectors = registry;
   std::vector<std::string> paths = options.paths;
   if (!options.repo.empty()) {
     validate.only = options.paths;
@@ -46,23 +51,31 @@ int RunValidate(const ValidateOptions& options) {
   if (options.output == "json") {
     nlohmann::json errors = nlohmann::json::array();
     for (const config::Diagnostic& d : items) {
-      errors.push_back({{"file", d.file}, {"line", d.line}, {"column", d.column}, {"field", d.field},
-                        {"message", d.message}, {"severity", SeverityName(d)}});
+      errors.push_back({{"file", d.file},
+                        {"line", d.line},
+                        {"column", d.column},
+                        {"field", d.field},
+                        {"message", d.message},
+                        {"severity", SeverityName(d)}});
     }
-    nlohmann::json out = {{"valid", result.ok()}, {"documents", result.documents}, {"files", result.files},
-                          {"revision", result.config.revision}, {"errors", errors}};
+    nlohmann::json out = {{"valid", result.ok()},
+                          {"documents", result.documents},
+                          {"files", result.files},
+                          {"revision", result.config.revision},
+                          {"errors", errors}};
     std::cout << out.dump(2) << "\n";
   } else if (options.output == "github") {
     for (const config::Diagnostic& d : items) {
       std::cout << (d.severity == config::Severity::kNote ? "::notice file=" : "::error file=") << d.file
-                << ",line=" << d.line << ",col=" << d.column << "::"
-                << GithubEscape((d.field.empty() ? "" : d.field + ": ") + d.message) << "\n";
+                << ",line=" << d.line << ",col=" << d.column
+                << "::" << GithubEscape((d.field.empty() ? "" : d.field + ": ") + d.message) << "\n";
     }
   } else {
     for (const config::Diagnostic& d : items) std::cout << d.ToString() << "\n";
     // With --repo the counts are of the whole repository; say which files were reported.
     const std::string scope =
-        options.repo.empty() ? "" : " (reporting " + Join(options.paths, ", ") + " only, checked with " + options.repo + ")";
+        options.repo.empty() ? ""
+                             : " (reporting " + Join(options.paths, ", ") + " only, checked with " + options.repo + ")";
     if (result.ok()) {
       std::cout << "valid: " << result.files << " file(s), " << result.documents << " document(s), revision "
                 << result.config.revision << scope << "\n";
@@ -75,18 +88,20 @@ int RunValidate(const ValidateOptions& options) {
 
 }  // namespace
 
-void AddValidateCommand(CLI::App& app, int* exit_code) {
+void AddValidateCommand(CLI::App& app, int* exit_code, const connectors::ConnectorRegistry* registry) {
   auto options = std::make_shared<ValidateOptions>();
   CLI::App* cmd = app.add_subcommand("validate", "Validate policy repository files (exit 0 valid, 1 invalid, 2 usage)");
-  cmd->add_option("paths", options->paths, "Directories (walked recursively) or YAML files; with --repo, the files "
-                                           "(YAML or Lua) whose errors to report")->required();
+  cmd->add_option("paths", options->paths,
+                  "Directories (walked recursively) or YAML files; with --repo, the files "
+                  "(YAML or Lua) whose errors to report")
+      ->required();
   cmd->add_option("--repo", options->repo,
                   "Check PATH... in the context of this repository, reporting only their errors (editors, "
                   "pre-commit hooks)");
   cmd->add_option("-o,--output", options->output, "Output format")
       ->check(CLI::IsMember({"text", "json", "github"}))
       ->capture_default_str();
-  cmd->callback([options, exit_code] { *exit_code = RunValidate(*options); });
+  cmd->callback([options, exit_code, registry] { *exit_code = RunValidate(*options, registry); });
 }
 
 }  // namespace gpufed::cli

@@ -2,45 +2,40 @@
 #include "controller/model/mig_profile.h"
 #include "controller/model/view_fields.h"
 
+#include <algorithm>
 #include <regex>
 
 namespace gpufed::config {
 namespace {
 
+// The block as the model keeps it (model/connector_spec.h): the provider's name, the
+// fields every provider shares, and every other field as written, for the provider to
+// decode (the loader checks them through LoadOptions::connectors, loader.cc).
 void DecodeConnector(const YamlField& f, model::ConnectorSpec& out) {
-  if (!f.ExpectObject({"type", "endpoint", "tokenEnv", "tokenFile", "caFile", "user", "partition", "apiVersion", "kubeconfig",
-                       "context", "namespace", "timeout", "qps", "burst"},
-                      Required::kYes)) {
-    return;
+  out.type.clear();  // no provider is assumed: a block without a valid type is checked by none
+  // Which keys a provider reads is the provider's to say; here only the mapping itself
+  // (present, a mapping, no key twice) is checked.
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : f.Entries()) keys.push_back(key);
+  const std::vector<std::string_view> any_key(keys.begin(), keys.end());
+  if (!f.ExpectObject(any_key, Required::kYes)) return;
+  YamlField type = f.Child("type");
+  out.location = type.defined() ? type.location() : f.location();
+  if (auto t = type.String(Required::kYes)) {
+    out.type = *t;
+    if (t->empty()) type.Error("expected a connector type, not an empty string");
   }
-  if (auto t = f.Child("type").Enum(model::ConnectorTypeNames(), Required::kYes)) {
-    out.type = *t == "sim"     ? model::ConnectorType::kSim
-               : *t == "local" ? model::ConnectorType::kLocal
-               : *t == "slurm" ? model::ConnectorType::kSlurm
-                               : model::ConnectorType::kKubernetes;
-  }
-  auto str = [&](const char* key, std::string& dest) {
-    if (auto v = f.Child(key).String()) dest = *v;
-  };
-  str("endpoint", out.endpoint);
-  str("tokenEnv", out.token_env);
-  str("tokenFile", out.token_file);
-  str("caFile", out.ca_file);
-  str("user", out.user);
-  str("partition", out.partition);
-  if (out.type == model::ConnectorType::kSlurm) {
-    // The slurmrestd versions connectors/slurm has adapters for (kept equal to its
-    // ApiVersionSettings() and schemas/cluster.schema.json by connector_slurm_test).
-    if (auto v = f.Child("apiVersion").Enum({"auto", "v0.0.38", "v0.0.40", "v0.0.41", "v0.0.42"})) out.api_version = *v;
-  } else {
-    str("apiVersion", out.api_version);
-  }
-  str("kubeconfig", out.kubeconfig);
-  str("context", out.context);
-  str("namespace", out.ns);
   if (auto v = f.Child("timeout").DurationValue()) out.timeout = *v;
   if (auto v = f.Child("qps").Number(0.001, 1e6)) out.qps = *v;
   if (auto v = f.Child("burst").Int(1, 1000000)) out.burst = static_cast<int>(*v);
+  for (const auto& [key, value] : f.Entries()) {
+    const bool shared = std::find(std::begin(model::kConnectorSharedKeys), std::end(model::kConnectorSharedKeys),
+                                  key) != std::end(model::kConnectorSharedKeys);
+    if (shared) continue;
+    if (std::optional<nlohmann::json> json = ToJson(value)) {
+      out.fields[key] = model::ConnectorField{std::move(*json), value.path(), value.location()};
+    }
+  }
 }
 
 void DecodeGpu(const YamlField& f, model::GpuSpec& out) {
@@ -50,7 +45,7 @@ void DecodeGpu(const YamlField& f, model::GpuSpec& out) {
   if (auto v = f.Child("memory").QuantityValue(Quantity::FromUnits(1), kMaxGpuMemory, Required::kYes)) out.memory = *v;
   if (auto v = f.Child("nvlink").Bool()) out.nvlink = *v;
   if (auto v = f.Child("sharing").Enum(model::GpuSharingNames())) {
-    out.sharing = *v == "mig" ? model::GpuSharing::kMig
+    out.sharing = *v == "mig"      ? model::GpuSharing::kMig
                   : *v == "memory" ? model::GpuSharing::kMemory
                                    : model::GpuSharing::kNone;
   }
@@ -109,8 +104,8 @@ void DecodePricing(const YamlField& f, model::Pricing& out) {
 }  // namespace
 
 void DecodeClusterSpec(const YamlField& spec, model::Cluster& out) {
-  if (!spec.ExpectObject({"provider", "region", "zone", "connector", "attributes", "nodePools", "elasticity",
-                          "pricing", "network", "datasets"},
+  if (!spec.ExpectObject({"provider", "region", "zone", "connector", "attributes", "nodePools", "elasticity", "pricing",
+                          "network", "datasets"},
                          Required::kYes)) {
     return;
   }

@@ -3,9 +3,7 @@
 #include <cstdlib>
 
 namespace gpufed::config {
-namespace {
 
-// Any YAML value as JSON (for Policy params): scalars typed as in YAML 1.2 core.
 std::optional<nlohmann::json> ToJson(const YamlField& f) {
   const YAML::Node& node = f.node();
   if (node.IsMap()) {
@@ -30,8 +28,6 @@ std::optional<nlohmann::json> ToJson(const YamlField& f) {
   return nlohmann::json(nullptr);
 }
 
-}  // namespace
-
 void DecodePolicySpec(const YamlField& spec, model::Policy& out) {
   if (!spec.ExpectObject(
           {"enforcement", "rules", "scoring", "burst", "priorityClasses", "lua", "import", "params", "errorBudget"},
@@ -41,7 +37,8 @@ void DecodePolicySpec(const YamlField& spec, model::Policy& out) {
   // errorBudget: "1%" or a fraction (0.01).
   YamlField budget = spec.Child("errorBudget");
   if (budget.defined()) {
-    const std::optional<std::string> text = budget.node().IsScalar() ? std::optional(budget.node().Scalar()) : std::nullopt;
+    const std::optional<std::string> text =
+        budget.node().IsScalar() ? std::optional(budget.node().Scalar()) : std::nullopt;
     if (text && !text->empty() && text->back() == '%') {
       const std::optional<double> percent = ParseYamlFloat(std::string_view(*text).substr(0, text->size() - 1));
       if (!percent || !(*percent >= 0 && *percent <= 100)) {
@@ -68,7 +65,7 @@ void DecodePolicySpec(const YamlField& spec, model::Policy& out) {
   }
   if (auto v = spec.Child("enforcement").Enum({"deny", "warn", "dryrun"})) {
     out.enforcement_set = true;
-    out.enforcement = *v == "deny" ? model::Enforcement::kDeny
+    out.enforcement = *v == "deny"   ? model::Enforcement::kDeny
                       : *v == "warn" ? model::Enforcement::kWarn
                                      : model::Enforcement::kDryRun;
   }

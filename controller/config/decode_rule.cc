@@ -69,6 +69,7 @@ ReferenceKind DomainReference(model::FieldDomain domain) {
     case model::FieldDomain::kGpuModel: return ReferenceKind::kGpuModel;
     case model::FieldDomain::kMigProfile: return ReferenceKind::kMigProfile;
     case model::FieldDomain::kDataset: return ReferenceKind::kDataset;
+    case model::FieldDomain::kConnectorType: return ReferenceKind::kConnectorType;
     default: return ReferenceKind::kPriorityClass;
   }
 }
@@ -89,12 +90,13 @@ bool CheckValue(const model::ViewField& field, const std::string& path, Operand&
   }
   if (model::IsNumeric(type) || numeric_op) {
     if (IsNumberText(v.value, type)) return true;
-    v.field.Error(std::string(numeric_op ? "expected a number or a quantity such as 40Gi" : "'" +
-                  (v.value.is_string() ? v.value.get<std::string>() : v.value.dump()) + "' is not a number") +
+    v.field.Error(std::string(numeric_op ? "expected a number or a quantity such as 40Gi"
+                                         : "'" + (v.value.is_string() ? v.value.get<std::string>() : v.value.dump()) +
+                                               "' is not a number") +
                   "; " + path + " is " + model::FieldTypeWithArticle(type) +
                   (type == model::FieldType::kSeconds ? " (durations such as 8h work)"
-                   : path == "priority"              ? " (class names are in priorityClass)"
-                                                     : ""));
+                   : path == "priority"               ? " (class names are in priorityClass)"
+                                                      : ""));
     return false;
   }
   if (type == model::FieldType::kBoolean) {
@@ -153,8 +155,8 @@ std::optional<model::Condition> DecodeCondition(const std::string& path, const Y
     start = dot + 1;
   }
   const std::span<const model::ViewField> fields = !is_require ? model::WorkloadViewFields()
-                                                   : c.on_node  ? model::NodePoolViewFields()
-                                                                : model::ClusterViewFields();
+                                                   : c.on_node ? model::NodePoolViewFields()
+                                                               : model::ClusterViewFields();
   std::string unknown = model::DescribeUnknownPath(fields, rest, prefix == "workload." ? "" : prefix);
   if (!unknown.empty()) {
     f.Error(unknown);

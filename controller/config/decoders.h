@@ -20,6 +20,9 @@ namespace gpufed::config {
 // double holds exactly enough (99999999999999999999, 1e400, 1e-400, .inf, .nan: JSON has
 // no infinities and a rule must not compare with a silent 0) is reported on `f`: nullopt.
 std::optional<nlohmann::json> ScalarToJson(const YamlField& f);
+// Any YAML value as JSON (Policy params, a connector block's provider fields): mappings
+// as objects, sequences as arrays, scalars as ScalarToJson types them.
+std::optional<nlohmann::json> ToJson(const YamlField& f);
 
 // Bounds that make absurd input an error rather than a silent overflow later.
 using model::kMaxGpusPerNode;

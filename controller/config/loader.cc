@@ -163,8 +163,8 @@ void LoadDocument(const DocumentText& document, const std::string& file, const L
     try {
       DecodeDocument(root, result.config);
     } catch (const YAML::Exception& e) {
-      result.diagnostics.Add({file, document.first_line + e.mark.line + 1, e.mark.column + 1, "",
-                              "malformed document: " + e.msg});
+      result.diagnostics.Add(
+          {file, document.first_line + e.mark.line + 1, e.mark.column + 1, "", "malformed document: " + e.msg});
     }
   }
 }
@@ -178,7 +178,8 @@ void LoadDocuments(const std::string& text, const std::string& file, const LoadO
   if (std::optional<size_t> bad = FirstInvalidUtf8(text)) {
     const size_t line_start = text.rfind('\n', *bad == 0 ? 0 : *bad - 1);
     const size_t column = line_start == std::string::npos || *bad == 0 ? *bad + 1 : *bad - line_start;
-    const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(*bad), '\n'));
+    const int line =
+        1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(*bad), '\n'));
     char byte[8];
     std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned>(static_cast<unsigned char>(text[*bad])));
     result.diagnostics.Add({file, line, static_cast<int>(column), "",
@@ -188,12 +189,25 @@ void LoadDocuments(const std::string& text, const std::string& file, const LoadO
   const std::vector<DocumentText> documents = SplitDocuments(text);
   for (size_t i = 0; i < documents.size(); ++i) {
     if (i == options.max_documents_per_file) {
-      result.diagnostics.Add({file, documents[i].first_line + 1, 1, "",
-                              "too many YAML documents in one file (more than " +
-                                  std::to_string(options.max_documents_per_file) + ")"});
+      result.diagnostics.Add(
+          {file, documents[i].first_line + 1, 1, "",
+           "too many YAML documents in one file (more than " + std::to_string(options.max_documents_per_file) + ")"});
       return;
     }
     LoadDocument(documents[i], file, options, references, unparsed, result);
+  }
+}
+
+// Each Cluster's connector block, by the provider its type names (LoadOptions::connectors).
+void CheckConnectors(const model::Config& config, const model::ConnectorCatalog* catalog, Diagnostics& diagnostics) {
+  if (catalog == nullptr) return;
+  for (const model::Cluster& cluster : config.clusters) {
+    if (cluster.connector.type.empty()) continue;  // missing or not a string: DecodeConnector said so
+    for (const model::ConnectorProblem& p : catalog->Check(cluster.connector)) {
+      // Named as the connector set names it, so a rejected revision says which cluster.
+      diagnostics.Add({p.location.file, p.location.line, p.location.column, p.field,
+                       "cluster " + cluster.metadata.name + ": " + p.message});
+    }
   }
 }
 
@@ -233,6 +247,7 @@ LoadResult LoadRepository(const std::vector<std::string>& paths, const LoadOptio
                  hashed);
   std::sort(hashed.begin(), hashed.end());
   CheckRepository(references, result.config, result.diagnostics, context, unparsed);
+  CheckConnectors(result.config, options.connectors, result.diagnostics);
   result.config.revision = ComputeRevision(result.config.root, hashed);
   result.diagnostics.Sort();
   return result;
@@ -242,9 +257,9 @@ LoadResult LoadText(const std::string& text, const std::string& file_name, const
                     const LoadOptions& options) {
   LoadResult result;
   if (text.size() > options.max_file_bytes) {
-    result.diagnostics.Add({file_name, 0, 0, "", "input is " + std::to_string(text.size()) +
-                                                     " bytes, above the limit of " +
-                                                     std::to_string(options.max_file_bytes)});
+    result.diagnostics.Add({file_name, 0, 0, "",
+                            "input is " + std::to_string(text.size()) + " bytes, above the limit of " +
+                                std::to_string(options.max_file_bytes)});
     return result;
   }
   std::vector<Reference> references;
@@ -259,6 +274,7 @@ LoadResult LoadText(const std::string& text, const std::string& file_name, const
   std::vector<std::string> unused;
   LoadLuaSources("", stdlib_lua, options.library, options.max_file_bytes, result.config, result.diagnostics, unused);
   CheckRepository(references, result.config, result.diagnostics, context, unparsed);
+  CheckConnectors(result.config, options.connectors, result.diagnostics);
   result.config.revision = "sha256:" + Sha256Hex(text);
   result.diagnostics.Sort();
   return result;

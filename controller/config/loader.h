@@ -23,6 +23,11 @@ using LibraryFiles = std::map<std::string, std::string_view>;
 
 struct LoadOptions {
   const LibraryFiles* library = nullptr;    // null: an import or a stdlib/ Lua path is an error
+  // The connector providers a Cluster's spec.connector may name, which check their own
+  // fields (the product passes main's connectors::ConnectorRegistry). Null: any type
+  // and any fields are accepted here, and the provider checks the block when it creates
+  // the connector; only a load that never makes connectors (tests, tools) passes null.
+  const model::ConnectorCatalog* connectors = nullptr;
   size_t max_file_bytes = size_t{4} << 20;  // per YAML or Lua file
   int max_depth = 32;                       // nesting of mappings and lists
   size_t max_nodes_per_document = 200000;   // counts alias expansions: bounds alias bombs

@@ -74,6 +74,10 @@ bool AnyDeclared(const model::Config& config, ReferenceKind kind, Visit&& visit)
       for (const model::Workload& w : config.workloads)
         if (visit(std::string_view(w.data.dataset))) return true;
       return false;
+    case ReferenceKind::kConnectorType:
+      for (const model::Cluster& c : config.clusters)
+        if (visit(std::string_view(c.connector.type))) return true;
+      return false;
     default: return false;
   }
 }
@@ -286,7 +290,8 @@ void CheckRepository(const std::vector<Reference>& references, model::Config& co
                             {ReferenceKind::kPool, "node pool"},
                             {ReferenceKind::kGpuModel, "GPU model"},
                             {ReferenceKind::kMigProfile, "MIG profile"},
-                            {ReferenceKind::kDataset, "dataset"}}) {
+                            {ReferenceKind::kDataset, "dataset"},
+                            {ReferenceKind::kConnectorType, "connector type"}}) {
     NameSet& set = sets[kind];
     set.kind = what;
     set.of = kind;

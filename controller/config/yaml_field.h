@@ -40,8 +40,16 @@ std::optional<double> ParseYamlFloat(std::string_view text);
 // A name one document uses for another resource (or file), checked once the whole
 // repository is loaded.
 enum class ReferenceKind {
-  kTenant, kCluster, kLuaFile, kPriorityClass, kImport,
-  kPool, kGpuModel, kMigProfile, kDataset,  // values rules compare with
+  kTenant,
+  kCluster,
+  kLuaFile,
+  kPriorityClass,
+  kImport,
+  kPool,
+  kGpuModel,
+  kMigProfile,
+  kDataset,
+  kConnectorType,  // values rules compare with
 };
 
 struct Reference {
@@ -106,7 +114,8 @@ class YamlField {
   // An amount that names its currency ("400.00 EUR"); reports one without.
   std::optional<Money> MoneyWithCurrency(Required required = Required::kNo) const;
   // One of `names`; reports the allowed values (and a suggestion) otherwise.
-  std::optional<std::string> Enum(std::initializer_list<std::string_view> names, Required required = Required::kNo) const;
+  std::optional<std::string> Enum(std::initializer_list<std::string_view> names,
+                                  Required required = Required::kNo) const;
   std::optional<std::string> Enum(std::span<const std::string_view> names, Required required = Required::kNo) const;
   std::optional<std::vector<std::string>> StringList(Required required = Required::kNo) const;
   std::optional<std::map<std::string, std::string>> StringMap(Required required = Required::kNo) const;

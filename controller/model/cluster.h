@@ -8,15 +8,14 @@
 #include "controller/common/duration.h"
 #include "controller/common/money.h"
 #include "controller/common/quantity.h"
+#include "controller/model/connector_spec.h"
 #include "controller/model/meta.h"
 
 namespace gpufed::model {
 
 enum class GpuSharing { kNone, kMig, kMemory };
-enum class ConnectorType { kSim, kLocal, kSlurm, kKubernetes };
 
 const char* GpuSharingName(GpuSharing sharing);
-const char* ConnectorTypeName(ConnectorType type);
 
 struct GpuSpec {
   std::string model;
@@ -36,28 +35,6 @@ struct NodePool {
   bool spot = false;
   GpuSpec gpu;
   bool operator==(const NodePool&) const = default;
-};
-
-// Connector settings; which fields matter depends on `type`. Secrets are never held
-// here, only the names of the environment variables or files that carry them.
-struct ConnectorSpec {
-  ConnectorType type = ConnectorType::kSim;
-  std::string endpoint;
-  std::string token_env;
-  std::string token_file;
-  // Trust anchors (PEM) for an https endpoint signed by a private CA; empty: the
-  // system's trust store. Verification is never turned off.
-  std::string ca_file;
-  std::string user;
-  std::string partition;
-  std::string api_version;
-  std::string kubeconfig;
-  std::string context;
-  std::string ns;
-  Duration timeout = Duration::FromSeconds(10);
-  double qps = 50;
-  int burst = 100;
-  bool operator==(const ConnectorSpec&) const = default;
 };
 
 struct ClusterAttributes {
@@ -87,7 +64,7 @@ struct Cluster {
   std::string provider;        // "onprem" or a cloud name
   std::string region;
   std::string zone;            // compliance zone
-  ConnectorSpec connector;
+  ConnectorSpec connector;    // spec.connector: the provider and its fields (connector_spec.h)
   ClusterAttributes attributes;
   std::vector<NodePool> node_pools;
   Elasticity elasticity;

@@ -20,16 +20,6 @@ const char* GpuSharingName(GpuSharing s) {
   return "none";
 }
 
-const char* ConnectorTypeName(ConnectorType t) {
-  switch (t) {
-    case ConnectorType::kSim: return "sim";
-    case ConnectorType::kLocal: return "local";
-    case ConnectorType::kSlurm: return "slurm";
-    case ConnectorType::kKubernetes: return "kubernetes";
-  }
-  return "sim";
-}
-
 const char* WorkloadTypeName(WorkloadType t) {
   switch (t) {
     case WorkloadType::kTraining: return "training";
@@ -111,7 +101,8 @@ bool SameDeclaration(const Cluster& a, const Cluster& b) {
   // Moving a document within its file, or to another file, changes nothing the cluster is.
   Cluster unplaced = b;
   unplaced.metadata.location = a.metadata.location;
-  return a == unplaced;
+  unplaced.connector = a.connector;
+  return a == unplaced && SameConnector(a.connector, b.connector);
 }
 
 const Cluster* Config::FindCluster(const std::string& name) const {

@@ -14,7 +14,6 @@ constexpr std::string_view kSensitivities[] = {"public", "internal", "confidenti
 constexpr std::string_view kTopologies[] = {"any", "same-node"};
 constexpr std::string_view kSharings[] = {"none", "mig", "memory"};
 constexpr std::string_view kIsolations[] = {"exclusive", "hard", "soft"};
-constexpr std::string_view kConnectorTypes[] = {"sim", "local", "slurm", "kubernetes"};
 
 using enum FieldType;
 using enum FieldDomain;
@@ -30,8 +29,7 @@ const ViewField kWorkloadFields[] = {
      kPriorityClass},
     {"type", kString, "What kind of work it is.", "training", kEnum, kWorkloadTypes},
     {"resources.gpus", kInteger,
-     "GPUs it asks for in all: a multi-node gang counts nodes x gpusPerNode; 1 for a fraction of a GPU.",
-     "{gte: 16}"},
+     "GPUs it asks for in all: a multi-node gang counts nodes x gpusPerNode; 1 for a fraction of a GPU.", "{gte: 16}"},
     {"resources.totalGpus", kInteger, "The same as resources.gpus (the older name).", "{gte: 16}"},
     {"resources.gpuMemory", kBytes, "GPU memory per GPU it needs (0: any).", "{gte: 40Gi}"},
     {"resources.gpuShare", kNumber, "The fraction of one GPU it asks for (0: whole GPUs).", "{lt: 0.5}"},
@@ -57,8 +55,13 @@ const ViewField kWorkloadFields[] = {
     {"preemptible", kBoolean, "Higher-priority work may stop it.", "true"},
     {"spot", kBoolean, "It may run on spot capacity.", "true"},
     {"submittedAt", kSeconds, "When it was submitted, as an offset from the plan's start.", "{gte: 0}"},
-    {"maxCost", kDecimal, "Its cost cap as a number, in the cap's currency (absent when it has none).",
-     "{exists: true}", kFree, {}, /*optional=*/true},
+    {"maxCost",
+     kDecimal,
+     "Its cost cap as a number, in the cap's currency (absent when it has none).",
+     "{exists: true}",
+     kFree,
+     {},
+     /*optional=*/true},
 };
 
 const ViewField kClusterFields[] = {
@@ -68,20 +71,40 @@ const ViewField kClusterFields[] = {
     {"onprem", kBoolean, "provider is onprem.", "true"},
     {"region", kString, "The cluster's region.", "eu-central"},
     {"zone", kString, "Its compliance zone.", "{in: [eu]}"},
-    {"connector.type", kString, "How gpufed reaches it.", "slurm", kEnum, kConnectorTypes},
+    {"connector.type", kString, "How gpufed reaches it.", "slurm", kConnectorType},
     {"attributes.encryptionAtRest", kBoolean, "Data at rest is encrypted.", "true"},
     {"attributes.certifications", kStringList, "Certifications it holds.", "{contains: iso27001}"},
     {"attributes.labels.*", kString, "A free-form attribute.", "{in: [\"1\", \"2\"]}", kFree, {}, false, true, "tier"},
-    {"nodePools", kPoolList, "Its node pools, each with the fields of a node pool (node.* in rules).", "",
-     kFree, {}, false, /*in_rules=*/false},
+    {"nodePools",
+     kPoolList,
+     "Its node pools, each with the fields of a node pool (node.* in rules).",
+     "",
+     kFree,
+     {},
+     false,
+     /*in_rules=*/false},
     {"gpuModels", kStringList, "GPU models of its node pools.", "{contains: H100-80GB}", kGpuModel},
     {"totalGpus", kInteger, "GPUs of the nodes present now.", "{gte: 64}"},
     {"elastic", kBoolean, "It can add nodes on demand now.", "true"},
     {"pricing.currency", kString, "Currency of its prices.", "EUR"},
-    {"pricing.gpuHour.*", kDecimal, "Price of one GPU-hour of a model (the key), in pricing.currency.", "{lte: 3}",
-     kFree, {}, false, true, "H100-80GB"},
-    {"pricing.spotGpuHour.*", kDecimal, "Spot price of one GPU-hour of a model (the key).", "{lte: 2}", kFree, {},
-     false, true, "H100-80GB"},
+    {"pricing.gpuHour.*",
+     kDecimal,
+     "Price of one GPU-hour of a model (the key), in pricing.currency.",
+     "{lte: 3}",
+     kFree,
+     {},
+     false,
+     true,
+     "H100-80GB"},
+    {"pricing.spotGpuHour.*",
+     kDecimal,
+     "Spot price of one GPU-hour of a model (the key).",
+     "{lte: 2}",
+     kFree,
+     {},
+     false,
+     true,
+     "H100-80GB"},
     {"pricing.egressPerGiB", kDecimal, "Price of moving one GiB out.", "{lte: 0.05}"},
     {"network.bandwidthGbps", kNumber, "Bandwidth used to estimate data transfers.", "{gte: 10}"},
     {"datasets", kStringList, "Datasets it holds.", "{contains: imagenet-1k}", kDataset},
@@ -165,6 +188,7 @@ const char* FieldDomainName(FieldDomain domain) {
     case kMigProfile: return "MIG profile";
     case kDataset: return "dataset";
     case kPriorityClass: return "priority class";
+    case kConnectorType: return "connector type";
   }
   return "value";
 }
@@ -202,8 +226,9 @@ std::string DescribeUnknownPath(std::span<const ViewField> fields, std::string_v
       next.emplace(head);
       leaf_here = leaf_here || (head == segment && rest.size() == head.size());
     }
-    if (leaf_here) return "'" + std::string(path.substr(dot + 1)) + "' is below " + std::string(prefix) + known +
-                          segment + ", which has no sub-fields";
+    if (leaf_here)
+      return "'" + std::string(path.substr(dot + 1)) + "' is below " + std::string(prefix) + known + segment +
+             ", which has no sub-fields";
     if (!next.count(segment)) {
       std::vector<std::string_view> names(next.begin(), next.end());
       std::string best = ClosestMatch(segment, names);
@@ -221,8 +246,8 @@ std::string DescribeUnknownPath(std::span<const ViewField> fields, std::string_v
         if (IsMapPattern(f.path)) member.replace(member.size() - 1, 1, "<key>");
         members.push_back(std::move(member));
       }
-      return "'" + std::string(prefix) + std::string(path) + "' is a group of fields; name one of them: " +
-             Join(members, ", ");
+      return "'" + std::string(prefix) + std::string(path) +
+             "' is a group of fields; name one of them: " + Join(members, ", ");
     }
     start = dot + 1;
   }
@@ -248,6 +273,5 @@ std::span<const std::string_view> SensitivityNames() { return kSensitivities; }
 std::span<const std::string_view> TopologyNames() { return kTopologies; }
 std::span<const std::string_view> GpuSharingNames() { return kSharings; }
 std::span<const std::string_view> IsolationNames() { return kIsolations; }
-std::span<const std::string_view> ConnectorTypeNames() { return kConnectorTypes; }
 
 }  // namespace gpufed::model

@@ -43,6 +43,7 @@ enum class FieldDomain {
   kMigProfile,    // MIG profiles any node pool offers
   kDataset,       // datasets the Clusters hold or the Workloads name
   kPriorityClass, // priority class names (built in and from Policies)
+  kConnectorType, // connector types the Clusters use (the providers are the registry's)
 };
 // "tenant", "cluster", "GPU model", ... as used in "unknown GPU model 'H100'".
 const char* FieldDomainName(FieldDomain domain);
@@ -93,6 +94,5 @@ std::span<const std::string_view> SensitivityNames();
 std::span<const std::string_view> TopologyNames();
 std::span<const std::string_view> GpuSharingNames();
 std::span<const std::string_view> IsolationNames();
-std::span<const std::string_view> ConnectorTypeNames();
 
 }  // namespace gpufed::model

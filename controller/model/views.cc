@@ -156,7 +156,7 @@ nlohmann::json ClusterView(const Cluster& c) {
       {"onprem", c.is_onprem()},
       {"region", c.region},
       {"zone", c.zone},
-      {"connector", {{"type", ConnectorTypeName(c.connector.type)}}},
+      {"connector", {{"type", c.connector.type}}},
       {"attributes",
        {{"encryptionAtRest", c.attributes.encryption_at_rest},
         {"certifications", c.attributes.certifications},

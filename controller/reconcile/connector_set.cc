@@ -43,12 +43,11 @@ std::vector<ConnectorSet::Change> ConnectorSet::Commit(Prepared prepared) {
   for (auto& [name, entry] : entries_) {
     const bool made = prepared.made.count(name) > 0;
     if (!wanted.count(name)) {
-      if (!entry.retiring)
-        changes.push_back({ChangeKind::kRemoved, name, model::ConnectorTypeName(entry.declared.connector.type)});
+      if (!entry.retiring) changes.push_back({ChangeKind::kRemoved, name, entry.declared.connector.type});
       entry.retiring = true;
     } else if (entry.retiring && !made) {
       entry.retiring = false;
-      changes.push_back({ChangeKind::kReturned, name, model::ConnectorTypeName(entry.declared.connector.type)});
+      changes.push_back({ChangeKind::kReturned, name, entry.declared.connector.type});
     }
   }
   for (auto& [name, made] : prepared.made) {
@@ -56,8 +55,7 @@ std::vector<ConnectorSet::Change> ConnectorSet::Commit(Prepared prepared) {
     // The old connector (if any) is destroyed here, after its replacement exists: the
     // pass that runs next calls only the new one.
     it->second = Entry{std::move(made.first), std::move(made.second), false};
-    changes.push_back({added ? ChangeKind::kAdded : ChangeKind::kReplaced, name,
-                       model::ConnectorTypeName(it->second.declared.connector.type)});
+    changes.push_back({added ? ChangeKind::kAdded : ChangeKind::kReplaced, name, it->second.declared.connector.type});
   }
   std::stable_sort(changes.begin(), changes.end(),
                    [](const Change& a, const Change& b) { return a.cluster < b.cluster; });
@@ -68,8 +66,7 @@ std::vector<ConnectorSet::Change> ConnectorSet::RetireIdle(const std::set<std::s
   std::vector<Change> changes;
   for (auto it = entries_.begin(); it != entries_.end();) {
     if (it->second.retiring && !busy.count(it->first)) {
-      changes.push_back(
-          {ChangeKind::kRetired, it->first, model::ConnectorTypeName(it->second.declared.connector.type)});
+      changes.push_back({ChangeKind::kRetired, it->first, it->second.declared.connector.type});
       it = entries_.erase(it);
     } else {
       ++it;
@@ -101,13 +98,11 @@ std::vector<std::string> ConnectorSet::Names() const {
 }
 
 ConnectorSet::Maker RegistryMaker(const connectors::ConnectorRegistry& registry, const gpufed::Clock* clock,
-                                  const std::string& state_dir, const std::map<std::string, std::string>& settings,
-                                  ConnectorAccess access) {
-  return [&registry, clock, state_dir, settings, access](const model::Cluster& cluster) {
+                                  const std::string& state_dir, ConnectorAccess access) {
+  return [&registry, clock, state_dir, access](const model::Cluster& cluster) {
     connectors::FactoryContext ctx;
     ctx.clock = clock;
     ctx.state_dir = state_dir + "/connectors/" + cluster.metadata.name;
-    ctx.settings = settings;
     ctx.read_only = access == ConnectorAccess::kReadOnly;
     return registry.Create(cluster, ctx);
   };

@@ -86,7 +86,6 @@ class ConnectorSet {
 // (connectors::FactoryContext::read_only). `registry` and `clock` must outlive the Maker.
 enum class ConnectorAccess { kReadWrite, kReadOnly };
 ConnectorSet::Maker RegistryMaker(const connectors::ConnectorRegistry& registry, const gpufed::Clock* clock,
-                                  const std::string& state_dir, const std::map<std::string, std::string>& settings,
-                                  ConnectorAccess access = ConnectorAccess::kReadWrite);
+                                  const std::string& state_dir, ConnectorAccess access = ConnectorAccess::kReadWrite);
 
 }  // namespace gpufed::reconcile

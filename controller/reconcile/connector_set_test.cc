@@ -24,7 +24,7 @@ model::Cluster Declared(const std::string& name, const std::string& endpoint = "
   c.metadata.name = name;
   c.metadata.location.file = "clusters.yaml";
   c.metadata.location.line = line;
-  c.connector.endpoint = endpoint;
+  if (!endpoint.empty()) c.connector.Set("endpoint", endpoint);
   return c;
 }
 
@@ -50,7 +50,8 @@ std::vector<std::string> Summary(const std::vector<ConnectorSet::Change>& change
   return out;
 }
 
-std::vector<ConnectorSet::Change> Follow(ConnectorSet& set, const std::vector<model::Cluster>& wanted, Counting& maker) {
+std::vector<ConnectorSet::Change> Follow(ConnectorSet& set, const std::vector<model::Cluster>& wanted,
+                                         Counting& maker) {
   Result<ConnectorSet::Prepared> p = set.Prepare(wanted, maker.maker());
   EXPECT_TRUE(p.ok()) << p.status().ToString();
   return set.Commit(std::move(p).value());
@@ -59,7 +60,8 @@ std::vector<ConnectorSet::Change> Follow(ConnectorSet& set, const std::vector<mo
 TEST(ConnectorSet, AddsReplacesOnlyWhatChangedAndKeepsRemovedClustersUntilIdle) {
   ConnectorSet set;
   Counting maker;
-  EXPECT_EQ(Summary(Follow(set, {Declared("a"), Declared("b")}, maker)), (std::vector<std::string>{"a:added", "b:added"}));
+  EXPECT_EQ(Summary(Follow(set, {Declared("a"), Declared("b")}, maker)),
+            (std::vector<std::string>{"a:added", "b:added"}));
   ASSERT_EQ(SerialOf(set, "a"), 1);
 
   // The same declarations, written elsewhere in the repository: nothing is made again.
@@ -72,7 +74,7 @@ TEST(ConnectorSet, AddsReplacesOnlyWhatChangedAndKeepsRemovedClustersUntilIdle) 
   EXPECT_EQ(SerialOf(set, "b"), 3);
   EXPECT_TRUE(set.retiring("a"));
   ASSERT_NE(set.Find("a"), nullptr) << "a removed cluster keeps its connector while work may run there";
-  EXPECT_EQ(set.DeclarationOf("b")->connector.endpoint, "https://slurm:6820");
+  EXPECT_EQ(set.DeclarationOf("b")->connector.Find("endpoint")->value, "https://slurm:6820");
 
   // Work still runs on a: it stays; once it is idle it retires, once.
   EXPECT_TRUE(set.RetireIdle({"a"}).empty());
@@ -99,13 +101,14 @@ TEST(ConnectorSet, AConnectorThatCannotBeMadeChangesNothing) {
   Counting maker;
   Follow(set, {Declared("a")}, maker);
   maker.refuse = {"b", "c"};
-  Result<ConnectorSet::Prepared> p = set.Prepare({Declared("a", "changed"), Declared("b"), Declared("c")}, maker.maker());
+  Result<ConnectorSet::Prepared> p =
+      set.Prepare({Declared("a", "changed"), Declared("b"), Declared("c")}, maker.maker());
   ASSERT_FALSE(p.ok());
   EXPECT_NE(p.status().message().find("cluster b: token file missing"), std::string::npos) << p.status().ToString();
   EXPECT_NE(p.status().message().find("cluster c: token file missing"), std::string::npos) << p.status().ToString();
   EXPECT_EQ(SerialOf(set, "a"), 1) << "the old connector still serves";
   EXPECT_EQ(set.Names(), (std::vector<std::string>{"a"}));
-  EXPECT_TRUE(set.DeclarationOf("a")->connector.endpoint.empty());
+  EXPECT_EQ(set.DeclarationOf("a")->connector.Find("endpoint"), nullptr);
 }
 
 }  // namespace

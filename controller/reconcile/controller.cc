@@ -89,7 +89,7 @@ Status Controller::CreateConnectors() {
 }
 
 ConnectorSet::Maker Controller::ConnectorMaker() const {
-  return RegistryMaker(registry_, clock_, options_.state_dir, options_.connector_settings,
+  return RegistryMaker(registry_, clock_, options_.state_dir,
                        read_only() ? ConnectorAccess::kReadOnly : ConnectorAccess::kReadWrite);
 }
 

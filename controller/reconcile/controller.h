@@ -29,11 +29,8 @@
 namespace gpufed::reconcile {
 
 struct ControllerOptions {
-  std::string config_dir;  // the repository Reload reads again
+  std::string config_dir;                  // the repository Reload reads again
   std::string state_dir = "gpufed-state";  // the connectors' folders are <state_dir>/connectors/<cluster>
-  // Run-wide connector settings (FactoryContext::settings), e.g. the sim connectors'
-  // scenario, which the App sets: the loop itself knows no provider.
-  std::map<std::string, std::string> connector_settings;
   ReconcilerOptions reconcile;
 };
 

@@ -18,12 +18,6 @@ std::string DefaultScenarioFile(const std::string& config_dir) {
   return std::filesystem::exists(guess) ? guess : "";
 }
 
-bool RunsOnVirtualTime(const model::Config& config) {
-  for (const model::Cluster& c : config.clusters) {
-    if (c.connector.type != model::ConnectorType::kSim) return false;
-  }
-  return true;
-}
 
 Result<std::unique_ptr<App>> App::Open(AppOptions options, const connectors::ConnectorRegistry& registry,
                                        AppView* view) {
@@ -32,7 +26,7 @@ Result<std::unique_ptr<App>> App::Open(AppOptions options, const connectors::Con
     if (Result<server::MetricsEndpoint> e = server::ParseMetricsListen(options.metrics_listen); !e.ok())
       return e.status();
   }
-  std::unique_ptr<App> app(new App(std::move(options)));
+  std::unique_ptr<App> app(new App(std::move(options), registry));
   app->view_ = view;
   // 1. The revision: the one load of the repository at start.
   if (Status loaded = app->activator_.Reload({app->options_.config_dir}); !loaded.ok()) {
@@ -46,7 +40,7 @@ Result<std::unique_ptr<App>> App::Open(AppOptions options, const connectors::Con
   GPUFED_RETURN_IF_ERROR(app->OpenScenario());
   // 5-6. The audit trail and the loop.
   GPUFED_RETURN_IF_ERROR(app->OpenAuditTrail());
-  GPUFED_RETURN_IF_ERROR(app->OpenLoop(registry, Mode::kRun));
+  GPUFED_RETURN_IF_ERROR(app->OpenLoop(Mode::kRun));
   // 7-9. Shipping, listeners, watcher.
   if (Status s = app->OpenListeners(); !s.ok()) {
     (void)app->Stop("start-up failed: " + s.message());
@@ -60,11 +54,11 @@ Result<std::unique_ptr<App>> App::Open(AppOptions options, const connectors::Con
 Result<std::unique_ptr<App>> App::OpenReadOnly(AppOptions options, const connectors::ConnectorRegistry& registry,
                                                std::unique_ptr<policy::Revision> revision) {
   if (revision == nullptr) return InvalidArgument("read-only App: no revision");
-  std::unique_ptr<App> app(new App(std::move(options)));
+  std::unique_ptr<App> app(new App(std::move(options), registry));
   app->activator_.Adopt(std::move(revision));
   GPUFED_RETURN_IF_ERROR(app->OpenClockAndStore(Mode::kReadOnly));
   GPUFED_RETURN_IF_ERROR(app->OpenScenario());
-  GPUFED_RETURN_IF_ERROR(app->OpenLoop(registry, Mode::kReadOnly));
+  GPUFED_RETURN_IF_ERROR(app->OpenLoop(Mode::kReadOnly));
   app->stopped_ = true;  // nothing to close
   return app;
 }
@@ -72,7 +66,7 @@ Result<std::unique_ptr<App>> App::OpenReadOnly(AppOptions options, const connect
 Status App::OpenClockAndStore(Mode mode) {
   const AppOptions& o = options_;
   const std::string db = o.state_dir + "/gpufed.db";
-  virtual_time_ = RunsOnVirtualTime(activator_.active()->config);
+  virtual_time_ = registry_.AllRunOnVirtualTime(activator_.active()->config.clusters);
   if (o.durability == Durability::kUnsynced && !virtual_time_) {
     return FailedPrecondition("unsynced storage (--unsafe-no-fsync) is only for federations of simulated clusters; " +
                               o.config_dir + " declares a cluster whose connector is not sim");
@@ -132,20 +126,21 @@ Status App::OpenScenario() {
   Result<ScenarioSource> scenario = ScenarioSource::Load(options_.scenario, activator_.active()->config);
   if (!scenario.ok()) return scenario.status();
   scenario_ = std::move(scenario).value();
-  return Status::Ok();
+  // The scenario's failures are the sim connectors' input: bound into the App's copy of
+  // the providers, which the loop makes its connectors with.
+  return scenario_.BindFailures(registry_);
 }
 
-Status App::OpenLoop(const connectors::ConnectorRegistry& registry, Mode mode) {
+Status App::OpenLoop(Mode mode) {
   reconcile::ControllerOptions co;
   co.config_dir = options_.config_dir;
   co.state_dir = options_.state_dir;
   co.reconcile = options_.reconcile;
-  co.connector_settings = ScenarioConnectorSettings(scenario_);
   reconcile::LoopParts parts;
   parts.store = store_.get();
   parts.activator = &activator_;
   parts.audit = mode == Mode::kRun ? audit_.get() : nullptr;
-  parts.registry = &registry;
+  parts.registry = &registry_;
   parts.clock = clock_;
   Result<std::unique_ptr<reconcile::Controller>> opened = reconcile::Controller::Open(co, parts);
   if (!opened.ok()) return opened.status();

@@ -78,13 +78,12 @@ class AppView {
 // `<config>/simulation/scenario.yaml`, which `gpufed run` and `gpufed plan --state` play
 // when no --scenario is given.
 std::string DefaultScenarioFile(const std::string& config_dir);
-// True when every Cluster of `config` is simulated: the run is in virtual time.
-bool RunsOnVirtualTime(const model::Config& config);
 
 class App {
  public:
   // Starts everything (see the order above); errors name what could not start, and what
-  // had started is released. `registry` and `view` (may be null) must outlive the App.
+  // had started is released. `view` (may be null) must outlive the App; the App keeps
+  // its own copy of `registry` (main's providers), with the sim one bound to the scenario.
   static Result<std::unique_ptr<App>> Open(AppOptions options, const connectors::ConnectorRegistry& registry,
                                            AppView* view);
   // The App of `gpufed plan --state`: `revision` (prepared by the caller, who may have
@@ -121,13 +120,14 @@ class App {
   const std::string& scenario_file() const { return scenario_.file(); }
 
  private:
-  explicit App(AppOptions options) : options_(std::move(options)) {}
+  App(AppOptions options, const connectors::ConnectorRegistry& registry)
+      : options_(std::move(options)), registry_(registry), activator_(&registry_) {}
   enum class Mode { kRun, kReadOnly };
   // The steps of the start (see above).
   Status OpenClockAndStore(Mode mode);
   Status OpenAuditTrail();
   Status OpenScenario();
-  Status OpenLoop(const connectors::ConnectorRegistry& registry, Mode mode);
+  Status OpenLoop(Mode mode);
   Status OpenListeners();
   void Report(Duration now);
   void Event(Duration now, const std::string& line);
@@ -135,6 +135,9 @@ class App {
   // Members in the order of start: destroyed in reverse.
   AppOptions options_;
   AppView* view_ = nullptr;
+  // The providers: they check each revision's connector blocks and make the loop's
+  // connectors (the sim one bound to the scenario's failures in OpenScenario).
+  connectors::ConnectorRegistry registry_;
   policy::PolicyActivator activator_;
   bool virtual_time_ = false;
   gpufed::ManualClock virtual_clock_;

@@ -155,8 +155,8 @@ TEST(App, ReadOnlyRunsNoPassAndMakesNothing) {
   AppOptions o;
   o.config_dir = kRepo;
   o.state_dir = state;
-  auto prepare = [] {
-    policy::Candidate candidate = policy::PrepareRevision({kRepo});
+  auto prepare = [&registry] {
+    policy::Candidate candidate = policy::PrepareRevision({kRepo}, &registry);
     EXPECT_NE(candidate.revision, nullptr);
     return std::move(candidate.revision);
   };

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "connectors/sim/scenario.h"
+#include "connectors/sim/sim_connector.h"
 #include "controller/config/loader.h"
 
 namespace gpufed::runtime {
@@ -13,6 +13,7 @@ Result<ScenarioSource> ScenarioSource::Load(const std::string& scenario_file, co
   if (!scenario.ok()) return scenario.status();
   ScenarioSource out;
   out.file_ = scenario_file;
+  out.failures_ = std::make_shared<const connectors::sim::Scenario>(*scenario);
   for (const std::string& file : scenario->submissions) {
     config::LoadResult more = config::LoadRepository({file}, {}, &context);
     if (!more.ok()) {
@@ -39,9 +40,9 @@ Duration ScenarioSource::NextSubmission() const {
   return next_ < order_.size() ? specs_[order_[next_]].submitted_at : Duration();
 }
 
-std::map<std::string, std::string> ScenarioConnectorSettings(const ScenarioSource& scenario) {
-  if (scenario.file().empty()) return {};
-  return {{"sim.scenario", scenario.file()}};
+Status ScenarioSource::BindFailures(connectors::ConnectorRegistry& registry) const {
+  if (!failures_ || registry.Find("sim") == nullptr) return Status::Ok();
+  return registry.Replace(connectors::sim::SimProvider(failures_));
 }
 
 }  // namespace gpufed::runtime

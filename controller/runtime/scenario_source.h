@@ -1,12 +1,14 @@
 #pragma once
 // A simulation scenario as the runtime plays it: its timed submissions are a workload
 // source (each Workload is submitted when its spec.submittedAt comes), and its failures
-// are the sim connectors' input (ScenarioConnectorSettings). The reconcile loop knows
-// neither: it only sees submissions and connectors.
-#include <map>
+// are the sim connectors' input (BindFailures). The reconcile loop knows neither: it
+// only sees submissions and connectors.
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "connectors/core/registry.h"
+#include "connectors/sim/scenario.h"
 #include "controller/common/duration.h"
 #include "controller/common/status.h"
 #include "controller/model/config.h"
@@ -32,15 +34,17 @@ class ScenarioSource {
   bool done() const { return next_ == order_.size(); }
   // When the next submission is due; zero when none is left.
   Duration NextSubmission() const;
+  // Gives the sim connectors `registry` makes the scenario's failures: its "sim"
+  // provider becomes connectors::sim::SimProvider(this scenario). Nothing to do without
+  // a scenario or a sim provider. `registry` is the caller's copy of main's.
+  Status BindFailures(connectors::ConnectorRegistry& registry) const;
 
  private:
   std::string file_;
+  std::shared_ptr<const connectors::sim::Scenario> failures_;  // null: no scenario
   std::vector<model::Workload> specs_;
   std::vector<size_t> order_;  // indexes into specs_ by submittedAt
   size_t next_ = 0;
 };
-
-// The connector settings that give the sim connectors the scenario's failures.
-std::map<std::string, std::string> ScenarioConnectorSettings(const ScenarioSource& scenario);
 
 }  // namespace gpufed::runtime

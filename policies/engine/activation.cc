@@ -5,9 +5,10 @@
 
 namespace gpufed::policy {
 
-Candidate PrepareRevision(const std::vector<std::string>& paths, TestGate tests, const LuaLimits& limits) {
+Candidate PrepareRevision(const std::vector<std::string>& paths, const model::ConnectorCatalog* connectors,
+                          TestGate tests, const LuaLimits& limits) {
   Candidate candidate;
-  candidate.load = ValidateRepository(paths, ValidateOptions{.lua = limits});
+  candidate.load = ValidateRepository(paths, ValidateOptions{.load = ProductLoadOptions(connectors), .lua = limits});
   if (!candidate.load.ok()) {
     for (const config::Diagnostic& d : candidate.load.diagnostics.items()) candidate.problems.push_back(d.ToString());
     return candidate;
@@ -42,7 +43,7 @@ Candidate PrepareRevision(const std::vector<std::string>& paths, TestGate tests,
 }
 
 Status PolicyActivator::Reload(const std::vector<std::string>& paths, const Gate& gate) {
-  Candidate candidate = PrepareRevision(paths);
+  Candidate candidate = PrepareRevision(paths, connectors_);
   if (candidate.revision && gate) {
     std::vector<std::string> refused = gate(*candidate.revision);
     if (!refused.empty()) {

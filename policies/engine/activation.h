@@ -40,13 +40,17 @@ enum class TestGate {
   kReport,       // run, and listed in failing_tests without rejecting (`plan --ignore-tests`)
 };
 
-// Validates `paths` (YAML and Lua, validation.h), compiles the Lua and runs the
-// PolicyTests as `tests` says.
-Candidate PrepareRevision(const std::vector<std::string>& paths, TestGate tests = TestGate::kRequirePass,
-                          const LuaLimits& limits = {});
+// Validates `paths` (YAML and Lua, validation.h; each Cluster's connector block by the
+// provider in `connectors`, which may be null: ProductLoadOptions), compiles the Lua and
+// runs the PolicyTests as `tests` says.
+Candidate PrepareRevision(const std::vector<std::string>& paths, const model::ConnectorCatalog* connectors,
+                          TestGate tests = TestGate::kRequirePass, const LuaLimits& limits = {});
 
 class PolicyActivator {
  public:
+  // `connectors` checks each revision's connector blocks (PrepareRevision); it must
+  // outlive the activator.
+  explicit PolicyActivator(const model::ConnectorCatalog* connectors = nullptr) : connectors_(connectors) {}
   // What the caller must also accept before a checked revision becomes active (the
   // controller makes the connectors it declares): problems, one line each; none to admit.
   using Gate = std::function<std::vector<std::string>(const Revision&)>;
@@ -66,6 +70,7 @@ class PolicyActivator {
   const std::vector<std::string>& last_rejection() const { return last_rejection_; }
 
  private:
+  const model::ConnectorCatalog* connectors_ = nullptr;
   std::shared_ptr<Revision> active_;
   std::string rejected_revision_;
   std::vector<std::string> last_rejection_;

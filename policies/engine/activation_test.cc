@@ -31,7 +31,8 @@ spec:
   cases:
     - name: one gpu
       workload: {resources: {gpus: 1}}
-      expect: )") + expect + "\n";
+      expect: )") +
+         expect + "\n";
 }
 
 // A repository whose one PolicyTest passes with a trivial admit hook.
@@ -85,11 +86,11 @@ TEST(Activation, ReportingFailingTestsStillPreparesTheRevision) {
   dir.Write("fleet.yaml", kCluster);
   dir.Write("policy.yaml", PolicyWithTest("{queued: {}}"));
   dir.Write("rules/p.lua", "function admit(w) return true end\n");
-  Candidate reported = PrepareRevision({dir.str()}, TestGate::kReport);
+  Candidate reported = PrepareRevision({dir.str()}, nullptr, TestGate::kReport);
   ASSERT_TRUE(reported.revision);  // `plan --ignore-tests` plans with it
   ASSERT_EQ(reported.failing_tests.size(), 1u);
   EXPECT_THAT(reported.failing_tests[0], HasSubstr("PolicyTest pt/one gpu"));
-  EXPECT_FALSE(PrepareRevision({dir.str()}).revision);  // activation never takes it
+  EXPECT_FALSE(PrepareRevision({dir.str()}, nullptr).revision);  // activation never takes it
 }
 
 // A hook that raises, or that runs out of its instruction budget, during a PolicyTest
@@ -118,13 +119,13 @@ TEST(Activation, LuaErrorsAreDiagnosticsWithFileLineAndColumn) {
   dir.Write("fleet.yaml", kCluster);
   dir.Write("policy.yaml", PolicyWithTest("{placed: {}}"));
   dir.Write("rules/p.lua", "function admit(w)\n  return true\n");
-  Candidate candidate = PrepareRevision({dir.str()});
+  Candidate candidate = PrepareRevision({dir.str()}, nullptr);
   ASSERT_EQ(candidate.problems.size(), 1u);
   EXPECT_THAT(candidate.problems[0], HasSubstr("rules/p.lua:3:1: error: lua: 'end' expected"));
 }
 
 TEST(Activation, QuickstartActivatesWithAllTestsPassing) {
-  Candidate candidate = PrepareRevision({std::string(GPUFED_SOURCE_DIR) + "/examples/quickstart"});
+  Candidate candidate = PrepareRevision({std::string(GPUFED_SOURCE_DIR) + "/examples/quickstart"}, nullptr);
   ASSERT_TRUE(candidate.revision) << (candidate.problems.empty() ? "" : candidate.problems.front());
   EXPECT_GE(candidate.revision->tests.passed, 15);
   EXPECT_EQ(candidate.revision->tests.failed, 0);

@@ -10,9 +10,10 @@
 namespace gpufed::policy {
 namespace fs = std::filesystem;
 
-config::LoadOptions ProductLoadOptions() {
+config::LoadOptions ProductLoadOptions(const model::ConnectorCatalog* connectors) {
   config::LoadOptions o;
   o.library = &stdlib::Files();
+  o.connectors = connectors;
   return o;
 }
 
@@ -95,17 +96,20 @@ void CheckLuaHooks(const model::Config& config, config::Diagnostics& diagnostics
     for (const std::string& path : policy.lua_files) {
       auto source = config.lua_sources.find(path);
       if (source == config.lua_sources.end() || !checked.insert(path).second) continue;  // missing: the loader said so
-      const std::string file = path.rfind("stdlib/", 0) == 0 ? path : (fs::path(config.root) / path).lexically_normal().string();
+      const std::string file =
+          path.rfind("stdlib/", 0) == 0 ? path : (fs::path(config.root) / path).lexically_normal().string();
       auto report = [&](int line, int column, const std::string& message) {
         diagnostics.Add({file, line > 0 ? line : 1, column, "", "lua: " + message});
       };
-      HookResult<std::unique_ptr<LuaPolicyFile>> loaded = LuaPolicyFile::Load(policy.metadata.name, path, source->second, limits);
+      HookResult<std::unique_ptr<LuaPolicyFile>> loaded =
+          LuaPolicyFile::Load(policy.metadata.name, path, source->second, limits);
       if (!loaded.ok()) {
         const HookError& e = loaded.error();
         int line = e.line;
         std::smatch global;
         static const std::regex kNotFunction("global '(admit|filter|score)' must be a function.*");
-        if (line <= 0 && std::regex_match(e.message, global, kNotFunction)) line = AssignmentLine(source->second, global[1]);
+        if (line <= 0 && std::regex_match(e.message, global, kNotFunction))
+          line = AssignmentLine(source->second, global[1]);
         report(line, ColumnNear(source->second, line, e.message), e.message);
         continue;
       }
@@ -138,7 +142,8 @@ config::LoadResult ValidateRepository(const std::vector<std::string>& paths, con
   config::LoadResult result = config::LoadRepository(load, load_options);
   CheckLuaHooks(result.config, result.diagnostics, options.lua);
   if (!only.empty()) {
-    result.diagnostics.Filter([&](const config::Diagnostic& d) { return !d.file.empty() && Below(Resolved(d.file), only); });
+    result.diagnostics.Filter(
+        [&](const config::Diagnostic& d) { return !d.file.empty() && Below(Resolved(d.file), only); });
   }
   result.diagnostics.Sort();
   return result;

@@ -19,11 +19,14 @@ namespace gpufed::policy {
 void CheckLuaHooks(const model::Config& config, config::Diagnostics& diagnostics, const LuaLimits& limits = {});
 
 // The loader options of the product: its repositories may import the embedded standard
-// library (policies/stdlib). Every full-repository load outside the engine takes these.
-config::LoadOptions ProductLoadOptions();
+// library (policies/stdlib), and each Cluster's connector block is checked by the
+// provider its type names in `connectors` (main's connectors::ConnectorRegistry; null
+// only where no connector is ever made from the result, see config::LoadOptions).
+// Every full-repository load outside the engine takes these.
+config::LoadOptions ProductLoadOptions(const model::ConnectorCatalog* connectors);
 
 struct ValidateOptions {
-  config::LoadOptions load = ProductLoadOptions();
+  config::LoadOptions load = ProductLoadOptions(nullptr);  // set load.connectors to check connector blocks
   LuaLimits lua;
   // When not empty: report only diagnostics of these files (or of files below these
   // directories); the rest of the repository is loaded as their context. Each path

@@ -28,7 +28,7 @@ std::string Write(const std::string& path, const std::string& text) {
 // The diagnostics of a repository that holds `file`, one per line.
 std::string RepositoryErrors(const std::string& dir, const std::string& file, const std::string& text) {
   Write(dir + "/repo/workloads/" + file, text);
-  config::LoadResult loaded = config::LoadRepository({dir + "/repo"}, policy::ProductLoadOptions());
+  config::LoadResult loaded = config::LoadRepository({dir + "/repo"}, policy::ProductLoadOptions(nullptr));
   std::string out;
   for (const config::Diagnostic& d : loaded.diagnostics.items()) {
     if (d.severity == config::Severity::kError) out += d.ToString() + "\n";
@@ -65,7 +65,7 @@ TEST(Admission, EveryPathRefusesAPriorityAboveTheTenantsCapWithTheSameLine) {
   Harness h;
   ASSERT_TRUE(h.Open(dir).ok());
   // What `gpufed run` checks a scenario's submissions against: the repository.
-  config::LoadResult active = config::LoadRepository({dir + "/repo"}, policy::ProductLoadOptions());
+  config::LoadResult active = config::LoadRepository({dir + "/repo"}, policy::ProductLoadOptions(nullptr));
   ASSERT_TRUE(active.ok());
   EXPECT_EQ(LineFor(ScenarioError(dir, "rush.yaml", kTooUrgent, active.config), "rush.yaml"), line);
 
@@ -90,7 +90,7 @@ TEST(Admission, EveryPathRefusesAnUnknownTenantWithTheSameLineButATenantTokenLea
 
   Harness h;
   ASSERT_TRUE(h.Open(dir).ok());
-  config::LoadResult active = config::LoadRepository({dir + "/repo"}, policy::ProductLoadOptions());
+  config::LoadResult active = config::LoadRepository({dir + "/repo"}, policy::ProductLoadOptions(nullptr));
   ASSERT_TRUE(active.ok());
   EXPECT_EQ(LineFor(ScenarioError(dir, "haunt.yaml", kGhostTenant, active.config), "haunt.yaml"), line);
   Result<store::WorkloadRecord> admin = h.Ctl().Submit(kGhostTenant, "haunt.yaml", "");

@@ -68,11 +68,11 @@ class SlurmIntegration : public ::testing::Test {
     c.metadata.name = "onprem-slurm";
     c.metadata.annotations[kAllowPlainHttpAnnotation] = "loopback";  // the test's slurmrestd is on 127.0.0.1
     c.provider = "onprem";
-    c.connector.type = model::ConnectorType::kSlurm;
-    c.connector.endpoint = SlurmCluster::Endpoint();
-    c.connector.token_file = token_file;
-    c.connector.user = "root";
-    c.connector.partition = "gpu";
+    c.connector.type = "slurm";
+    c.connector.Set("endpoint", SlurmCluster::Endpoint());
+    c.connector.Set("tokenFile", token_file);
+    c.connector.Set("user", "root");
+    c.connector.Set("partition", "gpu");
     c.connector.timeout = Duration::FromSeconds(3);
     model::NodePool whole;
     whole.name = "a100";
@@ -170,15 +170,15 @@ TEST_F(SlurmIntegration, AutoNegotiatesTheNewestVersionTheReleaseServes) {
   Result<Observation> obs = connector_->Observe(Ctx());
   ASSERT_TRUE(obs.ok()) << obs.status().ToString();
   EXPECT_EQ(obs->api_version, SlurmCluster::NegotiatedVersion());
-  EXPECT_EQ(obs->api_summary.rfind("slurmrestd API " + SlurmCluster::NegotiatedVersion() + " (Slurm " +
-                                       SlurmCluster::SlurmRelease(), 0),
+  EXPECT_EQ(obs->api_summary.rfind(
+                "slurmrestd API " + SlurmCluster::NegotiatedVersion() + " (Slurm " + SlurmCluster::SlurmRelease(), 0),
             0u)
       << obs->api_summary;
   // Each version the release serves can be pinned; one it does not serve is refused
   // with the list it offers.
   for (const std::string& v : SupportedApiVersions()) {
     model::Cluster pinned = Cluster();
-    pinned.connector.api_version = v;
+    pinned.connector.Set("apiVersion", v);
     std::unique_ptr<SlurmConnector> c = Make(dir_ + "/pinned-" + v, pinned);
     Result<Observation> o = c->Observe(Ctx());
     bool served = SlurmCluster::Is2411() ? v != "v0.0.38" : v == "v0.0.38";
@@ -188,8 +188,9 @@ TEST_F(SlurmIntegration, AutoNegotiatesTheNewestVersionTheReleaseServes) {
       EXPECT_EQ(o->nodes.size(), 2u) << v;
     } else {
       EXPECT_EQ(o.status().code(), StatusCode::kFailedPrecondition) << v << ": " << o.status().ToString();
-      EXPECT_NE(o.status().message().find(SlurmCluster::Is2411() ? "offers v0.0.40, v0.0.41, v0.0.42" : "offers v0.0.38"),
-                std::string::npos)
+      EXPECT_NE(
+          o.status().message().find(SlurmCluster::Is2411() ? "offers v0.0.40, v0.0.41, v0.0.42" : "offers v0.0.38"),
+          std::string::npos)
           << o.status().message();
     }
   }
@@ -224,9 +225,8 @@ TEST_F(SlurmIntegration, InventoryDiscoversGpuNodeWithA100sAndMigSlices) {
 
 TEST_F(SlurmIntegration, WorkloadRunsWithItsGresAndSucceeds) {
   std::string key = Key();
-  Result<ApplyOutcome> out =
-      connector_->Apply(Submit(key, "gpunode1", 2, "echo CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES; echo KEY=$GPUFED_KEY"),
-                        Ctx());
+  Result<ApplyOutcome> out = connector_->Apply(
+      Submit(key, "gpunode1", 2, "echo CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES; echo KEY=$GPUFED_KEY"), Ctx());
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_FALSE(out->already_applied);
   ASSERT_EQ(WaitFor(*connector_, key, RunState::kSucceeded), RunState::kSucceeded);
@@ -296,9 +296,9 @@ TEST_F(SlurmIntegration, AJobAnotherSlurmUserDressesAsGpufedsIsNeverAdopted) {
   // would give the key's job (keys are predictable). gpufed acts as root.
   std::string key = Key();
   std::string slurm = "'" + SlurmCluster::State() + "/bin/slurm'";
-  std::string submitted = Shell("cd / && " + slurm + " runuser -u nobody -- sbatch -p gpu -J " + JobNameFor(name_, 1) +
-                                " --comment '" + EncodeJobTag({key, name_, "victim", 1}) +
-                                "' -o /dev/null --wrap 'sleep 300'");
+  std::string submitted =
+      Shell("cd / && " + slurm + " runuser -u nobody -- sbatch -p gpu -J " + JobNameFor(name_, 1) + " --comment '" +
+            EncodeJobTag({key, name_, "victim", 1}) + "' -o /dev/null --wrap 'sleep 300'");
   size_t at = submitted.find("Submitted batch job ");
   ASSERT_NE(at, std::string::npos) << submitted;
   int64_t forged = std::stoll(submitted.substr(at + 20));
@@ -342,7 +342,8 @@ TEST_F(SlurmIntegration, SlurmctldDownIsUnavailableThenHealthyAgain) {
       << down.status().ToString();
   EXPECT_LT(seconds, 4.5);  // the 3 s request timeout holds
   Result<ApplyOutcome> apply = connector_->Apply(Submit(Key(), "gpunode1", 1, "true"), Ctx());
-  EXPECT_TRUE(apply.status().code() == StatusCode::kUnavailable || apply.status().code() == StatusCode::kDeadlineExceeded)
+  EXPECT_TRUE(apply.status().code() == StatusCode::kUnavailable ||
+              apply.status().code() == StatusCode::kDeadlineExceeded)
       << apply.status().ToString();
   ASSERT_TRUE(SlurmCluster::StartController());
   auto deadline = Clock::now() + std::chrono::seconds(20);
@@ -413,7 +414,8 @@ class TlsProxy {
       for (const char* name : {"X-SLURM-USER-NAME", "X-SLURM-USER-TOKEN", "Accept"}) {
         if (req.has_header(name)) headers.emplace(name, req.get_header_value(name));
       }
-      httplib::Result r = req.method == "POST"     ? up.Post(req.target, headers, req.body, req.get_header_value("Content-Type"))
+      httplib::Result r = req.method == "POST"
+                              ? up.Post(req.target, headers, req.body, req.get_header_value("Content-Type"))
                           : req.method == "DELETE" ? up.Delete(req.target, headers)
                                                    : up.Get(req.target, headers);
       if (!r) {
@@ -460,8 +462,8 @@ TEST_F(SlurmIntegration, HttpsWithAPrivateCaWorksThroughConnectorCaFile) {
     model::Cluster c = Cluster();
     c.metadata.annotations.erase(kAllowPlainHttpAnnotation);
     c.metadata.location.file = dir_ + "/repo/clusters.yaml";
-    c.connector.endpoint = "https://127.0.0.1:" + std::to_string(proxy.port());
-    c.connector.ca_file = ca_file;
+    c.connector.Set("endpoint", "https://127.0.0.1:" + std::to_string(proxy.port()));
+    c.connector.Set("caFile", ca_file);
     return c;
   };
   std::unique_ptr<SlurmConnector> tls = Make(dir_ + "/tls", cluster("pki/ca.pem"));
