@@ -77,6 +77,9 @@ template <typename M>
 class SCOPED_CAPABILITY MutexLock {
  public:
   explicit MutexLock(M& mu) ACQUIRE(mu) : mu_(mu) { mu_.Lock(); }
+  // Takes over a lock the caller already holds (after a TryLock, say) and lets go of it
+  // at the end of the scope.
+  MutexLock(M& mu, std::adopt_lock_t) REQUIRES(mu) : mu_(mu) {}
   ~MutexLock() RELEASE() {
     if (held_) mu_.Unlock();
   }

@@ -33,6 +33,8 @@ Result<std::unique_ptr<Controller>> Controller::Open(const ControllerOptions& op
 }
 
 Status Controller::Start() {
+  // Nothing else runs yet; the lock is for the analysis (what it guards is set up here).
+  MutexLock lock(mu_);
   DecisionLog* decisions = nullptr;
   if (read_only()) {
     discard_log_ = std::make_unique<DiscardDecisionLog>();
@@ -67,8 +69,8 @@ Status Controller::Start() {
 Controller::~Controller() = default;
 
 void Controller::Stop() {
-  std::lock_guard<std::mutex> pass_lock(pass_mu_);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock pass_lock(pass_mu_);
+  MutexLock lock(mu_);
   if (stopped_) return;
   stopped_ = true;
   // Best effort: a store that cannot be written now loses at most kFairShareSaveEvery of usage.
@@ -76,8 +78,8 @@ void Controller::Stop() {
 }
 
 Result<placement::Plan> Controller::Preview() {
-  std::lock_guard<std::mutex> pass_lock(pass_mu_);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock pass_lock(pass_mu_);
+  MutexLock lock(mu_);
   return reconciler_->Preview();
 }
 
@@ -109,8 +111,8 @@ void Controller::JournalConnectorChanges(const std::vector<ConnectorSet::Change>
 }
 
 Status Controller::Reload() {
-  std::lock_guard<std::mutex> pass_lock(pass_mu_);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock pass_lock(pass_mu_);
+  MutexLock lock(mu_);
   if (stopped_ || read_only()) return FailedPrecondition("the controller has stopped or is read-only");
   std::string before = activator_->active()->config.revision;
   // A revision whose clusters cannot all get a connector is rejected whole, like one that
@@ -150,28 +152,28 @@ void Controller::PublishApiLimits() {
     const int burst = t.api_burst > 0 ? t.api_burst : std::max(1, static_cast<int>(std::ceil(t.api_rate_per_second)));
     limits[t.metadata.name] = {t.api_rate_per_second, burst, t.api_max_concurrent_requests};
   }
-  std::lock_guard<std::mutex> lock(limits_mu_);
+  MutexLock lock(limits_mu_);
   api_limits_ = std::move(limits);
   api_revision_ = activator_->shared_active();
 }
 
 Controller::ApiLimit Controller::ApiLimitOf(const std::string& tenant) {
-  std::lock_guard<std::mutex> lock(limits_mu_);
+  MutexLock lock(limits_mu_);
   auto it = api_limits_.find(tenant);
   return it == api_limits_.end() ? ApiLimit{} : it->second;  // a tenant no revision knows: the defaults
 }
 
 Result<PassStats> Controller::Pass() {
-  std::lock_guard<std::mutex> pass_lock(pass_mu_);
+  MutexLock pass_lock(pass_mu_);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (stopped_) return FailedPrecondition("the controller has stopped");
     if (read_only()) return FailedPrecondition("a read-only controller runs no pass");
   }
   // Connector calls without the API's lock: submissions, lists and metrics are served
   // while a slow cluster runs into its timeout. pass_mu_ keeps Reload and Stop out.
   Observations observed = reconciler_->Collect();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (stopped_) return FailedPrecondition("the controller has stopped");
   // Write-ahead: nothing new is placed while the journal cannot record it, nor while a
   // sink that asked for it (onLagLimit: pause) is behind.
@@ -205,19 +207,19 @@ Result<PassStats> Controller::Pass() {
   }
   if (metrics_wanted_.exchange(false)) {
     std::string text = RenderMetricsLocked();
-    std::lock_guard<std::mutex> cached(metrics_cache_mu_);
+    MutexLock cached(metrics_cache_mu_);
     metrics_cache_ = std::move(text);
   }
   return stats;
 }
 
 void Controller::AddSourceSpecs(const std::string& source, std::vector<model::Workload> specs) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   reconciler_->AddSpecs(source, std::move(specs));
 }
 
 Status Controller::SubmitFromSource(const model::Workload& w, const std::string& source) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   Result<std::optional<WorkloadRecord>> known = store_->Get(w.tenant, w.metadata.name);
   if (!known.ok()) return known.status();
   if (*known) return Status::Ok();
@@ -232,7 +234,7 @@ Status Controller::SubmitFromSource(const model::Workload& w, const std::string&
 }
 
 bool Controller::Idle() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   Result<std::vector<WorkloadRecord>> all = store_->ListUnfinished();
   if (!all.ok()) return false;
   for (const WorkloadRecord& r : *all) {
@@ -242,7 +244,7 @@ bool Controller::Idle() {
 }
 
 bool Controller::Stuck() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (reconciler_->NextEvent().millis() > 0) return false;
   Result<std::vector<WorkloadRecord>> all = store_->ListUnfinished();
   if (!all.ok()) return false;
@@ -253,23 +255,23 @@ bool Controller::Stuck() {
 }
 
 Duration Controller::NextEvent() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return reconciler_->NextEvent();
 }
 
 Status Controller::audit_health() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (read_only()) return FailedPrecondition("read-only: no audit journal is open");
   return journal_log_->health();
 }
 
 std::string Controller::active_revision() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return activator_->active()->config.revision;
 }
 
 bool Controller::ready() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (read_only() || !journal_log_->health().ok()) return false;
   if (shipping_ != nullptr) {
     for (const audit::SinkStatus& s : shipping_->Sinks()) {
@@ -290,7 +292,7 @@ Controller::PassTimes Controller::pass_stats() {
   std::vector<double> sorted;
   PassTimes t;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     t.passes = passes_;
     sorted = pass_seconds_;
   }
@@ -310,22 +312,22 @@ Controller::PassTimes Controller::pass_stats() {
 }
 
 void Controller::AttachShipping(audit::LiveShipping* shipping) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   shipping_ = shipping;
 }
 
 std::vector<model::AuditSink> Controller::AuditSinks() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return activator_->active()->config.audit_sinks;
 }
 
 std::string Controller::repo_root() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return activator_->active()->config.root;
 }
 
 std::vector<std::string> Controller::LaggingSinks() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   std::vector<std::string> out;
   if (shipping_ == nullptr) return out;
   for (const audit::SinkStatus& s : shipping_->Sinks()) {
@@ -335,7 +337,7 @@ std::vector<std::string> Controller::LaggingSinks() {
 }
 
 std::vector<std::string> Controller::TakeNotices() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   std::vector<std::string> out;
   out.swap(notices_);
   return out;

@@ -8,7 +8,6 @@
 #include <atomic>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +17,7 @@
 #include "connectors/core/registry.h"
 #include "controller/audit/audit_trail.h"
 #include "controller/audit/live_shipping.h"
+#include "controller/common/mutex.h"
 #include "controller/reconcile/budget_watch.h"
 #include "controller/reconcile/fleet_view.h"
 #include "controller/reconcile/history.h"
@@ -172,34 +172,34 @@ class Controller {
         journal_(parts.audit == nullptr ? nullptr : &parts.audit->journal()) {}
   bool read_only() const { return audit_ == nullptr; }
   // Wires the decision logs and the reconciler, then makes the connectors.
-  Status Start();
+  Status Start() EXCLUDES(mu_);
   Status CreateConnectors();
   ConnectorSet::Maker ConnectorMaker() const;
   // Journals (cluster-connector) and tells the operator each change to the connector set.
   // Needs mu_.
   void JournalConnectorChanges(const std::vector<ConnectorSet::Change>& changes,
-                               const std::map<std::string, int>& removed_with_work = {});
+                               const std::map<std::string, int>& removed_with_work = {}) REQUIRES(mu_);
   // Journals the sinks' lag-limit crossings; true while a pause sink lags. Needs mu_.
-  bool JournalSinkLag();
+  bool JournalSinkLag() REQUIRES(mu_);
   // Journals each alertAt level a tenant's spend reached for the first time this period.
-  void JournalBudgetAlerts();
+  void JournalBudgetAlerts() REQUIRES(mu_);
   // Journals each policy whose hooks failed on more than its errorBudget of calls in the
   // pass that just ran (policy-degraded). Needs mu_.
-  void JournalPolicyHealth();
+  void JournalPolicyHealth() REQUIRES(mu_);
   // The workload `ref` names, as `caller` may see it. Needs mu_.
-  Result<store::WorkloadRecord> Owned(const WorkloadRef& ref, const std::string& caller);
+  Result<store::WorkloadRecord> Owned(const WorkloadRef& ref, const std::string& caller) REQUIRES(mu_);
   // The /metrics text now. Needs mu_.
-  std::string RenderMetricsLocked();
+  std::string RenderMetricsLocked() REQUIRES(mu_);
   // Tenants as /metrics, the API and the history see them. Needs mu_.
-  Result<std::vector<TenantView>> TenantViewsLocked();
+  Result<std::vector<TenantView>> TenantViewsLocked() REQUIRES(mu_);
   // Publishes what the API reads without mu_: the active revision's API limits (ApiLimitOf)
-  // and the revision itself (Submit). Needs mu_ (or Open); call after every activation.
-  void PublishApiLimits();
+  // and the revision itself (Submit). Call after every activation.
+  void PublishApiLimits() REQUIRES(mu_);
 
   // Lock order: pass_mu_, then mu_. pass_mu_ serialises what drives connectors (Pass,
   // Reload, Stop); mu_ guards the state the API reads and writes.
-  std::mutex pass_mu_;
-  std::mutex mu_;
+  Mutex pass_mu_ ACQUIRED_BEFORE(mu_);
+  Mutex mu_;
   ControllerOptions options_;
   const connectors::ConnectorRegistry& registry_;
   const gpufed::Clock* clock_;
@@ -215,25 +215,24 @@ class Controller {
   std::unique_ptr<TeeDecisionLog> tee_;
   SubmittedSpecs submitted_specs_;  // API -> loop (before reconciler_, which points at it)
   std::unique_ptr<Reconciler> reconciler_;
-  std::vector<double> pass_seconds_;              // pass time samples for pass_stats (bounded)
-  int64_t passes_ = 0;
-  int64_t seq_ = 0;
-  bool stopped_ = false;
+  std::vector<double> pass_seconds_ GUARDED_BY(mu_);  // pass time samples for pass_stats (bounded)
+  int64_t passes_ GUARDED_BY(mu_) = 0;
+  bool stopped_ GUARDED_BY(mu_) = false;
   audit::LiveShipping* shipping_ = nullptr;
-  std::unique_ptr<BudgetWatch> budget_;
-  std::unique_ptr<History> history_;  // the dashboard's samples, persisted in the store
+  std::unique_ptr<BudgetWatch> budget_ PT_GUARDED_BY(mu_);
+  std::unique_ptr<History> history_ PT_GUARDED_BY(mu_);  // the dashboard's samples, persisted in the store
   // The last /metrics text, served while a pass holds mu_; metrics_wanted_: a scrape got
   // it meanwhile, so the pass renders a fresh one as it ends.
-  std::mutex metrics_cache_mu_;  // guards metrics_cache_ only; innermost
-  std::string metrics_cache_;
+  Mutex metrics_cache_mu_;  // innermost
+  std::string metrics_cache_ GUARDED_BY(metrics_cache_mu_);
   std::atomic<bool> metrics_wanted_{false};
-  PolicyHealth policy_health_;
-  std::vector<std::string> notices_;
+  PolicyHealth policy_health_ GUARDED_BY(mu_);
+  std::vector<std::string> notices_ GUARDED_BY(mu_);
   // What the API reads without mu_ (which a pass holds throughout): the tenants' rate
   // limits and the active revision, published by PublishApiLimits after every activation.
-  std::mutex limits_mu_;  // guards api_limits_ and api_revision_ only; innermost (nothing is locked under it)
-  std::map<std::string, ApiLimit> api_limits_;
-  std::shared_ptr<const policy::Revision> api_revision_;
+  Mutex limits_mu_;  // innermost (nothing is locked under it)
+  std::map<std::string, ApiLimit> api_limits_ GUARDED_BY(limits_mu_);
+  std::shared_ptr<const policy::Revision> api_revision_ GUARDED_BY(limits_mu_);
 };
 
 }  // namespace gpufed::reconcile

@@ -36,7 +36,7 @@ Result<WorkloadRecord> Controller::Submit(const std::string& text, const std::st
   // serialises its writers in arrival order). So a submission does not wait for a pass.
   std::shared_ptr<const policy::Revision> revision;
   {
-    std::lock_guard<std::mutex> lock(limits_mu_);
+    MutexLock lock(limits_mu_);
     revision = api_revision_;
   }
   const Duration now = clock_->Now();
@@ -130,7 +130,7 @@ Result<WorkloadRecord> Controller::Owned(const WorkloadRef& ref, const std::stri
 }
 
 Status Controller::Cancel(const WorkloadRef& ref, const std::string& caller) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   Result<WorkloadRecord> r = Owned(ref, caller);
   if (!r.ok()) return r.status();
   if (store::IsTerminal(r->state))
@@ -139,18 +139,18 @@ Status Controller::Cancel(const WorkloadRef& ref, const std::string& caller) {
 }
 
 Result<std::vector<WorkloadRecord>> Controller::List(const std::string& caller, const std::string& owner) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (!caller.empty() && !owner.empty() && owner != caller) return NotFound("no tenant " + owner);
   return store_->List(caller.empty() ? owner : caller);
 }
 
 Result<WorkloadRecord> Controller::Get(const WorkloadRef& ref, const std::string& caller) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return Owned(ref, caller);
 }
 
 Result<std::vector<store::DecisionRow>> Controller::Decisions(const WorkloadRef& ref, const std::string& caller) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (ref.name.empty()) {
     // A tenant lists its own decisions; an admin every tenant's (or the path's tenant's).
     if (!caller.empty() && !ref.tenant.empty() && ref.tenant != caller) return NotFound("no tenant " + ref.tenant);
@@ -162,7 +162,7 @@ Result<std::vector<store::DecisionRow>> Controller::Decisions(const WorkloadRef&
 }
 
 Result<nlohmann::json> Controller::Explain(const WorkloadRef& ref, const std::string& caller) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   Result<WorkloadRecord> r = Owned(ref, caller);
   if (!r.ok()) return r.status();
   nlohmann::json out = {{"workload", r->name},          {"tenant", r->tenant}, {"uid", r->uid},

@@ -57,7 +57,7 @@ Result<std::vector<TenantView>> Controller::TenantViewsLocked() {
 }
 
 nlohmann::json Controller::Clusters() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   nlohmann::json out = nlohmann::json::array();
   for (const ClusterView& c : ViewClusters(activator_->active()->config, reconciler_->clusters())) {
     nlohmann::json models = nlohmann::json::array();
@@ -85,7 +85,7 @@ nlohmann::json Controller::Clusters() {
 }
 
 Result<nlohmann::json> Controller::Tenants(const std::string& caller) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   Result<std::vector<TenantView>> views = TenantViewsLocked();
   if (!views.ok()) return views.status();
   nlohmann::json items = nlohmann::json::array();
@@ -96,7 +96,7 @@ Result<nlohmann::json> Controller::Tenants(const std::string& caller) {
 }
 
 Result<nlohmann::json> Controller::Tenant(const std::string& name, const std::string& caller) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   // A tenant cannot tell another tenant from a missing one.
   if (!caller.empty() && caller != name) return NotFound("no tenant " + name);
   Result<std::vector<TenantView>> views = TenantViewsLocked();
@@ -108,7 +108,7 @@ Result<nlohmann::json> Controller::Tenant(const std::string& name, const std::st
 }
 
 Result<nlohmann::json> Controller::Queue(const std::string& caller) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   Result<std::vector<store::WorkloadRecord>> unfinished = store_->ListUnfinished();
   if (!unfinished.ok()) return unfinished.status();
   struct Waiting {
@@ -147,12 +147,12 @@ Result<nlohmann::json> Controller::Queue(const std::string& caller) {
 }
 
 nlohmann::json Controller::HistoryJson(const std::string& caller, std::optional<Duration> since) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return history_->ToJson(caller, since);
 }
 
 nlohmann::json Controller::AuditStatus() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   const audit::AuditJournal::CheckpointMark mark = journal_->last_checkpoint();
   nlohmann::json checkpoint = nullptr;
   if (mark.seq > 0) {

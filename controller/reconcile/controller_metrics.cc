@@ -97,19 +97,19 @@ void WriteStore(MetricsText& m, const store::CommitStats::Snapshot& s) {
 }  // namespace
 
 std::string Controller::Metrics() {
-  std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
-  if (!lock.owns_lock()) {
+  if (!mu_.TryLock()) {
     // A pass holds the controller (a long one can take longer than a scrape's timeout):
     // answer with the text rendered last, and have the pass render a fresh one as it ends.
     metrics_wanted_ = true;
     {
-      std::lock_guard<std::mutex> cached(metrics_cache_mu_);
+      MutexLock cached(metrics_cache_mu_);
       if (!metrics_cache_.empty()) return metrics_cache_;
     }
-    lock.lock();  // nothing rendered yet: wait for this once
+    mu_.Lock();  // nothing rendered yet: wait for this once
   }
+  MutexLock lock(mu_, std::adopt_lock);
   std::string text = RenderMetricsLocked();
-  std::lock_guard<std::mutex> cached(metrics_cache_mu_);
+  MutexLock cached(metrics_cache_mu_);
   metrics_cache_ = text;
   return text;
 }

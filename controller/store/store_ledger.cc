@@ -225,7 +225,7 @@ Result<std::vector<MeteredDayRow>> Store::MeteredDays(Duration since) {
   constexpr int64_t kDayMillis = 86'400'000;
   const int64_t ms = since.millis();
   const int64_t first_day = ms >= 0 ? ms / kDayMillis : (ms - kDayMillis + 1) / kDayMillis;
-  std::lock_guard<FairMutex> lock(mu_);
+  MutexLock lock(mu_);
   GPUFED_RETURN_IF_ERROR(FlushLockedIfWaiting<AttemptRow>());
   Result<std::unique_ptr<Statement>> s = db_->Prepare(
       "SELECT tenant, day, currency, spent_micros, cloud_spent_micros FROM tenant_usage_days WHERE day >= ? "
