@@ -109,7 +109,10 @@ void AddRunCommand(CLI::App& app, int* exit_code, const connectors::ConnectorReg
   cmd->add_option("--listen", o->rt.listen, "Serve the HTTP API on ADDR:PORT (port 0: any free port)");
   cmd->add_flag("--until-idle", o->rt.until_idle, "Exit 0 once nothing is pending or running");
   cmd->add_option("--scenario", o->rt.scenario, "Simulation scenario (default: <config>/simulation/scenario.yaml)");
-  cmd->add_option("--speed", o->speed, "Virtual seconds per wall second (0: as fast as possible)");
+  cmd->add_option("--speed", o->speed,
+                  "A simulated federation's pace: virtual seconds per wall second (0: as fast as possible; "
+                  "default 7200 on a terminal, else 0). Clusters on the wall clock run at its pace")
+      ->check(CLI::Range(0.0, 1e9));
   cmd->add_option("--tokens", o->rt.tokens_file,
                   "API tokens file: lines 'TOKEN TENANT', 'TOKEN admin' or 'TOKEN metrics' (reads /metrics only; "
                   "docs/metrics.md)");

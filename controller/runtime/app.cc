@@ -4,12 +4,14 @@
 #include <chrono>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "controller/audit/records.h"
 #include "controller/common/secure_file.h"
 #include "controller/config/repository.h"
 #include "controller/runtime/stop_signals.h"
+#include "controller/runtime/virtual_pacer.h"
 
 namespace gpufed::runtime {
 
@@ -313,6 +315,8 @@ int App::Run() {
   int exit_code = 0;
   std::string stop_reason = "shutdown";
   auto signalled = [&] { return signals != nullptr && signals->requested() != 0; };
+  std::optional<VirtualPacer> pacer;
+  if (options_.speed > 0) pacer.emplace(options_.speed, start);
   while (true) {
     Result<reconcile::PassStats> stats = Step();
     const Duration now = clock_->Now();
@@ -338,11 +342,18 @@ int App::Run() {
     const Duration limit = now + options_.resync;
     if (next.millis() == 0 || next > limit) next = limit;
     if (virtual_time_ && clock_ == &virtual_clock_) {
-      if (options_.speed > 0) {
-        double wall = (next.millis() - now.millis()) / 1000.0 / options_.speed;
-        std::this_thread::sleep_for(std::chrono::duration<double>(std::min(wall, 0.25)));
+      if (pacer) {
+        // --speed: at most a quarter of a wall second at a time, so a long gap between
+        // events is crossed at the pace and a cancel lands when it was made.
+        VirtualPacer::Step step = pacer->Toward(now, next);
+        if (step.wait.count() > 0 && !signalled()) {
+          std::this_thread::sleep_for(step.wait);
+          step = pacer->Toward(now, next);
+        }
+        virtual_clock_.AdvanceTo(step.advance_to);
+      } else {
+        virtual_clock_.AdvanceTo(next);
       }
-      virtual_clock_.AdvanceTo(next);
     } else {
       // Sleep in short steps so a stop signal is acted on within ~100 ms.
       int64_t ms = std::clamp<int64_t>(next.millis() - now.millis(), 10, 1000);

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "connectors/sim/sim_connector.h"
+#include "connectors/slurm/slurm_connector.h"
 #include "controller/audit/testing/test_journal.h"
 
 namespace gpufed::runtime {
@@ -88,6 +89,7 @@ TEST(App, RefusesUnsyncedStorageForARepositoryWithRealClusters) {
   std::filesystem::remove_all(state);
   connectors::ConnectorRegistry registry;
   ASSERT_TRUE(connectors::sim::RegisterSimConnector(registry).ok());
+  ASSERT_TRUE(connectors::slurm::RegisterSlurmConnector(registry).ok());  // its Clusters' blocks are checked
   AppOptions o;
   o.config_dir = std::string(GPUFED_SOURCE_DIR) + "/examples/slurm-burst";
   o.state_dir = state;
