@@ -30,7 +30,9 @@ void RunView::Event(Duration now, const std::string& line) {
     out_ << "\x1b[" << drawn_lines_ << "F\x1b[J";
     drawn_lines_ = 0;
   }
+  // At once, not with the next status line: off a terminal that can be an hour away.
   out_ << "[" << Clock(now) << "] " << line << "\n";
+  out_.flush();
 }
 
 void RunView::Update(reconcile::Controller& controller, Duration now, bool force) {
