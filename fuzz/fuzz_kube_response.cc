@@ -40,6 +40,7 @@ void MapObjects(const std::vector<nlohmann::json>& objects) {
   std::vector<nlohmann::json> first(objects.begin(), objects.begin() + static_cast<std::ptrdiff_t>(n));
   const std::map<std::string, kube::NodeUsage> usage = kube::UsageByNode(first);
   std::vector<const nlohmann::json*> pods;
+  pods.reserve(first.size());
   for (const nlohmann::json& o : first) pods.push_back(&o);
   kube::TimeBase time{gpufed::Duration::FromSeconds(3600), 1'800'000'000};
   std::map<std::string, std::string> pool_by_node;

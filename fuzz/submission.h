@@ -13,7 +13,8 @@ namespace gpufed::fuzz {
 
 inline const model::Config& ActiveRepository() {
   static const config::LoadResult* active = [] {
-    auto* loaded = new config::LoadResult(config::LoadRepository({GPUFED_SOURCE_DIR "/examples/quickstart"}, policy::ProductLoadOptions(nullptr)));
+    auto* loaded = new config::LoadResult(
+        config::LoadRepository({GPUFED_SOURCE_DIR "/examples/quickstart"}, policy::ProductLoadOptions(nullptr)));
     if (!loaded->ok()) std::abort();  // the fixture itself must load
     return loaded;
   }();

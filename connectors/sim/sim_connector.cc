@@ -66,7 +66,7 @@ int SimConnector::duplicates_suppressed() const {
   return duplicates_;
 }
 
-ConnectorProvider SimProvider(std::shared_ptr<const Scenario> scenario) {
+ConnectorProvider SimProvider(const std::shared_ptr<const Scenario>& scenario) {
   ConnectorProvider p;
   p.type = "sim";
   p.summary = "in-process simulated cluster";

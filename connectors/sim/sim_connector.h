@@ -41,7 +41,7 @@ class SimConnector : public Connector {
 // ConnectorRegistry::Replace). With a FactoryContext state_dir, the ledger is
 // <state_dir>/ledger.log (read, not written, for a read_only context: the replay
 // rebuilds the cluster as the controller left it).
-ConnectorProvider SimProvider(std::shared_ptr<const Scenario> scenario = nullptr);
+ConnectorProvider SimProvider(const std::shared_ptr<const Scenario>& scenario = nullptr);
 // Registers SimProvider() without a scenario.
 Status RegisterSimConnector(ConnectorRegistry& registry);
 

@@ -9,7 +9,7 @@
 namespace gpufed::connectors::slurm {
 namespace {
 
-constexpr size_t kMaxAnnotationBytes = 64 * 1024;
+constexpr size_t kMaxAnnotationBytes = size_t{64} * 1024;
 constexpr size_t kMaxAccountEntries = 1000;
 constexpr size_t kMaxNameBytes = 128;
 constexpr size_t kMaxPathBytes = 1024;

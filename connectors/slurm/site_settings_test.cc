@@ -53,7 +53,7 @@ TEST(SiteSettings, RefusesMalformedValuesNamingClusterAndAnnotation) {
     EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument) << bad;
   }
   // Bounded: a huge value is refused before it is parsed.
-  std::string huge(70 * 1024, 'a');
+  std::string huge(size_t{70} * 1024, 'a');
   EXPECT_EQ(ReadSiteSettings(WithAnnotations({{kAccountsAnnotation, huge}})).status().code(),
             StatusCode::kInvalidArgument);
   std::string many;

@@ -63,16 +63,17 @@ void RunView::Update(reconcile::Controller& controller, Duration now, bool force
   }
   std::vector<std::string> lines;
   char head[160];
-  std::snprintf(head, sizeof head, "t=%s  queued %lld  running %lld  finished %lld  rejected/cancelled %lld  on cloud now %lld",
+  std::snprintf(head, sizeof head,
+                "t=%s  queued %lld  running %lld  finished %lld  rejected/cancelled %lld  on cloud now %lld",
                 Clock(now).c_str(), static_cast<long long>(waiting), static_cast<long long>(running),
                 static_cast<long long>(done), static_cast<long long>(turned_away), static_cast<long long>(bursts));
-  lines.push_back(head);
+  lines.emplace_back(head);
   for (const auto& c : controller.Clusters()) {
     int total = c.value("gpus", 0), used = total - c.value("gpus_free", 0);
     char line[200];
     std::snprintf(line, sizeof line, "  %-12s %s %3d/%-3d GPUs busy  %s", c.value("name", "").c_str(),
                   Bar(used, total).c_str(), used, total, c.value("healthy", false) ? "" : "UNHEALTHY");
-    lines.push_back(line);
+    lines.emplace_back(line);
   }
   std::string costs = "  spend:";
   for (const auto& [tenant, money] : burn) costs += " " + tenant + " " + money.ToDisplayString();

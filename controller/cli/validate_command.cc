@@ -19,7 +19,7 @@ struct ValidateOptions {
 };
 
 // GitHub Actions workflow commands turn these lines into annotations on the diff.
-std::string GithubEscape(std::string s) {
+std::string GithubEscape(const std::string& s) {
   std::string out;
   for (char c : s) {
     if (c == '%')

@@ -179,7 +179,7 @@ bool IsNumeric(FieldType type) {
 
 const char* FieldDomainName(FieldDomain domain) {
   switch (domain) {
-    case kFree: return "value";
+    case kFree:
     case kEnum: return "value";
     case kTenant: return "tenant";
     case kCluster: return "cluster";
@@ -226,9 +226,16 @@ std::string DescribeUnknownPath(std::span<const ViewField> fields, std::string_v
       next.emplace(head);
       leaf_here = leaf_here || (head == segment && rest.size() == head.size());
     }
-    if (leaf_here)
-      return "'" + std::string(path.substr(dot + 1)) + "' is below " + std::string(prefix) + known + segment +
-             ", which has no sub-fields";
+    if (leaf_here) {
+      std::string why = "'";
+      why += path.substr(dot + 1);
+      why += "' is below ";
+      why += prefix;
+      why += known;
+      why += segment;
+      why += ", which has no sub-fields";
+      return why;
+    }
     if (!next.count(segment)) {
       std::vector<std::string_view> names(next.begin(), next.end());
       std::string best = ClosestMatch(segment, names);

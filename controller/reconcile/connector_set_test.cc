@@ -46,6 +46,7 @@ int SerialOf(const ConnectorSet& set, const std::string& name) {
 
 std::vector<std::string> Summary(const std::vector<ConnectorSet::Change>& changes) {
   std::vector<std::string> out;
+  out.reserve(changes.size());
   for (const auto& c : changes) out.push_back(c.cluster + ":" + ConnectorSet::ChangeKindName(c.kind));
   return out;
 }

@@ -20,7 +20,6 @@ std::string DefaultScenarioFile(const std::string& config_dir) {
   return std::filesystem::exists(guess) ? guess : "";
 }
 
-
 Result<std::unique_ptr<App>> App::Open(AppOptions options, const connectors::ConnectorRegistry& registry,
                                        AppView* view) {
   // A public --metrics-listen is refused before anything starts.

@@ -17,9 +17,9 @@ Result<ScenarioSource> ScenarioSource::Load(const std::string& scenario_file, co
   for (const std::string& file : scenario->submissions) {
     config::LoadResult more = config::LoadRepository({file}, {}, &context);
     if (!more.ok()) {
-      std::string why;
+      std::string why = "scenario submissions " + file + ":";
       for (const auto& d : more.diagnostics.items()) why += "\n  " + d.ToString();
-      return InvalidArgument("scenario submissions " + file + ":" + why);
+      return InvalidArgument(why);
     }
     for (model::Workload& w : more.config.workloads) out.specs_.push_back(std::move(w));
   }

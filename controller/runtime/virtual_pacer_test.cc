@@ -71,7 +71,7 @@ TEST(VirtualPacer, CrossesALongGapInSmallSteps) {
   FakeWall wall;
   VirtualPacer pacer(1, Duration(), wall.clock());
   Duration now;
-  std::vector<Duration> stops = RunTo(pacer, wall, now, Duration::FromSeconds(3 * 3600));
+  std::vector<Duration> stops = RunTo(pacer, wall, now, Duration::FromSeconds(int64_t{3} * 3600));
   ASSERT_GT(stops.size(), 1u);
   Duration before;
   for (Duration stop : stops) {

@@ -4,37 +4,8 @@
 namespace gpufed::store {
 namespace {
 
-// 7: metered cost per tenant and UTC day of booking (an attempt's finished_ms), kept
-// by a trigger in the transaction that books the attempt, so a pass reads this budget
-// period's metered spend (a few rows per tenant) without reading the attempts, and a
-// period's spend starts afresh when the period does (tenant_usage never resets).
-constexpr const char* kMeteredDays = R"sql(
-CREATE TABLE tenant_usage_days(
-  tenant TEXT NOT NULL,
-  day INTEGER NOT NULL,
-  currency TEXT NOT NULL,
-  spent_micros INTEGER NOT NULL,
-  cloud_spent_micros INTEGER NOT NULL,
-  PRIMARY KEY(tenant, day, currency));
-INSERT INTO tenant_usage_days
-  SELECT tenant, (finished_ms - (CASE WHEN finished_ms < 0 THEN 86399999 ELSE 0 END)) / 86400000, currency,
-    SUM(cost_micros), SUM(CASE WHEN cloud != 0 THEN cost_micros ELSE 0 END)
-  FROM attempts GROUP BY 1, 2, 3;
-CREATE TRIGGER tenant_usage_days_insert AFTER INSERT ON attempts BEGIN
-  INSERT INTO tenant_usage_days VALUES(NEW.tenant,
-      (NEW.finished_ms - (CASE WHEN NEW.finished_ms < 0 THEN 86399999 ELSE 0 END)) / 86400000, NEW.currency,
-      NEW.cost_micros, CASE WHEN NEW.cloud != 0 THEN NEW.cost_micros ELSE 0 END)
-    ON CONFLICT(tenant, day, currency) DO UPDATE SET spent_micros = spent_micros + excluded.spent_micros,
-      cloud_spent_micros = cloud_spent_micros + excluded.cloud_spent_micros;
-END;
-)sql";
-
-}  // namespace
-
-const std::vector<const char*>& SchemaMigrations() {
-  static const std::vector<const char*> kMigrations = {
-    // 1: the initial schema.
-      R"sql(
+// 1: the initial schema.
+constexpr const char* kInitialSchema = R"sql(
 CREATE TABLE workloads(
   name TEXT PRIMARY KEY,
   uid TEXT NOT NULL UNIQUE,
@@ -92,9 +63,10 @@ CREATE TABLE actions(
   payload TEXT NOT NULL DEFAULT '{}',
   PRIMARY KEY(kind, key));
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-)sql",
-    // 2: finished attempts and tenant usage (fair share, budgets, reports).
-      R"sql(
+)sql";
+
+// 2: finished attempts and tenant usage (fair share, budgets, reports).
+constexpr const char* kAttemptsAndUsage = R"sql(
 CREATE TABLE attempts(
   workload TEXT NOT NULL,
   attempt INTEGER NOT NULL,
@@ -114,20 +86,22 @@ CREATE TABLE tenant_usage(
   spent_micros INTEGER NOT NULL,
   cloud_spent_micros INTEGER NOT NULL,
   gpu_seconds REAL NOT NULL);
-)sql",
-    // 3: the unfinished workloads (waiting and active) by submission order, so a pass
-    // reads them without scanning the finished history. The WHERE clause must match
-    // kUnfinished for SQLite to use the index.
-      R"sql(
+)sql";
+
+// 3: the unfinished workloads (waiting and active) by submission order, so a pass
+// reads them without scanning the finished history. The WHERE clause must match
+// kUnfinished for SQLite to use the index.
+constexpr const char* kUnfinishedIndex = R"sql(
 CREATE INDEX workloads_unfinished ON workloads(seq)
   WHERE state NOT IN ('Succeeded', 'Failed', 'Rejected', 'Cancelled');
-)sql",
-    // 4: workloads are namespaced by tenant. A row is one submission, identified by its
-    // uid; (tenant, name) names at most one unfinished row, and a finished name may be
-    // submitted again as a new row (the old one stays). History, attempts and decisions
-    // follow the uid, so two tenants' (or two runs') rows never merge. Before 4 names were
-    // unique, so the uid of an old row's name is unambiguous.
-      R"sql(
+)sql";
+
+// 4: workloads are namespaced by tenant. A row is one submission, identified by its
+// uid; (tenant, name) names at most one unfinished row, and a finished name may be
+// submitted again as a new row (the old one stays). History, attempts and decisions
+// follow the uid, so two tenants' (or two runs') rows never merge. Before 4 names were
+// unique, so the uid of an old row's name is unambiguous.
+constexpr const char* kTenantNamespaces = R"sql(
 CREATE TABLE workloads_v4(
   uid TEXT PRIMARY KEY,
   name TEXT NOT NULL,
@@ -188,16 +162,18 @@ CREATE INDEX workloads_unfinished ON workloads(seq)
   WHERE state NOT IN ('Succeeded', 'Failed', 'Rejected', 'Cancelled');
 CREATE UNIQUE INDEX workloads_live_name ON workloads(tenant, name)
   WHERE state NOT IN ('Succeeded', 'Failed', 'Rejected', 'Cancelled');
-)sql",
-    // 5: the dashboard's history: one sample of the fleet (JSON) per at_ms of controller
-    // time, the last day kept (store_history.cc).
-      R"sql(
+)sql";
+
+// 5: the dashboard's history: one sample of the fleet (JSON) per at_ms of controller
+// time, the last day kept (store_history.cc).
+constexpr const char* kHistory = R"sql(
 CREATE TABLE history(at_ms INTEGER PRIMARY KEY, sample TEXT NOT NULL);
-)sql",
-    // 6: workloads, cost and GPUs per (tenant, state, currency), kept by triggers in the
-    // transaction of every write, so /metrics, the dashboard and the history count a
-    // million finished workloads without reading them (CountByState).
-      R"sql(
+)sql";
+
+// 6: workloads, cost and GPUs per (tenant, state, currency), kept by triggers in the
+// transaction of every write, so /metrics, the dashboard and the history count a
+// million finished workloads without reading them (CountByState).
+constexpr const char* kStateTotals = R"sql(
 CREATE TABLE state_totals(
   tenant TEXT NOT NULL,
   state TEXT NOT NULL,
@@ -228,9 +204,39 @@ CREATE TRIGGER state_totals_update AFTER UPDATE ON workloads
     ON CONFLICT(tenant, state, currency) DO UPDATE SET workloads = workloads + 1,
       cost_micros = cost_micros + excluded.cost_micros, gpu_milli = gpu_milli + excluded.gpu_milli;
 END;
-)sql",
-      kMeteredDays,
-  };
+)sql";
+
+// 7: metered cost per tenant and UTC day of booking (an attempt's finished_ms), kept
+// by a trigger in the transaction that books the attempt, so a pass reads this budget
+// period's metered spend (a few rows per tenant) without reading the attempts, and a
+// period's spend starts afresh when the period does (tenant_usage never resets).
+constexpr const char* kMeteredDays = R"sql(
+CREATE TABLE tenant_usage_days(
+  tenant TEXT NOT NULL,
+  day INTEGER NOT NULL,
+  currency TEXT NOT NULL,
+  spent_micros INTEGER NOT NULL,
+  cloud_spent_micros INTEGER NOT NULL,
+  PRIMARY KEY(tenant, day, currency));
+INSERT INTO tenant_usage_days
+  SELECT tenant, (finished_ms - (CASE WHEN finished_ms < 0 THEN 86399999 ELSE 0 END)) / 86400000, currency,
+    SUM(cost_micros), SUM(CASE WHEN cloud != 0 THEN cost_micros ELSE 0 END)
+  FROM attempts GROUP BY 1, 2, 3;
+CREATE TRIGGER tenant_usage_days_insert AFTER INSERT ON attempts BEGIN
+  INSERT INTO tenant_usage_days VALUES(NEW.tenant,
+      (NEW.finished_ms - (CASE WHEN NEW.finished_ms < 0 THEN 86399999 ELSE 0 END)) / 86400000, NEW.currency,
+      NEW.cost_micros, CASE WHEN NEW.cloud != 0 THEN NEW.cost_micros ELSE 0 END)
+    ON CONFLICT(tenant, day, currency) DO UPDATE SET spent_micros = spent_micros + excluded.spent_micros,
+      cloud_spent_micros = cloud_spent_micros + excluded.cloud_spent_micros;
+END;
+)sql";
+
+}  // namespace
+
+const std::vector<const char*>& SchemaMigrations() {
+  // Migration N is element N-1; each constant above says what it adds.
+  static const std::vector<const char*> kMigrations = {
+      kInitialSchema, kAttemptsAndUsage, kUnfinishedIndex, kTenantNamespaces, kHistory, kStateTotals, kMeteredDays};
   return kMigrations;
 }
 
