@@ -1,6 +1,5 @@
 // gpufed: wiring only; every command lives in controller/cli. main owns the connector
 // registry and registers the built-in connectors explicitly (no static registries).
-#include <cstdio>
 #include <iostream>
 
 #include "connectors/core/registry.h"
@@ -11,9 +10,6 @@
 #include "controller/cli/cli.h"
 
 int main(int argc, char** argv) {
-  // Line by line on a pipe or a log file too (stdio buffers 4 KiB blocks off a terminal),
-  // so what the controller says is in its log when it says it.
-  std::setvbuf(stdout, nullptr, _IOLBF, BUFSIZ);
   gpufed::connectors::ConnectorRegistry registry;
   gpufed::Status registered = gpufed::connectors::sim::RegisterSimConnector(registry);
   if (registered.ok()) registered = gpufed::connectors::local::RegisterLocalConnector(registry);

@@ -10,6 +10,7 @@
 
 #include <cctype>
 #include <chrono>
+#include <cstdio>
 #include <iostream>
 
 #include "controller/cli/commands.h"
@@ -48,6 +49,10 @@ Result<size_t> ParseByteCount(std::string text) {
 }
 
 int Run(const RunOptions& o, const connectors::ConnectorRegistry* registry) {
+  // The controller's log: line by line on a pipe or a log file too (stdio buffers 4 KiB
+  // blocks off a terminal), so what it says is in the log when it says it. Only here:
+  // the one-shot commands' output (query, report) stays block-buffered.
+  std::setvbuf(stdout, nullptr, _IOLBF, BUFSIZ);
   if (registry == nullptr) {
     std::cerr << "gpufed run: no connectors registered in this binary\n";
     return 1;
