@@ -296,7 +296,9 @@ ObservedWorkload ObserveJob(const SlurmJob& job, const JobTag& tag, const model:
     if (pool == nullptr) continue;
     auto price = cluster.pricing.gpu_hour.find(pool->gpu.model);
     if (price != cluster.pricing.gpu_hour.end()) {
-      cost = cost.Plus(price->second.TimesGpuMilliHours(milli, elapsed_s * 1000));
+      // One cluster, one currency (the loader refuses a price in another).
+      const Money part = price->second.TimesGpuMilliHours(milli, elapsed_s * 1000);
+      cost = Money(Money::SaturatingAdd(cost.micros(), part.micros()), part.currency());
     }
   }
   w.gpu_seconds = static_cast<double>(gpu_milli) / 1000.0 * static_cast<double>(elapsed_s);

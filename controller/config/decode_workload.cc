@@ -130,7 +130,11 @@ void DecodeWorkloadSpec(const YamlField& spec, bool partial, model::Workload& ou
   }
   if (auto v = spec.Child("preemptible").Bool()) out.preemptible = *v;
   if (auto v = spec.Child("spot").Bool()) out.spot = *v;
-  if (auto v = spec.Child("maxCost").MoneyWithCurrency()) out.max_cost = *v;
+  YamlField max_cost = spec.Child("maxCost");
+  if (auto v = max_cost.MoneyWithCurrency()) {
+    out.max_cost = *v;
+    out.max_cost_location = max_cost.location();
+  }
   if (auto v = spec.Child("submittedAt").DurationValue()) out.submitted_at = *v;
   DecodeRun(spec.Child("run"), out.run);
 }

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "controller/common/money.h"
+#include "controller/common/status.h"
 #include "controller/model/cluster.h"
 #include "controller/model/workload.h"
 
@@ -39,6 +40,10 @@ inline int64_t GpuCostMicros(int64_t gpu_hour_micros, const model::Workload& wor
 // EstimateCostAt(...).total.micros(), without building Money values (the placer's hot loop).
 int64_t EstimateCostMicros(const model::Cluster& cluster, int64_t gpu_hour_micros, const model::Workload& workload,
                            int64_t gpu_milli_total);
+
+// Whether `amount` is above `limit`; an error when they are in different currencies
+// (convert first: model::CurrencyConverter). Callers fail closed on the error.
+Result<bool> Exceeds(const Money& amount, const Money& limit);
 
 // `gpu_milli_total`: the GPU share taken (8000 for eight GPUs, 250 for a quarter).
 CostEstimate EstimateCost(const model::Cluster& cluster, const model::NodePool& pool, const model::Workload& workload,

@@ -56,9 +56,7 @@ ClusterVerdict Placer::VerdictOf(const model::Workload& w, const ShapeClass& sha
   switch (e.stage) {
     case Evaluation::Stage::kMaxCost:
       v.rule = kRuleMaxCost;
-      v.reason = v.cost.SameCurrency(*w.max_cost)
-                     ? "projected cost " + v.cost.ToString() + " exceeds maxCost " + w.max_cost->ToString()
-                     : "cluster prices in " + v.cost.currency() + ", maxCost is in " + w.max_cost->currency();
+      v.reason = OverMaxCost(w, v.cost);
       return v;
     case Evaluation::Stage::kBudget: {
       bool never = false;

@@ -82,8 +82,12 @@ void Placer::SetUpClusters(const std::shared_ptr<const PodMix>& mix, uint64_t mi
     for (const model::Cluster& c : config_.clusters) sorted.push_back(&c);
     std::sort(sorted.begin(), sorted.end(),
               [](const auto* a, const auto* b) { return a->metadata.name < b->metadata.name; });
+    // Candidates are ranked by cost in one currency: the first cluster's.
+    const std::string scoring_currency = sorted.empty() ? "" : sorted.front()->pricing.currency;
     for (const model::Cluster* c : sorted) {
-      ClusterEntry entry{c, model::ClusterView(*c), {}, {}, c->is_onprem()};
+      ClusterEntry entry{c, model::ClusterView(*c, &converter_), {}, {}, c->is_onprem()};
+      const std::map<std::string, double> rates = converter_.RatesFrom(c->pricing.currency);
+      if (auto rate = rates.find(scoring_currency); rate != rates.end()) entry.cost_scale = rate->second;
       for (const model::NodePool& pool : c->node_pools) entry.pool_views.push_back(model::NodePoolView(pool));
       k.cluster_index.emplace(c->metadata.name, k.clusters.size());
       k.clusters.push_back(std::move(entry));

@@ -182,9 +182,9 @@ class Sim {
       j.end = now + d.binding.ready_after + j.runtime;
       j.clusters.push_back(d.binding.cluster);
       ledger_.Hold(j.w.tenant, ledger_.Held(j.w.tenant) + j.w.resources.gpus * 1000);
-      spent_[j.w.tenant] = spent_[j.w.tenant].Plus(d.cost);
+      spent_[j.w.tenant] = *spent_[j.w.tenant].Plus(d.cost);  // one currency
       if (!config_.FindCluster(d.binding.cluster)->is_onprem()) {
-        cloud_spent_[j.w.tenant] = cloud_spent_[j.w.tenant].Plus(d.cost);
+        cloud_spent_[j.w.tenant] = *cloud_spent_[j.w.tenant].Plus(d.cost);
       }
     }
   }
@@ -316,13 +316,13 @@ TEST(QueueingProperty, BudgetsBurstThresholdsAndNoPingPongHoldOverRandomRuns) {
         budget_queued += d.outcome == Outcome::kQueued && d.reason.find("budget") != std::string::npos;
         if (d.outcome != Outcome::kPlaced) continue;
         const model::Tenant* t = s.config->FindTenant(d.tenant);
-        spent[d.tenant] = spent[d.tenant].Plus(d.cost);
-        EXPECT_LE(spent[d.tenant], *t->budget.limit) << d.workload;
+        spent[d.tenant] = *spent[d.tenant].Plus(d.cost);  // one currency
+        EXPECT_LE(spent[d.tenant].micros(), t->budget.limit->micros()) << d.workload;
         if (d.binding.cluster == "cloud") {
           ++cloud_placements;
-          cloud_spent[d.tenant] = cloud_spent[d.tenant].Plus(d.cost);
+          cloud_spent[d.tenant] = *cloud_spent[d.tenant].Plus(d.cost);
           if (t->budget.cloud_limit) {
-            EXPECT_LE(cloud_spent[d.tenant], *t->budget.cloud_limit) << d.workload;
+            EXPECT_LE(cloud_spent[d.tenant].micros(), t->budget.cloud_limit->micros()) << d.workload;
           }
           // Burst only past a threshold (on-prem was eligible here: same shape, no rules).
           const model::Workload* w = nullptr;
@@ -356,9 +356,9 @@ TEST(QueueingProperty, BudgetsBurstThresholdsAndNoPingPongHoldOverRandomRuns) {
       }
     }
     for (const model::Tenant& t : config.tenants) {
-      EXPECT_LE(sim.spent()[t.metadata.name], *t.budget.limit);
+      EXPECT_LE(sim.spent()[t.metadata.name].micros(), t.budget.limit->micros());
       if (t.budget.cloud_limit) {
-        EXPECT_LE(sim.cloud_spent()[t.metadata.name], *t.budget.cloud_limit);
+        EXPECT_LE(sim.cloud_spent()[t.metadata.name].micros(), t.budget.cloud_limit->micros());
       }
     }
   }

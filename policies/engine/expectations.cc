@@ -78,7 +78,12 @@ bool PlacementMeets(const model::Expectation& e, const placement::Decision& d, c
       if (static_cast<int>(gpus.size()) != *e.gpus_per_node) return false;
     }
   }
-  if (e.max_cost && (!d.cost.SameCurrency(*e.max_cost) || d.cost > *e.max_cost)) return false;
+  if (e.max_cost) {
+    // In the expectation's currency, through the repository's rates; without one it fails.
+    const Result<Money> cost = config.Converter().Convert(d.cost, e.max_cost->currency());
+    const Result<std::strong_ordering> order = cost.ok() ? cost->Compare(*e.max_cost) : cost.status();
+    if (!order.ok() || *order > 0) return false;
+  }
   if (e.preempts) {
     std::vector<std::string> victims, wanted = *e.preempts;
     for (const placement::Preemption& p : d.preempted) victims.push_back(p.workload);

@@ -91,7 +91,7 @@ TEST_F(TenancyTest, EveryRunOfAReusedNameIsMeteredAndCharged) {
     if (a.workload != "reuse-1") continue;
     booked.insert(a.uid);
     EXPECT_GT(a.cost.micros(), 0) << a.uid;
-    metered = metered.Plus(a.cost);
+    metered = *metered.Plus(a.cost);  // one cluster, one currency
   }
   EXPECT_EQ(booked, uids);
   auto usage = h_.controller->store()->Usage();
