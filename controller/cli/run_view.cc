@@ -61,7 +61,8 @@ void RunView::Update(reconcile::Controller& controller, Duration now, bool force
   }
   std::vector<std::string> lines;
   char head[160];
-  std::snprintf(head, sizeof head, "t=%s  queued %lld  running %lld  finished %lld  rejected/cancelled %lld  on cloud now %lld",
+  std::snprintf(head, sizeof head,
+                "t=%s  queued %lld  running %lld  finished %lld  rejected/cancelled %lld  on cloud now %lld",
                 Clock(now).c_str(), static_cast<long long>(waiting), static_cast<long long>(running),
                 static_cast<long long>(done), static_cast<long long>(turned_away), static_cast<long long>(bursts));
   lines.push_back(head);

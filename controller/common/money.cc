@@ -121,9 +121,7 @@ Money Money::TimesGpuMilliHours(int64_t gpu_milli, int64_t millis) const {
   return Money(GpuMilliHoursMicros(micros_, gpu_milli, millis), currency_);
 }
 
-int64_t Money::SaturatingAdd(int64_t a, int64_t b) {
-  return Saturate(static_cast<__int128>(a) + b);
-}
+int64_t Money::SaturatingAdd(int64_t a, int64_t b) { return Saturate(static_cast<__int128>(a) + b); }
 
 Money Money::TimesMilli(int64_t milli) const {
   return Money(DivRound(static_cast<__int128>(micros_) * milli, 1000), currency_);
@@ -247,8 +245,6 @@ std::string Money::ToDisplayString() const {
   return currency_.empty() ? out : out + " " + currency_;
 }
 
-std::string Money::ToString() const {
-  return currency_.empty() ? AmountString() : AmountString() + " " + currency_;
-}
+std::string Money::ToString() const { return currency_.empty() ? AmountString() : AmountString() + " " + currency_; }
 
 }  // namespace gpufed

@@ -114,9 +114,9 @@ TEST(Money, RangeIsSymmetricAndItsEdgesAreExact) {
   EXPECT_EQ(Money::Parse("0009223372036854.775807 EUR")->micros(), INT64_MAX);
   EXPECT_EQ(Money::Parse("9223372036854 EUR")->micros(), 9223372036854000000);
   // INT64_MIN is refused too: every parsed amount can be negated.
-  for (std::string_view bad : {"9223372036854.775808 EUR", "-9223372036854.775808 EUR", "9223372036854.775809 EUR",
-                               "9223372036855 EUR", "-9223372036855 EUR", "18446744073709.551616 EUR",
-                               "99999999999999999999999999999999999999 EUR"}) {
+  for (std::string_view bad :
+       {"9223372036854.775808 EUR", "-9223372036854.775808 EUR", "9223372036854.775809 EUR", "9223372036855 EUR",
+        "-9223372036855 EUR", "18446744073709.551616 EUR", "99999999999999999999999999999999999999 EUR"}) {
     Result<Money> m = Money::Parse(bad);
     EXPECT_FALSE(m.ok()) << bad << " read as " << m->micros();
     EXPECT_EQ(m.status().code(), StatusCode::kInvalidArgument) << bad;
@@ -174,7 +174,7 @@ std::string MoneyDigits(std::mt19937_64& rng, size_t count) {
   std::string out;
   const int style = static_cast<int>(rng() % 4);  // random, mostly zeros, all zeros, all nines
   for (size_t i = 0; i < count; ++i) {
-    const int digit = style == 0 ? static_cast<int>(rng() % 10)
+    const int digit = style == 0   ? static_cast<int>(rng() % 10)
                       : style == 1 ? (rng() % 6 == 0 ? static_cast<int>(rng() % 10) : 0)
                       : style == 2 ? 0
                                    : 9;

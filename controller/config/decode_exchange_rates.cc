@@ -94,16 +94,11 @@ struct Place {
   bool in_context = false;  // of the repository a submission is checked against
 };
 
-// Every place of `config`, in a stable order: clusters, tenants, workloads, policies,
-// PolicyTest cases.
+// Every place of `config`, in a stable order: what money is compared with first (budgets,
+// maxCosts, price caps), then the prices, so a cluster in another currency is reported
+// naming the budget or cap it meets.
 void AddPlaces(const model::Config& config, bool in_context, Diagnostics& diagnostics, std::vector<Place>& places) {
   const size_t added = places.size();  // this config's places start here
-  for (const model::Cluster& c : config.clusters) {
-    if (!c.pricing.currency.empty()) {
-      places.push_back({c.pricing.currency, c.pricing.currency_location, "spec.pricing.currency",
-                        "cluster " + c.metadata.name + " prices in " + c.pricing.currency});
-    }
-  }
   for (const model::Tenant& t : config.tenants) {
     if (!t.budget.currency.empty()) {
       places.push_back({t.budget.currency, t.budget.currency_location, "spec.budget",
@@ -136,6 +131,12 @@ void AddPlaces(const model::Config& config, bool in_context, Diagnostics& diagno
   for (const model::PolicyTest& t : config.policy_tests) {
     for (const model::PolicyTestCase& c : t.cases) workload(c.workload, "test case '" + c.name + "'");
   }
+  for (const model::Cluster& c : config.clusters) {
+    if (!c.pricing.currency.empty()) {
+      places.push_back({c.pricing.currency, c.pricing.currency_location, "spec.pricing.currency",
+                        "cluster " + c.metadata.name + " prices in " + c.pricing.currency});
+    }
+  }
   for (size_t i = added; i < places.size(); ++i) places[i].in_context = in_context;
 }
 
@@ -165,8 +166,10 @@ void CheckCurrencies(const model::Config& config, const model::Config* context, 
       if (p.in_context || currency == p.currency || rates.CanConvert(p.currency, currency)) continue;
       if (!reported.insert(std::min(currency, p.currency) + "/" + std::max(currency, p.currency)).second) continue;
       diagnostics.Add({p.at.file, p.at.line, p.at.column, p.field,
-                       p.what + ", but " + other->what + " (" + Where(other->at) + ") and no ExchangeRates resource "
-                           "converts " + currency + " and " + p.currency + ": declare a rate for the pair"});
+                       p.what + ", but " + other->what + " (" + Where(other->at) +
+                           ") and no ExchangeRates resource "
+                           "converts " +
+                           currency + " and " + p.currency + ": declare a rate for the pair"});
     }
     first.emplace(p.currency, &p);
   }

@@ -18,15 +18,17 @@ void DecodeTenantSpec(const YamlField& spec, model::Tenant& out) {
       const std::optional<double> parsed = ParseYamlFloat(v->substr(0, slash));
       const double n = parsed.value_or(0);
       if (!parsed || !(n > 0) || n > 1e6 || (unit != "s" && unit != "m")) {
-        rate.Error("rateLimit must look like '20/s' or '600/m' (a positive number of requests per second or minute), "
-                   "or '0' for no limit");
+        rate.Error(
+            "rateLimit must look like '20/s' or '600/m' (a positive number of requests per second or minute), "
+            "or '0' for no limit");
       } else {
         out.api_rate_per_second = unit == "s" ? n : n / 60.0;
         out.api_burst = 0;  // unless given: the written rate's, not the default rate's burst
       }
     }
     if (auto v = api.Child("burst").Int(1, 1000000)) out.api_burst = static_cast<int>(*v);
-    if (auto v = api.Child("maxConcurrentRequests").Int(0, 100000)) out.api_max_concurrent_requests = static_cast<int>(*v);
+    if (auto v = api.Child("maxConcurrentRequests").Int(0, 100000))
+      out.api_max_concurrent_requests = static_cast<int>(*v);
   }
   WrittenPriority max_priority = DecodePriority(spec.Child("maxPriority"));
   out.max_priority = max_priority.number;

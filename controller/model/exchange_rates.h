@@ -63,8 +63,7 @@ class CurrencyConverter {
   // currency (it takes `currency`) need no rate. Otherwise the declared rate for the pair
   // (either way) applies and is appended to `used` (once per pair); without one, an error
   // naming the pair.
-  Result<Money> Convert(const Money& amount, std::string_view currency,
-                        std::vector<AppliedRate>* used = nullptr) const;
+  Result<Money> Convert(const Money& amount, std::string_view currency, std::vector<AppliedRate>* used = nullptr) const;
   bool CanConvert(std::string_view from, std::string_view to) const;
   // Units of every currency a declared rate reaches from `from`, per unit of `from`, for
   // views (a double: hooks compare, they do not book); `from` itself at 1.

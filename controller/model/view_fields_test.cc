@@ -42,8 +42,8 @@ void ExpectViewMatchesTable(const nlohmann::json& view, std::span<const ViewFiel
   for (const auto& [path, value] : leaves) {
     const ViewField* f = FindViewField(table, path);
     ASSERT_NE(f, nullptr) << "the view has " << path << ", the table does not (add it to view_fields.cc)";
-    EXPECT_TRUE(TypeMatches(f->type, value)) << path << " is " << value.dump() << ", the table says "
-                                             << FieldTypeName(f->type);
+    EXPECT_TRUE(TypeMatches(f->type, value))
+        << path << " is " << value.dump() << ", the table says " << FieldTypeName(f->type);
   }
   for (const ViewField& f : table) {
     bool built = false;

@@ -24,12 +24,14 @@ struct CostEstimate {
 const Money* GpuHourPrice(const model::Cluster& cluster, const model::NodePool& pool, bool spot);
 
 // EstimateCost with the price already looked up (null: unpriced).
-CostEstimate EstimateCostAt(const model::Cluster& cluster, const Money* gpu_hour_price,
-                            const model::Workload& workload, int64_t gpu_milli_total);
+CostEstimate EstimateCostAt(const model::Cluster& cluster, const Money* gpu_hour_price, const model::Workload& workload,
+                            int64_t gpu_milli_total);
 
 // The micros of a GPU-hour price (0: unpriced, which costs nothing): what the placer's fit
 // cache keeps, so ranking a candidate reads no price table.
-inline int64_t PriceMicros(const Money* gpu_hour_price) { return gpu_hour_price == nullptr ? 0 : gpu_hour_price->micros(); }
+inline int64_t PriceMicros(const Money* gpu_hour_price) {
+  return gpu_hour_price == nullptr ? 0 : gpu_hour_price->micros();
+}
 
 // The GPU part of EstimateCostMicros from a price already read (PriceMicros); the whole
 // cost when the workload moves no data to the cluster.

@@ -79,9 +79,9 @@ nlohmann::json DecisionObject(const Decision& d, DecisionKind kind, const model:
 }
 
 const std::vector<std::string>& DecisionObjectKeys() {
-  static const std::vector<std::string> keys = {"decisionVersion", "workload", "tenant",   "priority", "outcome",
-                                                "reason",          "cost",     "target",   "verdicts", "verdictGroups",
-                                                "deniedBy",        "warnings", "preempted", "exchangeRates"};
+  static const std::vector<std::string> keys = {
+      "decisionVersion", "workload", "tenant",        "priority", "outcome",  "reason",    "cost",
+      "target",          "verdicts", "verdictGroups", "deniedBy", "warnings", "preempted", "exchangeRates"};
   return keys;
 }
 

@@ -319,9 +319,8 @@ Placer::CandidateSearch Placer::FindCandidates(const model::Workload& w, ShapeCl
         x.preempts = x.fits = true;
         x.candidate = static_cast<int32_t>(candidates_.size());
       });
-      candidates_.push_back(
-          CandidateEval{c, true, made->nodes.front().second.Quality(),
-                        ScaledCost(made->cost.total.micros(), clusters_[c].cost_scale), 0.0});
+      candidates_.push_back(CandidateEval{c, true, made->nodes.front().second.Quality(),
+                                          ScaledCost(made->cost.total.micros(), clusters_[c].cost_scale), 0.0});
       found.by_preemption.emplace(c, std::move(*made));
       break;
     }

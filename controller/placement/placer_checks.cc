@@ -80,7 +80,9 @@ bool Placer::PassesPolicies(const model::Workload& w, const nlohmann::json& wv, 
         verdict.reason = because;
         return false;
       case model::Enforcement::kWarn: verdict.warnings.push_back("warn " + rule.name + ": " + because); break;
-      case model::Enforcement::kDryRun: verdict.warnings.push_back("dryrun " + rule.name + " would deny: " + because); break;
+      case model::Enforcement::kDryRun:
+        verdict.warnings.push_back("dryrun " + rule.name + " would deny: " + because);
+        break;
     }
   }
   if (!w.data.residency.empty() &&
@@ -93,7 +95,8 @@ bool Placer::PassesPolicies(const model::Workload& w, const nlohmann::json& wv, 
     for (const HookOutcome& o : snapshot_.hooks->Filter(wv, entry.view, snapshot_.now.seconds())) {
       if (o.allowed && !o.error) continue;
       if (!o.enforced) {
-        verdict.warnings.push_back("policy " + o.policy + (o.error ? " error (ignored): " : " would deny: ") + o.reason);
+        verdict.warnings.push_back("policy " + o.policy + (o.error ? " error (ignored): " : " would deny: ") +
+                                   o.reason);
         continue;
       }
       verdict.rule = o.error ? kRulePolicyError : o.policy;
@@ -199,8 +202,9 @@ void Placer::RaiseAlerts(const TenantState& before, const TenantState& after, De
         a.limit = *limit;
         char pct[16];
         std::snprintf(pct, sizeof pct, "%g%%", level * 100);
-        a.message = "tenant " + a.tenant + " reaches " + pct + " of its " + (cloud ? "cloud " : "") + "budget: " +
-                    now.ToString() + " of " + limit->ToString() + " (" + model::BudgetPeriodName(budget.period) + ")";
+        a.message = "tenant " + a.tenant + " reaches " + pct + " of its " + (cloud ? "cloud " : "") +
+                    "budget: " + now.ToString() + " of " + limit->ToString() + " (" +
+                    model::BudgetPeriodName(budget.period) + ")";
         d.alerts.push_back(std::move(a));
       }
     }

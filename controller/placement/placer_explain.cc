@@ -90,7 +90,8 @@ void Placer::Explain(const model::Workload& w, const ShapeClass& shape, const st
   };
   if (ExplainsEveryCluster()) {
     d.verdicts.reserve(clusters_.size());
-    for (size_t c = 0; c < clusters_.size(); ++c) d.verdicts.push_back(VerdictOf(w, shape, c, evaluation(c), burst_block));
+    for (size_t c = 0; c < clusters_.size(); ++c)
+      d.verdicts.push_back(VerdictOf(w, shape, c, evaluation(c), burst_block));
     return;
   }
   // Listed: the chosen cluster, the best other candidates, and the first eligible

@@ -102,7 +102,8 @@ void Placer::SetUpClusters(const std::shared_ptr<const PodMix>& mix, uint64_t mi
   k.stats = PlanMemo::Stats();
   ++k.plans;
   for (const ClusterEntry& entry : clusters_) {
-    for (const model::NodePool& pool : entry.cluster->node_pools) fleet_gpus_ += double{1} * pool.count * pool.gpu.count;
+    for (const model::NodePool& pool : entry.cluster->node_pools)
+      fleet_gpus_ += double{1} * pool.count * pool.gpu.count;
   }
 
   // Each cluster's inputs: its observed inventory (or none), then its running work in order.
@@ -174,8 +175,8 @@ void Placer::SetUpClusters(const std::shared_ptr<const PodMix>& mix, uint64_t mi
   for (size_t c = 0; c < clusters_.size(); ++c) {
     ClusterEntry& entry = clusters_[c];
     const uint64_t hash = inputs[c].value() ^ (observed[c] == nullptr ? 0 : 0x9e3779b97f4a7c15ull);
-    const bool keep = entry.state.cluster != nullptr && entry.inputs == hash &&
-                      entry.built_generation == entry.state.generation;
+    const bool keep =
+        entry.state.cluster != nullptr && entry.inputs == hash && entry.built_generation == entry.state.generation;
     std::shared_ptr<NodePacker> packer = new_mix ? nullptr : entry.state.packer;
     if (!keep) {
       previous[c] = std::move(entry.state);
@@ -183,7 +184,8 @@ void Placer::SetUpClusters(const std::shared_ptr<const PodMix>& mix, uint64_t mi
       entry.state.generation = (++k.epoch) << 32;
       entry.inputs = hash;
       entry.node_index.clear();
-      for (size_t n = 0; n < entry.state.nodes.size(); ++n) entry.node_index.emplace(entry.state.nodes[n].name, static_cast<int>(n));
+      for (size_t n = 0; n < entry.state.nodes.size(); ++n)
+        entry.node_index.emplace(entry.state.nodes[n].name, static_cast<int>(n));
       entry.layout_nodes = ~size_t{0};  // other nodes may have come under the same count
       rebuilt[c] = true;
     }

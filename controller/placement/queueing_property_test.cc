@@ -51,7 +51,8 @@ TEST(QueueingProperty, PreemptsOnlyWhenNeededMinimallyAndNeverBelowAGuarantee) {
       int next = 0;
       while (next < per_node) {
         int g = std::min(pick(1, 4), per_node - next);
-        workloads.push_back(testutil::MakeWorkload("r" + std::to_string(workloads.size()), "t" + std::to_string(pick(0, 2)), g));
+        workloads.push_back(
+            testutil::MakeWorkload("r" + std::to_string(workloads.size()), "t" + std::to_string(pick(0, 2)), g));
         model::Workload& w = workloads.back();
         w.priority = pick(0, 3) * 100;
         w.preemptible = pick(0, 3) > 0;
@@ -91,7 +92,8 @@ TEST(QueueingProperty, PreemptsOnlyWhenNeededMinimallyAndNeverBelowAGuarantee) {
       std::set<std::string> others = victims;
       others.erase(v);
       bool fits = false;
-      for (const auto& [node, free] : FreeGpus(config.clusters[0], running, others)) fits |= free >= urgent.resources.gpus;
+      for (const auto& [node, free] : FreeGpus(config.clusters[0], running, others))
+        fits |= free >= urgent.resources.gpus;
       EXPECT_FALSE(fits) << "victim " << v << " was not needed";
     }
     // Victims: lower priority, preemptible; no tenant left below its guarantee.

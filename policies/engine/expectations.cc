@@ -11,7 +11,9 @@ namespace {
 // The categories `expect.queued.rule` may name, besides a rule or policy.
 constexpr std::string_view kQueueCauses[] = {"burst", "quota", "budget", "capacity"};
 
-bool Contains(const std::string& haystack, const std::string& needle) { return haystack.find(needle) != std::string::npos; }
+bool Contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
 
 // Every rule that decided about some cluster of the decision (listed or grouped).
 std::set<std::string> VerdictRules(const placement::Decision& d) {
