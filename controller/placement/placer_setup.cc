@@ -61,6 +61,23 @@ void AddRunning(InputHash& h, const RunningWorkload& r) {
   for (const std::string& m : q.gpu_models) h.Add(m);
 }
 
+std::vector<const model::Cluster*> SortedByName(const model::Config& config) {
+  std::vector<const model::Cluster*> sorted;
+  sorted.reserve(config.clusters.size());
+  for (const model::Cluster& c : config.clusters) sorted.push_back(&c);
+  std::sort(sorted.begin(), sorted.end(),
+            [](const auto* a, const auto* b) { return a->metadata.name < b->metadata.name; });
+  return sorted;
+}
+
+// Units of `currency` per unit of the cluster's (ClusterEntry::cost_scale: candidates are
+// ranked by cost in one currency, the first cluster's by name); 1 without a rate.
+double CostScale(const model::CurrencyConverter& rates, const model::Cluster& cluster, const std::string& currency) {
+  const std::map<std::string, double> reach = rates.RatesFrom(cluster.pricing.currency);
+  auto rate = reach.find(currency);
+  return rate == reach.end() ? 1.0 : rate->second;
+}
+
 }  // namespace
 
 void Placer::SetUpClusters(const std::shared_ptr<const PodMix>& mix, uint64_t mix_fingerprint) {
@@ -78,16 +95,10 @@ void Placer::SetUpClusters(const std::shared_ptr<const PodMix>& mix, uint64_t mi
     k.config = &config_;
     k.hooks = snapshot_.hooks;
     k.revision = config_.revision;
-    std::vector<const model::Cluster*> sorted;
-    for (const model::Cluster& c : config_.clusters) sorted.push_back(&c);
-    std::sort(sorted.begin(), sorted.end(),
-              [](const auto* a, const auto* b) { return a->metadata.name < b->metadata.name; });
-    // Candidates are ranked by cost in one currency: the first cluster's.
-    const std::string scoring_currency = sorted.empty() ? "" : sorted.front()->pricing.currency;
+    const std::vector<const model::Cluster*> sorted = SortedByName(config_);
     for (const model::Cluster* c : sorted) {
       ClusterEntry entry{c, model::ClusterView(*c, &converter_), {}, {}, c->is_onprem()};
-      const std::map<std::string, double> rates = converter_.RatesFrom(c->pricing.currency);
-      if (auto rate = rates.find(scoring_currency); rate != rates.end()) entry.cost_scale = rate->second;
+      entry.cost_scale = CostScale(converter_, *c, sorted.front()->pricing.currency);
       for (const model::NodePool& pool : c->node_pools) entry.pool_views.push_back(model::NodePoolView(pool));
       k.cluster_index.emplace(c->metadata.name, k.clusters.size());
       k.clusters.push_back(std::move(entry));
