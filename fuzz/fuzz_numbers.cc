@@ -48,7 +48,10 @@ void FuzzMoney(std::string_view text) {
     const Result<Money> again = Money::Parse(m->ToString());
     Check(again.ok() && *again == *m);
     (void)m->ToDisplayString();
-    (void)m->Plus(*m).Minus(*m).TimesHours(m->micros(), m->micros());
+    const Result<Money> doubled = m->Plus(*m);  // one currency: never refused
+    Check(doubled.ok() && doubled->Minus(*m).ok());
+    (void)doubled->TimesHours(m->micros(), m->micros());
+    Check(!m->Plus(Money(1, m->currency() == "XTS" ? "XXX" : "XTS")).ok() || m->currency().empty());
     (void)Money::GpuMilliHoursMicros(m->micros(), m->micros(), m->micros());
     (void)m->TimesMilli(m->micros());
   }

@@ -74,7 +74,8 @@ bool PinnedTo(const SlurmJob& job, const std::string& node) {
 }
 
 bool InPartition(const SlurmNode& node, const std::string& partition) {
-  return partition.empty() || std::find(node.partitions.begin(), node.partitions.end(), partition) != node.partitions.end();
+  return partition.empty() ||
+         std::find(node.partitions.begin(), node.partitions.end(), partition) != node.partitions.end();
 }
 
 // What is left of `total` after `allocated`, never negative, in 128 bits: the reply is
@@ -97,8 +98,9 @@ ObservedNode Base(const SlurmNode& node, const std::string& name, const std::str
 
 bool NodeReady(const SlurmNode& node) {
   if (node.state != "idle" && node.state != "mixed" && node.state != "allocated") return false;
-  static const char* const kBad[] = {"DRAIN", "DRAINED", "DRAINING", "FAIL", "FAILING", "MAINTENANCE", "NOT_RESPONDING",
-                                     "POWERED_DOWN", "POWER_DOWN", "POWERING_DOWN", "REBOOT_REQUESTED", "REBOOT_ISSUED"};
+  static const char* const kBad[] = {"DRAIN",      "DRAINED",       "DRAINING",         "FAIL",
+                                     "FAILING",    "MAINTENANCE",   "NOT_RESPONDING",   "POWERED_DOWN",
+                                     "POWER_DOWN", "POWERING_DOWN", "REBOOT_REQUESTED", "REBOOT_ISSUED"};
   for (const std::string& f : node.state_flags) {
     for (const char* bad : kBad) {
       if (f == bad) return false;
@@ -194,7 +196,8 @@ std::vector<ObservedNode> ObserveNodes(const std::vector<SlurmNode>& nodes, cons
         free_memory += free * mig.memory_gb * kGiB;
       }
       const model::NodePool* pool = MigPool(cluster, base, profiles);
-      NodeGroup group{name_for(base + "+mig"), node.name, "", base, pool ? pool->name : "", pool ? pool->gpu.model : "", {}};
+      NodeGroup group{name_for(base + "+mig"),     node.name, "", base, pool ? pool->name : "",
+                      pool ? pool->gpu.model : "", {}};
       for (const GresItem* g : items) group.mig_types.push_back(g->type);
       ObservedNode o = Base(node, group.observed_name, group.pool);
       // Slices are packed onto GPUs in order: used ones first (Slurm's own order is
@@ -269,7 +272,8 @@ ObservedWorkload ObserveJob(const SlurmJob& job, const JobTag& tag, const model:
   int code = (job.exit_code >> 8) & 0xff, signal = job.exit_code & 0x7f;
   std::string slurm = "Slurm job " + std::to_string(job.job_id) + " " + job.state;
   if (job.state == "FAILED") {
-    w.reason = slurm + (signal ? ": killed by signal " + std::to_string(signal) : ": exit code " + std::to_string(code));
+    w.reason =
+        slurm + (signal ? ": killed by signal " + std::to_string(signal) : ": exit code " + std::to_string(code));
   } else if (job.state == "TIMEOUT") {
     w.reason = slurm + ": time limit of " + std::to_string(job.time_limit_minutes) + " min reached";
   } else if (lost) {
@@ -296,7 +300,9 @@ ObservedWorkload ObserveJob(const SlurmJob& job, const JobTag& tag, const model:
     if (pool == nullptr) continue;
     auto price = cluster.pricing.gpu_hour.find(pool->gpu.model);
     if (price != cluster.pricing.gpu_hour.end()) {
-      cost = cost.Plus(price->second.TimesGpuMilliHours(milli, elapsed_s * 1000));
+      // One cluster, one currency (the loader refuses a price in another).
+      const Money part = price->second.TimesGpuMilliHours(milli, elapsed_s * 1000);
+      cost = Money(Money::SaturatingAdd(cost.micros(), part.micros()), part.currency());
     }
   }
   w.gpu_seconds = static_cast<double>(gpu_milli) / 1000.0 * static_cast<double>(elapsed_s);

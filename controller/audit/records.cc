@@ -43,8 +43,16 @@ const model::Tenant* PlanRecordBuilder::Account(const placement::Decision& d) {
   }
   if (d.outcome == placement::Outcome::kPlaced) {
     const model::Cluster* cluster = snapshot_.config->FindCluster(d.binding.cluster);
-    entry->second.total = entry->second.total.Plus(d.cost);
-    if (cluster != nullptr && !cluster->is_onprem()) entry->second.cloud = entry->second.cloud.Plus(d.cost);
+    // In the budget's currency, as the placer counted it (the rates are the decision's).
+    Result<Money> cost = d.cost.currency() == tenant->budget.Currency()
+                             ? Result<Money>(d.cost)
+                             : snapshot_.config->Converter().Convert(d.cost, tenant->budget.Currency());
+    auto add = [&](Money& total) {
+      if (!cost.ok()) return;  // the placer refused such a placement for a budget: none to count
+      if (Result<Money> sum = total.Plus(*cost); sum.ok()) total = *sum;
+    };
+    add(entry->second.total);
+    if (cluster != nullptr && !cluster->is_onprem()) add(entry->second.cloud);
   }
   return tenant;
 }
@@ -68,8 +76,12 @@ AuditRecord PlanRecordBuilder::Build(const placement::Decision& d, const model::
                   : nullptr;
   if (tenant != nullptr) {
     const Spend& spend = spent_.at(d.tenant);
-    if (tenant->budget.limit) c.budget_left = tenant->budget.limit->Minus(spend.total);
-    if (tenant->budget.cloud_limit) c.cloud_budget_left = tenant->budget.cloud_limit->Minus(spend.cloud);
+    auto left = [](const std::optional<Money>& limit, const Money& spent, std::optional<Money>& out) {
+      if (!limit) return;
+      if (Result<Money> l = limit->Minus(spent); l.ok()) out = *l;
+    };
+    left(tenant->budget.limit, spend.total, c.budget_left);
+    left(tenant->budget.cloud_limit, spend.cloud, c.cloud_budget_left);
   }
   return DecisionRecord(d, c);
 }

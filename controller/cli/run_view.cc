@@ -46,7 +46,7 @@ void RunView::Update(reconcile::Controller& controller, Duration now, bool force
   // "finished" is work that ran to an end (succeeded or failed); work turned away before
   // it ran (rejected, cancelled) is counted on its own.
   int64_t waiting = 0, running = 0, done = 0, turned_away = 0, bursts = 0;
-  std::map<std::string, Money> burn;
+  std::map<std::string, MoneyTotals> burn;
   for (const store::StateCount& c : *counts) {
     if (store::IsWaiting(c.state)) waiting += c.workloads;
     if (store::IsActive(c.state)) running += c.workloads;
@@ -54,12 +54,12 @@ void RunView::Update(reconcile::Controller& controller, Duration now, bool force
     if (c.state == store::WorkloadState::kRejected || c.state == store::WorkloadState::kCancelled) {
       turned_away += c.workloads;
     }
-    burn[c.tenant] = burn[c.tenant].Plus(c.cost);
+    burn[c.tenant].Add(c.cost);
   }
   for (const store::WorkloadRecord& r : *unfinished) {
     if (!store::IsActive(r.state)) continue;
     if (r.cloud) ++bursts;
-    burn[r.tenant] = burn[r.tenant].Plus(r.estimate);
+    burn[r.tenant].Add(r.estimate);
   }
   std::vector<std::string> lines;
   char head[160];
@@ -105,9 +105,10 @@ std::string RenderSummary(reconcile::Controller& controller, const model::Config
   if (!all.ok() || !attempts.ok()) return "summary unavailable\n";
   std::map<std::string, int> outcomes;
   std::vector<double> waits;
-  std::map<std::string, Money> per_tenant;
+  // Per currency: clusters may price in several (only budgets convert, through rates).
+  std::map<std::string, MoneyTotals> per_tenant;
   std::map<std::string, int> jobs_per_tenant;
-  Money total;
+  MoneyTotals total;
   int succeeded = 0;
   for (const store::WorkloadRecord& r : *all) {
     ++outcomes[StateName(r.state)];
@@ -120,8 +121,8 @@ std::string RenderSummary(reconcile::Controller& controller, const model::Config
   int requeues = 0;
   for (const store::AttemptRow& a : *attempts) {
     gpu_seconds[a.cluster] += a.gpu_seconds;
-    per_tenant[a.tenant] = per_tenant[a.tenant].Plus(a.cost);
-    total = total.Plus(a.cost);
+    per_tenant[a.tenant].Add(a.cost);
+    total.Add(a.cost);
     if (a.outcome == "lost" || a.outcome == "preempted") ++requeues;
   }
   for (const store::WorkloadRecord& r : *all) ++jobs_per_tenant[r.tenant];
@@ -160,13 +161,13 @@ std::string RenderSummary(reconcile::Controller& controller, const model::Config
   // gives the exact amounts.
   out << "cost: total " << total.ToDisplayString();
   if (succeeded > 0) {
-    out << ", per succeeded job " << Money(total.micros() / succeeded, total.currency()).ToDisplayString();
+    out << ", per succeeded job " << total.DividedBy(succeeded).ToDisplayString();
   }
   out << "\n";
   for (const auto& [tenant, money] : per_tenant) {
     int jobs = std::max(1, jobs_per_tenant[tenant]);
     out << "  " << tenant << ": " << money.ToDisplayString() << " (" << jobs_per_tenant[tenant] << " workloads, "
-        << Money(money.micros() / jobs, money.currency()).ToDisplayString() << " per workload)\n";
+        << money.DividedBy(jobs).ToDisplayString() << " per workload)\n";
   }
   return out.str();
 }

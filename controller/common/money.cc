@@ -121,9 +121,7 @@ Money Money::TimesGpuMilliHours(int64_t gpu_milli, int64_t millis) const {
   return Money(GpuMilliHoursMicros(micros_, gpu_milli, millis), currency_);
 }
 
-int64_t Money::SaturatingAdd(int64_t a, int64_t b) {
-  return Saturate(static_cast<__int128>(a) + b);
-}
+int64_t Money::SaturatingAdd(int64_t a, int64_t b) { return Saturate(static_cast<__int128>(a) + b); }
 
 Money Money::TimesMilli(int64_t milli) const {
   return Money(DivRound(static_cast<__int128>(micros_) * milli, 1000), currency_);
@@ -133,13 +131,63 @@ bool Money::SameCurrency(const Money& other) const {
   return currency_.empty() || other.currency_.empty() || currency_ == other.currency_;
 }
 
-Money Money::Plus(const Money& other) const {
+namespace {
+Status CurrencyMismatch(const char* what, const Money& a, const Money& b) {
+  return InvalidArgument(std::string("cannot ") + what + " " + a.ToString() + " and " + b.ToString() +
+                         ": different currencies (convert one through an exchange rate first)");
+}
+}  // namespace
+
+Result<Money> Money::Plus(const Money& other) const {
+  if (!SameCurrency(other)) return CurrencyMismatch("add", *this, other);
   return Money(SaturatingAdd(micros_, other.micros_), currency_.empty() ? other.currency_ : currency_);
 }
 
-Money Money::Minus(const Money& other) const {
+Result<Money> Money::Minus(const Money& other) const {
+  if (!SameCurrency(other)) return CurrencyMismatch("subtract", *this, other);
   return Money(Saturate(static_cast<__int128>(micros_) - other.micros_),
                currency_.empty() ? other.currency_ : currency_);
+}
+
+Result<std::strong_ordering> Money::Compare(const Money& other) const {
+  if (!SameCurrency(other)) return CurrencyMismatch("compare", *this, other);
+  return micros_ <=> other.micros_;
+}
+
+Money Money::ConvertedAt(int64_t rate_nanos, std::string currency) const {
+  return Money(DivRound(static_cast<__int128>(micros_) * rate_nanos, 1000000000), std::move(currency));
+}
+
+Money Money::ConvertedAtInverse(int64_t rate_nanos, std::string currency) const {
+  if (rate_nanos <= 0) return Money(0, std::move(currency));
+  return Money(DivRound(static_cast<__int128>(micros_) * 1000000000, rate_nanos), std::move(currency));
+}
+
+void MoneyTotals::Add(const Money& amount) {
+  // Nothing without a currency (an unpriced attempt) stands beside a priced total.
+  if (amount.currency().empty() && amount.is_zero() && !by_currency_.empty()) return;
+  if (!amount.currency().empty()) {
+    auto none = by_currency_.find("");
+    if (none != by_currency_.end() && none->second.is_zero()) by_currency_.erase(none);
+  }
+  Money& total = by_currency_[amount.currency()];
+  // One key per currency: this sum cannot mix two.
+  total = Money(Money::SaturatingAdd(total.micros(), amount.micros()), amount.currency());
+}
+
+MoneyTotals MoneyTotals::DividedBy(int64_t n) const {
+  MoneyTotals out;
+  for (const auto& [currency, total] : by_currency_) {
+    out.by_currency_[currency] = Money(n > 0 ? total.micros() / n : 0, currency);
+  }
+  return out;
+}
+
+std::string MoneyTotals::ToDisplayString(std::string_view none) const {
+  if (by_currency_.empty()) return std::string(none);
+  std::string text;
+  for (const auto& [currency, total] : by_currency_) text += (text.empty() ? "" : " + ") + total.ToDisplayString();
+  return text;
 }
 
 std::string Money::AmountString() const {
@@ -197,8 +245,6 @@ std::string Money::ToDisplayString() const {
   return currency_.empty() ? out : out + " " + currency_;
 }
 
-std::string Money::ToString() const {
-  return currency_.empty() ? AmountString() : AmountString() + " " + currency_;
-}
+std::string Money::ToString() const { return currency_.empty() ? AmountString() : AmountString() + " " + currency_; }
 
 }  // namespace gpufed

@@ -6,8 +6,16 @@
 // Range: |micros| <= INT64_MAX (9223372036854.775807 units). Parse refuses anything
 // outside it, INT64_MIN included, so an amount can always be negated; arithmetic
 // saturates at +-INT64_MAX instead of overflowing.
+//
+// One currency per sum and comparison: Plus, Minus and Compare return an error for two
+// different currencies, and Money has no <, >, <=>, so no path can add or compare EUR
+// with USD as plain numbers. Converting is explicit (ConvertedAt, through the rates a
+// repository declares: model/exchange_rates.h). An empty currency is "no currency yet"
+// (a zero accumulator, a price written without one before its cluster's currency
+// applies): it is compatible with every currency and takes the other's.
 #include <compare>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -54,9 +62,18 @@ class Money {
   static int64_t SaturatingAdd(int64_t a, int64_t b);
   // price-per-hour x count x duration. `millis` of runtime; result in the same currency.
   Money TimesHours(int64_t count, int64_t millis) const;
-  // Currencies must match (or one is zero/empty). Both saturate at +-INT64_MAX micros.
-  Money Plus(const Money& other) const;
-  Money Minus(const Money& other) const;
+  // Currencies must match (or one be empty; SameCurrency), else an error naming both.
+  // Both saturate at +-INT64_MAX micros.
+  Result<Money> Plus(const Money& other) const;
+  Result<Money> Minus(const Money& other) const;
+  // The order of two amounts of one currency (SameCurrency), else an error naming both.
+  Result<std::strong_ordering> Compare(const Money& other) const;
+  // This amount in `currency` at `rate_nanos` (> 0) units of it per unit of this one, in
+  // 1e-9 units; exact in 128 bits, rounded half away from zero to the micro-unit.
+  // ConvertedAtInverse: at `rate_nanos` units of this currency per unit of `currency`.
+  // Only model::CurrencyConverter calls these: it knows which rate applies.
+  Money ConvertedAt(int64_t rate_nanos, std::string currency) const;
+  Money ConvertedAtInverse(int64_t rate_nanos, std::string currency) const;
   // Scales by a ratio given as milli-units (e.g. GiB counts in milli).
   Money TimesMilli(int64_t milli) const;
 
@@ -72,8 +89,9 @@ class Money {
   // BHD, KWD, ...; 2 for every other code, and for no currency.
   static int MinorUnitDigits(std::string_view currency);
 
+  // Equal currencies, or one of them empty.
   bool SameCurrency(const Money& other) const;
-  friend std::strong_ordering operator<=>(const Money& a, const Money& b) { return a.micros_ <=> b.micros_; }
+  // Equality is exact: 1.00 EUR is not 1.00 USD. (There is no ordering operator: Compare.)
   friend bool operator==(const Money& a, const Money& b) {
     return a.micros_ == b.micros_ && a.currency_ == b.currency_;
   }
@@ -81,6 +99,23 @@ class Money {
  private:
   int64_t micros_ = 0;
   std::string currency_;
+};
+
+// Amounts summed per currency: totals over clusters that price in different currencies
+// (the run summary, tables) without a rate to convert them, never added as numbers.
+class MoneyTotals {
+ public:
+  // An amount without a currency counts under "" (a zero one only while nothing else is).
+  void Add(const Money& amount);
+  bool empty() const { return by_currency_.empty(); }
+  const std::map<std::string, Money>& by_currency() const { return by_currency_; }
+  // Each currency's total divided by n > 0, truncated toward zero (a mean per job).
+  MoneyTotals DividedBy(int64_t n) const;
+  // "1,662.67 EUR + 12.00 USD" in currency order (ToDisplayString each); `none` if empty.
+  std::string ToDisplayString(std::string_view none = "0.00") const;
+
+ private:
+  std::map<std::string, Money> by_currency_;
 };
 
 }  // namespace gpufed

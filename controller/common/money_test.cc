@@ -39,10 +39,10 @@ TEST(Money, MultipliesByGpuHoursWithoutFloatingPoint) {
 TEST(Money, AddsAndPrints) {
   Money a = *Money::Parse("0.10 EUR");
   Money b = *Money::Parse("0.20 EUR");
-  EXPECT_EQ(a.Plus(b).ToString(), "0.30 EUR");
+  EXPECT_EQ(a.Plus(b)->ToString(), "0.30 EUR");
   EXPECT_EQ(Money::Parse("12.345 EUR")->ToString(), "12.345 EUR");
   EXPECT_EQ(Money::Parse("7 EUR")->ToString(), "7.00 EUR");
-  EXPECT_EQ(a.Minus(b).ToString(), "-0.10 EUR");
+  EXPECT_EQ(a.Minus(b)->ToString(), "-0.10 EUR");
 }
 
 TEST(Money, DisplaysMinorUnitsWithThousandsSeparators) {
@@ -114,9 +114,9 @@ TEST(Money, RangeIsSymmetricAndItsEdgesAreExact) {
   EXPECT_EQ(Money::Parse("0009223372036854.775807 EUR")->micros(), INT64_MAX);
   EXPECT_EQ(Money::Parse("9223372036854 EUR")->micros(), 9223372036854000000);
   // INT64_MIN is refused too: every parsed amount can be negated.
-  for (std::string_view bad : {"9223372036854.775808 EUR", "-9223372036854.775808 EUR", "9223372036854.775809 EUR",
-                               "9223372036855 EUR", "-9223372036855 EUR", "18446744073709.551616 EUR",
-                               "99999999999999999999999999999999999999 EUR"}) {
+  for (std::string_view bad :
+       {"9223372036854.775808 EUR", "-9223372036854.775808 EUR", "9223372036854.775809 EUR", "9223372036855 EUR",
+        "-9223372036855 EUR", "18446744073709.551616 EUR", "99999999999999999999999999999999999999 EUR"}) {
     Result<Money> m = Money::Parse(bad);
     EXPECT_FALSE(m.ok()) << bad << " read as " << m->micros();
     EXPECT_EQ(m.status().code(), StatusCode::kInvalidArgument) << bad;
@@ -136,11 +136,11 @@ TEST(Money, TrailingZerosPastMicrosAreExactOtherDecimalsAreNot) {
 TEST(Money, ArithmeticSaturatesInsteadOfOverflowing) {
   const Money top(INT64_MAX, "EUR");
   const Money bottom(-INT64_MAX, "EUR");
-  EXPECT_EQ(top.Plus(Money(1, "EUR")).micros(), INT64_MAX);
-  EXPECT_EQ(bottom.Plus(Money(-1, "EUR")).micros(), -INT64_MAX);
-  EXPECT_EQ(bottom.Minus(top).micros(), -INT64_MAX);
-  EXPECT_EQ(top.Minus(bottom).micros(), INT64_MAX);
-  EXPECT_EQ(Money(INT64_MIN, "EUR").Minus(Money(0, "EUR")).micros(), -INT64_MAX);
+  EXPECT_EQ(top.Plus(Money(1, "EUR"))->micros(), INT64_MAX);
+  EXPECT_EQ(bottom.Plus(Money(-1, "EUR"))->micros(), -INT64_MAX);
+  EXPECT_EQ(bottom.Minus(top)->micros(), -INT64_MAX);
+  EXPECT_EQ(top.Minus(bottom)->micros(), INT64_MAX);
+  EXPECT_EQ(Money(INT64_MIN, "EUR").Minus(Money(0, "EUR"))->micros(), -INT64_MAX);
   EXPECT_EQ(Money::SaturatingAdd(-INT64_MAX, -INT64_MAX), -INT64_MAX);
   // Products past 128 bits saturate by their sign.
   EXPECT_EQ(top.TimesHours(INT64_MAX, INT64_MAX).micros(), INT64_MAX);
@@ -174,7 +174,7 @@ std::string MoneyDigits(std::mt19937_64& rng, size_t count) {
   std::string out;
   const int style = static_cast<int>(rng() % 4);  // random, mostly zeros, all zeros, all nines
   for (size_t i = 0; i < count; ++i) {
-    const int digit = style == 0 ? static_cast<int>(rng() % 10)
+    const int digit = style == 0   ? static_cast<int>(rng() % 10)
                       : style == 1 ? (rng() % 6 == 0 ? static_cast<int>(rng() % 10) : 0)
                       : style == 2 ? 0
                                    : 9;
@@ -239,6 +239,70 @@ TEST(Money, PropertyEveryRepresentableAmountIsAccepted) {
     ASSERT_TRUE(m.ok()) << text << ": " << m.status().ToString();
     ASSERT_EQ(m->micros(), negative ? -magnitude : magnitude) << text;
   }
+}
+
+TEST(Money, RefusesArithmeticAndComparisonAcrossCurrencies) {
+  const Money eur = *Money::Parse("200 EUR");
+  const Money usd = *Money::Parse("168 USD");
+  for (const Result<Money>& r : {eur.Plus(usd), eur.Minus(usd), usd.Plus(eur)}) {
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.status().message().find("different currencies"), std::string::npos) << r.status().message();
+  }
+  const Result<std::strong_ordering> order = usd.Compare(eur);
+  ASSERT_FALSE(order.ok());
+  EXPECT_NE(order.status().message().find("168.00 USD and 200.00 EUR"), std::string::npos) << order.status().message();
+  EXPECT_FALSE(eur == Money(eur.micros(), "USD"));
+}
+
+TEST(Money, ConvertsAtAnExactRate) {
+  // 168.00 USD at 0.92 EUR per USD; and back, divided, rounded half away from zero.
+  EXPECT_EQ(Money::Parse("168 USD")->ConvertedAt(920000000, "EUR").ToString(), "154.56 EUR");
+  EXPECT_EQ(Money::Parse("100 EUR")->ConvertedAtInverse(920000000, "USD").micros(), 108695652);
+  EXPECT_EQ(Money(-5, "USD").ConvertedAt(500000000, "EUR").micros(), -3);  // -2.5 rounds away from zero
+}
+
+TEST(MoneyTotals, KeepsEachCurrencyApart) {
+  MoneyTotals totals;
+  EXPECT_EQ(totals.ToDisplayString(), "0.00");
+  totals.Add(Money());  // an unpriced attempt
+  totals.Add(*Money::Parse("10.50 EUR"));
+  totals.Add(*Money::Parse("4 USD"));
+  totals.Add(*Money::Parse("1.50 EUR"));
+  totals.Add(Money());
+  EXPECT_EQ(totals.ToDisplayString(), "12.00 EUR + 4.00 USD");
+  EXPECT_EQ(totals.DividedBy(4).ToDisplayString(), "3.00 EUR + 1.00 USD");
+}
+
+// Property: for amounts in random currencies (none, EUR, USD), Plus, Minus and Compare
+// succeed exactly when the currencies agree or one is empty, and then behave as integer
+// arithmetic on the micro-units in the non-empty currency; no mix ever yields a number.
+TEST(Money, PropertyNoOperationMixesCurrencies) {
+  std::mt19937_64 rng(37);
+  const std::array<std::string, 3> currencies = {"", "EUR", "USD"};
+  int refused = 0;
+  for (int i = 0; i < 100000; ++i) {
+    const Money a(static_cast<int64_t>(rng() % 2000000000) - 1000000000, currencies[rng() % 3]);
+    const Money b(static_cast<int64_t>(rng() % 2000000000) - 1000000000, currencies[rng() % 3]);
+    const bool compatible = a.currency().empty() || b.currency().empty() || a.currency() == b.currency();
+    const std::string currency = a.currency().empty() ? b.currency() : a.currency();
+    const Result<Money> sum = a.Plus(b);
+    const Result<Money> difference = a.Minus(b);
+    const Result<std::strong_ordering> order = a.Compare(b);
+    ASSERT_EQ(sum.ok(), compatible) << a.ToString() << " + " << b.ToString();
+    ASSERT_EQ(difference.ok(), compatible) << a.ToString() << " - " << b.ToString();
+    ASSERT_EQ(order.ok(), compatible) << a.ToString() << " <=> " << b.ToString();
+    ASSERT_EQ(a.SameCurrency(b), compatible);
+    if (!compatible) {
+      ++refused;
+      continue;
+    }
+    ASSERT_EQ(sum->micros(), a.micros() + b.micros());
+    ASSERT_EQ(sum->currency(), currency);
+    ASSERT_EQ(*b.Plus(a), Money(sum->micros(), b.currency().empty() ? a.currency() : b.currency()));
+    ASSERT_EQ(difference->micros(), a.micros() - b.micros());
+    ASSERT_EQ(*order, a.micros() <=> b.micros());
+  }
+  EXPECT_GT(refused, 10000);
 }
 
 }  // namespace

@@ -79,11 +79,24 @@ void DecodeNodePool(const YamlField& f, model::NodePool& out) {
 void DecodePricing(const YamlField& f, model::Pricing& out) {
   if (!f.ExpectObject({"currency", "gpuHour", "spotGpuHour", "egressPerGiB"})) return;
   YamlField currency = f.Child("currency");
+  out.currency_location = currency.defined() ? currency.location() : f.location();
   if (auto v = currency.String()) {
     static const std::regex kCurrency("[A-Z]{3}");
     if (!std::regex_match(*v, kCurrency)) currency.Error("currency must be a three-letter code such as EUR");
     out.currency = *v;
   }
+  // A cluster prices in one currency: a price that names another is an error, and one
+  // named without pricing.currency becomes the cluster's.
+  auto one_currency = [&](const YamlField& field, const Money& m) {
+    if (m.currency().empty()) return;
+    if (out.currency.empty()) {
+      out.currency = m.currency();
+      out.currency_location = field.location();
+    } else if (m.currency() != out.currency) {
+      field.Error("price in " + m.currency() + ", but the cluster prices in " + out.currency +
+                  " (pricing.currency): one cluster, one currency");
+    }
+  };
   auto prices = [&](const char* key, std::map<std::string, Money>& dest) {
     YamlField table = f.Child(key);
     if (!table.defined()) return;
@@ -92,13 +105,20 @@ void DecodePricing(const YamlField& f, model::Pricing& out) {
       return;
     }
     for (const auto& [model, price] : table.Entries()) {
-      if (auto m = price.MoneyValue(out.currency)) dest[model] = *m;
+      if (auto m = price.MoneyValue(out.currency)) {
+        one_currency(price, *m);
+        dest[model] = Money(m->micros(), out.currency);
+      }
     }
   };
   prices("gpuHour", out.gpu_hour);
   prices("spotGpuHour", out.spot_gpu_hour);
-  if (auto v = f.Child("egressPerGiB").MoneyValue(out.currency)) out.egress_per_gib = *v;
-  if (out.egress_per_gib.currency().empty()) out.egress_per_gib = Money(out.egress_per_gib.micros(), out.currency);
+  YamlField egress = f.Child("egressPerGiB");
+  if (auto v = egress.MoneyValue(out.currency)) {
+    one_currency(egress, *v);
+    out.egress_per_gib = *v;
+  }
+  out.egress_per_gib = Money(out.egress_per_gib.micros(), out.currency);
 }
 
 }  // namespace

@@ -18,15 +18,17 @@ void DecodeTenantSpec(const YamlField& spec, model::Tenant& out) {
       const std::optional<double> parsed = ParseYamlFloat(v->substr(0, slash));
       const double n = parsed.value_or(0);
       if (!parsed || !(n > 0) || n > 1e6 || (unit != "s" && unit != "m")) {
-        rate.Error("rateLimit must look like '20/s' or '600/m' (a positive number of requests per second or minute), "
-                   "or '0' for no limit");
+        rate.Error(
+            "rateLimit must look like '20/s' or '600/m' (a positive number of requests per second or minute), "
+            "or '0' for no limit");
       } else {
         out.api_rate_per_second = unit == "s" ? n : n / 60.0;
         out.api_burst = 0;  // unless given: the written rate's, not the default rate's burst
       }
     }
     if (auto v = api.Child("burst").Int(1, 1000000)) out.api_burst = static_cast<int>(*v);
-    if (auto v = api.Child("maxConcurrentRequests").Int(0, 100000)) out.api_max_concurrent_requests = static_cast<int>(*v);
+    if (auto v = api.Child("maxConcurrentRequests").Int(0, 100000))
+      out.api_max_concurrent_requests = static_cast<int>(*v);
   }
   WrittenPriority max_priority = DecodePriority(spec.Child("maxPriority"));
   out.max_priority = max_priority.number;
@@ -51,16 +53,27 @@ void DecodeTenantSpec(const YamlField& spec, model::Tenant& out) {
                           : *v == "weekly" ? model::BudgetPeriod::kWeekly
                                            : model::BudgetPeriod::kMonthly;
     }
-    auto money = [&](const char* key) { return budget.Child(key).MoneyWithCurrency(); };
+    // Every amount of a budget is in one currency: the first one's, where it is written.
+    auto money = [&](const char* key) -> std::optional<Money> {
+      YamlField field = budget.Child(key);
+      std::optional<Money> m = field.MoneyWithCurrency();
+      if (!m) return m;
+      if (out.budget.currency.empty()) {
+        out.budget.currency = m->currency();
+        out.budget.currency_location = field.location();
+      } else if (m->currency() != out.budget.currency) {
+        field.Error(std::string(key) + " is in " + m->currency() + ", the budget in " + out.budget.currency +
+                    ": one budget, one currency");
+        return std::nullopt;
+      }
+      return m;
+    };
     out.budget.limit = money("limit");
     out.budget.cloud_limit = money("cloudLimit");
     if (auto m = money("spent")) out.budget.spent = *m;
     if (auto m = money("cloudSpent")) out.budget.cloud_spent = *m;
     for (const YamlField& level : budget.Child("alertAt").Elements()) {
       if (auto v = level.Number(0, 10, Required::kYes)) out.budget.alert_at.push_back(*v);
-    }
-    if (out.budget.limit && out.budget.cloud_limit && !out.budget.limit->SameCurrency(*out.budget.cloud_limit)) {
-      budget.Child("cloudLimit").Error("cloudLimit and limit use different currencies");
     }
   }
 }

@@ -27,7 +27,8 @@ void DecodeResources(const YamlField& f, model::ResourceRequest& out) {
   if (auto v = f.Child("memory").QuantityValue(Quantity(), kMaxNodeMemory)) out.memory = *v;
 
   // Shapes that cannot mean anything: say so now rather than queue forever.
-  if (out.nodes > 1 && out.gpus_per_node == 0) f.Child("gpusPerNode").Error("a multi-node gang (nodes > 1) needs gpusPerNode");
+  if (out.nodes > 1 && out.gpus_per_node == 0)
+    f.Child("gpusPerNode").Error("a multi-node gang (nodes > 1) needs gpusPerNode");
   if (out.nodes > 1 && out.gpus != 0 && out.gpus != out.nodes * out.gpus_per_node) {
     f.Child("gpus").Error("gpus must equal nodes x gpusPerNode for a multi-node gang (or be omitted)");
   }
@@ -80,7 +81,8 @@ WrittenPriority DecodePriority(const YamlField& f) {
     if (auto v = f.Int(-1000000000, 1000000000)) out.number = static_cast<int>(*v);
   } else if (kind == ScalarKind::kFloat) {
     // 1.5 or 1e3: a number, but priorities are whole numbers (or class names).
-    f.Error("priority " + f.node().Scalar() + " is not a whole number; write an integer from -1000000000 to "
+    f.Error("priority " + f.node().Scalar() +
+            " is not a whole number; write an integer from -1000000000 to "
             "1000000000 or a priority class name");
   } else if (auto v = f.String()) {
     out.class_name = *v;  // resolved against the priority classes after loading
@@ -130,7 +132,11 @@ void DecodeWorkloadSpec(const YamlField& spec, bool partial, model::Workload& ou
   }
   if (auto v = spec.Child("preemptible").Bool()) out.preemptible = *v;
   if (auto v = spec.Child("spot").Bool()) out.spot = *v;
-  if (auto v = spec.Child("maxCost").MoneyWithCurrency()) out.max_cost = *v;
+  YamlField max_cost = spec.Child("maxCost");
+  if (auto v = max_cost.MoneyWithCurrency()) {
+    out.max_cost = *v;
+    out.max_cost_location = max_cost.location();
+  }
   if (auto v = spec.Child("submittedAt").DurationValue()) out.submitted_at = *v;
   DecodeRun(spec.Child("run"), out.run);
 }

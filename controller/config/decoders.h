@@ -8,6 +8,8 @@
 #include "controller/config/yaml_field.h"
 #include "controller/model/audit_sink.h"
 #include "controller/model/cluster.h"
+#include "controller/model/config.h"
+#include "controller/model/exchange_rates.h"
 #include "controller/model/limits.h"
 #include "controller/model/policy.h"
 #include "controller/model/policy_test.h"
@@ -47,6 +49,12 @@ struct WrittenPriority {
 WrittenPriority DecodePriority(const YamlField& f);
 
 void DecodeTenantSpec(const YamlField& spec, model::Tenant& out);
+void DecodeExchangeRatesSpec(const YamlField& spec, model::ExchangeRates& out);
+// After loading: at most one ExchangeRates, and a rate for every pair of currencies the
+// repository's prices, budgets and maxCosts mix (reported at one place, naming the other).
+// With `context` (a submission checked against its repository), its places and rates
+// count too, and only the submission's places are reported.
+void CheckCurrencies(const model::Config& config, const model::Config* context, Diagnostics& diagnostics);
 void DecodeAuditSinkSpec(const YamlField& spec, model::AuditSink& out);
 void DecodePolicySpec(const YamlField& spec, model::Policy& out);
 // One rule of a Policy: its `when` and `require` conditions, checked against the view

@@ -19,7 +19,8 @@ namespace gpufed::config {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr std::string_view kKinds[] = {"Cluster", "Workload", "Tenant", "Policy", "PolicyTest", "AuditSink"};
+constexpr std::string_view kKinds[] = {"Cluster",    "Workload",  "Tenant",       "Policy",
+                                       "PolicyTest", "AuditSink", "ExchangeRates"};
 
 // Walks a document iteratively: depth and node count (alias expansion included) bounded.
 bool CheckShape(const YAML::Node& root, const LoadOptions& options, const YamlField& where) {
@@ -82,7 +83,8 @@ void DecodeDocument(const YamlField& doc, model::Config& config) {
   for (std::string_view k : kKinds) known = known || k == *kind;
   if (!known) {
     std::string suggestion = ClosestMatch(*kind, kKinds);
-    kind_field.Error("unknown kind '" + *kind + "' (Cluster, Workload, Tenant, Policy, PolicyTest, AuditSink)" +
+    kind_field.Error("unknown kind '" + *kind + "' (" +
+                     Join(std::vector<std::string>(std::begin(kKinds), std::end(kKinds)), ", ") + ")" +
                      (suggestion.empty() ? "" : "; did you mean '" + suggestion + "'?"));
     return;
   }
@@ -109,6 +111,10 @@ void DecodeDocument(const YamlField& doc, model::Config& config) {
     model::PolicyTest t{.metadata = meta};
     DecodePolicyTestSpec(spec, t);
     config.policy_tests.push_back(std::move(t));
+  } else if (*kind == "ExchangeRates") {
+    model::ExchangeRates r{.metadata = meta};
+    DecodeExchangeRatesSpec(spec, r);
+    config.exchange_rates.push_back(std::move(r));
   } else {
     model::AuditSink s{.metadata = meta};
     DecodeAuditSinkSpec(spec, s);
@@ -248,6 +254,7 @@ LoadResult LoadRepository(const std::vector<std::string>& paths, const LoadOptio
   std::sort(hashed.begin(), hashed.end());
   CheckRepository(references, result.config, result.diagnostics, context, unparsed);
   CheckConnectors(result.config, options.connectors, result.diagnostics);
+  CheckCurrencies(result.config, context, result.diagnostics);
   result.config.revision = ComputeRevision(result.config.root, hashed);
   result.diagnostics.Sort();
   return result;
@@ -275,6 +282,7 @@ LoadResult LoadText(const std::string& text, const std::string& file_name, const
   LoadLuaSources("", stdlib_lua, options.library, options.max_file_bytes, result.config, result.diagnostics, unused);
   CheckRepository(references, result.config, result.diagnostics, context, unparsed);
   CheckConnectors(result.config, options.connectors, result.diagnostics);
+  CheckCurrencies(result.config, context, result.diagnostics);
   result.config.revision = "sha256:" + Sha256Hex(text);
   result.diagnostics.Sort();
   return result;

@@ -56,6 +56,7 @@ struct Pricing {
   std::map<std::string, Money> gpu_hour;       // by GPU model
   std::map<std::string, Money> spot_gpu_hour;  // by GPU model
   Money egress_per_gib;
+  SourceLocation currency_location;  // spec.pricing.currency (validate names it beside a budget's)
   bool operator==(const Pricing&) const = default;
 };
 

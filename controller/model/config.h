@@ -6,6 +6,7 @@
 
 #include "controller/model/audit_sink.h"
 #include "controller/model/cluster.h"
+#include "controller/model/exchange_rates.h"
 #include "controller/model/policy.h"
 #include "controller/model/policy_test.h"
 #include "controller/model/tenant.h"
@@ -22,10 +23,13 @@ struct Config {
   std::vector<Policy> policies;
   std::vector<PolicyTest> policy_tests;
   std::vector<AuditSink> audit_sinks;
+  std::vector<ExchangeRates> exchange_rates;  // at most one (the loader refuses more)
   std::map<std::string, std::string> lua_sources;  // repo-relative path -> text
 
   const Cluster* FindCluster(const std::string& name) const;
   const Tenant* FindTenant(const std::string& name) const;
+  // The declared exchange rates: the one way money crosses currencies.
+  CurrencyConverter Converter() const { return CurrencyConverter(exchange_rates); }
 };
 
 }  // namespace gpufed::model

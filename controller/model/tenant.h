@@ -19,6 +19,17 @@ struct Budget {
   std::vector<double> alert_at;      // fractions of the limit
   Money spent;                       // already spent this period (seeded by the store later)
   Money cloud_spent;
+  // The budget's currency (every amount of it has one) and where it is written; spend is
+  // summed and compared in it, through the repository's exchange rates.
+  std::string currency;
+  SourceLocation currency_location;
+
+  // `currency`, else its limits' (a Budget built in code rather than decoded).
+  const std::string& Currency() const {
+    if (!currency.empty()) return currency;
+    if (limit) return limit->currency();
+    return cloud_limit ? cloud_limit->currency() : currency;
+  }
 };
 
 struct Tenant {

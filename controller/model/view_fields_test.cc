@@ -42,8 +42,8 @@ void ExpectViewMatchesTable(const nlohmann::json& view, std::span<const ViewFiel
   for (const auto& [path, value] : leaves) {
     const ViewField* f = FindViewField(table, path);
     ASSERT_NE(f, nullptr) << "the view has " << path << ", the table does not (add it to view_fields.cc)";
-    EXPECT_TRUE(TypeMatches(f->type, value)) << path << " is " << value.dump() << ", the table says "
-                                             << FieldTypeName(f->type);
+    EXPECT_TRUE(TypeMatches(f->type, value))
+        << path << " is " << value.dump() << ", the table says " << FieldTypeName(f->type);
   }
   for (const ViewField& f : table) {
     bool built = false;
@@ -155,8 +155,12 @@ TEST(ViewFields, ClusterViewBuildsExactlyTheTable) {
   c.attributes.labels = {{"tier", "1"}};
   c.pricing.gpu_hour = {{"L4", *Money::Parse("1.00")}};
   c.pricing.spot_gpu_hour = {{"L4", *Money::Parse("0.50")}};
+  c.pricing.currency = "USD";  // a priced cluster has pricing.rates
   c.node_pools.emplace_back();
-  ExpectViewMatchesTable(ClusterView(c), ClusterViewFields());
+  ExchangeRates rates;
+  rates.rates.push_back({"USD", "EUR", 920000000, {}});
+  const CurrencyConverter converter({rates});
+  ExpectViewMatchesTable(ClusterView(c, &converter), ClusterViewFields());
   ExpectViewMatchesTable(NodePoolView(c.node_pools.front()), NodePoolViewFields());
 }
 

@@ -140,7 +140,7 @@ nlohmann::json NodePoolView(const NodePool& pool) {
   };
 }
 
-nlohmann::json ClusterView(const Cluster& c) {
+nlohmann::json ClusterView(const Cluster& c, const CurrencyConverter* rates) {
   nlohmann::json pools = nlohmann::json::array();
   std::vector<std::string> models;
   int total_gpus = 0;
@@ -149,7 +149,7 @@ nlohmann::json ClusterView(const Cluster& c) {
     if (std::find(models.begin(), models.end(), pool.gpu.model) == models.end()) models.push_back(pool.gpu.model);
     total_gpus += pool.count * pool.gpu.count;
   }
-  return {
+  nlohmann::json view = {
       {"name", c.metadata.name},
       {"labels", c.metadata.labels},
       {"provider", c.provider},
@@ -173,6 +173,11 @@ nlohmann::json ClusterView(const Cluster& c) {
       {"network", {{"bandwidthGbps", c.bandwidth_gbps}}},
       {"datasets", c.datasets},
   };
+  // Only a priced cluster has rates (its own currency at 1): an empty table would be a
+  // field of no type.
+  std::map<std::string, double> reach = (rates == nullptr ? CurrencyConverter() : *rates).RatesFrom(c.pricing.currency);
+  if (!reach.empty()) view["pricing"]["rates"] = std::move(reach);
+  return view;
 }
 
 const nlohmann::json* ResolvePath(const nlohmann::json& view, const std::vector<std::string>& segments) {

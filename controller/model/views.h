@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "controller/model/cluster.h"
+#include "controller/model/exchange_rates.h"
 #include "controller/model/workload.h"
 
 namespace gpufed::model {
@@ -29,7 +30,10 @@ nlohmann::json WorkloadView(const Workload& workload, const ViewMembers& only);
 uint64_t WorkloadViewKey(const Workload& workload);
 // {name, labels, provider, onprem, region, zone, connector, attributes{...}, nodePools[...],
 //  gpuModels[...], pricing{...}, datasets[...], elastic}
-nlohmann::json ClusterView(const Cluster& cluster);
+// With `rates`, pricing.rates holds, per currency the repository's exchange rates reach
+// from the cluster's, its units per unit of the cluster's currency (the cluster's own: 1),
+// so a Lua hook compares a price with a cap in another currency (stdlib/cost-caps).
+nlohmann::json ClusterView(const Cluster& cluster, const CurrencyConverter* rates = nullptr);
 // {name, count, cpu, memory, spot, gpu{model, count, memory, nvlink, sharing, migProfiles},
 //  isolation: "exclusive" | "hard" (MIG) | "soft" (memory sharing)}
 nlohmann::json NodePoolView(const NodePool& pool);

@@ -78,6 +78,7 @@ struct Workload {
   bool preemptible = false;
   bool spot = false;
   std::optional<Money> max_cost;
+  SourceLocation max_cost_location;
   Duration submitted_at;           // offset from the plan's start
   RunSpec run;
   bool operator==(const Workload&) const = default;

@@ -46,8 +46,8 @@ CostEstimate EstimateCostAt(const model::Cluster& cluster, const Money* price, c
     double bits = static_cast<double>(workload.data.size.milli()) / 1000.0 * 8.0;
     estimate.transfer_seconds = bits / (cluster.bandwidth_gbps * 1e9);
   }
-  estimate.total = estimate.gpu.Plus(estimate.egress);
-  if (estimate.total.currency().empty()) estimate.total = Money(estimate.total.micros(), pricing.currency);
+  // A cluster prices in one currency (the decoder refuses a price in another).
+  estimate.total = Money(Money::SaturatingAdd(estimate.gpu.micros(), estimate.egress.micros()), pricing.currency);
   return estimate;
 }
 
@@ -56,6 +56,12 @@ int64_t EstimateCostMicros(const model::Cluster& cluster, int64_t gpu_hour_micro
   const int64_t gpu = GpuCostMicros(gpu_hour_micros, workload, gpu_milli_total);
   if (!MovesData(cluster, workload)) return gpu;
   return Money::SaturatingAdd(gpu, cluster.pricing.egress_per_gib.TimesMilli(MilliGib(workload)).micros());
+}
+
+Result<bool> Exceeds(const Money& amount, const Money& limit) {
+  Result<std::strong_ordering> order = amount.Compare(limit);
+  if (!order.ok()) return order.status();
+  return *order > 0;
 }
 
 }  // namespace gpufed::placement

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "controller/common/money.h"
+#include "controller/common/status.h"
 #include "controller/model/cluster.h"
 #include "controller/model/workload.h"
 
@@ -23,12 +24,14 @@ struct CostEstimate {
 const Money* GpuHourPrice(const model::Cluster& cluster, const model::NodePool& pool, bool spot);
 
 // EstimateCost with the price already looked up (null: unpriced).
-CostEstimate EstimateCostAt(const model::Cluster& cluster, const Money* gpu_hour_price,
-                            const model::Workload& workload, int64_t gpu_milli_total);
+CostEstimate EstimateCostAt(const model::Cluster& cluster, const Money* gpu_hour_price, const model::Workload& workload,
+                            int64_t gpu_milli_total);
 
 // The micros of a GPU-hour price (0: unpriced, which costs nothing): what the placer's fit
 // cache keeps, so ranking a candidate reads no price table.
-inline int64_t PriceMicros(const Money* gpu_hour_price) { return gpu_hour_price == nullptr ? 0 : gpu_hour_price->micros(); }
+inline int64_t PriceMicros(const Money* gpu_hour_price) {
+  return gpu_hour_price == nullptr ? 0 : gpu_hour_price->micros();
+}
 
 // The GPU part of EstimateCostMicros from a price already read (PriceMicros); the whole
 // cost when the workload moves no data to the cluster.
@@ -39,6 +42,10 @@ inline int64_t GpuCostMicros(int64_t gpu_hour_micros, const model::Workload& wor
 // EstimateCostAt(...).total.micros(), without building Money values (the placer's hot loop).
 int64_t EstimateCostMicros(const model::Cluster& cluster, int64_t gpu_hour_micros, const model::Workload& workload,
                            int64_t gpu_milli_total);
+
+// Whether `amount` is above `limit`; an error when they are in different currencies
+// (convert first: model::CurrencyConverter). Callers fail closed on the error.
+Result<bool> Exceeds(const Money& amount, const Money& limit);
 
 // `gpu_milli_total`: the GPU share taken (8000 for eight GPUs, 250 for a quarter).
 CostEstimate EstimateCost(const model::Cluster& cluster, const model::NodePool& pool, const model::Workload& workload,

@@ -68,13 +68,20 @@ nlohmann::json DecisionObject(const Decision& d, DecisionKind kind, const model:
   if (!d.denied_by.empty()) out["deniedBy"] = d.denied_by;
   if (!d.warnings.empty()) out["warnings"] = d.warnings;
   if (!d.preempted.empty()) out["preempted"] = Victims(d.preempted);
+  if (!preempt && !d.exchange_rates.empty()) {
+    nlohmann::json rates = nlohmann::json::array();
+    for (const model::AppliedRate& r : d.exchange_rates) {
+      rates.push_back({{"from", r.from}, {"to", r.to}, {"rate", r.rate}, {"asOf", r.as_of}, {"source", r.source}});
+    }
+    out["exchangeRates"] = std::move(rates);
+  }
   return out;
 }
 
 const std::vector<std::string>& DecisionObjectKeys() {
-  static const std::vector<std::string> keys = {"decisionVersion", "workload", "tenant",   "priority", "outcome",
-                                                "reason",          "cost",     "target",   "verdicts", "verdictGroups",
-                                                "deniedBy",        "warnings", "preempted"};
+  static const std::vector<std::string> keys = {
+      "decisionVersion", "workload", "tenant",        "priority", "outcome",  "reason",    "cost",
+      "target",          "verdicts", "verdictGroups", "deniedBy", "warnings", "preempted", "exchangeRates"};
   return keys;
 }
 

@@ -16,6 +16,8 @@
 //   verdicts         [{cluster, eligible, fitsNow, rule?, reason?, cost?, score?, warnings?}]
 //   verdictGroups?, deniedBy?, warnings?
 //   preempted?       [{workload, tenant, priority, cluster, nodes, checkpointable, lostWorkMillis}]
+//   exchangeRates?   [{from, to, rate, asOf, source}]: the declared rates its money checks
+//                    used (added within version 1: older records simply have none)
 //
 // docs/audit-format.md describes every field.
 #include <string>

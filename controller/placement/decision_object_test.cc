@@ -31,6 +31,17 @@ Decision Placed() {
   return d;
 }
 
+TEST(DecisionObject, RecordsTheExchangeRatesItUsedAndOnlyThen) {
+  Decision d = Placed();
+  EXPECT_FALSE(DecisionObject(d).contains("exchangeRates")) << "older readers see the same object";
+  d.exchange_rates.push_back({"USD", "EUR", "0.92", "2026-11-02", "ecb-reference"});
+  const nlohmann::json j = DecisionObject(d);
+  ASSERT_TRUE(j.contains("exchangeRates"));
+  EXPECT_EQ(j["exchangeRates"], nlohmann::json::parse(R"([{"from":"USD","to":"EUR","rate":"0.92",
+      "asOf":"2026-11-02","source":"ecb-reference"}])"));
+  EXPECT_FALSE(DecisionObject(d, DecisionKind::kPreempt).contains("exchangeRates"));
+}
+
 TEST(DecisionObject, PlacedCarriesTargetCostAndVerdictsUnderVersionOne) {
   model::Cluster cluster;
   cluster.zone = "eu";

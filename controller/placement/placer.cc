@@ -18,6 +18,7 @@ namespace gpufed::placement {
 Placer::Placer(const Snapshot& snapshot)
     : snapshot_(snapshot),
       config_(*snapshot.config),
+      converter_(config_.Converter()),
       own_caches_(snapshot.memo == nullptr ? std::make_unique<PlacerCaches>() : nullptr),
       caches_(snapshot.memo == nullptr ? *own_caches_ : *snapshot.memo->caches_),
       clusters_(caches_.clusters),
@@ -175,6 +176,7 @@ Decision Placer::Decide(const model::Workload& w) {
   const Eligibility eligible = ApplyCostCaps(w, shape, tenant_state);
   if (!eligible.any) {
     Reject(w, shape, d);
+    RecordRates(w, tenant_state, d);
     return d;
   }
   CandidateSearch found = FindCandidates(w, shape, eligible, d);
@@ -182,9 +184,11 @@ Decision Placer::Decide(const model::Workload& w) {
   const std::optional<size_t> chosen = ChooseCandidate(found);
   if (!chosen) {
     DecideQueued(w, shape, eligible, found.block, d);
+    RecordRates(w, tenant_state, d);
     return d;
   }
   DecidePlaced(w, shape, tenant_state, found, *chosen, d);
+  RecordRates(w, tenant_state, d);
   return d;
 }
 
@@ -237,7 +241,7 @@ Placer::Eligibility Placer::ApplyCostCaps(const model::Workload& w, const ShapeC
     const ShapeCluster& sc = shape.clusters[c];
     const model::Cluster& cluster = *clusters_[c].cluster;
     const Money cost = EstimateCostAt(cluster, sc.prices[sc.cheapest_pool], w, sc.gpu_milli[sc.cheapest_pool]).total;
-    if (w.max_cost && (!cost.SameCurrency(*w.max_cost) || cost > *w.max_cost)) {
+    if (w.max_cost && !OverMaxCost(w, cost).empty()) {
       ChangeHold(e, [](Evaluation& x) { x.stage = Evaluation::Stage::kMaxCost; });
       continue;
     }
@@ -286,10 +290,9 @@ void Placer::EvaluateGroup(const model::Workload& w, ShapeClass& shape, const st
     }
     e.fits = true;
     e.candidate = next++;
-    *out++ = CandidateEval{c, onprem, fit.quality,
-                           moves_data ? EstimateCostMicros(*clusters_[c].cluster, fit.price_micros, w, fit.gpu_milli)
-                                      : GpuCostMicros(fit.price_micros, w, fit.gpu_milli),
-                           0.0};
+    const int64_t cost = moves_data ? EstimateCostMicros(*clusters_[c].cluster, fit.price_micros, w, fit.gpu_milli)
+                                    : GpuCostMicros(fit.price_micros, w, fit.gpu_milli);
+    *out++ = CandidateEval{c, onprem, fit.quality, ScaledCost(cost, clusters_[c].cost_scale), 0.0};
   }
   candidates.resize(static_cast<size_t>(next));
   hold_counts_[0] -= unfit;
@@ -316,8 +319,8 @@ Placer::CandidateSearch Placer::FindCandidates(const model::Workload& w, ShapeCl
         x.preempts = x.fits = true;
         x.candidate = static_cast<int32_t>(candidates_.size());
       });
-      candidates_.push_back(
-          CandidateEval{c, true, made->nodes.front().second.Quality(), made->cost.total.micros(), 0.0});
+      candidates_.push_back(CandidateEval{c, true, made->nodes.front().second.Quality(),
+                                          ScaledCost(made->cost.total.micros(), clusters_[c].cost_scale), 0.0});
       found.by_preemption.emplace(c, std::move(*made));
       break;
     }
@@ -469,8 +472,22 @@ void Placer::Bind(const model::Workload& w, const Candidate& candidate, const Sc
 
   TenantUsage& usage = tenant_state.usage;
   usage.gpu_milli_in_use += RequestedGpuMilli(w.resources);
-  usage.spent = usage.spent.Plus(d.cost);
-  if (!cluster.is_onprem()) usage.cloud_spent = usage.cloud_spent.Plus(d.cost);
+  // Spend is kept in the budget's currency (tenant_spend.h); the budget check passed, so
+  // a rate converts the cost whenever a budget needs one.
+  const std::string& currency = tenant_state.tenant != nullptr && !tenant_state.tenant->budget.Currency().empty()
+                                    ? tenant_state.tenant->budget.Currency()
+                                    : usage.spent.currency();
+  const Money spend = InCurrency(d.cost, currency).value_or(d.cost);
+  auto add = [&](Money& total) {
+    Result<Money> sum = total.Plus(spend);
+    if (sum.ok()) {
+      total = *sum;
+    } else {
+      d.warnings.push_back("tenant spend not updated: " + sum.status().message());
+    }
+  };
+  add(usage.spent);
+  if (!cluster.is_onprem()) add(usage.cloud_spent);
 
   char score[32];
   std::snprintf(score, sizeof score, "%.2f", s.total);

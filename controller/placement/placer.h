@@ -41,6 +41,11 @@ constexpr int EvaluationHold(EvaluationStage stage, bool evaluated, bool fits, b
   return burst_blocked ? 4 : 0;
 }
 inline constexpr int kEvaluationHoldKinds = 5;  // EvaluationHold's values: 0..4
+// A candidate's cost in the scoring currency (ClusterEntry::cost_scale): only a ratio of
+// two costs is scored, so a double rate is exact enough, and one currency is untouched.
+inline int64_t ScaledCost(int64_t micros, double scale) {
+  return scale == 1.0 ? micros : static_cast<int64_t>(static_cast<double>(micros) * scale);
+}
 // EvaluationHold by key: stage | evaluated << 2 | fits << 3 | burst_blocked << 4.
 inline constexpr std::array<uint8_t, 32> kEvaluationHolds = [] {
   std::array<uint8_t, 32> table{};
@@ -68,6 +73,10 @@ class Placer {
     std::vector<nlohmann::json> pool_views;
     ClusterState state;
     bool onprem = false;  // cluster->is_onprem(), asked in every decision's inner loops
+    // Its prices in the scoring currency (the first cluster's, by name) per unit of its
+    // own: candidates' costs are ranked in one currency. 1 without a rate (validate
+    // refuses a repository that mixes currencies without one).
+    double cost_scale = 1.0;
     // Kept between plans by a memo (placer_setup.cc): what `state` was built from (the
     // observed inventory and the running work on it, in order), and its generation then.
     // A plan that changes the state leaves the generation moved, so the next plan
@@ -342,7 +351,19 @@ class Placer {
   std::string BurstBlock(const model::Workload& w) const;
   // Budget check of a projected cost on one cluster; "" when within budget, else why.
   // `never` is set when the cost exceeds the whole limit, so waiting cannot help.
+  // The cost is converted into the budget's currency (exchange_rates.h); a cost no rate
+  // converts is over budget, saying so.
   std::string OverBudget(const model::Cluster& cluster, const TenantState& t, const Money& cost, bool& never) const;
+  // Whether `cost` exceeds w's maxCost, converted into its currency; "" when it does not,
+  // else why (a cost no rate converts exceeds it: fail closed).
+  std::string OverMaxCost(const model::Workload& w, const Money& cost) const;
+  // `cost` in `currency` through the repository's rates; nullopt when none converts it.
+  std::optional<Money> InCurrency(const Money& cost, const std::string& currency) const;
+  // "168.00 USD", or "168.00 USD (154.56 EUR at 0.92 EUR per USD, rates of 2026-11-02)".
+  std::string CostText(const Money& cost, const Money& converted) const;
+  // d.exchange_rates: the rates between the clusters its verdicts priced (and its chosen
+  // one) and w's maxCost and its tenant's budget currencies.
+  void RecordRates(const model::Workload& w, const TenantState& t, Decision& d) const;
   void RaiseAlerts(const TenantState& before, const TenantState& after, Decision& d) const;
   // The tenant whose queue head goes next: highest priority, then under its guarantee,
   // then lowest dominant share per weight, then name.
@@ -360,6 +381,7 @@ class Placer {
 
   const Snapshot& snapshot_;
   const model::Config& config_;
+  model::CurrencyConverter converter_;  // config_'s exchange rates
   std::unique_ptr<PlacerCaches> own_caches_;  // without a memo: this plan's alone
   PlacerCaches& caches_;                      // own_caches_, or the memo's
   uint64_t caches_mix_epoch_ = 0;             // caches_.mix_epoch (read by the candidate scan)

@@ -80,7 +80,9 @@ bool Placer::PassesPolicies(const model::Workload& w, const nlohmann::json& wv, 
         verdict.reason = because;
         return false;
       case model::Enforcement::kWarn: verdict.warnings.push_back("warn " + rule.name + ": " + because); break;
-      case model::Enforcement::kDryRun: verdict.warnings.push_back("dryrun " + rule.name + " would deny: " + because); break;
+      case model::Enforcement::kDryRun:
+        verdict.warnings.push_back("dryrun " + rule.name + " would deny: " + because);
+        break;
     }
   }
   if (!w.data.residency.empty() &&
@@ -93,7 +95,8 @@ bool Placer::PassesPolicies(const model::Workload& w, const nlohmann::json& wv, 
     for (const HookOutcome& o : snapshot_.hooks->Filter(wv, entry.view, snapshot_.now.seconds())) {
       if (o.allowed && !o.error) continue;
       if (!o.enforced) {
-        verdict.warnings.push_back("policy " + o.policy + (o.error ? " error (ignored): " : " would deny: ") + o.reason);
+        verdict.warnings.push_back("policy " + o.policy + (o.error ? " error (ignored): " : " would deny: ") +
+                                   o.reason);
         continue;
       }
       verdict.rule = o.error ? kRulePolicyError : o.policy;
@@ -104,22 +107,83 @@ bool Placer::PassesPolicies(const model::Workload& w, const nlohmann::json& wv, 
   return true;
 }
 
+std::optional<Money> Placer::InCurrency(const Money& cost, const std::string& currency) const {
+  Result<Money> converted = converter_.Convert(cost, currency);
+  if (!converted.ok()) return std::nullopt;
+  return std::move(*converted);
+}
+
+std::string Placer::CostText(const Money& cost, const Money& converted) const {
+  if (cost.currency().empty() || converted.currency() == cost.currency()) return cost.ToString();
+  std::string text = cost.ToString() + " (" + converted.ToString();
+  if (std::optional<model::AppliedRate> r = converter_.RateFor(cost.currency(), converted.currency())) {
+    text += " at " + r->rate + " " + r->to + " per " + r->from + ", rates of " + r->as_of;
+  }
+  return text + ")";
+}
+
+std::string Placer::OverMaxCost(const model::Workload& w, const Money& cost) const {
+  if (!w.max_cost) return "";
+  const std::optional<Money> in_cap = InCurrency(cost, w.max_cost->currency());
+  if (!in_cap) {
+    return "cluster prices in " + cost.currency() + ", maxCost is in " + w.max_cost->currency() +
+           ", and no exchange rate converts " + cost.currency() + " to " + w.max_cost->currency();
+  }
+  const Result<bool> over = Exceeds(*in_cap, *w.max_cost);
+  if (over.ok() && !*over) return "";
+  return "projected cost " + CostText(cost, *in_cap) + " exceeds maxCost " + w.max_cost->ToString();
+}
+
 std::string Placer::OverBudget(const model::Cluster& cluster, const TenantState& t, const Money& cost,
                                bool& never) const {
   never = false;
   const model::Budget* budget = t.tenant ? &t.tenant->budget : nullptr;
-  if (budget == nullptr) return "";
-  if (budget->limit && t.usage.spent.Plus(cost) > *budget->limit) {
-    never = cost > *budget->limit;
-    return "projected cost " + cost.ToString() + " exceeds the budget left (" +
-           budget->limit->Minus(t.usage.spent).ToString() + " of " + budget->limit->ToString() + ")";
+  if (budget == nullptr || (!budget->limit && !budget->cloud_limit)) return "";
+  // Spend is kept in the budget's currency (tenant_spend.h): the cost is converted into it.
+  const std::optional<Money> in_budget = InCurrency(cost, budget->Currency());
+  if (!in_budget) {
+    return "cluster prices in " + cost.currency() + ", the budget of tenant " + t.tenant->metadata.name + " is in " +
+           budget->Currency() + ", and no exchange rate converts " + cost.currency() + " to " + budget->Currency();
   }
-  if (budget->cloud_limit && !cluster.is_onprem() && t.usage.cloud_spent.Plus(cost) > *budget->cloud_limit) {
-    never = cost > *budget->cloud_limit;
-    return "projected cost " + cost.ToString() + " exceeds the cloud budget left (" +
-           budget->cloud_limit->Minus(t.usage.cloud_spent).ToString() + " of " + budget->cloud_limit->ToString() + ")";
+  auto over = [&](const std::optional<Money>& limit, const Money& spent, const char* which) -> std::string {
+    if (!limit) return "";
+    const Result<Money> projected = spent.Plus(*in_budget);
+    const Result<bool> exceeds = projected.ok() ? Exceeds(*projected, *limit) : Result<bool>(projected.status());
+    if (!exceeds.ok()) return exceeds.status().message();  // fail closed
+    if (!*exceeds) return "";
+    const Result<bool> whole = Exceeds(*in_budget, *limit);
+    never = whole.ok() && *whole;
+    const Result<Money> left = limit->Minus(spent);
+    return "projected cost " + CostText(cost, *in_budget) + " exceeds the " + which + "budget left (" +
+           (left.ok() ? left->ToString() : left.status().message()) + " of " + limit->ToString() + ")";
+  };
+  std::string why = over(budget->limit, t.usage.spent, "");
+  if (why.empty() && !cluster.is_onprem()) why = over(budget->cloud_limit, t.usage.cloud_spent, "cloud ");
+  return why;
+}
+
+void Placer::RecordRates(const model::Workload& w, const TenantState& t, Decision& d) const {
+  std::vector<std::string> targets;
+  if (w.max_cost) targets.push_back(w.max_cost->currency());
+  if (t.tenant != nullptr && (t.tenant->budget.limit || t.tenant->budget.cloud_limit)) {
+    targets.push_back(t.tenant->budget.Currency());
   }
-  return "";
+  if (targets.empty()) return;
+  auto note = [&](const std::string& from) {
+    for (const std::string& to : targets) {
+      if (from.empty() || to.empty() || from == to) continue;
+      std::optional<model::AppliedRate> rate = converter_.RateFor(from, to);
+      if (rate && std::find(d.exchange_rates.begin(), d.exchange_rates.end(), *rate) == d.exchange_rates.end()) {
+        d.exchange_rates.push_back(std::move(*rate));
+      }
+    }
+  };
+  note(d.cost.currency());
+  for (const ClusterVerdict& v : d.verdicts) note(v.cost.currency());
+  // A large federation's grouped clusters were priced too: every currency may have been.
+  if (!d.verdict_groups.empty()) {
+    for (const model::Cluster& c : config_.clusters) note(c.pricing.currency);
+  }
 }
 
 void Placer::RaiseAlerts(const TenantState& before, const TenantState& after, Decision& d) const {
@@ -138,8 +202,9 @@ void Placer::RaiseAlerts(const TenantState& before, const TenantState& after, De
         a.limit = *limit;
         char pct[16];
         std::snprintf(pct, sizeof pct, "%g%%", level * 100);
-        a.message = "tenant " + a.tenant + " reaches " + pct + " of its " + (cloud ? "cloud " : "") + "budget: " +
-                    now.ToString() + " of " + limit->ToString() + " (" + model::BudgetPeriodName(budget.period) + ")";
+        a.message = "tenant " + a.tenant + " reaches " + pct + " of its " + (cloud ? "cloud " : "") +
+                    "budget: " + now.ToString() + " of " + limit->ToString() + " (" +
+                    model::BudgetPeriodName(budget.period) + ")";
         d.alerts.push_back(std::move(a));
       }
     }

@@ -56,9 +56,7 @@ ClusterVerdict Placer::VerdictOf(const model::Workload& w, const ShapeClass& sha
   switch (e.stage) {
     case Evaluation::Stage::kMaxCost:
       v.rule = kRuleMaxCost;
-      v.reason = v.cost.SameCurrency(*w.max_cost)
-                     ? "projected cost " + v.cost.ToString() + " exceeds maxCost " + w.max_cost->ToString()
-                     : "cluster prices in " + v.cost.currency() + ", maxCost is in " + w.max_cost->currency();
+      v.reason = OverMaxCost(w, v.cost);
       return v;
     case Evaluation::Stage::kBudget: {
       bool never = false;
@@ -92,7 +90,8 @@ void Placer::Explain(const model::Workload& w, const ShapeClass& shape, const st
   };
   if (ExplainsEveryCluster()) {
     d.verdicts.reserve(clusters_.size());
-    for (size_t c = 0; c < clusters_.size(); ++c) d.verdicts.push_back(VerdictOf(w, shape, c, evaluation(c), burst_block));
+    for (size_t c = 0; c < clusters_.size(); ++c)
+      d.verdicts.push_back(VerdictOf(w, shape, c, evaluation(c), burst_block));
     return;
   }
   // Listed: the chosen cluster, the best other candidates, and the first eligible

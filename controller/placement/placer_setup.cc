@@ -61,6 +61,23 @@ void AddRunning(InputHash& h, const RunningWorkload& r) {
   for (const std::string& m : q.gpu_models) h.Add(m);
 }
 
+std::vector<const model::Cluster*> SortedByName(const model::Config& config) {
+  std::vector<const model::Cluster*> sorted;
+  sorted.reserve(config.clusters.size());
+  for (const model::Cluster& c : config.clusters) sorted.push_back(&c);
+  std::sort(sorted.begin(), sorted.end(),
+            [](const auto* a, const auto* b) { return a->metadata.name < b->metadata.name; });
+  return sorted;
+}
+
+// Units of `currency` per unit of the cluster's (ClusterEntry::cost_scale: candidates are
+// ranked by cost in one currency, the first cluster's by name); 1 without a rate.
+double CostScale(const model::CurrencyConverter& rates, const model::Cluster& cluster, const std::string& currency) {
+  const std::map<std::string, double> reach = rates.RatesFrom(cluster.pricing.currency);
+  auto rate = reach.find(currency);
+  return rate == reach.end() ? 1.0 : rate->second;
+}
+
 }  // namespace
 
 void Placer::SetUpClusters(const std::shared_ptr<const PodMix>& mix, uint64_t mix_fingerprint) {
@@ -78,12 +95,10 @@ void Placer::SetUpClusters(const std::shared_ptr<const PodMix>& mix, uint64_t mi
     k.config = &config_;
     k.hooks = snapshot_.hooks;
     k.revision = config_.revision;
-    std::vector<const model::Cluster*> sorted;
-    for (const model::Cluster& c : config_.clusters) sorted.push_back(&c);
-    std::sort(sorted.begin(), sorted.end(),
-              [](const auto* a, const auto* b) { return a->metadata.name < b->metadata.name; });
+    const std::vector<const model::Cluster*> sorted = SortedByName(config_);
     for (const model::Cluster* c : sorted) {
-      ClusterEntry entry{c, model::ClusterView(*c), {}, {}, c->is_onprem()};
+      ClusterEntry entry{c, model::ClusterView(*c, &converter_), {}, {}, c->is_onprem()};
+      entry.cost_scale = CostScale(converter_, *c, sorted.front()->pricing.currency);
       for (const model::NodePool& pool : c->node_pools) entry.pool_views.push_back(model::NodePoolView(pool));
       k.cluster_index.emplace(c->metadata.name, k.clusters.size());
       k.clusters.push_back(std::move(entry));
@@ -98,7 +113,8 @@ void Placer::SetUpClusters(const std::shared_ptr<const PodMix>& mix, uint64_t mi
   k.stats = PlanMemo::Stats();
   ++k.plans;
   for (const ClusterEntry& entry : clusters_) {
-    for (const model::NodePool& pool : entry.cluster->node_pools) fleet_gpus_ += double{1} * pool.count * pool.gpu.count;
+    for (const model::NodePool& pool : entry.cluster->node_pools)
+      fleet_gpus_ += double{1} * pool.count * pool.gpu.count;
   }
 
   // Each cluster's inputs: its observed inventory (or none), then its running work in order.
@@ -170,8 +186,8 @@ void Placer::SetUpClusters(const std::shared_ptr<const PodMix>& mix, uint64_t mi
   for (size_t c = 0; c < clusters_.size(); ++c) {
     ClusterEntry& entry = clusters_[c];
     const uint64_t hash = inputs[c].value() ^ (observed[c] == nullptr ? 0 : 0x9e3779b97f4a7c15ull);
-    const bool keep = entry.state.cluster != nullptr && entry.inputs == hash &&
-                      entry.built_generation == entry.state.generation;
+    const bool keep =
+        entry.state.cluster != nullptr && entry.inputs == hash && entry.built_generation == entry.state.generation;
     std::shared_ptr<NodePacker> packer = new_mix ? nullptr : entry.state.packer;
     if (!keep) {
       previous[c] = std::move(entry.state);
@@ -179,7 +195,8 @@ void Placer::SetUpClusters(const std::shared_ptr<const PodMix>& mix, uint64_t mi
       entry.state.generation = (++k.epoch) << 32;
       entry.inputs = hash;
       entry.node_index.clear();
-      for (size_t n = 0; n < entry.state.nodes.size(); ++n) entry.node_index.emplace(entry.state.nodes[n].name, static_cast<int>(n));
+      for (size_t n = 0; n < entry.state.nodes.size(); ++n)
+        entry.node_index.emplace(entry.state.nodes[n].name, static_cast<int>(n));
       entry.layout_nodes = ~size_t{0};  // other nodes may have come under the same count
       rebuilt[c] = true;
     }

@@ -20,8 +20,8 @@ namespace gpufed::placement {
 // What a tenant already uses and spends outside this plan (from the store).
 struct TenantUsage {
   int64_t gpu_milli_in_use = 0;  // 1000 per whole GPU
-  Money spent;        // this budget period, all clusters
-  Money cloud_spent;  // this budget period, non-onprem clusters
+  Money spent;        // this budget period, all clusters, in the budget's currency
+  Money cloud_spent;  // this budget period, non-onprem clusters, in the budget's currency
   // GPU-hours used recently, each hour weighted by 2^(-age / half-life) (fair_share.h
   // keeps this ledger). Fair share compares it with what the fleet could have supplied
   // over the same decayed window; 0 everywhere reduces fair share to GPUs in use.
@@ -158,6 +158,9 @@ struct Decision {
   std::vector<VerdictGroup> verdict_groups;  // the clusters `verdicts` leaves out (large federations)
   std::vector<Preemption> preempted;     // running work this placement displaces
   std::vector<BudgetAlert> alerts;       // budget alert levels this placement crosses
+  // The exchange rates its money checks used (a cluster's prices against the tenant's
+  // budget or the workload's maxCost in another currency), once per pair.
+  std::vector<model::AppliedRate> exchange_rates;
 };
 
 struct Plan {

@@ -51,7 +51,8 @@ TEST(QueueingProperty, PreemptsOnlyWhenNeededMinimallyAndNeverBelowAGuarantee) {
       int next = 0;
       while (next < per_node) {
         int g = std::min(pick(1, 4), per_node - next);
-        workloads.push_back(testutil::MakeWorkload("r" + std::to_string(workloads.size()), "t" + std::to_string(pick(0, 2)), g));
+        workloads.push_back(
+            testutil::MakeWorkload("r" + std::to_string(workloads.size()), "t" + std::to_string(pick(0, 2)), g));
         model::Workload& w = workloads.back();
         w.priority = pick(0, 3) * 100;
         w.preemptible = pick(0, 3) > 0;
@@ -91,7 +92,8 @@ TEST(QueueingProperty, PreemptsOnlyWhenNeededMinimallyAndNeverBelowAGuarantee) {
       std::set<std::string> others = victims;
       others.erase(v);
       bool fits = false;
-      for (const auto& [node, free] : FreeGpus(config.clusters[0], running, others)) fits |= free >= urgent.resources.gpus;
+      for (const auto& [node, free] : FreeGpus(config.clusters[0], running, others))
+        fits |= free >= urgent.resources.gpus;
       EXPECT_FALSE(fits) << "victim " << v << " was not needed";
     }
     // Victims: lower priority, preemptible; no tenant left below its guarantee.
@@ -182,9 +184,9 @@ class Sim {
       j.end = now + d.binding.ready_after + j.runtime;
       j.clusters.push_back(d.binding.cluster);
       ledger_.Hold(j.w.tenant, ledger_.Held(j.w.tenant) + j.w.resources.gpus * 1000);
-      spent_[j.w.tenant] = spent_[j.w.tenant].Plus(d.cost);
+      spent_[j.w.tenant] = *spent_[j.w.tenant].Plus(d.cost);  // one currency
       if (!config_.FindCluster(d.binding.cluster)->is_onprem()) {
-        cloud_spent_[j.w.tenant] = cloud_spent_[j.w.tenant].Plus(d.cost);
+        cloud_spent_[j.w.tenant] = *cloud_spent_[j.w.tenant].Plus(d.cost);
       }
     }
   }
@@ -316,13 +318,13 @@ TEST(QueueingProperty, BudgetsBurstThresholdsAndNoPingPongHoldOverRandomRuns) {
         budget_queued += d.outcome == Outcome::kQueued && d.reason.find("budget") != std::string::npos;
         if (d.outcome != Outcome::kPlaced) continue;
         const model::Tenant* t = s.config->FindTenant(d.tenant);
-        spent[d.tenant] = spent[d.tenant].Plus(d.cost);
-        EXPECT_LE(spent[d.tenant], *t->budget.limit) << d.workload;
+        spent[d.tenant] = *spent[d.tenant].Plus(d.cost);  // one currency
+        EXPECT_LE(spent[d.tenant].micros(), t->budget.limit->micros()) << d.workload;
         if (d.binding.cluster == "cloud") {
           ++cloud_placements;
-          cloud_spent[d.tenant] = cloud_spent[d.tenant].Plus(d.cost);
+          cloud_spent[d.tenant] = *cloud_spent[d.tenant].Plus(d.cost);
           if (t->budget.cloud_limit) {
-            EXPECT_LE(cloud_spent[d.tenant], *t->budget.cloud_limit) << d.workload;
+            EXPECT_LE(cloud_spent[d.tenant].micros(), t->budget.cloud_limit->micros()) << d.workload;
           }
           // Burst only past a threshold (on-prem was eligible here: same shape, no rules).
           const model::Workload* w = nullptr;
@@ -356,9 +358,9 @@ TEST(QueueingProperty, BudgetsBurstThresholdsAndNoPingPongHoldOverRandomRuns) {
       }
     }
     for (const model::Tenant& t : config.tenants) {
-      EXPECT_LE(sim.spent()[t.metadata.name], *t.budget.limit);
+      EXPECT_LE(sim.spent()[t.metadata.name].micros(), t.budget.limit->micros());
       if (t.budget.cloud_limit) {
-        EXPECT_LE(sim.cloud_spent()[t.metadata.name], *t.budget.cloud_limit);
+        EXPECT_LE(sim.cloud_spent()[t.metadata.name].micros(), t.budget.cloud_limit->micros());
       }
     }
   }

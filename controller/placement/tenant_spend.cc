@@ -79,15 +79,34 @@ std::optional<double> UsedRatio(const Money& spent, const std::optional<Money>& 
   return static_cast<double>(spent.micros()) / static_cast<double>(limit->micros());
 }
 
+namespace {
+
+// `amount` into `total`, converted into total's currency ("" until the first charge).
+void AddCharge(const model::CurrencyConverter& rates, const Money& amount, Money& total, MoneyTotals& unconverted) {
+  if (amount.is_zero()) return;  // nothing to convert, whatever its currency
+  Result<Money> converted = rates.Convert(amount, total.currency());
+  Result<Money> sum = converted.ok() ? total.Plus(*converted) : Result<Money>(converted.status());
+  if (sum.ok()) {
+    total = *sum;
+  } else {
+    unconverted.Add(amount);
+  }
+}
+
+}  // namespace
+
 std::vector<TenantSpend> ComputeTenantSpend(const model::Config& config, const SpendInputs& in) {
+  const model::CurrencyConverter rates = config.Converter();
   std::vector<TenantSpend> out;
   std::map<std::string, size_t> at;  // tenant -> index in `out`
   for (const model::Tenant& t : config.tenants) {
     TenantSpend& s = EntryFor(t.metadata.name, out, at);
     s.declared = true;
     s.period = t.budget.period;
-    s.spent = t.budget.spent;
-    s.cloud_spent = t.budget.cloud_spent;
+    s.spent = Money(0, t.budget.Currency());
+    s.cloud_spent = Money(0, t.budget.Currency());
+    AddCharge(rates, t.budget.spent, s.spent, s.unconverted);
+    AddCharge(rates, t.budget.cloud_spent, s.cloud_spent, s.unconverted);
     s.limit = t.budget.limit;
     s.cloud_limit = t.budget.cloud_limit;
     s.alert_at = t.budget.alert_at;
@@ -103,18 +122,24 @@ std::vector<TenantSpend> ComputeTenantSpend(const model::Config& config, const S
   std::sort(others.begin(), others.end());
   for (const std::string& tenant : others) EntryFor(tenant, out, at);
 
+  auto charge = [&](TenantSpend& s, const Money& cost, const Money& cloud_cost) {
+    AddCharge(rates, cost, s.spent, s.unconverted);
+    // The cloud part is in the same currency as the whole, and within it: an amount that
+    // does not convert is already in `unconverted`.
+    if (s.cloud_spent.currency().empty()) s.cloud_spent = Money(s.cloud_spent.micros(), s.spent.currency());
+    MoneyTotals within_whole;
+    AddCharge(rates, cloud_cost, s.cloud_spent, within_whole);
+  };
   for (const MeteredSpend& m : in.metered) {
     TenantSpend& s = out[at.at(m.tenant)];
     // Booked before the period began: an earlier period's spend. (Booked after `now`, by
     // a wall clock set back since, it was spent all the same: it counts.)
     if (m.at < BudgetPeriodStart(s.period, in.now)) continue;
-    s.spent = s.spent.Plus(m.cost);
-    s.cloud_spent = s.cloud_spent.Plus(m.cloud_cost);
+    charge(s, m.cost, m.cloud_cost);
   }
   for (const EstimatedSpend& e : in.estimates) {
     TenantSpend& s = out[at.at(e.tenant)];
-    s.spent = s.spent.Plus(e.cost);
-    s.cloud_spent = s.cloud_spent.Plus(e.cloud_cost);
+    charge(s, e.cost, e.cloud_cost);
   }
   for (TenantSpend& s : out) {
     s.period_label = BudgetPeriodLabel(s.period, in.now);

@@ -15,6 +15,12 @@
 // 1970-01-01). An attempt's metered cost belongs to the period in which it was booked
 // (it finished), however long it ran: metering happens then. A running attempt's
 // estimate counts in the current period.
+//
+// Spend is summed in one currency: the budget's (Tenant.spec.budget), or for a tenant
+// without one the currency of its first charge. A charge in another currency is
+// converted through the repository's exchange rates (model/exchange_rates.h); one no
+// rate converts (validate refuses such a repository, but a store may hold charges of an
+// older revision) is kept apart in `unconverted`, never added as a plain number.
 #include <map>
 #include <optional>
 #include <string>
@@ -62,8 +68,9 @@ struct TenantSpend {
   bool declared = false;  // a Tenant of the config (else only charges name it: no budget)
   model::BudgetPeriod period = model::BudgetPeriod::kMonthly;
   std::string period_label;
-  Money spent;
-  Money cloud_spent;
+  Money spent;        // in `currency`
+  Money cloud_spent;  // in `currency`
+  MoneyTotals unconverted;  // charges no exchange rate converts into `currency`
   std::optional<Money> limit;
   std::optional<Money> cloud_limit;
   std::vector<double> alert_at;

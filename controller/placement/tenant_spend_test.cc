@@ -87,6 +87,33 @@ TEST(TenantSpend, DeclaredPlusMeteredThisPeriodPlusRunningEstimates) {
   EXPECT_EQ(spend[0].period_label, "2026-12");
 }
 
+// A EUR budget charged on a USD cluster: each charge is converted through the
+// repository's rate; without a rate it is kept apart, never added as a plain number.
+TEST(TenantSpend, ChargesInAnotherCurrencyAreConvertedOrKeptApart) {
+  model::Config config;
+  config.tenants.push_back(Tenant("nlp", model::BudgetPeriod::kMonthly));
+  const Money usd(168'000'000, "USD");
+  SpendInputs in;
+  in.now = At(2026, 11, 23, 12);
+  in.metered = {{"nlp", Eur(10), Money(), At(2026, 11, 2)}, {"nlp", usd, usd, At(2026, 11, 20)}};
+  in.estimates = {{"nlp", usd, usd}};
+
+  TenantSpend without = ComputeTenantSpend(config, in)[0];
+  EXPECT_EQ(without.spent.ToString(), "10.00 EUR");
+  EXPECT_EQ(without.cloud_spent.ToString(), "0.00 EUR");
+  EXPECT_EQ(without.unconverted.ToDisplayString(), "336.00 USD");
+
+  model::ExchangeRates rates;
+  rates.metadata.name = "ecb";
+  rates.as_of = "2026-11-02";
+  rates.rates.push_back({"USD", "EUR", 920'000'000, {}});
+  config.exchange_rates.push_back(rates);
+  TenantSpend with = ComputeTenantSpend(config, in)[0];
+  EXPECT_EQ(with.spent.ToString(), "319.12 EUR");  // 10 + 2 x 154.56
+  EXPECT_EQ(with.cloud_spent.ToString(), "309.12 EUR");
+  EXPECT_TRUE(with.unconverted.empty());
+}
+
 TEST(TenantSpend, EachTenantSumsItsOwnPeriod) {
   model::Config config;
   config.tenants.push_back(Tenant("daily", model::BudgetPeriod::kDaily));

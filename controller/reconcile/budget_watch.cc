@@ -58,7 +58,15 @@ Result<std::vector<TenantBudgetStatus>> BudgetWatch::Totals(const model::Config&
   inputs.metered = std::move(*metered);
   Result<std::map<std::string, store::ActiveEstimate>> running = store_->ActiveEstimates();
   if (!running.ok()) return running.status();
-  for (const auto& [tenant, estimate] : *running) inputs.estimates.push_back({tenant, estimate.all, estimate.cloud});
+  for (const auto& [tenant, estimate] : *running) {
+    inputs.estimates.push_back({tenant, estimate.all, estimate.cloud});
+    // Estimates in other currencies: ComputeTenantSpend converts each.
+    for (const auto& [currency, amount] : estimate.other_all.by_currency()) {
+      auto cloud = estimate.other_cloud.by_currency().find(currency);
+      inputs.estimates.push_back(
+          {tenant, amount, cloud == estimate.other_cloud.by_currency().end() ? Money(0, currency) : cloud->second});
+    }
+  }
   std::vector<TenantBudgetStatus> out;
   for (placement::TenantSpend& spend : placement::ComputeTenantSpend(config, inputs)) {
     if (!spend.declared) continue;  // no budget to watch

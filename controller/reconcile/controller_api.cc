@@ -96,6 +96,7 @@ Result<WorkloadRecord> Controller::Submit(const std::string& text, const std::st
   if (stored.ok()) {
     model::Workload spec = w;
     spec.metadata.location.file = "api/" + w.metadata.name + ".yaml";
+    if (spec.max_cost) spec.max_cost_location.file = spec.metadata.location.file;
     submitted_specs_.Put(stored->uid, {revision->config.revision, std::move(spec)});
   }
   return stored;

@@ -128,7 +128,7 @@ std::string Controller::RenderMetricsLocked() {
       by_state[store::StateName(c.state)] += static_cast<double>(c.workloads);
       if (!c.cost.currency().empty()) {
         Money& sum = metered[{c.tenant, c.cost.currency()}];
-        sum = sum.Plus(c.cost);
+        sum = Money(Money::SaturatingAdd(sum.micros(), c.cost.micros()), c.cost.currency());  // keyed by currency
       }
     }
   }

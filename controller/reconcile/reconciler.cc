@@ -197,7 +197,9 @@ Status Reconciler::BookAttempt(WorkloadRecord& r, const connectors::ObservedWork
   }
   // The workload's own total (what /metrics and the live view count) follows the same
   // booking, for every attempt that ends, preempted victims included; the caller stores it.
-  r.cost = r.cost.Plus(a.cost);
+  // A workload's row keeps one currency: an attempt on a cluster that prices in another
+  // stays out of this total (the attempt ledger, which chargeback reads, has it in its own).
+  if (Result<Money> total = r.cost.Plus(a.cost); total.ok()) r.cost = *total;
   return Status::Ok();
 }
 

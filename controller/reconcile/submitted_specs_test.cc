@@ -78,6 +78,7 @@ spec:
     ASSERT_EQ(api.config.workloads.size(), 1u);
     model::Workload handed = api.config.workloads[0];
     handed.metadata.location.file = "api/" + handed.metadata.name + ".yaml";
+    if (handed.max_cost) handed.max_cost_location.file = handed.metadata.location.file;
     config::LoadResult loop =
         config::LoadText(body, "api/" + handed.metadata.name + ".yaml", &repo.config);
     ASSERT_TRUE(loop.ok());

@@ -127,9 +127,14 @@ struct StateCount {
 };
 
 // What a tenant's running work is expected to cost (its decisions' estimates).
+// `all` and `cloud` are in the currency of the tenant's first estimate (by currency
+// code); estimates in other currencies are summed apart, never added as plain numbers
+// (tenant_spend.h converts each through the repository's exchange rates).
 struct ActiveEstimate {
   Money all;
   Money cloud;
+  MoneyTotals other_all;
+  MoneyTotals other_cloud;
 };
 
 // Metered cost a tenant was booked on one UTC day (`day`: its midnight).

@@ -87,8 +87,13 @@ std::map<std::string, ActiveEstimate> UnfinishedRows::ActiveEstimates() const {
     const auto& [tenant, cloud, currency] = key;
     ActiveEstimate& e = out[tenant];
     const Money amount(sum.micros, currency);
-    e.all = e.all.Plus(amount);
-    if (cloud) e.cloud = e.cloud.Plus(amount);
+    if (!e.all.SameCurrency(amount)) {
+      e.other_all.Add(amount);
+      if (cloud) e.other_cloud.Add(amount);
+      continue;
+    }
+    e.all = *e.all.Plus(amount);  // checked above; `cloud` is a part of `all`, in its currency
+    if (cloud) e.cloud = *e.cloud.Plus(amount);
   }
   return out;
 }

@@ -17,6 +17,7 @@ model::Config CaseConfig(const model::Config& repo, const model::PolicyTestCase&
   config.root = repo.root;
   config.policies = repo.policies;
   config.lua_sources = repo.lua_sources;
+  config.exchange_rates = repo.exchange_rates;  // the case prices and budgets as the repository does
   for (const model::Cluster& cluster : repo.clusters) {
     if (c.clusters.empty() || std::count(c.clusters.begin(), c.clusters.end(), cluster.metadata.name)) {
       config.clusters.push_back(cluster);

@@ -11,7 +11,9 @@ namespace {
 // The categories `expect.queued.rule` may name, besides a rule or policy.
 constexpr std::string_view kQueueCauses[] = {"burst", "quota", "budget", "capacity"};
 
-bool Contains(const std::string& haystack, const std::string& needle) { return haystack.find(needle) != std::string::npos; }
+bool Contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
 
 // Every rule that decided about some cluster of the decision (listed or grouped).
 std::set<std::string> VerdictRules(const placement::Decision& d) {
@@ -78,7 +80,12 @@ bool PlacementMeets(const model::Expectation& e, const placement::Decision& d, c
       if (static_cast<int>(gpus.size()) != *e.gpus_per_node) return false;
     }
   }
-  if (e.max_cost && (!d.cost.SameCurrency(*e.max_cost) || d.cost > *e.max_cost)) return false;
+  if (e.max_cost) {
+    // In the expectation's currency, through the repository's rates; without one it fails.
+    const Result<Money> cost = config.Converter().Convert(d.cost, e.max_cost->currency());
+    const Result<std::strong_ordering> order = cost.ok() ? cost->Compare(*e.max_cost) : cost.status();
+    if (!order.ok() || *order > 0) return false;
+  }
   if (e.preempts) {
     std::vector<std::string> victims, wanted = *e.preempts;
     for (const placement::Preemption& p : d.preempted) victims.push_back(p.workload);

@@ -91,7 +91,7 @@ TEST_F(TenancyTest, EveryRunOfAReusedNameIsMeteredAndCharged) {
     if (a.workload != "reuse-1") continue;
     booked.insert(a.uid);
     EXPECT_GT(a.cost.micros(), 0) << a.uid;
-    metered = metered.Plus(a.cost);
+    metered = *metered.Plus(a.cost);  // one cluster, one currency
   }
   EXPECT_EQ(booked, uids);
   auto usage = h_.controller->store()->Usage();
@@ -140,14 +140,18 @@ TEST_F(TenancyTest, CrossTenantMatrix) {
   };
   int n = 0;
   for (const Endpoint& e : endpoints) {
-    const std::pair<const char*, int> callers[] = {
-        {kBeta, e.other}, {kMetrics, e.path == "/metrics" ? 200 : 403}, {nullptr, 401}, {kAlpha, e.own}, {kAdmin, e.admin}};
+    const std::pair<const char*, int> callers[] = {{kBeta, e.other},
+                                                   {kMetrics, e.path == "/metrics" ? 200 : 403},
+                                                   {nullptr, 401},
+                                                   {kAlpha, e.own},
+                                                   {kAdmin, e.admin}};
     for (const auto& [token, expected] : callers) {
       const std::string who = token == nullptr ? "no token" : token;
-      httplib::Result r = e.method == "GET"    ? client_->Get(e.path, Auth(token))
-                          : e.method == "POST" ? client_->Post(e.path, Auth(token), Yaml("p" + std::to_string(++n), "alpha"),
-                                                               "application/yaml")
-                                               : client_->Delete(e.path, Auth(token));
+      httplib::Result r =
+          e.method == "GET" ? client_->Get(e.path, Auth(token))
+          : e.method == "POST"
+              ? client_->Post(e.path, Auth(token), Yaml("p" + std::to_string(++n), "alpha"), "application/yaml")
+              : client_->Delete(e.path, Auth(token));
       ASSERT_TRUE(r) << e.method << " " << e.path << " as " << who;
       EXPECT_EQ(r->status, expected) << e.method << " " << e.path << " as " << who << ": " << r->body;
       if (token == kBeta) {
