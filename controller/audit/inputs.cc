@@ -107,19 +107,27 @@ nlohmann::json ObservedClusterDocument(const placement::ObservedCluster& c) {
     nodes.push_back({{"name", n.name}, {"pool", n.pool}, {"ready", n.ready}, {"freeCpuMilli", n.free_cpu_milli},
                      {"freeMemory", n.free_memory}, {"gpus", std::move(gpus)}});
   }
-  return {{"healthy", c.healthy}, {"nodes", std::move(nodes)}};
+  nlohmann::json doc = {{"healthy", c.healthy}, {"nodes", std::move(nodes)}};
+  if (!c.down_reason.empty()) doc["downReason"] = c.down_reason;  // absent when up: earlier snapshots read the same
+  return doc;
 }
 
 std::string ObservedClusterText(const placement::ObservedCluster& c) {
-  // Keys in canonical (sorted) order: healthy, nodes; freeCpuMilli, freeMemory, gpus,
-  // name, pool, ready.
+  // Keys in canonical (sorted) order: downReason (when set), healthy, nodes;
+  // freeCpuMilli, freeMemory, gpus, name, pool, ready.
   std::string out;
   out.reserve(64 + c.nodes.size() * 160);
   auto number = [&out](int64_t v) {
     char buf[24];
     out.append(buf, static_cast<size_t>(std::to_chars(buf, buf + sizeof buf, v).ptr - buf));
   };
-  out += c.healthy ? "{\"healthy\":true,\"nodes\":[" : "{\"healthy\":false,\"nodes\":[";
+  if (c.down_reason.empty()) {
+    out += c.healthy ? "{\"healthy\":true,\"nodes\":[" : "{\"healthy\":false,\"nodes\":[";
+  } else {
+    out += "{\"downReason\":";
+    AppendCanonicalString(c.down_reason, &out);
+    out += c.healthy ? ",\"healthy\":true,\"nodes\":[" : ",\"healthy\":false,\"nodes\":[";
+  }
   for (size_t i = 0; i < c.nodes.size(); ++i) {
     const placement::ObservedNode& n = c.nodes[i];
     out += i == 0 ? "{\"freeCpuMilli\":" : ",{\"freeCpuMilli\":";
@@ -299,6 +307,7 @@ Result<SnapshotInputs> ParseSnapshotDocument(const nlohmann::json& doc) {
       Fields f{c, where};
       placement::ObservedCluster& oc = s.observed[cluster];
       oc.healthy = f.Bool("healthy", true);
+      oc.down_reason = f.Text("downReason");
       const nlohmann::json* nodes = f.Get("nodes", nlohmann::json::value_t::array, false);
       if (!f.status.ok()) return f.status;
       if (nodes == nullptr) continue;

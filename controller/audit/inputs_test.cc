@@ -19,6 +19,10 @@ placement::Snapshot Sample() {
   placement::ObservedCluster observed;
   observed.nodes.push_back({"a100-0", "a100", true, 64000, -1, {{500, 1 << 30, 2}}});
   s.observed["hamburg"] = observed;
+  placement::ObservedCluster down;
+  down.healthy = false;
+  down.down_reason = "cluster unhealthy since +01:00:00: last error: connection refused";
+  s.observed["oslo"] = down;
   model::ResourceRequest share;
   share.gpus = 1;
   share.gpu_memory = Quantity::FromUnits(int64_t{12} << 30);
@@ -42,6 +46,9 @@ TEST(SnapshotDocument, ThePodMixAndObservedInventoryReadBackAsRecorded) {
   EXPECT_EQ(r.onprem_queue_depth, 3);
   ASSERT_EQ(r.observed.at("hamburg").nodes.size(), 1u);
   EXPECT_EQ(r.observed.at("hamburg").nodes[0].gpus[0].free_milli, 500);
+  EXPECT_TRUE(r.observed.at("hamburg").down_reason.empty());
+  EXPECT_FALSE(r.observed.at("oslo").healthy);
+  EXPECT_EQ(r.observed.at("oslo").down_reason, s.observed.at("oslo").down_reason);
   ASSERT_EQ(r.pod_mix.size(), 2u);
   for (size_t i = 0; i < 2; ++i) {
     const model::ResourceRequest& a = s.pod_mix[i].first;
@@ -96,6 +103,7 @@ TEST(ObservedClusterText, IsTheCanonicalTextOfTheDocumentOnRandomReports) {
   for (int round = 0; round < 500; ++round) {
     placement::ObservedCluster c;
     c.healthy = rng() % 2 == 0;
+    if (rng() % 3 == 0) c.down_reason = pick(names);
     c.nodes.resize(rng() % 5);
     for (placement::ObservedNode& n : c.nodes) {
       n.name = pick(names);

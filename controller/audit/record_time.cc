@@ -23,21 +23,6 @@ std::optional<int64_t> ControllerClockMillis(const nlohmann::json& r) {
   return std::nullopt;
 }
 
-std::string FormatVirtualMillis(int64_t millis) {
-  const int64_t ms = std::max<int64_t>(0, millis);
-  const int64_t s = ms / 1000;
-  char buf[48];
-  if (ms % 1000 == 0) {
-    std::snprintf(buf, sizeof buf, "+%02lld:%02lld:%02lld", static_cast<long long>(s / 3600),
-                  static_cast<long long>(s / 60 % 60), static_cast<long long>(s % 60));
-  } else {
-    std::snprintf(buf, sizeof buf, "+%02lld:%02lld:%02lld.%03lld", static_cast<long long>(s / 3600),
-                  static_cast<long long>(s / 60 % 60), static_cast<long long>(s % 60),
-                  static_cast<long long>(ms % 1000));
-  }
-  return buf;
-}
-
 RecordTime RecordTimeline::Next(const nlohmann::json& r) {
   std::optional<int64_t> own = ControllerClockMillis(r);
   if (own && *own >= 0 && *own < kVirtualClockLimitMillis) {

@@ -19,17 +19,18 @@
 
 #include <nlohmann/json.hpp>
 
+#include "controller/common/time_text.h"
+
 namespace gpufed::audit {
 
-inline constexpr int64_t kVirtualClockLimitMillis = 1000000000000;  // 2001-09-09T01:46:40Z
 
 // The controller clock a record carries (decision: decidedAtMillis; attempt-metered:
 // bookedAtMillis), if any.
 std::optional<int64_t> ControllerClockMillis(const nlohmann::json& record);
 
-// "+26:15:00" or "+26:15:00.250": hours (past 24), minutes and seconds since the run's
-// virtual start, like `gpufed run`'s view.
-std::string FormatVirtualMillis(int64_t millis);
+// The virtual/wall boundary and the "+26:15:00" form are common/time_text.h's.
+using gpufed::FormatVirtualMillis;
+using gpufed::kVirtualClockLimitMillis;
 
 struct RecordTime {
   bool is_virtual = false;

@@ -1,5 +1,6 @@
 #include "controller/common/time_text.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <string>
@@ -56,6 +57,27 @@ std::string FormatTimeMicros(int64_t micros) {
   std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
                 tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<long long>(frac));
   return buf;
+}
+
+std::string FormatVirtualMillis(int64_t millis) {
+  const int64_t ms = std::max<int64_t>(0, millis);
+  const int64_t s = ms / 1000;
+  char buf[48];
+  if (ms % 1000 == 0) {
+    std::snprintf(buf, sizeof buf, "+%02lld:%02lld:%02lld", static_cast<long long>(s / 3600),
+                  static_cast<long long>(s / 60 % 60), static_cast<long long>(s % 60));
+  } else {
+    std::snprintf(buf, sizeof buf, "+%02lld:%02lld:%02lld.%03lld", static_cast<long long>(s / 3600),
+                  static_cast<long long>(s / 60 % 60), static_cast<long long>(s % 60),
+                  static_cast<long long>(ms % 1000));
+  }
+  return buf;
+}
+
+std::string FormatControllerMillis(int64_t millis) {
+  if (millis < kVirtualClockLimitMillis) return FormatVirtualMillis(millis);
+  std::string text = FormatTimeMicros(millis / 1000 * 1000000);  // to the second
+  return text.substr(0, 19) + "Z";
 }
 
 std::optional<int64_t> ParseTimeMicros(std::string_view text) {

@@ -98,7 +98,7 @@ const ViewField kClusterFields[] = {
      "H100-80GB"},
     {"pricing.spotGpuHour.*",
      kDecimal,
-     "Spot price of one GPU-hour of a model (the key).",
+     "Spot price of one GPU-hour of a model (the key), paid on the cluster's spot pools.",
      "{lte: 2}",
      kFree,
      {},

@@ -4,9 +4,9 @@
 
 namespace gpufed::placement {
 
-const Money* GpuHourPrice(const model::Cluster& cluster, const model::NodePool& pool, bool spot) {
+const Money* GpuHourPrice(const model::Cluster& cluster, const model::NodePool& pool) {
   const model::Pricing& pricing = cluster.pricing;
-  if (spot || pool.spot) {
+  if (pool.spot) {
     auto it = pricing.spot_gpu_hour.find(pool.gpu.model);
     if (it != pricing.spot_gpu_hour.end()) return &it->second;
   }
@@ -16,7 +16,7 @@ const Money* GpuHourPrice(const model::Cluster& cluster, const model::NodePool& 
 
 CostEstimate EstimateCost(const model::Cluster& cluster, const model::NodePool& pool, const model::Workload& workload,
                           int64_t gpu_milli_total) {
-  return EstimateCostAt(cluster, GpuHourPrice(cluster, pool, workload.spot), workload, gpu_milli_total);
+  return EstimateCostAt(cluster, GpuHourPrice(cluster, pool), workload, gpu_milli_total);
 }
 
 namespace {

@@ -1,6 +1,6 @@
 #pragma once
 // Projected cost of running a workload on a cluster: GPU-hours at the cluster's price
-// for the model (spot price when the workload accepts spot) plus egress of a dataset
+// for the model (the spot price on a spot pool) plus egress of a dataset
 // the cluster does not hold. Exact money arithmetic; no floating point.
 #include <string>
 
@@ -19,9 +19,11 @@ struct CostEstimate {
   double transfer_seconds = 0;  // dataset size / link bandwidth
 };
 
-// The price of one GPU-hour of `pool` on `cluster` (the spot price when the workload or
-// pool is spot and the cluster quotes one); null when the cluster does not price the model.
-const Money* GpuHourPrice(const model::Cluster& cluster, const model::NodePool& pool, bool spot);
+// The price of one GPU-hour of `pool` on `cluster`: the spot price when the pool is spot
+// capacity and the cluster quotes one, else the on-demand price; null when the cluster
+// does not price the model. A workload's `spot: true` only allows spot pools: on an
+// on-demand pool it pays the on-demand price.
+const Money* GpuHourPrice(const model::Cluster& cluster, const model::NodePool& pool);
 
 // EstimateCost with the price already looked up (null: unpriced).
 CostEstimate EstimateCostAt(const model::Cluster& cluster, const Money* gpu_hour_price, const model::Workload& workload,

@@ -3,6 +3,7 @@
 // placer only sees this interface, so it stays pure and testable with fakes.
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -17,6 +18,8 @@ struct HookOutcome {
   std::string reason;
   bool error = false;       // the hook failed; `reason` carries file:line and message
   bool enforced = true;     // false for warn/dryrun policies: reported, never binding
+  // A filter that allows the cluster may deny some of its pools: pool name -> reason.
+  std::vector<std::pair<std::string, std::string>> denied_pools;
 };
 
 // What `read` observes in `view`: equal strings for equal observations.

@@ -31,6 +31,9 @@ struct ObservedNode {
 // jobs, or work the cluster has not released yet): the placer never plans on it.
 struct ObservedCluster {
   bool healthy = true;            // false: nothing fits there and nothing is provisioned
+  // Why it is not healthy, as explanations quote it ("cluster unhealthy since T: last
+  // error: ...", "no connector ..."); empty when healthy or not known.
+  std::string down_reason;
   std::vector<ObservedNode> nodes;
   bool operator==(const ObservedCluster&) const = default;
 };

@@ -210,6 +210,15 @@ bool Placer::Admit(const model::Workload& w, const TenantState& tenant_state, De
   const model::Tenant* tenant = tenant_state.tenant;
   const TenantUsage& usage = tenant_state.usage;
   const int64_t requested_milli = RequestedGpuMilli(w.resources);
+  if (tenant != nullptr && tenant->max_gpus && requested_milli > int64_t{*tenant->max_gpus} * 1000) {
+    // More than the tenant may ever hold at once: waiting cannot help, so it is refused now.
+    d.outcome = Outcome::kRejected;
+    d.denied_by = {kRuleTenantQuota};
+    d.reason = "tenant quota: needs " + FormatGpus(requested_milli) + " GPUs, more than tenant " +
+               tenant->metadata.name + "'s maxGpus of " + std::to_string(*tenant->max_gpus) +
+               "; it can never be admitted";
+    return false;
+  }
   if (tenant != nullptr && tenant->max_gpus && requested_milli > 0 &&
       usage.gpu_milli_in_use + requested_milli > int64_t{*tenant->max_gpus} * 1000) {
     d.outcome = Outcome::kQueued;
@@ -226,6 +235,7 @@ Placer::Eligibility Placer::ApplyCostCaps(const model::Workload& w, const ShapeC
   const bool has_budget = tenant != nullptr && (tenant->budget.limit || tenant->budget.cloud_limit);
   Eligibility eligible;
   candidates_.clear();  // filled by FindCandidates; Explain reads it
+  if (!capped_.empty()) capped_.clear();
   for (uint32_t c : shape.eligible) evaluations_[c] = Evaluation();
   hold_counts_ = {};
   hold_counts_[0] = static_cast<int64_t>(shape.eligible.size());
@@ -240,7 +250,10 @@ Placer::Eligibility Placer::ApplyCostCaps(const model::Workload& w, const ShapeC
     Evaluation& e = evaluations_[c];
     const ShapeCluster& sc = shape.clusters[c];
     const model::Cluster& cluster = *clusters_[c].cluster;
-    const Money cost = EstimateCostAt(cluster, sc.prices[sc.cheapest_pool], w, sc.gpu_milli[sc.cheapest_pool]).total;
+    auto cost_on = [&](int p) {
+      return EstimateCostAt(cluster, sc.prices[static_cast<size_t>(p)], w, sc.gpu_milli[static_cast<size_t>(p)]).total;
+    };
+    const Money cost = cost_on(sc.cheapest_pool);
     if (w.max_cost && !OverMaxCost(w, cost).empty()) {
       ChangeHold(e, [](Evaluation& x) { x.stage = Evaluation::Stage::kMaxCost; });
       continue;
@@ -253,9 +266,27 @@ Placer::Eligibility Placer::ApplyCostCaps(const model::Workload& w, const ShapeC
       eligible.budget_never = eligible.budget_never && never;
       continue;
     }
+    if (sc.dearest_pool != sc.cheapest_pool && !WithinCaps(w, cluster, tenant_state, cost_on(sc.dearest_pool))) {
+      // A dearer pool is over them: the decision may use only the pools within them, so
+      // the pool it binds (and prices) is one the caps were judged on.
+      ShapeCluster& narrowed = capped_[c] = sc;
+      for (size_t p = 0; p < narrowed.pools.size(); ++p) {
+        if (!narrowed.pools[p] || WithinCaps(w, cluster, tenant_state, cost_on(static_cast<int>(p)))) continue;
+        narrowed.pools[p] = false;
+        narrowed.demands[p].reset();
+        if (p < 63 && narrowed.pool_mask != kUnsharedPools) narrowed.pool_mask &= ~(uint64_t{1} << p);
+      }
+    }
     (clusters_[c].onprem ? eligible.onprem : eligible.cloud) = true;
   }
   return eligible;
+}
+
+bool Placer::WithinCaps(const model::Workload& w, const model::Cluster& cluster, const TenantState& t,
+                        const Money& cost) const {
+  if (w.max_cost && !OverMaxCost(w, cost).empty()) return false;
+  bool never = false;
+  return OverBudget(cluster, t, cost, never).empty();
 }
 
 // This runs for every eligible cluster of every decision. What it reads is held in
@@ -281,7 +312,8 @@ void Placer::EvaluateGroup(const model::Workload& w, ShapeClass& shape, const st
     Evaluation& e = evaluations[c];
     if (e.stage != Evaluation::Stage::kEligible) continue;
     assert(generations[c] == clusters_[c].state.generation);
-    const CachedFit& fit = FitHolds(fits[c], generations[c], pool_masks[c], mix_epoch) ? fits[c] : FindFit(w, shape, c);
+    const uint64_t pools = capped_.empty() ? pool_masks[c] : AllowedOn(shape, c).pool_mask;
+    const CachedFit& fit = FitHolds(fits[c], generations[c], pools, mix_epoch) ? fits[c] : FindFit(w, shape, c);
     assert(!e.evaluated && !e.burst_blocked);
     e.evaluated = true;
     if (!fit.fits) {
@@ -311,7 +343,7 @@ Placer::CandidateSearch Placer::FindCandidates(const model::Workload& w, ShapeCl
     for (uint32_t c : shape.onprem) {
       Evaluation& e = evaluations_[c];
       if (e.stage != Evaluation::Stage::kEligible) continue;
-      std::optional<Candidate> made = PreemptFor(w, c, shape.clusters[c].pools, d);
+      std::optional<Candidate> made = PreemptFor(w, c, AllowedOn(shape, c).pools, d);
       generation_of_[c] = clusters_[c].state.generation;
       if (!made) continue;
       onprem_now = true;
@@ -431,10 +463,15 @@ void Placer::DecidePlaced(const model::Workload& w, const ShapeClass& shape, Ten
       made != found.by_preemption.end()
           ? std::move(made->second)
           // NOLINTNEXTLINE(bugprone-unchecked-optional-access): see above
-          : *FindCandidate(w, chosen, shape.clusters[chosen].pools, &shape.clusters[chosen].demands);
+          : *FindCandidate(w, chosen, AllowedOn(shape, chosen).pools, &AllowedOn(shape, chosen).demands);
   const TenantState before = tenant_state;
   Bind(w, candidate, ScoreOf(w, *shape.policy, candidates_[static_cast<size_t>(evaluations_[chosen].candidate)]),
        tenant_state, d);
+  // The chosen cluster's verdict shows the price of the pool bound, whatever pool the
+  // explanation priced it on.
+  for (ClusterVerdict& v : d.verdicts) {
+    if (v.cluster == d.binding.cluster) v.cost = d.cost;
+  }
   RaiseAlerts(before, tenant_state, d);
   for (const ClusterVerdict& v : d.verdicts) {
     if (v.cluster == clusters_[chosen].cluster->metadata.name) {

@@ -73,6 +73,10 @@ class Placer {
     std::vector<nlohmann::json> pool_views;
     ClusterState state;
     bool onprem = false;  // cluster->is_onprem(), asked in every decision's inner loops
+    // Observed unhealthy: why (ObservedCluster::down_reason, or a plain "cluster
+    // unhealthy"); empty when it is up or not observed. Nothing fits there meanwhile, and
+    // its verdicts say so rather than "no free capacity".
+    std::string down_reason;
     // Its prices in the scoring currency (the first cluster's, by name) per unit of its
     // own: candidates' costs are ranked in one currency. 1 without a rate (validate
     // refuses a repository that mixes currencies without one).
@@ -146,7 +150,8 @@ class Placer {
     bool eligible = false;                  // policies and hardware shape allow it
     std::string rule, reason;               // the hardware check's verdict, when the policies passed
     std::vector<bool> pools;                // pools allowed and of the right shape
-    int cheapest_pool = -1;                 // the pool cost caps and budgets use
+    int cheapest_pool = -1;                 // the pool cost caps and budgets rule a cluster out on
+    int dearest_pool = -1;                  // within the caps, every pool is (ApplyCostCaps)
     std::vector<const Money*> prices;       // GPU-hour price per pool (null: unpriced)
     std::vector<int64_t> gpu_milli;         // GPU share taken on each pool
     uint64_t pool_mask = 0;                 // `pools` as bits (kUnsharedPools beyond 63 pools)
@@ -285,6 +290,17 @@ class Placer {
            (!cached.fits || cached.mix_epoch == mix_epoch);
   }
   const CachedFit& FindFit(const model::Workload& w, ShapeClass& shape, size_t c);
+  // What the current decision may use on cluster c: the shape's pools, or those its cost
+  // cap and budget leave (capped_).
+  const ShapeCluster& AllowedOn(const ShapeClass& shape, size_t c) const {
+    if (capped_.empty()) return shape.clusters[c];
+    auto it = capped_.find(static_cast<uint32_t>(c));
+    return it == capped_.end() ? shape.clusters[c] : it->second;
+  }
+  // Whether a projected `cost` on `cluster` is within the workload's maxCost and its
+  // tenant's budget (both checked where set).
+  bool WithinCaps(const model::Workload& w, const model::Cluster& cluster, const TenantState& t,
+                  const Money& cost) const;
   // The score of candidate k in the current decision (score_basis_). Decide ranks by
   // its total; the listed verdicts and the binding carry the parts.
   ScoreBreakdown ScoreOf(const model::Workload& w, const PolicyClass& policy, const CandidateEval& k) const {
@@ -420,6 +436,9 @@ class Placer {
   std::unique_ptr<PolicyClass> uncached_policy_;  // for a workload whose policy class is not shared
   std::unique_ptr<ShapeClass> uncached_shape_;
   std::vector<Evaluation> evaluations_;         // by cluster index; reused by every decision
+  // The current decision's clusters on which its cost cap or budget rules out some of
+  // the shape's pools, not all: the shape's entry with just the pools within them.
+  std::unordered_map<uint32_t, ShapeCluster> capped_;
   // How many of the current decision's eligible clusters each hold has (EvaluationHold).
   // Decide keeps it as it sets evaluations_, so explanations need not count a thousand
   // clusters again in every decision.

@@ -19,6 +19,36 @@ const model::Condition* FirstFailing(const std::vector<model::Condition>& condit
   return nullptr;
 }
 
+// Applies a filter hook's pool denials to a cluster it allowed. False when no pool the
+// policies allowed is left (the verdict then says why); warn and dryrun policies only
+// report. A pool the cluster does not declare is reported, not ignored.
+bool ApplyPoolDenials(const HookOutcome& o, const model::Cluster& cluster, ClusterVerdict& verdict,
+                      std::vector<bool>& pool_allowed, std::vector<std::pair<std::string, std::string>>& pool_denials) {
+  std::vector<std::string> denied;
+  for (const auto& [name, why] : o.denied_pools) {
+    auto it = std::find_if(cluster.node_pools.begin(), cluster.node_pools.end(),
+                           [&](const model::NodePool& p) { return p.name == name; });
+    if (it == cluster.node_pools.end()) {
+      verdict.warnings.push_back("policy " + o.policy + " denied pool " + name + ", which cluster " +
+                                 cluster.metadata.name + " does not declare");
+      continue;
+    }
+    const auto p = static_cast<size_t>(it - cluster.node_pools.begin());
+    if (!pool_allowed[p]) continue;
+    if (!o.enforced) {
+      verdict.warnings.push_back("policy " + o.policy + " would deny pool " + name + ": " + why);
+      continue;
+    }
+    pool_allowed[p] = false;
+    pool_denials[p] = {o.policy, "pool " + name + ": " + why};
+    denied.push_back(pool_denials[p].second);
+  }
+  if (std::find(pool_allowed.begin(), pool_allowed.end(), true) != pool_allowed.end()) return true;
+  verdict.rule = o.policy;
+  verdict.reason = Join(denied, "; ");
+  return false;
+}
+
 }  // namespace
 
 int64_t RequestedGpuMilli(const model::ResourceRequest& r) {
@@ -93,7 +123,11 @@ bool Placer::PassesPolicies(const model::Workload& w, const nlohmann::json& wv, 
   }
   if (snapshot_.hooks != nullptr) {
     for (const HookOutcome& o : snapshot_.hooks->Filter(wv, entry.view, snapshot_.now.seconds())) {
-      if (o.allowed && !o.error) continue;
+      if (o.allowed && !o.error) {
+        if (o.denied_pools.empty()) continue;
+        if (!ApplyPoolDenials(o, *entry.cluster, verdict, pool_allowed, pool_denials)) return false;
+        continue;
+      }
       if (!o.enforced) {
         verdict.warnings.push_back("policy " + o.policy + (o.error ? " error (ignored): " : " would deny: ") +
                                    o.reason);

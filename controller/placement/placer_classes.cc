@@ -234,10 +234,16 @@ Placer::ShapeCluster Placer::EvaluateShape(const model::Workload& w, const Polic
   const model::Cluster& cluster = *clusters_[c].cluster;
   s.pools = policy.pool_allowed;
   std::string mismatch = "no node pool";
+  std::string spot_denial;  // a spot pool the shape fits, which the workload may not use
   bool shape_ok = false;
   for (size_t p = 0; p < s.pools.size(); ++p) {
     if (!s.pools[p]) continue;
-    std::string m = PoolShapeMismatch(cluster.node_pools[p], w.resources);
+    const model::NodePool& pool = cluster.node_pools[p];
+    std::string m = PoolShapeMismatch(pool, w.resources);
+    if (m.empty() && pool.spot && !w.spot) {
+      if (spot_denial.empty()) spot_denial = SpotNotAllowed(pool);
+      m = spot_denial;
+    }
     if (m.empty()) {
       shape_ok = true;
     } else if (mismatch == "no node pool") {
@@ -246,8 +252,10 @@ Placer::ShapeCluster Placer::EvaluateShape(const model::Workload& w, const Polic
     s.pools[p] = m.empty();
   }
   if (!shape_ok) {
-    s.rule = kRuleHardware;
-    s.reason = mismatch;
+    // Hardware that would hold it but is spot capacity: the workload's own `spot: false`
+    // is the reason, not the shape.
+    s.rule = spot_denial.empty() ? kRuleHardware : kRuleSpot;
+    s.reason = spot_denial.empty() ? mismatch : spot_denial;
     // A pool a rule excluded would have fitted: that rule is the real reason.
     for (size_t p = 0; p < s.pools.size(); ++p) {
       if (!policy.pool_denials[p].first.empty() && PoolShapeFits(cluster.node_pools[p], w.resources)) {
@@ -264,20 +272,26 @@ Placer::ShapeCluster Placer::EvaluateShape(const model::Workload& w, const Polic
   s.prices.assign(s.pools.size(), nullptr);
   s.gpu_milli.assign(s.pools.size(), 0);
   s.demands.assign(s.pools.size(), std::nullopt);  // `pools` already says where the shape fits
-  // Cost caps and budgets use the cheapest pool that can take it. Every pool of a
-  // cluster adds the same egress, so the cheapest GPU-hours decide, whatever the
-  // duration (the first such pool on a tie, as when all prices are equal).
+  // Cost caps and budgets rule a cluster out when even its cheapest pool is over them,
+  // and leave every pool when its dearest is within them (else ApplyCostCaps narrows the
+  // pools for the decision). Every pool of a cluster adds the same egress, so GPU-hours
+  // order the pools' costs, whatever the duration (the first such pool on a tie).
   __int128 best = 0;
+  __int128 dearest = 0;
   for (size_t p = 0; p < s.pools.size(); ++p) {
     if (!s.pools[p]) continue;
     const model::NodePool& pool = cluster.node_pools[p];
-    s.prices[p] = GpuHourPrice(cluster, pool, w.spot);
+    s.prices[p] = GpuHourPrice(cluster, pool);
     s.demands[p] = DemandOn(pool, w.resources);
     s.gpu_milli[p] = GpuMilli(w.resources, *s.demands[p]);
     const __int128 rate = s.prices[p] == nullptr ? 0 : static_cast<__int128>(s.prices[p]->micros()) * s.gpu_milli[p];
     if (s.cheapest_pool < 0 || rate < best) {
       s.cheapest_pool = static_cast<int>(p);
       best = rate;
+    }
+    if (s.dearest_pool < 0 || rate > dearest) {
+      s.dearest_pool = static_cast<int>(p);
+      dearest = rate;
     }
   }
   return s;
@@ -286,14 +300,14 @@ Placer::ShapeCluster Placer::EvaluateShape(const model::Workload& w, const Polic
 const Placer::CachedFit& Placer::FindFit(const model::Workload& w, ShapeClass& shape, size_t c) {
   CachedFit& cached = shape.fits->fits[c];
   const ClusterState& state = clusters_[c].state;
-  const uint64_t pools = shape.clusters[c].pool_mask;
+  const ShapeCluster& sc = AllowedOn(shape, c);
+  const uint64_t pools = sc.pool_mask;
   ++caches_.stats.fits_found;
   cached = CachedFit();
   cached.generation = state.generation;
   cached.mix_epoch = caches_.mix_epoch;
   cached.pool_mask = pools;
   // Where, not what it costs: the price comes with the shape (no candidate is built).
-  const ShapeCluster& sc = shape.clusters[c];
   const model::ResourceRequest& r = w.resources;
   if (r.nodes <= 1) {
     // Single-node work on a present node: the node the packer chooses, its quality worked

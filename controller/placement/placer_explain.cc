@@ -52,7 +52,12 @@ ClusterVerdict Placer::VerdictOf(const model::Workload& w, const ShapeClass& sha
     v.reason = p.passed ? sc.reason : p.reason;
     return v;
   }
-  v.cost = EstimateCostAt(cluster, sc.prices[sc.cheapest_pool], w, sc.gpu_milli[sc.cheapest_pool]).total;
+  // Priced on the pool where it fits now, else the cheapest (the pool caps rule it out on).
+  int pool = sc.cheapest_pool;
+  if (e.fits && !e.preempts && shape.fits->fits[c].fits && shape.fits->fits[c].pool >= 0) {
+    pool = shape.fits->fits[c].pool;
+  }
+  v.cost = EstimateCostAt(cluster, sc.prices[static_cast<size_t>(pool)], w, sc.gpu_milli[static_cast<size_t>(pool)]).total;
   switch (e.stage) {
     case Evaluation::Stage::kMaxCost:
       v.rule = kRuleMaxCost;
@@ -69,8 +74,9 @@ ClusterVerdict Placer::VerdictOf(const model::Workload& w, const ShapeClass& sha
   v.eligible = true;
   v.fits_now = e.fits;
   if (e.evaluated && !e.fits) {
-    v.rule = kRuleCapacity;
-    v.reason = CapacityReason(w);
+    const std::string& down = clusters_[c].down_reason;
+    v.rule = down.empty() ? kRuleCapacity : kRuleUnhealthy;
+    v.reason = down.empty() ? CapacityReason(w) : down;
   } else if (e.burst_blocked) {
     v.rule = kRuleBurst;
     v.reason = burst_block;
@@ -195,6 +201,10 @@ std::vector<VerdictGroup> Placer::GroupVerdicts(const model::Workload& w, const 
       VerdictGroup group;
       group.rule = kHoldRules[h];
       group.reason = h == 0 ? "eligible; scored lower" : VerdictOf(w, shape, c, evaluations_[c], burst_block).reason;
+      if (h == 3 && !clusters_[c].down_reason.empty()) {
+        // The group is every cluster without room; its first is down, not necessarily the rest.
+        group.reason = CapacityReason(w) + " (" + clusters_[c].cluster->metadata.name + ": " + group.reason + ")";
+      }
       group.clusters = static_cast<int>(count[h]);
       slot[h] = static_cast<int>(groups.size());
       groups.push_back(std::move(group));

@@ -185,6 +185,11 @@ void Placer::SetUpClusters(const std::shared_ptr<const PodMix>& mix, uint64_t mi
   std::vector<ClusterState> previous(clusters_.size());  // the states rebuilt, as the last plan left them
   for (size_t c = 0; c < clusters_.size(); ++c) {
     ClusterEntry& entry = clusters_[c];
+    if (observed[c] != nullptr && !observed[c]->healthy) {
+      entry.down_reason = observed[c]->down_reason.empty() ? "cluster unhealthy" : observed[c]->down_reason;
+    } else {
+      entry.down_reason.clear();
+    }
     const uint64_t hash = inputs[c].value() ^ (observed[c] == nullptr ? 0 : 0x9e3779b97f4a7c15ull);
     const bool keep =
         entry.state.cluster != nullptr && entry.inputs == hash && entry.built_generation == entry.state.generation;

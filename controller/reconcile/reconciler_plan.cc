@@ -6,6 +6,7 @@
 
 #include "connectors/core/action_json.h"
 
+#include "controller/common/time_text.h"
 #include "controller/common/vocabulary.h"
 #include "controller/placement/inventory.h"
 #include "controller/reconcile/budget_watch.h"
@@ -47,6 +48,17 @@ placement::Binding BindingOfSubmit(const connectors::Action& a, const std::strin
   b.mig_profile = a.mig_profile;
   b.provisions_node = !a.provision_pool.empty();
   return b;
+}
+
+// Why a cluster offers nothing, as its verdicts say it: an outage names when it began and
+// the last error; a cluster not yet answered says so.
+std::string DownReason(const ClusterStatus& cs) {
+  if (cs.healthy && cs.observed) return "";
+  if (cs.consecutive_errors > 0) {
+    return "cluster unhealthy since " + FormatControllerMillis(cs.failing_since.millis()) +
+           ": last error: " + cs.last_error;
+  }
+  return cs.observed ? "cluster unhealthy" : "cluster not observed yet (its connector has not answered)";
 }
 
 }  // namespace
@@ -154,7 +166,14 @@ SnapshotSources Reconciler::Sources(std::vector<WorkloadRecord>& records) {
   src.now = clock_->Now();
   for (const auto& [name, cs] : clusters_) {
     src.clusters[name] = {cs.healthy, cs.observed, cs.observed ? &cs.last : nullptr,
-                          cs.observed ? &cs.workloads : nullptr};
+                          cs.observed ? &cs.workloads : nullptr, DownReason(cs)};
+  }
+  // A declared cluster without a connector (none could be made for it) takes nothing:
+  // planned from its declared pools, work would be bound where nobody can run it.
+  for (const model::Cluster& c : revision_->config.clusters) {
+    if (clusters_.count(c.metadata.name) == 0) {
+      src.clusters[c.metadata.name] = {false, false, nullptr, nullptr, "no connector for this cluster"};
+    }
   }
   for (WorkloadRecord& r : records) src.records.push_back(&r);
   src.spec_of = [this](const WorkloadRecord& r) { return SpecOf(r); };

@@ -11,7 +11,10 @@ placement::ObservedCluster ToObservedCluster(const ClusterKnowledge& k) {
   // A cluster never observed, or past its grace period, offers nothing: work queues for
   // it rather than being bound to nodes nobody can confirm.
   out.healthy = k.healthy && k.observed && k.last != nullptr;
-  if (!out.healthy) return out;
+  if (!out.healthy) {
+    out.down_reason = k.down_reason;
+    return out;
+  }
   for (const connectors::ObservedNode& n : k.last->nodes) {
     placement::ObservedNode node;
     node.name = n.name;

@@ -40,6 +40,7 @@ struct ClusterKnowledge {
   bool observed = false;            // at least one successful observation
   const connectors::Observation* last = nullptr;  // the last successful one (null: none)
   const ObservedWorkloads* workloads = nullptr;   // `last`'s workloads by key (null: scan)
+  std::string down_reason;          // when not healthy: why, as explanations quote it
 };
 
 // Bindings as parsed from the store's JSON, remembered between passes: running work keeps

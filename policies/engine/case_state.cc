@@ -181,6 +181,7 @@ Result<std::unique_ptr<CaseState>> BuildCaseState(const model::Config& repo, con
         return InvalidArgument("given.unhealthy: cluster '" + name + "' is not one of this case's clusters");
       }
       facts.observed[name].healthy = false;
+      facts.observed[name].down_reason = "cluster unhealthy (given.unhealthy)";
     }
   }
   if (given.running) {

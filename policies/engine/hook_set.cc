@@ -25,6 +25,7 @@ placement::HookOutcome FromResult(const std::string& policy, bool enforced, cons
   if (r.ok()) {
     out.allowed = r.value().allowed;
     out.reason = r.value().reason.empty() ? (out.allowed ? "" : "denied by Lua hook") : r.value().reason;
+    out.denied_pools = r.value().denied_pools;
   } else {
     out.allowed = false;
     out.error = true;

@@ -130,6 +130,7 @@ struct CallFrame {
   const nlohmann::json* c;
   uint64_t generation;
   const nlohmann::json* params;  // the Policy's params, passed last; may be null
+  int results = 2;               // values kept from the hook (filter: 3)
 };
 
 int CallHook(lua_State* L) {
@@ -146,8 +147,8 @@ int CallHook(lua_State* L) {
     internal::PushValue(L, frame->params, frame->generation);
     ++nargs;
   }
-  lua_call(L, nargs, 2);
-  return 2;
+  lua_call(L, nargs, frame->results);
+  return frame->results;
 }
 
 // Lua's abbreviation of a "@file" chunk name in messages (luaO_chunkid, LUA_IDSIZE).
@@ -313,12 +314,15 @@ HookResult<Verdict> LuaPolicyFile::CallVerdict(const char* hook, int ref, int li
   if (ref == LUA_NOREF) {
     return MakeError(HookErrorKind::kNotDefined, 0, std::string(hook) + " is not defined");
   }
-  CallFrame frame{ref, &w, c, runtime_->generation, ctx.params};
+  // filter may name pools it denies as a third value; admit's third is not looked at.
+  const bool pools = c != nullptr;
+  CallFrame frame{ref, &w, c, runtime_->generation, ctx.params, pools ? 3 : 2};
   HookError error;
-  if (!Protected(CallHook, &frame, 2, true, &ctx, &error)) return error;
+  if (!Protected(CallHook, &frame, frame.results, true, &ctx, &error)) return error;
   lua_State* L = state_;
-  const int allowed_type = lua_type(L, -2);
-  const int reason_type = lua_type(L, -1);
+  const int at = pools ? -1 : 0;  // the third value, when kept, is on top
+  const int allowed_type = lua_type(L, at - 2);
+  const int reason_type = lua_type(L, at - 1);
   if (allowed_type != LUA_TBOOLEAN) {
     lua_settop(L, 0);
     return MakeError(HookErrorKind::kBadReturn, line,
@@ -332,14 +336,53 @@ HookResult<Verdict> LuaPolicyFile::CallVerdict(const char* hook, int ref, int li
                          lua_typename(L, reason_type));
   }
   Verdict verdict;
-  verdict.allowed = lua_toboolean(L, -2) != 0;
+  verdict.allowed = lua_toboolean(L, at - 2) != 0;
   if (reason_type == LUA_TSTRING) {
     size_t len = 0;
-    const char* s = lua_tolstring(L, -1, &len);  // a string already: no conversion
+    const char* s = lua_tolstring(L, at - 1, &len);  // a string already: no conversion
     verdict.reason = internal::SanitizeText(std::string_view(s, len), runtime_->limits.max_reason_bytes);
+  }
+  // A denied cluster's pools do not matter (a third value there is not read).
+  if (pools && verdict.allowed) {
+    if (std::optional<HookError> bad = ReadDeniedPools(L, line, verdict.denied_pools)) {
+      lua_settop(L, 0);
+      return *bad;
+    }
   }
   lua_settop(L, 0);
   return verdict;
+}
+
+std::optional<HookError> LuaPolicyFile::ReadDeniedPools(lua_State* L, int line,
+                                                        std::vector<std::pair<std::string, std::string>>& out) const {
+  const int type = lua_type(L, -1);
+  if (type == LUA_TNIL) return std::nullopt;
+  auto bad = [&](const std::string& what) -> std::optional<HookError> {
+    return MakeError(HookErrorKind::kBadReturn, line,
+                     "filter's third value must be a table of pool name = reason strings; " + what);
+  };
+  if (type != LUA_TTABLE) return bad(std::string("got ") + lua_typename(L, type));
+  const int table = lua_gettop(L);
+  lua_pushnil(L);
+  while (lua_next(L, table) != 0) {  // raw: a metatable plays no part
+    if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING) {
+      const std::string got = std::string(lua_typename(L, lua_type(L, -2))) + " = " + lua_typename(L, lua_type(L, -1));
+      lua_pop(L, 2);
+      return bad("got " + got);
+    }
+    if (out.size() == kMaxDeniedPools) {
+      lua_pop(L, 2);
+      return bad("more than " + std::to_string(kMaxDeniedPools) + " pools");
+    }
+    size_t name_len = 0, reason_len = 0;
+    const char* name = lua_tolstring(L, -2, &name_len);
+    const char* reason = lua_tolstring(L, -1, &reason_len);
+    out.emplace_back(internal::SanitizeText(std::string_view(name, name_len), runtime_->limits.max_reason_bytes),
+                     internal::SanitizeText(std::string_view(reason, reason_len), runtime_->limits.max_reason_bytes));
+    lua_pop(L, 1);  // the value; the key stays for lua_next
+  }
+  std::sort(out.begin(), out.end());  // table order is not deterministic
+  return std::nullopt;
 }
 
 HookResult<Verdict> LuaPolicyFile::Admit(const nlohmann::json& w, const HookContext& ctx) {

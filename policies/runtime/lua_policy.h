@@ -42,6 +42,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -97,7 +98,13 @@ struct HookSignature {
 struct Verdict {
   bool allowed = false;
   std::string reason;  // "" when the hook returned no reason
+  // filter's optional third value, when it allows the cluster: pools of it the workload
+  // may not use, each with its reason (`{["h100"] = "over the price cap"}`), in name order.
+  std::vector<std::pair<std::string, std::string>> denied_pools;
 };
+
+// At most this many pools in a filter's third value (a cluster declares far fewer).
+inline constexpr size_t kMaxDeniedPools = 256;
 
 class LuaPolicyFile {
  public:
@@ -123,7 +130,8 @@ class LuaPolicyFile {
   // Calls the hook. `w` and `c` must stay alive and unmodified for the duration of the
   // call only. Errors: kNotDefined if the file has no such hook; kRuntime, kBudget,
   // kMemory, kDepth, kDeadline as described above; kBadReturn if admit/filter do not
-  // return a boolean (plus an optional string) or score does not return a finite number.
+  // return a boolean (plus an optional string), filter's optional third value is not a
+  // table of pool name = reason strings, or score does not return a finite number.
   // A call that hit the memory cap or the budget fails even if the policy caught the
   // error with pcall.
   HookResult<Verdict> Admit(const nlohmann::json& w, const HookContext& ctx);
@@ -170,6 +178,9 @@ class LuaPolicyFile {
                  const HookContext* ctx, HookError* error);
   HookResult<Verdict> CallVerdict(const char* hook, int ref, int line, const nlohmann::json& w,
                                   const nlohmann::json* c, const HookContext& ctx);
+  // filter's third value (on the top of the stack): nil, or pool name = reason strings.
+  std::optional<HookError> ReadDeniedPools(lua_State* L, int line,
+                                           std::vector<std::pair<std::string, std::string>>& out) const;
 
   std::string policy_name_;
   std::string file_path_;

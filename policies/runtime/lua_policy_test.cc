@@ -176,6 +176,51 @@ end)");
   EXPECT_EQ(s.value(), 3.0);
 }
 
+TEST(LuaPolicyFile, FilterMayDenyPoolsWithAThirdValue) {
+  auto file = MustLoad(R"(
+function filter(w, c)
+  if w.name == "pools" then return true, nil, {zeta = "dear", alpha = "far"} end
+  if w.name == "denied" then return false, "no", {alpha = "ignored"} end
+  if w.name == "list" then return true, nil, {"alpha"} end
+  if w.name == "number" then return true, nil, {alpha = 3} end
+  if w.name == "string" then return true, nil, "alpha" end
+  if w.name == "many" then
+    local t = {}
+    for i = 1, 300 do t["p" .. i] = "x" end
+    return true, nil, t
+  end
+  return true
+end)");
+  ASSERT_TRUE(file);
+  auto named = [](const std::string& name) {
+    auto w = Workload();
+    w["name"] = name;
+    return w;
+  };
+  auto pools = file->Filter(named("pools"), Cluster(), {});
+  ASSERT_TRUE(pools.ok()) << pools.error().ToString();
+  EXPECT_TRUE(pools->allowed);
+  using Denials = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(pools->denied_pools, (Denials{{"alpha", "far"}, {"zeta", "dear"}}));  // in name order
+  auto denied = file->Filter(named("denied"), Cluster(), {});
+  ASSERT_TRUE(denied.ok());
+  EXPECT_FALSE(denied->allowed);
+  EXPECT_TRUE(denied->denied_pools.empty());
+  EXPECT_TRUE(file->Filter(named("plain"), Cluster(), {})->denied_pools.empty());
+  for (const char* bad : {"list", "number", "string", "many"}) {
+    auto r = file->Filter(named(bad), Cluster(), {});
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.error().kind, HookErrorKind::kBadReturn) << bad;
+    EXPECT_NE(r.error().message.find("filter's third value must be a table of pool name = reason strings"),
+              std::string::npos)
+        << r.error().message;
+  }
+  // admit's third value is not looked at.
+  auto admit = MustLoad("function admit(w) return true, nil, 42 end");
+  ASSERT_TRUE(admit);
+  EXPECT_TRUE(admit->Admit(Workload(), {})->allowed);
+}
+
 TEST(LuaPolicyFile, ReasonMustBeAString) {
   auto file = MustLoad("function admit(w) return true, {} end");
   ASSERT_TRUE(file);
