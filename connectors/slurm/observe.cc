@@ -193,7 +193,7 @@ std::vector<ObservedNode> ObserveNodes(const std::vector<SlurmNode>& nodes, cons
         int free = std::max(0, g->count - UsedOf(node, g->type, nullptr));
         total_slices += g->count * mig.compute_slices;
         free_slices += free * mig.compute_slices;
-        free_memory += free * mig.memory_gb * kGiB;
+        free_memory += int64_t{free} * mig.memory_gb * kGiB;
       }
       const model::NodePool* pool = MigPool(cluster, base, profiles);
       NodeGroup group{name_for(base + "+mig"),     node.name, "", base, pool ? pool->name : "",

@@ -7,7 +7,9 @@
 #include <sstream>
 
 #include "controller/cli/commands.h"
+#include "controller/config/loader.h"
 #include "controller/model/view_fields.h"
+#include "policies/engine/validation.h"
 
 namespace gpufed::cli {
 namespace {
@@ -127,6 +129,35 @@ std::string RulesReference() {
   return out.str();
 }
 
+// The parameters each standard-library policy declares, as `validate` checks them.
+void WriteLibraryParameters(std::ostream& out) {
+  out << "\n## `p`: the standard library's parameters\n\n"
+         "`import: stdlib/NAME` with `params:` sets them; `validate` refuses an unknown name or a value of\n"
+         "another type, at the line that wrote it.\n";
+  const config::LoadOptions options = policy::ProductLoadOptions(nullptr);
+  for (const auto& [path, text] : *options.library) {
+    if (!path.ends_with(".yaml")) continue;
+    config::LoadResult loaded = config::LoadText(std::string(text), path, nullptr, options);
+    if (!loaded.ok() || loaded.config.policies.size() != 1) continue;
+    const model::Policy& policy = loaded.config.policies.front();
+    if (policy.parameters.empty()) continue;
+    out << "\n### `" << path.substr(0, path.size() - 5) << "`\n\n"
+        << "| parameter | type | unit or keys | default | meaning |\n| --- | --- | --- | --- | --- |\n";
+    for (const model::ParamSpec& p : policy.parameters) {
+      std::string detail = p.unit;
+      if (!p.keys.empty()) detail += (detail.empty() ? "keys: " : "; keys: ") + p.keys;
+      if (p.min) {
+        char least[32];
+        std::snprintf(least, sizeof least, "%g", *p.min);
+        detail += (detail.empty() ? "at least " : "; at least ") + std::string(least);
+      }
+      const std::string fallback = policy.params.contains(p.name) ? policy.params[p.name].dump() : "";
+      out << "| `" << p.name << "` | " << model::ParamTypeName(p.type) << " | " << detail << " | `" << fallback
+          << "` | " << p.description << " |\n";
+    }
+  }
+}
+
 std::string LuaReference() {
   std::ostringstream out;
   out << "# Lua hooks: what `w` and `c` hold\n\n"
@@ -137,7 +168,7 @@ std::string LuaReference() {
          "some of its node pools with a third value, `{[pool name] = reason}`: the placer then binds\n"
          "only the others (`return true, nil, {h100 = \"over the price cap\"}`), and a cluster left with\n"
          "no pool is denied with those reasons. `w` is the workload and `c` the cluster, as\n"
-         "read-only tables; `p` is the Policy's `params`. `now()` returns the plan's time in seconds.\n"
+         "read-only tables; `p` is the Policy's `params` (the standard library's are listed last). `now()` returns the plan's time in seconds.\n"
          "Numbers are in base units: bytes, cores, seconds; money is a decimal number. `pairs` visits\n"
          "keys in sorted order. `gpufed validate` compiles every hook file and reports syntax errors,\n"
          "hook globals that are not functions, hooks with parameters they never receive, and a\n"
@@ -148,6 +179,7 @@ std::string LuaReference() {
       {"`c.nodePools[i]`: a node pool (1-based, in declaration order)", "c.nodePools[i].", model::NodePoolViewFields()},
   };
   WriteSections(out, sections, LuaTable);
+  WriteLibraryParameters(out);
   return out.str();
 }
 

@@ -31,7 +31,18 @@ void AddSubmitCommand(CLI::App& app, int* exit_code) {
       return;
     }
     if (r->status != 201) {
-      *exit_code = ReportApiError("submit", *r);
+      // The server labels the body it parsed request.yaml (or .json); the user wrote FILE.
+      ApiResponse shown = *r;
+      if (shown.body.is_object() && shown.body.contains("error") && shown.body["error"].is_object() &&
+          shown.body["error"].value("message", nlohmann::json()).is_string()) {
+        std::string message = shown.body["error"]["message"].get<std::string>();
+        const std::string label = json ? "request.json:" : "request.yaml:";
+        for (size_t at = message.find(label); at != std::string::npos; at = message.find(label, at + file->size())) {
+          message.replace(at, label.size(), *file + ":");
+        }
+        shown.body["error"]["message"] = message;
+      }
+      *exit_code = ReportApiError("submit", shown);
       return;
     }
     std::cout << "submitted " << r->body.value("name", "") << " (uid " << r->body.value("uid", "") << ")\n";

@@ -10,8 +10,29 @@ struct Unit {
   std::string_view text;
   int64_t millis;
 };
-// Longest first so "ms" wins over "m".
 constexpr std::array<Unit, 5> kUnits = {{{"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}, {"d", 86400000}}};
+
+// The unit a word names ("18 hours" -> h), for the message that says how to write it.
+std::string_view UnitOfWord(std::string_view rest) {
+  while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+  std::string word;
+  for (char ch : rest) {
+    if (!std::isalpha(static_cast<unsigned char>(ch))) break;
+    word += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  }
+  if (word.size() > 1 && word.back() == 's' && word != "ms") word.pop_back();  // plural
+  struct Word {
+    std::string_view text, unit;
+  };
+  static constexpr Word kWords[] = {{"millisecond", "ms"}, {"msec", "ms"}, {"ms", "ms"},   {"second", "s"},
+                                    {"sec", "s"},          {"s", "s"},     {"minute", "m"}, {"min", "m"},
+                                    {"m", "m"},            {"hour", "h"},  {"hr", "h"},     {"h", "h"},
+                                    {"day", "d"},          {"d", "d"}};
+  for (const Word& w : kWords) {
+    if (word == w.text) return w.unit;
+  }
+  return {};
+}
 
 }  // namespace
 
@@ -35,15 +56,26 @@ Result<Duration> Duration::Parse(std::string_view text) {
     }
     if (pos == start) return bad("needs a number before each unit");
     if (pos < text.size() && text[pos] == '.') return bad("has a fraction (write whole units: 1h30m, not 1.5h)");
+    // The unit is the whole run of letters after the number ("1h30m": h, then m).
+    size_t word_end = pos;
+    while (word_end < text.size() && std::isalpha(static_cast<unsigned char>(text[word_end]))) ++word_end;
+    const std::string_view word = text.substr(pos, word_end - pos);
     const Unit* unit = nullptr;
     for (const Unit& u : kUnits) {
-      if (text.substr(pos, u.text.size()) == u.text) {
+      if (word == u.text) {
         unit = &u;
         break;
       }
     }
-    if (unit == nullptr) return bad("needs a unit (ms, s, m, h, d)");
-    pos += unit->text.size();
+    if (unit == nullptr) {
+      const std::string_view named = UnitOfWord(text.substr(pos));
+      if (!named.empty()) {
+        return bad("spells its unit out: write " + std::to_string(amount) + std::string(named) +
+                   " (units: ms, s, m, h, d; no space)");
+      }
+      return bad("needs a unit (ms, s, m, h, d)");
+    }
+    pos = word_end;
     if (amount > kMaxMillis / unit->millis) return bad("is out of range (at most a century, 876000h)");
     total += amount * unit->millis;
     if (total > kMaxMillis) return bad("is out of range (at most a century, 876000h)");

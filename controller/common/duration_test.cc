@@ -7,6 +7,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gpufed {
@@ -26,6 +27,16 @@ TEST(Duration, RejectsBadText) {
   for (std::string_view bad : {"", "6", "h", "-5s", "5x", "1.5h", "99999999999999999h", "s5"}) {
     EXPECT_FALSE(Duration::Parse(bad).ok()) << bad;
   }
+}
+
+TEST(Duration, AUnitSpelledOutIsShownHowToWriteIt) {
+  for (auto [text, hint] : {std::pair{"18 hours", "write 18h"}, {"18hours", "write 18h"}, {"30 Minutes", "write 30m"},
+                            {"2 days", "write 2d"}, {"500 msec", "write 500ms"}, {"1 hour", "write 1h"}}) {
+    Result<Duration> d = Duration::Parse(text);
+    ASSERT_FALSE(d.ok()) << text;
+    EXPECT_NE(d.status().message().find(hint), std::string::npos) << d.status().message();
+  }
+  EXPECT_NE(Duration::Parse("5 fortnights").status().message().find("needs a unit (ms, s, m, h, d)"), std::string::npos);
 }
 
 TEST(Duration, PrintsShortestText) {

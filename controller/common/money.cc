@@ -92,6 +92,9 @@ Result<Money> Money::Parse(std::string_view text, std::string_view default_curre
     }
   }
   if (!digits) return bad("has no amount");
+  if (pos < text.size() && text[pos] == ',') {
+    return bad("has a comma: write the amount without thousands separators and with a point for decimals");
+  }
   if (too_fine) return bad("has more than 6 decimals");
   for (int i = fraction_digits; i < 6; ++i) fraction *= 10;
   while (pos < text.size() && text[pos] == ' ') ++pos;

@@ -27,10 +27,18 @@ TEST(Money, RejectsBadText) {
   }
 }
 
+TEST(Money, ACommaIsNamedNotTakenForTheCurrency) {
+  for (std::string_view text : {"40,000 EUR", "1,50 EUR", "40,000"}) {
+    Result<Money> m = Money::Parse(text);
+    ASSERT_FALSE(m.ok()) << text;
+    EXPECT_NE(m.status().message().find("has a comma"), std::string::npos) << m.status().message();
+  }
+}
+
 TEST(Money, MultipliesByGpuHoursWithoutFloatingPoint) {
   Money price = *Money::Parse("1.10 EUR");
   // 0.1 + 0.2 style errors would show here: 3 GPUs for 20 minutes at 1.10/h = 1.10.
-  EXPECT_EQ(price.TimesHours(3, 20 * 60 * 1000).micros(), 1100000);
+  EXPECT_EQ(price.TimesHours(3, int64_t{20} * 60 * 1000).micros(), 1100000);
   // 1 GPU for 1 ms rounds half away from zero to the micro-unit.
   EXPECT_EQ(price.TimesHours(1, 1).micros(), 0);
   EXPECT_EQ(Money::Parse("3.60 EUR")->TimesHours(1, 1).micros(), 1);
@@ -197,9 +205,13 @@ TEST(Money, PropertyParseAgreesWithExactReferenceAndRoundTrips) {
     const std::string& currency = currencies[rng() % currencies.size()];
     // An exponent (-400..400) or a second sign is never part of an amount.
     const int garbage = static_cast<int>(rng() % 8);
-    std::string text = std::string(negative ? "-" : "") + (garbage == 1 ? "+" : "") + whole + (point ? "." : "") +
-                       fraction + (garbage == 0 ? "e" + std::to_string(static_cast<int>(rng() % 801) - 400) : "") +
-                       currency;
+    std::string text = negative ? "-" : "";
+    if (garbage == 1) text += '+';
+    text += whole;
+    if (point) text += '.';
+    text += fraction;
+    if (garbage == 0) text += "e" + std::to_string(static_cast<int>(rng() % 801) - 400);
+    text += currency;
     const Result<Money> m = Money::Parse(text, "USD");
     std::optional<int64_t> expected;
     const bool valid_currency = currency.empty() || currency == " EUR" || currency == "EUR" || currency == "  JPY";

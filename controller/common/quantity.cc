@@ -1,7 +1,9 @@
 #include "controller/common/quantity.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <string>
 
 namespace gpufed {
 namespace {
@@ -149,6 +151,18 @@ Result<Quantity> Quantity::Parse(std::string_view text) {
       if (rest == s.text) suffix = &s;
     }
     if (suffix == nullptr) {
+      if (rest.size() > 1 && rest[0] == '/' && rest.size() < 8 &&
+          std::all_of(rest.begin() + 1, rest.end(), [](char ch) { return IsDigit(ch); })) {
+        // "1/8": the same amount in thousandths, when both sides are small whole numbers.
+        const std::string_view whole = text.substr(0, text.size() - rest.size());
+        const long denominator = std::stol(std::string(rest.substr(1)));
+        if (denominator > 0 && whole.find('.') == std::string_view::npos && whole.size() < 8) {
+          const long numerator = std::stol(std::string(whole));
+          return bad("is a fraction: write it in thousandths, " + std::to_string(numerator * 1000 / denominator) +
+                     "m for " + std::string(text));
+        }
+        return bad("is a fraction: write it as a decimal or in thousandths (250m is a quarter)");
+      }
       return bad("has an unknown suffix '" + std::string(rest) + "' (use Ki, Mi, Gi, Ti, k, M, G, T or m)");
     }
     shift += suffix->decimal_exponent;

@@ -38,6 +38,16 @@ TEST(Quantity, RejectsMalformedText) {
   }
 }
 
+TEST(Quantity, AFractionIsShownInThousandths) {
+  Result<Quantity> eighth = Quantity::Parse("1/8");
+  ASSERT_FALSE(eighth.ok());
+  EXPECT_NE(eighth.status().message().find("write it in thousandths, 125m for 1/8"), std::string::npos)
+      << eighth.status().message();
+  EXPECT_NE(Quantity::Parse("3/4").status().message().find("750m for 3/4"), std::string::npos);
+  EXPECT_NE(Quantity::Parse("1.5/2").status().message().find("is a fraction"), std::string::npos);
+  EXPECT_NE(Quantity::Parse("1/0").status().message().find("is a fraction"), std::string::npos);
+}
+
 TEST(Quantity, RejectsValuesBeyondRange) {
   EXPECT_FALSE(Quantity::Parse("16Ei").ok());
   EXPECT_EQ(Quantity::Parse("9000Pi").status().code(), StatusCode::kInvalidArgument);

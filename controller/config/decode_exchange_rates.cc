@@ -97,7 +97,7 @@ struct Place {
 // Every place of `config`, in a stable order: what money is compared with first (budgets,
 // maxCosts, price caps), then the prices, so a cluster in another currency is reported
 // naming the budget or cap it meets.
-void AddPlaces(const model::Config& config, bool in_context, Diagnostics& diagnostics, std::vector<Place>& places) {
+void AddPlaces(const model::Config& config, bool in_context, std::vector<Place>& places) {
   const size_t added = places.size();  // this config's places start here
   for (const model::Tenant& t : config.tenants) {
     if (!t.budget.currency.empty()) {
@@ -120,13 +120,10 @@ void AddPlaces(const model::Config& config, bool in_context, Diagnostics& diagno
       continue;
     }
     const std::string code = currency->get<std::string>();
-    if (!IsCurrencyCode(code)) {
-      diagnostics.Add({p.metadata.location.file, p.metadata.location.line, p.metadata.location.column,
-                       "spec.params.currency", "currency must be a three-letter code such as EUR"});
-      continue;
-    }
-    places.push_back({code, p.metadata.location, "spec.params.currency",
-                      "policy " + p.metadata.name + "'s price caps are in " + code});
+    if (!IsCurrencyCode(code)) continue;  // the parameter's type check reports it (param_check.h)
+    auto written = p.param_locations.find("/currency");
+    places.push_back({code, written != p.param_locations.end() ? written->second : p.metadata.location,
+                      "spec.params.currency", "policy " + p.metadata.name + "'s price caps are in " + code});
   }
   for (const model::PolicyTest& t : config.policy_tests) {
     for (const model::PolicyTestCase& c : t.cases) workload(c.workload, "test case '" + c.name + "'");
@@ -150,11 +147,8 @@ void CheckCurrencies(const model::Config& config, const model::Config* context, 
                          Where(config.exchange_rates.front().metadata.location)});
   }
   std::vector<Place> places;
-  if (context != nullptr) {
-    Diagnostics checked_before;  // the context's own problems were reported when it loaded
-    AddPlaces(*context, true, checked_before, places);
-  }
-  AddPlaces(config, false, diagnostics, places);
+  if (context != nullptr) AddPlaces(*context, true, places);
+  AddPlaces(config, false, places);
   // Each pair of currencies without a rate is reported once, at the later place, naming
   // the first place of the other currency (a submission's places come after its context's).
   const model::CurrencyConverter rates =

@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 
+#include "controller/config/param_check.h"
+
 namespace gpufed::config {
 
 std::optional<nlohmann::json> ToJson(const YamlField& f) {
@@ -30,7 +32,8 @@ std::optional<nlohmann::json> ToJson(const YamlField& f) {
 
 void DecodePolicySpec(const YamlField& spec, model::Policy& out) {
   if (!spec.ExpectObject(
-          {"enforcement", "rules", "scoring", "burst", "priorityClasses", "lua", "import", "params", "errorBudget"},
+          {"enforcement", "rules", "scoring", "burst", "priorityClasses", "lua", "import", "params", "parameters",
+           "errorBudget"},
           Required::kYes)) {
     return;
   }
@@ -61,8 +64,10 @@ void DecodePolicySpec(const YamlField& spec, model::Policy& out) {
       params.Error("expected a mapping of parameter names to values");
     } else if (auto json = ToJson(params)) {
       out.params = std::move(*json);
+      RecordParamLocations(params, "", out.param_locations);
     }
   }
+  DecodeParameters(spec.Child("parameters"), out.parameters);
   if (auto v = spec.Child("enforcement").Enum({"deny", "warn", "dryrun"})) {
     out.enforcement_set = true;
     out.enforcement = *v == "deny"   ? model::Enforcement::kDeny

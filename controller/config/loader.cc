@@ -10,6 +10,7 @@
 #include "controller/common/text.h"
 #include "controller/common/utf8.h"
 #include "controller/config/decoders.h"
+#include "controller/config/param_check.h"
 #include "controller/config/references.h"
 #include "controller/config/repository.h"
 #include "controller/config/yaml_guard.h"
@@ -249,6 +250,7 @@ LoadResult LoadRepository(const std::vector<std::string>& paths, const LoadOptio
   }
   std::vector<std::string> hashed = *files;
   ResolveImports(references, options.library, result.config, result.diagnostics);
+  CheckPolicyParams(result.config, result.diagnostics);
   LoadLuaSources(root.string(), references, options.library, options.max_file_bytes, result.config, result.diagnostics,
                  hashed);
   std::sort(hashed.begin(), hashed.end());
@@ -273,6 +275,7 @@ LoadResult LoadText(const std::string& text, const std::string& file_name, const
   std::vector<UnparsedDocument> unparsed;
   LoadDocuments(text, file_name, options, references, unparsed, result);
   ResolveImports(references, options.library, result.config, result.diagnostics);
+  CheckPolicyParams(result.config, result.diagnostics);
   // Text has no repository to read files from: only standard-library Lua resolves.
   std::vector<Reference> stdlib_lua;
   for (const Reference& ref : references) {

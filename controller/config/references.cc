@@ -212,6 +212,7 @@ void ResolveImports(const std::vector<Reference>& references, const LibraryFiles
     nlohmann::json params = base.params;
     for (auto it = policy.params.begin(); it != policy.params.end(); ++it) params[it.key()] = it.value();
     policy.params = std::move(params);
+    if (policy.parameters.empty()) policy.parameters = base.parameters;
     if (!policy.enforcement_set) policy.enforcement = base.enforcement;
     if (!policy.weights) policy.weights = base.weights;
     if (!policy.burst.queue_wait) policy.burst.queue_wait = base.burst.queue_wait;

@@ -171,6 +171,57 @@ std::optional<SyntaxHint> IndentHint(const std::vector<std::string_view>& lines,
   return hint;
 }
 
+// Whether `s` has a ':' that makes it a mapping key (followed by a space or the end),
+// outside quotes.
+bool HasKeyColon(std::string_view s) {
+  char quote = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (quote != 0) {
+      if (c == quote) quote = 0;
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+    } else if (c == ':' && (i + 1 == s.size() || s[i + 1] == ' ')) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// A key written without its ':' ("spec" above an indented block, "tenant team-a" among
+// keys): yaml-cpp reports the line after it. The hint names the line to fix and how.
+std::optional<SyntaxHint> ColonHint(const std::vector<std::string_view>& lines, int error_line, int first) {
+  const int last = std::min<int>(error_line, static_cast<int>(lines.size()));
+  // The significant line at or before the error, and the one before that.
+  int at = last;
+  while (at >= 1 && Insignificant(lines[at - 1])) --at;
+  int before = at - 1;
+  while (before >= 1 && Insignificant(lines[before - 1])) --before;
+  if (at < 1 || before < 1) return std::nullopt;
+  const std::string_view error_text = StripComment(lines[at - 1]);
+  const std::string_view text = StripComment(lines[before - 1]);
+  const size_t indent = Indent(text);
+  size_t content = indent;
+  while (text.compare(content, 2, "- ") == 0) content += 2;
+  const std::string_view key = text.substr(content);
+  if (key.empty() || HasKeyColon(key) || key.find_first_of("{}[]\"'|>&*!%@`#") != std::string_view::npos) {
+    return std::nullopt;
+  }
+  const size_t error_indent = Indent(error_text);
+  const bool opens = error_indent > indent;                            // "spec" above a block
+  const bool sibling = error_indent == indent && HasKeyColon(error_text);  // "tenant team-a" among keys
+  if (!opens && !sibling) return std::nullopt;
+  std::string fixed(key);
+  const size_t space = fixed.find(' ');
+  if (space == std::string::npos) {
+    fixed += ":";
+  } else {
+    fixed.insert(space, ":");
+  }
+  return SyntaxHint{first + before, static_cast<int>(content) + 1,
+                    "line " + std::to_string(first + before) + " has no ':' after its key: write '" + fixed + "'"};
+}
+
 bool IsMarker(std::string_view line) {
   return line.starts_with("---") &&
          (line.size() == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r' || line[3] == '\n');
@@ -185,6 +236,7 @@ std::optional<SyntaxHint> ExplainSyntaxError(std::string_view text, int error_li
   if (message.find("flow") != std::string_view::npos || message.find("end of") != std::string_view::npos) {
     if (auto bracket = BracketHint(lines, first_line)) return bracket;
   }
+  if (auto colon = ColonHint(lines, error_line, first_line)) return colon;
   return IndentHint(lines, error_line, first_line);
 }
 

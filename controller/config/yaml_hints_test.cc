@@ -28,6 +28,21 @@ TEST(YamlHints, NamesADedentThatMatchesNoLevel) {
             "5:6: line 5 is indented 5 spaces, which matches no enclosing level (0, 2, 4, 6)");
 }
 
+TEST(YamlHints, NamesAKeyWithoutItsColonOnItsOwnLine) {
+  // yaml-cpp reports the line after the key; the hint names the key's line.
+  EXPECT_EQ(Hint("kind: Tenant\nspec\n  weight: 1\n", 3, "illegal map value"),
+            "2:1: line 2 has no ':' after its key: write 'spec:'");
+  EXPECT_EQ(Hint("spec:\n  tenant team-a\n  type: training\n", 3, "illegal map value"),
+            "2:3: line 2 has no ':' after its key: write 'tenant: team-a'");
+  EXPECT_EQ(Hint("items:\n  - name\n    count: 1\n", 3, "illegal map value"),
+            "2:5: line 2 has no ':' after its key: write 'name:'");
+  // A line that has its colon is not blamed; a quoted or flow value is not a key.
+  EXPECT_EQ(Hint("spec:\n  a: \"x y\"\n   b: 1\n", 3, "illegal map value"),
+            "3:4: line 3 is indented 3 spaces, more than line 2 (2), which opens no block: indent it like its "
+            "siblings");
+  EXPECT_EQ(Hint("spec:\n  \"a b\"\n  c: 1\n", 3, "illegal map value"), "none");
+}
+
 TEST(YamlHints, NamesTheBracketThatIsNeverClosed) {
   EXPECT_EQ(Hint("spec:\n  weight: [1, 2\n  other: 3\n", 4, "end of sequence flow not found"),
             "2:11: the '[' opened at line 2 is never closed");

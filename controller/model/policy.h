@@ -10,6 +10,7 @@
 
 #include "controller/common/duration.h"
 #include "controller/model/meta.h"
+#include "controller/model/policy_params.h"
 
 namespace gpufed::model {
 
@@ -61,6 +62,10 @@ struct Policy {
   std::vector<std::string> lua_files;  // paths relative to the repository root, or stdlib/...
   std::string import;                  // a standard-library policy merged in, e.g. "stdlib/burst"
   nlohmann::json params = nlohmann::json::object();  // handed to the Lua hooks as their last argument
+  // The params its hooks read, declared (spec.parameters; an import's, when it declares
+  // none): validate checks `params` against them.
+  std::vector<ParamSpec> parameters;
+  std::map<std::string, SourceLocation> param_locations;  // where each member of params was written, by JSON pointer
   bool enforcement_set = false;        // written explicitly (an import must not override it)
   // At run time, a pass in which more than this share of the policy's hook calls fail is
   // reported (policy-degraded journal record and metric). Failing deny hooks still deny.

@@ -29,7 +29,7 @@ bool TypeMatches(FieldType type, const nlohmann::json& v) {
     case FieldType::kString: return v.is_string();
     case FieldType::kBoolean: return v.is_boolean();
     case FieldType::kInteger: return v.is_number_integer();
-    case FieldType::kStringList: return v.is_array();
+    case FieldType::kStringList:
     case FieldType::kPoolList: return v.is_array();
     default: return v.is_number();
   }

@@ -230,7 +230,7 @@ class Placer {
   void ReserveRunning(const std::vector<bool>& rebuilt);
   // Works out the node fits of a running entry (those a kept state already holds). While
   // a state is built, a node an earlier plan provisioned may be added to it.
-  void Resolve(RunningEntry& r, bool may_add_nodes = false);
+  void Resolve(RunningEntry& entry, bool may_add_nodes = false);
   // One workload's decision (placer.cc), made in steps: Admit, ApplyCostCaps,
   // FindCandidates, ScoreCandidates, ChooseCandidate, then DecideQueued or DecidePlaced.
   struct Eligibility;

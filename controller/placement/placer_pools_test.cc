@@ -26,7 +26,7 @@ spec:
   nodePools:
     - {name: l4-spot, count: 1, spot: true, gpu: {model: L4, count: 4, memory: 24Gi}}
     - {name: l4, count: 1, gpu: {model: L4, count: 4, memory: 24Gi}}
-    - {name: h100, count: 1, gpu: {model: H100-80GB, count: 8, memory: 80Gi}}
+    - {name: h100, count: 1, gpu: {model: H100-80GB, count: 8, memory: 80Gi, nvlink: true}}
   pricing: {currency: EUR, gpuHour: {L4: "0.80", H100-80GB: "3.60"}, spotGpuHour: {L4: "0.30"}}
 ---
 apiVersion: gpufed/v1alpha1
@@ -111,8 +111,10 @@ TEST_F(PlacerPoolsTest, MaxCostAndBudgetAreJudgedOnThePoolBound) {
   const ClusterVerdict* chosen = VerdictOn(capped, "cloud");
   ASSERT_NE(chosen, nullptr);
   EXPECT_EQ(chosen->cost.ToString(), "0.80 EUR");
-  // 8 GPUs for an hour fit only the H100 pool (28.80 EUR): over maxCost, so refused.
-  Decision over = DecisionFor("{tenant: team, resources: {gpus: 8}, durationHint: 1h, maxCost: \"10.00 EUR\"}");
+  // 8 GPUs on one node for an hour fit only the H100 pool (28.80 EUR): over maxCost, so
+  // refused. (Spread over nodes, the L4 pool could hold them within it: that queues.)
+  Decision over = DecisionFor(
+      "{tenant: team, resources: {gpus: 8, topology: same-node}, durationHint: 1h, maxCost: \"10.00 EUR\"}");
   EXPECT_EQ(over.outcome, Outcome::kRejected);
   // The budget (100 EUR) holds 2 H100-hours of 8 GPUs (57.60) but not 4 (115.20): work
   // that fits only the H100 pool waits for the next period; work that fits the L4 pool

@@ -141,7 +141,7 @@ class Sim {
     ledger_.Advance(now);
     for (SimJob& j : jobs_) {
       if (j.running && j.end <= now) {
-        ledger_.Hold(j.w.tenant, ledger_.Held(j.w.tenant) - j.w.resources.gpus * 1000);
+        ledger_.Hold(j.w.tenant, ledger_.Held(j.w.tenant) - int64_t{j.w.resources.gpus} * 1000);
         j.running.reset();
         j.done = true;
       }
@@ -171,7 +171,7 @@ class Sim {
     for (const Decision& d : plan.decisions) {
       for (const Preemption& p : d.preempted) {
         SimJob& v = *by_name.at(p.workload);
-        ledger_.Hold(v.w.tenant, ledger_.Held(v.w.tenant) - v.w.resources.gpus * 1000);
+        ledger_.Hold(v.w.tenant, ledger_.Held(v.w.tenant) - int64_t{v.w.resources.gpus} * 1000);
         v.running.reset();  // requeued
       }
       if (d.outcome != Outcome::kPlaced) continue;
@@ -183,7 +183,7 @@ class Sim {
       j.running = r;
       j.end = now + d.binding.ready_after + j.runtime;
       j.clusters.push_back(d.binding.cluster);
-      ledger_.Hold(j.w.tenant, ledger_.Held(j.w.tenant) + j.w.resources.gpus * 1000);
+      ledger_.Hold(j.w.tenant, ledger_.Held(j.w.tenant) + int64_t{j.w.resources.gpus} * 1000);
       spent_[j.w.tenant] = *spent_[j.w.tenant].Plus(d.cost);  // one currency
       if (!config_.FindCluster(d.binding.cluster)->is_onprem()) {
         cloud_spent_[j.w.tenant] = *cloud_spent_[j.w.tenant].Plus(d.cost);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "controller/audit/record.h"
+#include "controller/common/time_text.h"
 #include "controller/reconcile/controller.h"
 
 namespace gpufed::reconcile {
@@ -137,7 +138,7 @@ Result<nlohmann::json> Controller::Queue(const std::string& caller) {
                      {"uid", r.uid},
                      {"state", store::StateName(r.state)},
                      {"priority", w.priority},
-                     {"submitted", gpufed::FormatTimeMicros(r.submitted.millis() * 1000)},
+                     {"submitted", gpufed::FormatControllerMillis(r.submitted.millis())},
                      {"waitedSeconds", std::max<double>(0, (now.millis() - r.submitted.millis()) / 1000.0)},
                      {"reason", r.reason},
                      {"attempt", r.attempt},

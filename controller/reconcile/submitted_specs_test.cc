@@ -60,7 +60,8 @@ spec:
   enforcement: warn
   priorityClasses: {urgent: 5000}
   rules: []
-)", "repo.yaml");
+)",
+                                             "repo.yaml");
   ASSERT_TRUE(repo.ok()) << repo.diagnostics.items().front().ToString();
   const std::string bodies[] = {
       "apiVersion: gpufed/v1alpha1\nkind: Workload\nmetadata: {name: w1, labels: {team: a}}\nspec:\n  tenant: t\n"
@@ -79,8 +80,7 @@ spec:
     model::Workload handed = api.config.workloads[0];
     handed.metadata.location.file = "api/" + handed.metadata.name + ".yaml";
     if (handed.max_cost) handed.max_cost_location.file = handed.metadata.location.file;
-    config::LoadResult loop =
-        config::LoadText(body, "api/" + handed.metadata.name + ".yaml", &repo.config);
+    config::LoadResult loop = config::LoadText(body, "api/" + handed.metadata.name + ".yaml", &repo.config);
     ASSERT_TRUE(loop.ok());
     EXPECT_EQ(handed, loop.config.workloads[0]) << body;
   }

@@ -34,9 +34,11 @@ nlohmann::json WorkloadJson(const store::WorkloadRecord& r) {
           {"reason", r.reason},
           {"attempt", r.attempt},
           {"cluster", r.cluster},
-          {"submitted", r.submitted.ToString()},
-          {"started", r.started.ToString()},
-          {"finished", r.finished.ToString()},
+          // Times as people read them (RFC 3339 UTC, or "+HH:MM:SS" in a simulated run);
+          // "" for a start or end that has not happened.
+          {"submitted", FormatControllerMillis(r.submitted.millis())},
+          {"started", r.started.millis() == 0 ? "" : FormatControllerMillis(r.started.millis())},
+          {"finished", r.finished.millis() == 0 ? "" : FormatControllerMillis(r.finished.millis())},
           {"progress", r.progress.ToString()},
           {"checkpoint", r.checkpoint.ToString()},
           {"estimate", r.estimate.ToString()},

@@ -105,7 +105,12 @@ std::string DescribeExpectation(const model::PolicyTestCase& c) {
     case model::ExpectedOutcome::kPlaced: {
       std::vector<std::string> parts;
       if (!e.cluster.empty()) parts.push_back("cluster=" + e.cluster);
-      for (const auto& [k, v] : e.selector) parts.push_back(k + "=" + v);
+      for (const auto& [k, v] : e.selector) {
+        std::string part = k;
+        part += '=';
+        part += v;
+        parts.push_back(std::move(part));
+      }
       if (!e.pool.empty()) parts.push_back("pool=" + e.pool);
       if (!e.node.empty()) parts.push_back("node=" + e.node);
       if (!e.mig_profile.empty()) parts.push_back("migProfile=" + e.mig_profile);
@@ -140,6 +145,7 @@ std::string DescribeDecision(const placement::Decision& d, const model::Config& 
       if (!b.mig_profile.empty()) text += ",migProfile=" + b.mig_profile;
       text += ",cost=" + d.cost.ToString();
       std::vector<std::string> victims;
+      victims.reserve(d.preempted.size());
       for (const placement::Preemption& p : d.preempted) victims.push_back(p.workload);
       if (!victims.empty()) text += ", preempting " + Join(victims, ", ");
       return text;

@@ -56,16 +56,30 @@ export function timestamp(text) {
   return String(text).replace('T', ' ').replace(/(\.\d+)?Z$/, '');
 }
 
-// Controller time in seconds -> "2026-11-23 14:05" (UTC; sim runs start at the epoch, so
-// their dates read 1970-01-01, which is the controller's own clock).
+// The controller's clock reads seconds since the Unix epoch on the wall clock and since
+// the run's start in a simulated federation; below this it is a simulated run's time
+// (common/time_text.h: kVirtualClockLimitMillis).
+const VIRTUAL_LIMIT_SECONDS = 1e9;
+
+// A simulated run's time in seconds -> "+26:15:00" (hours past 24, as `gpufed run` prints).
+export function sinceStart(seconds) {
+  const s = Math.max(0, Math.floor(Number(seconds)));
+  const pad = (n) => String(n).padStart(2, '0');
+  return `+${pad(Math.floor(s / 3600))}:${pad(Math.floor(s / 60) % 60)}:${pad(s % 60)}`;
+}
+
+// Controller time in seconds -> "2026-11-23 14:05" (UTC), or "+26:15:00" in a simulated run.
 export function clock(seconds) {
   const t = Number(seconds);
   if (!Number.isFinite(t)) return '—';
+  if (t < VIRTUAL_LIMIT_SECONDS) return sinceStart(t);
   return new Date(t * 1000).toISOString().slice(0, 16).replace('T', ' ');
 }
 
-// Axis label for controller time: "14:05", or "2d 14:05" once the span passes a day.
+// Axis label for controller time: "14:05", or "2d 14:05" once the span passes a day; a
+// simulated run's "+14:05" (hours and minutes since its start).
 export function clockShort(seconds, withDay) {
+  if (Number(seconds) < VIRTUAL_LIMIT_SECONDS) return sinceStart(seconds).slice(0, -3);
   const iso = new Date(Number(seconds) * 1000).toISOString();
   const hm = iso.slice(11, 16);
   if (!withDay) return hm;
