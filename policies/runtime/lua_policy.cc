@@ -151,6 +151,39 @@ int CallHook(lua_State* L) {
   return frame->results;
 }
 
+// A filter's third value, read by CollectPools: pool name -> reason, or what was wrong.
+struct PoolsFrame {
+  std::vector<std::pair<std::string, std::string>>* out;
+  size_t max_bytes;
+  int key_type = LUA_TNONE;  // an entry that is not string = string: its types
+  int value_type = LUA_TNONE;
+  bool too_many = false;
+};
+
+// Walks the table at 1 (raw: a metatable plays no part) into the frame at 2.
+int CollectPools(lua_State* L) {
+  auto* frame = static_cast<PoolsFrame*>(lua_touserdata(L, 2));
+  lua_pushnil(L);
+  while (lua_next(L, 1) != 0) {
+    if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING) {
+      frame->key_type = lua_type(L, -2);
+      frame->value_type = lua_type(L, -1);
+      return 0;
+    }
+    if (frame->out->size() == kMaxDeniedPools) {
+      frame->too_many = true;
+      return 0;
+    }
+    size_t name_len = 0, reason_len = 0;
+    const char* name = lua_tolstring(L, -2, &name_len);  // strings already: no conversion
+    const char* reason = lua_tolstring(L, -1, &reason_len);
+    frame->out->emplace_back(internal::SanitizeText(std::string_view(name, name_len), frame->max_bytes),
+                             internal::SanitizeText(std::string_view(reason, reason_len), frame->max_bytes));
+    lua_pop(L, 1);  // the value; the key stays for lua_next
+  }
+  return 0;
+}
+
 // Lua's abbreviation of a "@file" chunk name in messages (luaO_chunkid, LUA_IDSIZE).
 std::string ShortSource(const std::string& path) {
   constexpr size_t kIdSize = LUA_IDSIZE;
@@ -362,25 +395,19 @@ std::optional<HookError> LuaPolicyFile::ReadDeniedPools(lua_State* L, int line,
                      "filter's third value must be a table of pool name = reason strings; " + what);
   };
   if (type != LUA_TTABLE) return bad(std::string("got ") + lua_typename(L, type));
-  const int table = lua_gettop(L);
-  lua_pushnil(L);
-  while (lua_next(L, table) != 0) {  // raw: a metatable plays no part
-    if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING) {
-      const std::string got = std::string(lua_typename(L, lua_type(L, -2))) + " = " + lua_typename(L, lua_type(L, -1));
-      lua_pop(L, 2);
-      return bad("got " + got);
-    }
-    if (out.size() == kMaxDeniedPools) {
-      lua_pop(L, 2);
-      return bad("more than " + std::to_string(kMaxDeniedPools) + " pools");
-    }
-    size_t name_len = 0, reason_len = 0;
-    const char* name = lua_tolstring(L, -2, &name_len);
-    const char* reason = lua_tolstring(L, -1, &reason_len);
-    out.emplace_back(internal::SanitizeText(std::string_view(name, name_len), runtime_->limits.max_reason_bytes),
-                     internal::SanitizeText(std::string_view(reason, reason_len), runtime_->limits.max_reason_bytes));
-    lua_pop(L, 1);  // the value; the key stays for lua_next
+  // lua_next may raise: the walk runs under lua_pcall, like every call into Lua here.
+  PoolsFrame frame{&out, runtime_->limits.max_reason_bytes};
+  lua_pushcfunction(L, CollectPools);
+  lua_pushvalue(L, -2);
+  lua_pushlightuserdata(L, &frame);
+  if (lua_pcall(L, 2, 0, 0) != LUA_OK) {
+    lua_pop(L, 1);  // the error object
+    return bad("it could not be read");
   }
+  if (frame.key_type != LUA_TNONE) {
+    return bad(std::string("got ") + lua_typename(L, frame.key_type) + " = " + lua_typename(L, frame.value_type));
+  }
+  if (frame.too_many) return bad("more than " + std::to_string(kMaxDeniedPools) + " pools");
   std::sort(out.begin(), out.end());  // table order is not deterministic
   return std::nullopt;
 }
