@@ -104,8 +104,12 @@ nlohmann::json ObservedClusterDocument(const placement::ObservedCluster& c) {
   for (const placement::ObservedNode& n : c.nodes) {
     nlohmann::json gpus = nlohmann::json::array();
     for (const placement::ObservedGpu& g : n.gpus) gpus.push_back({g.free_milli, g.free_memory, g.mig_slices_used});
-    nodes.push_back({{"name", n.name}, {"pool", n.pool}, {"ready", n.ready}, {"freeCpuMilli", n.free_cpu_milli},
-                     {"freeMemory", n.free_memory}, {"gpus", std::move(gpus)}});
+    nodes.push_back({{"name", n.name},
+                     {"pool", n.pool},
+                     {"ready", n.ready},
+                     {"freeCpuMilli", n.free_cpu_milli},
+                     {"freeMemory", n.free_memory},
+                     {"gpus", std::move(gpus)}});
   }
   nlohmann::json doc = {{"healthy", c.healthy}, {"nodes", std::move(nodes)}};
   if (!c.down_reason.empty()) doc["downReason"] = c.down_reason;  // absent when up: earlier snapshots read the same
@@ -157,26 +161,30 @@ std::string ObservedClusterText(const placement::ObservedCluster& c) {
 nlohmann::json SnapshotHeader(const placement::Snapshot& snapshot, const std::string& repo_root) {
   nlohmann::json usage = nlohmann::json::object();
   for (const auto& [tenant, u] : snapshot.usage) {
-    usage[tenant] = {{"gpuMilliInUse", u.gpu_milli_in_use}, {"spent", u.spent.ToString()},
-                     {"cloudSpent", u.cloud_spent.ToString()}, {"decayedGpuHours", u.decayed_gpu_hours}};
+    usage[tenant] = {{"gpuMilliInUse", u.gpu_milli_in_use},
+                     {"spent", u.spent.ToString()},
+                     {"cloudSpent", u.cloud_spent.ToString()},
+                     {"decayedGpuHours", u.decayed_gpu_hours}};
   }
   std::error_code ec;
-  std::string repo = repo_root.empty() ? repo_root : std::filesystem::absolute(repo_root, ec).lexically_normal().string();
+  std::string repo =
+      repo_root.empty() ? repo_root : std::filesystem::absolute(repo_root, ec).lexically_normal().string();
   if (ec) repo = repo_root;
   std::string revision = snapshot.config != nullptr ? snapshot.config->revision : "";
   nlohmann::json document = {{"format", kSnapshotFormat},
-          {"revision", {{"id", revision}, {"repo", repo}}},
-          {"nowMillis", snapshot.now.millis()},
-          {"onpremQueueDepth", snapshot.onprem_queue_depth},
-          {"fairShareHalfLifeMillis", snapshot.fair_share_half_life.millis()},
-          {"explainClusters", snapshot.explain_clusters},
-          {"usage", std::move(usage)},
-          {"pending", nlohmann::json::array()},
-          {"running", nlohmann::json::array()},
-          {"observed", nlohmann::json::object()}};
+                             {"revision", {{"id", revision}, {"repo", repo}}},
+                             {"nowMillis", snapshot.now.millis()},
+                             {"onpremQueueDepth", snapshot.onprem_queue_depth},
+                             {"fairShareHalfLifeMillis", snapshot.fair_share_half_life.millis()},
+                             {"explainClusters", snapshot.explain_clusters},
+                             {"usage", std::move(usage)},
+                             {"pending", nlohmann::json::array()},
+                             {"running", nlohmann::json::array()},
+                             {"observed", nlohmann::json::object()}};
   if (!snapshot.pod_mix.empty()) {
     nlohmann::json mix = nlohmann::json::array();
-    for (const auto& [request, count] : snapshot.pod_mix) mix.push_back({{"request", RequestJson(request)}, {"count", count}});
+    for (const auto& [request, count] : snapshot.pod_mix)
+      mix.push_back({{"request", RequestJson(request)}, {"count", count}});
     document["podMix"] = std::move(mix);
   }
   return document;
@@ -207,8 +215,9 @@ struct Fields {
       return nullptr;
     }
     const bool number = type == nlohmann::json::value_t::number_integer;
-    if (!(number ? it->is_number_integer() : type == nlohmann::json::value_t::number_float ? it->is_number()
-                                                                                           : it->type() == type)) {
+    if (!(number                                          ? it->is_number_integer()
+          : type == nlohmann::json::value_t::number_float ? it->is_number()
+                                                          : it->type() == type)) {
       if (status.ok()) status = InvalidArgument(where + "." + key + ": wrong type");
       return nullptr;
     }
@@ -277,8 +286,9 @@ Result<SnapshotInputs> ParseSnapshotDocument(const nlohmann::json& doc) {
   if (const nlohmann::json* pending = top.Get("pending", nlohmann::json::value_t::array, true)) {
     for (size_t i = 0; i < pending->size(); ++i) {
       if (!(*pending)[i].is_object()) {
-        return InvalidArgument("snapshot.pending[" + std::to_string(i) + "]: not a workload document" +
-                               ((*pending)[i].is_string() ? " (a stored object's name: read the snapshot from its store)" : ""));
+        return InvalidArgument(
+            "snapshot.pending[" + std::to_string(i) + "]: not a workload document" +
+            ((*pending)[i].is_string() ? " (a stored object's name: read the snapshot from its store)" : ""));
       }
     }
     out.pending_documents.assign(pending->begin(), pending->end());
@@ -378,7 +388,8 @@ Status Resolve(SnapshotStore& store, nlohmann::json& slot, const std::string& wh
   if (!slot.is_string()) return Status::Ok();  // inline (formats 1-3)
   Result<nlohmann::json> object = store.Get(slot.get<std::string>());
   if (!object.ok()) return Status(object.status().code(), where + ": " + object.status().message());
-  if (!object->is_object()) return Status(StatusCode::kDataLoss, where + ": " + slot.get<std::string>() + " is not an object");
+  if (!object->is_object())
+    return Status(StatusCode::kDataLoss, where + ": " + slot.get<std::string>() + " is not an object");
   slot = std::move(*object);
   return Status::Ok();
 }
@@ -404,7 +415,8 @@ Result<SnapshotInputs> ReadSnapshot(SnapshotStore& store, const std::string& dig
     for (size_t i = 0; i < running.size(); ++i) {
       const std::string where = "snapshot.running[" + std::to_string(i) + "]";
       GPUFED_RETURN_IF_ERROR(Resolve(store, running[i], where));
-      if (running[i].contains("workload")) GPUFED_RETURN_IF_ERROR(Resolve(store, running[i]["workload"], where + ".workload"));
+      if (running[i].contains("workload"))
+        GPUFED_RETURN_IF_ERROR(Resolve(store, running[i]["workload"], where + ".workload"));
     }
   }
   return ParseSnapshotDocument(*doc);

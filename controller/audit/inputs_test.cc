@@ -95,11 +95,11 @@ namespace {
 // control and non-ASCII bytes, unreported (-1) and extreme values, empty GPU lists.
 TEST(ObservedClusterText, IsTheCanonicalTextOfTheDocumentOnRandomReports) {
   std::mt19937_64 rng(20261124);
-  const std::vector<std::string> names = {"dgx-0", "n\"q", "tab\there", "caf\xc3\xa9", "\x01", "", "bad\xff utf8",
-                                          std::string(40, 'x')};
+  const std::vector<std::string> names = {"dgx-0", "n\"q", "tab\there",    "caf\xc3\xa9",
+                                          "\x01",  "",     "bad\xff utf8", std::string(40, 'x')};
   auto pick = [&](const std::vector<std::string>& from) { return from[rng() % from.size()]; };
-  const std::vector<int64_t> values = {-1, 0, 1, 1000, int64_t{80} << 30, std::numeric_limits<int64_t>::max(),
-                                       std::numeric_limits<int64_t>::min()};
+  const std::vector<int64_t> values = {
+      -1, 0, 1, 1000, int64_t{80} << 30, std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()};
   for (int round = 0; round < 500; ++round) {
     placement::ObservedCluster c;
     c.healthy = rng() % 2 == 0;

@@ -23,7 +23,6 @@
 
 namespace gpufed::audit {
 
-
 // The controller clock a record carries (decision: decidedAtMillis; attempt-metered:
 // bookedAtMillis), if any.
 std::optional<int64_t> ControllerClockMillis(const nlohmann::json& record);

@@ -24,7 +24,8 @@ void AddSubmitCommand(CLI::App& app, int* exit_code) {
     std::ostringstream text;
     text << in.rdbuf();
     bool json = file->size() > 5 && file->substr(file->size() - 5) == ".json";
-    Result<ApiResponse> r = CallApi(*target, "POST", WorkloadsPath(*target), text.str(), json ? "application/json" : "application/yaml");
+    Result<ApiResponse> r =
+        CallApi(*target, "POST", WorkloadsPath(*target), text.str(), json ? "application/json" : "application/yaml");
     if (!r.ok()) {
       std::cerr << "gpufed submit: " << r.status().message() << "\n";
       *exit_code = 1;

@@ -24,10 +24,10 @@ std::string_view UnitOfWord(std::string_view rest) {
   struct Word {
     std::string_view text, unit;
   };
-  static constexpr Word kWords[] = {{"millisecond", "ms"}, {"msec", "ms"}, {"ms", "ms"},   {"second", "s"},
-                                    {"sec", "s"},          {"s", "s"},     {"minute", "m"}, {"min", "m"},
-                                    {"m", "m"},            {"hour", "h"},  {"hr", "h"},     {"h", "h"},
-                                    {"day", "d"},          {"d", "d"}};
+  static constexpr Word kWords[] = {
+      {"millisecond", "ms"}, {"msec", "ms"}, {"ms", "ms"}, {"second", "s"}, {"sec", "s"}, {"s", "s"},
+      {"minute", "m"},       {"min", "m"},   {"m", "m"},   {"hour", "h"},   {"hr", "h"},  {"h", "h"},
+      {"day", "d"},          {"d", "d"}};
   for (const Word& w : kWords) {
     if (word == w.text) return w.unit;
   }

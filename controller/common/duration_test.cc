@@ -30,18 +30,23 @@ TEST(Duration, RejectsBadText) {
 }
 
 TEST(Duration, AUnitSpelledOutIsShownHowToWriteIt) {
-  for (auto [text, hint] : {std::pair{"18 hours", "write 18h"}, {"18hours", "write 18h"}, {"30 Minutes", "write 30m"},
-                            {"2 days", "write 2d"}, {"500 msec", "write 500ms"}, {"1 hour", "write 1h"}}) {
+  for (auto [text, hint] : {std::pair{"18 hours", "write 18h"},
+                            {"18hours", "write 18h"},
+                            {"30 Minutes", "write 30m"},
+                            {"2 days", "write 2d"},
+                            {"500 msec", "write 500ms"},
+                            {"1 hour", "write 1h"}}) {
     Result<Duration> d = Duration::Parse(text);
     ASSERT_FALSE(d.ok()) << text;
     EXPECT_NE(d.status().message().find(hint), std::string::npos) << d.status().message();
   }
-  EXPECT_NE(Duration::Parse("5 fortnights").status().message().find("needs a unit (ms, s, m, h, d)"), std::string::npos);
+  EXPECT_NE(Duration::Parse("5 fortnights").status().message().find("needs a unit (ms, s, m, h, d)"),
+            std::string::npos);
 }
 
 TEST(Duration, PrintsShortestText) {
   EXPECT_EQ(Duration::FromSeconds(90).ToString(), "1m30s");
-  EXPECT_EQ(Duration::FromSeconds(6 * 3600).ToString(), "6h");
+  EXPECT_EQ(Duration::FromSeconds(int64_t{6} * 3600).ToString(), "6h");
   EXPECT_EQ(Duration::FromMillis(500).ToString(), "500ms");
   EXPECT_EQ(Duration().ToString(), "0s");
 }
@@ -52,8 +57,8 @@ TEST(Duration, RangeEndsAtACenturyAndNothingWraps) {
   EXPECT_EQ(Duration::Parse("3153600000000ms")->millis(), Duration::kMaxMillis);
   EXPECT_EQ(Duration::Parse("00000000000000000000000000000000000001s")->millis(), 1000);
   for (std::string_view bad : {"876000h1ms", "3153600000001ms", "36501d", "9223372036854775807ms",
-                               "9223372036854775808s", "99999999999999999999999999999999999999h",
-                               "876000h876000h", "1e-128s", "1e400s", "1e3s", "+5s", "-0s", "1.5h", "0.5s"}) {
+                               "9223372036854775808s", "99999999999999999999999999999999999999h", "876000h876000h",
+                               "1e-128s", "1e400s", "1e3s", "+5s", "-0s", "1.5h", "0.5s"}) {
     Result<Duration> d = Duration::Parse(bad);
     EXPECT_FALSE(d.ok()) << bad << " read as " << d->millis();
     EXPECT_EQ(d.status().code(), StatusCode::kInvalidArgument) << bad;
@@ -85,7 +90,7 @@ std::optional<int64_t> ReferenceMillis(const std::vector<Term>& terms) {
     if (significant.size() > 20) return std::nullopt;
     unsigned __int128 amount = 0;
     for (char ch : significant) amount = amount * 10 + static_cast<unsigned>(ch - '0');
-    const int64_t per = t.unit == "ms" ? 1
+    const int64_t per = t.unit == "ms"  ? 1
                         : t.unit == "s" ? 1000
                         : t.unit == "m" ? 60000
                         : t.unit == "h" ? 3600000
@@ -109,7 +114,8 @@ TEST(Duration, PropertyParseAgreesWithReferenceAndRoundTrips) {
       t.digits = std::string(digit_count - significant, '0');
       for (size_t d = 0; d < significant; ++d) t.digits += static_cast<char>('0' + rng() % 10);
       t.unit = units[rng() % units.size()];
-      text += t.digits + t.unit;
+      text += t.digits;
+      text += t.unit;
     }
     // A sign, a fraction or an exponent (-400..400) is never part of a duration.
     const int garbage = static_cast<int>(rng() % 10);

@@ -15,8 +15,20 @@ struct Suffix {
 };
 
 constexpr std::array<Suffix, 14> kSuffixes = {{
-    {"Ki", 0, 10}, {"Mi", 0, 20}, {"Gi", 0, 30}, {"Ti", 0, 40}, {"Pi", 0, 50}, {"Ei", 0, 60}, {"m", -3, 0},
-    {"k", 3, 0},   {"M", 6, 0},   {"G", 9, 0},   {"T", 12, 0},  {"P", 15, 0},  {"E", 18, 0},  {"", 0, 0},
+    {"Ki", 0, 10},
+    {"Mi", 0, 20},
+    {"Gi", 0, 30},
+    {"Ti", 0, 40},
+    {"Pi", 0, 50},
+    {"Ei", 0, 60},
+    {"m", -3, 0},
+    {"k", 3, 0},
+    {"M", 6, 0},
+    {"G", 9, 0},
+    {"T", 12, 0},
+    {"P", 15, 0},
+    {"E", 18, 0},
+    {"", 0, 0},
 }};
 
 using u128 = unsigned __int128;
@@ -133,8 +145,7 @@ Result<Quantity> Quantity::Parse(std::string_view text) {
   int shift = 3;
   int binary_exponent = 0;
   const std::string_view rest = text.substr(pos);
-  if (rest.size() > 1 && (rest[0] == 'e' || rest[0] == 'E') &&
-      (IsDigit(rest[1]) || rest[1] == '-' || rest[1] == '+')) {
+  if (rest.size() > 1 && (rest[0] == 'e' || rest[0] == 'E') && (IsDigit(rest[1]) || rest[1] == '-' || rest[1] == '+')) {
     size_t i = 1;
     bool exponent_negative = false;
     if (rest[i] == '-' || rest[i] == '+') exponent_negative = rest[i++] == '-';

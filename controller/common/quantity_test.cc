@@ -32,8 +32,8 @@ TEST(Quantity, ParsesKubernetesNotation) {
 }
 
 TEST(Quantity, RejectsMalformedText) {
-  for (std::string_view bad : {"", "Gi", "80GB", "1.2.3", "abc", "1e", "1e400", "99999999999999999999Ei", "0.0001",
-                               "80 Gi", "--1"}) {
+  for (std::string_view bad :
+       {"", "Gi", "80GB", "1.2.3", "abc", "1e", "1e400", "99999999999999999999Ei", "0.0001", "80 Gi", "--1"}) {
     EXPECT_FALSE(Quantity::Parse(bad).ok()) << "accepted: " << bad;
   }
 }
@@ -91,9 +91,9 @@ TEST(Quantity, RangeIsSymmetricAroundZero) {
   EXPECT_EQ(Milli("-9223372036854775807m"), -INT64_MAX);
   EXPECT_EQ(Milli("9223372036854775.807"), INT64_MAX);
   EXPECT_EQ(Milli("9223372036854775806m"), INT64_MAX - 1);
-  for (std::string_view bad : {"9223372036854775808m", "-9223372036854775808m", "9223372036854775.808",
-                               "-9223372036854775.8075", "18446744073709551616m", "8Ei", "8.2Pi", "9.224P", "0.01E",
-                               "8389Ti", "1Ei"}) {
+  for (std::string_view bad :
+       {"9223372036854775808m", "-9223372036854775808m", "9223372036854775.808", "-9223372036854775.8075",
+        "18446744073709551616m", "8Ei", "8.2Pi", "9.224P", "0.01E", "8389Ti", "1Ei"}) {
     EXPECT_FALSE(Quantity::Parse(bad).ok()) << bad;
   }
   // The largest amounts each suffix can carry.
@@ -144,7 +144,15 @@ TEST(Quantity, ArithmeticSaturatesInsteadOfOverflowing) {
 // integer, times 2^binary, times 10^shift, then split into whole milli-units and the
 // rest. It shares nothing with Parse's fixed-width arithmetic.
 
-std::string StripLeadingZeros(std::string s) {
+// The parts one after another (test texts are built from many).
+template <typename... Parts>
+std::string Cat(const Parts&... parts) {
+  std::string out;
+  (out += ... += parts);
+  return out;
+}
+
+std::string StripLeadingZeros(const std::string& s) {
   const size_t nonzero = s.find_first_not_of('0');
   return nonzero == std::string::npos ? "0" : s.substr(nonzero);
 }
@@ -202,16 +210,26 @@ struct SuffixCase {
   std::string text;
   int decimal, binary;
 };
-const std::array<SuffixCase, 14> kSuffixCases = {{{"", 0, 0}, {"m", -3, 0}, {"k", 3, 0}, {"M", 6, 0}, {"G", 9, 0},
-                                                  {"T", 12, 0}, {"P", 15, 0}, {"E", 18, 0}, {"Ki", 0, 10},
-                                                  {"Mi", 0, 20}, {"Gi", 0, 30}, {"Ti", 0, 40}, {"Pi", 0, 50},
+const std::array<SuffixCase, 14> kSuffixCases = {{{"", 0, 0},
+                                                  {"m", -3, 0},
+                                                  {"k", 3, 0},
+                                                  {"M", 6, 0},
+                                                  {"G", 9, 0},
+                                                  {"T", 12, 0},
+                                                  {"P", 15, 0},
+                                                  {"E", 18, 0},
+                                                  {"Ki", 0, 10},
+                                                  {"Mi", 0, 20},
+                                                  {"Gi", 0, 30},
+                                                  {"Ti", 0, 40},
+                                                  {"Pi", 0, 50},
                                                   {"Ei", 0, 60}}};
 
 std::string RandomDigits(std::mt19937_64& rng, size_t count) {
   std::string out;
   const int style = static_cast<int>(rng() % 4);  // random, many zeros, all zeros, all nines
   for (size_t i = 0; i < count; ++i) {
-    const int digit = style == 0 ? static_cast<int>(rng() % 10)
+    const int digit = style == 0   ? static_cast<int>(rng() % 10)
                       : style == 1 ? (rng() % 5 == 0 ? static_cast<int>(rng() % 10) : 0)
                       : style == 2 ? 0
                                    : 9;
@@ -230,13 +248,14 @@ TEST(Quantity, PropertyParseAgreesWithExactReferenceAndRoundTrips) {
     const std::string whole = RandomDigits(rng, whole_count);
     const std::string fraction = RandomDigits(rng, digit_count - whole_count);
     const bool point = !fraction.empty() || rng() % 4 == 0;
-    std::string text = sign + whole + (point ? "." : "") + fraction;
+    std::string text = Cat(sign, whole, point ? "." : "", fraction);
     int exponent = 0;
     const SuffixCase* suffix = &kSuffixCases[0];
     if (rng() % 3 == 0) {
       exponent = static_cast<int>(rng() % 801) - 400;
-      text += (rng() % 2 == 0 ? "e" : "E") + std::string(exponent >= 0 && rng() % 2 == 0 ? "+" : "") +
-              std::to_string(exponent);
+      text += rng() % 2 == 0 ? "e" : "E";
+      if (exponent >= 0 && rng() % 2 == 0) text += '+';
+      text += std::to_string(exponent);
     } else {
       suffix = &kSuffixCases[rng() % kSuffixCases.size()];
       text += suffix->text;
@@ -281,20 +300,19 @@ TEST(Quantity, PropertyEveryRepresentableAmountIsAccepted) {
     const std::string pad_left(rng() % 8, '0'), pad_right(rng() % 8, '0');
     std::string shifted;
     if (k >= 0) {
-      shifted = digits + std::string(static_cast<size_t>(k), '0') + "." + pad_right;
+      shifted = Cat(digits, std::string(static_cast<size_t>(k), '0'), ".", pad_right);
     } else if (static_cast<int>(digits.size()) + k > 0) {
       const size_t point = digits.size() - static_cast<size_t>(-k);
-      shifted = digits.substr(0, point) + "." + digits.substr(point) + pad_right;
+      shifted = Cat(digits.substr(0, point), ".", digits.substr(point), pad_right);
     } else {
-      shifted = "0." + std::string(static_cast<size_t>(-k) - digits.size(), '0') + digits + pad_right;
+      shifted = Cat("0.", std::string(static_cast<size_t>(-k) - digits.size(), '0'), digits, pad_right);
     }
     const std::string exponent = std::to_string(-3 - k);
     const std::string fraction = std::to_string(magnitude % 1000);
     for (const std::string& text :
-         {sign + pad_left + digits + "m", sign + pad_left + shifted + "e" + exponent,
-          sign + pad_left + shifted + "E" + exponent,
-          sign + std::to_string(magnitude / 1000) + "." + std::string(3 - fraction.size(), '0') + fraction +
-              pad_right}) {
+         {Cat(sign, pad_left, digits, "m"), Cat(sign, pad_left, shifted, "e", exponent),
+          Cat(sign, pad_left, shifted, "E", exponent),
+          Cat(sign, std::to_string(magnitude / 1000), ".", std::string(3 - fraction.size(), '0'), fraction, pad_right)}) {
       Result<Quantity> q = Quantity::Parse(text);
       ASSERT_TRUE(q.ok()) << text << ": " << q.status().ToString();
       ASSERT_EQ(q->milli(), milli) << text;
@@ -303,7 +321,7 @@ TEST(Quantity, PropertyEveryRepresentableAmountIsAccepted) {
     for (size_t s = 8; s < kSuffixCases.size(); ++s) {
       const int64_t unit = int64_t{1000} << kSuffixCases[s].binary;
       if (magnitude % unit != 0) break;
-      const std::string text = sign + std::to_string(magnitude / unit) + kSuffixCases[s].text;
+      const std::string text = Cat(sign, std::to_string(magnitude / unit), kSuffixCases[s].text);
       Result<Quantity> q = Quantity::Parse(text);
       ASSERT_TRUE(q.ok()) << text << ": " << q.status().ToString();
       ASSERT_EQ(q->milli(), milli) << text;

@@ -31,10 +31,9 @@ std::optional<nlohmann::json> ToJson(const YamlField& f) {
 }
 
 void DecodePolicySpec(const YamlField& spec, model::Policy& out) {
-  if (!spec.ExpectObject(
-          {"enforcement", "rules", "scoring", "burst", "priorityClasses", "lua", "import", "params", "parameters",
-           "errorBudget"},
-          Required::kYes)) {
+  if (!spec.ExpectObject({"enforcement", "rules", "scoring", "burst", "priorityClasses", "lua", "import", "params",
+                          "parameters", "errorBudget"},
+                         Required::kYes)) {
     return;
   }
   // errorBudget: "1%" or a fraction (0.01).

@@ -44,7 +44,7 @@ void DecodeParameters(const YamlField& field, std::vector<model::ParamSpec>& out
     }
     if (auto v = entry.Child("unit").String()) spec.unit = *v;
     if (auto v = entry.Child("keys").String()) spec.keys = *v;
-    if (auto v = entry.Child("min").Number(-1e15, 1e15)) spec.min = *v;
+    spec.min = entry.Child("min").Number(-1e15, 1e15);
     if (auto v = entry.Child("description").String()) spec.description = *v;
     out.push_back(std::move(spec));
   }
@@ -65,6 +65,7 @@ void CheckPolicyParams(const model::Config& config, Diagnostics& diagnostics) {
     if (policy.parameters.empty() || !policy.params.is_object()) continue;
     const std::string owner = policy.import.empty() ? "policy " + policy.metadata.name : policy.import;
     std::vector<std::string_view> declared;
+    declared.reserve(policy.parameters.size());
     for (const model::ParamSpec& p : policy.parameters) declared.push_back(p.name);
     for (auto it = policy.params.begin(); it != policy.params.end(); ++it) {
       const std::string pointer = "/" + EscapePointerToken(it.key());
@@ -76,15 +77,16 @@ void CheckPolicyParams(const model::Config& config, Diagnostics& diagnostics) {
         const std::string closest = ClosestMatch(it.key(), declared);
         diagnostics.Add({at.file, at.line, at.column, field,
                          "unknown parameter '" + it.key() + "' of " + owner +
-                             (closest.empty() ? "" : " (did you mean '" + closest + "'?)") +
-                             "; its parameters: " + Join(std::vector<std::string>(declared.begin(), declared.end()), ", ")});
+                             (closest.empty() ? "" : " (did you mean '" + closest + "'?)") + "; its parameters: " +
+                             Join(std::vector<std::string>(declared.begin(), declared.end()), ", ")});
         continue;
       }
       const std::string why = model::ParamMismatch(*spec, it.value());
       if (why.empty()) continue;
       // "low: expected ...": the member's own line when it was written on one.
       const size_t colon = why.find(": ");
-      const bool member = it.value().is_object() && colon != std::string::npos && it.value().contains(why.substr(0, colon));
+      const bool member =
+          it.value().is_object() && colon != std::string::npos && it.value().contains(why.substr(0, colon));
       const model::SourceLocation where =
           member ? Where(policy, pointer + "/" + EscapePointerToken(why.substr(0, colon)), at) : at;
       std::string expected = std::string(model::ParamTypeName(spec->type));

@@ -78,16 +78,14 @@ std::string_view ParamTypeName(ParamType type) { return kTypeNames[static_cast<s
 
 std::string ParamMismatch(const ParamSpec& spec, const nlohmann::json& value) {
   switch (spec.type) {
-    case ParamType::kBoolean:
-      return value.is_boolean() ? "" : "expected true or false, got " + Described(value);
+    case ParamType::kBoolean: return value.is_boolean() ? "" : "expected true or false, got " + Described(value);
     case ParamType::kNumber: return NumberMismatch(spec, value);
     case ParamType::kString: return value.is_string() ? "" : "expected a string, got " + Described(value);
     case ParamType::kCurrency: {
       if (!value.is_string()) return "expected a currency code (EUR), got " + Described(value);
       const std::string& code = value.get_ref<const std::string&>();
-      const bool ok = code.empty() || (code.size() == 3 && std::all_of(code.begin(), code.end(), [](char c) {
-                                         return c >= 'A' && c <= 'Z';
-                                       }));
+      const bool ok = code.empty() || (code.size() == 3 && std::all_of(code.begin(), code.end(),
+                                                                       [](char c) { return c >= 'A' && c <= 'Z'; }));
       return ok ? "" : "expected a three-letter upper-case currency code (EUR), got " + Described(value);
     }
     case ParamType::kStringList: return StringListMismatch(value);
@@ -95,8 +93,8 @@ std::string ParamMismatch(const ParamSpec& spec, const nlohmann::json& value) {
     case ParamType::kStringListMap: {
       if (!value.is_object()) return "expected a mapping of " + spec.keys + " to values, got " + Described(value);
       for (auto it = value.begin(); it != value.end(); ++it) {
-        const std::string why = spec.type == ParamType::kNumberMap ? NumberMismatch(spec, it.value())
-                                                                   : StringListMismatch(it.value());
+        const std::string why =
+            spec.type == ParamType::kNumberMap ? NumberMismatch(spec, it.value()) : StringListMismatch(it.value());
         if (!why.empty()) return it.key() + (why.front() == '[' ? "" : ": ") + why;
       }
       return "";

@@ -29,7 +29,8 @@ TEST(PolicyParams, EachTypeTakesItsValuesAndNamesWhatIsWrong) {
   EXPECT_NE(ParamMismatch(Spec(ParamType::kCurrency), "usd"), "");
   EXPECT_NE(ParamMismatch(Spec(ParamType::kCurrency), "EURO"), "");
   EXPECT_EQ(ParamMismatch(Spec(ParamType::kStringList), json::array({"eu", "ch"})), "");
-  EXPECT_EQ(ParamMismatch(Spec(ParamType::kStringList), json::array({"eu", 3})), "[1]: expected a string, got the number 3");
+  EXPECT_EQ(ParamMismatch(Spec(ParamType::kStringList), json::array({"eu", 3})),
+            "[1]: expected a string, got the number 3");
   EXPECT_EQ(ParamMismatch(Spec(ParamType::kStringList), "eu"), "expected a list of strings, got the string \"eu\"");
   EXPECT_EQ(ParamMismatch(Spec(ParamType::kNumberMap, 0), json{{"low", 1.0}, {"normal", 4}}), "");
   EXPECT_EQ(ParamMismatch(Spec(ParamType::kNumberMap, 0), json{{"low", "1.00"}}),

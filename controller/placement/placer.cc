@@ -64,6 +64,7 @@ Placer::Placer(const Snapshot& snapshot)
     }
   }
   SetUpClusters(mix, mix->Fingerprint());
+  NoteOutages();
   UpdateClassMembers();
   evaluations_.resize(clusters_.size());
 }

@@ -227,6 +227,8 @@ class Placer {
   // placer_setup.cc: each cluster's state with the running work reserved, built anew or
   // (with a memo) kept from the last plan when built from the same inputs and unchanged.
   void SetUpClusters(const std::shared_ptr<const PodMix>& mix, uint64_t mix_fingerprint);
+  // Sets each cluster's down_reason from the snapshot's observed clusters.
+  void NoteOutages();
   void ReserveRunning(const std::vector<bool>& rebuilt);
   // Works out the node fits of a running entry (those a kept state already holds). While
   // a state is built, a node an earlier plan provisioned may be added to it.

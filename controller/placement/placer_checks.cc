@@ -29,18 +29,22 @@ bool ApplyPoolDenials(const HookOutcome& o, const model::Cluster& cluster, Clust
     auto it = std::find_if(cluster.node_pools.begin(), cluster.node_pools.end(),
                            [&](const model::NodePool& p) { return p.name == name; });
     if (it == cluster.node_pools.end()) {
-      verdict.warnings.push_back("policy " + o.policy + " denied pool " + name + ", which cluster " +
-                                 cluster.metadata.name + " does not declare");
+      std::string warning = "policy " + o.policy;
+      warning += " denied pool " + name;
+      warning += ", which cluster " + cluster.metadata.name + " does not declare";
+      verdict.warnings.push_back(std::move(warning));
       continue;
     }
     const auto p = static_cast<size_t>(it - cluster.node_pools.begin());
     if (!pool_allowed[p]) continue;
+    std::string denial = "pool " + name;
+    denial += ": " + why;
     if (!o.enforced) {
-      verdict.warnings.push_back("policy " + o.policy + " would deny pool " + name + ": " + why);
+      verdict.warnings.push_back("policy " + o.policy + " would deny " + denial);
       continue;
     }
     pool_allowed[p] = false;
-    pool_denials[p] = {o.policy, "pool " + name + ": " + why};
+    pool_denials[p] = {o.policy, std::move(denial)};
     denied.push_back(pool_denials[p].second);
   }
   if (std::find(pool_allowed.begin(), pool_allowed.end(), true) != pool_allowed.end()) return true;

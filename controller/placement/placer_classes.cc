@@ -63,13 +63,13 @@ size_t Placer::PolicyClassFor(const model::Workload& w) {
   // Looked up on a view of just the members the rules and the recorded reads look at;
   // a class evaluated anew sees the whole view.
   static const nlohmann::json kNoView;
-  const nlohmann::json& wv =
-      !needs_views_ ? kNoView : class_view_whole_ ? ViewOf(w) : ViewOf(w, &class_members_);
+  const nlohmann::json& wv = !needs_views_ ? kNoView : class_view_whole_ ? ViewOf(w) : ViewOf(w, &class_members_);
   std::vector<bool> applies(rules_.size());
   std::string prefix;
   prefix.reserve(rules_.size() + 16);
   for (size_t r = 0; r < rules_.size(); ++r) {
-    applies[r] = AllConditionsHold(rules_[r].rule->when, wv, false) && AllConditionsHold(rules_[r].rule->when, wv, true);
+    applies[r] =
+        AllConditionsHold(rules_[r].rule->when, wv, false) && AllConditionsHold(rules_[r].rule->when, wv, true);
     prefix += applies[r] ? '1' : '0';
   }
   for (const std::string& zone : w.data.residency) prefix += "|" + zone;

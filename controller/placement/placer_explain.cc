@@ -57,7 +57,8 @@ ClusterVerdict Placer::VerdictOf(const model::Workload& w, const ShapeClass& sha
   if (e.fits && !e.preempts && shape.fits->fits[c].fits && shape.fits->fits[c].pool >= 0) {
     pool = shape.fits->fits[c].pool;
   }
-  v.cost = EstimateCostAt(cluster, sc.prices[static_cast<size_t>(pool)], w, sc.gpu_milli[static_cast<size_t>(pool)]).total;
+  v.cost =
+      EstimateCostAt(cluster, sc.prices[static_cast<size_t>(pool)], w, sc.gpu_milli[static_cast<size_t>(pool)]).total;
   switch (e.stage) {
     case Evaluation::Stage::kMaxCost:
       v.rule = kRuleMaxCost;

@@ -91,12 +91,14 @@ TEST_F(PlacerPoolsTest, SpotFalseNeverLandsOnASpotPool) {
 }
 
 TEST_F(PlacerPoolsTest, SpotTrueMayUseSpotAndPaysTheSpotPriceOnlyThere) {
-  Decision d = DecisionFor("{tenant: team, spot: true, resources: {gpus: 1, gpuModels: [A100-80GB]}, durationHint: 1h}");
+  Decision d =
+      DecisionFor("{tenant: team, spot: true, resources: {gpus: 1, gpuModels: [A100-80GB]}, durationHint: 1h}");
   ASSERT_EQ(d.outcome, Outcome::kPlaced) << d.reason;
   EXPECT_EQ(d.binding.pool, "a100-spot");
   EXPECT_EQ(d.cost.ToString(), "0.90 EUR");
   // On an on-demand pool a spot-tolerant workload pays the on-demand price.
-  Decision h100 = DecisionFor("{tenant: team, spot: true, resources: {gpus: 1, gpuModels: [H100-80GB]}, durationHint: 1h}");
+  Decision h100 =
+      DecisionFor("{tenant: team, spot: true, resources: {gpus: 1, gpuModels: [H100-80GB]}, durationHint: 1h}");
   ASSERT_EQ(h100.outcome, Outcome::kPlaced) << h100.reason;
   EXPECT_EQ(h100.cost.ToString(), "3.60 EUR");
 }
@@ -184,7 +186,8 @@ TEST_F(PlacerPoolsTest, AFilterHookMayDenyPoolsOfACluster) {
   EXPECT_EQ(one.binding.pool, "l4");
   const ClusterVerdict* verdict = VerdictOn(one, "cloud");
   ASSERT_NE(verdict, nullptr);
-  EXPECT_THAT(verdict->warnings, ::testing::Contains(HasSubstr("denied pool nonexistent, which cluster cloud does not declare")));
+  EXPECT_THAT(verdict->warnings,
+              ::testing::Contains(HasSubstr("denied pool nonexistent, which cluster cloud does not declare")));
 }
 
 }  // namespace

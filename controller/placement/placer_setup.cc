@@ -80,6 +80,15 @@ double CostScale(const model::CurrencyConverter& rates, const model::Cluster& cl
 
 }  // namespace
 
+void Placer::NoteOutages() {
+  for (ClusterEntry& entry : clusters_) entry.down_reason.clear();
+  for (const auto& [name, o] : snapshot_.observed) {
+    auto it = caches_.cluster_index.find(name);
+    if (it == caches_.cluster_index.end() || o.healthy) continue;
+    clusters_[it->second].down_reason = o.down_reason.empty() ? "cluster unhealthy" : o.down_reason;
+  }
+}
+
 void Placer::SetUpClusters(const std::shared_ptr<const PodMix>& mix, uint64_t mix_fingerprint) {
   PlacerCaches& k = caches_;
   if (k.config != &config_ || k.hooks != snapshot_.hooks || k.revision != config_.revision ||
@@ -185,11 +194,6 @@ void Placer::SetUpClusters(const std::shared_ptr<const PodMix>& mix, uint64_t mi
   std::vector<ClusterState> previous(clusters_.size());  // the states rebuilt, as the last plan left them
   for (size_t c = 0; c < clusters_.size(); ++c) {
     ClusterEntry& entry = clusters_[c];
-    if (observed[c] != nullptr && !observed[c]->healthy) {
-      entry.down_reason = observed[c]->down_reason.empty() ? "cluster unhealthy" : observed[c]->down_reason;
-    } else {
-      entry.down_reason.clear();
-    }
     const uint64_t hash = inputs[c].value() ^ (observed[c] == nullptr ? 0 : 0x9e3779b97f4a7c15ull);
     const bool keep =
         entry.state.cluster != nullptr && entry.inputs == hash && entry.built_generation == entry.state.generation;

@@ -4,6 +4,7 @@
 #include <optional>
 #include <sstream>
 
+#include "controller/common/time_text.h"
 #include "controller/config/loader.h"
 #include "controller/config/priority_cap.h"
 #include "controller/config/references.h"
@@ -202,7 +203,11 @@ Result<nlohmann::json> Controller::Explain(const WorkloadRef& ref, const std::st
     nlohmann::json h = nlohmann::json::array();
     for (const store::Transition& t : *history) {
       h.push_back(
-          {{"attempt", t.attempt}, {"from", t.from}, {"to", t.to}, {"reason", t.reason}, {"at", t.at.ToString()}});
+          {{"attempt", t.attempt},
+           {"from", t.from},
+           {"to", t.to},
+           {"reason", t.reason},
+           {"at", FormatControllerMillis(t.at.millis())}});  // RFC 3339, or +HH:MM:SS in a simulated run
     }
     out["history"] = h;
   }

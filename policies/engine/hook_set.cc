@@ -39,6 +39,7 @@ placement::HookOutcome FromResult(const std::string& policy, bool enforced, cons
 Result<std::unique_ptr<HookSet>> HookSet::Compile(const model::Config& config, const LuaLimits& limits) {
   auto set = std::make_unique<HookSet>();
   std::vector<const model::Policy*> policies;
+  policies.reserve(config.policies.size());
   for (const model::Policy& p : config.policies) policies.push_back(&p);
   std::sort(policies.begin(), policies.end(),
             [](const auto* a, const auto* b) { return a->metadata.name < b->metadata.name; });
@@ -48,7 +49,8 @@ Result<std::unique_ptr<HookSet>> HookSet::Compile(const model::Config& config, c
       if (source == config.lua_sources.end()) {
         return FailedPrecondition("policy '" + p->metadata.name + "': Lua file " + path + " was not loaded");
       }
-      HookResult<std::unique_ptr<LuaPolicyFile>> file = LuaPolicyFile::Load(p->metadata.name, path, source->second, limits);
+      HookResult<std::unique_ptr<LuaPolicyFile>> file =
+          LuaPolicyFile::Load(p->metadata.name, path, source->second, limits);
       if (!file.ok()) return file.error().ToStatus();
       double weight = p->weights ? p->weights->lua : 1.0;
       set->entries_.push_back(
@@ -154,6 +156,7 @@ void HookSet::EnableCoverage(bool enabled) {
 
 std::vector<HookSet::FileCoverage> HookSet::Coverage() const {
   std::vector<FileCoverage> out;
+  out.reserve(entries_.size());
   for (const Entry& e : entries_) {
     out.push_back({e.policy, e.file->file_path(), e.file->covered_lines(), e.file->executable_lines()});
   }

@@ -54,8 +54,7 @@ int LoadChunk(lua_State* L) {
       continue;
     }
     if (!lua_isfunction(L, -1)) {
-      return luaL_error(L, "global '%s' must be a function, got %s", kHookNames[i],
-                        luaL_typename(L, -1));
+      return luaL_error(L, "global '%s' must be a function, got %s", kHookNames[i], luaL_typename(L, -1));
     }
     lua_Debug ar;
     lua_pushvalue(L, -1);
@@ -208,8 +207,7 @@ int StripPosition(const std::string& short_source, std::string* message) {
 
 }  // namespace
 
-LuaPolicyFile::LuaPolicyFile(std::string policy_name, std::string file_path,
-                             const LuaLimits& limits)
+LuaPolicyFile::LuaPolicyFile(std::string policy_name, std::string file_path, const LuaLimits& limits)
     : policy_name_(std::move(policy_name)),
       file_path_(std::move(file_path)),
       short_source_(ShortSource(file_path_)),
@@ -219,13 +217,12 @@ LuaPolicyFile::~LuaPolicyFile() {
   if (state_ != nullptr) lua_close(state_);  // before runtime_, which the allocator uses
 }
 
-HookError LuaPolicyFile::MakeError(HookErrorKind kind, int line, std::string message) const {
-  return HookError{kind, policy_name_, file_path_, line,
-                   internal::SanitizeText(message, kMaxErrorMessageBytes)};
+HookError LuaPolicyFile::MakeError(HookErrorKind kind, int line, const std::string& message) const {
+  return HookError{kind, policy_name_, file_path_, line, internal::SanitizeText(message, kMaxErrorMessageBytes)};
 }
 
-bool LuaPolicyFile::Protected(int (*fn)(lua_State*), void* frame, int nresults, bool budgeted,
-                              const HookContext* ctx, HookError* error) {
+bool LuaPolicyFile::Protected(int (*fn)(lua_State*), void* frame, int nresults, bool budgeted, const HookContext* ctx,
+                              HookError* error) {
   lua_State* L = state_;
   SandboxRuntime* rt = runtime_.get();
   lua_settop(L, 0);
@@ -237,8 +234,8 @@ bool LuaPolicyFile::Protected(int (*fn)(lua_State*), void* frame, int nresults, 
   internal::EndCall(L, rt);
   if (status == LUA_OK && !rt->AnyLimitHit()) return true;
 
-  const int default_kind = rt->loading ? static_cast<int>(HookErrorKind::kLoad)
-                                       : static_cast<int>(HookErrorKind::kRuntime);
+  const int default_kind =
+      rt->loading ? static_cast<int>(HookErrorKind::kLoad) : static_cast<int>(HookErrorKind::kRuntime);
   auto kind = static_cast<HookErrorKind>(default_kind);
   std::string message;
   int line = rt->error_line;
@@ -283,12 +280,9 @@ bool LuaPolicyFile::Protected(int (*fn)(lua_State*), void* frame, int nresults, 
   return false;
 }
 
-HookResult<std::unique_ptr<LuaPolicyFile>> LuaPolicyFile::Load(std::string policy_name,
-                                                               std::string file_path,
-                                                               std::string_view source,
-                                                               const LuaLimits& limits) {
-  std::unique_ptr<LuaPolicyFile> file(
-      new LuaPolicyFile(std::move(policy_name), std::move(file_path), limits));
+HookResult<std::unique_ptr<LuaPolicyFile>> LuaPolicyFile::Load(std::string policy_name, std::string file_path,
+                                                               std::string_view source, const LuaLimits& limits) {
+  std::unique_ptr<LuaPolicyFile> file(new LuaPolicyFile(std::move(policy_name), std::move(file_path), limits));
   SandboxRuntime* rt = file->runtime_.get();
   file->state_ = internal::NewSandboxState(rt);
   if (file->state_ == nullptr) {
@@ -300,16 +294,16 @@ HookResult<std::unique_ptr<LuaPolicyFile>> LuaPolicyFile::Load(std::string polic
     return error;
   }
   const std::string chunk_name = "@" + file->file_path_;
-  LoadFrame frame{source.data(), source.size(), chunk_name.c_str(), {LUA_NOREF, LUA_NOREF, LUA_NOREF},
-                  {0, 0, 0}, {0, 0, 0}, {false, false, false}};
+  LoadFrame frame{source.data(), source.size(), chunk_name.c_str(),   {LUA_NOREF, LUA_NOREF, LUA_NOREF},
+                  {0, 0, 0},     {0, 0, 0},     {false, false, false}};
   rt->loading = true;
   const bool loaded = file->Protected(LoadChunk, &frame, 0, true, nullptr, &error);
   rt->loading = false;
   if (!loaded) return error;
-  file->refs_ = Refs{frame.refs[0], frame.refs[1], frame.refs[2],
-                     frame.lines[0], frame.lines[1], frame.lines[2]};
+  file->refs_ = Refs{frame.refs[0], frame.refs[1], frame.refs[2], frame.lines[0], frame.lines[1], frame.lines[2]};
   for (int i = 0; i < 3; ++i) {
-    if (frame.refs[i] != LUA_NOREF) file->signatures_[i] = HookSignature{frame.lines[i], frame.params[i], frame.vararg[i]};
+    if (frame.refs[i] != LUA_NOREF)
+      file->signatures_[i] = HookSignature{frame.lines[i], frame.params[i], frame.vararg[i]};
   }
   LinesFrame lines{&frame, &file->executable_lines_};
   if (!file->Protected(CollectLines, &lines, 0, false, nullptr, &error)) {
@@ -341,9 +335,8 @@ std::set<std::string> LuaPolicyFile::defined_hooks() const {
   return hooks;
 }
 
-HookResult<Verdict> LuaPolicyFile::CallVerdict(const char* hook, int ref, int line,
-                                               const nlohmann::json& w, const nlohmann::json* c,
-                                               const HookContext& ctx) {
+HookResult<Verdict> LuaPolicyFile::CallVerdict(const char* hook, int ref, int line, const nlohmann::json& w,
+                                               const nlohmann::json* c, const HookContext& ctx) {
   if (ref == LUA_NOREF) {
     return MakeError(HookErrorKind::kNotDefined, 0, std::string(hook) + " is not defined");
   }
@@ -359,14 +352,13 @@ HookResult<Verdict> LuaPolicyFile::CallVerdict(const char* hook, int ref, int li
   if (allowed_type != LUA_TBOOLEAN) {
     lua_settop(L, 0);
     return MakeError(HookErrorKind::kBadReturn, line,
-                     std::string(hook) + " must return a boolean, got " +
-                         lua_typename(L, allowed_type));
+                     std::string(hook) + " must return a boolean, got " + lua_typename(L, allowed_type));
   }
   if (reason_type != LUA_TSTRING && reason_type != LUA_TNIL) {
     lua_settop(L, 0);
-    return MakeError(HookErrorKind::kBadReturn, line,
-                     std::string(hook) + " must return a string or nil as the reason, got " +
-                         lua_typename(L, reason_type));
+    return MakeError(
+        HookErrorKind::kBadReturn, line,
+        std::string(hook) + " must return a string or nil as the reason, got " + lua_typename(L, reason_type));
   }
   Verdict verdict;
   verdict.allowed = lua_toboolean(L, at - 2) != 0;
@@ -416,13 +408,11 @@ HookResult<Verdict> LuaPolicyFile::Admit(const nlohmann::json& w, const HookCont
   return CallVerdict("admit", refs_.admit, refs_.admit_line, w, nullptr, ctx);
 }
 
-HookResult<Verdict> LuaPolicyFile::Filter(const nlohmann::json& w, const nlohmann::json& c,
-                                          const HookContext& ctx) {
+HookResult<Verdict> LuaPolicyFile::Filter(const nlohmann::json& w, const nlohmann::json& c, const HookContext& ctx) {
   return CallVerdict("filter", refs_.filter, refs_.filter_line, w, &c, ctx);
 }
 
-HookResult<double> LuaPolicyFile::Score(const nlohmann::json& w, const nlohmann::json& c,
-                                        const HookContext& ctx) {
+HookResult<double> LuaPolicyFile::Score(const nlohmann::json& w, const nlohmann::json& c, const HookContext& ctx) {
   if (refs_.score == LUA_NOREF) return MakeError(HookErrorKind::kNotDefined, 0, "score is not defined");
   CallFrame frame{refs_.score, &w, &c, runtime_->generation, ctx.params};
   HookError error;

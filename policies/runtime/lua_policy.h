@@ -113,10 +113,8 @@ class LuaPolicyFile {
   // name, so Lua messages carry it. Returns a kLoad error with the line for syntax
   // errors, a top level that raises, or an admit/filter/score global that is not a
   // function; kBudget/kMemory/kDepth/kDeadline when the top level exceeds a limit.
-  static HookResult<std::unique_ptr<LuaPolicyFile>> Load(std::string policy_name,
-                                                         std::string file_path,
-                                                         std::string_view source,
-                                                         const LuaLimits& limits = {});
+  static HookResult<std::unique_ptr<LuaPolicyFile>> Load(std::string policy_name, std::string file_path,
+                                                         std::string_view source, const LuaLimits& limits = {});
   ~LuaPolicyFile();
   LuaPolicyFile(const LuaPolicyFile&) = delete;
   LuaPolicyFile& operator=(const LuaPolicyFile&) = delete;
@@ -135,10 +133,8 @@ class LuaPolicyFile {
   // A call that hit the memory cap or the budget fails even if the policy caught the
   // error with pcall.
   HookResult<Verdict> Admit(const nlohmann::json& w, const HookContext& ctx);
-  HookResult<Verdict> Filter(const nlohmann::json& w, const nlohmann::json& c,
-                             const HookContext& ctx);
-  HookResult<double> Score(const nlohmann::json& w, const nlohmann::json& c,
-                           const HookContext& ctx);
+  HookResult<Verdict> Filter(const nlohmann::json& w, const nlohmann::json& c, const HookContext& ctx);
+  HookResult<double> Score(const nlohmann::json& w, const nlohmann::json& c, const HookContext& ctx);
 
   // Line coverage. Lines run by the top level while loading are always recorded;
   // calls record lines only while coverage is enabled (it slows calls down).
@@ -171,13 +167,13 @@ class LuaPolicyFile {
   };
 
   LuaPolicyFile(std::string policy_name, std::string file_path, const LuaLimits& limits);
-  HookError MakeError(HookErrorKind kind, int line, std::string message) const;
+  HookError MakeError(HookErrorKind kind, int line, const std::string& message) const;
   // Runs `fn` (a lua_CFunction taking a light userdata frame) under the limits.
   // On success leaves `nresults` values on the stack; on failure returns the error.
-  bool Protected(int (*fn)(lua_State*), void* frame, int nresults, bool budgeted,
-                 const HookContext* ctx, HookError* error);
-  HookResult<Verdict> CallVerdict(const char* hook, int ref, int line, const nlohmann::json& w,
-                                  const nlohmann::json* c, const HookContext& ctx);
+  bool Protected(int (*fn)(lua_State*), void* frame, int nresults, bool budgeted, const HookContext* ctx,
+                 HookError* error);
+  HookResult<Verdict> CallVerdict(const char* hook, int ref, int line, const nlohmann::json& w, const nlohmann::json* c,
+                                  const HookContext& ctx);
   // filter's third value (on the top of the stack): nil, or pool name = reason strings.
   std::optional<HookError> ReadDeniedPools(lua_State* L, int line,
                                            std::vector<std::pair<std::string, std::string>>& out) const;

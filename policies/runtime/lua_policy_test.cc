@@ -245,7 +245,9 @@ TEST(LuaPolicyFile, InvalidUtf8InReasonsIsReplaced) {
   ASSERT_TRUE(file);
   auto verdict = file->Admit(Workload(), {});
   ASSERT_TRUE(verdict.ok());
-  EXPECT_EQ(verdict->reason, "a\xEF\xBF\xBD" "b");
+  EXPECT_EQ(verdict->reason,
+            "a\xEF\xBF\xBD"
+            "b");
 }
 
 TEST(LuaPolicyFile, NonStringErrorObjectsAreContained) {
@@ -335,7 +337,8 @@ function admit(w)
   print("gpus", w.resources.gpus, nil, true)
   for i = 1, 100 do print(string.rep("x", 100)) end
   return true
-end)", limits);
+end)",
+                       limits);
   ASSERT_TRUE(file);
   ASSERT_TRUE(file->Admit(Workload(), {}).ok());
   EXPECT_EQ(file->last_log().rfind("gpus\t8\tnil\ttrue\n", 0), 0u) << file->last_log();
