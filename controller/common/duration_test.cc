@@ -119,7 +119,7 @@ TEST(Duration, PropertyParseAgreesWithReferenceAndRoundTrips) {
     }
     // A sign, a fraction or an exponent (-400..400) is never part of a duration.
     const int garbage = static_cast<int>(rng() % 10);
-    if (garbage == 0) text = "-" + text;
+    if (garbage == 0) text.insert(0, 1, '-');
     if (garbage == 1) text.insert(terms[0].digits.size(), "." + std::to_string(rng() % 100));
     if (garbage == 2) text.insert(terms[0].digits.size(), "e" + std::to_string(static_cast<int>(rng() % 801) - 400));
     const Result<Duration> d = Duration::Parse(text);

@@ -309,10 +309,10 @@ TEST(Quantity, PropertyEveryRepresentableAmountIsAccepted) {
     }
     const std::string exponent = std::to_string(-3 - k);
     const std::string fraction = std::to_string(magnitude % 1000);
-    for (const std::string& text :
-         {Cat(sign, pad_left, digits, "m"), Cat(sign, pad_left, shifted, "e", exponent),
-          Cat(sign, pad_left, shifted, "E", exponent),
-          Cat(sign, std::to_string(magnitude / 1000), ".", std::string(3 - fraction.size(), '0'), fraction, pad_right)}) {
+    for (const std::string& text : {Cat(sign, pad_left, digits, "m"), Cat(sign, pad_left, shifted, "e", exponent),
+                                    Cat(sign, pad_left, shifted, "E", exponent),
+                                    Cat(sign, std::to_string(magnitude / 1000), ".",
+                                        std::string(3 - fraction.size(), '0'), fraction, pad_right)}) {
       Result<Quantity> q = Quantity::Parse(text);
       ASSERT_TRUE(q.ok()) << text << ": " << q.status().ToString();
       ASSERT_EQ(q->milli(), milli) << text;

@@ -202,12 +202,11 @@ Result<nlohmann::json> Controller::Explain(const WorkloadRef& ref, const std::st
   if (history.ok()) {
     nlohmann::json h = nlohmann::json::array();
     for (const store::Transition& t : *history) {
-      h.push_back(
-          {{"attempt", t.attempt},
-           {"from", t.from},
-           {"to", t.to},
-           {"reason", t.reason},
-           {"at", FormatControllerMillis(t.at.millis())}});  // RFC 3339, or +HH:MM:SS in a simulated run
+      h.push_back({{"attempt", t.attempt},
+                   {"from", t.from},
+                   {"to", t.to},
+                   {"reason", t.reason},
+                   {"at", FormatControllerMillis(t.at.millis())}});  // RFC 3339, or +HH:MM:SS in a simulated run
     }
     out["history"] = h;
   }

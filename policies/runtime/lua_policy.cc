@@ -276,7 +276,7 @@ bool LuaPolicyFile::Protected(int (*fn)(lua_State*), void* frame, int nresults, 
   // Whatever the policy left behind (a half-built memory bomb) goes now, so the next
   // call starts with the memory of a clean state.
   lua_gc(L, LUA_GCCOLLECT, 0);
-  *error = MakeError(kind, line, std::move(message));
+  *error = MakeError(kind, line, message);
   return false;
 }
 
