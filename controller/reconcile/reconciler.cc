@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "connectors/core/action_json.h"
+#include "controller/common/utf8.h"
 #include "controller/common/vocabulary.h"
 #include "controller/config/loader.h"
 #include "controller/config/repository.h"
@@ -157,7 +158,10 @@ void Reconciler::ApplyObservations(Observations observed, PassStats& stats) {
     if (cs.consecutive_errors == 0) cs.failing_since = now;
     ++cs.consecutive_errors;
     ++cs.total_errors;
-    cs.last_error = obs.ok() ? "reports unhealthy" : obs.status().message();
+    // A cluster's words reach every waiting workload's verdict ("cluster unhealthy since T:
+    // last error: ..."), the journal and the API: kept short and valid UTF-8, whatever the
+    // connector passed on.
+    cs.last_error = obs.ok() ? "reports unhealthy" : BoundedUtf8(obs.status().message(), 512, Controls::kToSpaces);
     queue_.Backoff(key, now);
     if (Duration::FromMillis(now.millis() - cs.failing_since.millis()) >= options_.unhealthy_grace) cs.healthy = false;
   }
