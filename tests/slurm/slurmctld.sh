@@ -21,13 +21,28 @@ case "${1:-}" in
     sed -i '/^slurmctld /d' "$PIDS" 2>/dev/null || true
     flags=""; [ "${2:-}" = --cold ] && flags="-c"
     start_daemon slurmctld slurmctld -D $flags -f "$SLURM_CONF"
+    up=""
     for _ in $(seq 100); do
-      in_slurm scontrol ping 2>/dev/null | grep -q UP && exit 0
+      in_slurm scontrol ping 2>/dev/null | grep -q UP && { up=1; break; }
       daemon_alive slurmctld || break
       sleep 0.1
     done
-    echo "slurmctld.sh: slurmctld not up; see $BASE/log/slurmctld.log" >&2
-    tail -5 "$BASE/log/slurmctld.log" >&2 || true
+    if [ -z "$up" ]; then
+      echo "slurmctld.sh: slurmctld not up; see $BASE/log/slurmctld.log" >&2
+      tail -5 "$BASE/log/slurmctld.log" >&2 || true
+      exit 1
+    fi
+    # A restarted slurmctld knows its nodes as "unknown" until each slurmd registers again
+    # (about 2 s); a job submitted then is refused ("Required node not available"). Up means
+    # schedulable, so wait for the registrations. A cold start leaves that to start-slurm.sh,
+    # whose slurmd is not running yet.
+    [ -n "$flags" ] && exit 0
+    for _ in $(seq 150); do
+      states=$(in_slurm sinfo -h -N -o %T 2>/dev/null || true)
+      if [ -n "$states" ] && ! grep -qvE '^(idle|mixed|allocated|completing|planned)$' <<<"$states"; then exit 0; fi
+      sleep 0.2
+    done
+    echo "slurmctld.sh: nodes not schedulable after 30 s: $(in_slurm sinfo -h -N -o '%N %T %E' 2>&1 | tr '\n' ' ')" >&2
     exit 1
     ;;
   *) echo "usage: $0 stop | start [--cold]" >&2; exit 2 ;;
