@@ -116,6 +116,10 @@ std::vector<ObservedNode> ObserveNodes(const std::vector<SlurmNode>& nodes, cons
   for (const SlurmNode& original : nodes) {
     if (!InPartition(original, partition)) continue;
     SlurmNode node = original;
+    // Idle means no job holds anything on the node. Slurm 22.05 can keep a cancelled job's
+    // GPUs in gres_used after a slurmctld restart (the node idle, alloc_cpus 0): trusting
+    // them would keep the node full for good.
+    if (node.state == "idle") node.gres_used.clear();
     for (const SlurmJob& job : pending) {
       if (!PinnedTo(job, node.name)) continue;
       node.alloc_cpus += std::max(1, job.cpus / std::max<int>(1, static_cast<int>(Split(job.required_nodes).size())));

@@ -94,6 +94,22 @@ TEST(ObserveNodes, UsedIndicesFollowGresConfOrderAcrossTypes) {
   EXPECT_EQ(out[1].gpus[0].free_memory, int64_t{10} << 30);
 }
 
+// Slurm 22.05 after a slurmctld restart: a cancelled job's GPUs stay in gres_used of a
+// node that is idle again. Idle means nothing is allocated: every GPU is free.
+TEST(ObserveNodes, AnIdleNodeHasEveryGpuFreeWhateverGresUsedStillSays) {
+  SlurmNode stale = Node("gpu:a100:2(IDX:0-1),gpu:a100_1g.5gb:0(IDX:N/A)");
+  stale.state = "idle";
+  stale.alloc_cpus = 0;
+  std::vector<ObservedNode> out = ObserveNodes({stale}, OnPrem(), "", nullptr);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].gpus[0].free_milli, 1000);
+  EXPECT_EQ(out[0].gpus[1].free_milli, 1000);
+  // The same report from a node that runs something is believed.
+  stale.state = "mixed";
+  out = ObserveNodes({stale}, OnPrem(), "", nullptr);
+  EXPECT_EQ(out[0].gpus[0].free_milli, 0);
+}
+
 TEST(ObserveNodes, PendingJobsPinnedToTheNodeHoldTheirGpus) {
   SlurmJob pending;
   pending.state = "PENDING";

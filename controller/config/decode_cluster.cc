@@ -125,7 +125,7 @@ void DecodePricing(const YamlField& f, model::Pricing& out) {
 
 void DecodeClusterSpec(const YamlField& spec, model::Cluster& out) {
   if (!spec.ExpectObject({"provider", "region", "zone", "connector", "attributes", "nodePools", "elasticity", "pricing",
-                          "network", "datasets"},
+                          "network", "datasets", "health"},
                          Required::kYes)) {
     return;
   }
@@ -160,6 +160,18 @@ void DecodeClusterSpec(const YamlField& spec, model::Cluster& out) {
     if (auto v = elasticity.Child("maxNodes").Int(0, kMaxNodesPerPool)) out.elasticity.max_nodes = static_cast<int>(*v);
     if (auto v = elasticity.Child("provisionDelay").DurationValue()) out.elasticity.provision_delay = *v;
     if (auto v = elasticity.Child("idleTimeout").DurationValue()) out.elasticity.idle_timeout = *v;
+  }
+
+  YamlField health = spec.Child("health");
+  if (health.ExpectObject({"unhealthyAfter", "lostAfter"})) {
+    if (auto v = health.Child("unhealthyAfter").DurationValue()) out.health.unhealthy_after = *v;
+    if (auto v = health.Child("lostAfter").DurationValue()) out.health.lost_after = *v;
+    // Lost before unhealthy would requeue work from a cluster that still takes new work.
+    if (out.health.lost_after < out.health.unhealthy_after) {
+      health.Child(health.Child("lostAfter").defined() ? "lostAfter" : "unhealthyAfter")
+          .Error("lostAfter (" + out.health.lost_after.ToString() + ") must not be shorter than unhealthyAfter (" +
+                 out.health.unhealthy_after.ToString() + ")");
+    }
   }
 
   DecodePricing(spec.Child("pricing"), out.pricing);

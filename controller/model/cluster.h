@@ -51,6 +51,17 @@ struct Elasticity {
   bool operator==(const Elasticity&) const = default;
 };
 
+// How long gpufed waits on a cluster that stops answering its connector (spec.health).
+// Until unhealthyAfter nothing changes; then nothing new is placed there. Its attempts
+// stay its own (a partition is not an end: slurmd keeps running jobs while slurmctld is
+// down) until it confirms they ended, or until lostAfter: then each is requeued, and
+// cancelled there when the cluster answers again.
+struct ClusterHealth {
+  Duration unhealthy_after = Duration::FromSeconds(120);
+  Duration lost_after = Duration::FromSeconds(600);
+  bool operator==(const ClusterHealth&) const = default;
+};
+
 struct Pricing {
   std::string currency;
   std::map<std::string, Money> gpu_hour;       // by GPU model
@@ -70,6 +81,7 @@ struct Cluster {
   std::vector<NodePool> node_pools;
   Elasticity elasticity;
   Pricing pricing;
+  ClusterHealth health;
   double bandwidth_gbps = 10;
   std::vector<std::string> datasets;
 

@@ -76,6 +76,7 @@ nlohmann::json Controller::Clusters() {
                    {"running", c.running},
                    {"errors", c.errors},
                    {"last_error", c.last_error},
+                   {"detached_attempts", c.detached_attempts},
                    {"api_version", c.api_version},
                    {"api", c.api_summary},
                    {"models", models},

@@ -28,9 +28,13 @@ void WriteClusters(MetricsText& m, const std::vector<ClusterView>& clusters,
     for (const ModelGpus& g : c.models) m.Sample({{"cluster", c.name}, {"model", g.model}}, g.capacity);
   }
   m.Family("gpufed_cluster_healthy", T::kGauge,
-           "1 while the cluster answers its connector and reports healthy; 0 once it has failed for longer than the "
-           "unhealthy grace (or was never observed).");
+           "1 while the cluster answers its connector and reports healthy; 0 once it has failed for longer than its "
+           "spec.health.unhealthyAfter (or was never observed).");
   for (const ClusterView& c : clusters) m.Sample({{"cluster", c.name}}, c.healthy ? 1 : 0);
+  m.Family("gpufed_cluster_detached_attempts", T::kGauge,
+           "Attempts given up on a cluster that did not answer for its spec.health.lostAfter (their workloads moved "
+           "on) whose end the cluster has not confirmed yet: cancelled and metered when it answers again.");
+  for (const ClusterView& c : clusters) m.Sample({{"cluster", c.name}}, c.detached_attempts);
   m.Family("gpufed_cluster_nodes", T::kGauge, "Nodes a cluster reported in its last observation.");
   for (const ClusterView& c : clusters) m.Sample({{"cluster", c.name}}, c.nodes);
   m.Family("gpufed_cluster_elastic_nodes", T::kGauge,

@@ -27,6 +27,7 @@ std::vector<ClusterView> ViewClusters(const model::Config& config, const std::ma
       v.healthy = cs.healthy;
       v.observed = cs.observed;
       v.errors = cs.total_errors;
+      v.detached_attempts = cs.detached_attempts;
       v.last_error = cs.last_error;
       v.api_version = cs.last.api_version;
       v.api_summary = cs.last.api_summary;

@@ -32,6 +32,7 @@ struct ClusterView {
   int gpus = 0, gpus_free = 0;  // whole GPUs, and those with nothing on them
   int running = 0;
   int64_t errors = 0;
+  int detached_attempts = 0;  // given up after lostAfter, not yet confirmed ended
   std::string last_error, api_version, api_summary;
   std::vector<ModelGpus> models;  // every declared pool's model, zero when not reported
 };

@@ -129,44 +129,6 @@ void Reconciler::DropFinishedSpecs(const std::vector<WorkloadRecord>& unfinished
   std::erase_if(api_specs_, [&live](const auto& entry) { return !live.count(entry.first); });
 }
 
-Observations Reconciler::Collect() const {
-  const Duration now = clock_->Now();
-  Observations out;
-  for (const std::string& name : connectors_.Names()) {
-    if (!queue_.Ready("cluster/" + name, now)) continue;
-    out.emplace_back(name, connectors_.Find(name)->Observe(Context(name)));
-  }
-  return out;
-}
-
-void Reconciler::ApplyObservations(Observations observed, PassStats& stats) {
-  Duration now = clock_->Now();
-  for (auto& [name, obs] : observed) {
-    if (connectors_.Find(name) == nullptr) continue;  // retired meanwhile
-    ClusterStatus& cs = clusters_[name];
-    std::string key = "cluster/" + name;
-    if (obs.ok() && obs->healthy) {
-      cs.last = std::move(obs).value();
-      cs.workloads.Index(cs.last);
-      cs.healthy = true;
-      cs.observed = true;
-      cs.consecutive_errors = 0;
-      queue_.Forget(key);
-      ++stats.observed_clusters;
-      continue;
-    }
-    if (cs.consecutive_errors == 0) cs.failing_since = now;
-    ++cs.consecutive_errors;
-    ++cs.total_errors;
-    // A cluster's words reach every waiting workload's verdict ("cluster unhealthy since T:
-    // last error: ..."), the journal and the API: kept short and valid UTF-8, whatever the
-    // connector passed on.
-    cs.last_error = obs.ok() ? "reports unhealthy" : BoundedUtf8(obs.status().message(), 512, Controls::kToSpaces);
-    queue_.Backoff(key, now);
-    if (Duration::FromMillis(now.millis() - cs.failing_since.millis()) >= options_.unhealthy_grace) cs.healthy = false;
-  }
-}
-
 const connectors::ObservedWorkload* Reconciler::Seen(const std::string& cluster, const std::string& key) const {
   auto it = clusters_.find(cluster);
   if (it == clusters_.end()) return nullptr;
@@ -183,6 +145,18 @@ Status Reconciler::BookAttempt(WorkloadRecord& r, const connectors::ObservedWork
   a.cluster = r.cluster;
   a.outcome = outcome;
   a.cloud = r.cloud;
+  GPUFED_RETURN_IF_ERROR(BookAttemptRow(a, seen));
+  // The workload's own total (what /metrics and the live view count) follows the same
+  // booking, for every attempt that ends, preempted victims included; the caller stores it.
+  // A workload's row keeps one currency: an attempt on a cluster that prices in another
+  // stays out of this total (the attempt ledger, which chargeback reads, has it in its own).
+  if (seen != nullptr) {
+    if (Result<Money> total = r.cost.Plus(seen->cost); total.ok()) r.cost = *total;
+  }
+  return Status::Ok();
+}
+
+Status Reconciler::BookAttemptRow(store::AttemptRow a, const connectors::ObservedWorkload* seen) {
   if (seen) {
     a.gpu_seconds = seen->gpu_seconds;
     a.cost = seen->cost;
@@ -199,11 +173,6 @@ Status Reconciler::BookAttempt(WorkloadRecord& r, const connectors::ObservedWork
     GPUFED_RETURN_IF_ERROR(log_->RecordMetered({a}, clock_->Now()));
     GPUFED_RETURN_IF_ERROR(store_->FinishAttemptLater(a));
   }
-  // The workload's own total (what /metrics and the live view count) follows the same
-  // booking, for every attempt that ends, preempted victims included; the caller stores it.
-  // A workload's row keeps one currency: an attempt on a cluster that prices in another
-  // stays out of this total (the attempt ledger, which chargeback reads, has it in its own).
-  if (Result<Money> total = r.cost.Plus(a.cost); total.ok()) r.cost = *total;
   return Status::Ok();
 }
 
@@ -289,14 +258,13 @@ Status Reconciler::FlushSyncUpdates() {
 Status Reconciler::SyncActive(WorkloadRecord& r, PassStats& stats) {
   Duration now = clock_->Now();
   auto cit = clusters_.find(r.cluster);
-  bool have_connector = connectors_.Find(r.cluster) != nullptr;
-  if (!have_connector || (cit != clusters_.end() && !cit->second.healthy && cit->second.consecutive_errors > 0)) {
-    std::string why = have_connector ? "cluster " + r.cluster + " unhealthy (" + cit->second.last_error + ")"
-                                     : "cluster " + r.cluster + " left the federation";
+  if (connectors_.Find(r.cluster) == nullptr) {
+    // Nobody can ask that cluster again: its last report is all there is.
     GPUFED_RETURN_IF_ERROR(BookAttempt(r, Seen(r.cluster, r.ActionKey()), "lost"));
-    return Requeue(r, why, true, stats);
+    return Requeue(r, "cluster " + r.cluster + " left the federation", true, stats);
   }
-  if (cit == clusters_.end() || cit->second.consecutive_errors > 0 || !cit->second.observed) return Status::Ok();
+  if (cit != clusters_.end() && cit->second.consecutive_errors > 0) return SyncUnanswered(r, cit->second, stats);
+  if (cit == clusters_.end() || !cit->second.observed) return Status::Ok();
   const std::string key = r.ActionKey();
   const connectors::ObservedWorkload* seen = Seen(r.cluster, key);
   if (seen == nullptr) {

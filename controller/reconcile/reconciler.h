@@ -2,11 +2,14 @@
 // The level-triggered reconcile loop. Each Pass re-reads everything (store, observed
 // clusters, active revision), so a crash between any two steps is repaired by the
 // next pass:
-//   1. observe every cluster (per-cluster backoff; unhealthy after a grace period);
+//   1. observe every cluster (each pass: a cluster that answers again is seen at once;
+//      unhealthy after its spec.health.unhealthyAfter of failures);
 //   2. sync each placed/running workload with what its cluster reports: running,
 //      finished (attempt booked once), preempted or lost -> requeued as attempt + 1 from
 //      its last checkpoint; re-apply submit intents that never reached the cluster;
-//      carry out cancellations;
+//      carry out cancellations. Work on a cluster that does not answer stays its own
+//      until lostAfter; then it is detached (detached_attempts.h) and requeued, and
+//      cancelled and metered once the cluster answers again (reconciler_outage.cc);
 //   3. build the placer's full snapshot (snapshot_builder.h: observed nodes, running work
 //      with its bindings, pending work, spend, decayed fair-share usage) and plan every
 //      waiting workload with placement::MakePlan; record each decision in the
@@ -26,6 +29,7 @@
 #include "controller/placement/fair_share.h"
 #include "controller/reconcile/connector_set.h"
 #include "controller/reconcile/decision_log.h"
+#include "controller/reconcile/detached_attempts.h"
 #include "controller/reconcile/pod_mix_tracker.h"
 #include "controller/reconcile/snapshot_builder.h"
 #include "controller/reconcile/submitted_specs.h"
@@ -36,7 +40,6 @@
 namespace gpufed::reconcile {
 
 struct ReconcilerOptions {
-  Duration unhealthy_grace = Duration::FromSeconds(120);  // failing observe this long -> unhealthy
   int max_attempts = 3;          // restarts of work that cannot resume from a checkpoint
   Duration fair_share_half_life = placement::kDefaultFairShareHalfLife;
 };
@@ -48,6 +51,7 @@ struct ClusterStatus {
   int consecutive_errors = 0;
   int64_t total_errors = 0;
   std::string last_error;
+  int detached_attempts = 0;     // given up here (lostAfter), not yet confirmed ended
   connectors::Observation last;  // last successful observation
   ObservedWorkloads workloads;   // last's workloads by key
 };
@@ -62,6 +66,7 @@ struct PassStats {
   int queued = 0;
   int rejected = 0;
   int preempted = 0;
+  int detached = 0;  // attempts given up on a cluster silent for its lostAfter
   int requeued = 0;
   int finished = 0;
   int actions_applied = 0;
@@ -140,6 +145,8 @@ class Reconciler {
   // Earliest time something changes without an external event (a cluster's next
   // event, a backoff expiring); zero when unknown.
   Duration NextEvent() const;
+  // Attempts given up on clusters that have not confirmed their end yet (metrics).
+  const std::map<std::string, DetachedAttempt>& detached() const { return detached_.entries(); }
   // Connector errors by cluster since start (metrics).
   int64_t connector_errors(const std::string& cluster) const;
   // Placements a cluster refused, by cluster and reason ("capacity": the cluster said
@@ -152,6 +159,13 @@ class Reconciler {
  private:
   void ApplyObservations(Observations observed, PassStats& stats);
   Status SyncActive(store::WorkloadRecord& r, PassStats& stats);
+  // reconciler_outage.cc: an active attempt whose cluster is failing (kept until its
+  // lostAfter, then detached), and the detached attempts of clusters that answer again.
+  Status SyncUnanswered(store::WorkloadRecord& r, const ClusterStatus& cluster, PassStats& stats);
+  Status SettleDetached(std::vector<store::WorkloadRecord>& records, PassStats& stats);
+  Status BookDetached(const DetachedAttempt& d, const connectors::ObservedWorkload* seen,
+                      std::vector<store::WorkloadRecord>& records);
+  model::ClusterHealth HealthOf(const std::string& cluster) const;
   // Stores a workload's new state: at once, or while a pass syncs its active work, in
   // that step's batch (FlushSyncUpdates), committed kSyncSlice updates at a time.
   Status UpdateRecord(const store::WorkloadRecord& r, const std::string& reason, Duration at);
@@ -183,6 +197,8 @@ class Reconciler {
                              PassWrites& writes, PassStats& stats);
   // Journals and books a finished attempt's metering and adds its cost to `r.cost`.
   Status BookAttempt(store::WorkloadRecord& r, const connectors::ObservedWorkload* seen, const std::string& outcome);
+  // The journal then the store: what BookAttempt does once it has the row.
+  Status BookAttemptRow(store::AttemptRow a, const connectors::ObservedWorkload* seen);
   Status ApplyAction(const connectors::Action& action, const std::string& cluster, PassStats& stats);
   Status PlanWaiting(std::vector<store::WorkloadRecord>& records, PassStats& stats);
   Result<connectors::Action> BuildSubmit(const store::WorkloadRecord& r, const model::Workload& w,
@@ -222,6 +238,8 @@ class Reconciler {
   Duration fair_share_saved_;  // when SaveFairShare last wrote
   placement::Plan last_plan_;
   WorkQueue queue_;
+  DetachedAttempts detached_;
+  std::map<std::string, Duration> detached_cancel_sent_;  // key -> when a cancel last went out
   ActionObserver on_action_;
   std::vector<ActionResult>* collecting_ = nullptr;  // ApplyPlacements: results wait here
   SubmittedSpecs* submitted_specs_ = nullptr;

@@ -82,10 +82,17 @@ Result<PassStats> Reconciler::Pass(Observations observed) {
   Status flushed = FlushSyncUpdates();
   GPUFED_RETURN_IF_ERROR(synced);
   GPUFED_RETURN_IF_ERROR(flushed);
-  // A removed cluster keeps its connector until nothing runs there any more.
+  GPUFED_RETURN_IF_ERROR(SettleDetached(records, stats));
+  // A removed cluster keeps its connector until nothing runs there any more, attempts
+  // given up on but not yet confirmed ended included (they are cancelled through it).
   std::set<std::string> busy;
   for (const WorkloadRecord& r : records) {
     if (store::IsActive(r.state)) busy.insert(r.cluster);
+  }
+  for (auto& [name, cs] : clusters_) cs.detached_attempts = 0;
+  for (const auto& [key, d] : detached_.entries()) {
+    busy.insert(d.cluster);
+    ++clusters_[d.cluster].detached_attempts;
   }
   stats.retired = connectors_.RetireIdle(busy);
   for (const ConnectorSet::Change& c : stats.retired) clusters_.erase(c.cluster);

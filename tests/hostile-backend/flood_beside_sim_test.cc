@@ -50,6 +50,9 @@ TEST(FloodingSlurmBesideSim, TheSimCloudKeepsPlacingAndThePassEndsInTime) {
       std::regex_replace(clusters, std::regex("endpoint: http://127\\.0\\.0\\.1:6820"), "endpoint: " + (*flood)->url());
   clusters = std::regex_replace(clusters, std::regex("tokenEnv: SLURM_JWT"), "tokenFile: " + dir.str() + "/jwt");
   ASSERT_NE(clusters.find((*flood)->url()), std::string::npos);
+  // Unhealthy at the first failed observe.
+  clusters = std::regex_replace(clusters, std::regex("unhealthyAfter: 2m"), "unhealthyAfter: 0s");
+  ASSERT_NE(clusters.find("unhealthyAfter: 0s"), std::string::npos);
   dir.Write("repo/clusters.yaml", clusters);
   dir.Write("jwt", kSlurmJwt);
 
@@ -62,7 +65,6 @@ TEST(FloodingSlurmBesideSim, TheSimCloudKeepsPlacingAndThePassEndsInTime) {
   o.state_dir = dir.str() + "/state";
   o.clock = &clock;
   o.handle_signals = false;
-  o.reconcile.unhealthy_grace = Duration();  // unhealthy at the first failed observe
   Result<std::unique_ptr<runtime::App>> opened = runtime::App::Open(o, registry, nullptr);
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
   runtime::App& rt = **opened;

@@ -30,7 +30,6 @@ int main(int argc, char** argv) {
   runtime::AppOptions options;
   options.config_dir = repo;
   options.state_dir = state;
-  options.reconcile.unhealthy_grace = Duration::FromSeconds(60);
   options.clock = &clock;
   options.handle_signals = false;
   auto opened = runtime::App::Open(options, registry, nullptr);

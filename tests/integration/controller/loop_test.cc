@@ -53,10 +53,24 @@ TEST(ControllerLoop, RequeuesCheckpointableWorkFromItsCheckpointWhenAClusterIsLo
       ++requeued;
       EXPECT_GT(r.resume_from.millis(), 0) << name;  // resumed from a checkpoint, not from zero
       auto history = h.Ctl().store()->History(r.uid);
-      bool saw_requeue = false;
-      for (const auto& t : *history)
-        saw_requeue |= t.to == "Requeued" && t.reason.find("unhealthy") != std::string::npos;
-      EXPECT_TRUE(saw_requeue) << name;
+      Duration requeued_at;
+      for (const auto& t : *history) {
+        if (t.to == "Requeued" && t.reason.find("has not answered") != std::string::npos) requeued_at = t.at;
+      }
+      EXPECT_GT(requeued_at.millis(), 0) << name;
+      // Attempt 1 is metered from the cluster's record (it died with the outage at 50m),
+      // once the cloud answered again: not up to when gpufed gave up on it (lostAfter later).
+      bool metered = false;
+      Result<std::vector<store::AttemptRow>> attempts = h.Ctl().store()->Attempts();
+      ASSERT_TRUE(attempts.ok());
+      for (const store::AttemptRow& a : *attempts) {
+        if (a.uid != r.uid || a.attempt != 1) continue;
+        metered = true;
+        EXPECT_EQ(a.outcome, "lost") << name;
+        EXPECT_GT(a.gpu_seconds, 0) << name;
+        EXPECT_LE(a.finished.millis() + Duration::FromSeconds(600).millis(), requeued_at.millis()) << name;
+      }
+      EXPECT_TRUE(metered) << name;
     }
   }
   EXPECT_GE(requeued, 1);

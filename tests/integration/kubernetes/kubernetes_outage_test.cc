@@ -1,7 +1,8 @@
 // The reconcile loop with an on-prem Kubernetes cluster (the fake API server) and a
 // simulated cloud: work runs on Kubernetes as a Job; when the API server stops
-// answering, the cluster becomes unhealthy after the grace period and the
-// checkpointable workload is requeued to the cloud, resuming from its checkpoint.
+// answering, the cluster becomes unhealthy after its unhealthyAfter (nothing new goes
+// there, the Job stays its attempt), and after its lostAfter the checkpointable workload
+// is requeued to the cloud, resuming from its checkpoint.
 // Virtual time throughout; the fake's Job controller runs on the same clock.
 #include <gtest/gtest.h>
 
@@ -31,6 +32,7 @@ spec:
   nodePools:
     - {name: a100, count: 1, cpu: 64, memory: 512Gi, gpu: {model: A100-80GB, count: 8, memory: 80Gi}}
   pricing: {currency: EUR, gpuHour: {A100-80GB: "1.00"}}
+  health: {unhealthyAfter: 2m, lostAfter: 5m}
 ---
 apiVersion: gpufed/v1alpha1
 kind: Cluster
@@ -105,7 +107,6 @@ TEST(KubernetesFederation, UnansweringClusterBecomesUnhealthyAndCheckpointedWork
   runtime::AppOptions options;
   options.config_dir = dir + "/repo";
   options.state_dir = dir + "/state";
-  options.reconcile.unhealthy_grace = Duration::FromSeconds(120);
   options.clock = &clock;
   options.handle_signals = false;
   Result<std::unique_ptr<runtime::App>> opened = runtime::App::Open(options, registry, nullptr);
@@ -134,8 +135,22 @@ TEST(KubernetesFederation, UnansweringClusterBecomesUnhealthyAndCheckpointedWork
   ASSERT_TRUE(controller.Pass().ok());
   EXPECT_EQ(controller.Get({"", "train"}, "")->cluster, "onprem-k8s");
 
-  // Past the grace period: unhealthy, requeued, placed on the cloud from the checkpoint.
-  for (int i = 0; i < 6; ++i) {
+  // Past unhealthyAfter: unhealthy, but the Job may well be running: it stays its attempt.
+  for (int i = 0; i < 2; ++i) {
+    clock.Advance(Duration::FromSeconds(60));
+    ASSERT_TRUE(controller.Pass().ok());
+  }
+  bool healthy = true;
+  for (const auto& c : controller.Clusters()) {
+    if (c.value("name", "") == "onprem-k8s") healthy = c.value("healthy", true);
+  }
+  EXPECT_FALSE(healthy);
+  r = controller.Get({"", "train"}, "");
+  EXPECT_EQ(r->cluster, "onprem-k8s") << r->reason;
+  EXPECT_EQ(r->attempt, 1);
+
+  // Past lostAfter: given up there, requeued, placed on the cloud from the checkpoint.
+  for (int i = 0; i < 3; ++i) {
     clock.Advance(Duration::FromSeconds(60));
     ASSERT_TRUE(controller.Pass().ok());
   }
@@ -146,7 +161,9 @@ TEST(KubernetesFederation, UnansweringClusterBecomesUnhealthyAndCheckpointedWork
   auto history = controller.store()->History(controller.Get({"", "train"}, "")->uid);
   ASSERT_TRUE(history.ok());
   bool saw_unhealthy = false;
-  for (const auto& t : *history) saw_unhealthy |= t.to == "Requeued" && t.reason.find("unhealthy") != std::string::npos;
+  for (const auto& t : *history) {
+    saw_unhealthy |= t.to == "Requeued" && t.reason.find("has not answered for 5m") != std::string::npos;
+  }
   EXPECT_TRUE(saw_unhealthy);
   std::filesystem::remove_all(dir);
 }
