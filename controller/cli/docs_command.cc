@@ -2,14 +2,17 @@
 // as Markdown from the tables the loader checks rules against (model/view_fields.h).
 // docs/policy-reference.md is `gpufed docs rules` followed by `gpufed docs lua`;
 // tests/docs fails when it differs. gpufed docs connector-schema: the spec.connector
-// part of schemas/cluster.schema.json, from the connector providers (registry.h).
+// part of schemas/cluster.schema.json, from the connector providers (registry.h). gpufed
+// docs fields: the field reference of every kind (field_reference.h).
 #include <iostream>
 #include <sstream>
 
 #include "controller/cli/commands.h"
+#include "controller/cli/field_reference.h"
 #include "controller/config/loader.h"
 #include "controller/model/view_fields.h"
 #include "policies/engine/validation.h"
+#include "schemas/schema_files.h"
 
 namespace gpufed::cli {
 namespace {
@@ -187,7 +190,7 @@ std::string LuaReference() {
 }  // namespace
 
 void AddDocsCommand(CLI::App& app, int* exit_code, const connectors::ConnectorRegistry* registry) {
-  CLI::App* cmd = app.add_subcommand("docs", "Print the policy reference (Markdown) or the connector schema (JSON)");
+  CLI::App* cmd = app.add_subcommand("docs", "Print the policy or field reference (Markdown) or the connector schema (JSON)");
   cmd->require_subcommand(1);
   cmd->add_subcommand("rules", "Every path `when`/`require` accept, with type, operators and an example")
       ->callback([exit_code] {
@@ -198,6 +201,18 @@ void AddDocsCommand(CLI::App& app, int* exit_code, const connectors::ConnectorRe
     std::cout << LuaReference();
     *exit_code = 0;
   });
+  // docs/field-reference.md is this output (tests/docs checks it).
+  cmd->add_subcommand("fields", "Every field of every resource kind, from the JSON Schemas built into this binary")
+      ->callback([exit_code] {
+        Result<std::string> reference = FieldReference(schemas::Files());
+        if (!reference.ok()) {
+          std::cerr << "gpufed docs fields: " << reference.status().message() << "\n";
+          *exit_code = 1;
+          return;
+        }
+        std::cout << *reference;
+        *exit_code = 0;
+      });
   // schemas/cluster.schema.json's spec.connector is this output (tests/docs checks it).
   cmd->add_subcommand("connector-schema",
                       "The JSON Schema $defs of spec.connector, assembled from this build's connector providers")

@@ -1,21 +1,30 @@
 #!/usr/bin/env bash
-# docs/policy-reference.md must be exactly `gpufed docs rules`, a blank line and
-# `gpufed docs lua`: the reference is generated from the tables the loader checks rules
-# against, and this test fails when the file drifts from them.
+# The generated references must equal what the binary prints:
+# - docs/policy-reference.md: `gpufed docs rules`, a blank line and `gpufed docs lua`
+#   (from the tables the loader checks rules against);
+# - docs/field-reference.md: `gpufed docs fields` (from the JSON Schemas).
+# The test fails when a file drifts from its source.
 #   check.sh GPUFED_BINARY REPO_ROOT            compare (exit 1 with a diff on drift)
-#   check.sh GPUFED_BINARY REPO_ROOT --update   rewrite the file
+#   check.sh GPUFED_BINARY REPO_ROOT --update   rewrite the files
 set -euo pipefail
 gpufed=$1; root=$2
-file=$root/docs/policy-reference.md
-generate() { "$gpufed" docs rules && echo && "$gpufed" docs lua; }
-if [[ ${3:-} == --update ]]; then
-  generate >"$file"
-  echo "wrote $file"
-  exit 0
-fi
-if ! diff -u "$file" <(generate); then
-  echo "docs/policy-reference.md differs from gpufed docs rules + gpufed docs lua;"
-  echo "regenerate it with: tests/docs/check.sh build/controller/gpufed . --update"
-  exit 1
-fi
-echo "docs/policy-reference.md matches gpufed docs rules + gpufed docs lua"
+policy() { "$gpufed" docs rules && echo && "$gpufed" docs lua; }
+fields() { "$gpufed" docs fields; }
+status=0
+for doc in policy fields; do
+  name=${doc%s}-reference.md   # policy-reference.md, field-reference.md
+  file=$root/docs/$name
+  if [[ ${3:-} == --update ]]; then
+    "$doc" >"$file"
+    echo "wrote $file"
+    continue
+  fi
+  if ! diff -u "$file" <("$doc"); then
+    echo "docs/$name differs from what gpufed docs prints;"
+    echo "regenerate it with: tests/docs/check.sh build/controller/gpufed . --update"
+    status=1
+  else
+    echo "docs/$name matches gpufed docs"
+  fi
+done
+exit $status
