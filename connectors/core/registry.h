@@ -15,6 +15,7 @@
 
 #include "connectors/core/connector.h"
 #include "connectors/core/ledger.h"
+#include "controller/common/log.h"
 #include "controller/model/cluster.h"
 
 namespace gpufed::connectors {
@@ -28,6 +29,9 @@ struct FactoryContext {
   // kReadOnly), and the connector launches, signals and reaps nothing; Observe still
   // reports what the folder and the cluster say. The registry refuses its Apply.
   bool read_only = false;
+  // The process's log (connectors log a peer's refusals and recoveries); null: standard
+  // error. Must outlive the connector.
+  const Logger* log = nullptr;
   LedgerAccess ledger_access() const { return read_only ? LedgerAccess::kReadOnly : LedgerAccess::kReadWrite; }
 };
 

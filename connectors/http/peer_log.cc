@@ -9,18 +9,23 @@ PeerLog::PeerLog(std::string peer, LogFn log) : peer_(std::move(peer)), log_(std
 void PeerLog::Failed(std::string_view reason) {
   if (failing_) return;
   failing_ = true;
-  Write(peer_ + " refused: " + std::string(reason));
+  Write(LogLevel::kWarn, peer_ + " refused: " + std::string(reason));
 }
 
 void PeerLog::Succeeded() {
   if (!failing_) return;
   failing_ = false;
-  Write(peer_ + " answers again");
+  Write(LogLevel::kInfo, peer_ + " answers again");
 }
 
-void PeerLog::Write(const std::string& line) const {
+LogFn LogTo(const Logger* logger) {
+  if (logger == nullptr) return {};
+  return [logger](LogLevel level, const std::string& line) { logger->Log(level, "connector", line); };
+}
+
+void PeerLog::Write(LogLevel level, const std::string& line) const {
   if (log_) {
-    log_(line);
+    log_(level, line);
   } else {
     std::cerr << "gpufed connector: " << line << std::endl;
   }

@@ -10,11 +10,15 @@
 #include <string>
 #include <string_view>
 
+#include "controller/common/log.h"
+
 namespace gpufed::connectors::http {
 
-// Where log lines go. Empty: standard error, as "gpufed connector: LINE" (the form the
-// rest of `gpufed run` logs in).
-using LogFn = std::function<void(const std::string& line)>;
+// Where log lines go: a refusal at kWarn, a recovery at kInfo. Empty: standard error, as
+// "gpufed connector: LINE" (the form the rest of `gpufed run` logs in).
+using LogFn = std::function<void(LogLevel level, const std::string& line)>;
+// The process's log as a LogFn (component "connector"); empty for null.
+LogFn LogTo(const Logger* logger);
 
 // Not thread-safe: the owner serialises calls (the Client calls it under its lock).
 class PeerLog {
@@ -28,7 +32,7 @@ class PeerLog {
   bool failing() const { return failing_; }
 
  private:
-  void Write(const std::string& line) const;
+  void Write(LogLevel level, const std::string& line) const;
 
   std::string peer_;
   LogFn log_;

@@ -9,7 +9,7 @@ namespace {
 
 TEST(PeerLog, LogsTheFirstFailureOfAnEpisodeAndTheRecovery) {
   std::vector<std::string> lines;
-  PeerLog log("https://api:6443", [&](const std::string& line) { lines.push_back(line); });
+  PeerLog log("https://api:6443", [&](LogLevel, const std::string& line) { lines.push_back(line); });
   log.Succeeded();  // nothing to recover from
   EXPECT_TRUE(lines.empty());
   log.Failed("TLS: certificate verify failed");

@@ -54,6 +54,7 @@ Result<std::unique_ptr<KubernetesConnector>> KubernetesConnector::Create(const m
   http.qps = options.qps;
   http.burst = options.burst;
   http.user_agent = "gpufed-kubernetes-connector";
+  http.log = options.log;
   Result<std::unique_ptr<http::Client>> client = http::Client::Create(http, options.sleep);
   if (!client.ok()) return client.status();
   Result<std::unique_ptr<ActionLedger>> ledger = ActionLedger::OpenInStateDir(
@@ -237,6 +238,7 @@ Result<KubernetesOptions> OptionsFromCluster(const model::Cluster& cluster, cons
   o.burst = cluster.connector.burst;
   o.state_dir = ctx.state_dir;
   o.read_only = ctx.read_only;
+  o.log = http::LogTo(ctx.log);
   return o;
 }
 

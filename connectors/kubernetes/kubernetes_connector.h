@@ -33,6 +33,7 @@ struct KubernetesOptions {
   std::string state_dir;            // "" keeps tombstones in memory only
   bool read_only = false;           // FactoryContext::read_only: the ledger is only read
   http::SleepFn sleep;              // how to wait for a rate-limit token; default: sleep
+  http::LogFn log;                  // FactoryContext::log; empty: standard error
 };
 
 class KubernetesConnector : public Connector {

@@ -120,9 +120,8 @@ TEST(ObserveNodes, PendingJobsPinnedToTheNodeHoldTheirGpus) {
   slice.gres_per_node = ParseGres("gpu:a100_1g.5gb:1");
   SlurmJob elsewhere = pending;
   elsewhere.required_nodes = "gpunode2";
-  std::vector<ObservedNode> out =
-      ObserveNodes({Node("gpu:a100:0(IDX:N/A),gpu:a100_1g.5gb:0(IDX:N/A)")}, OnPrem(), "", nullptr,
-                   {pending, slice, elsewhere});
+  std::vector<ObservedNode> out = ObserveNodes({Node("gpu:a100:0(IDX:N/A),gpu:a100_1g.5gb:0(IDX:N/A)")}, OnPrem(), "",
+                                               nullptr, {pending, slice, elsewhere});
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].gpus[0].free_milli, 0);
   EXPECT_EQ(out[0].gpus[1].free_milli, 0);

@@ -367,6 +367,7 @@ Result<std::unique_ptr<SlurmConnector>> CreateSlurmConnector(const model::Cluste
   settings.burst = shared.burst;
   settings.auth_retry = hooks.auth_retry;
   settings.unix_now = hooks.unix_now;
+  settings.log = http::LogTo(ctx.log);
   Result<std::unique_ptr<SlurmClient>> client = SlurmClient::Create(settings, hooks.sleep);
   if (!client.ok()) return client.status();
   Result<std::unique_ptr<ActionLedger>> opened =

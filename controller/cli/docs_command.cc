@@ -190,7 +190,8 @@ std::string LuaReference() {
 }  // namespace
 
 void AddDocsCommand(CLI::App& app, int* exit_code, const connectors::ConnectorRegistry* registry) {
-  CLI::App* cmd = app.add_subcommand("docs", "Print the policy or field reference (Markdown) or the connector schema (JSON)");
+  CLI::App* cmd =
+      app.add_subcommand("docs", "Print the policy or field reference (Markdown) or the connector schema (JSON)");
   cmd->require_subcommand(1);
   cmd->add_subcommand("rules", "Every path `when`/`require` accept, with type, operators and an example")
       ->callback([exit_code] {

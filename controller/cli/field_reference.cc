@@ -2,6 +2,7 @@
 
 #include <set>
 #include <sstream>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -14,8 +15,8 @@ using nlohmann::json;
 // Definitions of common.schema.json that read as a type of their own: a field of one of
 // them is a leaf, typed by the definition's name, instead of the definition's insides.
 const std::set<std::string, std::less<>> kNamedTypes = {
-    "apiVersion", "kind",     "name",  "stringMap", "labels",     "annotations", "quantityString",
-    "quantity",   "duration", "currency", "money", "decimal", "stringList", "nameList"};
+    "apiVersion", "kind",     "name",     "stringMap", "labels",  "annotations", "quantityString",
+    "quantity",   "duration", "currency", "money",     "decimal", "stringList",  "nameList"};
 
 // Far deeper than any schema nests; bounds a walk through references that loop.
 constexpr int kMaxDepth = 24;
@@ -30,7 +31,8 @@ class Walker {
 
   Status Walk(const std::string& file, const json& node, const std::string& path, bool required,
               const std::string& qualifier, int depth) {
-    if (depth > kMaxDepth) return InvalidArgument(file + ": " + path + ": nested deeper than " + std::to_string(kMaxDepth));
+    if (depth > kMaxDepth)
+      return InvalidArgument(file + ": " + path + ": nested deeper than " + std::to_string(kMaxDepth));
     if (!node.is_object()) return Status::Ok();  // `true`: anything goes, nothing to describe
     Resolved r;
     GPUFED_RETURN_IF_ERROR(Resolve(file, node, r));
@@ -69,15 +71,20 @@ class Walker {
       const std::string target_file = hash == 0 ? out.file : ref.substr(0, hash);
       const std::string pointer = hash == std::string::npos ? "" : ref.substr(hash + 1);
       auto schema = schemas_.find(target_file);
-      if (schema == schemas_.end()) return InvalidArgument(file + ": $ref " + ref + ": no schema file " + target_file);
+      const auto bad_ref = [&](std::string_view why) {
+        std::string message = file;
+        message.append(": $ref ").append(ref).append(": ").append(why);
+        return InvalidArgument(message);
+      };
+      if (schema == schemas_.end()) return bad_ref("no schema file " + target_file);
       if (target_file == "common.schema.json" && pointer.starts_with("/$defs/") &&
           kNamedTypes.count(pointer.substr(7)) != 0) {
         out.named = pointer.substr(7);
         return Status::Ok();
       }
-      if (!pointer.empty() && pointer[0] != '/') return InvalidArgument(file + ": $ref " + ref + ": not a JSON pointer");
+      if (!pointer.empty() && pointer[0] != '/') return bad_ref("not a JSON pointer");
       const json::json_pointer ptr(pointer);
-      if (!schema->second.contains(ptr)) return InvalidArgument(file + ": $ref " + ref + ": not found");
+      if (!schema->second.contains(ptr)) return bad_ref("not found");
       out.file = target_file;
       out.node = &schema->second.at(ptr);
     }
@@ -108,8 +115,7 @@ class Walker {
     if (auto all = node.find("allOf"); all != node.end() && all->is_array()) {
       for (const json& branch : *all) {
         if (!branch.is_object() || !branch.contains("then")) continue;
-        GPUFED_RETURN_IF_ERROR(
-            Descend(file, Then(file, branch), path, Condition(branch), depth + 1));
+        GPUFED_RETURN_IF_ERROR(Descend(file, Then(file, branch), path, Condition(branch), depth + 1));
       }
     }
     return Status::Ok();
@@ -188,7 +194,7 @@ class Walker {
   }
 
   // One table cell: no line breaks, and a `|` that does not end the cell.
-  static std::string Text(std::string s) {
+  static std::string Text(std::string_view s) {
     std::string out;
     out.reserve(s.size());
     for (char c : s) {

@@ -12,10 +12,12 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
 #include "controller/cli/commands.h"
 #include "controller/cli/run_view.h"
 #include "controller/cli/version.h"
+#include "controller/common/log.h"
 #include "controller/common/quantity.h"
 #include "controller/config/loader.h"
 #include "controller/config/repository.h"
@@ -34,6 +36,8 @@ struct RunOptions {
   std::string drain_timeout = "60s";
   std::string checkpoint_interval = "30s";
   std::string max_body = "1MiB";
+  std::string log_level = "info";
+  std::string log_format = "text";
   bool unsafe_no_fsync = false;
 };
 
@@ -71,8 +75,17 @@ int Run(const RunOptions& o, const connectors::ConnectorRegistry* registry) {
     std::cerr << "gpufed run: bad --max-body: " << max_body.status().message() << "\n";
     return 2;
   }
+  // The log on standard error, each line flushed whole as it is said.
+  std::optional<LogLevel> level = ParseLogLevel(o.log_level);
+  std::optional<LogFormat> format = ParseLogFormat(o.log_format);
+  if (!level || !format) {
+    std::cerr << "gpufed run: bad --log-level (debug, info, warn, error) or --log-format (text, json)\n";
+    return 2;
+  }
+  const Logger log(&std::cerr, *level, *format);
   const bool tty = isatty(STDOUT_FILENO) != 0;
   runtime::AppOptions ro = o.rt;
+  ro.log = &log;
   ro.speed = o.speed < 0 ? (tty ? 7200 : 0) : o.speed;
   ro.max_time = *max_time;
   ro.resync = *resync;
@@ -127,6 +140,13 @@ void AddRunCommand(CLI::App& app, int* exit_code, const connectors::ConnectorReg
       ->capture_default_str();
   cmd->add_option("--metrics-listen", o->rt.metrics_listen,
                   "Serve /metrics without a token on ADDR:PORT (loopback or private addresses only)");
+  cmd->add_option("--log-level", o->log_level,
+                  "Least severe log line written to standard error: debug, info, warn, error")
+      ->capture_default_str();
+  cmd->add_option("--log-format", o->log_format,
+                  "Log lines on standard error as text ('gpufed run: ...') or json (one object a line: time, level, "
+                  "component, message)")
+      ->capture_default_str();
   cmd->add_option("--max-time", o->max_time, "Stop after this much (virtual) time")->capture_default_str();
   cmd->add_option("--resync", o->resync, "Longest interval between passes")->capture_default_str();
   cmd->add_option("--drain-timeout", o->drain_timeout,

@@ -83,9 +83,11 @@ class ConnectorSet {
 // The Maker of `run` and `plan --state`: the registry's connector for the cluster's type,
 // with its private folder <state_dir>/connectors/<cluster> and the run-wide settings.
 // kReadOnly (`plan --state`): connectors that observe and change nothing
-// (connectors::FactoryContext::read_only). `registry` and `clock` must outlive the Maker.
+// (connectors::FactoryContext::read_only). `registry`, `clock` and `log` (null: the
+// connectors log to standard error) must outlive the Maker.
 enum class ConnectorAccess { kReadWrite, kReadOnly };
 ConnectorSet::Maker RegistryMaker(const connectors::ConnectorRegistry& registry, const gpufed::Clock* clock,
-                                  const std::string& state_dir, ConnectorAccess access = ConnectorAccess::kReadWrite);
+                                  const std::string& state_dir, ConnectorAccess access = ConnectorAccess::kReadWrite,
+                                  const Logger* log = nullptr);
 
 }  // namespace gpufed::reconcile

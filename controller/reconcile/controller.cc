@@ -92,7 +92,7 @@ Status Controller::CreateConnectors() {
 
 ConnectorSet::Maker Controller::ConnectorMaker() const {
   return RegistryMaker(registry_, clock_, options_.state_dir,
-                       read_only() ? ConnectorAccess::kReadOnly : ConnectorAccess::kReadWrite);
+                       read_only() ? ConnectorAccess::kReadOnly : ConnectorAccess::kReadWrite, logger_);
 }
 
 void Controller::JournalConnectorChanges(const std::vector<ConnectorSet::Change>& changes,

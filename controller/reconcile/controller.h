@@ -43,6 +43,7 @@ struct LoopParts {
   audit::AuditTrail* audit = nullptr;
   const connectors::ConnectorRegistry* registry = nullptr;
   const gpufed::Clock* clock = nullptr;
+  const Logger* log = nullptr;  // the connectors' log lines; null: standard error
 };
 
 class Controller {
@@ -166,6 +167,7 @@ class Controller {
       : options_(std::move(options)),
         registry_(*parts.registry),
         clock_(parts.clock),
+        logger_(parts.log),
         activator_(parts.activator),
         store_(parts.store),
         audit_(parts.audit),
@@ -203,6 +205,7 @@ class Controller {
   ControllerOptions options_;
   const connectors::ConnectorRegistry& registry_;
   const gpufed::Clock* clock_;
+  const Logger* logger_;  // the App's; null: standard error
   policy::PolicyActivator* activator_;  // the App's
   store::Store* store_;                 // the App's
   audit::AuditTrail* audit_;            // the App's; null when read-only

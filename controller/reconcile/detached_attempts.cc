@@ -45,8 +45,12 @@ Result<std::map<std::string, DetachedAttempt>> DetachedAttempts::Decode(const st
     if (!e.is_object()) return Damaged(at + " is not an object");
     DetachedAttempt a;
     std::string currency;
-    for (auto [field, target] : {std::pair{"key", &a.key}, {"uid", &a.uid}, {"workload", &a.workload},
-                                 {"tenant", &a.tenant}, {"cluster", &a.cluster}, {"outcome", &a.outcome},
+    for (auto [field, target] : {std::pair{"key", &a.key},
+                                 {"uid", &a.uid},
+                                 {"workload", &a.workload},
+                                 {"tenant", &a.tenant},
+                                 {"cluster", &a.cluster},
+                                 {"outcome", &a.outcome},
                                  {"currency", &currency}}) {
       auto it = e.find(field);
       if (it == e.end() || !it->is_string()) return Damaged(at + ": " + field + " is not a string");

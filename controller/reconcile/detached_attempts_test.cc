@@ -8,7 +8,7 @@ namespace gpufed::reconcile {
 namespace {
 
 DetachedAttempt Entry(const std::string& uid, int attempt) {
-  return {uid + ".a" + std::to_string(attempt), uid,  "train", "nlp", attempt, "onprem-slurm", false, "lost",
+  return {uid + ".a" + std::to_string(attempt), uid, "train", "nlp", attempt, "onprem-slurm", false, "lost",
           Duration::FromSeconds(1'800'000'000)};
 }
 

@@ -76,8 +76,15 @@ Status Reconciler::SyncUnanswered(WorkloadRecord& r, const ClusterStatus& cluste
   if (silent < health.lost_after) return Status::Ok();
   // Given up: recorded before the requeue, so a crash between the two cannot leave a job
   // that nobody cancels. Booked when the cluster reports its end (SettleDetached).
-  DetachedAttempt d{r.ActionKey(), r.uid,   r.name, r.tenant, r.attempt, r.cluster, r.cloud,
-                    r.cancel_requested ? "cancelled" : "lost", now};
+  DetachedAttempt d{r.ActionKey(),
+                    r.uid,
+                    r.name,
+                    r.tenant,
+                    r.attempt,
+                    r.cluster,
+                    r.cloud,
+                    r.cancel_requested ? "cancelled" : "lost",
+                    now};
   d.last_heard = cluster.failing_since;
   if (const connectors::ObservedWorkload* last = Seen(r.cluster, d.key)) {
     d.last_gpu_seconds = last->gpu_seconds;

@@ -89,7 +89,7 @@ Status App::OpenClockAndStore(Mode mode) {
     for (const std::string& dir : {o.state_dir, o.state_dir + "/connectors"}) {
       Result<std::optional<ModeChange>> made = MakePrivateFolder(dir);
       if (!made.ok()) return Status(made.status().code(), "state folder: " + made.status().message());
-      if (made->has_value()) std::cerr << "gpufed run: " << (*made)->ToString() << "\n";
+      if (made->has_value()) log().Warn("run", (*made)->ToString());
     }
     Result<std::unique_ptr<store::Store>> store = store::Store::Open(db, o.durability);
     if (!store.ok()) return store.status();
@@ -143,6 +143,7 @@ Status App::OpenLoop(Mode mode) {
   parts.audit = mode == Mode::kRun ? audit_.get() : nullptr;
   parts.registry = &registry_;
   parts.clock = clock_;
+  parts.log = &log();
   Result<std::unique_ptr<reconcile::Controller>> opened = reconcile::Controller::Open(co, parts);
   if (!opened.ok()) return opened.status();
   controller_ = std::move(opened).value();
@@ -165,15 +166,15 @@ Status App::OpenListeners() {
     Result<std::unique_ptr<server::ApiServer>> started = server::ApiServer::Start(controller_.get(), *so);
     if (!started.ok()) return started.status();
     api_ = std::move(started).value();
-    std::cerr << "gpufed run: API on " << (so->tls_cert.empty() ? "http" : "https") << "://" << so->host << ":"
-              << api_->port() << "\n";
+    log().Info("run", std::string("API on ") + (so->tls_cert.empty() ? "http" : "https") + "://" + so->host + ":" +
+                          std::to_string(api_->port()));
   }
   if (!o.metrics_listen.empty()) {
     Result<std::unique_ptr<server::MetricsServer>> metrics =
         server::MetricsServer::Start(controller_.get(), o.metrics_listen);
     if (!metrics.ok()) return metrics.status();
     metrics_ = std::move(metrics).value();
-    std::cerr << "gpufed run: metrics (no token) on port " << metrics_->port() << " of " << o.metrics_listen << "\n";
+    log().Info("run", "metrics (no token) on port " + std::to_string(metrics_->port()) + " of " + o.metrics_listen);
   }
   return Status::Ok();
 }
@@ -189,8 +190,9 @@ App::~App() {
   store_.reset();
 }
 
-void App::Event(Duration now, const std::string& line) {
+void App::Event(Duration now, const std::string& line, LogLevel level) {
   if (view_ != nullptr) view_->Event(now, line);
+  log().Log(level, "run", line);
 }
 
 Result<reconcile::PassStats> App::Step() {
@@ -200,7 +202,7 @@ Result<reconcile::PassStats> App::Step() {
     // A reload that finds the revision it has (a commit of what was already read) says nothing.
     const std::string revision = c.active_revision();
     if (!s.ok()) {
-      Event(clock_->Now(), s.message());
+      Event(clock_->Now(), s.message(), LogLevel::kWarn);
     } else if (revision != reported_revision_) {
       Event(clock_->Now(), "policy revision " + config::ShortRevision(revision) + " activated");
     }
@@ -208,8 +210,7 @@ Result<reconcile::PassStats> App::Step() {
     if (s.ok()) {
       // Sinks the new revision adds, changes or removes: restart from the cursors.
       if (Status shipped = shipping_->Follow(c.AuditSinks()); !shipped.ok()) {
-        Event(clock_->Now(), "audit shipping: " + shipped.ToString());
-        std::cerr << "gpufed run: audit shipping: " << shipped.ToString() << "\n";
+        Event(clock_->Now(), "audit shipping: " + shipped.ToString(), LogLevel::kWarn);
       }
     }
   }
@@ -219,10 +220,10 @@ Result<reconcile::PassStats> App::Step() {
   Result<reconcile::PassStats> stats = c.Pass();
   const Duration now = clock_->Now();
   if (!stats.ok()) {
-    Event(now, "pass failed: " + stats.status().ToString());
+    Event(now, "pass failed: " + stats.status().ToString(), LogLevel::kError);
   } else {
-    if (stats->requeued > 0) Event(now, std::to_string(stats->requeued) + " workload(s) requeued");
-    if (stats->preempted > 0) Event(now, std::to_string(stats->preempted) + " workload(s) preempted");
+    if (stats->requeued > 0) Event(now, std::to_string(stats->requeued) + " workload(s) requeued", LogLevel::kDebug);
+    if (stats->preempted > 0) Event(now, std::to_string(stats->preempted) + " workload(s) preempted", LogLevel::kDebug);
   }
   Report(now);
   // Commits with the next store write (a restart after a crash resumes a little earlier).
@@ -233,8 +234,7 @@ Result<reconcile::PassStats> App::Step() {
 void App::Report(Duration now) {
   reconcile::Controller& c = *controller_;
   for (const std::string& notice : c.TakeNotices()) {
-    Event(now, notice);
-    std::cerr << "gpufed run: " << notice << "\n";
+    Event(now, notice, LogLevel::kWarn);
   }
   Status audit = c.audit_health();
   if (audit.ok() != audit_ok_) {
@@ -242,8 +242,7 @@ void App::Report(Duration now) {
     std::string line = audit_ok_
                            ? "audit journal writable again, placing resumed"
                            : "audit journal cannot be written, placement stopped (not ready): " + audit.ToString();
-    Event(now, line);
-    std::cerr << "gpufed run: " << line << "\n";
+    Event(now, line, audit_ok_ ? LogLevel::kInfo : LogLevel::kError);
   }
   for (const auto& cluster : c.Clusters()) {
     std::string name = cluster.value("name", "");
@@ -256,11 +255,11 @@ void App::Report(Duration now) {
       line += ": ";
       line += api;
       Event(now, line);
-      std::cerr << "gpufed run: " << line << "\n";
     }
     bool h = cluster.value("healthy", false) || !cluster.value("observed", false);
     if (healthy_.count(name) && healthy_[name] != h) {
-      Event(now, "cluster " + name + (h ? " is healthy again" : " is unhealthy: " + cluster.value("last_error", "")));
+      Event(now, "cluster " + name + (h ? " is healthy again" : " is unhealthy: " + cluster.value("last_error", "")),
+            h ? LogLevel::kInfo : LogLevel::kWarn);
     }
     healthy_[name] = h;
   }
@@ -294,13 +293,13 @@ Status App::Stop(const std::string& reason) {
     const uint64_t head = controller_->audit_head();
     std::vector<std::string> behind = live->WaitAcknowledged(head, options_.drain_timeout.millis() * 1000, nullptr);
     if (behind.empty()) {
-      std::cerr << "gpufed run: audit sinks hold every record (seq " << head << ")\n";
+      log().Info("run", "audit sinks hold every record (seq " + std::to_string(head) + ")");
     } else {
       std::string names;
       for (const std::string& n : behind) names += (names.empty() ? "" : ", ") + n;
       std::string line = "audit sinks still behind after --drain-timeout " + options_.drain_timeout.ToString() + ": " +
                          names + " (they resume from their cursors at the next start)";
-      std::cerr << "gpufed run: " << line << "\n";
+      log().Warn("run", line);
       if (stopped.ok()) stopped = Status(StatusCode::kDeadlineExceeded, line);
     }
   }
@@ -365,7 +364,7 @@ int App::Run() {
   if (!stopped.ok()) {
     // Sinks behind after a signal: the stop itself is clean, they resume at the next start.
     const bool only_sinks_behind = stopped.code() == StatusCode::kDeadlineExceeded;
-    if (!only_sinks_behind) std::cerr << "gpufed run: closing the audit journal: " << stopped.ToString() << "\n";
+    if (!only_sinks_behind) log().Error("run", "closing the audit journal: " + stopped.ToString());
     if (!only_sinks_behind || (options_.until_idle && !signalled())) exit_code = 1;
   }
   return exit_code;

@@ -21,6 +21,7 @@
 // the loop (its last fair-share save), the journal (`controller-stop` and a final
 // signed checkpoint), then the drain of the sinks; the destructor releases the rest in
 // reverse order of start, the store last.
+#include <iostream>
 #include <map>
 #include <memory>
 #include <string>
@@ -28,6 +29,7 @@
 #include "connectors/core/registry.h"
 #include "controller/audit/audit_trail.h"
 #include "controller/common/clock.h"
+#include "controller/common/log.h"
 #include "controller/reconcile/controller.h"
 #include "controller/reconcile/watcher.h"
 #include "controller/runtime/scenario_source.h"
@@ -61,6 +63,9 @@ struct AppOptions {
   // kUnsynced (`--unsafe-no-fsync`, the Philly replay's default): nothing waits for the
   // disk. Refused unless every cluster is simulated (common/durability.h).
   Durability durability = Durability::kSynced;
+  // Where the run's log lines go (`--log-level`, `--log-format`); must outlive the App.
+  // Null: standard error, text, info and above.
+  const Logger* log = nullptr;
   // Tests: a clock they advance (and Step instead of Run). Null: the App's own.
   const gpufed::Clock* clock = nullptr;
   // Tests: the file system the audit trail writes through (a FaultEnv). Null: the real one.
@@ -130,7 +135,9 @@ class App {
   Status OpenLoop(Mode mode);
   Status OpenListeners();
   void Report(Duration now);
-  void Event(Duration now, const std::string& line);
+  // Shows `line` in the view and logs it at `level`.
+  void Event(Duration now, const std::string& line, LogLevel level = LogLevel::kInfo);
+  const Logger& log() const { return options_.log != nullptr ? *options_.log : default_log_; }
 
   // Members in the order of start: destroyed in reverse.
   AppOptions options_;
@@ -154,6 +161,7 @@ class App {
   std::unique_ptr<reconcile::RepoWatcher> watcher_;
   bool stopped_ = false;
   std::string reported_revision_;              // the revision the view last heard of
+  Logger default_log_{&std::cerr, LogLevel::kInfo, LogFormat::kText};
   std::map<std::string, bool> healthy_;        // per cluster, as last reported
   std::map<std::string, std::string> apis_;    // the API each cluster was last seen speaking
   bool audit_ok_ = true;

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "controller/common/clock.h"
 #include "connectors/http/http_client.h"
 #include "connectors/kubernetes/kube_api.h"
 #include "connectors/slurm/slurm_client.h"
+#include "controller/common/clock.h"
 #include "controller/common/utf8.h"
 #include "tests/hostile-backend/hostile_cases.h"
 #include "tests/testutil/temp_dir.h"
@@ -92,7 +92,7 @@ class SlurmClientFaces : public ::testing::TestWithParam<Hostility> {
     if (tls) s.ca_file = dir_.str() + "/ca.pem";
     s.timeout = Duration::FromMillis(kTimeoutMs);
     s.max_reply_bytes = kTestCapBytes;
-    s.log = [this](const std::string& line) { log_.push_back(line); };
+    s.log = [this](LogLevel, const std::string& line) { log_.push_back(line); };
     Result<std::unique_ptr<connectors::slurm::SlurmClient>> client = connectors::slurm::SlurmClient::Create(s);
     EXPECT_TRUE(client.ok()) << client.status().ToString();
     client_ = std::move(client).value();
@@ -133,14 +133,12 @@ TEST_P(KubeApiFaces, ListAndGet) {
   o.ca.pem = TestCas().trusted.ca_pem;
   o.bearer_token = kKubeToken;
   o.max_reply_bytes = kTestCapBytes;
-  o.log = [&](const std::string& line) { log.push_back(line); };
+  o.log = [&](LogLevel, const std::string& line) { log.push_back(line); };
   Result<std::unique_ptr<connectors::http::Client>> client = connectors::http::Client::Create(o);
   ASSERT_TRUE(client.ok()) << client.status().ToString();
   connectors::kubernetes::KubeApi api(std::move(client).value(), "");
   gpufed::ManualClock clock;
-  Outcome out = Play(backend, &log, [&] {
-    return api.List("/api/v1/nodes", {}, Context(&clock)).status();
-  });
+  Outcome out = Play(backend, &log, [&] { return api.List("/api/v1/nodes", {}, Context(&clock)).status(); });
   ExpectRefusedClearly(h, out, backend.server->url());
   Status get = api.Get("/apis/batch/v1/namespaces/gpufed/jobs/x", Context(&clock)).status();
   EXPECT_EQ(get.code(), h.code) << get.ToString();
@@ -159,7 +157,7 @@ TEST(HttpClientDefaults, DefaultCapStopsAFloodUnder100MB) {
   connectors::http::ClientOptions o;
   o.base_url = backend.server->url();
   o.allow_plain_http = true;
-  o.log = [](const std::string&) {};
+  o.log = [](LogLevel, const std::string&) {};
   Result<std::unique_ptr<connectors::http::Client>> client = connectors::http::Client::Create(o);
   ASSERT_TRUE(client.ok());
   gpufed::ManualClock clock;
