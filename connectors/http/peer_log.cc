@@ -27,7 +27,7 @@ void PeerLog::Write(LogLevel level, const std::string& line) const {
   if (log_) {
     log_(level, line);
   } else {
-    std::cerr << "gpufed connector: " << line << std::endl;
+    std::cerr << "gpufed connector: " << line << "\n" << std::flush;
   }
 }
 

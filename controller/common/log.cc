@@ -57,7 +57,7 @@ Logger::Logger(std::ostream* out, LogLevel min_level, LogFormat format, std::fun
 
 void Logger::Log(LogLevel level, std::string_view component, std::string_view message) const {
   if (!Enabled(level)) return;
-  const std::string text = BoundedUtf8(message, 64 * 1024, Controls::kToSpaces);
+  const std::string text = BoundedUtf8(message, size_t{64} * 1024, Controls::kToSpaces);
   std::string line;
   if (format_ == LogFormat::kJson) {
     line = "{\"time\":\"" + FormatTimeMicros(now_micros_()) + "\",\"level\":\"" + std::string(LogLevelName(level)) +
