@@ -13,10 +13,10 @@
 namespace gpufed::audit {
 namespace {
 
-using typed::Str;
 using typed::Bool;
-using typed::Strings;
 using typed::Object;
+using typed::Str;
+using typed::Strings;
 
 uint64_t Seq(const nlohmann::json& r) {
   auto it = r.find("seq");
@@ -91,8 +91,10 @@ Status SetTimeBounds(const std::string& from, const std::string& to, QueryFilter
     if (text->empty()) continue;
     std::optional<TimeBound> bound = ParseTimeBound(*text);
     if (!bound) {
-      return InvalidArgument("--from/--to take a date (2026-11-01), an RFC 3339 UTC time (2026-11-01T10:00:00Z) or, "
-                             "for a simulated run, its virtual time since the start (6h, +1d2h); not '" + *text + "'");
+      return InvalidArgument(
+          "--from/--to take a date (2026-11-01), an RFC 3339 UTC time (2026-11-01T10:00:00Z) or, "
+          "for a simulated run, its virtual time since the start (6h, +1d2h); not '" +
+          *text + "'");
     }
     (bound->is_virtual ? *virt : *wall) = bound->micros;
   }
@@ -171,9 +173,8 @@ Result<Chargeback> BuildChargeback(Env& env, const std::string& audit_dir, const
   QueryFilter filter;
   GPUFED_RETURN_IF_ERROR(SetTimeBounds(from, to, &filter));
   ChargebackBuilder builder(by);
-  GPUFED_RETURN_IF_ERROR(ScanRecords(env, audit_dir, filter, [&](const nlohmann::json& r, const RecordTime& time) {
-    builder.Add(r, time);
-  }));
+  GPUFED_RETURN_IF_ERROR(ScanRecords(env, audit_dir, filter,
+                                     [&](const nlohmann::json& r, const RecordTime& time) { builder.Add(r, time); }));
   return builder.Finish();
 }
 
@@ -200,8 +201,10 @@ Result<ComplianceReport> BuildReport(Env& env, const std::string& audit_dir, con
         report.rejected_revisions.push_back(id);
         return;
       }
+      // The columns are the revision's decisions' times: an activation carries the wall
+      // clock, which in a simulated run is not the run's time.
       auto [it, inserted] = revision_index.try_emplace(id, report.revisions.size());
-      if (inserted) report.revisions.push_back({id, time, time, 0, true});
+      if (inserted) report.revisions.push_back({id, "", "", 0, true});
       report.revisions[it->second].activated_in_range = true;
       return;
     }
@@ -211,8 +214,10 @@ Result<ComplianceReport> BuildReport(Env& env, const std::string& audit_dir, con
     std::string revision = Str(r, "revision");
     auto [it, inserted] = revision_index.try_emplace(revision, report.revisions.size());
     if (inserted) report.revisions.push_back({revision, time, time, 0, false});
-    report.revisions[it->second].decisions++;
-    report.revisions[it->second].last_seen = time;
+    ComplianceReport::Revision& rev = report.revisions[it->second];
+    if (rev.first_seen.empty()) rev.first_seen = time;
+    rev.decisions++;
+    rev.last_seen = time;
     for (const std::string& rule : Strings(r, "deniedBy")) report.denials_by_rule[rule]++;
     if (outcome != "placed") return;
     const nlohmann::json& target = Object(r, "target");
@@ -261,20 +266,23 @@ std::string RenderReportMarkdown(const ComplianceReport& r) {
     out << "\n";
   }
   out << "Period: " << (r.from.empty() ? "beginning of the journal" : r.from) << " to "
-      << (r.to.empty() ? "its end" : r.to) << " (UTC or virtual run time, end exclusive). Records seq "
-      << r.first_seq << "-" << r.last_seq << ".\n\n";
+      << (r.to.empty() ? "its end" : r.to) << " (UTC or virtual run time, end exclusive). Records seq " << r.first_seq
+      << "-" << r.last_seq << ".\n\n";
   out << "## Decisions\n\n| outcome | count |\n| --- | ---: |\n";
   for (const auto& [outcome, n] : r.outcomes) out << "| " << outcome << " | " << n << " |\n";
   out << "\n## Denials by rule\n\n";
-  if (r.denials_by_rule.empty()) out << "None.\n";
+  if (r.denials_by_rule.empty())
+    out << "None.\n";
   else {
     out << "| rule | workloads denied |\n| --- | ---: |\n";
     for (const auto& [rule, n] : r.denials_by_rule) out << "| " << rule << " | " << n << " |\n";
   }
-  out << "\n## Policy revisions in force\n\n| revision | first decision | last decision | decisions | activated in period |\n"
+  out << "\n## Policy revisions in force\n\n| revision | first decision | last decision | decisions | activated in "
+         "period |\n"
          "| --- | --- | --- | ---: | --- |\n";
   for (const auto& rev : r.revisions) {
-    out << "| `" << rev.id << "` | " << rev.first_seen << " | " << rev.last_seen << " | " << rev.decisions << " | "
+    out << "| `" << rev.id << "` | " << (rev.first_seen.empty() ? "-" : rev.first_seen) << " | "
+        << (rev.last_seen.empty() ? "-" : rev.last_seen) << " | " << rev.decisions << " | "
         << (rev.activated_in_range ? "yes" : "no") << " |\n";
   }
   if (!r.rejected_revisions.empty()) {
@@ -283,20 +291,20 @@ std::string RenderReportMarkdown(const ComplianceReport& r) {
     out << "\n";
   }
   out << "\n## Restricted, PII and residency-bound workloads\n\n";
-  if (r.sensitive.empty()) out << "None placed in this period.\n";
+  if (r.sensitive.empty())
+    out << "None placed in this period.\n";
   else {
-    out << (r.violations == 0 ? "Compliance: all " + std::to_string(r.sensitive.size()) + " placements ok.\n\n"
-                              : "Compliance: **" + std::to_string(r.violations) + " VIOLATION" +
-                                    (r.violations == 1 ? "" : "S") + "** in " + std::to_string(r.sensitive.size()) +
-                                    " placements.\n\n");
+    out << (r.violations == 0
+                ? "Compliance: all " + std::to_string(r.sensitive.size()) + " placements ok.\n\n"
+                : "Compliance: **" + std::to_string(r.violations) + " VIOLATION" + (r.violations == 1 ? "" : "S") +
+                      "** in " + std::to_string(r.sensitive.size()) + " placements.\n\n");
     out << "| seq | time | workload | tenant | sensitivity | PII | residency | cluster | zone | region | verdict |\n"
            "| ---: | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
     for (const auto& s : r.sensitive) {
       out << "| " << s.seq << " | " << s.time << " | " << s.workload << " | " << s.tenant << " | " << s.sensitivity
-          << " | " << (s.pii ? "yes" : "no") << " | " << (s.residency.empty() ? "-" : s.residency) << " | "
-          << s.cluster << " | " << s.zone << " | " << s.region << " | "
-          << (s.verdict.ok ? std::string("ok") : "**VIOLATION** " + s.verdict.rule + ": " + s.verdict.detail)
-          << " |\n";
+          << " | " << (s.pii ? "yes" : "no") << " | " << (s.residency.empty() ? "-" : s.residency) << " | " << s.cluster
+          << " | " << s.zone << " | " << s.region << " | "
+          << (s.verdict.ok ? std::string("ok") : "**VIOLATION** " + s.verdict.rule + ": " + s.verdict.detail) << " |\n";
     }
   }
   out << "\n## Chargeback (metered, per tenant)\n\n" << RenderChargebackMarkdown(r.chargeback);
@@ -330,26 +338,49 @@ std::string RenderReportCsv(const ComplianceReport& r) {
 nlohmann::json ReportToJson(const ComplianceReport& r) {
   nlohmann::json revisions = nlohmann::json::array();
   for (const auto& rev : r.revisions) {
-    revisions.push_back({{"revision", rev.id}, {"firstSeen", rev.first_seen}, {"lastSeen", rev.last_seen},
-                         {"decisions", rev.decisions}, {"activatedInPeriod", rev.activated_in_range}});
+    auto time_or_null = [](const std::string& t) { return t.empty() ? nlohmann::json(nullptr) : nlohmann::json(t); };
+    revisions.push_back({{"revision", rev.id},
+                         {"firstSeen", time_or_null(rev.first_seen)},
+                         {"lastSeen", time_or_null(rev.last_seen)},
+                         {"decisions", rev.decisions},
+                         {"activatedInPeriod", rev.activated_in_range}});
   }
   nlohmann::json sensitive = nlohmann::json::array();
   for (const auto& s : r.sensitive) {
-    sensitive.push_back({{"seq", s.seq}, {"time", s.time}, {"workload", s.workload}, {"tenant", s.tenant},
-                         {"sensitivity", s.sensitivity}, {"pii", s.pii}, {"residency", s.residency},
-                         {"cluster", s.cluster}, {"zone", s.zone}, {"region", s.region}, {"revision", s.revision},
+    sensitive.push_back({{"seq", s.seq},
+                         {"time", s.time},
+                         {"workload", s.workload},
+                         {"tenant", s.tenant},
+                         {"sensitivity", s.sensitivity},
+                         {"pii", s.pii},
+                         {"residency", s.residency},
+                         {"cluster", s.cluster},
+                         {"zone", s.zone},
+                         {"region", s.region},
+                         {"revision", s.revision},
                          {"verdict", s.verdict.ok ? "ok" : "VIOLATION"}});
     if (!s.verdict.ok) sensitive.back()["violation"] = {{"rule", s.verdict.rule}, {"detail", s.verdict.detail}};
   }
   nlohmann::json showback = nlohmann::json::array();
   for (const auto& s : r.showback) {
-    showback.push_back({{"day", s.day}, {"tenant", s.tenant}, {"cluster", s.cluster}, {"placements", s.placements},
+    showback.push_back({{"day", s.day},
+                        {"tenant", s.tenant},
+                        {"cluster", s.cluster},
+                        {"placements", s.placements},
                         {"cost", MoneyText(s.cost_micros, s.currency)}});
   }
-  return {{"from", r.from}, {"to", r.to}, {"firstSeq", r.first_seq}, {"lastSeq", r.last_seq},
-          {"outcomes", r.outcomes}, {"denialsByRule", r.denials_by_rule}, {"revisions", revisions},
-          {"rejectedRevisions", r.rejected_revisions}, {"sensitive", sensitive}, {"violations", r.violations},
-          {"chargeback", ChargebackToJson(r.chargeback)}, {"showback", showback}};
+  return {{"from", r.from},
+          {"to", r.to},
+          {"firstSeq", r.first_seq},
+          {"lastSeq", r.last_seq},
+          {"outcomes", r.outcomes},
+          {"denialsByRule", r.denials_by_rule},
+          {"revisions", revisions},
+          {"rejectedRevisions", r.rejected_revisions},
+          {"sensitive", sensitive},
+          {"violations", r.violations},
+          {"chargeback", ChargebackToJson(r.chargeback)},
+          {"showback", showback}};
 }
 
 }  // namespace gpufed::audit

@@ -56,7 +56,7 @@ struct ComplianceReport {
   std::map<std::string, uint64_t> denials_by_rule;
   struct Revision {
     std::string id;
-    std::string first_seen, last_seen;
+    std::string first_seen, last_seen;  // of its decisions in the period; empty: none
     uint64_t decisions = 0;
     bool activated_in_range = false;
   };

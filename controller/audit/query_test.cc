@@ -43,5 +43,33 @@ TEST(AuditQuery, WrongTypedMembersReadAsAbsent) {
   EXPECT_NE(table.find("bad yaml"), std::string::npos) << table;
 }
 
+// A simulated run's report: the activation record carries the wall clock, the decisions
+// the run's virtual time. The revision's columns are its decisions' times, in one form.
+TEST(AuditQuery, RevisionColumnsAreTheDecisionsTimesNotTheActivationsWallClock) {
+  testutil::TempDir dir;
+  std::unique_ptr<Env> env = NewPosixEnv();
+  {
+    auto journal = testing::OpenTestJournal(*env, dir.str());
+    ASSERT_TRUE(journal.ok()) << journal.status().ToString();
+    ASSERT_TRUE((*journal)->Append({RecordKind::kPolicyActivated, {{"revision", "r1"}}}).ok());
+    ASSERT_TRUE((*journal)->Append({RecordKind::kPolicyActivated, {{"revision", "unused"}}}).ok());
+    for (int64_t at : {int64_t{0}, int64_t{36'300'000}}) {
+      ASSERT_TRUE(
+          (*journal)
+              ->Append({RecordKind::kDecision, {{"outcome", "queued"}, {"revision", "r1"}, {"decidedAtMillis", at}}})
+              .ok());
+    }
+  }
+  Result<ComplianceReport> report = BuildReport(*env, dir.str(), "", "");
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  ASSERT_EQ(report->revisions.size(), 2u);
+  EXPECT_EQ(report->revisions[0].first_seen, "+00:00:00");
+  EXPECT_EQ(report->revisions[0].last_seen, "+10:05:00");
+  const std::string markdown = RenderReportMarkdown(*report);
+  EXPECT_NE(markdown.find("| `r1` | +00:00:00 | +10:05:00 | 2 | yes |"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("| `unused` | - | - | 0 | yes |"), std::string::npos) << markdown;
+  EXPECT_TRUE(ReportToJson(*report)["revisions"][1]["firstSeen"].is_null());
+}
+
 }  // namespace
 }  // namespace gpufed::audit
