@@ -190,6 +190,32 @@ std::string ShortSource(const std::string& path) {
   return "..." + path.substr(path.size() - (kIdSize - 4));
 }
 
+// Lua names the variable of some of its errors ("attempt to index a nil value (field
+// 'labels')") but not of others ("attempt to compare nil with number"): those get the line
+// of code they come from, so the author sees which field was nil.
+std::string Located(std::string message, std::string_view source, int line) {
+  // Only the interpreter's own errors: a policy's error("...") says what it means.
+  if (!message.starts_with("attempt to ")) return message;
+  for (const char* hint : {"(field '", "(local '", "(global '", "(upvalue '", "(constant '", "(method '"}) {
+    if (message.find(hint) != std::string::npos) return message;
+  }
+  if (line <= 0) return message;
+  size_t begin = 0;
+  for (int l = 1; l < line && begin != std::string_view::npos; ++l) {
+    begin = source.find('\n', begin);
+    if (begin != std::string_view::npos) ++begin;
+  }
+  if (begin == std::string_view::npos || begin >= source.size()) return message;
+  std::string_view text = source.substr(begin, source.find('\n', begin) - begin);
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r')) text.remove_suffix(1);
+  if (text.empty()) return message;
+  constexpr size_t kMaxQuoted = 160;
+  message.append(" in: ").append(text.substr(0, kMaxQuoted));
+  if (text.size() > kMaxQuoted) message.append("...");
+  return message;
+}
+
 // Splits "<short_source>:<line>: message"; returns the line or 0 if there is no prefix.
 int StripPosition(const std::string& short_source, std::string* message) {
   if (message->compare(0, short_source.size(), short_source) != 0) return 0;
@@ -261,6 +287,7 @@ bool LuaPolicyFile::Protected(int (*fn)(lua_State*), void* frame, int nresults, 
       message.assign(s, std::min(len, 4 * kMaxErrorMessageBytes));
       const int prefix_line = StripPosition(short_source_, &message);
       if (prefix_line > 0) line = prefix_line;
+      if (kind == HookErrorKind::kRuntime) message = Located(std::move(message), source_, line);
     } else if (type == LUA_TNUMBER) {
       char buf[64];
       std::snprintf(buf, sizeof buf, "%.14g", lua_tonumber(L, -1));
@@ -283,6 +310,7 @@ bool LuaPolicyFile::Protected(int (*fn)(lua_State*), void* frame, int nresults, 
 HookResult<std::unique_ptr<LuaPolicyFile>> LuaPolicyFile::Load(std::string policy_name, std::string file_path,
                                                                std::string_view source, const LuaLimits& limits) {
   std::unique_ptr<LuaPolicyFile> file(new LuaPolicyFile(std::move(policy_name), std::move(file_path), limits));
+  file->source_ = std::string(source);
   SandboxRuntime* rt = file->runtime_.get();
   file->state_ = internal::NewSandboxState(rt);
   if (file->state_ == nullptr) {

@@ -181,6 +181,7 @@ class LuaPolicyFile {
   std::string policy_name_;
   std::string file_path_;
   std::string short_source_;  // how Lua abbreviates file_path_ in messages
+  std::string source_;        // the file's text: a runtime error quotes its line (Located)
   std::unique_ptr<internal::SandboxRuntime> runtime_;
   lua_State* state_ = nullptr;
   Refs refs_;

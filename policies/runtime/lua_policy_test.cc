@@ -99,6 +99,35 @@ TEST(LuaPolicyFile, RuntimeErrorCarriesFileAndLine) {
   EXPECT_EQ(e.ToStatus().code(), StatusCode::kFailedPrecondition);
 }
 
+// Lua names no variable for a comparison: the error quotes the line, so the field that was
+// nil (w.labels.maxGpus) is in the message.
+TEST(LuaPolicyFile, AnErrorWithoutAVariableNameQuotesItsLine) {
+  auto file = MustLoad(
+      "function admit(w)\n\t  if w.resources.totalGpus > w.labels.maxGpus then return false end  \n"
+      "  return true\nend\n");
+  ASSERT_TRUE(file);
+  auto verdict = file->Admit(Workload(), {});
+  ASSERT_FALSE(verdict.ok());
+  EXPECT_EQ(verdict.error().line, 2);
+  EXPECT_TRUE(verdict.error().message.starts_with("attempt to compare ")) << verdict.error().message;
+  EXPECT_TRUE(
+      verdict.error().message.ends_with(" in: if w.resources.totalGpus > w.labels.maxGpus then return false end"))
+      << verdict.error().message;
+  // A long line is cut.
+  auto wide = MustLoad("function admit(w)\n  return 1 < nil or '" + std::string(300, 'x') + "'\nend\n");
+  ASSERT_TRUE(wide);
+  auto cut = wide->Admit(Workload(), {});
+  ASSERT_FALSE(cut.ok());
+  EXPECT_NE(cut.error().message.find(" in: return 1 < nil or 'xxx"), std::string::npos) << cut.error().message;
+  EXPECT_TRUE(cut.error().message.ends_with("xxx...")) << cut.error().message;
+  // A policy's own error() says what it means: nothing is added.
+  auto own = MustLoad("function admit(w)\n  error('tenant has no cost centre')\nend\n");
+  ASSERT_TRUE(own);
+  auto raised = own->Admit(Workload(), {});
+  ASSERT_FALSE(raised.ok());
+  EXPECT_EQ(raised.error().message, "tenant has no cost centre");
+}
+
 TEST(LuaPolicyFile, SyntaxErrorIsALoadErrorWithLine) {
   HookError e = MustFailLoad("function admit(w)\n  return true\n\nend end\n");
   EXPECT_EQ(e.kind, HookErrorKind::kLoad);
