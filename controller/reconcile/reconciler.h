@@ -52,6 +52,7 @@ struct ClusterStatus {
   int64_t total_errors = 0;
   std::string last_error;
   int detached_attempts = 0;     // given up here (lostAfter), not yet confirmed ended
+  model::ClusterHealth health;   // its spec.health under the active revision, as of the last pass
   connectors::Observation last;  // last successful observation
   ObservedWorkloads workloads;   // last's workloads by key
 };
@@ -163,8 +164,8 @@ class Reconciler {
   // lostAfter, then detached), and the detached attempts of clusters that answer again.
   Status SyncUnanswered(store::WorkloadRecord& r, const ClusterStatus& cluster, PassStats& stats);
   Status SettleDetached(std::vector<store::WorkloadRecord>& records, PassStats& stats);
-  Status BookDetached(const DetachedAttempt& d, const connectors::ObservedWorkload* seen,
-                      std::vector<store::WorkloadRecord>& records);
+  // `live`: the workload's unfinished record in this pass, or null (then read from the store).
+  Status BookDetached(const DetachedAttempt& d, const connectors::ObservedWorkload* seen, store::WorkloadRecord* live);
   model::ClusterHealth HealthOf(const std::string& cluster) const;
   // Stores a workload's new state: at once, or while a pass syncs its active work, in
   // that step's batch (FlushSyncUpdates), committed kSyncSlice updates at a time.

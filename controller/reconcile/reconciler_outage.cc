@@ -46,6 +46,7 @@ void Reconciler::ApplyObservations(Observations observed, PassStats& stats) {
   for (auto& [name, obs] : observed) {
     if (connectors_.Find(name) == nullptr) continue;  // retired meanwhile
     ClusterStatus& cs = clusters_[name];
+    cs.health = HealthOf(name);  // looked up once a pass, not once per workload there
     if (obs.ok() && obs->healthy) {
       cs.last = std::move(obs).value();
       cs.workloads.Index(cs.last);
@@ -62,13 +63,13 @@ void Reconciler::ApplyObservations(Observations observed, PassStats& stats) {
     // last error: ..."), the journal and the API: kept short and valid UTF-8, whatever the
     // connector passed on.
     cs.last_error = obs.ok() ? "reports unhealthy" : BoundedUtf8(obs.status().message(), 512, Controls::kToSpaces);
-    if (Since(cs.failing_since, now) >= HealthOf(name).unhealthy_after) cs.healthy = false;
+    if (Since(cs.failing_since, now) >= cs.health.unhealthy_after) cs.healthy = false;
   }
 }
 
 Status Reconciler::SyncUnanswered(WorkloadRecord& r, const ClusterStatus& cluster, PassStats& stats) {
   const Duration now = clock_->Now();
-  const model::ClusterHealth health = HealthOf(r.cluster);
+  const model::ClusterHealth& health = cluster.health;
   const Duration silent = Since(cluster.failing_since, now);
   // Silence is not an end: slurmd runs its jobs while slurmctld is down, a partitioned
   // node keeps its pods. Until lostAfter the attempt stays the cluster's, so nothing runs
@@ -114,14 +115,15 @@ Status Reconciler::SettleDetached(std::vector<WorkloadRecord>& records, PassStat
   const Duration now = clock_->Now();
   const std::map<std::string, DetachedAttempt> pending = detached_.entries();
   for (const auto& [key, d] : pending) {
-    auto live = by_uid.find(d.uid);
-    if (live != by_uid.end() && live->second->attempt == d.attempt && store::IsActive(live->second->state)) {
+    auto found = by_uid.find(d.uid);
+    WorkloadRecord* live = found != by_uid.end() ? found->second : nullptr;
+    if (live != nullptr && live->attempt == d.attempt && store::IsActive(live->state)) {
       // A crash after the entry and before the requeue: the attempt was never given up.
       GPUFED_RETURN_IF_ERROR(detached_.Remove(key, *store_));
       continue;
     }
     if (connectors_.Find(d.cluster) == nullptr) {  // removed from the federation: nobody to ask
-      GPUFED_RETURN_IF_ERROR(BookDetached(d, nullptr, records));
+      GPUFED_RETURN_IF_ERROR(BookDetached(d, nullptr, live));
       continue;
     }
     auto cit = clusters_.find(d.cluster);
@@ -131,7 +133,7 @@ Status Reconciler::SettleDetached(std::vector<WorkloadRecord>& records, PassStat
       // Ended: booked from the cluster's own record of the job, not from when gpufed
       // stopped hearing of it. Unknown to the cluster (a submit that never arrived, an end
       // it has forgotten): from the last report before the silence.
-      GPUFED_RETURN_IF_ERROR(BookDetached(d, seen, records));
+      GPUFED_RETURN_IF_ERROR(BookDetached(d, seen, live));
       continue;
     }
     auto sent = detached_cancel_sent_.find(key);
@@ -148,7 +150,7 @@ Status Reconciler::SettleDetached(std::vector<WorkloadRecord>& records, PassStat
 }
 
 Status Reconciler::BookDetached(const DetachedAttempt& d, const connectors::ObservedWorkload* seen,
-                                std::vector<WorkloadRecord>& records) {
+                                WorkloadRecord* live) {
   store::AttemptRow a;
   a.uid = d.uid;
   a.workload = d.workload;
@@ -169,10 +171,7 @@ Status Reconciler::BookDetached(const DetachedAttempt& d, const connectors::Obse
   GPUFED_RETURN_IF_ERROR(BookAttemptRow(a, seen));
   if (seen->cost.micros() != 0) {
     // The workload's own total counts every attempt, as BookAttempt's callers keep it.
-    WorkloadRecord* r = nullptr;
-    for (WorkloadRecord& candidate : records) {
-      if (candidate.uid == d.uid) r = &candidate;
-    }
+    WorkloadRecord* r = live;
     std::optional<WorkloadRecord> finished;
     if (r == nullptr) {
       Result<std::optional<WorkloadRecord>> stored = store_->GetByUid(d.uid);
