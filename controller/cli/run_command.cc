@@ -15,6 +15,7 @@
 #include <optional>
 
 #include "controller/cli/commands.h"
+#include "controller/cli/run_summary.h"
 #include "controller/cli/run_view.h"
 #include "controller/cli/version.h"
 #include "controller/common/log.h"
@@ -95,6 +96,7 @@ int Run(const RunOptions& o, const connectors::ConnectorRegistry* registry) {
   ro.version = kVersion;
   if (o.unsafe_no_fsync) ro.durability = Durability::kUnsynced;
   RunView view(std::cout, tty);
+  const auto wall_start = std::chrono::steady_clock::now();
   Result<std::unique_ptr<runtime::App>> opened = runtime::App::Open(ro, *registry, &view);
   if (!opened.ok()) {
     std::cerr << "gpufed run: " << opened.status().message() << "\n";
@@ -107,12 +109,21 @@ int Run(const RunOptions& o, const connectors::ConnectorRegistry* registry) {
             << config::ShortRevision(rt.controller().active_revision())
             << (rt.virtual_time() ? ", virtual time" : ", wall clock")
             << (rt.scenario_file().empty() ? "" : ", scenario " + rt.scenario_file()) << "\n";
-  const auto wall_start = std::chrono::steady_clock::now();
-  const Duration start = rt.clock().Now();
   const int exit_code = rt.Run();
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  std::cout << RenderSummary(rt.controller(), rt.revision().config,
-                             Duration::FromMillis(rt.clock().Now().millis() - start.millis()), wall);
+  // The summary covers this process only: from where it found the store to its stop.
+  RunSpan span;
+  span.start = rt.process_start().at;
+  span.mark = rt.process_start().mark;
+  span.end = rt.clock().Now();
+  span.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  span.wall_clock = !rt.virtual_time();
+  Result<ProcessSummary> summary =
+      SummarizeProcess(rt.store(), rt.revision().config, span, rt.controller().OfferedGpuSeconds());
+  if (summary.ok()) {
+    std::cout << RenderSummary(*summary, rt.controller().pass_stats());
+  } else {
+    std::cout << "summary unavailable: " << summary.status().message() << "\n";
+  }
   return exit_code;
 }
 

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <ostream>
-#include <sstream>
 
 namespace gpufed::cli {
 namespace {
@@ -95,81 +94,6 @@ void RunView::Update(reconcile::Controller& controller, Duration now, bool force
     out_ << " | " << spend << "\n";
   }
   out_.flush();
-}
-
-std::string RenderSummary(reconcile::Controller& controller, const model::Config& config, Duration makespan,
-                          double wall_seconds) {
-  std::ostringstream out;
-  Result<std::vector<store::WorkloadRecord>> all = controller.List("");
-  Result<std::vector<store::AttemptRow>> attempts = controller.store()->Attempts();
-  if (!all.ok() || !attempts.ok()) return "summary unavailable\n";
-  std::map<std::string, int> outcomes;
-  std::vector<double> waits;
-  // Per currency: clusters may price in several (only budgets convert, through rates).
-  std::map<std::string, MoneyTotals> per_tenant;
-  std::map<std::string, int> jobs_per_tenant;
-  MoneyTotals total;
-  int succeeded = 0;
-  for (const store::WorkloadRecord& r : *all) {
-    ++outcomes[StateName(r.state)];
-    if (r.started.millis() > 0 || r.state == store::WorkloadState::kSucceeded) {
-      waits.push_back(std::max<int64_t>(0, r.started.millis() - r.submitted.millis()) / 60000.0);
-    }
-    if (r.state == store::WorkloadState::kSucceeded) ++succeeded;
-  }
-  std::map<std::string, double> gpu_seconds;
-  int requeues = 0;
-  for (const store::AttemptRow& a : *attempts) {
-    gpu_seconds[a.cluster] += a.gpu_seconds;
-    per_tenant[a.tenant].Add(a.cost);
-    total.Add(a.cost);
-    if (a.outcome == "lost" || a.outcome == "preempted") ++requeues;
-  }
-  for (const store::WorkloadRecord& r : *all) ++jobs_per_tenant[r.tenant];
-  out << "\n== gpufed run summary ==\n";
-  out << "virtual time " << makespan.ToString() << " in " << static_cast<int>(wall_seconds * 1000) << " ms wall time\n";
-  out << "workloads:";
-  for (const auto& [state, n] : outcomes) out << " " << state << " " << n;
-  out << "  (" << requeues << " attempts requeued: lost or preempted)\n";
-  double hours = makespan.seconds() / 3600.0;
-  char line[200];
-  std::snprintf(line, sizeof line, "throughput: %.2f workloads/hour (virtual)\n", hours > 0 ? succeeded / hours : 0.0);
-  out << line;
-  std::sort(waits.begin(), waits.end());
-  double mean = 0;
-  for (double w : waits) mean += w;
-  mean = waits.empty() ? 0 : mean / waits.size();
-  double p95 = waits.empty() ? 0 : waits[std::min(waits.size() - 1, static_cast<size_t>(waits.size() * 0.95))];
-  std::snprintf(line, sizeof line, "wait before start: mean %.1f min, p95 %.1f min (%zu started)\n", mean, p95,
-                waits.size());
-  out << line;
-  out << "GPU utilisation (GPU-hours used / declared GPUs x run time):\n";
-  for (const model::Cluster& c : config.clusters) {
-    int gpus = 0;
-    for (const model::NodePool& p : c.node_pools) gpus += p.count * p.gpu.count;
-    double used_h = gpu_seconds[c.metadata.name] / 3600.0;
-    double cap_h = gpus * hours;
-    std::snprintf(line, sizeof line, "  %-12s %8.1f GPU-h of %8.1f  %5.1f%%\n", c.metadata.name.c_str(), used_h, cap_h,
-                  cap_h > 0 ? 100 * used_h / cap_h : 0.0);
-    out << line;
-  }
-  const reconcile::Controller::PassTimes passes = controller.pass_stats();
-  std::snprintf(line, sizeof line, "reconcile: %lld passes, mean %.2f ms per pass (p50 %.2f ms, p99 %.2f ms)\n",
-                static_cast<long long>(passes.passes), passes.mean * 1000, passes.p50 * 1000, passes.p99 * 1000);
-  out << line;
-  // Money in the currency's minor units ("1,662.67 EUR"); `gpufed audit report --chargeback`
-  // gives the exact amounts.
-  out << "cost: total " << total.ToDisplayString();
-  if (succeeded > 0) {
-    out << ", per succeeded job " << total.DividedBy(succeeded).ToDisplayString();
-  }
-  out << "\n";
-  for (const auto& [tenant, money] : per_tenant) {
-    int jobs = std::max(1, jobs_per_tenant[tenant]);
-    out << "  " << tenant << ": " << money.ToDisplayString() << " (" << jobs_per_tenant[tenant] << " workloads, "
-        << money.DividedBy(jobs).ToDisplayString() << " per workload)\n";
-  }
-  return out.str();
 }
 
 }  // namespace gpufed::cli

@@ -1,6 +1,6 @@
 #pragma once
-// What `gpufed run` shows: a live view redrawn in place on a terminal (plain lines
-// otherwise), notable events, and the final summary.
+// What `gpufed run` shows while it runs: a live view redrawn in place on a terminal
+// (plain lines otherwise) and notable events. The closing summary is run_summary.h.
 #include <iosfwd>
 #include <map>
 #include <string>
@@ -34,10 +34,5 @@ class RunView : public runtime::AppView {
   Duration next_plain_;
   int drawn_lines_ = 0;
 };
-
-// Outcomes, GPU utilisation per cluster, throughput, mean/p95 wait, cost per job and
-// per tenant. `makespan` is the virtual time the run covered.
-std::string RenderSummary(reconcile::Controller& controller, const model::Config& config, Duration makespan,
-                          double wall_seconds);
 
 }  // namespace gpufed::cli

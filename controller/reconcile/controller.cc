@@ -196,6 +196,7 @@ Result<PassStats> Controller::Pass() {
   ++passes_;
   pass_metrics_.OnPass(seconds, reconciler_->decision_seconds());
   const Duration now = clock_->Now();
+  offered_.Observe(now, reconciler_->clusters());
   if (stats.ok() && history_->Due(now)) {
     Result<std::vector<TenantView>> tenants = TenantViewsLocked();
     Status sampled =
@@ -287,6 +288,11 @@ bool Controller::ready() {
 }  // namespace gpufed::reconcile
 
 namespace gpufed::reconcile {
+
+std::map<std::string, double> Controller::OfferedGpuSeconds() {
+  MutexLock lock(mu_);
+  return offered_.Until(clock_->Now());
+}
 
 Controller::PassTimes Controller::pass_stats() {
   std::vector<double> sorted;

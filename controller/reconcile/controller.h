@@ -20,6 +20,7 @@
 #include "controller/common/mutex.h"
 #include "controller/reconcile/budget_watch.h"
 #include "controller/reconcile/fleet_view.h"
+#include "controller/reconcile/offered_gpu_time.h"
 #include "controller/reconcile/history.h"
 #include "controller/reconcile/journal_log.h"
 #include "controller/reconcile/pass_metrics.h"
@@ -161,6 +162,9 @@ class Controller {
     double p99 = 0;
   };
   PassTimes pass_stats();
+  // GPU-seconds each cluster offered from this process's first pass until now
+  // (offered_gpu_time.h): the run summary's utilisation divides by it.
+  std::map<std::string, double> OfferedGpuSeconds() EXCLUDES(mu_);
 
  private:
   Controller(ControllerOptions options, const LoopParts& parts)
@@ -220,6 +224,7 @@ class Controller {
   std::unique_ptr<Reconciler> reconciler_;
   std::vector<double> pass_seconds_ GUARDED_BY(mu_);  // pass time samples for pass_stats (bounded)
   int64_t passes_ GUARDED_BY(mu_) = 0;
+  OfferedGpuTime offered_ GUARDED_BY(mu_);
   bool stopped_ GUARDED_BY(mu_) = false;
   audit::LiveShipping* shipping_ = nullptr;
   std::unique_ptr<BudgetWatch> budget_ PT_GUARDED_BY(mu_);

@@ -101,6 +101,10 @@ Status App::OpenClockAndStore(Mode mode) {
     if (!saved.ok()) return Status(saved.status().code(), "state folder: gpufed.db: " + saved.status().message());
     if (*saved) virtual_clock_.AdvanceTo(**saved);
   }
+  // This process's span begins here, before it writes a row (the run summary's start).
+  Result<store::StoreMark> mark = store_->Mark();
+  if (!mark.ok()) return Status(mark.status().code(), "state folder: gpufed.db: " + mark.status().message());
+  process_start_ = {clock_->Now(), *mark};
   return Status::Ok();
 }
 

@@ -123,6 +123,13 @@ class App {
   const gpufed::Clock& clock() const { return *clock_; }
   bool virtual_time() const { return virtual_time_; }
   const std::string& scenario_file() const { return scenario_.file(); }
+  // Where this process began: the controller time and the store's mark when the store
+  // opened. What was written after it is this process's (the run summary's span).
+  struct ProcessStart {
+    Duration at;
+    store::StoreMark mark;
+  };
+  const ProcessStart& process_start() const { return process_start_; }
 
  private:
   App(AppOptions options, const connectors::ConnectorRegistry& registry)
@@ -151,6 +158,7 @@ class App {
   gpufed::SystemClock wall_clock_;
   const gpufed::Clock* clock_ = nullptr;
   std::unique_ptr<store::Store> store_;
+  ProcessStart process_start_;
   std::unique_ptr<audit::AuditTrail> audit_;
   ScenarioSource scenario_;
   std::unique_ptr<reconcile::Controller> controller_;

@@ -1,6 +1,8 @@
 #pragma once
 // Rows of the controller's store, as plain structs. Times are virtual-clock offsets
 // (the run's clock), stored as milliseconds.
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -113,6 +115,19 @@ struct AttemptRow {
   Duration started;
   Duration finished;
   std::string uid;              // with attempt, what an attempt is booked under
+};
+
+// Where the store's append-only tables end at one moment (Store::Mark): the rows written
+// after it are a later span's own, as `gpufed run`'s summary of one process reads them.
+struct StoreMark {
+  int64_t transition_id = 0;  // status_history's last id
+  int64_t attempt_rowid = 0;  // attempts' last rowid (booked attempts are never deleted)
+};
+
+// The status transitions written after a mark (Store::TransitionsAfter).
+struct TransitionsAfterMark {
+  std::map<std::string, int64_t> entered;         // state name -> transitions into it
+  std::map<std::string, Duration> running_since;  // ActionKey -> its last entry into Running
 };
 
 // How many workloads one tenant has in one state (one row per currency), and what

@@ -123,7 +123,14 @@ class Store {
   // are no-ops) and adds its cost and GPU time to the tenant's usage, in one transaction.
   // Keyed by uid, so every run of a reused name is metered and charged.
   Status FinishAttempt(const AttemptRow& a);
-  Result<std::vector<AttemptRow>> Attempts();
+  Result<std::vector<AttemptRow>> Attempts() { return AttemptsAfter(StoreMark{}); }
+  // The attempts booked after `mark`, in the order they were booked (store_mark.cc).
+  Result<std::vector<AttemptRow>> AttemptsAfter(const StoreMark& mark);
+  // Where the append-only tables end now (store_mark.cc).
+  Result<StoreMark> Mark();
+  // What the status history gained after `mark`: entries per state, and when each attempt
+  // last began to run (store_mark.cc).
+  Result<TransitionsAfterMark> TransitionsAfter(const StoreMark& mark);
   Result<std::map<std::string, UsageRow>> Usage();
   // Metered cost per tenant and UTC day of booking, for the days from the one holding
   // `since` on (schema 7): what budget periods sum, without reading the attempts.

@@ -184,26 +184,6 @@ Status Store::FinishAttemptLocked(const AttemptRow& a) {
   return (*u)->Run();
 }
 
-Result<std::vector<AttemptRow>> Store::Attempts() {
-  MutexLock lock(mu_);
-  GPUFED_RETURN_IF_ERROR(FlushLockedIfWaiting<AttemptRow>());
-  Result<std::unique_ptr<Statement>> s = db_->Prepare(
-      "SELECT workload, attempt, tenant, cluster, outcome, gpu_seconds, cost_micros, currency, cloud, started_ms, "
-      "finished_ms, uid FROM attempts ORDER BY rowid");
-  if (!s.ok()) return s.status();
-  std::vector<AttemptRow> out;
-  while (true) {
-    Result<bool> row = (*s)->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
-    const Statement& q = **s;
-    out.push_back({q.Text(0), static_cast<int>(q.Int(1)), q.Text(2), q.Text(3), q.Text(4), q.Real(5),
-                   Money(q.Int(6), q.Text(7)), q.Int(8) != 0, Duration::FromMillis(q.Int(9)),
-                   Duration::FromMillis(q.Int(10)), q.Text(11)});
-  }
-  return out;
-}
-
 Result<std::map<std::string, UsageRow>> Store::Usage() {
   MutexLock lock(mu_);
   GPUFED_RETURN_IF_ERROR(FlushLockedIfWaiting<AttemptRow>());

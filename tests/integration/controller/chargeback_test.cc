@@ -18,7 +18,7 @@
 #include "controller/audit/journal.h"
 #include "controller/audit/query.h"
 #include "controller/cli/cli.h"
-#include "controller/cli/run_view.h"
+#include "controller/cli/run_summary.h"
 #include "controller/config/loader.h"
 #include "tests/integration/controller/fleet.h"
 
@@ -70,7 +70,13 @@ class QuickstartChargeback : public ::testing::Test {
     counts_ = new std::vector<store::StateCount>(*counts);
     config::LoadResult loaded = config::LoadRepository({repo});
     ASSERT_TRUE(loaded.ok());
-    summary_ = new std::string(cli::RenderSummary(h.Ctl(), loaded.config, h.clock.Now(), 0));
+    cli::RunSpan span;
+    span.start = h.app->process_start().at;
+    span.mark = h.app->process_start().mark;
+    span.end = h.clock.Now();
+    Result<cli::ProcessSummary> summary = cli::SummarizeProcess(*h.Ctl().store(), loaded.config, span, h.Ctl().OfferedGpuSeconds());
+    ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+    summary_ = new std::string(cli::RenderSummary(*summary, h.Ctl().pass_stats()));
     ASSERT_TRUE(h.app->Stop("test done").ok());
   }
   static void TearDownTestSuite() {
