@@ -82,7 +82,8 @@ Result<ProcessSummary> SummarizeProcess(store::Store& store, const model::Config
     s.cost_per_tenant[a.tenant].Add(a.cost);
     metered_uids[a.tenant].insert(a.uid);
   }
-  for (const auto& [tenant, uids] : metered_uids) s.metered_workloads_per_tenant[tenant] = static_cast<int>(uids.size());
+  for (const auto& [tenant, uids] : metered_uids)
+    s.metered_workloads_per_tenant[tenant] = static_cast<int>(uids.size());
   // Attempts still running at the stop: from when they began to run, or from this
   // process's start for those it found running.
   Result<std::vector<store::WorkloadRecord>> unfinished = store.ListUnfinished();
@@ -94,7 +95,8 @@ Result<ProcessSummary> SummarizeProcess(store::Store& store, const model::Config
     if (r.state != store::WorkloadState::kRunning) continue;
     auto began = moved->running_since.find(r.ActionKey());
     const Duration since = began == moved->running_since.end() ? span.start : std::max(began->second, span.start);
-    used[r.cluster] += static_cast<double>(r.gpu_milli) / 1000.0 * OverlapSeconds(since, span.end, span.start, span.end);
+    used[r.cluster] +=
+        static_cast<double>(r.gpu_milli) / 1000.0 * OverlapSeconds(since, span.end, span.start, span.end);
   }
   Result<std::vector<store::WorkloadRecord>> all = store.List("");
   if (!all.ok()) return all.status();
@@ -130,7 +132,8 @@ std::string RenderSummary(const ProcessSummary& s, const reconcile::Controller::
   const char* time_base = s.span.wall_clock ? "wall-clock" : "virtual";
   out << "\n== gpufed run summary (this process) ==\n" << SpanLine(s.span);
   out << "workloads: " << s.submitted << " submitted; ended:";
-  for (const char* state : {"Succeeded", "Failed", "Rejected", "Cancelled"}) out << " " << state << " " << s.Ended(state);
+  for (const char* state : {"Succeeded", "Failed", "Rejected", "Cancelled"})
+    out << " " << state << " " << s.Ended(state);
   out << "; " << s.requeued << " attempts requeued (lost or preempted)\n";
   out << "at the stop: " << s.waiting_at_stop << " waiting, " << s.running_at_stop << " placed or running\n";
   const int64_t succeeded = s.Ended("Succeeded");

@@ -5,7 +5,7 @@
 namespace gpufed::reconcile {
 namespace {
 
-ClusterStatus WithGpus(std::vector<int> per_node) {
+ClusterStatus WithGpus(const std::vector<int>& per_node) {
   ClusterStatus s;
   s.observed = true;
   for (int gpus : per_node) {

@@ -74,7 +74,8 @@ class QuickstartChargeback : public ::testing::Test {
     span.start = h.app->process_start().at;
     span.mark = h.app->process_start().mark;
     span.end = h.clock.Now();
-    Result<cli::ProcessSummary> summary = cli::SummarizeProcess(*h.Ctl().store(), loaded.config, span, h.Ctl().OfferedGpuSeconds());
+    Result<cli::ProcessSummary> summary =
+        cli::SummarizeProcess(*h.Ctl().store(), loaded.config, span, h.Ctl().OfferedGpuSeconds());
     ASSERT_TRUE(summary.ok()) << summary.status().ToString();
     summary_ = new std::string(cli::RenderSummary(*summary, h.Ctl().pass_stats()));
     ASSERT_TRUE(h.app->Stop("test done").ok());

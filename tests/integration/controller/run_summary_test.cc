@@ -85,9 +85,8 @@ TEST_F(RunSummaryAfterRestart, TheSecondProcessReportsItsOwnSpanAsItsJournalDoes
   span.mark = second.app->process_start().mark;
   span.end = second.clock.Now();
   ASSERT_TRUE(second.Stop("second process done").ok());
-  Result<cli::ProcessSummary> summary =
-      cli::SummarizeProcess(*second.Ctl().store(), second.app->revision().config, span,
-                              second.Ctl().OfferedGpuSeconds());
+  Result<cli::ProcessSummary> summary = cli::SummarizeProcess(*second.Ctl().store(), second.app->revision().config,
+                                                              span, second.Ctl().OfferedGpuSeconds());
   ASSERT_TRUE(summary.ok()) << summary.status().ToString();
 
   const JournalSpan journal = ReadLastProcess(dir_ + "/state/audit", span.start, span.end);
