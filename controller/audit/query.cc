@@ -147,9 +147,10 @@ std::string RenderQueryTable(const std::vector<nlohmann::json>& records, const s
     }
     if (reason.empty()) reason = Str(r, "revision");
     if (reason.size() > 80) reason = reason.substr(0, 77) + "...";
+    // A connector change (added, replaced, removed, returned, retired) is its record's outcome.
+    const std::string outcome = r.contains("change") ? Str(r, "change") : Str(r, "outcome");
     rows.push_back({std::to_string(Seq(r)), i < times.size() ? times[i].text : Str(r, "time"), Str(r, "kind"),
-                    Str(r, "workload"), Str(r, "tenant"), Str(r, "outcome"), ClusterOf(r), MoneyCell(Str(r, "cost")),
-                    reason});
+                    Str(r, "workload"), Str(r, "tenant"), outcome, ClusterOf(r), MoneyCell(Str(r, "cost")), reason});
   }
   std::vector<size_t> width(rows[0].size(), 0);
   for (const auto& row : rows) {

@@ -41,6 +41,10 @@ TEST(AuditQuery, WrongTypedMembersReadAsAbsent) {
   const std::string table = RenderQueryTable({{{"seq", "one"}, {"kind", "policy-rejected"}, {"problems", {1}}},
                                               {{"seq", 2}, {"target", {{"cluster", 5}}}, {"problems", {"bad yaml"}}}});
   EXPECT_NE(table.find("bad yaml"), std::string::npos) << table;
+  // A connector change is shown where a decision's outcome is.
+  const std::string changes = RenderQueryTable(
+      {{{"seq", 3}, {"kind", "cluster-connector"}, {"cluster", "porto"}, {"change", "replaced"}, {"revision", "r2"}}});
+  EXPECT_NE(changes.find(" replaced  porto "), std::string::npos) << changes;
 }
 
 // A simulated run's report: the activation record carries the wall clock, the decisions
