@@ -1,5 +1,6 @@
 // gpufed: wiring only; every command lives in controller/cli. main owns the connector
-// registry and registers the built-in connectors explicitly (no static registries).
+// registry and registers the built-in connectors explicitly (no static registries), and
+// hands down what this binary is (build_info.h: version and commit, made at build time).
 #include <iostream>
 
 #include "connectors/core/registry.h"
@@ -8,6 +9,7 @@
 #include "connectors/sim/sim_connector.h"
 #include "connectors/slurm/slurm_connector.h"
 #include "controller/cli/cli.h"
+#include "controller/common/build_info.h"
 
 int main(int argc, char** argv) {
   gpufed::connectors::ConnectorRegistry registry;
@@ -19,5 +21,5 @@ int main(int argc, char** argv) {
     std::cerr << "gpufed: " << registered.ToString() << "\n";
     return 1;
   }
-  return gpufed::cli::Main(argc, argv, &registry);
+  return gpufed::cli::Main(argc, argv, &registry, gpufed::ThisBuild());
 }

@@ -101,7 +101,7 @@ Result<StrategyRun> RunGpufed(const std::vector<PhillyJob>& jobs, const PhillySe
   options.until_idle = true;
   options.handle_signals = false;
   options.durability = setup.durable ? Durability::kSynced : Durability::kUnsynced;
-  options.version = "gpufed-replay";
+  options.build.version = "gpufed-replay";
   options.reconcile.fair_share_half_life = setup.half_life;
   // The window plus the longest job, with room to spare: --until-idle ends the run.
   options.max_time = Duration::FromSeconds(int64_t{365} * 24 * 3600);

@@ -143,8 +143,10 @@ AuditRecord ConnectorActionRecord(const ConnectorActionResult& r) {
   return {RecordKind::kConnectorAction, std::move(p)};
 }
 
-AuditRecord ControllerStartRecord(const std::string& version, const std::string& state_dir, Durability durability) {
-  AuditRecord r{RecordKind::kControllerStart, {{"version", version}, {"stateDir", state_dir}}};
+AuditRecord ControllerStartRecord(const BuildInfo& build, const std::string& state_dir, Durability durability) {
+  AuditRecord r{RecordKind::kControllerStart, {{"version", build.version}, {"stateDir", state_dir}}};
+  // The commit beside the version (a source tarball's build says "unknown").
+  if (build.commit != "unknown") r.payload["commit"] = build.commit;
   // Only the exception is written, so durable runs' records keep their bytes.
   if (durability == Durability::kUnsynced) r.payload["durability"] = "unsynced";
   return r;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "controller/audit/record.h"
+#include "controller/common/build_info.h"
 #include "controller/common/durability.h"
 #include "controller/common/money.h"
 #include "controller/model/workload.h"
@@ -102,7 +103,8 @@ struct ConnectorActionResult {
 AuditRecord ConnectorActionRecord(const ConnectorActionResult& result);
 
 // `durability` kUnsynced adds "durability": "unsynced" (a simulation that did not fsync).
-AuditRecord ControllerStartRecord(const std::string& version, const std::string& state_dir,
+// The record names the binary: its version and commit (build_info.h).
+AuditRecord ControllerStartRecord(const BuildInfo& build, const std::string& state_dir,
                                   Durability durability = Durability::kSynced);
 AuditRecord ControllerStopRecord(const std::string& reason);
 // The start cut a torn tail off: the bytes (never acknowledged) after `after_seq`, kept

@@ -3,23 +3,20 @@
 #include <iostream>
 
 #include "controller/cli/commands.h"
-#include "controller/cli/version.h"
 
 namespace gpufed::cli {
 
-int Main(int argc, char** argv, const connectors::ConnectorRegistry* registry) {
+int Main(int argc, char** argv, const connectors::ConnectorRegistry* registry, const BuildInfo& build) {
   CLI::App app{"gpufed: policy-as-config federation controller for hybrid GPU fleets"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string(kVersion));
   int exit_code = 0;
-  CLI::App* version = app.add_subcommand("version", "Print the gpufed version");
-  version->callback([] { std::cout << "gpufed " << kVersion << "\n"; });
+  AddVersionCommand(app, build);
   AddValidateCommand(app, &exit_code, registry);
   AddPlanCommand(app, &exit_code, registry);
   AddTestCommand(app, &exit_code, registry);
   AddDocsCommand(app, &exit_code, registry);
   AddAuditCommand(app, &exit_code, registry);
-  AddRunCommand(app, &exit_code, registry);
+  AddRunCommand(app, &exit_code, registry, build);
   AddSubmitCommand(app, &exit_code);
   AddGetCommand(app, &exit_code);
   AddCancelCommand(app, &exit_code);

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include "connectors/core/registry.h"
+#include "controller/common/build_info.h"
 
 namespace gpufed::cli {
 
@@ -16,8 +17,12 @@ void AddPlanCommand(CLI::App& app, int* exit_code, const connectors::ConnectorRe
 void AddTestCommand(CLI::App& app, int* exit_code, const connectors::ConnectorRegistry* registry);
 void AddDocsCommand(CLI::App& app, int* exit_code, const connectors::ConnectorRegistry* registry);
 void AddAuditCommand(CLI::App& app, int* exit_code, const connectors::ConnectorRegistry* registry);
-// `run` creates connectors through `registry` (owned by main; may be null).
-void AddRunCommand(CLI::App& app, int* exit_code, const connectors::ConnectorRegistry* registry);
+// `run` creates connectors through `registry` (owned by main; may be null); `build` names
+// the binary in its journal and on /metrics.
+void AddRunCommand(CLI::App& app, int* exit_code, const connectors::ConnectorRegistry* registry,
+                   const BuildInfo& build);
+// `version [--json]` and `--version`.
+void AddVersionCommand(CLI::App& app, const BuildInfo& build);
 void AddSubmitCommand(CLI::App& app, int* exit_code);
 void AddGetCommand(CLI::App& app, int* exit_code);
 void AddCancelCommand(CLI::App& app, int* exit_code);

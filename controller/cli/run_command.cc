@@ -15,9 +15,9 @@
 #include <optional>
 
 #include "controller/cli/commands.h"
+#include "controller/cli/run_config_file.h"
 #include "controller/cli/run_summary.h"
 #include "controller/cli/run_view.h"
-#include "controller/cli/version.h"
 #include "controller/common/log.h"
 #include "controller/common/quantity.h"
 #include "controller/config/loader.h"
@@ -40,7 +40,28 @@ struct RunOptions {
   std::string log_level = "info";
   std::string log_format = "text";
   bool unsafe_no_fsync = false;
+  std::string config_file;     // --config-file: settings for the flags not given
 };
+
+// Fills the flags the command line left out from --config-file's settings, through the
+// flags' own parsing and checks (so `speed: 2e9` fails as --speed 2e9 would).
+Status ApplyConfigFile(CLI::App& cmd, const std::string& path) {
+  if (path.empty()) return Status::Ok();
+  Result<std::vector<RunFileSetting>> settings = ReadRunConfigFile(path);
+  if (!settings.ok()) return settings.status();
+  for (const RunFileSetting& s : *settings) {
+    CLI::Option* flag = cmd.get_option_no_throw("--" + s.flag);
+    if (flag == nullptr) return Internal("--config-file: no flag --" + s.flag + " for " + s.where);
+    if (flag->count() > 0) continue;  // the command line wins
+    try {
+      flag->add_result(s.value);
+      flag->run_callback();
+    } catch (const CLI::Error& e) {
+      return InvalidArgument(s.where + ": " + e.what());
+    }
+  }
+  return Status::Ok();
+}
 
 // A byte count: "1048576", "1MiB" or "1Mi" (binary), "1MB" or "1M" (decimal).
 Result<size_t> ParseByteCount(std::string text) {
@@ -53,7 +74,7 @@ Result<size_t> ParseByteCount(std::string text) {
   return static_cast<size_t>(q->milli() / 1000);
 }
 
-int Run(const RunOptions& o, const connectors::ConnectorRegistry* registry) {
+int Run(const RunOptions& o, const connectors::ConnectorRegistry* registry, const BuildInfo& build) {
   // The controller's log: line by line on a pipe or a log file too (stdio buffers 4 KiB
   // blocks off a terminal), so what it says is in the log when it says it. Only here:
   // the one-shot commands' output (query, report) stays block-buffered.
@@ -93,7 +114,7 @@ int Run(const RunOptions& o, const connectors::ConnectorRegistry* registry) {
   ro.drain_timeout = *drain_timeout;
   ro.checkpoint_interval = *checkpoint_interval;
   ro.max_body_bytes = *max_body;
-  ro.version = kVersion;
+  ro.build = build;
   if (o.unsafe_no_fsync) ro.durability = Durability::kUnsynced;
   RunView view(std::cout, tty);
   const auto wall_start = std::chrono::steady_clock::now();
@@ -129,11 +150,19 @@ int Run(const RunOptions& o, const connectors::ConnectorRegistry* registry) {
 
 }  // namespace
 
-void AddRunCommand(CLI::App& app, int* exit_code, const connectors::ConnectorRegistry* registry) {
+void AddRunCommand(CLI::App& app, int* exit_code, const connectors::ConnectorRegistry* registry,
+                   const BuildInfo& build) {
   auto o = std::make_shared<RunOptions>();
   CLI::App* cmd =
       app.add_subcommand("run", "Run the controller: reconcile loop, connectors and (with --listen) the API");
-  cmd->add_option("-c,--config", o->rt.config_dir, "Policy repository directory")->required();
+  cmd->add_option("-c,--config", o->rt.config_dir, "Policy repository directory (or `repository:` in --config-file)");
+  cmd->add_option("--config-file", o->config_file,
+                  "YAML settings for the flags not given on the command line (/etc/gpufed/gpufed.yaml in the "
+                  "package): repository, state, listen, tls {cert, key}, allowPlaintext, tokens, metricsListen, "
+                  "scenario, speed, maxTime, resync, drainTimeout, checkpointInterval, maxBody, log {level, format}");
+  cmd->add_flag("--allow-plaintext", o->rt.allow_plaintext,
+                "Serve plain HTTP on an address that is not loopback (behind a TLS-terminating proxy, say); "
+                "without it such a --listen or --metrics-listen needs TLS");
   cmd->add_option("--state", o->rt.state_dir, "State folder: store, journal, connector ledgers")->capture_default_str();
   cmd->add_option("--listen", o->rt.listen, "Serve the HTTP API on ADDR:PORT (port 0: any free port)");
   cmd->add_flag("--until-idle", o->rt.until_idle, "Exit 0 once nothing is pending or running");
@@ -169,7 +198,19 @@ void AddRunCommand(CLI::App& app, int* exit_code, const connectors::ConnectorReg
   cmd->add_flag("--unsafe-no-fsync", o->unsafe_no_fsync,
                 "Simulated federations only: do not wait for the disk (a power loss may lose the latest "
                 "records; the journal's controller-start record says so)");
-  cmd->callback([o, exit_code, registry] { *exit_code = Run(*o, registry); });
+  cmd->callback([o, exit_code, registry, build, cmd] {
+    if (Status applied = ApplyConfigFile(*cmd, o->config_file); !applied.ok()) {
+      std::cerr << "gpufed run: " << applied.message() << "\n";
+      *exit_code = 2;
+      return;
+    }
+    if (o->rt.config_dir.empty()) {
+      std::cerr << "gpufed run: no policy repository: give --config DIR, or repository: in --config-file\n";
+      *exit_code = 2;
+      return;
+    }
+    *exit_code = Run(*o, registry, build);
+  });
 }
 
 }  // namespace gpufed::cli

@@ -19,6 +19,7 @@
 #include "controller/audit/live_shipping.h"
 #include "controller/common/mutex.h"
 #include "controller/reconcile/budget_watch.h"
+#include "controller/common/build_info.h"
 #include "controller/reconcile/fleet_view.h"
 #include "controller/reconcile/offered_gpu_time.h"
 #include "controller/reconcile/history.h"
@@ -33,6 +34,7 @@ struct ControllerOptions {
   std::string config_dir;                  // the repository Reload reads again
   std::string state_dir = "gpufed-state";  // the connectors' folders are <state_dir>/connectors/<cluster>
   ReconcilerOptions reconcile;
+  BuildInfo build;                         // what the binary is (/metrics' gpufed_build_info)
 };
 
 // What the App owns and lends to the loop; each must outlive the Controller.

@@ -151,6 +151,12 @@ std::string Controller::RenderMetricsLocked() {
   tenant_names.reserve(config.tenants.size());
   for (const model::Tenant& t : config.tenants) tenant_names.push_back(t.metadata.name);
   pass_metrics_.Write(m, tenant_names);
+  m.Family("gpufed_build_info", T::kGauge, "The running gpufed binary (1, labelled with what it is).");
+  m.Sample({{"version", options_.build.version},
+            {"commit", options_.build.commit},
+            {"build_type", options_.build.build_type},
+            {"allocator", options_.build.allocator}},
+           1);
   m.Family("gpufed_policy_revision_info", T::kGauge, "The active policy revision (1, labelled with its hash).");
   m.Sample({{"revision", config.revision}}, 1);
   m.Family("gpufed_audit_journal_head_sequence", T::kGauge, "Sequence number of the audit journal's durable head.");

@@ -10,8 +10,9 @@
 #include "controller/audit/records.h"
 #include "controller/common/secure_file.h"
 #include "controller/config/repository.h"
-#include "controller/runtime/stop_signals.h"
+#include "controller/runtime/run_signals.h"
 #include "controller/runtime/virtual_pacer.h"
+#include "controller/server/listen_address.h"
 
 namespace gpufed::runtime {
 
@@ -20,13 +21,47 @@ std::string DefaultScenarioFile(const std::string& config_dir) {
   return std::filesystem::exists(guess) ? guess : "";
 }
 
+namespace {
+
+// The listeners' addresses, checked before anything starts: a malformed one, a public
+// --metrics-listen, and plain HTTP off loopback without --allow-plaintext are refused.
+Status CheckListeners(const AppOptions& o) {
+  if (!o.listen.empty()) {
+    Result<server::ListenAddress> api = server::ParseListenAddress("--listen", o.listen);
+    if (!api.ok()) return api.status();
+    GPUFED_RETURN_IF_ERROR(server::CheckPlaintextListener("--listen", *api, !o.tls_cert.empty(), o.allow_plaintext));
+  }
+  if (!o.metrics_listen.empty()) {
+    Result<server::MetricsEndpoint> metrics = server::ParseMetricsListen(o.metrics_listen);
+    if (!metrics.ok()) return metrics.status();
+    GPUFED_RETURN_IF_ERROR(server::CheckPlaintextListener("--metrics-listen", {metrics->host, metrics->port},
+                                                          /*tls=*/false, o.allow_plaintext));
+  }
+  return Status::Ok();
+}
+
+// What /readyz and the log say while a listener serves plain HTTP off loopback.
+std::vector<std::string> PlaintextWarnings(const AppOptions& o) {
+  std::vector<std::string> warnings;
+  auto check = [&](const char* flag, const std::string& listen, bool tls) {
+    if (listen.empty() || tls) return;
+    Result<server::ListenAddress> a = server::ParseListenAddress(flag, listen);
+    if (a.ok() && !server::IsLoopbackAddress(a->host)) {
+      warnings.push_back(std::string(flag) + " " + listen +
+                         " serves plain HTTP off loopback (--allow-plaintext): tokens and data cross the network "
+                         "unencrypted unless a TLS proxy fronts it");
+    }
+  };
+  check("--listen", o.listen, !o.tls_cert.empty());
+  check("--metrics-listen", o.metrics_listen, false);
+  return warnings;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<App>> App::Open(AppOptions options, const connectors::ConnectorRegistry& registry,
                                        AppView* view) {
-  // A public --metrics-listen is refused before anything starts.
-  if (!options.metrics_listen.empty()) {
-    if (Result<server::MetricsEndpoint> e = server::ParseMetricsListen(options.metrics_listen); !e.ok())
-      return e.status();
-  }
+  GPUFED_RETURN_IF_ERROR(CheckListeners(options));
   std::unique_ptr<App> app(new App(std::move(options), registry));
   app->view_ = view;
   // 1. The revision: the one load of the repository at start.
@@ -119,7 +154,7 @@ Status App::OpenAuditTrail() {
   audit_ = std::move(trail).value();
   // Failures here make the journal unhealthy: the loop reports it and does not place.
   audit::AuditJournal& journal = audit_->journal();
-  (void)journal.Append(audit::ControllerStartRecord(options_.version, options_.state_dir, options_.durability));
+  (void)journal.Append(audit::ControllerStartRecord(options_.build, options_.state_dir, options_.durability));
   const policy::Revision& active = *activator_.active();
   (void)journal.Append(audit::PolicyActivatedRecord(active.config.revision, options_.config_dir, active.tests.passed));
   return Status::Ok();
@@ -141,6 +176,7 @@ Status App::OpenLoop(Mode mode) {
   co.config_dir = options_.config_dir;
   co.state_dir = options_.state_dir;
   co.reconcile = options_.reconcile;
+  co.build = options_.build;
   reconcile::LoopParts parts;
   parts.store = store_.get();
   parts.activator = &activator_;
@@ -167,6 +203,8 @@ Status App::OpenListeners() {
         server::MakeServerOptions(o.listen, o.tokens_file, o.tls_cert, o.tls_key, o.state_dir);
     if (!so.ok()) return so.status();
     so->max_body_bytes = o.max_body_bytes;
+    so->warnings = PlaintextWarnings(o);
+    for (const std::string& w : so->warnings) log().Warn("run", w);
     Result<std::unique_ptr<server::ApiServer>> started = server::ApiServer::Start(controller_.get(), *so);
     if (!started.ok()) return started.status();
     api_ = std::move(started).value();
@@ -178,6 +216,9 @@ Status App::OpenListeners() {
         server::MetricsServer::Start(controller_.get(), o.metrics_listen);
     if (!metrics.ok()) return metrics.status();
     metrics_ = std::move(metrics).value();
+    if (o.listen.empty()) {
+      for (const std::string& w : PlaintextWarnings(o)) log().Warn("run", w);
+    }
     log().Info("run", "metrics (no token) on port " + std::to_string(metrics_->port()) + " of " + o.metrics_listen);
   }
   return Status::Ok();
@@ -199,8 +240,47 @@ void App::Event(Duration now, const std::string& line, LogLevel level) {
   log().Log(level, "run", line);
 }
 
+namespace {
+
+// What changes when a TLS file is replaced: its size and modification time, or its absence.
+std::string FileStamp(const std::string& path) {
+  std::error_code ec;
+  const auto time = std::filesystem::last_write_time(path, ec);
+  if (ec) return "absent";
+  const auto size = std::filesystem::file_size(path, ec);
+  return std::to_string(time.time_since_epoch().count()) + "/" + std::to_string(ec ? 0 : size);
+}
+
+constexpr auto kTlsFileCheckEvery = std::chrono::seconds(5);
+
+}  // namespace
+
+Status App::ReloadTls(const std::string& why) {
+  if (api_ == nullptr || options_.tls_cert.empty()) return Status::Ok();
+  tls_files_stamp_ = FileStamp(options_.tls_cert) + "," + FileStamp(options_.tls_key);
+  Status reloaded = api_->ReloadTls();
+  if (reloaded.ok()) {
+    Event(clock_->Now(), "TLS certificate reloaded from " + options_.tls_cert + " (" + why + ")");
+  } else {
+    Event(clock_->Now(), "TLS reload (" + why + ") failed, the certificate in use stays: " + reloaded.message(),
+          LogLevel::kWarn);
+  }
+  return reloaded;
+}
+
 Result<reconcile::PassStats> App::Step() {
   reconcile::Controller& c = *controller_;
+  // A certificate renewed in place (cert-manager, certbot) is served without a signal.
+  if (api_ != nullptr && !options_.tls_cert.empty() &&
+      std::chrono::steady_clock::now() - tls_checked_at_ >= kTlsFileCheckEvery) {
+    tls_checked_at_ = std::chrono::steady_clock::now();
+    const std::string stamp = FileStamp(options_.tls_cert) + "," + FileStamp(options_.tls_key);
+    if (tls_files_stamp_.empty()) {
+      tls_files_stamp_ = stamp;
+    } else if (stamp != tls_files_stamp_) {
+      (void)ReloadTls("the files changed");
+    }
+  }
   if (watcher_->Changed()) {
     Status s = c.Reload();
     // A reload that finds the revision it has (a commit of what was already read) says nothing.
@@ -312,11 +392,12 @@ Status App::Stop(const std::string& reason) {
 }
 
 int App::Run() {
-  std::unique_ptr<StopSignals> signals = options_.handle_signals ? std::make_unique<StopSignals>() : nullptr;
+  std::unique_ptr<RunSignals> signals = options_.handle_signals ? std::make_unique<RunSignals>() : nullptr;
   const Duration start = clock_->Now();
   int exit_code = 0;
   std::string stop_reason = "shutdown";
   auto signalled = [&] { return signals != nullptr && signals->requested() != 0; };
+  uint64_t hangups = signals != nullptr ? signals->hangups() : 0;
   std::optional<VirtualPacer> pacer;
   if (options_.speed > 0) pacer.emplace(options_.speed, start);
   while (true) {
@@ -326,8 +407,12 @@ int App::Run() {
       exit_code = 1;
       break;
     }
+    if (signals != nullptr && signals->hangups() != hangups) {
+      hangups = signals->hangups();
+      (void)ReloadTls("SIGHUP");
+    }
     if (signalled()) {
-      stop_reason = StopSignals::Name(signals->requested());
+      stop_reason = RunSignals::Name(signals->requested());
       Event(now, stop_reason + ": the pass finished; stopping (a second signal exits at once)");
       break;
     }

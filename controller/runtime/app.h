@@ -21,6 +21,7 @@
 // the loop (its last fair-share save), the journal (`controller-stop` and a final
 // signed checkpoint), then the drain of the sinks; the destructor releases the rest in
 // reverse order of start, the store last.
+#include <chrono>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -28,6 +29,7 @@
 
 #include "connectors/core/registry.h"
 #include "controller/audit/audit_trail.h"
+#include "controller/common/build_info.h"
 #include "controller/common/clock.h"
 #include "controller/common/log.h"
 #include "controller/reconcile/controller.h"
@@ -49,6 +51,9 @@ struct AppOptions {
   std::string tokens_file, tls_cert, tls_key;
   size_t max_body_bytes = size_t{1} << 20;  // API request bodies over this get 413
   std::string metrics_listen;     // ADDR:PORT (loopback or private) for /metrics without a token; empty: none
+  // Plain HTTP on an address that is not loopback (--allow-plaintext): refused without it,
+  // warned about in the log and /readyz with it.
+  bool allow_plaintext = false;
   bool until_idle = false;
   double speed = 0;              // virtual seconds per wall second; 0: as fast as possible
   Duration max_time = Duration::FromSeconds(30LL * 24 * 3600);
@@ -57,7 +62,7 @@ struct AppOptions {
   // A signed checkpoint at least this often while records are appended (each names the
   // head seq), so a cut-off tail is detectable up to this much of it.
   Duration checkpoint_interval = Duration::FromSeconds(30);
-  std::string version = "dev";   // stamped on the controller-start record
+  BuildInfo build;               // what the binary is: the controller-start record, /metrics
   reconcile::ReconcilerOptions reconcile;  // the loop's tuning (fair-share half-life, ...)
   bool handle_signals = true;    // SIGTERM/SIGINT stop the run gracefully
   // kUnsynced (`--unsafe-no-fsync`, the Philly replay's default): nothing waits for the
@@ -116,6 +121,10 @@ class App {
   // The stop sequence (see above). Non-OK names the sinks still behind, or why the
   // journal could not be closed. Idempotent.
   Status Stop(const std::string& reason);
+  // Reads the API's TLS certificate and key again (SIGHUP; Step does it when either file
+  // changed) and says so in the log; on an error the certificate in use stays. OK with
+  // nothing to do when the API serves no TLS.
+  Status ReloadTls(const std::string& why);
 
   reconcile::Controller& controller() { return *controller_; }
   store::Store& store() { return *store_; }
@@ -173,6 +182,9 @@ class App {
   std::map<std::string, bool> healthy_;        // per cluster, as last reported
   std::map<std::string, std::string> apis_;    // the API each cluster was last seen speaking
   bool audit_ok_ = true;
+  // The TLS files as last seen (Step reloads when they change), looked at every few seconds.
+  std::string tls_files_stamp_;
+  std::chrono::steady_clock::time_point tls_checked_at_{};
 };
 
 }  // namespace gpufed::runtime

@@ -73,7 +73,7 @@ class GuardedServer::ConnectionQueue : public httplib::TaskQueue {
 };
 
 GuardedServer::GuardedServer(ConnectionLimits limits, std::unique_ptr<TlsContext> tls)
-    : limits_(limits), tls_(std::move(tls)) {
+    : limits_(limits), tls_enabled_(tls != nullptr), tls_(std::move(tls)) {
   new_task_queue = [this] { return new ConnectionQueue(this); };
   // What httplib advertises in its Keep-Alive response header.
   set_keep_alive_max_count(std::max<size_t>(1, limits_.max_requests_per_connection));
@@ -93,6 +93,13 @@ int GuardedServer::Start(const std::string& host, int port) {
   const auto until = steady_clock::now() + std::chrono::seconds(5);
   while (!is_running() && steady_clock::now() < until) std::this_thread::yield();
   return bound;
+}
+
+Status GuardedServer::ReplaceTls(std::unique_ptr<TlsContext> tls) {
+  if (!tls_enabled_ || tls == nullptr) return FailedPrecondition("this listener serves plain HTTP: no TLS to reload");
+  MutexLock lock(mu_);
+  tls_ = std::move(tls);
+  return Status::Ok();
 }
 
 void GuardedServer::Stop() {
@@ -121,7 +128,7 @@ bool GuardedServer::process_and_close_socket(socket_t sock) {
   if (stopping_ || !MakeRoomLocked(address)) {
     if (!stopping_) ++counters_.refused;
     lock.Unlock();
-    Refuse(sock, tls_ != nullptr);
+    Refuse(sock, tls_enabled_);
     return false;
   }
   const uint64_t id = next_id_++;
@@ -135,7 +142,7 @@ bool GuardedServer::process_and_close_socket(socket_t sock) {
     if (--per_address_[address] == 0) per_address_.erase(address);
     ++counters_.refused;
     lock.Unlock();
-    Refuse(sock, tls_ != nullptr);
+    Refuse(sock, tls_enabled_);
     return false;
   }
   return true;
@@ -230,7 +237,12 @@ void GuardedServer::Serve(uint64_t id, int fd) {
     it->second.awaiting_head = false;
     return true;
   };
-  ConnectionStream stream(fd, tls_ != nullptr ? tls_->get() : nullptr, limits_, head_read);
+  std::shared_ptr<TlsContext> tls;
+  {
+    MutexLock lock(mu_);
+    tls = tls_;
+  }
+  ConnectionStream stream(fd, tls != nullptr ? tls->get() : nullptr, limits_, head_read);
   bool linger = false;
   if (stream.Handshake(accepted + limits_.header_timeout)) {
     const size_t max_requests = std::max<size_t>(1, limits_.max_requests_per_connection);

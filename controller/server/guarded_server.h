@@ -56,6 +56,9 @@ class GuardedServer : public httplib::Server {
   int Start(const std::string& host, int port);
   // Ends the accept loop and every connection, and joins their threads. Idempotent.
   void Stop() EXCLUDES(mu_);
+  // New connections use `tls` from now on; open ones keep the context they began with.
+  // FailedPrecondition on a plain-HTTP server (it cannot become a TLS one).
+  Status ReplaceTls(std::unique_ptr<TlsContext> tls) EXCLUDES(mu_);
 
   // Requests from callers without an admin or metrics token hold a place in flight from
   // their head until their response is written, within three caps: per address
@@ -90,7 +93,9 @@ class GuardedServer : public httplib::Server {
   void ShutdownConnections() EXCLUDES(mu_);
 
   const ConnectionLimits limits_;
-  const std::unique_ptr<TlsContext> tls_;
+  const bool tls_enabled_;
+  // Shared with the connections that began with it, so a reload never frees a context in use.
+  std::shared_ptr<TlsContext> tls_ GUARDED_BY(mu_);
   std::thread accept_thread_;  // Start's
   mutable Mutex mu_;
   bool stopping_ GUARDED_BY(mu_) = false;

@@ -92,9 +92,9 @@ Authorize AuthorizeWith(Admission* admission) {
 }
 
 // /healthz and /readyz (no token) and /metrics.
-void AddHealthRoutes(httplib::Server& http, reconcile::Controller* controller) {
+void AddHealthRoutes(httplib::Server& http, reconcile::Controller* controller, std::vector<std::string> warnings) {
   http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { SendJson(res, {{"status", "ok"}}); });
-  http.Get("/readyz", [controller](const httplib::Request&, httplib::Response& res) {
+  http.Get("/readyz", [controller, warnings](const httplib::Request&, httplib::Response& res) {
     bool ready = controller->ready();
     Status audit = controller->audit_health();
     nlohmann::json body = {
@@ -102,6 +102,7 @@ void AddHealthRoutes(httplib::Server& http, reconcile::Controller* controller) {
     // Sinks past their lag limit by name: the journal is not reaching its receivers.
     std::vector<std::string> lagging = controller->LaggingSinks();
     if (!lagging.empty()) body["laggingSinks"] = lagging;
+    if (!warnings.empty()) body["warnings"] = warnings;
     SendJson(res, body, ready ? 200 : 503);
   });
   http.Get("/metrics", [controller](const httplib::Request&, httplib::Response& res) {
@@ -271,6 +272,13 @@ void AddExplanationRoutes(httplib::Server& http, reconcile::Controller* controll
 
 }  // namespace
 
+Status ApiServer::ReloadTls() {
+  if (tls_cert_.empty()) return FailedPrecondition("the API serves plain HTTP: no certificate to reload");
+  Result<std::unique_ptr<TlsContext>> loaded = TlsContext::Load(tls_cert_, tls_key_);
+  if (!loaded.ok()) return loaded.status();
+  return http_->ReplaceTls(std::move(loaded).value());
+}
+
 Result<std::unique_ptr<ApiServer>> ApiServer::Start(reconcile::Controller* controller, const ServerOptions& o) {
   std::unique_ptr<ApiServer> s(new ApiServer());
   // httplib parses and routes; the connections (deadlines, caps, keep-alive, TLS) are
@@ -289,7 +297,7 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Start(reconcile::Controller* contr
   s->admission_ = std::make_unique<Admission>(controller, s->tokens_.get(), &http, o.clock);
   GuardRequests(http, s->admission_.get());
   const Authorize auth = AuthorizeWith(s->admission_.get());
-  AddHealthRoutes(http, controller);
+  AddHealthRoutes(http, controller, o.warnings);
   AddWorkloadRoutes(http, controller, auth, o.max_body_bytes);
   AddExplanationRoutes(http, controller, auth);
   AddDashboardRoutes(http, controller, auth);
@@ -297,6 +305,8 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Start(reconcile::Controller* contr
   int port = http.Start(o.host, o.port);
   if (port < 0) return Unavailable("cannot listen on " + o.host + ":" + std::to_string(o.port));
   s->port_ = port;
+  s->tls_cert_ = o.tls_cert;
+  s->tls_key_ = o.tls_key;
   return s;
 }
 

@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "controller/common/clock.h"
 #include "controller/reconcile/controller.h"
@@ -42,6 +43,8 @@ struct ServerOptions {
   ConnectionLimits connections;
   // Time for the per-tenant rate limits (Tenant.spec.api); null: the wall clock.
   const gpufed::Clock* clock = nullptr;
+  // Shown in /readyz's `warnings` (plain HTTP off loopback under --allow-plaintext).
+  std::vector<std::string> warnings;
 };
 
 // Parses "ADDR:PORT" and the tokens file ("TOKEN TENANT", "TOKEN admin" or "TOKEN metrics"
@@ -58,9 +61,14 @@ class ApiServer {
   ~ApiServer();
   int port() const { return port_; }
   void Stop();
+  // Reads the certificate and key files again (SIGHUP, or a file that changed) and serves
+  // new connections with them; on an error the certificate in use stays, and the error
+  // names the file. FailedPrecondition for a plain-HTTP server.
+  Status ReloadTls();
 
  private:
   ApiServer() = default;
+  std::string tls_cert_, tls_key_;
   std::unique_ptr<GuardedServer> http_;
   std::unique_ptr<TokenTable> tokens_;
   std::unique_ptr<Admission> admission_;

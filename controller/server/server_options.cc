@@ -3,6 +3,7 @@
 #include <openssl/rand.h>
 
 #include "controller/common/secure_file.h"
+#include "controller/server/listen_address.h"
 #include "controller/server/server.h"
 
 namespace gpufed::server {
@@ -11,15 +12,10 @@ Result<ServerOptions> MakeServerOptions(const std::string& listen, const std::st
                                         const std::string& tls_cert, const std::string& tls_key,
                                         const std::string& state_dir) {
   ServerOptions o;
-  size_t colon = listen.rfind(':');
-  if (colon == std::string::npos) return InvalidArgument("--listen: expected ADDR:PORT, got " + listen);
-  o.host = listen.substr(0, colon);
-  try {
-    o.port = std::stoi(listen.substr(colon + 1));
-  } catch (const std::exception&) {
-    return InvalidArgument("--listen: bad port in " + listen);
-  }
-  if (o.port < 0 || o.port > 65535) return InvalidArgument("--listen: port out of range");
+  Result<ListenAddress> address = ParseListenAddress("--listen", listen);
+  if (!address.ok()) return address.status();
+  o.host = address->host;
+  o.port = address->port;
   if ((tls_cert.empty()) != (tls_key.empty())) return InvalidArgument("--tls-cert and --tls-key go together");
   o.tls_cert = tls_cert;
   o.tls_key = tls_key;

@@ -245,6 +245,23 @@ TEST_F(ApiAbuseTest, TlsServesAndDropsAHandshakeThatNeverCompletes) {
   EXPECT_NE(refused.status().message().find("TLS certificate or key"), std::string::npos);
 }
 
+// A server started under --allow-plaintext off loopback says so where probes look.
+TEST_F(ApiAbuseTest, ReadyzCarriesTheStartsWarnings) {
+  server::ServerOptions o;
+  o.tokens = {{kAdmin, server::Caller::Admin()}};
+  o.warnings = {"--listen 10.0.0.5:8080 serves plain HTTP off loopback (--allow-plaintext)"};
+  auto s = server::ApiServer::Start(h_.controller, o);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  httplib::Client client("127.0.0.1", (*s)->port());
+  auto ready = client.Get("/readyz");
+  ASSERT_TRUE(ready);
+  const nlohmann::json body = nlohmann::json::parse(ready->body);
+  ASSERT_TRUE(body.contains("warnings")) << ready->body;
+  EXPECT_EQ(body["warnings"][0], o.warnings[0]);
+  EXPECT_EQ((*s)->ReloadTls().code(), StatusCode::kFailedPrecondition);  // plain HTTP: nothing to reload
+  (*s)->Stop();
+}
+
 TEST_F(ApiAbuseTest, MetricsListenServesMetricsWithoutATokenAndNothingElse) {
   auto metrics = server::MetricsServer::Start(h_.controller, "127.0.0.1:0");
   ASSERT_TRUE(metrics.ok()) << metrics.status().ToString();

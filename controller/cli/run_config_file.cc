@@ -1,0 +1,127 @@
+#include "controller/cli/run_config_file.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <string_view>
+
+#include "controller/config/repository.h"
+#include "controller/config/yaml_field.h"
+#include "controller/config/yaml_guard.h"
+
+namespace gpufed::cli {
+namespace {
+
+constexpr size_t kMaxConfigFileBytes = size_t{1} << 20;
+constexpr size_t kMaxConfigFileNodes = 10000;
+
+// Keys as written in the file, in the order the reference (run_config_file.h) lists them.
+constexpr std::array<std::string_view, 15> kTopKeys = {
+    "repository", "state",  "listen",  "tls",          "allowPlaintext",     "tokens",  "metricsListen", "scenario",
+    "speed",      "maxTime", "resync", "drainTimeout", "checkpointInterval", "maxBody", "log"};
+
+class SettingsReader {
+ public:
+  SettingsReader(std::string folder, std::vector<RunFileSetting>* out) : folder_(std::move(folder)), out_(out) {}
+
+  void Path(const config::YamlField& f, const std::string& flag) {
+    std::optional<std::string> text = f.String();
+    if (!text) return;
+    std::filesystem::path p(*text);
+    // Relative to the file's folder, as the repository's own file references are.
+    Add(f, flag, text->empty() || p.is_absolute() ? *text : (std::filesystem::path(folder_) / p).string());
+  }
+  void Text(const config::YamlField& f, const std::string& flag) {
+    if (std::optional<std::string> text = f.String()) Add(f, flag, *text);
+  }
+  void Period(const config::YamlField& f, const std::string& flag) {
+    if (!f.defined()) return;
+    if (f.DurationValue()) Add(f, flag, f.node().Scalar());
+  }
+  void Flag(const config::YamlField& f, const std::string& flag) {
+    if (std::optional<bool> on = f.Bool()) Add(f, flag, *on ? "true" : "false");
+  }
+  void Speed(const config::YamlField& f) {
+    if (!f.defined()) return;
+    if (std::optional<double> speed = f.Number(0, 1e9)) Add(f, "speed", f.node().Scalar());
+  }
+  void Choice(const config::YamlField& f, const std::string& flag, std::initializer_list<std::string_view> names) {
+    if (std::optional<std::string> v = f.Enum(names)) Add(f, flag, *v);
+  }
+
+ private:
+  void Add(const config::YamlField& f, const std::string& flag, std::string value) {
+    const model::SourceLocation at = f.location();
+    out_->push_back({flag, std::move(value),
+                     at.file + ":" + std::to_string(at.line) + ":" + std::to_string(at.column) + ": " + f.path()});
+  }
+  std::string folder_;
+  std::vector<RunFileSetting>* out_;
+};
+
+void ReadSettings(const config::YamlField& root, SettingsReader& read) {
+  if (!root.ExpectObject(std::span<const std::string_view>(kTopKeys), config::Required::kYes)) return;
+  read.Path(root.Child("repository"), "config");
+  read.Path(root.Child("state"), "state");
+  read.Text(root.Child("listen"), "listen");
+  const config::YamlField tls = root.Child("tls");
+  if (tls.defined() && tls.ExpectObject({"cert", "key"})) {
+    read.Path(tls.Child("cert"), "tls-cert");
+    read.Path(tls.Child("key"), "tls-key");
+  }
+  read.Flag(root.Child("allowPlaintext"), "allow-plaintext");
+  read.Path(root.Child("tokens"), "tokens");
+  read.Text(root.Child("metricsListen"), "metrics-listen");
+  read.Path(root.Child("scenario"), "scenario");
+  read.Speed(root.Child("speed"));
+  read.Period(root.Child("maxTime"), "max-time");
+  read.Period(root.Child("resync"), "resync");
+  read.Period(root.Child("drainTimeout"), "drain-timeout");
+  read.Period(root.Child("checkpointInterval"), "checkpoint-interval");
+  read.Text(root.Child("maxBody"), "max-body");
+  const config::YamlField log = root.Child("log");
+  if (log.defined() && log.ExpectObject({"level", "format"})) {
+    read.Choice(log.Child("level"), "log-level", {"debug", "info", "warn", "error"});
+    read.Choice(log.Child("format"), "log-format", {"text", "json"});
+  }
+}
+
+std::string Joined(const config::Diagnostics& diagnostics) {
+  std::string text;
+  for (const config::Diagnostic& d : diagnostics.items()) text += (text.empty() ? "" : "\n") + d.ToString();
+  return text;
+}
+
+}  // namespace
+
+Result<std::vector<RunFileSetting>> ReadRunConfigFile(const std::string& path) {
+  Result<std::string> text = config::ReadFileBounded(path, kMaxConfigFileBytes);
+  if (!text.ok()) return Status(text.status().code(), "--config-file " + path + ": " + text.status().message());
+  config::Diagnostics diagnostics;
+  config::YamlStreamProblem problem = config::CheckYamlStream(*text, 1, kMaxConfigFileNodes);
+  if (problem.found) {
+    diagnostics.Add({path, problem.line, problem.column, "", problem.message});
+    return InvalidArgument(Joined(diagnostics));
+  }
+  YAML::Node node;
+  try {
+    node = YAML::Load(*text);
+  } catch (const YAML::Exception& e) {
+    diagnostics.Add({path, e.mark.line + 1, e.mark.column + 1, "", "YAML syntax error: " + e.msg});
+    return InvalidArgument(Joined(diagnostics));
+  }
+  config::DocumentContext context{path, &diagnostics, nullptr, 0};
+  std::vector<RunFileSetting> settings;
+  SettingsReader read(std::filesystem::path(path).parent_path().string(), &settings);
+  try {
+    ReadSettings(config::YamlField::Root(node, &context), read);
+  } catch (const YAML::Exception& e) {
+    diagnostics.Add({path, e.mark.line + 1, e.mark.column + 1, "", "malformed document: " + e.msg});
+  }
+  if (!diagnostics.empty()) return InvalidArgument(Joined(diagnostics));
+  return settings;
+}
+
+}  // namespace gpufed::cli

@@ -1,0 +1,38 @@
+#pragma once
+// `gpufed run --config-file FILE`: the settings a service keeps in a file
+// (/etc/gpufed/gpufed.yaml in the Debian package) instead of on its command line.
+//
+//   repository: /var/lib/gpufed/policy   # --config
+//   state: /var/lib/gpufed/state         # --state
+//   listen: 127.0.0.1:8080               # --listen
+//   tls: {cert: server.pem, key: server.key}   # --tls-cert, --tls-key
+//   allowPlaintext: false                # --allow-plaintext
+//   tokens: /etc/gpufed/tokens           # --tokens
+//   metricsListen: 127.0.0.1:9464        # --metrics-listen
+//   scenario: ""                         # --scenario
+//   speed: 0                             # --speed
+//   maxTime: 30d  resync: 5m  drainTimeout: 60s  checkpointInterval: 30s  maxBody: 1MiB
+//   log: {level: info, format: text}     # --log-level, --log-format
+//
+// A flag given on the command line wins over the file. Unknown keys, wrong types and bad
+// values are errors naming the file, line and key, before anything starts. Relative
+// paths are relative to the file's folder.
+#include <string>
+#include <vector>
+
+#include "controller/common/status.h"
+
+namespace gpufed::cli {
+
+// One setting of the file, as the flag it stands for would take it.
+struct RunFileSetting {
+  std::string flag;   // the long flag without its dashes: "metrics-listen"
+  std::string value;  // as given on a command line: "127.0.0.1:9464", "true", "5m"
+  std::string where;  // "gpufed.yaml:4:16" for messages about the value
+};
+
+// The file's settings in the order written. InvalidArgument lists every problem, one
+// "FILE:LINE:COL: error: KEY: message" line each. Bounded: 1 MiB, one document.
+Result<std::vector<RunFileSetting>> ReadRunConfigFile(const std::string& path);
+
+}  // namespace gpufed::cli
