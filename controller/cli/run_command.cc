@@ -32,7 +32,7 @@ namespace {
 struct RunOptions {
   runtime::AppOptions rt;
   double speed = -1;           // virtual seconds per wall second; 0 = as fast as possible
-  std::string max_time = "30d";
+  std::string max_time;         // empty: 30d of virtual time, no limit on the wall clock
   std::string resync = "5m";
   std::string drain_timeout = "60s";
   std::string checkpoint_interval = "30s";
@@ -83,7 +83,7 @@ int Run(const RunOptions& o, const connectors::ConnectorRegistry* registry, cons
     std::cerr << "gpufed run: no connectors registered in this binary\n";
     return 1;
   }
-  Result<Duration> max_time = Duration::Parse(o.max_time);
+  Result<Duration> max_time = Duration::Parse(o.max_time.empty() ? "0s" : o.max_time);
   Result<Duration> resync = Duration::Parse(o.resync);
   Result<Duration> drain_timeout = Duration::Parse(o.drain_timeout);
   Result<Duration> checkpoint_interval = Duration::Parse(o.checkpoint_interval);
@@ -109,7 +109,7 @@ int Run(const RunOptions& o, const connectors::ConnectorRegistry* registry, cons
   runtime::AppOptions ro = o.rt;
   ro.log = &log;
   ro.speed = o.speed < 0 ? (tty ? 7200 : 0) : o.speed;
-  ro.max_time = *max_time;
+  if (!o.max_time.empty()) ro.max_time = *max_time;
   ro.resync = *resync;
   ro.drain_timeout = *drain_timeout;
   ro.checkpoint_interval = *checkpoint_interval;
@@ -187,7 +187,9 @@ void AddRunCommand(CLI::App& app, int* exit_code, const connectors::ConnectorReg
                   "Log lines on standard error as text ('gpufed run: ...') or json (one object a line: time, level, "
                   "component, message)")
       ->capture_default_str();
-  cmd->add_option("--max-time", o->max_time, "Stop after this much (virtual) time")->capture_default_str();
+  cmd->add_option("--max-time", o->max_time,
+                  "Stop after this much controller time (default: 30d of a simulated federation's virtual time; no "
+                  "limit on the wall clock)");
   cmd->add_option("--resync", o->resync, "Longest interval between passes")->capture_default_str();
   cmd->add_option("--drain-timeout", o->drain_timeout,
                   "At exit, how long to wait for the AuditSinks to acknowledge every record")

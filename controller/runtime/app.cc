@@ -398,6 +398,10 @@ int App::Run() {
   std::string stop_reason = "shutdown";
   auto signalled = [&] { return signals != nullptr && signals->requested() != 0; };
   uint64_t hangups = signals != nullptr ? signals->hangups() : 0;
+  const std::optional<Duration> max_time =
+      options_.max_time ? options_.max_time
+                        : (virtual_time_ ? std::optional<Duration>(Duration::FromSeconds(int64_t{30} * 24 * 3600))
+                                         : std::nullopt);
   std::optional<VirtualPacer> pacer;
   if (options_.speed > 0) pacer.emplace(options_.speed, start);
   while (true) {
@@ -421,7 +425,7 @@ int App::Run() {
       Event(now, "nothing running and nothing left to happen: the waiting workloads cannot be placed");
       break;
     }
-    if (now.millis() - start.millis() > options_.max_time.millis()) {
+    if (max_time && now.millis() - start.millis() > max_time->millis()) {
       Event(now, "--max-time reached");
       break;
     }

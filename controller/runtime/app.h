@@ -25,6 +25,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "connectors/core/registry.h"
@@ -56,7 +57,9 @@ struct AppOptions {
   bool allow_plaintext = false;
   bool until_idle = false;
   double speed = 0;              // virtual seconds per wall second; 0: as fast as possible
-  Duration max_time = Duration::FromSeconds(30LL * 24 * 3600);
+  // Run stops after this much controller time. Unset: 30 days of a simulated federation's
+  // virtual time, and no limit on the wall clock (a service must not end after a month).
+  std::optional<Duration> max_time;
   Duration resync = Duration::FromSeconds(300);
   Duration drain_timeout = Duration::FromSeconds(60);
   // A signed checkpoint at least this often while records are appended (each names the
