@@ -80,7 +80,13 @@ fi
 # 5. The entrypoint's command line (flags after it override the file's keys), serving.
 # chroot isolation shares this machine's network: a free loopback port, found here.
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-buildah run --isolation chroot "$ctr" -- /usr/bin/gpufed run --config-file /etc/gpufed/gpufed.yaml \
+command=(/usr/bin/gpufed run --config-file /etc/gpufed/gpufed.yaml)
+if ! run gpufed run --help 2>&1 | grep -q -- --config-file; then
+  # The entrypoint cannot work without it; the rest still checks serving as the image's user.
+  bad "gpufed run has no --config-file option: the image's entrypoint cannot work"
+  command=(/usr/bin/gpufed run)
+fi
+buildah run --isolation chroot "$ctr" -- "${command[@]}" \
   --config /usr/share/gpufed/examples/quickstart --state /tmp/served --listen "127.0.0.1:$port" \
   --speed 1 --max-time 10m >/tmp/image-smoke-run.log 2>&1 &
 server=$!
@@ -109,9 +115,26 @@ if [[ -n $healthy ]]; then
 else
   bad "nothing answered /healthz on 127.0.0.1:$port; the run's output:"; tail -20 /tmp/image-smoke-run.log
 fi
-# SIGTERM: the graceful stop (journal closed), as a container runtime would send it.
-kill "$server" 2>/dev/null || true
-wait "$server" 2>/dev/null || true
+# SIGTERM to the controller (the process whose root is this container's file system), as
+# a container runtime sends it: a graceful stop, exit 0.
+root_dir=$(buildah mount "$ctr")
+pids=()
+for p in /proc/[0-9]*; do
+  [[ $(cat "$p/comm" 2>/dev/null) == gpufed && $(readlink "$p/root" 2>/dev/null) == "$root_dir" ]] && pids+=("${p#/proc/}")
+done
+buildah umount "$ctr" >/dev/null
+if ((${#pids[@]})); then
+  kill -TERM "${pids[@]}" 2>/dev/null || true
+  for _ in $(seq 1 60); do kill -0 "$server" 2>/dev/null || break; sleep 0.5; done
+  if kill -0 "$server" 2>/dev/null; then
+    bad "SIGTERM did not stop the controller within 30 s"
+    kill -KILL "${pids[@]}" 2>/dev/null || true
+  else
+    status=0
+    wait "$server" || status=$?
+    if [[ $status == 0 ]]; then ok "SIGTERM stopped it with exit 0"; else bad "SIGTERM: exit $status"; fi
+  fi
+fi
 server=""
 
 echo "image-smoke: $passed passed, $failed failed"
