@@ -30,12 +30,26 @@ server=""
 # The archive's image was copied into buildah's local storage for this test: removed
 # again, so repeated runs do not pile up images.
 cleanup() {
-  [[ -z $server ]] || kill "$server" 2>/dev/null || true
+  if [[ -n $server ]]; then
+    for p in /proc/[0-9]*; do  # the controller itself, not only buildah
+      [[ $(cat "$p/comm" 2>/dev/null) == gpufed ]] && descends_from "${p#/proc/}" "$server" && kill "${p#/proc/}" 2>/dev/null
+    done
+    kill "$server" 2>/dev/null || true
+  fi
   buildah rm "$ctr" >/dev/null 2>&1 || true
   buildah rmi "$image" >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
 run() { buildah run --isolation chroot "$ctr" -- "$@"; }
+descends_from() {  # descends_from PID ANCESTOR
+  local p=$1
+  while [[ -n $p && $p != 0 && $p != 1 ]]; do
+    [[ $p == "$2" ]] && return 0
+    p=$(awk '/^PPid:/ {print $2}' "/proc/$p/status" 2>/dev/null)
+  done
+  return 1
+}
+
 
 # 1. Who runs, and what.
 user=$(buildah inspect --type container --format '{{.OCIv1.Config.User}}' "$ctr")
@@ -115,15 +129,15 @@ if [[ -n $healthy ]]; then
 else
   bad "nothing answered /healthz on 127.0.0.1:$port; the run's output:"; tail -20 /tmp/image-smoke-run.log
 fi
-# SIGTERM to the controller (the process whose root is this container's file system), as
-# a container runtime sends it: a graceful stop, exit 0.
-root_dir=$(buildah mount "$ctr")
+# SIGTERM to the controller, as a container runtime sends it: a graceful stop, exit 0.
+# The controller is the gpufed process among the descendants of our `buildah run`.
 pids=()
 for p in /proc/[0-9]*; do
-  [[ $(cat "$p/comm" 2>/dev/null) == gpufed && $(readlink "$p/root" 2>/dev/null) == "$root_dir" ]] && pids+=("${p#/proc/}")
+  [[ $(cat "$p/comm" 2>/dev/null) == gpufed ]] && descends_from "${p#/proc/}" "$server" && pids+=("${p#/proc/}")
 done
-buildah umount "$ctr" >/dev/null
-if ((${#pids[@]})); then
+if ((${#pids[@]} == 0)); then
+  if kill -0 "$server" 2>/dev/null; then bad "no gpufed process under buildah run $server"; fi
+else
   kill -TERM "${pids[@]}" 2>/dev/null || true
   for _ in $(seq 1 60); do kill -0 "$server" 2>/dev/null || break; sleep 0.5; done
   if kill -0 "$server" 2>/dev/null; then
