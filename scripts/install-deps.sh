@@ -10,9 +10,9 @@ packages=(
   libsqlite3-dev sqlite3 libgtest-dev libgmock-dev libbenchmark-dev libjemalloc-dev
 )
 if [[ "${GPUFED_TEST_DEPS:-0}" == 1 ]]; then
-  # The schema conformance test runs ajv from the npm registry; the layering check and
-  # the Prometheus tests are Python.
-  packages+=(nodejs npm python3)
+  # The schema conformance test runs ajv from the npm registry; the layering check, the
+  # Prometheus tests and the Kubernetes manifest check (PyYAML) are Python.
+  packages+=(nodejs npm python3 python3-yaml)
   # The audit integration tests and benchmark ship to a real rsyslog over mutual TLS.
   packages+=(rsyslog rsyslog-gnutls)
   # The Slurm integration tests run a real Slurm 22.05 with slurmrestd and JWT auth, and a

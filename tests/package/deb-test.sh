@@ -119,7 +119,7 @@ if ! /usr/bin/gpufed run --help 2>&1 | grep -q -- --config-file; then
   # Without it the unit cannot start at all; the rest of this step still checks the
   # controller as the unit's user with the same settings given as flags.
   bad "gpufed run has no --config-file option: the unit's ExecStart cannot work"
-  exec_start="/usr/bin/gpufed run --config /var/lib/gpufed/policy --state /var/lib/gpufed/state --listen 127.0.0.1:$port --speed 60 --max-time 3650d"
+  exec_start="/usr/bin/gpufed run --config /var/lib/gpufed/policy --state /var/lib/gpufed/state --listen 127.0.0.1:$port --speed 60"
 fi
 echo "deb-test: running as $user (umask $umask_value): $exec_start"
 log=$(mktemp)
