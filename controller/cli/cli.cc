@@ -17,6 +17,7 @@ int Main(int argc, char** argv, const connectors::ConnectorRegistry* registry, c
   AddDocsCommand(app, &exit_code, registry);
   AddAuditCommand(app, &exit_code, registry);
   AddRunCommand(app, &exit_code, registry, build);
+  AddStateCommand(app, &exit_code);
   AddSubmitCommand(app, &exit_code);
   AddGetCommand(app, &exit_code);
   AddCancelCommand(app, &exit_code);

@@ -21,6 +21,8 @@ void AddAuditCommand(CLI::App& app, int* exit_code, const connectors::ConnectorR
 // the binary in its journal and on /metrics.
 void AddRunCommand(CLI::App& app, int* exit_code, const connectors::ConnectorRegistry* registry,
                    const BuildInfo& build);
+// `state backup DEST` and `state restore SRC --state DIR`.
+void AddStateCommand(CLI::App& app, int* exit_code);
 // `version [--json]` and `--version`.
 void AddVersionCommand(CLI::App& app, const BuildInfo& build);
 void AddSubmitCommand(CLI::App& app, int* exit_code);

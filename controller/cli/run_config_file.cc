@@ -19,8 +19,9 @@ constexpr size_t kMaxConfigFileNodes = 10000;
 
 // Keys as written in the file, in the order the reference (run_config_file.h) lists them.
 constexpr std::array<std::string_view, 15> kTopKeys = {
-    "repository", "state",  "listen",  "tls",          "allowPlaintext",     "tokens",  "metricsListen", "scenario",
-    "speed",      "maxTime", "resync", "drainTimeout", "checkpointInterval", "maxBody", "log"};
+    "repository",         "state",    "listen", "tls",     "allowPlaintext", "tokens",
+    "metricsListen",      "scenario", "speed",  "maxTime", "resync",         "drainTimeout",
+    "checkpointInterval", "maxBody",  "log"};
 
 class SettingsReader {
  public:

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <optional>
 #include <thread>
 
@@ -398,10 +399,10 @@ int App::Run() {
   std::string stop_reason = "shutdown";
   auto signalled = [&] { return signals != nullptr && signals->requested() != 0; };
   uint64_t hangups = signals != nullptr ? signals->hangups() : 0;
-  const std::optional<Duration> max_time =
-      options_.max_time ? options_.max_time
-                        : (virtual_time_ ? std::optional<Duration>(Duration::FromSeconds(int64_t{30} * 24 * 3600))
-                                         : std::nullopt);
+  // --max-time; unset: 30 days of virtual time, no limit on the wall clock.
+  const int64_t max_millis = options_.max_time ? options_.max_time->millis()
+                             : virtual_time_   ? int64_t{30} * 24 * 3600 * 1000
+                                               : std::numeric_limits<int64_t>::max();
   std::optional<VirtualPacer> pacer;
   if (options_.speed > 0) pacer.emplace(options_.speed, start);
   while (true) {
@@ -425,7 +426,7 @@ int App::Run() {
       Event(now, "nothing running and nothing left to happen: the waiting workloads cannot be placed");
       break;
     }
-    if (max_time && now.millis() - start.millis() > max_time->millis()) {
+    if (now.millis() - start.millis() > max_millis) {
       Event(now, "--max-time reached");
       break;
     }

@@ -25,12 +25,12 @@ extern "C" void OnHangup(int) { g_hangups.fetch_add(1); }
 
 RunSignals::RunSignals() {
   g_stop_signal.store(0);
-  struct sigaction action {};
+  struct sigaction action{};
   action.sa_handler = OnStopSignal;
   sigemptyset(&action.sa_mask);
   sigaction(SIGTERM, &action, &previous_term_);
   sigaction(SIGINT, &action, &previous_int_);
-  struct sigaction hangup {};
+  struct sigaction hangup{};
   hangup.sa_handler = OnHangup;
   sigemptyset(&hangup.sa_mask);
   sigaction(SIGHUP, &hangup, &previous_hup_);

@@ -26,9 +26,9 @@ class RunSignals {
   static const char* Name(int signal);
 
  private:
-  struct sigaction previous_term_ {};
-  struct sigaction previous_int_ {};
-  struct sigaction previous_hup_ {};
+  struct sigaction previous_term_{};
+  struct sigaction previous_int_{};
+  struct sigaction previous_hup_{};
 };
 
 }  // namespace gpufed::runtime

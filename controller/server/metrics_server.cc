@@ -25,14 +25,14 @@ Result<MetricsEndpoint> ParseMetricsListen(const std::string& listen) {
   return MetricsEndpoint{address->host, address->port};
 }
 
-Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(reconcile::Controller* controller, const std::string& listen,
-                                                            const ConnectionLimits& limits) {
+Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(reconcile::Controller* controller,
+                                                            const std::string& listen, const ConnectionLimits& limits) {
   Result<MetricsEndpoint> endpoint = ParseMetricsListen(listen);
   if (!endpoint.ok()) return endpoint.status();
   std::unique_ptr<MetricsServer> s(new MetricsServer());
   s->http_ = std::make_unique<GuardedServer>(limits);
   GuardedServer& http = *s->http_;
-  http.set_payload_max_length(64 * 1024);  // scrapes send no body
+  http.set_payload_max_length(size_t{64} * 1024);  // scrapes send no body
   // No route here reads a body: one that is declared is refused before it is read.
   http.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
     return RefuseUntrustedBody(req, res) ? httplib::Server::HandlerResponse::Handled

@@ -92,7 +92,8 @@ Authorize AuthorizeWith(Admission* admission) {
 }
 
 // /healthz and /readyz (no token) and /metrics.
-void AddHealthRoutes(httplib::Server& http, reconcile::Controller* controller, std::vector<std::string> warnings) {
+void AddHealthRoutes(httplib::Server& http, reconcile::Controller* controller,
+                     const std::vector<std::string>& warnings) {
   http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { SendJson(res, {{"status", "ok"}}); });
   http.Get("/readyz", [controller, warnings](const httplib::Request&, httplib::Response& res) {
     bool ready = controller->ready();

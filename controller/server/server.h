@@ -25,7 +25,6 @@
 #include "controller/server/connection_limits.h"
 #include "controller/server/token_table.h"
 
-
 namespace gpufed::server {
 
 class Admission;

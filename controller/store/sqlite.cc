@@ -177,4 +177,19 @@ Result<std::unique_ptr<Statement>> Database::Prepare(const std::string& sql) {
   return std::make_unique<Statement>(this, db_, stmt, sql);
 }
 
+Status Database::BackupTo(const std::string& destination) {
+  Result<std::unique_ptr<Database>> to = Database::Open(destination);
+  if (!to.ok()) return to.status();
+  sqlite3_backup* backup = sqlite3_backup_init((*to)->db_, "main", db_, "main");
+  if (backup == nullptr) return Internal("backup of the store: " + std::string(sqlite3_errmsg((*to)->db_)));
+  // All pages in one step: one read transaction, so the copy is one consistent state.
+  const int stepped = sqlite3_backup_step(backup, -1);
+  const int finished = sqlite3_backup_finish(backup);
+  if (stepped != SQLITE_DONE || finished != SQLITE_OK) {
+    return Unavailable("backup of the store: " +
+                       std::string(sqlite3_errstr(stepped != SQLITE_DONE ? stepped : finished)));
+  }
+  return Status::Ok();
+}
+
 }  // namespace gpufed::store

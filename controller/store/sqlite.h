@@ -90,6 +90,10 @@ class Database {
   // A transaction is open (BEGIN without its COMMIT or ROLLBACK yet).
   bool InTransaction() const { return sqlite3_get_autocommit(db_) == 0; }
   bool read_only() const { return read_only_; }
+  // Copies this database, as of one read transaction, into `destination`, a new private
+  // database (Database::Open's rules), with SQLite's online backup: a live controller's
+  // store is copied consistent without stopping it (`gpufed state backup`).
+  Status BackupTo(const std::string& destination);
 
  private:
   friend class Statement;
