@@ -87,7 +87,9 @@ Result<JournalCopy> CopyJournalToCheckpoint(Env& env, const std::string& audit_d
     if (!text.ok()) return text.status();
     if (i == cut->segment) text->resize(cut->bytes);
     const std::string name = segments[i].second.substr(segments[i].second.rfind('/') + 1);
-    Result<std::unique_ptr<WritableFile>> out = env.NewWritableFile(dest + "/" + name, /*truncate=*/true);
+    std::string path = dest;
+    path.append("/").append(name);
+    Result<std::unique_ptr<WritableFile>> out = env.NewWritableFile(path, /*truncate=*/true);
     if (!out.ok()) return out.status();
     GPUFED_RETURN_IF_ERROR((*out)->Append(*text));
     GPUFED_RETURN_IF_ERROR((*out)->Sync());

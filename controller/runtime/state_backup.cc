@@ -52,6 +52,12 @@ std::vector<std::string> RegularFiles(const std::string& root) {
 
 bool StartsWith(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 
+std::string Cat(std::initializer_list<std::string_view> parts) {
+  std::string out;
+  for (std::string_view p : parts) out.append(p);
+  return out;
+}
+
 // What the backup copies as plain files: not the store and the journal (copied their own
 // way), not a lock, and the secrets only when asked.
 bool CopiedAsFile(const std::string& rel, bool include_secrets) {
@@ -186,19 +192,20 @@ Result<BackupSummary> RestoreState(const std::string& backup, const std::string&
   for (const nlohmann::json& f : manifest["files"]) {
     const std::string rel = f.value("path", "");
     if (rel.empty() || rel.front() == '/' || rel.find("..") != std::string::npos) {
-      return Status(StatusCode::kDataLoss, backup + "/" + kManifest + " names a path outside the backup: " + rel);
+      return Status(StatusCode::kDataLoss, Cat({backup, "/", kManifest, " names a path outside the backup: ", rel}));
     }
-    Result<std::string> content = env->ReadFile(backup + "/" + rel);
-    if (!content.ok()) return Status(content.status().code(), backup + "/" + rel + ": " + content.status().message());
+    const std::string path = Cat({backup, "/", rel});
+    Result<std::string> content = env->ReadFile(path);
+    if (!content.ok()) return Status(content.status().code(), Cat({path, ": ", content.status().message()}));
     if (content->size() != f.value("size", uint64_t{0}) || Sha256Hex(*content) != f.value("sha256", "")) {
-      return Status(StatusCode::kDataLoss, backup + "/" + rel + " differs from the backup's manifest: not restored");
+      return Status(StatusCode::kDataLoss, Cat({path, " differs from the backup's manifest: not restored"}));
     }
     summary.bytes += content->size();
     contents.emplace_back(rel, std::move(content).value());
   }
   GPUFED_RETURN_IF_ERROR(PrepareEmptyFolder(state_dir, "state folder"));
   for (const auto& [rel, content] : contents) {
-    GPUFED_RETURN_IF_ERROR(WriteCopy(state_dir + "/" + rel, content));
+    GPUFED_RETURN_IF_ERROR(WriteCopy(Cat({state_dir, "/", rel}), content));
     ++summary.files;
   }
   summary.journal_last_seq = manifest["journal"].value("lastSeq", uint64_t{0});

@@ -46,7 +46,7 @@ TEST_F(StateBackup, ARunningControllersBackupRestoresIntoAControllerThatGoesOn) 
   {
     Harness first;
     ASSERT_TRUE(OpenQuickstart(first, state).ok());
-    while (first.clock.Now() < Duration::FromSeconds(6 * 3600)) {
+    while (first.clock.Now() < Duration::FromSeconds(int64_t{6} * 3600)) {
       ASSERT_TRUE(first.app->Step().ok());
       first.Step();
     }
