@@ -57,18 +57,8 @@ output=${output:-$PWD/gpufed-$version.oci.tar}
 # An image tag allows [A-Za-z0-9_.-]: 0.9.0~rc1 or 0.9.0+git1 become 0.9.0-rc1, 0.9.0-git1.
 tag=${tag:-gpufed:$(tr -c 'A-Za-z0-9_.\n-' '-' <<<"$version")}
 
-# The host's Debian sources (deb822 .sources or one-line .list): its bookworm mirror and,
-# when it has one, its security mirror.
-host_source() {  # host_source SUITE_REGEX EXCLUDE_REGEX
-  local u
-  u=$(awk -v RS= -v want="$1" -v skip="$2" '$0 ~ "(^|\n)Suites:[^\n]*" want && (skip == "" || $0 !~ skip) {
-        if (match($0, /URIs:[ \t]*[^ \t\n]+/)) { s = substr($0, RSTART, RLENGTH); sub(/URIs:[ \t]*/, "", s); print s; exit } }' \
-        /etc/apt/sources.list.d/*.sources 2>/dev/null || true)
-  [[ -n $u ]] || u=$(grep -hsE "^deb +(\[[^]]*\] +)?[a-z]+://[^ ]+ +$1" /etc/apt/sources.list /etc/apt/sources.list.d/*.list |
-                     { if [[ -n $2 ]]; then grep -vE "$2"; else cat; fi; } | head -1 |
-                     sed -E 's/^deb +(\[[^]]*\] +)?//' | awk '{print $1}' || true)
-  echo "$u"
-}
+# The host's Debian sources: its bookworm mirror and, when it has one, its security mirror.
+. "$(dirname "$(realpath "$0")")/debian-sources.sh"
 mirror=${MIRROR:-$(host_source bookworm security)}
 [[ -n $mirror ]] || die "no Debian bookworm mirror in /etc/apt/sources.list*; set MIRROR"
 security=${SECURITY_MIRROR-$(host_source bookworm-security "")}

@@ -18,6 +18,8 @@ if [[ "${GPUFED_TEST_DEPS:-0}" == 1 ]]; then
   # The Slurm integration tests run a real Slurm 22.05 with slurmrestd and JWT auth, and a
   # Slurm 24.11 from Debian 13 in a chroot that debootstrap builds once (see below).
   packages+=(munge slurmctld slurmd slurmrestd slurm-client slurm-wlm-jwt-plugin curl debootstrap)
+  # The package stage (tests/package/in-chroot.sh) smoke-tests the container image with buildah.
+  packages+=(buildah)
   # The dashboard's browser tests (tests/browser/) drive Debian's Chromium with puppeteer-core.
   packages+=(chromium)
   # /metrics is linted with promtool, the alert rules are checked and unit-tested with it,

@@ -121,6 +121,15 @@ if [[ $fuzz_runs != 0 ]]; then
   end_stage
 fi
 
+# What gpufed ships (tests/package/): the Debian package built, installed, run as its
+# service user and purged in a throwaway Debian 12 chroot, then the container image made
+# from it and smoke-tested with buildah (tests/package/in-chroot.sh; root). 0 skips it.
+if [[ "${GPUFED_PACKAGE_TESTS:-1}" == 1 ]]; then
+  begin_stage package
+  run tests/package/in-chroot.sh
+  end_stage
+fi
+
 begin_stage skips
 skipped=$(wc -l <"$skip_report")
 if ((skipped)); then

@@ -43,15 +43,11 @@ complete && exit 0
 
 command -v debootstrap >/dev/null || die "debootstrap is missing (GPUFED_TEST_DEPS=1 scripts/install-deps.sh installs it)"
 
-# The host's own Debian mirror (deb822 .sources or a one-line .list), unless MIRROR is set.
+# The host's own Debian mirror (its bookworm source), unless MIRROR is set.
+. "$(cd "$(dirname "$0")/../../scripts" && pwd)/debian-sources.sh"
 host_mirror() {
   local u
-  u=$(awk -v RS= '/(^|\n)Suites:[^\n]*bookworm/ && !/security/ { if (match($0, /URIs:[ \t]*[^ \t\n]+/)) {
-        s = substr($0, RSTART, RLENGTH); sub(/URIs:[ \t]*/, "", s); print s; exit } }' \
-        /etc/apt/sources.list.d/*.sources 2>/dev/null || true)
-  [ -n "$u" ] || u=$(grep -hsE '^deb +(\[[^]]*\] +)?[a-z]+://[^ ]+ +bookworm ' /etc/apt/sources.list \
-                       /etc/apt/sources.list.d/*.list | grep -v security | head -1 | sed -E 's/^deb +(\[[^]]*\] +)?//' |
-                     awk '{print $1}' || true)
+  u=$(host_source bookworm security)
   [ -n "$u" ] || die "no Debian bookworm mirror in /etc/apt/sources.list*; set MIRROR"
   echo "$u"
 }
