@@ -74,7 +74,7 @@ started=$(date +%s)
 set +e
 unshare -m --propagation private bash -c '
   set -e
-  root=$1; shift
+  root=$1
   mount -t proc proc "$root/proc"
   mount --rbind /sys "$root/sys"
   mount --rbind /dev "$root/dev"
