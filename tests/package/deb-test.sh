@@ -26,6 +26,7 @@
 # Prints "deb-test: N passed, M failed"; exit 0 only when nothing failed.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$root/tests/package/wait-healthy.sh"
 prebuilt=""
 if [[ ${1:-} == --prebuilt ]]; then prebuilt=$(realpath "${2:?--prebuilt DIR}"); fi
 [[ $(id -u) == 0 ]] || { echo "deb-test: must run as root in a throwaway Debian 12 system" >&2; exit 2; }
@@ -126,13 +127,7 @@ log=$(mktemp)
 # shellcheck disable=SC2086 # the ExecStart line is split into words, as systemd does
 (umask "$umask_value" && cd /var/lib/gpufed && exec runuser -u "$user" -- $exec_start) >"$log" 2>&1 &
 server=$!
-healthy=""
-for _ in $(seq 1 120); do
-  if curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1; then healthy=1; break; fi
-  kill -0 "$server" 2>/dev/null || break
-  sleep 0.5
-done
-if [[ -n $healthy ]]; then
+if wait_healthy "$port" "$server" 120; then
   ok "the unit's ExecStart serves /healthz on 127.0.0.1:$port"
   pid=""   # the gpufed process (runuser is its parent); procps is not in a minimal system
   for p in /proc/[0-9]*; do

@@ -21,6 +21,7 @@ command -v buildah >/dev/null || { echo "image-smoke: skipped: no buildah (apt-g
 command -v curl >/dev/null || { echo "image-smoke: skipped: no curl"; exit 77; }
 
 passed=0 failed=0
+. "$(cd "$(dirname "$0")" && pwd)/wait-healthy.sh"
 ok() { echo "image-smoke: ok: $*"; passed=$((passed + 1)); }
 bad() { echo "image-smoke: FAIL: $*"; failed=$((failed + 1)); }
 
@@ -104,13 +105,7 @@ buildah run --isolation chroot "$ctr" -- "${command[@]}" \
   --config /usr/share/gpufed/examples/quickstart --state /tmp/served --listen "127.0.0.1:$port" \
   --speed 1 --max-time 10m >/tmp/image-smoke-run.log 2>&1 &
 server=$!
-healthy=""
-for _ in $(seq 1 60); do
-  if curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1; then healthy=1; break; fi
-  kill -0 "$server" 2>/dev/null || break
-  sleep 0.5
-done
-if [[ -n $healthy ]]; then
+if wait_healthy "$port" "$server" 60; then
   ok "the entrypoint's command line serves /healthz on 127.0.0.1:$port"
   mnt=$(buildah mount "$ctr")
   owner=$(stat -c %u "$mnt/tmp/served")
