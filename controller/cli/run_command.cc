@@ -211,6 +211,11 @@ void AddRunCommand(CLI::App& app, int* exit_code, const connectors::ConnectorReg
       *exit_code = 2;
       return;
     }
+    if (o->rt.state_dir.empty()) {  // "" + "/gpufed.db" would be a file in the root folder
+      std::cerr << "gpufed run: --state (or state: in --config-file) is empty: name the state folder\n";
+      *exit_code = 2;
+      return;
+    }
     *exit_code = Run(*o, registry, build);
   });
 }

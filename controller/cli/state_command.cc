@@ -18,7 +18,15 @@ struct StateOptions {
   std::string wait = "120s";
 };
 
+// An empty folder name would put the files in the root folder ("" + "/gpufed.db").
+bool Named(const StateOptions& o, const char* command) {
+  if (!o.state_dir.empty() && !o.folder.empty()) return true;
+  std::cerr << "gpufed state " << command << ": the state folder and the backup folder need names\n";
+  return false;
+}
+
 int Backup(const StateOptions& o) {
+  if (!Named(o, "backup")) return 2;
   Result<Duration> wait = Duration::Parse(o.wait);
   if (!wait.ok()) {
     std::cerr << "gpufed state backup: bad --wait: " << wait.status().message() << "\n";
@@ -41,6 +49,7 @@ int Backup(const StateOptions& o) {
 }
 
 int Restore(const StateOptions& o) {
+  if (!Named(o, "restore")) return 2;
   Result<runtime::BackupSummary> done = runtime::RestoreState(o.folder, o.state_dir);
   if (!done.ok()) {
     std::cerr << "gpufed state restore: " << done.status().message() << "\n";

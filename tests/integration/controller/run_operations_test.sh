@@ -99,6 +99,14 @@ grep -q "bad.yaml:2:1: error: lisen" "$T/bad.err" || fail "unknown key not named
 grep -q "bad.yaml:3:8: error: speed" "$T/bad.err" || fail "bad speed not named: $(cat "$T/bad.err")"
 [ ! -e "$T/s3" ] || fail "a bad config file still made a state folder"
 
+# An empty state folder name (a file in / otherwise) is a usage error.
+set +e
+"$G" run --config "$SRC/examples/quickstart" --state "" --until-idle >/dev/null 2>"$T/empty.err"
+rc=$?
+set -e
+[ "$rc" = 2 ] || fail "--state \"\": exit $rc, want 2"
+grep -q -- "--state" "$T/empty.err" || fail "empty --state not named: $(cat "$T/empty.err")"
+
 # Plain HTTP off loopback: refused before anything starts, naming --allow-plaintext.
 set +e
 "$G" run --config "$SRC/examples/quickstart" --state "$T/s4" --listen 0.0.0.0:18080 >/dev/null 2>"$T/plain.err"
