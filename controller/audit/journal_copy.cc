@@ -4,7 +4,6 @@
 #include <vector>
 
 #include "controller/audit/journal.h"
-#include "controller/audit/reader.h"
 #include "controller/audit/record.h"
 
 namespace gpufed::audit {
@@ -12,80 +11,112 @@ namespace {
 
 constexpr int64_t kPollMicros = 200'000;
 
-// Where the copy ends: the segment holding the checkpoint and the bytes of it kept.
-struct Cut {
+// A record the scan read: where its line ends, and what it is.
+struct Seen {
   size_t segment = 0;
-  uint64_t bytes = 0;
+  uint64_t end = 0;  // bytes of the segment up to and including the record's newline
   uint64_t seq = 0;
   std::string hash;
+  bool checkpoint = false;
 };
 
-// Finds the first checkpoint at or after `cover_seq`, reading complete lines only.
-Result<std::optional<Cut>> FindCut(Env& env, const std::vector<std::pair<uint64_t, std::string>>& segments,
-                                   uint64_t cover_seq) {
-  LineHasher hasher;
-  for (size_t i = 0; i < segments.size(); ++i) {
-    Result<std::string> text = env.ReadFile(segments[i].second);
-    if (!text.ok()) return text.status();
-    size_t start = 0;
-    for (size_t nl; (nl = text->find('\n', start)) != std::string::npos; start = nl + 1) {
-      Result<ParsedLine> parsed = ParseRecordLine(std::string_view(*text).substr(start, nl - start), &hasher);
-      if (!parsed.ok()) {
-        return Status(StatusCode::kDataLoss, segments[i].second + ": record after seq " + std::to_string(cover_seq) +
-                                                 " search: " + parsed.status().message());
+// Reads a journal's complete record lines in order and remembers where it stopped, so a
+// later call reads only what was appended since (a torn last line is read again whole).
+class JournalScan {
+ public:
+  JournalScan(Env& env, std::string journal_dir) : env_(env), journal_dir_(std::move(journal_dir)) {}
+
+  // Calls `fn(seen)` for each new record until it returns true (the scan stops after that
+  // record) or the journal ends.
+  template <typename Fn>
+  Status Continue(Fn&& fn) {
+    Result<std::vector<std::pair<uint64_t, std::string>>> listed = ListSegments(env_, journal_dir_);
+    if (!listed.ok()) return listed.status();
+    segments_ = std::move(listed).value();
+    while (segment_ < segments_.size()) {
+      Result<std::string> rest = ReadFrom(segments_[segment_].second, offset_);
+      if (!rest.ok()) return rest.status();
+      size_t start = 0;
+      for (size_t nl; (nl = rest->find('\n', start)) != std::string::npos; start = nl + 1) {
+        Result<ParsedLine> parsed = ParseRecordLine(std::string_view(*rest).substr(start, nl - start), &hasher_);
+        if (!parsed.ok()) {
+          return Status(StatusCode::kDataLoss, segments_[segment_].second + " at byte " +
+                                                   std::to_string(offset_ + start) + ": " + parsed.status().message());
+        }
+        const Seen seen{segment_, offset_ + nl + 1, parsed->header.seq, std::string(parsed->hash),
+                        parsed->header.kind == RecordKindName(RecordKind::kCheckpoint)};
+        if (fn(seen)) {
+          offset_ = seen.end;
+          return Status::Ok();
+        }
       }
-      if (parsed->header.seq >= cover_seq && parsed->header.kind == RecordKindName(RecordKind::kCheckpoint)) {
-        return std::optional<Cut>(Cut{i, nl + 1, parsed->header.seq, std::string(parsed->hash)});
-      }
+      offset_ += start;
+      if (segment_ + 1 == segments_.size()) break;  // the open segment: it may still grow
+      ++segment_;
+      offset_ = 0;
+    }
+    return Status::Ok();
+  }
+  const std::vector<std::pair<uint64_t, std::string>>& segments() const { return segments_; }
+
+ private:
+  Result<std::string> ReadFrom(const std::string& path, uint64_t offset) {
+    Result<std::unique_ptr<SequentialFile>> file = env_.NewSequentialFile(path);
+    if (!file.ok()) return file.status();
+    GPUFED_RETURN_IF_ERROR((*file)->Seek(offset));
+    std::string out;
+    std::vector<char> chunk(size_t{1} << 20);
+    for (;;) {
+      Result<size_t> n = (*file)->Read(chunk.data(), chunk.size());
+      if (!n.ok()) return n.status();
+      if (*n == 0) return out;
+      out.append(chunk.data(), *n);
     }
   }
-  return std::optional<Cut>();
-}
+
+  Env& env_;
+  const std::string journal_dir_;
+  std::vector<std::pair<uint64_t, std::string>> segments_;
+  size_t segment_ = 0;
+  uint64_t offset_ = 0;
+  LineHasher hasher_;
+};
 
 }  // namespace
 
-Result<uint64_t> JournalHeadSeq(Env& env, const std::string& audit_dir) {
-  uint64_t head = 0;
-  LineHasher hasher;
-  Status read = ForEachJournalLine(env, audit_dir, [&](std::string_view line) -> Status {
-    // A torn last line (no newline yet, or cut) is not a record: the head is before it.
-    Result<ParsedLine> parsed = ParseRecordLine(line, &hasher);
-    if (parsed.ok()) head = parsed->header.seq;
-    return Status::Ok();
-  });
-  if (!read.ok()) return read;
-  return head;
-}
-
 Result<JournalCopy> CopyJournalToCheckpoint(Env& env, const std::string& audit_dir, const std::string& dest_audit_dir,
-                                            uint64_t cover_seq, int64_t wait_micros) {
+                                            int64_t wait_micros) {
   const int64_t deadline = env.NowMicros() + wait_micros;
-  std::optional<Cut> cut;
-  std::vector<std::pair<uint64_t, std::string>> segments;
-  while (true) {
-    Result<std::vector<std::pair<uint64_t, std::string>>> listed = ListSegments(env, audit_dir + "/journal");
-    if (!listed.ok()) return listed.status();
-    segments = std::move(listed).value();
-    Result<std::optional<Cut>> found = FindCut(env, segments, cover_seq);
-    if (!found.ok()) return found.status();
-    if (found->has_value()) {
-      cut = **found;
-      break;
-    }
+  JournalScan scan(env, audit_dir + "/journal");
+  // The head as of now; a head that is a checkpoint is the cut itself.
+  std::optional<Seen> last;
+  GPUFED_RETURN_IF_ERROR(scan.Continue([&](const Seen& seen) {
+    last = seen;
+    return false;
+  }));
+  std::optional<Seen> cut = last && last->checkpoint ? last : std::nullopt;
+  const uint64_t head = last ? last->seq : 0;
+  while (!cut) {
+    GPUFED_RETURN_IF_ERROR(scan.Continue([&](const Seen& seen) {
+      if (seen.checkpoint && seen.seq > head) cut = seen;
+      return cut.has_value();
+    }));
+    if (cut) break;
     if (env.NowMicros() >= deadline) {
       return Status(StatusCode::kDeadlineExceeded,
-                    "no signed checkpoint at or after seq " + std::to_string(cover_seq) + " in " + audit_dir +
-                        "/journal yet (a running controller writes one within its "
-                        "--checkpoint-interval once records wait); try again, or wait longer");
+                    "no signed checkpoint after seq " + std::to_string(head) + " in " + audit_dir +
+                        "/journal yet (a running controller writes one within its --checkpoint-interval once "
+                        "records wait); try again, or wait longer");
     }
     env.SleepMicros(kPollMicros);
   }
   const std::string dest = dest_audit_dir + "/journal";
   GPUFED_RETURN_IF_ERROR(env.CreateDirs(dest));
+  const auto& segments = scan.segments();
   for (size_t i = 0; i <= cut->segment; ++i) {
     Result<std::string> text = env.ReadFile(segments[i].second);
     if (!text.ok()) return text.status();
-    if (i == cut->segment) text->resize(cut->bytes);
+    if (i == cut->segment) text->resize(cut->end);
     const std::string name = segments[i].second.substr(segments[i].second.rfind('/') + 1);
     std::string path = dest;
     path.append("/").append(name);

@@ -41,6 +41,22 @@ Status CheckListeners(const AppOptions& o) {
   return Status::Ok();
 }
 
+// What changes when the TLS files are replaced: each one's size and modification time, or
+// its absence.
+std::string TlsFilesStamp(const AppOptions& o) {
+  std::string stamp;
+  for (const std::string& path : {o.tls_cert, o.tls_key}) {
+    std::error_code ec;
+    const auto time = std::filesystem::last_write_time(path, ec);
+    const auto size = ec ? 0 : std::filesystem::file_size(path, ec);
+    stamp += ec ? std::string("absent,")
+                : std::to_string(time.time_since_epoch().count()) + "/" + std::to_string(size) + ",";
+  }
+  return stamp;
+}
+
+constexpr auto kTlsFileCheckEvery = std::chrono::seconds(5);
+
 // What /readyz and the log say while a listener serves plain HTTP off loopback.
 std::vector<std::string> PlaintextWarnings(const AppOptions& o) {
   std::vector<std::string> warnings;
@@ -199,13 +215,16 @@ Status App::OpenListeners() {
   if (Status s = shipping_->Follow(controller_->AuditSinks()); !s.ok()) {
     return Status(s.code(), "audit shipping: " + s.message());
   }
+  const std::vector<std::string> plaintext = PlaintextWarnings(o);
+  for (const std::string& w : plaintext) log().Warn("run", w);
   if (!o.listen.empty()) {
+    // The files as the server is about to read them: a change from here on is a reload.
+    if (!o.tls_cert.empty()) tls_files_stamp_ = TlsFilesStamp(o);
     Result<server::ServerOptions> so =
         server::MakeServerOptions(o.listen, o.tokens_file, o.tls_cert, o.tls_key, o.state_dir);
     if (!so.ok()) return so.status();
     so->max_body_bytes = o.max_body_bytes;
-    so->warnings = PlaintextWarnings(o);
-    for (const std::string& w : so->warnings) log().Warn("run", w);
+    so->warnings = plaintext;
     Result<std::unique_ptr<server::ApiServer>> started = server::ApiServer::Start(controller_.get(), *so);
     if (!started.ok()) return started.status();
     api_ = std::move(started).value();
@@ -217,9 +236,6 @@ Status App::OpenListeners() {
         server::MetricsServer::Start(controller_.get(), o.metrics_listen);
     if (!metrics.ok()) return metrics.status();
     metrics_ = std::move(metrics).value();
-    if (o.listen.empty()) {
-      for (const std::string& w : PlaintextWarnings(o)) log().Warn("run", w);
-    }
     log().Info("run", "metrics (no token) on port " + std::to_string(metrics_->port()) + " of " + o.metrics_listen);
   }
   return Status::Ok();
@@ -241,24 +257,9 @@ void App::Event(Duration now, const std::string& line, LogLevel level) {
   log().Log(level, "run", line);
 }
 
-namespace {
-
-// What changes when a TLS file is replaced: its size and modification time, or its absence.
-std::string FileStamp(const std::string& path) {
-  std::error_code ec;
-  const auto time = std::filesystem::last_write_time(path, ec);
-  if (ec) return "absent";
-  const auto size = std::filesystem::file_size(path, ec);
-  return std::to_string(time.time_since_epoch().count()) + "/" + std::to_string(ec ? 0 : size);
-}
-
-constexpr auto kTlsFileCheckEvery = std::chrono::seconds(5);
-
-}  // namespace
-
 Status App::ReloadTls(const std::string& why) {
   if (api_ == nullptr || options_.tls_cert.empty()) return Status::Ok();
-  tls_files_stamp_ = FileStamp(options_.tls_cert) + "," + FileStamp(options_.tls_key);
+  tls_files_stamp_ = TlsFilesStamp(options_);
   Status reloaded = api_->ReloadTls();
   if (reloaded.ok()) {
     Event(clock_->Now(), "TLS certificate reloaded from " + options_.tls_cert + " (" + why + ")");
@@ -275,12 +276,7 @@ Result<reconcile::PassStats> App::Step() {
   if (api_ != nullptr && !options_.tls_cert.empty() &&
       std::chrono::steady_clock::now() - tls_checked_at_ >= kTlsFileCheckEvery) {
     tls_checked_at_ = std::chrono::steady_clock::now();
-    const std::string stamp = FileStamp(options_.tls_cert) + "," + FileStamp(options_.tls_key);
-    if (tls_files_stamp_.empty()) {
-      tls_files_stamp_ = stamp;
-    } else if (stamp != tls_files_stamp_) {
-      (void)ReloadTls("the files changed");
-    }
+    if (TlsFilesStamp(options_) != tls_files_stamp_) (void)ReloadTls("the files changed");
   }
   if (watcher_->Changed()) {
     Status s = c.Reload();

@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <filesystem>
 #include <memory>
+#include <set>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "controller/audit/env.h"
 #include "controller/audit/journal_copy.h"
+#include "controller/audit/typed_members.h"
 #include "controller/common/secure_file.h"
 #include "controller/common/sha256.h"
 #include "controller/store/sqlite.h"
@@ -147,14 +149,12 @@ Result<BackupSummary> BackupState(const BackupOptions& o) {
   GPUFED_RETURN_IF_ERROR(copy_files(/*journal_linked=*/false, nullptr));
   // 3. The journal, up to a checkpoint that signs the head as it stands now, then what
   //    its records point at.
-  Result<uint64_t> head = audit::JournalHeadSeq(*env, o.state_dir + "/audit");
-  if (!head.ok()) return head.status();
   for (const std::string& dir : {o.destination + "/audit", o.destination + "/audit/journal"}) {
     Result<std::optional<ModeChange>> made = MakePrivateFolder(dir);
     if (!made.ok()) return made.status();
   }
-  Result<audit::JournalCopy> journal = audit::CopyJournalToCheckpoint(
-      *env, o.state_dir + "/audit", o.destination + "/audit", *head, o.wait.millis() * 1000);
+  Result<audit::JournalCopy> journal =
+      audit::CopyJournalToCheckpoint(*env, o.state_dir + "/audit", o.destination + "/audit", o.wait.millis() * 1000);
   if (!journal.ok()) return journal.status();
   summary.journal_last_seq = journal->last_seq;
   for (const std::string& rel : RegularFiles(o.destination + "/audit/journal")) {
@@ -181,34 +181,48 @@ Result<BackupSummary> RestoreState(const std::string& backup, const std::string&
     return Status(text.status().code(),
                   backup + " is not a finished backup (" + kManifest + "): " + text.status().message());
   }
+  // A damaged or forged manifest: a member of the wrong type reads as absent (typed_members.h),
+  // never as a json exception.
   const nlohmann::json manifest = nlohmann::json::parse(*text, nullptr, false);
-  if (manifest.is_discarded() || manifest.value("format", 0) != kManifestFormat || !manifest.contains("files") ||
-      !manifest["files"].is_array()) {
+  const auto files = manifest.is_object() ? manifest.find("files") : manifest.end();
+  if (manifest.is_discarded() || !manifest.is_object() || audit::typed::Int(manifest, "format") != kManifestFormat ||
+      files == manifest.end() || !files->is_array()) {
     return Status(StatusCode::kDataLoss, backup + "/" + kManifest + " is damaged or of another format");
   }
   // Every file is checked before anything is written.
   std::vector<std::pair<std::string, std::string>> contents;
+  std::set<std::string> listed;
   BackupSummary summary;
-  for (const nlohmann::json& f : manifest["files"]) {
-    const std::string rel = f.value("path", "");
+  for (const nlohmann::json& f : *files) {
+    const std::string rel = audit::typed::Str(f, "path");
     if (rel.empty() || rel.front() == '/' || rel.find("..") != std::string::npos) {
       return Status(StatusCode::kDataLoss, Cat({backup, "/", kManifest, " names a path outside the backup: ", rel}));
+    }
+    // Listed twice, the second copy would fail half-way through the restore.
+    if (!listed.insert(rel).second) {
+      return Status(StatusCode::kDataLoss, Cat({backup, "/", kManifest, " lists ", rel, " twice"}));
     }
     const std::string path = Cat({backup, "/", rel});
     Result<std::string> content = env->ReadFile(path);
     if (!content.ok()) return Status(content.status().code(), Cat({path, ": ", content.status().message()}));
-    if (content->size() != f.value("size", uint64_t{0}) || Sha256Hex(*content) != f.value("sha256", "")) {
+    const std::optional<int64_t> size = audit::typed::OptionalInt(f, "size");
+    if (!size || content->size() != static_cast<uint64_t>(*size) ||
+        Sha256Hex(*content) != audit::typed::Str(f, "sha256")) {
       return Status(StatusCode::kDataLoss, Cat({path, " differs from the backup's manifest: not restored"}));
     }
     summary.bytes += content->size();
     contents.emplace_back(rel, std::move(content).value());
+  }
+  if (!listed.contains("gpufed.db")) {
+    return Status(StatusCode::kDataLoss, Cat({backup, "/", kManifest, " lists no gpufed.db: not a state backup"}));
   }
   GPUFED_RETURN_IF_ERROR(PrepareEmptyFolder(state_dir, "state folder"));
   for (const auto& [rel, content] : contents) {
     GPUFED_RETURN_IF_ERROR(WriteCopy(Cat({state_dir, "/", rel}), content));
     ++summary.files;
   }
-  summary.journal_last_seq = manifest["journal"].value("lastSeq", uint64_t{0});
+  summary.journal_last_seq =
+      static_cast<uint64_t>(audit::typed::Int(audit::typed::Object(manifest, "journal"), "lastSeq"));
   return summary;
 }
 
