@@ -299,6 +299,8 @@ Result<MerkleHash> MerkleHashFromBase64(std::string_view text) {
   if (!bytes.ok() || bytes->size() != 32) return InvalidArgument("not the base64 of a 32-byte hash");
   MerkleHash out{};
   std::memcpy(out.data(), bytes->data(), out.size());
+  // One spelling only: a signed text must not have two readings of one hash.
+  if (MerkleHashBase64(out) != text) return InvalidArgument("not the canonical base64 of a 32-byte hash");
   return out;
 }
 

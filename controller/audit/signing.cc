@@ -14,11 +14,16 @@ namespace {
 
 EVP_PKEY* Raw(const PkeyPtr& p) { return static_cast<EVP_PKEY*>(p.get()); }
 
-std::string KeyId(EVP_PKEY* key) {
+std::string RawPublicKey(EVP_PKEY* key) {
   unsigned char raw[32];
   size_t len = sizeof raw;
   if (EVP_PKEY_get_raw_public_key(key, raw, &len) != 1) return "";
-  return Sha256Hex(std::string_view(reinterpret_cast<const char*>(raw), len)).substr(0, 16);
+  return std::string(reinterpret_cast<const char*>(raw), len);
+}
+
+std::string KeyId(EVP_PKEY* key) {
+  std::string raw = RawPublicKey(key);
+  return raw.empty() ? "" : Sha256Hex(raw).substr(0, 16);
 }
 
 std::string Base64(const unsigned char* data, size_t len) {
@@ -81,14 +86,21 @@ Result<Signer> Signer::FromPrivateKeyFile(const std::string& path) {
 }
 
 std::string Signer::Sign(std::string_view message) const {
+  std::string sig = SignRaw(message);
+  return sig.empty() ? sig : Base64(reinterpret_cast<const unsigned char*>(sig.data()), sig.size());
+}
+
+std::string Signer::SignRaw(std::string_view message) const {
   EVP_MD_CTX* ctx = EVP_MD_CTX_new();
   unsigned char sig[64];
   size_t len = sizeof sig;
   bool ok = EVP_DigestSignInit(ctx, nullptr, nullptr, nullptr, Raw(key_)) == 1 &&
             EVP_DigestSign(ctx, sig, &len, reinterpret_cast<const unsigned char*>(message.data()), message.size()) == 1;
   EVP_MD_CTX_free(ctx);
-  return ok ? Base64(sig, len) : std::string();
+  return ok ? std::string(reinterpret_cast<const char*>(sig), len) : std::string();
 }
+
+std::string Signer::PublicKeyRaw() const { return RawPublicKey(Raw(key_)); }
 
 std::string Signer::PrivateKeyPem() const {
   BIO* bio = BIO_new(BIO_s_mem());
@@ -118,15 +130,29 @@ Result<SignatureVerifier> SignatureVerifier::FromPublicKeyPem(std::string_view p
   return SignatureVerifier(std::move(owned));
 }
 
+Result<SignatureVerifier> SignatureVerifier::FromPublicKeyRaw(std::string_view raw) {
+  if (raw.size() != 32) return InvalidArgument("an Ed25519 public key is 32 bytes");
+  EVP_PKEY* key = EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nullptr,
+                                              reinterpret_cast<const unsigned char*>(raw.data()), raw.size());
+  if (key == nullptr) return InvalidArgument("not an Ed25519 public key");
+  return SignatureVerifier(PkeyPtr(key));
+}
+
 bool SignatureVerifier::Verify(std::string_view message, std::string_view signature_base64) const {
   std::vector<unsigned char> sig;
   if (!Unbase64(signature_base64, &sig)) return false;
+  return VerifyRaw(message, std::string_view(reinterpret_cast<const char*>(sig.data()), sig.size()));
+}
+
+bool SignatureVerifier::VerifyRaw(std::string_view message, std::string_view sig) const {
   EVP_MD_CTX* ctx = EVP_MD_CTX_new();
   bool ok = EVP_DigestVerifyInit(ctx, nullptr, nullptr, nullptr, Raw(key_)) == 1 &&
-            EVP_DigestVerify(ctx, sig.data(), sig.size(), reinterpret_cast<const unsigned char*>(message.data()),
-                             message.size()) == 1;
+            EVP_DigestVerify(ctx, reinterpret_cast<const unsigned char*>(sig.data()), sig.size(),
+                             reinterpret_cast<const unsigned char*>(message.data()), message.size()) == 1;
   EVP_MD_CTX_free(ctx);
   return ok;
 }
+
+std::string SignatureVerifier::PublicKeyRaw() const { return RawPublicKey(Raw(key_)); }
 
 }  // namespace gpufed::audit

@@ -31,6 +31,10 @@ class Signer {
 
   // Base64 signature over `message`.
   std::string Sign(std::string_view message) const;
+  // The 64 signature bytes over `message` (signed notes carry them raw).
+  std::string SignRaw(std::string_view message) const;
+  // The 32 bytes of the public key (RFC 8032), as signed-note key ids hash them.
+  std::string PublicKeyRaw() const;
   std::string PrivateKeyPem() const;
   std::string PublicKeyPem() const;
   // First 16 hex digits of SHA-256 over the raw 32-byte public key.
@@ -47,8 +51,12 @@ class SignatureVerifier {
  public:
   // SubjectPublicKeyInfo PEM ("-----BEGIN PUBLIC KEY-----").
   static Result<SignatureVerifier> FromPublicKeyPem(std::string_view pem);
+  // The 32 raw bytes of an Ed25519 public key (a signed-note verifier key carries them).
+  static Result<SignatureVerifier> FromPublicKeyRaw(std::string_view raw);
 
   bool Verify(std::string_view message, std::string_view signature_base64) const;
+  bool VerifyRaw(std::string_view message, std::string_view signature) const;
+  std::string PublicKeyRaw() const;
   const std::string& key_id() const { return key_id_; }
 
  private:
