@@ -1,7 +1,10 @@
 // Audit journal benchmarks:
 //   BM_AuditAppend         appends/s with group commit + fdatasync (real disk, /tmp or
 //                          $GPUFED_BENCH_DIR) of already-built decision-sized records
-//                          (~1.3 KB lines): serialisation, hashing, write, fdatasync
+//                          (~1.3 KB lines): serialisation, hashing, write, fdatasync;
+//                          second argument 1: with a signing key, so each commit also
+//                          hashes its lines into the Merkle tree and ends with a signed
+//                          checkpoint (sign-ahead); 0: the hash chain alone
 //   BM_AuditDecisionAppend the same plus building each record's JSON payload, as the
 //                          controller pays per decision end to end
 //   BM_AuditVerify         verify speed (records/s) over a journal folder
@@ -9,8 +12,8 @@
 //                          end to end (until every record is in rsyslog's file), and
 //                          how many were lost. Starts its own rsyslog (needs rsyslog and
 //                          rsyslog-gnutls); skipped with a message when they are missing.
-#include <time.h>
 #include <unistd.h>
+#include <ctime>
 
 #include <atomic>
 #include <chrono>
@@ -37,8 +40,8 @@ namespace {
 
 std::string BenchDir(const std::string& name) {
   const char* base = std::getenv("GPUFED_BENCH_DIR");
-  std::string dir = std::string(base != nullptr ? base : "/tmp") + "/gpufed-bench-audit-" + std::to_string(::getpid()) +
-                    "-" + name;
+  std::string dir =
+      std::string(base != nullptr ? base : "/tmp") + "/gpufed-bench-audit-" + std::to_string(::getpid()) + "-" + name;
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;
@@ -48,19 +51,36 @@ std::string BenchDir(const std::string& name) {
 AuditRecord DecisionLike(int i) {
   nlohmann::json verdicts = nlohmann::json::array();
   for (const char* c : {"eu-cloud", "munich-dgx", "us-cloud"}) {
-    verdicts.push_back({{"cluster", c}, {"eligible", true}, {"fitsNow", true}, {"cost", "52.80 EUR"},
-                        {"score", {{"cost", 0.66}, {"locality", 1.0}, {"fragmentation", 0.03}, {"onprem", 0.0},
-                                   {"lua", 0.0}, {"total", 2.35}}}});
+    verdicts.push_back({{"cluster", c},
+                        {"eligible", true},
+                        {"fitsNow", true},
+                        {"cost", "52.80 EUR"},
+                        {"score",
+                         {{"cost", 0.66},
+                          {"locality", 1.0},
+                          {"fragmentation", 0.03},
+                          {"onprem", 0.0},
+                          {"lua", 0.0},
+                          {"total", 2.35}}}});
   }
   return {RecordKind::kDecision,
-          {{"workload", "job-" + std::to_string(i)}, {"uid", "job-" + std::to_string(i) + "@b162fa40c1a8"},
-           {"tenant", "team-nlp"}, {"outcome", "placed"}, {"reason", "best score 5.34"},
+          {{"workload", "job-" + std::to_string(i)},
+           {"uid", "job-" + std::to_string(i) + "@b162fa40c1a8"},
+           {"tenant", "team-nlp"},
+           {"outcome", "placed"},
+           {"reason", "best score 5.34"},
            {"revision", "sha256:c15a4e52c6dd9ef893f8fd000c928b91c1e37c18c2b408accfc4787d6af50d0e"},
            {"inputs", "sha256:4f9a2c726d0ba5c8f97f3f41a4635777e96bedc6ee98f0dddbb5cad7c95eb9a6"},
            {"specHash", "sha256:b162fa40c1a8328fe40d1498ebd3ec33e077a5e11d934e17f82e4f8ee63f0ca9"},
-           {"cost", "52.80 EUR"}, {"budgetLeft", "19947.20 EUR"},
-           {"target", {{"cluster", "munich-dgx"}, {"nodes", {"dgx-a100-1"}}, {"gpus", {{0, 1, 2, 3, 4, 5, 6, 7}}},
-                       {"zone", "eu"}, {"region", "eu-central"}, {"provider", "onprem"}}},
+           {"cost", "52.80 EUR"},
+           {"budgetLeft", "19947.20 EUR"},
+           {"target",
+            {{"cluster", "munich-dgx"},
+             {"nodes", {"dgx-a100-1"}},
+             {"gpus", {{0, 1, 2, 3, 4, 5, 6, 7}}},
+             {"zone", "eu"},
+             {"region", "eu-central"},
+             {"provider", "onprem"}}},
            {"verdicts", verdicts}}};
 }
 
@@ -70,13 +90,15 @@ struct SharedJournal {
   std::unique_ptr<Env> env;
   std::unique_ptr<AuditJournal> journal;
   std::string dir;
+  Signer signer = Signer::Generate().value();
 
-  void Open(const std::string& name) {
+  void Open(const std::string& name, bool sign = false) {
     env = NewPosixEnv();
     dir = BenchDir(name);
     JournalOptions o;
     o.env = env.get();
     o.dir = dir;
+    if (sign) o.signer = &signer;
     journal = std::move(AuditJournal::Open(o).value());
   }
   void Close() {
@@ -89,9 +111,10 @@ struct SharedJournal {
 // fdatasync per group commit, however many callers it carries.
 void BM_AuditAppend(benchmark::State& state) {
   static SharedJournal shared;  // one journal for all of the benchmark's threads
-  if (state.thread_index() == 0) shared.Open("append");
+  if (state.thread_index() == 0) shared.Open("append", state.range(1) != 0);
   const size_t batch = static_cast<size_t>(state.range(0));
   std::vector<AuditRecord> records;
+  records.reserve(batch);
   for (size_t i = 0; i < batch; ++i) records.push_back(DecisionLike(static_cast<int>(i)));
   for (auto _ : state) {
     if (batch == 1) {
@@ -103,9 +126,9 @@ void BM_AuditAppend(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * batch));
   if (state.thread_index() == 0) shared.Close();
 }
-BENCHMARK(BM_AuditAppend)->Arg(1)->Threads(1)->Threads(16)->Threads(64)->UseRealTime();
-BENCHMARK(BM_AuditAppend)->Arg(100)->Threads(1)->Threads(4)->UseRealTime();
-BENCHMARK(BM_AuditAppend)->Arg(1000)->Threads(1)->Threads(4)->UseRealTime();
+BENCHMARK(BM_AuditAppend)->ArgsProduct({{1}, {0, 1}})->Threads(1)->Threads(4)->Threads(16)->Threads(64)->UseRealTime();
+BENCHMARK(BM_AuditAppend)->ArgsProduct({{100}, {0, 1}})->Threads(1)->Threads(4)->UseRealTime();
+BENCHMARK(BM_AuditAppend)->ArgsProduct({{1000}, {0, 1}})->Threads(1)->Threads(4)->UseRealTime();
 
 // End to end per decision: build the payload (nlohmann objects, as records.h does) and
 // append it, batches of 1000 per call.
@@ -135,6 +158,7 @@ void BM_AuditVerify(benchmark::State& state) {
     o.signer = &signer;
     auto j = AuditJournal::Open(o).value();
     std::vector<AuditRecord> records;
+    records.reserve(1000);
     for (int i = 0; i < 1000; ++i) records.push_back(DecisionLike(i));
     for (int b = 0; b < state.range(0) / 1000; ++b) (void)j->AppendBatch(records);
   }
@@ -222,6 +246,7 @@ void BM_AuditShipRsyslog(benchmark::State& state) {
     o.dir = audit_dir;
     auto j = AuditJournal::Open(o).value();
     std::vector<AuditRecord> records;
+    records.reserve(1000);
     for (int i = 0; i < 1000; ++i) records.push_back(DecisionLike(i));
     for (int64_t b = 0; b < n / 1000; ++b) (void)j->AppendBatch(records);
   }

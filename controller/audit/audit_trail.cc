@@ -36,8 +36,9 @@ Result<std::unique_ptr<AuditTrail>> AuditTrail::Open(const AuditTrailOptions& op
   trail->journal_ = std::move(journal).value();
   if (recovery.truncated_bytes > 0) {
     // A failure leaves the journal unhealthy, which the loop reports and stops placing on.
-    (void)trail->journal_->Append(
-        JournalRepairedRecord(recovery.last_seq, recovery.truncated_bytes, recovery.quarantined));
+    (void)trail->journal_->Append(JournalRepairedRecord(recovery.last_seq, recovery.truncated_bytes,
+                                                        recovery.quarantined, recovery.first_dropped_seq,
+                                                        recovery.last_dropped_seq));
   }
   return trail;
 }

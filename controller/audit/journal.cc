@@ -6,6 +6,7 @@
 #include <initializer_list>
 
 #include "controller/audit/canonical_json.h"
+#include "controller/audit/checkpoint_record.h"
 #include "controller/common/secure_file.h"
 
 namespace gpufed::audit {
@@ -23,25 +24,6 @@ bool ValidControllerId(const std::string& id) {
     if (!ok) return false;
   }
   return true;
-}
-
-// The last complete line of `text` (without its newline), or empty.
-std::string_view LastLine(std::string_view text) {
-  if (text.empty() || text.back() != '\n') return {};
-  text.remove_suffix(1);
-  size_t start = text.rfind('\n');
-  return start == std::string_view::npos ? text : text.substr(start + 1);
-}
-
-// The journal's folders are private (0700; narrowed when an older gpufed left them
-// open): records name tenants and workloads, and the snapshots beside the journal hold
-// every spec's run.env. Made directly rather than through Env, whose CreateDirs takes no
-// mode; files are still read and written only through Env.
-Status MakePrivateFolders(std::initializer_list<std::string> dirs) {
-  for (const std::string& dir : dirs) {
-    if (Result<std::optional<ModeChange>> made = MakePrivateFolder(dir); !made.ok()) return made.status();
-  }
-  return Status::Ok();
 }
 
 }  // namespace
@@ -99,6 +81,10 @@ AuditJournal::~AuditJournal() {
 
 std::string AuditJournal::journal_dir() const { return options_.dir + "/journal"; }
 
+std::string AuditJournal::log_origin() const {
+  return options_.log_origin.empty() ? "gpufed/" + options_.controller_id : options_.log_origin;
+}
+
 Result<std::unique_ptr<AuditJournal>> AuditJournal::Open(const JournalOptions& options, RecoveryInfo* info) {
   if (options.env == nullptr || options.dir.empty()) return InvalidArgument("journal needs an Env and a directory");
   if (!ValidControllerId(options.controller_id)) {
@@ -106,6 +92,11 @@ Result<std::unique_ptr<AuditJournal>> AuditJournal::Open(const JournalOptions& o
   }
   if (options.checkpoint_every == 0) return InvalidArgument("checkpoint_every must be at least 1");
   std::unique_ptr<AuditJournal> journal(new AuditJournal(options));
+  if (options.signer != nullptr) {
+    Result<NoteSigner> note_signer = NoteSigner::Create(journal->log_origin(), options.signer);
+    if (!note_signer.ok()) return note_signer.status();
+    journal->note_signer_ = std::make_unique<NoteSigner>(std::move(*note_signer));
+  }
   RecoveryInfo local;
   {
     MutexLock lock(journal->mu_);
@@ -113,98 +104,6 @@ Result<std::unique_ptr<AuditJournal>> AuditJournal::Open(const JournalOptions& o
     journal->recovered_ = true;
   }
   return journal;
-}
-
-Status AuditJournal::Recover(RecoveryInfo* info) {
-  const std::string jdir = journal_dir();
-  GPUFED_RETURN_IF_ERROR(MakePrivateFolders({options_.dir, jdir}));
-  Result<std::unique_ptr<FileLock>> lock = env_->LockFile(jdir + "/LOCK");
-  if (!lock.ok()) return lock.status();
-  lock_ = std::move(*lock);
-  last_checkpoint_time_ = env_->NowMicros();
-
-  Result<std::vector<std::pair<uint64_t, std::string>>> segments = ListSegments(*env_, jdir);
-  if (!segments.ok()) return segments.status();
-  LineHasher hasher;
-  while (!segments->empty()) {
-    auto [first_seq, path] = segments->back();
-    Result<std::string> text = env_->ReadFile(path);
-    if (!text.ok()) return text.status();
-    std::string_view data = *text;
-    uint64_t seq = first_seq - 1;
-    std::string hash;  // of the last good line; empty until one is read
-    size_t pos = 0, good_end = 0;
-    bool bad = false;
-    while (pos < data.size()) {
-      size_t nl = data.find('\n', pos);
-      if (nl == std::string_view::npos) {
-        bad = true;
-        break;
-      }
-      Result<ParsedLine> line = ParseRecordLine(data.substr(pos, nl - pos), &hasher);
-      if (!line.ok() || line->header.seq != seq + 1 || (!hash.empty() && line->header.prev != hash)) {
-        bad = true;
-        break;
-      }
-      seq = line->header.seq;
-      hash = std::string(line->hash);
-      since_checkpoint_ = line->header.kind == "checkpoint" ? 0 : since_checkpoint_ + 1;
-      if (line->header.kind == "checkpoint") last_checkpoint_ = {seq, line->header.time_micros};
-      pos = nl + 1;
-      good_end = pos;
-    }
-    if (bad) {
-      // Only an incomplete last line is a torn tail (a crash inside a write that no
-      // Append acknowledged). A complete line that does not belong to the chain is
-      // damage to the evidence, wherever it is: refuse and change nothing.
-      const size_t newline = data.find('\n', good_end);
-      if (newline != std::string_view::npos) {
-        return Status(StatusCode::kDataLoss, path + ": damaged record at byte " + std::to_string(good_end) +
-                                                 " (after seq " + std::to_string(seq) +
-                                                 "); nothing was changed: run gpufed audit verify");
-      }
-      info->dropped_lines = 1;
-      info->truncated_bytes = data.size() - good_end;
-      // Keep the torn bytes before cutting them off, so the repair loses nothing.
-      const std::string qdir = options_.dir + "/quarantine";
-      GPUFED_RETURN_IF_ERROR(MakePrivateFolders({qdir}));
-      info->quarantined = qdir + "/" + path.substr(path.rfind('/') + 1) + "." + std::to_string(good_end) + ".torn";
-      GPUFED_RETURN_IF_ERROR(WriteFileAtomic(*env_, info->quarantined, data.substr(good_end)));
-      GPUFED_RETURN_IF_ERROR(env_->Truncate(path, good_end));
-    }
-    if (good_end == 0) {
-      // Nothing of this segment survived: remove it and continue from the one before.
-      GPUFED_RETURN_IF_ERROR(env_->RemoveFile(path));
-      GPUFED_RETURN_IF_ERROR(env_->SyncDir(jdir));
-      segments->pop_back();
-      if (!segments->empty()) {
-        Result<std::string> prev_text = env_->ReadFile(segments->back().second);
-        if (!prev_text.ok()) return prev_text.status();
-        Result<ParsedLine> last = ParseRecordLine(LastLine(*prev_text));
-        if (!last.ok()) {
-          return Status(StatusCode::kDataLoss,
-                        segments->back().second + ": last record damaged: " + last.status().message());
-        }
-        last_seq_ = last->header.seq;
-        last_hash_ = std::string(last->hash);
-        Result<std::unique_ptr<WritableFile>> file = env_->NewWritableFile(segments->back().second, false);
-        if (!file.ok()) return file.status();
-        segment_ = std::move(*file);
-        segment_size_ = prev_text->size();
-      }
-      break;
-    }
-    last_seq_ = seq;
-    last_hash_ = hash;
-    Result<std::unique_ptr<WritableFile>> file = env_->NewWritableFile(path, false);
-    if (!file.ok()) return file.status();
-    segment_ = std::move(*file);
-    segment_size_ = good_end;
-    break;
-  }
-  info->last_seq = last_seq_;
-  info->segments = static_cast<int>(segments->size());
-  return Status::Ok();
 }
 
 Result<uint64_t> AuditJournal::Append(const AuditRecord& record) { return AppendBatch(std::span(&record, 1)); }
@@ -320,14 +219,20 @@ Result<uint64_t> AuditJournal::Commit(Writer* w) {
   return w->last_seq;
 }
 
-void AuditJournal::AppendCheckpoint(int64_t now, std::string* out, uint64_t* seq, std::string* hash) {
-  nlohmann::json payload = {{"alg", "ed25519"},
-                            {"keyId", options_.signer->key_id()},
-                            {"signedSeq", *seq},
-                            {"signedHash", *hash},
-                            {"sig", options_.signer->Sign(CheckpointMessage(*seq, *hash))}};
-  *hash = encoder_.Append(*seq + 1, now, "checkpoint", options_.controller_id, *hash, DumpPayload(payload), out);
+std::string_view AuditJournal::EncodeLine(uint64_t seq, int64_t now, std::string_view kind, std::string_view prev,
+                                          std::string_view payload, std::string* out) {
+  const size_t begin = out->size();
+  std::string_view hash = encoder_.Append(seq, now, kind, options_.controller_id, prev, payload, out);
+  if (note_signer_ != nullptr) {
+    range_.Append(merkle_hasher_.Leaf(std::string_view(*out).substr(begin)), merkle_hasher_);
+  }
   *out += '\n';
+  return hash;
+}
+
+void AuditJournal::AppendCheckpoint(int64_t now, std::string* out, uint64_t* seq, std::string* hash) {
+  nlohmann::json payload = MerkleCheckpointPayload(*note_signer_, options_.signer->key_id(), range_, merkle_hasher_);
+  *hash = EncodeLine(*seq + 1, now, "checkpoint", *hash, DumpPayload(payload), out);
   *seq += 1;
 }
 
@@ -342,20 +247,18 @@ void AuditJournal::EncodeGroup(const std::vector<Writer*>& group, int64_t now, s
   for (Writer* w : group) {
     for (Writer::Item& item : w->items) {
       std::string_view payload(w->payloads.data() + item.begin, item.end - item.begin);
-      *hash = encoder_.Append(*seq + 1, now, item.kind, options_.controller_id, *hash, payload, out);
-      *out += '\n';
+      *hash = EncodeLine(*seq + 1, now, item.kind, *hash, payload, out);
       *seq += 1;
       item.seq = *seq;
       w->last_seq = *seq;
       *since_checkpoint += 1;
       if (signer != nullptr && *since_checkpoint >= options_.checkpoint_every) checkpoint();
     }
-    if (signer != nullptr && *since_checkpoint > 0) {
-      bool due = now - *last_checkpoint_time >= options_.checkpoint_interval_micros;
-      if (w->checkpoint == Writer::Checkpoint::kForce || due) checkpoint();
-    }
     if (w->items.empty()) w->last_seq = *seq;
   }
+  // Sign-ahead: the commit ends with a checkpoint over everything it wrote, in the same
+  // write and fdatasync, so no caller acts on a record no signature covers.
+  if (signer != nullptr && *since_checkpoint > 0) checkpoint();
 }
 
 Status AuditJournal::WriteGroup(std::string_view data, uint64_t first_seq) {

@@ -4,8 +4,10 @@
 //
 // Layout under `dir` (docs/audit-format.md): `journal/<first seq, 20 digits>.log`
 // segments of newline-terminated record lines, `journal/LOCK`. Records are hash-chained
-// (each carries the previous record's hash) and, when a Signer is configured, an
-// Ed25519 checkpoint record signs the chain head every N records or T seconds.
+// (each carries the previous record's hash) and are the leaves of an RFC 9162 Merkle tree
+// (merkle.h). When a Signer is configured every commit ends with a checkpoint record, a
+// C2SP signed note over the tree of every record before it, in the same write: no
+// record is acknowledged before a signature covers it (sign-ahead).
 #include <atomic>
 #include <cstdint>
 #include <deque>
@@ -16,7 +18,9 @@
 #include <vector>
 
 #include "controller/audit/env.h"
+#include "controller/audit/merkle.h"
 #include "controller/audit/record.h"
+#include "controller/audit/signed_note.h"
 #include "controller/audit/signing.h"
 #include "controller/common/mutex.h"
 #include "controller/common/status.h"
@@ -30,8 +34,12 @@ struct JournalOptions {
   uint64_t segment_bytes = uint64_t{64} << 20;  // rotate once a segment reaches this size
   size_t max_group_bytes = size_t{8} << 20;     // bytes one group commit writes at most
   const Signer* signer = nullptr;  // null: no checkpoints; must outlive the journal
-  uint64_t checkpoint_every = 1000;             // records between checkpoints
-  int64_t checkpoint_interval_micros = 60'000'000;  // or this much time, if records wait
+  // The log's name in its checkpoints (tlog-checkpoint origin, signed-note key name);
+  // empty: "gpufed/<controller_id>". No spaces, no '+'.
+  std::string log_origin;
+  uint64_t checkpoint_every = 1000;  // records between checkpoints inside one large commit
+  // Unused since every commit is signed; kept so that callers' settings still compile.
+  int64_t checkpoint_interval_micros = 60'000'000;
 };
 
 // What Open found and repaired.
@@ -40,19 +48,25 @@ struct RecoveryInfo {
   uint64_t truncated_bytes = 0;   // torn tail removed from the last segment
   uint64_t dropped_lines = 0;     // lines in that torn tail (never acknowledged)
   std::string quarantined;        // where the torn bytes were copied before the truncation
+  // Complete records of a torn commit cut with the tail (never acknowledged: the commit's
+  // checkpoint was not written); 0 when only a partial line was cut.
+  uint64_t first_dropped_seq = 0, last_dropped_seq = 0;
   int segments = 0;
 };
 
 class AuditJournal {
  public:
   // Opens (or creates) the journal, takes its lock, and recovers: the last segment is
-  // scanned. The journal is evidence, so the only repair is of a torn tail: an
-  // incomplete last line (no newline; a crash inside a write no Append acknowledged).
-  // Its bytes are first copied to <dir>/quarantine/, then cut off, and the caller is
-  // told (RecoveryInfo) so it can journal the repair. Any complete line that is damaged,
-  // out of order or out of the chain (a flipped byte even in the last record, a deleted
-  // or swapped record, an extra line) is DataLoss: nothing is changed, `gpufed audit
-  // verify` names the damage and the operator decides. A refused open writes nothing.
+  // scanned (journal_recovery.cc). The journal is evidence, so the only repair is of a
+  // torn commit: an incomplete last line and, with a signer, the complete records of the
+  // commit it belongs to (one time stamp, after the last checkpoint: a crash inside a
+  // write no Append acknowledged). Those bytes are first copied to <dir>/quarantine/,
+  // then cut off, and the caller is told (RecoveryInfo) so it can journal the repair.
+  // Any complete line that is damaged, out of order or out of the chain is DataLoss; a
+  // checkpoint that does not sign the tree before it, or is of another key or origin, and
+  // records after the last checkpoint that are not one torn commit (or follow a clean
+  // close without a controller-start) refuse the open too. A refused open changes no
+  // byte; `gpufed audit verify` names the damage and the operator decides.
   // FailedPrecondition when another writer holds the lock.
   static Result<std::unique_ptr<AuditJournal>> Open(const JournalOptions& options, RecoveryInfo* info = nullptr);
 
@@ -97,6 +111,7 @@ class AuditJournal {
   std::string last_hash() const EXCLUDES(mu_);  // hash of the durable head (genesis zeros if empty)
   const std::string& dir() const { return options_.dir; }
   std::string journal_dir() const;
+  std::string log_origin() const;
 
  private:
   struct Writer;
@@ -109,6 +124,9 @@ class AuditJournal {
   void EncodeGroup(const std::vector<Writer*>& group, int64_t now, std::string* out, uint64_t* seq, std::string* hash,
                    uint64_t* since_checkpoint, int64_t* last_checkpoint_time);
   void AppendCheckpoint(int64_t now, std::string* out, uint64_t* seq, std::string* hash);
+  // Encodes one line into `out` and adds it to the tree; returns its hash.
+  std::string_view EncodeLine(uint64_t seq, int64_t now, std::string_view kind, std::string_view prev,
+                              std::string_view payload, std::string* out);
   Status WriteGroup(std::string_view data, uint64_t first_seq);
 
   const JournalOptions options_;
@@ -133,6 +151,9 @@ class AuditJournal {
   uint64_t since_checkpoint_ = 0;
   int64_t last_checkpoint_time_ = 0;
   RecordLineEncoder encoder_;
+  CompactRange range_;  // the tree of every record written
+  MerkleHasher merkle_hasher_;
+  std::unique_ptr<NoteSigner> note_signer_;  // with a signer
   // The group being encoded and written; its capacity (about max_group_bytes at most)
   // is kept for the next group.
   std::string group_buffer_;

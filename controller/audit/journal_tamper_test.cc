@@ -1,6 +1,8 @@
-// The journal is evidence: opening a damaged journal changes no byte of any file. Only a
-// torn tail (an incomplete last line) is repaired, and its bytes are kept in quarantine.
-// Each damage kind is applied to a closed, signed journal, then a start is attempted.
+// The journal is evidence: opening a damaged or forged journal changes no byte of any
+// file. Only a torn commit (an incomplete last line and the records of its commit) is
+// repaired, and its bytes are kept in quarantine. Each damage is applied to a closed,
+// signed journal, then a start is attempted. The forgeries re-chain every record after
+// the change, as an attacker with the files (but not the key) would.
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -8,9 +10,11 @@
 #include <gtest/gtest.h>
 
 #include "controller/audit/journal.h"
+#include "controller/audit/record.h"
 #include "controller/audit/signing.h"
 #include "controller/audit/testing/fault_env.h"
 #include "controller/common/sha256.h"
+#include "controller/common/time_text.h"
 #include "tests/testutil/temp_dir.h"
 
 namespace gpufed::audit {
@@ -49,6 +53,35 @@ std::string Join(const std::vector<std::string>& lines) {
   for (const std::string& l : lines) out += l;
   return out;
 }
+
+// Re-encodes lines[from..] so that each carries the previous line's hash: the chain of a
+// forger who changed a record.
+std::vector<std::string> Rechain(std::vector<std::string> lines, size_t from) {
+  std::string prev =
+      from == 0 ? std::string(kGenesisHash)
+                : std::string(ParseRecordLine(lines[from - 1].substr(0, lines[from - 1].size() - 1)).value().hash);
+  for (size_t i = from; i < lines.size(); ++i) {
+    nlohmann::json j = nlohmann::json::parse(lines[i]);
+    RecordHeader h;
+    h.seq = i + 1;
+    h.time_micros = ParseTimeMicros(j["time"].get<std::string>()).value();
+    h.kind = j["kind"].get<std::string>();
+    h.controller = j["controller"].get<std::string>();
+    h.prev = prev;
+    for (const char* key : {"seq", "time", "kind", "controller", "prev", "hash"}) j.erase(key);
+    lines[i] = EncodeRecordLine(h, DumpPayload(j), &prev) + "\n";
+  }
+  return lines;
+}
+
+size_t LineWith(const std::vector<std::string>& lines, const std::string& text) {
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].find(text) != std::string::npos) return i;
+  }
+  return lines.size();
+}
+
+bool IsCheckpoint(const std::string& line) { return line.find("\"kind\":\"checkpoint\"") != std::string::npos; }
 
 struct Damage {
   const char* name;
@@ -103,6 +136,39 @@ const std::vector<Damage>& Damages() {
          auto lines = Lines(t);
          return t.substr(0, t.size() - lines.back().size() / 2);
        }},
+      {"remove the closing records, change a decision, re-chain", true,
+       [](const std::string& t) {
+         auto lines = Lines(t);
+         lines.resize(lines.size() - 2);  // controller-stop and the final checkpoint
+         size_t at = LineWith(lines, "\"w4\"");
+         lines[at].replace(lines[at].find("\"w4\""), 4, "\"w9\"");
+         return Join(Rechain(lines, at));
+       }},
+      {"change a decision, drop every checkpoint after it, re-chain", true,
+       [](const std::string& t) {
+         auto lines = Lines(t);
+         size_t at = LineWith(lines, "\"w4\"");
+         lines[at].replace(lines[at].find("\"w4\""), 4, "\"w9\"");
+         std::vector<std::string> kept(lines.begin(), lines.begin() + static_cast<long>(at) + 1);
+         for (size_t i = at + 1; i < lines.size(); ++i) {
+           if (!IsCheckpoint(lines[i])) kept.push_back(lines[i]);
+         }
+         return Join(Rechain(kept, at));
+       }},
+      {"a chained record appended after a clean close", true,
+       [](const std::string& t) {
+         auto lines = Lines(t);
+         lines.push_back(lines[LineWith(lines, "\"w2\"")]);
+         return Join(Rechain(lines, lines.size() - 1));
+       }},
+      {"a checkpoint whose signature fails, re-chained", true,
+       [](const std::string& t) {
+         auto lines = Lines(t);
+         size_t at = LineWith(lines, "\"w5\"") + 1;  // its checkpoint
+         size_t sig = lines[at].rfind("\\n\"") - 10;  // inside the note's signature line
+         lines[at][sig] = lines[at][sig] == 'A' ? 'B' : 'A';
+         return Join(Rechain(lines, at));
+       }},
   };
   return damages;
 }
@@ -113,7 +179,13 @@ TEST_P(JournalTamperTest, AStartNeverChangesAByteExceptToQuarantineATornTail) {
   {
     auto j = AuditJournal::Open(Options());
     ASSERT_TRUE(j.ok());
-    for (int i = 0; i < 8; ++i) ASSERT_TRUE((*j)->Append(Rec(i)).ok());
+    ASSERT_TRUE((*j)->Append({RecordKind::kControllerStart, {{"version", "t"}}}).ok());
+    for (int i = 0; i < 8; ++i) {
+      env_.Advance(1000);  // each commit has its own time, as on a real clock
+      ASSERT_TRUE((*j)->Append(Rec(i)).ok());
+    }
+    env_.Advance(1000);
+    ASSERT_TRUE((*j)->Append({RecordKind::kControllerStop, {{"reason", "test"}}}).ok());
     ASSERT_TRUE((*j)->Close().ok());
   }
   auto segs = ListSegments(env_, dir_.str() + "/journal");
@@ -126,7 +198,9 @@ TEST_P(JournalTamperTest, AStartNeverChangesAByteExceptToQuarantineATornTail) {
   RecoveryInfo info;
   auto j = AuditJournal::Open(Options(), &info);
   if (damage.refused) {
-    EXPECT_EQ(j.status().code(), StatusCode::kDataLoss) << j.status().ToString();
+    EXPECT_TRUE(j.status().code() == StatusCode::kDataLoss || j.status().code() == StatusCode::kFailedPrecondition)
+        << j.status().ToString();
+    EXPECT_NE(j.status().message().find("nothing was changed"), std::string::npos) << j.status().ToString();
     EXPECT_EQ(Checksums(dir_.str()), before) << "a refused start changed the journal";
     return;
   }
@@ -140,7 +214,58 @@ TEST_P(JournalTamperTest, AStartNeverChangesAByteExceptToQuarantineATornTail) {
   EXPECT_EQ(*env_.ReadFile(seg), damaged.substr(0, damaged.size() - info.truncated_bytes));
 }
 
-INSTANTIATE_TEST_SUITE_P(EachDamage, JournalTamperTest, ::testing::Range(0, 6));
+INSTANTIATE_TEST_SUITE_P(EachDamage, JournalTamperTest, ::testing::Range(0, 10));
+
+// A journal signed with one key does not open with another: a key change is an explicit,
+// journalled rotation, never a silent new key.
+TEST_F(JournalTamperTest, AnotherKeyIsRefusedWithEveryByteUnchanged) {
+  {
+    auto j = AuditJournal::Open(Options());
+    ASSERT_TRUE(j.ok());
+    ASSERT_TRUE((*j)->Append(Rec(1)).ok());
+    ASSERT_TRUE((*j)->Close().ok());
+  }
+  const auto before = Checksums(dir_.str());
+  Signer other = Signer::Generate().value();
+  JournalOptions o = Options();
+  o.signer = &other;
+  auto j = AuditJournal::Open(o);
+  EXPECT_EQ(j.status().code(), StatusCode::kFailedPrecondition) << j.status().ToString();
+  EXPECT_NE(j.status().message().find(signer_.key_id()), std::string::npos);
+  EXPECT_EQ(Checksums(dir_.str()), before);
+}
+
+// Records of one commit without its checkpoint (a crash inside the commit's write) were
+// never acknowledged: they are cut off with the torn line and kept in quarantine.
+TEST_F(JournalTamperTest, ATornCommitIsCutBackToItsLastCheckpoint) {
+  {
+    auto j = AuditJournal::Open(Options());
+    ASSERT_TRUE(j.ok());
+    ASSERT_TRUE((*j)->Append(Rec(1)).ok());
+    env_.Advance(1000);
+    std::vector<AuditRecord> batch = {Rec(2), Rec(3), Rec(4)};
+    ASSERT_TRUE((*j)->AppendBatch(batch).ok());
+  }
+  auto segs = ListSegments(env_, dir_.str() + "/journal");
+  const std::string seg = segs->back().second;
+  std::string text = *env_.ReadFile(seg);
+  auto lines = Lines(text);
+  ASSERT_EQ(lines.size(), 6u);  // 1, checkpoint, 3 records, checkpoint
+  const std::string torn = text.substr(0, text.size() - lines.back().size() / 2);
+  std::ofstream(seg, std::ios::trunc | std::ios::binary) << torn;
+  RecoveryInfo info;
+  auto j = AuditJournal::Open(Options(), &info);
+  ASSERT_TRUE(j.ok()) << j.status().ToString();
+  EXPECT_EQ(info.last_seq, 2u);
+  EXPECT_EQ(info.first_dropped_seq, 3u);
+  EXPECT_EQ(info.last_dropped_seq, 5u);
+  EXPECT_EQ(info.dropped_lines, 4u);
+  EXPECT_EQ(*env_.ReadFile(seg), lines[0] + lines[1]);
+  EXPECT_EQ(*env_.ReadFile(info.quarantined), torn.substr(lines[0].size() + lines[1].size()));
+  // The journal goes on from the checkpoint, and its tree with it.
+  ASSERT_TRUE((*j)->Append(Rec(5)).ok());
+  EXPECT_EQ((*j)->last_seq(), 4u);
+}
 
 }  // namespace
 }  // namespace gpufed::audit

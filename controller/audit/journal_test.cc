@@ -68,6 +68,7 @@ TEST_F(JournalTest, BatchCommitsWithOneSync) {
   auto j = OpenOrDie(Options());
   ASSERT_TRUE(j->Append(Rec(0)).ok());  // creates the segment
   std::vector<AuditRecord> batch;
+  batch.reserve(100);
   for (int i = 0; i < 100; ++i) batch.push_back(Rec(i));
   int64_t before = env_.syncs;
   auto last = j->AppendBatch(batch);
@@ -79,6 +80,7 @@ TEST_F(JournalTest, BatchCommitsWithOneSync) {
 TEST_F(JournalTest, ConcurrentAppendersShareSyncsAndKeepTheChain) {
   auto j = OpenOrDie(Options());
   std::vector<std::thread> threads;
+  threads.reserve(8);
   for (int t = 0; t < 8; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 200; ++i) ASSERT_TRUE(j->Append(Rec(t * 1000 + i)).ok());
@@ -204,6 +206,7 @@ TEST_F(JournalTest, ABatchReportsEachRecordsSeqAcrossACheckpoint) {
   o.checkpoint_every = 4;
   auto j = OpenOrDie(o);
   std::vector<AuditRecord> batch;
+  batch.reserve(6);
   for (int i = 0; i < 6; ++i) batch.push_back(Rec(i));
   std::vector<uint64_t> seqs;
   auto last = j->AppendBatch(batch, &seqs);
@@ -213,39 +216,48 @@ TEST_F(JournalTest, ABatchReportsEachRecordsSeqAcrossACheckpoint) {
   EXPECT_EQ(*last, 7u);
 }
 
-TEST_F(JournalTest, CheckpointsEveryNRecordsAndVerifyWithKey) {
+// Sign-ahead: every commit ends with a checkpoint, and a large one is also signed every
+// checkpoint_every records.
+TEST_F(JournalTest, EveryCommitIsSignedAndVerifiesWithKey) {
   Signer signer = Signer::Generate().value();
   JournalOptions o = Options();
   o.signer = &signer;
   o.checkpoint_every = 10;
   {
     auto j = OpenOrDie(o);
-    for (int i = 0; i < 25; ++i) ASSERT_TRUE(j->Append(Rec(i)).ok());
-    ASSERT_TRUE(j->Close().ok());  // signs the tail (the destructor never writes)
+    for (int i = 0; i < 5; ++i) {
+      Result<uint64_t> seq = j->Append(Rec(i));
+      ASSERT_TRUE(seq.ok());
+      EXPECT_EQ(j->last_checkpoint().seq, *seq + 1);  // signed before Append returned
+    }
+    std::vector<AuditRecord> batch;
+    batch.reserve(25);
+    for (int i = 0; i < 25; ++i) batch.push_back(Rec(i));
+    ASSERT_TRUE(j->AppendBatch(batch).ok());
+    EXPECT_EQ(j->last_checkpoint().seq, j->last_seq());
+    ASSERT_TRUE(j->Close().ok());  // nothing left to sign (the destructor never writes)
   }
   SignatureVerifier key = SignatureVerifier::FromPublicKeyPem(signer.PublicKeyPem()).value();
   VerifyReport r = Verify(&key);
   EXPECT_TRUE(r.ok) << r.error;
-  EXPECT_EQ(r.checkpoints, 3u);
-  EXPECT_EQ(r.signatures_verified, 3u);
+  EXPECT_EQ(r.checkpoints, 5u + 3u);  // one per single append; 10, 20 and the end of the batch
+  EXPECT_EQ(r.signatures_verified, 8u);
   EXPECT_EQ(r.last_signed_seq, r.last_seq);
+  EXPECT_EQ(r.tree_size, r.last_seq);
+  EXPECT_EQ(r.log_origin, "gpufed/" + o.controller_id);
 }
 
-TEST_F(JournalTest, CheckpointAfterIntervalOnVirtualTime) {
+TEST_F(JournalTest, ATimedCheckpointHasNothingToSignAfterASignedCommit) {
   Signer signer = Signer::Generate().value();
   JournalOptions o = Options();
   o.signer = &signer;
-  o.checkpoint_every = 1000000;
-  o.checkpoint_interval_micros = 10'000'000;
   auto j = OpenOrDie(o);
   ASSERT_TRUE(j->Append(Rec(1)).ok());
-  ASSERT_TRUE(j->MaybeCheckpoint().ok());
-  EXPECT_EQ(j->last_seq(), 1u);  // not due yet
+  EXPECT_EQ(j->last_seq(), 2u);  // the record and its checkpoint
   env_.Advance(11'000'000);
   ASSERT_TRUE(j->MaybeCheckpoint().ok());
+  ASSERT_TRUE(j->Checkpoint().ok());
   EXPECT_EQ(j->last_seq(), 2u);
-  ASSERT_TRUE(j->MaybeCheckpoint().ok());
-  EXPECT_EQ(j->last_seq(), 2u);  // nothing new to sign
 }
 
 TEST_F(JournalTest, VerifyWithWrongKeyFails) {

@@ -156,12 +156,20 @@ AuditRecord ControllerStopRecord(const std::string& reason) {
   return {RecordKind::kControllerStop, {{"reason", reason}}};
 }
 
-AuditRecord JournalRepairedRecord(uint64_t after_seq, uint64_t bytes, const std::string& quarantine) {
-  return {RecordKind::kJournalRepaired,
-          {{"afterSeq", after_seq},
-           {"tornBytes", bytes},
-           {"quarantine", quarantine},
-           {"reason", "torn tail: an incomplete last line no append acknowledged"}}};
+AuditRecord JournalRepairedRecord(uint64_t after_seq, uint64_t bytes, const std::string& quarantine,
+                                  uint64_t first_dropped, uint64_t last_dropped) {
+  AuditRecord record{
+      RecordKind::kJournalRepaired,
+      {{"afterSeq", after_seq},
+       {"tornBytes", bytes},
+       {"quarantine", quarantine},
+       {"reason", first_dropped == 0 ? "torn tail: an incomplete last line no append acknowledged"
+                                     : "torn commit: records no checkpoint covered, that no append acknowledged"}}};
+  if (first_dropped != 0) {
+    record.payload["droppedFromSeq"] = first_dropped;
+    record.payload["droppedToSeq"] = last_dropped;
+  }
+  return record;
 }
 
 AuditRecord BudgetAlertRecord(const BudgetAlertEvent& a) {

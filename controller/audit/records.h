@@ -109,7 +109,10 @@ AuditRecord ControllerStartRecord(const BuildInfo& build, const std::string& sta
 AuditRecord ControllerStopRecord(const std::string& reason);
 // The start cut a torn tail off: the bytes (never acknowledged) after `after_seq`, kept
 // at `quarantine`.
-AuditRecord JournalRepairedRecord(uint64_t after_seq, uint64_t bytes, const std::string& quarantine);
+// `first_dropped`..`last_dropped`: complete records of the torn commit that were cut with
+// it (0, 0: only an incomplete line).
+AuditRecord JournalRepairedRecord(uint64_t after_seq, uint64_t bytes, const std::string& quarantine,
+                                  uint64_t first_dropped = 0, uint64_t last_dropped = 0);
 // A sink's lag crossed its limit (`lagging`) or came back within it. `action` is what the
 // controller does meanwhile: "alert" (keeps placing) or "pause" (stops placing).
 struct SinkLagChange {

@@ -1,5 +1,7 @@
 #include "controller/audit/signing_key.h"
 
+#include "controller/audit/journal.h"
+
 namespace gpufed::audit {
 
 Result<Signer> CreateSigningKey(Env& env, const std::string& dir, ExistingFolder existing) {
@@ -30,6 +32,13 @@ Result<Signer> LoadOrCreateSigningKey(Env& env, const std::string& audit_dir) {
     return signer;
   }
   if (signer.status().code() != StatusCode::kNotFound) return signer.status();
+  if (Result<std::vector<std::pair<uint64_t, std::string>>> segments = ListSegments(env, audit_dir + "/journal");
+      segments.ok() && !segments->empty()) {
+    // The journal's checkpoints name the key that signed them; a silent new key would
+    // sign over whatever the folder holds now. A key change is an explicit rotation.
+    return FailedPrecondition(key_path + " is missing but the journal in " + audit_dir +
+                              "/journal was signed with it: restore the key; nothing was changed");
+  }
   if (env.FileExists(pub_path)) {
     // A public key without its private key: verifiers may hold it; a new pair would not
     // match it. Said, not replaced.

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "controller/audit/journal.h"
 #include "tests/testutil/temp_dir.h"
 
 namespace gpufed::audit {
@@ -63,6 +64,33 @@ TEST(SigningKey, APublicKeyWithoutItsPrivateKeyIsNotReplacedByANewPair) {
   EXPECT_NE(again.status().message().find("exists without"), std::string::npos) << again.status().message();
   EXPECT_EQ(env->ReadFile(dir.str() + "/signing.pub").value(), *pub);  // verifiers' copy still matches
   EXPECT_FALSE(env->FileExists(dir.str() + "/signing.key"));
+}
+
+// Both halves deleted beside a journal: a new pair would silently sign over whatever the
+// folder holds, so the start is refused and nothing is written.
+TEST(SigningKey, ADeletedPairBesideAJournalIsNotReplaced) {
+  testutil::TempDir dir;
+  std::unique_ptr<Env> env = NewPosixEnv();
+  Result<Signer> signer = LoadOrCreateSigningKey(*env, dir.str());
+  ASSERT_TRUE(signer.ok());
+  {
+    JournalOptions o;
+    o.env = env.get();
+    o.dir = dir.str();
+    o.signer = &*signer;
+    auto j = AuditJournal::Open(o);
+    ASSERT_TRUE(j.ok());
+    ASSERT_TRUE((*j)->Append({RecordKind::kDecision, {{"n", 1}}}).ok());
+    ASSERT_TRUE((*j)->Close().ok());
+  }
+  std::filesystem::remove(dir.str() + "/signing.key");
+  std::filesystem::remove(dir.str() + "/signing.pub");
+  Result<Signer> again = LoadOrCreateSigningKey(*env, dir.str());
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(again.status().message().find("restore the key"), std::string::npos) << again.status().message();
+  EXPECT_FALSE(env->FileExists(dir.str() + "/signing.key"));
+  EXPECT_FALSE(env->FileExists(dir.str() + "/signing.pub"));
 }
 
 }  // namespace

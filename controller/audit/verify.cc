@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "controller/audit/checkpoint_record.h"
 #include "controller/audit/reader.h"
 #include "controller/audit/record.h"
 
@@ -101,12 +102,14 @@ bool ChainVerifier::AddLine(std::string_view line) {
   if (h.kind == "checkpoint" && !CheckCheckpoint(h.seq, record, h.prev)) return false;
   if (h.kind == "checkpoint") report_.last_checkpoint_seq = h.seq;
   if (h.kind == "controller-start") controller_journal_ = true;
+  if (h.kind == "journal-repaired") NoteRepair(h.seq, record);
   previous_kind_ = std::move(last_kind_);
   last_kind_ = h.kind;
   report_.last_seq = h.seq;
   ++report_.records;
   last_hash_ = std::string(parsed->hash);
   if (options_.receiver_copy) hashes_.push_back(HexToBytes(parsed->hash));
+  range_.Append(merkle_hasher_.Leaf(record), merkle_hasher_);
   return true;
 }
 
@@ -115,15 +118,16 @@ bool ChainVerifier::CheckCheckpoint(uint64_t seq, std::string_view line, const s
   Result<nlohmann::json> j = RecordJson(line);
   if (!j.ok()) return Fail(seq, "checkpoint seq " + std::to_string(seq) + " is not JSON");
   const nlohmann::json& cp = *j;
-  if (!cp.contains("signedSeq") || !cp["signedSeq"].is_number_unsigned() || cp["signedSeq"].get<uint64_t>() != seq - 1 ||
-      StringMember(cp, "signedHash") != prev) {
+  if (cp.contains("format")) return CheckMerkle(seq, cp);
+  if (!cp.contains("signedSeq") || !cp["signedSeq"].is_number_unsigned() ||
+      cp["signedSeq"].get<uint64_t>() != seq - 1 || StringMember(cp, "signedHash") != prev) {
     return Fail(seq, "checkpoint seq " + std::to_string(seq) + " does not sign the record before it");
   }
   if (options_.key != nullptr) {
     const std::string key_id = StringMember(cp, "keyId");
     if (key_id != options_.key->key_id()) {
-      return Fail(seq, "checkpoint seq " + std::to_string(seq) + " is signed by key " + (key_id.empty() ? "?" : key_id) +
-                           ", not by the given key " + options_.key->key_id());
+      return Fail(seq, "checkpoint seq " + std::to_string(seq) + " is signed by key " +
+                           (key_id.empty() ? "?" : key_id) + ", not by the given key " + options_.key->key_id());
     }
     if (!options_.key->Verify(CheckpointMessage(seq - 1, prev), StringMember(cp, "sig"))) {
       return Fail(seq, "checkpoint seq " + std::to_string(seq) + ": bad signature");
@@ -134,14 +138,57 @@ bool ChainVerifier::CheckCheckpoint(uint64_t seq, std::string_view line, const s
   return true;
 }
 
+bool ChainVerifier::CheckMerkle(uint64_t seq, const nlohmann::json& record) {
+  const std::string at = "checkpoint seq " + std::to_string(seq);
+  Result<std::optional<MerkleCheckpoint>> parsed = ParseMerkleCheckpoint(record);
+  if (!parsed.ok() || !parsed->has_value()) {
+    return Fail(seq, at + ": " + (parsed.ok() ? "not a signed tree" : parsed.status().message()));
+  }
+  const MerkleCheckpoint& cp = **parsed;
+  if (report_.log_origin.empty()) report_.log_origin = cp.checkpoint.origin;
+  if (cp.checkpoint.origin != report_.log_origin) {
+    return Fail(seq, at + " is of log '" + cp.checkpoint.origin + "', not '" + report_.log_origin + "'");
+  }
+  if (options_.key != nullptr) {
+    if (cp.key_id != options_.key->key_id()) {
+      return Fail(seq, at + " is signed by key " + cp.key_id + ", not by the given key " + options_.key->key_id());
+    }
+    if (note_verifier_ == nullptr) {
+      Result<NoteVerifier> v = NoteVerifier::FromPublicKey(cp.checkpoint.origin, *options_.key);
+      if (!v.ok()) return Fail(seq, at + ": " + v.status().message());
+      note_verifier_ = std::make_unique<NoteVerifier>(std::move(*v));
+    }
+  }
+  Status ok = CheckMerkleCheckpoint(seq, cp, range_, note_verifier_.get(), merkle_hasher_);
+  if (!ok.ok()) return Fail(seq, ok.message());
+  if (options_.key != nullptr) {
+    ++report_.signatures_verified;
+    report_.last_signed_seq = seq;
+  }
+  return true;
+}
+
+void ChainVerifier::NoteRepair(uint64_t seq, std::string_view line) {
+  Result<nlohmann::json> j = RecordJson(line);
+  if (!j.ok()) return;
+  auto count = [&](const char* key) -> uint64_t {
+    auto it = j->find(key);
+    return it != j->end() && it->is_number_unsigned() ? it->get<uint64_t>() : 0;
+  };
+  report_.repairs.push_back({seq, count("afterSeq"), count("tornBytes"), count("droppedFromSeq"), count("droppedToSeq"),
+                             StringMember(*j, "quarantine")});
+}
+
 VerifyReport ChainVerifier::Finish() {
+  report_.tree_size = range_.size();
+  report_.root_hash = MerkleHashHex(range_.Root(merkle_hasher_));
   if (report_.ok && options_.receiver_copy && report_.records == 0) {
     report_.ok = false;
     report_.first_bad_seq = 1;
     report_.error = "no audit records found";
   }
-  report_.unclosed = report_.ok && controller_journal_ &&
-                     !(last_kind_ == "checkpoint" && previous_kind_ == "controller-stop");
+  report_.unclosed =
+      report_.ok && controller_journal_ && !(last_kind_ == "checkpoint" && previous_kind_ == "controller-stop");
   return report_;
 }
 

@@ -14,7 +14,9 @@
 #include <vector>
 
 #include "controller/audit/env.h"
+#include "controller/audit/merkle.h"
 #include "controller/audit/record.h"
+#include "controller/audit/signed_note.h"
 #include "controller/audit/signing.h"
 #include "controller/common/status.h"
 
@@ -36,6 +38,20 @@ struct VerifyReport {
   uint64_t last_seq = 0;
   uint64_t last_signed_seq = 0;       // records after it carry no signature yet
   uint64_t last_checkpoint_seq = 0;   // the last checkpoint record (0: none)
+  // The Merkle tree (RFC 9162) of every record read, and the log's origin from its
+  // signed checkpoints (empty for a journal of v1 checkpoints only).
+  uint64_t tree_size = 0;
+  std::string root_hash;  // hex
+  std::string log_origin;
+  // Torn commits cut off at a start (journal-repaired records): what was cut and where.
+  struct Repair {
+    uint64_t seq = 0;        // the journal-repaired record
+    uint64_t after_seq = 0;  // the cut followed this record
+    uint64_t bytes = 0;
+    uint64_t dropped_from = 0, dropped_to = 0;  // complete records cut (0: a partial line only)
+    std::string quarantine;
+  };
+  std::vector<Repair> repairs;
   // A controller's journal (it holds controller-start) whose last records are not the
   // controller-stop and final checkpoint `gpufed run` writes when it stops: the
   // controller is running or crashed, or records after the last checkpoint were cut.
@@ -58,6 +74,8 @@ class ChainVerifier {
  private:
   bool Fail(uint64_t seq, std::string message);
   bool CheckCheckpoint(uint64_t seq, std::string_view line, const std::string& prev);
+  bool CheckMerkle(uint64_t seq, const nlohmann::json& record);
+  void NoteRepair(uint64_t seq, std::string_view line);
 
   VerifyOptions options_;
   VerifyReport report_;
@@ -66,6 +84,9 @@ class ChainVerifier {
   std::string last_kind_, previous_kind_;
   std::vector<std::array<unsigned char, 32>> hashes_;  // receiver copies: by seq - 1
   LineHasher hasher_;
+  CompactRange range_;
+  MerkleHasher merkle_hasher_;
+  std::unique_ptr<NoteVerifier> note_verifier_;  // for the origin of the first v2 checkpoint
 };
 
 // `audit_dir` holds `journal/`. NotFound if it has no journal.

@@ -75,8 +75,11 @@ TEST(ChainVerifier, DuplicateInJournalIsTampering) {
 TEST(ChainVerifier, ReceiverToleratesIdenticalRedeliveries) {
   auto lines = Chain(6);
   std::vector<std::string> received;
-  for (int i = 0; i < 4; ++i) received.push_back("2026-11-22T10:00:00Z peer=127.0.0.1 host gpufed 1 audit [x] " + lines[i]);
-  for (int i = 2; i < 6; ++i) received.push_back("2026-11-22T10:00:01Z peer=127.0.0.1 host gpufed 1 audit [x] " + lines[i]);
+  received.reserve(8);
+  for (int i = 0; i < 4; ++i)
+    received.push_back("2026-11-22T10:00:00Z peer=127.0.0.1 host gpufed 1 audit [x] " + lines[i]);
+  for (int i = 2; i < 6; ++i)
+    received.push_back("2026-11-22T10:00:01Z peer=127.0.0.1 host gpufed 1 audit [x] " + lines[i]);
   received.insert(received.begin() + 1, "Nov 22 10:00:00 host sshd[1]: unrelated line");
   VerifyReport r = VerifyLines(received, true);
   EXPECT_TRUE(r.ok) << r.error;
@@ -98,15 +101,14 @@ TEST(ChainVerifier, ReceiverRejectsDuplicateWithOtherContent) {
 
 TEST(ChainVerifier, ReceiverIgnoresTornFragmentBeforeACompleteRecord) {
   auto lines = Chain(3);
-  std::vector<std::string> received = {"p " + lines[0], "p " + lines[1].substr(0, 40) + "p " + lines[1], "p " + lines[2]};
+  std::vector<std::string> received = {"p " + lines[0], "p " + lines[1].substr(0, 40) + "p " + lines[1],
+                                       "p " + lines[2]};
   VerifyReport r = VerifyLines(received, true);
   EXPECT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.torn_fragments, 1u);
 }
 
-TEST(ChainVerifier, ReceiverCopyWithoutRecordsFails) {
-  EXPECT_FALSE(VerifyLines({"hello"}, true).ok);
-}
+TEST(ChainVerifier, ReceiverCopyWithoutRecordsFails) { EXPECT_FALSE(VerifyLines({"hello"}, true).ok); }
 
 // A controller's journal that stops cleanly ends with controller-stop and a signed
 // checkpoint; cutting records off its end shows as an unclosed journal, key or not.
@@ -132,7 +134,7 @@ TEST(JournalVerify, ACutOffTailShowsAsAnUnclosedJournal) {
   EXPECT_TRUE(closed->ok);
   EXPECT_FALSE(closed->unclosed);
 
-  // Cut the last three lines (checkpoint, controller-stop, a decision): still a valid
+  // Cut the last three lines (checkpoint, controller-stop, checkpoint): still a valid
   // chain, but it no longer ends the way a stopped controller leaves it.
   auto segments = ListSegments(*env, dir.str() + "/journal");
   ASSERT_TRUE(segments.ok());
@@ -144,8 +146,10 @@ TEST(JournalVerify, ACutOffTailShowsAsAnUnclosedJournal) {
   ASSERT_TRUE(cut.ok());
   EXPECT_TRUE(cut->ok) << cut->error;
   EXPECT_TRUE(cut->unclosed);
-  EXPECT_EQ(cut->last_checkpoint_seq, 6u);  // after the first five records
-  EXPECT_EQ(cut->last_seq, 8u);
+  // Every append is signed: start 1 (checkpoint 2), decisions 3, 5, ... 15 (each followed
+  // by its checkpoint), stop 17, checkpoint 18; the cut leaves the last decision.
+  EXPECT_EQ(cut->last_checkpoint_seq, 14u);
+  EXPECT_EQ(cut->last_seq, 15u);
 }
 
 TEST(JournalVerify, AJournalOfOneShotRecordsIsNeverUnclosed) {
@@ -191,8 +195,11 @@ TEST(ChainVerifier, ForgedCheckpointWithWrongTypesIsReportedNotThrown) {
     for (const SignatureVerifier* with_key : std::vector<const SignatureVerifier*>{nullptr, &*key}) {
       std::vector<std::string> lines = Chain(1);
       std::string prev = std::string(ParseRecordLine(lines[0])->hash);
-      nlohmann::json payload = {{"alg", "ed25519"}, {"keyId", key->key_id()}, {"signedSeq", 1},
-                                {"signedHash", prev}, {"sig", signer->Sign(CheckpointMessage(1, prev))}};
+      nlohmann::json payload = {{"alg", "ed25519"},
+                                {"keyId", key->key_id()},
+                                {"signedSeq", 1},
+                                {"signedHash", prev},
+                                {"sig", signer->Sign(CheckpointMessage(1, prev))}};
       payload[field] = 5;
       RecordHeader h{2, 1'795'000'000'000'002, "checkpoint", "c1", prev};
       lines.push_back(EncodeRecordLine(h, DumpPayload(payload), nullptr));

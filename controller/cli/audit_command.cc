@@ -159,7 +159,20 @@ int RunVerify(const std::string& path, const std::string& key_path, bool json, b
                         {"foreignLines", r.foreign_lines},
                         {"tornFragments", r.torn_fragments},
                         {"lastCheckpointSeq", r.last_checkpoint_seq},
-                        {"unclosed", r.unclosed}};
+                        {"unclosed", r.unclosed},
+                        {"treeSize", r.tree_size},
+                        {"rootHash", r.root_hash},
+                        {"logOrigin", r.log_origin}};
+    nlohmann::json repairs = nlohmann::json::array();
+    for (const audit::VerifyReport::Repair& repair : r.repairs) {
+      repairs.push_back({{"seq", repair.seq},
+                         {"afterSeq", repair.after_seq},
+                         {"bytes", repair.bytes},
+                         {"droppedFromSeq", repair.dropped_from},
+                         {"droppedToSeq", repair.dropped_to},
+                         {"quarantine", repair.quarantine}});
+    }
+    j["repairs"] = std::move(repairs);
     if (!r.ok) {
       j["firstBadSeq"] = r.first_bad_seq;
       j["line"] = r.line_number;
@@ -176,11 +189,26 @@ int RunVerify(const std::string& path, const std::string& key_path, bool json, b
     } else {
       std::cout << " (signatures not checked: pass --key PUB)";
     }
+    if (!r.log_origin.empty()) {
+      std::cout << "; log " << r.log_origin << ", tree of " << r.tree_size << " records, root " << r.root_hash;
+    }
     if (!is_dir) {
       std::cout << "; " << r.duplicates << " identical redeliveries, " << r.foreign_lines << " other lines";
       if (r.torn_fragments > 0) std::cout << ", " << r.torn_fragments << " torn fragments";
     }
     std::cout << "\n";
+    for (const audit::VerifyReport::Repair& repair : r.repairs) {
+      // A repair is not a plain OK: say what a start cut and where its bytes are.
+      std::cout << "REPAIRED at seq " << repair.seq << ": a start cut " << repair.bytes << " bytes after seq "
+                << repair.after_seq;
+      if (repair.dropped_from != 0) {
+        std::cout << " (records seq " << repair.dropped_from << "-" << repair.dropped_to
+                  << " of a torn commit, never acknowledged)";
+      } else {
+        std::cout << " (an incomplete last line)";
+      }
+      std::cout << ", kept in " << repair.quarantine << "\n";
+    }
     if (r.unclosed) {
       // Without the key too: a cut-off tail shows as a journal that never stopped.
       std::cout << "WARNING: unclosed journal: last checkpoint at seq " << r.last_checkpoint_seq << ", "
@@ -314,6 +342,7 @@ void AddAuditCommand(CLI::App& app, int* exit_code, const connectors::ConnectorR
 
   AddAuditQueryCommands(*audit, exit_code);
   AddAuditReplayCommand(*audit, exit_code);
+  AddAuditProveCommands(*audit, exit_code);
 }
 
 }  // namespace gpufed::cli
