@@ -11,8 +11,9 @@ packages=(
 )
 if [[ "${GPUFED_TEST_DEPS:-0}" == 1 ]]; then
   # The schema conformance test runs ajv from the npm registry; the layering check, the
-  # Prometheus tests and the Kubernetes manifest check (PyYAML) are Python.
-  packages+=(nodejs npm python3 python3-yaml)
+  # Prometheus tests, the Kubernetes manifest check (PyYAML) and the independent tlog
+  # verifier (tests/audit/tlog_verify.py: python3-cryptography for Ed25519) are Python.
+  packages+=(nodejs npm python3 python3-yaml python3-cryptography)
   # The audit integration tests and benchmark ship to a real rsyslog over mutual TLS.
   packages+=(rsyslog rsyslog-gnutls)
   # The Slurm integration tests run a real Slurm 22.05 with slurmrestd and JWT auth, and a

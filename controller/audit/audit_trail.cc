@@ -34,6 +34,21 @@ Result<std::unique_ptr<AuditTrail>> AuditTrail::Open(const AuditTrailOptions& op
     return Status(journal.status().code(), "audit journal " + options.dir + ": " + journal.status().message());
   }
   trail->journal_ = std::move(journal).value();
+  // The tiles follow the journal; if they cannot be brought to it, the controller runs
+  // without serving them (the journal and its checkpoints are the evidence).
+  Status tiles_status = Status::Ok();
+  Result<std::pair<uint64_t, MerkleHash>> head = trail->journal_->TreeHead();
+  Result<std::unique_ptr<TileStore>> tiles = head.ok()
+                                                 ? TileStore::Open(*trail->env_, options.dir, head->first, head->second)
+                                                 : Result<std::unique_ptr<TileStore>>(head.status());
+  if (tiles.ok()) {
+    trail->tiles_ = std::move(tiles).value();
+    trail->journal_->AttachTiles(trail->tiles_.get());
+  } else {
+    tiles_status = Unavailable("the journal's tiles are unavailable: " + tiles.status().message());
+  }
+  trail->log_ =
+      std::make_unique<LogView>(trail->env_, options.dir, trail->journal_.get(), trail->tiles_.get(), tiles_status);
   if (recovery.truncated_bytes > 0) {
     // A failure leaves the journal unhealthy, which the loop reports and stops placing on.
     (void)trail->journal_->Append(JournalRepairedRecord(recovery.last_seq, recovery.truncated_bytes,

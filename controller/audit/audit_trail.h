@@ -1,6 +1,7 @@
 #pragma once
 // A controller's audit trail as one resource: the file system it writes through, the
-// signing key and the journal, opened in that order and released in reverse. The App
+// signing key, the journal and its tiles (tile_store.h, served through log_view.h),
+// opened in that order and released in reverse. The App
 // (runtime/app.h) owns one for the life of the process and lends it to the loop, which
 // appends; nothing else writes to the journal.
 #include <memory>
@@ -9,7 +10,9 @@
 
 #include "controller/audit/env.h"
 #include "controller/audit/journal.h"
+#include "controller/audit/log_view.h"
 #include "controller/audit/signing.h"
+#include "controller/audit/tile_store.h"
 #include "controller/common/durability.h"
 #include "controller/common/status.h"
 
@@ -41,6 +44,9 @@ class AuditTrail {
   Env* env() const { return env_; }
   const std::string& dir() const { return dir_; }
   const std::string& key_id() const { return key_id_; }
+  // The journal's tree for /v1/audit/log/ (its tiles may be unavailable: they are derived
+  // data, and a start never fails for them).
+  const LogView& log() const { return *log_; }
 
  private:
   AuditTrail() = default;
@@ -52,7 +58,9 @@ class AuditTrail {
   Env* env_ = nullptr;
   std::optional<Signer> signer_;
   std::string key_id_;
+  std::unique_ptr<TileStore> tiles_;      // outlives the journal, which appends to it
   std::unique_ptr<AuditJournal> journal_;
+  std::unique_ptr<LogView> log_;
 };
 
 }  // namespace gpufed::audit

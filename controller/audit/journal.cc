@@ -131,6 +131,12 @@ Result<uint64_t> AuditJournal::AppendBatch(std::span<const AuditRecord> records,
     }
     size_t begin = w.payloads.size();
     AppendCanonicalJson(r.payload, &w.payloads);
+    if (w.payloads.size() - begin > kMaxRecordPayloadBytes) {
+      return InvalidArgument(std::string("a ") + RecordKindName(r.kind) + " record's payload is " +
+                             std::to_string(w.payloads.size() - begin) + " bytes, over the " +
+                             std::to_string(kMaxRecordPayloadBytes) +
+                             " a record may hold (a tlog-tiles entry is at most 65,535 bytes)");
+    }
     w.items.push_back({RecordKindName(r.kind), begin, w.payloads.size()});
   }
   w.bytes = w.payloads.size() + kLineOverhead * records.size();
@@ -182,8 +188,10 @@ Result<uint64_t> AuditJournal::Commit(Writer* w) {
   std::string hash = last_hash_;
   uint64_t since_checkpoint = since_checkpoint_;
   int64_t last_checkpoint_time = last_checkpoint_time_;
+  TileStore* const tiles = tiles_;
   if (status.ok()) {
     lock.Unlock();
+    group_leaves_.clear();
     // The leader's buffer is reused across groups: no fresh megabytes (and their page
     // faults) per commit.
     std::string& data = group_buffer_;
@@ -192,11 +200,13 @@ Result<uint64_t> AuditJournal::Commit(Writer* w) {
     uint64_t first_seq = seq + 1;
     EncodeGroup(group, env_->NowMicros(), &data, &seq, &hash, &since_checkpoint, &last_checkpoint_time);
     if (!data.empty()) status = WriteGroup(data, first_seq);
+    // Before the commit returns, so that tiles cover every checkpoint a reader can see.
+    if (status.ok() && tiles != nullptr && !group_leaves_.empty()) (void)tiles->Append(group_leaves_);
     lock.Lock();
     if (status.ok()) {
       // The group signed the head when fewer records follow a checkpoint than it wrote.
       if (since_checkpoint < since_checkpoint_ + (seq - last_seq_)) {
-        last_checkpoint_ = {seq - since_checkpoint, last_checkpoint_time};
+        last_checkpoint_ = {seq - since_checkpoint, last_checkpoint_time, group_note_};
       }
       last_seq_ = seq;
       last_hash_ = hash;
@@ -224,7 +234,8 @@ std::string_view AuditJournal::EncodeLine(uint64_t seq, int64_t now, std::string
   const size_t begin = out->size();
   std::string_view hash = encoder_.Append(seq, now, kind, options_.controller_id, prev, payload, out);
   if (note_signer_ != nullptr) {
-    range_.Append(merkle_hasher_.Leaf(std::string_view(*out).substr(begin)), merkle_hasher_);
+    group_leaves_.push_back(merkle_hasher_.Leaf(std::string_view(*out).substr(begin)));
+    range_.Append(group_leaves_.back(), merkle_hasher_);
   }
   *out += '\n';
   return hash;
@@ -232,6 +243,7 @@ std::string_view AuditJournal::EncodeLine(uint64_t seq, int64_t now, std::string
 
 void AuditJournal::AppendCheckpoint(int64_t now, std::string* out, uint64_t* seq, std::string* hash) {
   nlohmann::json payload = MerkleCheckpointPayload(*note_signer_, options_.signer->key_id(), range_, merkle_hasher_);
+  group_note_ = payload["note"].get<std::string>();
   *hash = EncodeLine(*seq + 1, now, "checkpoint", *hash, DumpPayload(payload), out);
   *seq += 1;
 }
@@ -310,6 +322,20 @@ AuditJournal::CheckpointMark AuditJournal::last_checkpoint() const {
 uint64_t AuditJournal::last_seq() const {
   MutexLock lock(mu_);
   return last_seq_;
+}
+
+Result<std::pair<uint64_t, MerkleHash>> AuditJournal::TreeHead() const {
+  MutexLock lock(mu_);
+  if (note_signer_ == nullptr) return FailedPrecondition("a journal without a signing key keeps no tree");
+  // No writer queued means no leader: range_ is still.
+  if (!writers_.empty()) return FailedPrecondition("the journal is being appended to");
+  MerkleHasher hasher;
+  return std::make_pair(range_.size(), range_.Root(hasher));
+}
+
+void AuditJournal::AttachTiles(TileStore* tiles) {
+  MutexLock lock(mu_);
+  tiles_ = tiles;
 }
 
 std::string AuditJournal::last_hash() const {

@@ -22,10 +22,15 @@
 #include "controller/audit/record.h"
 #include "controller/audit/signed_note.h"
 #include "controller/audit/signing.h"
+#include "controller/audit/tile_store.h"
 #include "controller/common/mutex.h"
 #include "controller/common/status.h"
 
 namespace gpufed::audit {
+
+// A record line must fit a tlog-tiles entry (a 16-bit length): its payload is at most this
+// many bytes, which leaves room for the header, hash and the longest controller id.
+inline constexpr size_t kMaxRecordPayloadBytes = 65'000;
 
 struct JournalOptions {
   Env* env = nullptr;              // required; must outlive the journal
@@ -106,12 +111,21 @@ class AuditJournal {
   struct CheckpointMark {
     uint64_t seq = 0;
     int64_t time_micros = 0;
+    std::string note;  // its signed note (v2 checkpoints; empty for older ones)
   };
   CheckpointMark last_checkpoint() const EXCLUDES(mu_);
   std::string last_hash() const EXCLUDES(mu_);  // hash of the durable head (genesis zeros if empty)
   const std::string& dir() const { return options_.dir; }
   std::string journal_dir() const;
   std::string log_origin() const;
+  // The tree's size and root, for opening its tile store. Only while nothing is being
+  // appended (after Open, before the first append): FailedPrecondition otherwise, or
+  // without a signer (no tree is kept).
+  Result<std::pair<uint64_t, MerkleHash>> TreeHead() const EXCLUDES(mu_);
+  // Each commit's leaf hashes go to `tiles` once written. Call before the first append;
+  // `tiles` must outlive the journal. Its failures never fail an append: tiles are
+  // derived data (tile_store.h).
+  void AttachTiles(TileStore* tiles) EXCLUDES(mu_);
 
  private:
   struct Writer;
@@ -141,6 +155,7 @@ class AuditJournal {
   uint64_t last_seq_ GUARDED_BY(mu_) = 0;
   std::string last_hash_ GUARDED_BY(mu_);
   CheckpointMark last_checkpoint_ GUARDED_BY(mu_);
+  TileStore* tiles_ GUARDED_BY(mu_) = nullptr;
   std::atomic<size_t> payload_bytes_hint_{0};  // bytes per payload of the last call
 
   // Touched only by the current leader (one at a time, handed over under mu_), which
@@ -152,6 +167,8 @@ class AuditJournal {
   int64_t last_checkpoint_time_ = 0;
   RecordLineEncoder encoder_;
   CompactRange range_;  // the tree of every record written
+  std::vector<MerkleHash> group_leaves_;  // the leaves of the group being written
+  std::string group_note_;                // the group's last checkpoint note
   MerkleHasher merkle_hasher_;
   std::unique_ptr<NoteSigner> note_signer_;  // with a signer
   // The group being encoded and written; its capacity (about max_group_bytes at most)

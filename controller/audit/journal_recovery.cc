@@ -305,10 +305,16 @@ Status AuditJournal::Recover(RecoveryInfo* info) {
     if (!file.ok()) return file.status();
     segment_ = std::move(*file);
     segment_size_ = cut;
+    const ScannedLine* newest_checkpoint = nullptr;
     for (size_t i = 0; i < kept_lines; ++i) {
       const ScannedLine& line = last->lines[i];
       since_checkpoint_ = line.kind == "checkpoint" ? 0 : since_checkpoint_ + 1;
-      if (line.kind == "checkpoint") last_checkpoint_ = {line.seq, line.time_micros};
+      if (line.kind == "checkpoint") newest_checkpoint = &line;
+    }
+    if (newest_checkpoint != nullptr) {
+      last_checkpoint_ = {newest_checkpoint->seq, newest_checkpoint->time_micros, ""};
+      Result<std::optional<MerkleCheckpoint>> cp = CheckpointOf(*last, *newest_checkpoint);
+      if (cp.ok() && cp->has_value()) last_checkpoint_.note = (*cp)->note_text;
     }
   }
   info->last_seq = last_seq_;

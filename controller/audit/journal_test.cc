@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "controller/audit/reader.h"
+#include "controller/audit/records.h"
 #include "controller/audit/testing/fault_env.h"
 #include "controller/audit/verify.h"
 #include "tests/testutil/temp_dir.h"
@@ -97,6 +98,21 @@ TEST_F(JournalTest, RejectsPayloadWithHeaderKey) {
   auto r = j->Append({RecordKind::kDecision, {{"seq", 5}}});
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
   EXPECT_TRUE(j->health().ok());
+}
+
+// Every line must fit a tlog-tiles entry (16-bit length): a larger payload is refused
+// before anything is written, and the journal stays healthy.
+TEST_F(JournalTest, RefusesAPayloadThatATileEntryCannotHold) {
+  auto j = OpenOrDie(Options());
+  auto r = j->Append({RecordKind::kPolicyDegraded, {{"detail", std::string(kMaxRecordPayloadBytes, 'x')}}});
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("policy-degraded"), std::string::npos) << r.status().message();
+  EXPECT_TRUE(j->health().ok());
+  EXPECT_EQ(j->last_seq(), 0u);
+  ASSERT_TRUE(j->Append({RecordKind::kPolicyDegraded, {{"detail", std::string(60'000, 'x')}}}).ok());
+  // A rejection of a repository with thousands of problems is bounded by its builder.
+  std::vector<std::string> problems(5000, std::string(2000, 'p'));
+  ASSERT_TRUE(j->Append(PolicyRejectedRecord("rev", "repo", problems)).ok());
 }
 
 TEST_F(JournalTest, ReopenContinuesTheChain) {
@@ -229,6 +245,9 @@ TEST_F(JournalTest, EveryCommitIsSignedAndVerifiesWithKey) {
       Result<uint64_t> seq = j->Append(Rec(i));
       ASSERT_TRUE(seq.ok());
       EXPECT_EQ(j->last_checkpoint().seq, *seq + 1);  // signed before Append returned
+      Result<Note> note = ParseNote(j->last_checkpoint().note);
+      ASSERT_TRUE(note.ok()) << j->last_checkpoint().note;
+      EXPECT_EQ(ParseCheckpointBody(note->body)->size, *seq);  // the tree of every record before it
     }
     std::vector<AuditRecord> batch;
     batch.reserve(25);
@@ -236,6 +255,13 @@ TEST_F(JournalTest, EveryCommitIsSignedAndVerifiesWithKey) {
     ASSERT_TRUE(j->AppendBatch(batch).ok());
     EXPECT_EQ(j->last_checkpoint().seq, j->last_seq());
     ASSERT_TRUE(j->Close().ok());  // nothing left to sign (the destructor never writes)
+  }
+  {
+    // A reopened journal knows its newest checkpoint's note (served at /v1/audit/log/).
+    auto j = OpenOrDie(o);
+    Result<Note> note = ParseNote(j->last_checkpoint().note);
+    ASSERT_TRUE(note.ok());
+    EXPECT_EQ(ParseCheckpointBody(note->body)->size, j->last_seq() - 1);
   }
   SignatureVerifier key = SignatureVerifier::FromPublicKeyPem(signer.PublicKeyPem()).value();
   VerifyReport r = Verify(&key);

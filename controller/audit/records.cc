@@ -130,7 +130,17 @@ AuditRecord ClusterConnectorRecord(const ClusterConnectorChange& c) {
 
 AuditRecord PolicyRejectedRecord(const std::string& revision, const std::string& repo,
                                  const std::vector<std::string>& problems) {
-  return {RecordKind::kPolicyRejected, {{"revision", revision}, {"repo", repo}, {"problems", problems}}};
+  // A record is at most kMaxRecordPayloadBytes (a tlog-tiles entry): the first problems,
+  // each cut to 1,000 bytes, and how many more there were.
+  constexpr size_t kMaxProblems = 50, kMaxProblemBytes = 1000;
+  nlohmann::json listed = nlohmann::json::array();
+  for (size_t i = 0; i < problems.size() && i < kMaxProblems; ++i) {
+    listed.push_back(problems[i].size() <= kMaxProblemBytes ? problems[i]
+                                                            : problems[i].substr(0, kMaxProblemBytes) + "...");
+  }
+  nlohmann::json p = {{"revision", revision}, {"repo", repo}, {"problems", std::move(listed)}};
+  if (problems.size() > kMaxProblems) p["problemsOmitted"] = problems.size() - kMaxProblems;
+  return {RecordKind::kPolicyRejected, std::move(p)};
 }
 
 AuditRecord ConnectorActionRecord(const ConnectorActionResult& r) {

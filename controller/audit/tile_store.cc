@@ -145,7 +145,10 @@ Status TileStore::CatchUp(const std::string& audit_dir, uint64_t size) {
 
 Status TileStore::Append(std::span<const MerkleHash> leaves) {
   MutexLock lock(mu_);
-  return AppendLocked(leaves);
+  if (!failed_.ok()) return failed_;
+  Status appended = AppendLocked(leaves);
+  if (!appended.ok()) failed_ = Unavailable("the journal's tiles stopped at a failed write: " + appended.message());
+  return appended;
 }
 
 Status TileStore::AppendLocked(std::span<const MerkleHash> leaves) {
@@ -193,6 +196,7 @@ uint64_t TileStore::size() const {
 Result<std::string> TileStore::Tile(int level, uint64_t index, uint64_t width) {
   if (level < 0 || width == 0 || width > kTileWidth) return InvalidArgument("no such tile");
   MutexLock lock(mu_);
+  if (!failed_.ok()) return failed_;
   std::vector<MerkleHash> hashes;
   GPUFED_RETURN_IF_ERROR(Read(static_cast<size_t>(level), index * kTileWidth, width, &hashes));
   std::string out;
@@ -203,6 +207,7 @@ Result<std::string> TileStore::Tile(int level, uint64_t index, uint64_t width) {
 
 Result<MerkleHash> TileStore::Node(int height, uint64_t index) {
   MutexLock lock(mu_);
+  if (!failed_.ok()) return failed_;
   return NodeLocked(height, index);
 }
 

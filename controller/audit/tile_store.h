@@ -29,7 +29,8 @@ class TileStore final : public NodeSource {
                                                  const MerkleHash& root);
   ~TileStore() override;
 
-  // The next leaves, in order (the journal calls it after each durable commit).
+  // The next leaves, in order (the journal calls it after each durable commit). After a
+  // failure every read answers Unavailable.
   Status Append(std::span<const MerkleHash> leaves) EXCLUDES(mu_);
   uint64_t size() const EXCLUDES(mu_);
   // `width` (1..256) hashes of tile `index` at `level`, as served at tile/<L>/<N>[.p/<W>];
@@ -57,6 +58,9 @@ class TileStore final : public NodeSource {
   const std::string dir_;
   mutable Mutex mu_;
   std::vector<std::unique_ptr<Level>> levels_ GUARDED_BY(mu_);
+  // The first failed append (a full disk): the store stops serving until it is opened
+  // again, which rebuilds what it lacks from the journal.
+  Status failed_ GUARDED_BY(mu_);
   MerkleHasher hasher_ GUARDED_BY(mu_);
 };
 

@@ -225,6 +225,7 @@ Status App::OpenListeners() {
     if (!so.ok()) return so.status();
     so->max_body_bytes = o.max_body_bytes;
     so->warnings = plaintext;
+    so->audit_log = audit_ != nullptr ? &audit_->log() : nullptr;
     Result<std::unique_ptr<server::ApiServer>> started = server::ApiServer::Start(controller_.get(), *so);
     if (!started.ok()) return started.status();
     api_ = std::move(started).value();

@@ -10,6 +10,7 @@
 
 #include "controller/common/time_text.h"
 #include "controller/server/admission.h"
+#include "controller/server/audit_log_routes.h"
 #include "controller/server/dashboard_routes.h"
 #include "controller/server/guarded_server.h"
 #include "controller/server/http_json.h"
@@ -302,6 +303,7 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Start(reconcile::Controller* contr
   AddWorkloadRoutes(http, controller, auth, o.max_body_bytes);
   AddExplanationRoutes(http, controller, auth);
   AddDashboardRoutes(http, controller, auth);
+  AddAuditLogRoutes(http, o.audit_log, auth);
   RegisterUiRoutes(http);
   int port = http.Start(o.host, o.port);
   if (port < 0) return Unavailable("cannot listen on " + o.host + ":" + std::to_string(o.port));

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "controller/audit/log_view.h"
 #include "controller/common/clock.h"
 #include "controller/reconcile/controller.h"
 #include "controller/server/connection_limits.h"
@@ -44,6 +45,8 @@ struct ServerOptions {
   const gpufed::Clock* clock = nullptr;
   // Shown in /readyz's `warnings` (plain HTTP off loopback under --allow-plaintext).
   std::vector<std::string> warnings;
+  // The journal's tree served under /v1/audit/log/ (audit_log_routes.h); null: 503.
+  const audit::LogView* audit_log = nullptr;
 };
 
 // Parses "ADDR:PORT" and the tokens file ("TOKEN TENANT", "TOKEN admin" or "TOKEN metrics"

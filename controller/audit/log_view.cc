@@ -1,0 +1,69 @@
+#include "controller/audit/log_view.h"
+
+#include <charconv>
+
+#include "controller/audit/reader.h"
+
+namespace gpufed::audit {
+
+Result<std::string> LogView::Checkpoint() const {
+  AuditJournal::CheckpointMark mark = journal_->last_checkpoint();
+  if (mark.note.empty()) return NotFound("the journal has no signed checkpoint yet");
+  return mark.note;
+}
+
+Result<std::string> LogView::Tile(std::string_view path) const {
+  const bool entries = IsEntryBundle(path);
+  std::string_view rest = path;
+  uint64_t level = 0;
+  if (entries) {
+    rest.remove_prefix(8);
+  } else {
+    const size_t slash = rest.find('/');
+    std::string_view level_text = rest.substr(0, slash);
+    auto [ptr, ec] = std::from_chars(level_text.data(), level_text.data() + level_text.size(), level);
+    if (slash == std::string_view::npos || ec != std::errc() || ptr != level_text.data() + level_text.size() ||
+        level > 7 || std::to_string(level) != level_text) {
+      return InvalidArgument("not a tile path: tile/<level>/<index>[.p/<width>] or tile/entries/<index>[.p/<width>]");
+    }
+    rest.remove_prefix(slash + 1);
+  }
+  Result<std::pair<uint64_t, uint64_t>> index = ParseTileIndexPath(rest);
+  if (!index.ok()) return index.status();
+  if (entries) return EntryBundle(index->first, index->second);
+  if (tiles_ == nullptr) return tiles_status_.ok() ? Unavailable("the journal keeps no tiles") : tiles_status_;
+  return tiles_->Tile(static_cast<int>(level), index->first, index->second);
+}
+
+Result<std::string> LogView::EntryBundle(uint64_t index, uint64_t width) const {
+  if (index > (UINT64_MAX - kTileWidth) / kTileWidth) return NotFound("no such entry bundle");
+  const uint64_t first = index * kTileWidth + 1;  // seq of the bundle's first record
+  const uint64_t last = first + width - 1;
+  if (last > journal_->last_seq())
+    return NotFound("the journal has no records " + std::to_string(first) + "-" + std::to_string(last) + " yet");
+  JournalReader reader(env_, audit_dir_);
+  GPUFED_RETURN_IF_ERROR(reader.Seek(first));
+  std::vector<JournalEntry> records;
+  while (records.size() < width) {
+    Result<size_t> n = reader.Next(width - records.size(), last, &records);
+    if (!n.ok()) return n.status();
+    if (*n == 0) break;
+  }
+  if (records.size() != width || records.front().seq != first) {
+    return Internal("the journal's records " + std::to_string(first) + "-" + std::to_string(last) +
+                    " could not be read");
+  }
+  std::string out;
+  for (const JournalEntry& record : records) {
+    if (record.line.size() > 0xffff) {
+      return Internal("record seq " + std::to_string(record.seq) +
+                      " is over 65535 bytes, more than a tile entry holds");
+    }
+    out.push_back(static_cast<char>(record.line.size() >> 8));
+    out.push_back(static_cast<char>(record.line.size() & 0xff));
+    out += record.line;
+  }
+  return out;
+}
+
+}  // namespace gpufed::audit
