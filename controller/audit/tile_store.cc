@@ -10,6 +10,7 @@ namespace gpufed::audit {
 namespace {
 
 constexpr uint64_t kHashBytes = 32;
+static_assert(sizeof(MerkleHash) == kHashBytes, "leaves are written as they lie in memory");
 
 // Folds 2^k hashes of one height into their root, k levels up.
 MerkleHash Fold(std::vector<MerkleHash> hashes, MerkleHasher& hasher) {
@@ -152,7 +153,20 @@ Status TileStore::Append(std::span<const MerkleHash> leaves) {
 }
 
 Status TileStore::AppendLocked(std::span<const MerkleHash> leaves) {
-  for (const MerkleHash& leaf : leaves) GPUFED_RETURN_IF_ERROR(Push(0, leaf));
+  if (leaves.empty()) return Status::Ok();
+  if (levels_.empty()) GPUFED_RETURN_IF_ERROR(OpenLevel(0, /*truncate=*/true));
+  // One write for the commit's leaves; a parent (one in 256) is written on its own.
+  Level& l = *levels_[0];
+  GPUFED_RETURN_IF_ERROR(l.writer->Append(
+      std::string_view(reinterpret_cast<const char*>(leaves.data()), leaves.size() * sizeof(MerkleHash))));
+  for (const MerkleHash& leaf : leaves) {
+    ++l.count;
+    l.tail.push_back(leaf);
+    if (l.tail.size() < kTileWidth) continue;
+    MerkleHash parent = Fold(std::move(l.tail), hasher_);
+    l.tail.clear();
+    GPUFED_RETURN_IF_ERROR(Push(1, parent));
+  }
   return Status::Ok();
 }
 
