@@ -17,7 +17,8 @@ Result<std::unique_ptr<AuditTrail>> AuditTrail::Open(const AuditTrailOptions& op
     trail->unsynced_env_ = NewUnsyncedEnv(trail->env_);
     trail->env_ = trail->unsynced_env_.get();
   }
-  Result<Signer> signer = LoadOrCreateSigningKey(*trail->env_, options.dir);
+  Result<Signer> signer = options.key_file.empty() ? LoadOrCreateSigningKey(*trail->env_, options.dir)
+                                                   : LoadSigningKeyFile(*trail->env_, options.key_file, options.dir);
   if (!signer.ok()) {
     return Status(signer.status().code(), "audit signing key in " + options.dir + ": " + signer.status().message());
   }

@@ -21,6 +21,9 @@ namespace gpufed::audit {
 struct AuditTrailOptions {
   std::string dir;       // the audit folder, <state>/audit: the key pair and journal/ live here
   Env* env = nullptr;    // null: the real file system; tests pass a FaultEnv (must outlive the trail)
+  // The log's private key, kept outside the state folder (`gpufed run --audit-key`); empty:
+  // <dir>/signing.key, made on the first start (signing_key.h).
+  std::string key_file;
   // kUnsynced (simulations only, common/durability.h): nothing waits for the disk.
   Durability durability = Durability::kSynced;
   // A signed checkpoint at least this often while records are appended.

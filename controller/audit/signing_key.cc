@@ -37,7 +37,8 @@ Result<Signer> LoadOrCreateSigningKey(Env& env, const std::string& audit_dir) {
     // The journal's checkpoints name the key that signed them; a silent new key would
     // sign over whatever the folder holds now. A key change is an explicit rotation.
     return FailedPrecondition(key_path + " is missing but the journal in " + audit_dir +
-                              "/journal was signed with it: restore the key; nothing was changed");
+                              "/journal is signed: give the key that signed it (--audit-key) or restore the key; "
+                              "nothing was changed");
   }
   if (env.FileExists(pub_path)) {
     // A public key without its private key: verifiers may hold it; a new pair would not
@@ -46,6 +47,26 @@ Result<Signer> LoadOrCreateSigningKey(Env& env, const std::string& audit_dir) {
                               ": restore the private key, or move the public key away to start a new pair");
   }
   return CreateSigningKey(env, audit_dir);
+}
+
+Result<Signer> LoadSigningKeyFile(Env& env, const std::string& key_file, const std::string& audit_dir) {
+  Result<Signer> signer = Signer::FromPrivateKeyFile(key_file);
+  if (!signer.ok()) return signer.status();
+  if (Result<std::optional<ModeChange>> dir = MakePrivateFolder(audit_dir); !dir.ok()) return dir.status();
+  const std::string pub_path = audit_dir + "/" + kSigningPubFile;
+  Result<std::string> pub = env.ReadFile(pub_path);
+  if (!pub.ok()) {
+    if (pub.status().code() != StatusCode::kNotFound) return pub.status();
+    GPUFED_RETURN_IF_ERROR(WriteFileAtomic(env, pub_path, signer->PublicKeyPem()));
+    return signer;
+  }
+  Result<SignatureVerifier> existing = SignatureVerifier::FromPublicKeyPem(*pub);
+  if (!existing.ok() || existing->key_id() != signer->key_id()) {
+    return FailedPrecondition(pub_path + " is " + (existing.ok() ? "key " + existing->key_id() : "not a public key") +
+                              ", not " + key_file + " (key " + signer->key_id() +
+                              "); a key change is an explicit rotation; nothing was changed");
+  }
+  return signer;
 }
 
 }  // namespace gpufed::audit

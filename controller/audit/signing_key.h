@@ -28,4 +28,10 @@ Result<Signer> CreateSigningKey(Env& env, const std::string& dir, ExistingFolder
 // neither used nor silently replaced. A lost public key is derived again.
 Result<Signer> LoadOrCreateSigningKey(Env& env, const std::string& audit_dir);
 
+// The key an operator keeps outside the state folder (`gpufed run --audit-key FILE`): read
+// as private as LoadOrCreateSigningKey reads its own, never created. `<audit_dir>/signing.pub`
+// is written when missing (verifiers read it there) and must otherwise be this key's:
+// FailedPrecondition, naming both key ids, when it is another's.
+Result<Signer> LoadSigningKeyFile(Env& env, const std::string& key_file, const std::string& audit_dir);
+
 }  // namespace gpufed::audit

@@ -93,5 +93,33 @@ TEST(SigningKey, ADeletedPairBesideAJournalIsNotReplaced) {
   EXPECT_FALSE(env->FileExists(dir.str() + "/signing.pub"));
 }
 
+// An operator's key kept outside the state folder: used as it is, its public key written
+// beside the journal, never a second pair; a signing.pub of another key stops the start.
+TEST(SigningKey, AKeyFileOutsideTheStateFolderIsUsedAndNeverCreated) {
+  testutil::TempDir dir;
+  std::unique_ptr<Env> env = NewPosixEnv();
+  const std::string keys = dir.str() + "/etc";
+  Result<Signer> made = CreateSigningKey(*env, keys);
+  ASSERT_TRUE(made.ok());
+  const std::string audit = dir.str() + "/state/audit";
+  Result<Signer> loaded = LoadSigningKeyFile(*env, keys + "/signing.key", audit);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_EQ(loaded->key_id(), made->key_id());
+  EXPECT_FALSE(env->FileExists(audit + "/signing.key"));
+  EXPECT_EQ(env->ReadFile(audit + "/signing.pub").value(), made->PublicKeyPem());
+  EXPECT_FALSE(LoadSigningKeyFile(*env, keys + "/missing.key", audit).ok());
+  // Group-readable: refused.
+  std::filesystem::permissions(keys + "/signing.key", std::filesystem::perms::group_read,
+                               std::filesystem::perm_options::add);
+  Result<Signer> open = LoadSigningKeyFile(*env, keys + "/signing.key", audit);
+  EXPECT_EQ(open.status().code(), StatusCode::kFailedPrecondition) << open.status().ToString();
+  // Another key than the journal's public key says.
+  Result<Signer> other = CreateSigningKey(*env, dir.str() + "/other");
+  ASSERT_TRUE(other.ok());
+  Result<Signer> wrong = LoadSigningKeyFile(*env, dir.str() + "/other/signing.key", audit);
+  EXPECT_EQ(wrong.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(wrong.status().message().find(made->key_id()), std::string::npos) << wrong.status().message();
+}
+
 }  // namespace
 }  // namespace gpufed::audit

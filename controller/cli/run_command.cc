@@ -176,6 +176,8 @@ void AddRunCommand(CLI::App& app, int* exit_code, const connectors::ConnectorReg
                   "docs/metrics.md)");
   cmd->add_option("--tls-cert", o->rt.tls_cert, "Serve HTTPS with this certificate (PEM)");
   cmd->add_option("--tls-key", o->rt.tls_key, "Private key of --tls-cert (PEM)");
+  cmd->add_option("--audit-key", o->rt.audit_key,
+                  "The audit log's Ed25519 private key (PEM, mode 0600, kept outside --state; gpufed audit keygen)");
   cmd->add_option("--max-body", o->max_body, "Largest API request body (1048576, 1MiB, 512KiB); larger ones get 413")
       ->capture_default_str();
   cmd->add_option("--metrics-listen", o->rt.metrics_listen,

@@ -57,8 +57,9 @@ std::string TlsFilesStamp(const AppOptions& o) {
 
 constexpr auto kTlsFileCheckEvery = std::chrono::seconds(5);
 
-// What /readyz and the log say while a listener serves plain HTTP off loopback.
-std::vector<std::string> PlaintextWarnings(const AppOptions& o) {
+// What /readyz and the log say about how this run is exposed: a listener serving plain
+// HTTP off loopback, the log's key beside the journal.
+std::vector<std::string> StartWarnings(const AppOptions& o) {
   std::vector<std::string> warnings;
   auto check = [&](const char* flag, const std::string& listen, bool tls) {
     if (listen.empty() || tls) return;
@@ -71,6 +72,11 @@ std::vector<std::string> PlaintextWarnings(const AppOptions& o) {
   };
   check("--listen", o.listen, !o.tls_cert.empty());
   check("--metrics-listen", o.metrics_listen, false);
+  if (o.audit_key.empty() && o.durability == Durability::kSynced) {
+    warnings.push_back("the audit log's signing key is kept beside the journal in " + o.state_dir +
+                       "/audit/signing.key: whoever can write the state folder can re-sign its history; keep the "
+                       "key elsewhere (--audit-key) and cosign with a witness on another host");
+  }
   return warnings;
 }
 
@@ -164,6 +170,7 @@ Status App::OpenAuditTrail() {
   audit::AuditTrailOptions ao;
   ao.dir = options_.state_dir + "/audit";
   ao.env = options_.audit_env;
+  ao.key_file = options_.audit_key;
   ao.durability = options_.durability;
   ao.checkpoint_interval_micros = options_.checkpoint_interval.millis() * 1000;
   Result<std::unique_ptr<audit::AuditTrail>> trail = audit::AuditTrail::Open(ao);
@@ -215,8 +222,8 @@ Status App::OpenListeners() {
   if (Status s = shipping_->Follow(controller_->AuditSinks()); !s.ok()) {
     return Status(s.code(), "audit shipping: " + s.message());
   }
-  const std::vector<std::string> plaintext = PlaintextWarnings(o);
-  for (const std::string& w : plaintext) log().Warn("run", w);
+  const std::vector<std::string> warnings = StartWarnings(o);
+  for (const std::string& w : warnings) log().Warn("run", w);
   if (!o.listen.empty()) {
     // The files as the server is about to read them: a change from here on is a reload.
     if (!o.tls_cert.empty()) tls_files_stamp_ = TlsFilesStamp(o);
@@ -224,7 +231,7 @@ Status App::OpenListeners() {
         server::MakeServerOptions(o.listen, o.tokens_file, o.tls_cert, o.tls_key, o.state_dir);
     if (!so.ok()) return so.status();
     so->max_body_bytes = o.max_body_bytes;
-    so->warnings = plaintext;
+    so->warnings = warnings;
     so->audit_log = audit_ != nullptr ? &audit_->log() : nullptr;
     Result<std::unique_ptr<server::ApiServer>> started = server::ApiServer::Start(controller_.get(), *so);
     if (!started.ok()) return started.status();

@@ -50,6 +50,9 @@ struct AppOptions {
   std::string scenario;          // sim scenario file; empty: DefaultScenarioFile(config_dir) if it exists
   std::string listen;            // ADDR:PORT for the API; empty: no API
   std::string tokens_file, tls_cert, tls_key;
+  // The audit log's private key (--audit-key); empty: made in <state>/audit on the first
+  // start, which /readyz warns about for a real (synced) run.
+  std::string audit_key;
   size_t max_body_bytes = size_t{1} << 20;  // API request bodies over this get 413
   std::string metrics_listen;     // ADDR:PORT (loopback or private) for /metrics without a token; empty: none
   // Plain HTTP on an address that is not loopback (--allow-plaintext): refused without it,
