@@ -8,9 +8,9 @@
 // workload finishes.
 #include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <csignal>
 
 #include <gtest/gtest.h>
 
@@ -84,7 +84,7 @@ TEST(CrashSafety, SurvivesSigkillAtRandomPointsWithoutLosingOrRepeatingWork) {
   std::set<std::string> accepted;
   int killed = 0;
   for (int seed = 1; seed <= 25; ++seed) {
-    std::mt19937 rng(static_cast<unsigned>(seed) * 7919u);
+    std::mt19937 rng(static_cast<std::mt19937::result_type>(seed) * 7919u);
     std::chrono::milliseconds after(150 + rng() % 450);
     ChildResult r = RunChild(repo, state, seed, "run", after);
     if (WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGKILL) ++killed;
