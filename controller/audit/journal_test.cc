@@ -302,5 +302,27 @@ TEST_F(JournalTest, VerifyWithWrongKeyFails) {
   EXPECT_EQ(r.first_bad_seq, 2u);
 }
 
+// A key ring (a rotated key): each checkpoint is checked with the given key of its id.
+TEST_F(JournalTest, AKeyRingVerifiesEachCheckpointWithItsKey) {
+  Signer signer = Signer::Generate().value();
+  Signer other = Signer::Generate().value();
+  JournalOptions o = Options();
+  o.signer = &signer;
+  {
+    auto j = OpenOrDie(o);
+    ASSERT_TRUE(j->Append(Rec(1)).ok());
+    ASSERT_TRUE(j->Close().ok());
+  }
+  SignatureVerifier mine = SignatureVerifier::FromPublicKeyPem(signer.PublicKeyPem()).value();
+  SignatureVerifier theirs = SignatureVerifier::FromPublicKeyPem(other.PublicKeyPem()).value();
+  Result<VerifyReport> ring = VerifyJournalDir(env_, dir_.str(), {&theirs, false, {&mine}});
+  ASSERT_TRUE(ring.ok());
+  EXPECT_TRUE(ring->ok) << ring->error;
+  EXPECT_EQ(ring->signatures_verified, 1u);
+  Result<VerifyReport> without = VerifyJournalDir(env_, dir_.str(), {&theirs, false, {}});
+  EXPECT_FALSE(without->ok);
+  EXPECT_NE(without->error.find(signer.key_id()), std::string::npos) << without->error;
+}
+
 }  // namespace
 }  // namespace gpufed::audit

@@ -123,19 +123,31 @@ bool ChainVerifier::CheckCheckpoint(uint64_t seq, std::string_view line, const s
       cp["signedSeq"].get<uint64_t>() != seq - 1 || StringMember(cp, "signedHash") != prev) {
     return Fail(seq, "checkpoint seq " + std::to_string(seq) + " does not sign the record before it");
   }
-  if (options_.key != nullptr) {
-    const std::string key_id = StringMember(cp, "keyId");
-    if (key_id != options_.key->key_id()) {
-      return Fail(seq, "checkpoint seq " + std::to_string(seq) + " is signed by key " +
-                           (key_id.empty() ? "?" : key_id) + ", not by the given key " + options_.key->key_id());
-    }
-    if (!options_.key->Verify(CheckpointMessage(seq - 1, prev), StringMember(cp, "sig"))) {
+  if (checking_signatures()) {
+    const SignatureVerifier* key = KeyFor(seq, StringMember(cp, "keyId"));
+    if (key == nullptr) return false;
+    if (!key->Verify(CheckpointMessage(seq - 1, prev), StringMember(cp, "sig"))) {
       return Fail(seq, "checkpoint seq " + std::to_string(seq) + ": bad signature");
     }
     ++report_.signatures_verified;
     report_.last_signed_seq = seq;
   }
   return true;
+}
+
+const SignatureVerifier* ChainVerifier::KeyFor(uint64_t seq, const std::string& key_id) {
+  std::string given;
+  for (const SignatureVerifier* key : options_.more_keys) {
+    if (key->key_id() == key_id) return key;
+    given += (given.empty() ? "" : ", ") + key->key_id();
+  }
+  if (options_.key != nullptr) {
+    if (options_.key->key_id() == key_id) return options_.key;
+    given = options_.key->key_id() + (given.empty() ? "" : ", " + given);
+  }
+  Fail(seq, "checkpoint seq " + std::to_string(seq) + " is signed by key " + (key_id.empty() ? "?" : key_id) +
+                ", not by the given key" + (given.find(',') != std::string::npos ? "s " : " ") + given);
+  return nullptr;
 }
 
 bool ChainVerifier::CheckMerkle(uint64_t seq, const nlohmann::json& record) {
@@ -149,19 +161,21 @@ bool ChainVerifier::CheckMerkle(uint64_t seq, const nlohmann::json& record) {
   if (cp.checkpoint.origin != report_.log_origin) {
     return Fail(seq, at + " is of log '" + cp.checkpoint.origin + "', not '" + report_.log_origin + "'");
   }
-  if (options_.key != nullptr) {
-    if (cp.key_id != options_.key->key_id()) {
-      return Fail(seq, at + " is signed by key " + cp.key_id + ", not by the given key " + options_.key->key_id());
-    }
-    if (note_verifier_ == nullptr) {
-      Result<NoteVerifier> v = NoteVerifier::FromPublicKey(cp.checkpoint.origin, *options_.key);
+  const NoteVerifier* verifier = nullptr;
+  if (checking_signatures()) {
+    const SignatureVerifier* key = KeyFor(seq, cp.key_id);
+    if (key == nullptr) return false;
+    auto it = note_verifiers_.find(cp.key_id);
+    if (it == note_verifiers_.end()) {
+      Result<NoteVerifier> v = NoteVerifier::FromPublicKey(report_.log_origin, *key);
       if (!v.ok()) return Fail(seq, at + ": " + v.status().message());
-      note_verifier_ = std::make_unique<NoteVerifier>(std::move(*v));
+      it = note_verifiers_.emplace(cp.key_id, std::move(*v)).first;
     }
+    verifier = &it->second;
   }
-  Status ok = CheckMerkleCheckpoint(seq, cp, range_, note_verifier_.get(), merkle_hasher_);
+  Status ok = CheckMerkleCheckpoint(seq, cp, range_, verifier, merkle_hasher_);
   if (!ok.ok()) return Fail(seq, ok.message());
-  if (options_.key != nullptr) {
+  if (checking_signatures()) {
     ++report_.signatures_verified;
     report_.last_signed_seq = seq;
   }

@@ -9,6 +9,7 @@
 // (at-least-once delivery) and unrelated lines; a journal folder may not.
 #include <array>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +26,9 @@ namespace gpufed::audit {
 struct VerifyOptions {
   const SignatureVerifier* key = nullptr;  // null: signatures are not checked
   bool receiver_copy = false;
+  // A key ring beside `key`: the keys of a journal whose key was rotated. Each checkpoint
+  // must be signed by one of them (matched by key id).
+  std::vector<const SignatureVerifier*> more_keys;
 };
 
 struct VerifyReport {
@@ -75,6 +79,9 @@ class ChainVerifier {
   bool Fail(uint64_t seq, std::string message);
   bool CheckCheckpoint(uint64_t seq, std::string_view line, const std::string& prev);
   bool CheckMerkle(uint64_t seq, const nlohmann::json& record);
+  // The given key with this id; null (and Fail) when none of them has it.
+  const SignatureVerifier* KeyFor(uint64_t seq, const std::string& key_id);
+  bool checking_signatures() const { return options_.key != nullptr || !options_.more_keys.empty(); }
   void NoteRepair(uint64_t seq, std::string_view line);
 
   VerifyOptions options_;
@@ -86,7 +93,7 @@ class ChainVerifier {
   LineHasher hasher_;
   CompactRange range_;
   MerkleHasher merkle_hasher_;
-  std::unique_ptr<NoteVerifier> note_verifier_;  // for the origin of the first v2 checkpoint
+  std::map<std::string, NoteVerifier> note_verifiers_;  // by key id, for the log's origin
 };
 
 // `audit_dir` holds `journal/`. NotFound if it has no journal.

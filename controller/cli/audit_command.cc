@@ -126,10 +126,12 @@ int RunRecord(const RecordOptions& o, const connectors::ConnectorRegistry* regis
   return 0;
 }
 
-int RunVerify(const std::string& path, const std::string& key_path, bool json, bool require_closed) {
+int RunVerify(const std::string& path, const std::vector<std::string>& key_paths, bool json, bool require_closed) {
   auto env = audit::NewPosixEnv();
-  std::optional<audit::SignatureVerifier> key;
-  if (!key_path.empty()) {
+  // A key ring: a journal whose key was rotated verifies with each key it was signed with.
+  std::vector<audit::SignatureVerifier> keys;
+  keys.reserve(key_paths.size());
+  for (const std::string& key_path : key_paths) {
     Result<std::string> pem = env->ReadFile(key_path);
     Result<audit::SignatureVerifier> k =
         pem.ok() ? audit::SignatureVerifier::FromPublicKeyPem(*pem) : Result<audit::SignatureVerifier>(pem.status());
@@ -137,9 +139,11 @@ int RunVerify(const std::string& path, const std::string& key_path, bool json, b
       std::cerr << "gpufed audit verify: --key " << key_path << ": " << k.status().message() << "\n";
       return 2;
     }
-    key.emplace(std::move(k).value());
+    keys.push_back(std::move(k).value());
   }
-  audit::VerifyOptions options{key ? &*key : nullptr, false};
+  const bool key = !keys.empty();
+  audit::VerifyOptions options{key ? &keys[0] : nullptr, false, {}};
+  for (size_t i = 1; i < keys.size(); ++i) options.more_keys.push_back(&keys[i]);
   bool is_dir = std::filesystem::is_directory(path);
   Result<audit::VerifyReport> report =
       is_dir ? audit::VerifyJournalDir(*env, path, options) : audit::VerifyReceiverFile(*env, path, options);
@@ -317,13 +321,15 @@ void AddAuditCommand(CLI::App& app, int* exit_code, const connectors::ConnectorR
   record->callback([ro, exit_code, registry] { *exit_code = RunRecord(*ro, registry); });
 
   auto vpath = std::make_shared<std::string>();
-  auto vkey = std::make_shared<std::string>();
+  auto vkey = std::make_shared<std::vector<std::string>>();
   auto vjson = std::make_shared<bool>(false);
   CLI::App* verify = audit->add_subcommand(
       "verify",
       "Check a journal folder or a receiver's copy: hashes, chain, order, gaps, signatures (exit 1 on tampering)");
   verify->add_option("path", *vpath, "Audit folder, or a receiver's file (syslog or JSON lines)")->required();
-  verify->add_option("-k,--key", *vkey, "Ed25519 public key (PEM) to check checkpoint signatures");
+  verify->add_option(
+      "-k,--key", *vkey,
+      "Ed25519 public key (PEM) to check checkpoint signatures; repeat it for a key ring (a rotated key)");
   verify->add_flag("--json", *vjson, "Print the result as JSON");
   auto vclosed = std::make_shared<bool>(false);
   verify->add_flag("--require-closed", *vclosed,
