@@ -138,6 +138,7 @@ AuditRecord ConnectorActionRecord(const ConnectorActionResult& r) {
       {"action", r.action},   {"key", r.key},         {"workload", r.workload},        {"uid", r.workload_uid},
       {"cluster", r.cluster}, {"attempt", r.attempt}, {"decisionSeq", r.decision_seq}, {"ok", r.ok},
       {"status", r.status}};
+  if (!r.tenant.empty()) p["tenant"] = r.tenant;
   if (!r.message.empty()) p["message"] = r.message;
   if (!r.external_id.empty()) p["externalId"] = r.external_id;
   return {RecordKind::kConnectorAction, std::move(p)};

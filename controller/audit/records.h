@@ -92,6 +92,7 @@ struct ConnectorActionResult {
   std::string key;          // idempotency key (workload uid + attempt)
   std::string workload;
   std::string workload_uid;
+  std::string tenant;       // the workload's
   std::string cluster;
   int attempt = 1;
   uint64_t decision_seq = 0;  // the decision record it carries out

@@ -199,7 +199,8 @@ Status Reconciler::Requeue(WorkloadRecord& r, const std::string& why, bool count
   return UpdateRecord(r, r.reason, now);
 }
 
-Status Reconciler::ApplyAction(const connectors::Action& action, const std::string& cluster, PassStats& stats) {
+Status Reconciler::ApplyAction(const connectors::Action& action, const std::string& uid, const std::string& cluster,
+                               PassStats& stats) {
   std::string kind = connectors::ActionKindName(action.kind);
   Duration now = clock_->Now();
   if (!queue_.Ready(action.workload, now)) return Unavailable("backing off");
@@ -208,9 +209,9 @@ Status Reconciler::ApplyAction(const connectors::Action& action, const std::stri
   Result<connectors::ApplyOutcome> out = connector->Apply(action, Context(cluster));
   if (on_action_) {
     if (collecting_ != nullptr) {
-      collecting_->push_back({action, cluster, out.status()});
+      collecting_->push_back({action, uid, cluster, out.status()});
     } else {
-      on_action_({{action, cluster, out.status()}});
+      on_action_({{action, uid, cluster, out.status()}});
     }
   }
   if (out.ok()) {
@@ -273,7 +274,7 @@ Status Reconciler::SyncActive(WorkloadRecord& r, PassStats& stats) {
     if (*submit && (*submit)->state == store::ActionState::kIntent) {
       // Recorded but maybe never applied (a crash, a timeout): apply again, same key.
       Result<connectors::Action> action = connectors::ActionFromJson(nlohmann::json::parse((*submit)->payload));
-      if (action.ok()) (void)ApplyAction(*action, r.cluster, stats);
+      if (action.ok()) (void)ApplyAction(*action, r.uid, r.cluster, stats);
       return Status::Ok();
     }
     if (r.cancel_requested) {
@@ -296,7 +297,7 @@ Status Reconciler::SyncActive(WorkloadRecord& r, PassStats& stats) {
         GPUFED_RETURN_IF_ERROR(store_->RecordActionIntent({ActionKindName(ActionKind::kCancel), key, r.name, r.attempt,
                                                            r.cluster, store::ActionState::kIntent, "", now,
                                                            connectors::ActionToJson(cancel).dump()}));
-        (void)ApplyAction(cancel, r.cluster, stats);
+        (void)ApplyAction(cancel, r.uid, r.cluster, stats);
         return Status::Ok();
       }
       if (seen->state == connectors::RunState::kRunning && r.state == WorkloadState::kPlaced) {
