@@ -215,4 +215,25 @@ AuditRecord AttemptMeteredRecord(const MeteredAttempt& a) {
            {"bookedAtMillis", a.booked_at.millis()}}};
 }
 
+AuditRecord WorkloadSubmittedRecord(const WorkloadSubmission& s) {
+  nlohmann::json p = {{"workload", s.workload}, {"uid", s.uid},
+                      {"tenant", s.tenant},     {"principal", s.principal},
+                      {"source", s.source},     {"specHash", s.spec_hash},
+                      {"revision", s.revision}, {"acceptedAtMillis", s.accepted_at.millis()}};
+  if (!s.commit.empty()) p["commit"] = s.commit;
+  return {RecordKind::kWorkloadSubmitted, std::move(p)};
+}
+
+AuditRecord WorkloadCancelledRecord(const WorkloadCancellation& c) {
+  nlohmann::json p = {{"workload", c.workload},
+                      {"uid", c.uid},
+                      {"tenant", c.tenant},
+                      {"principal", c.principal},
+                      {"state", c.state},
+                      {"attempt", c.attempt},
+                      {"cancelledAtMillis", c.cancelled_at.millis()}};
+  if (!c.cluster.empty()) p["cluster"] = c.cluster;
+  return {RecordKind::kWorkloadCancelled, std::move(p)};
+}
+
 }  // namespace gpufed::audit
