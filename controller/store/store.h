@@ -9,6 +9,7 @@
 // version is kept in PRAGMA user_version. OpenReadOnly neither migrates nor writes.
 #include <atomic>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -24,6 +25,22 @@
 #include "controller/store/unfinished_rows.h"
 
 namespace gpufed::store {
+
+// What the journal of submissions records about one beside its row, none of which the
+// database keeps: who submitted it and exactly what (SubmitNumbered).
+struct SubmissionFacts {
+  std::string principal;  // who submitted it: an API token's name, or a source of the controller's own
+  std::string spec_hash;  // the workload as accepted ("sha256:<hex>")
+  std::string revision;   // the policy revision it was accepted under
+};
+// A submission of a group about to be committed, with the uid it was given.
+struct AcceptedSubmission {
+  const WorkloadRecord* record;
+  const SubmissionFacts* facts;
+};
+// Write-ahead for submissions (Store::SetSubmissionJournal): OK once every submission
+// given is durable in the journal; any error keeps them all out of the store.
+using SubmissionJournal = std::function<Status(const std::vector<AcceptedSubmission>& accepted)>;
 
 class Store {
  public:
@@ -49,13 +66,21 @@ class Store {
   // has an unfinished workload of that name. A finished name may be submitted again; the
   // old row stays (history, attempts and decisions keep following its uid).
   Status Submit(const WorkloadRecord& record, Duration at);
+  // (Submit neither numbers nor journals: the controller's submissions go through
+  // SubmitNumbered.)
   // Submit with the uid `<name>-u<N>`, N from a counter kept in the same transaction.
   // Durable when it returns; returns the record as stored. Callers that arrive while
   // another group commits are committed together (store_submit.cc): one transaction and
   // one fsync for up to kMaxSubmitGroup submissions, each in a savepoint of its own, so a
-  // refused submission (AlreadyExists) refuses no other.
-  Result<WorkloadRecord> SubmitNumbered(WorkloadRecord record, Duration at);
+  // refused submission (AlreadyExists) refuses no other. With a submission journal set,
+  // the group's accepted submissions and their `facts` go to it, with their uids, before
+  // the commit: when it fails, none of them is stored and each gets its error.
+  Result<WorkloadRecord> SubmitNumbered(WorkloadRecord record, Duration at, SubmissionFacts facts = {});
   static constexpr size_t kMaxSubmitGroup = 256;
+  // Where SubmitNumbered journals what it accepts (the controller's audit journal), or
+  // nothing (null). Called by the group's leader with the store's lock held, once per
+  // group, so it must not call the store. Whoever sets it clears it before it goes.
+  void SetSubmissionJournal(SubmissionJournal journal) EXCLUDES(mu_);
   // The tenant's newest workload of that name (unfinished, or the last finished one).
   Result<std::optional<WorkloadRecord>> Get(const std::string& tenant, const std::string& name);
   Result<std::optional<WorkloadRecord>> GetByUid(const std::string& uid);
@@ -249,6 +274,8 @@ class Store {
   // queued (without submit_mu_, under mu_) while later arrivals queue for the next group.
   struct QueuedSubmit;
   void CommitSubmits(const std::vector<QueuedSubmit*>& group) EXCLUDES(mu_, submit_mu_);
+  // The group's accepted submissions to the submission journal (set).
+  Status JournalSubmits(const std::vector<QueuedSubmit*>& group) REQUIRES(mu_);
   // Guards the queue and the leader flag only; never held with mu_ (a submission waits
   // in the queue without holding up the store).
   Mutex submit_mu_;
@@ -258,6 +285,11 @@ class Store {
 
   mutable FairMutex mu_;  // every method; FIFO, so API writes are not starved by a pass
   std::vector<DeferredWrite> deferred_ GUARDED_BY(mu_);  // in the order they were asked for
+  SubmissionJournal submission_journal_ GUARDED_BY(mu_);
+  // The last uid number a submission journal was given. A group that failed after its
+  // journal was called (its append or the COMMIT) leaves the stored counter behind this;
+  // the next group counts on from here, so no uid is ever journalled for two workloads.
+  int64_t uid_journalled_ GUARDED_BY(mu_) = 0;
   UnfinishedRows unfinished_ GUARDED_BY(mu_);
   const bool read_only_;  // the database's, which never changes
   std::unique_ptr<Database> db_ PT_GUARDED_BY(mu_);  // every statement runs under mu_

@@ -1,6 +1,10 @@
-// Store::SubmitNumbered: API submissions with group commit. With synchronous=FULL every
-// commit is an fsync, and one fsync per submission capped the API at about a thousand
-// submissions a second; submissions that wait while a group commits share the next one.
+// Store::SubmitNumbered: every submission (the API's, the repository's, a scenario's) with
+// group commit. With synchronous=FULL every commit is an fsync, and one fsync per
+// submission capped the API at about a thousand submissions a second; submissions that
+// wait while a group commits share the next one. A group is journalled (workload-submitted,
+// through the submission journal) after its uids are given and before it commits, so the
+// journal's append also serves the whole group at once.
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 
@@ -12,13 +16,19 @@ namespace gpufed::store {
 struct Store::QueuedSubmit {
   WorkloadRecord record;
   Duration at;
+  SubmissionFacts facts;
   Result<WorkloadRecord> result = Status(StatusCode::kInternal, "not committed");
   bool done = false;
 };
 
-Result<WorkloadRecord> Store::SubmitNumbered(WorkloadRecord record, Duration at) {
+void Store::SetSubmissionJournal(SubmissionJournal journal) {
+  MutexLock lock(mu_);
+  submission_journal_ = std::move(journal);
+}
+
+Result<WorkloadRecord> Store::SubmitNumbered(WorkloadRecord record, Duration at, SubmissionFacts facts) {
   const auto queued = std::chrono::steady_clock::now();
-  QueuedSubmit me{std::move(record), at};
+  QueuedSubmit me{std::move(record), at, std::move(facts)};
   MutexLock lock(submit_mu_);
   submit_queue_.push_back(&me);
   // Either a leader commits this one, or it becomes the leader once the queue reaches it.
@@ -67,8 +77,11 @@ void Store::CommitSubmits(const std::vector<QueuedSubmit*>& group) {
       return fail_all(Internal("store: uid_counter is not a number: " + text));
     last = n;
   }
+  last = std::max(last, uid_journalled_);
   const int64_t first = last;
   std::vector<WorkloadRecord> written;  // the accepted rows, for the unfinished mirror
+  // Undoes the group's rows, not its numbers, when the journal refuses them (below).
+  if (Status s = db_->Exec("SAVEPOINT submit_group"); !s.ok()) return fail_all(s);
   for (QueuedSubmit* q : group) {
     // A savepoint per submission: a refused one is undone alone.
     if (Status s = db_->Exec("SAVEPOINT submit"); !s.ok()) return fail_all(s);
@@ -90,6 +103,22 @@ void Store::CommitSubmits(const std::vector<QueuedSubmit*>& group) {
       q->result = s;
     }
   }
+  // Write-ahead: the journal holds every accepted submission before the store does.
+  if (submission_journal_) {
+    Status journalled = JournalSubmits(group);
+    // Whatever it answered, the journal may hold these uids (a write whose sync failed),
+    // so they are never given to another submission: not by this process, and, through
+    // the counter committed below without the group's rows, not after a restart.
+    uid_journalled_ = last;
+    if (!journalled.ok()) {
+      for (QueuedSubmit* q : group) {
+        if (q->result.ok()) q->result = journalled;
+      }
+      written.clear();
+      if (!db_->Exec("ROLLBACK TO submit_group").ok()) return;  // the whole transaction rolls back
+    }
+  }
+  if (Status s = db_->Exec("RELEASE submit_group"); !s.ok()) return fail_all(s);
   if (last != first) {
     Result<std::unique_ptr<Statement>> write =
         db_->Prepare("INSERT OR REPLACE INTO meta(key, value) VALUES('uid_counter', ?)");
@@ -103,6 +132,14 @@ void Store::CommitSubmits(const std::vector<QueuedSubmit*>& group) {
       if (q->result.ok()) q->result = committed;
     }
   }
+}
+
+Status Store::JournalSubmits(const std::vector<QueuedSubmit*>& group) {
+  std::vector<AcceptedSubmission> accepted;
+  for (const QueuedSubmit* q : group) {
+    if (q->result.ok()) accepted.push_back({&*q->result, &q->facts});
+  }
+  return accepted.empty() ? Status::Ok() : submission_journal_(accepted);
 }
 
 }  // namespace gpufed::store
