@@ -10,6 +10,7 @@
 #include "controller/common/vocabulary.h"
 #include "controller/config/loader.h"
 #include "controller/config/repository.h"
+#include "controller/reconcile/request_journal.h"
 
 namespace gpufed::reconcile {
 
@@ -71,8 +72,11 @@ Status Reconciler::SyncRepositoryWorkloads() {
     // sees it (on the wall clock, 0 would be 1970: a wait of decades).
     r.submitted = w.submitted_at.millis() > 0 ? w.submitted_at : clock_->Now();
     r.gpu_milli = int64_t{w.resources.total_gpus()} * 1000;
+    // The journal names the repository as the principal, and the revision's commit.
+    store::SubmissionFacts facts =
+        SubmissionFactsOf(w, r.submitted, std::string(kRepositoryPrincipal), revision_->config.revision);
     // One uid scheme for every source (the API's too): `<name>-u<N>` from the store.
-    Result<WorkloadRecord> stored = store_->SubmitNumbered(std::move(r), clock_->Now());
+    Result<WorkloadRecord> stored = store_->SubmitNumbered(std::move(r), clock_->Now(), std::move(facts));
     if (!stored.ok()) return stored.status();
   }
   return Status::Ok();

@@ -6,6 +6,8 @@
 #include <map>
 #include <string>
 
+#include "controller/common/vocabulary.h"
+
 namespace gpufed::server {
 
 TokenTable::TokenTable(std::initializer_list<std::pair<std::string_view, Caller>> tokens) {
@@ -51,7 +53,7 @@ std::string WhyNotAPrincipalName(std::string_view name) {
     if (!allowed) return "a name is made of A-Z a-z 0-9 . _ @ : - only";
   }
   // The journal's principals must say who acted without doubt: these are the controller's.
-  if (name == "repository" || name == "scenario") {
+  if (name == kRepositoryPrincipal || name == kScenarioPrincipal) {
     return "'" + std::string(name) + "' is the principal of the controller's own workload source";
   }
   for (std::string_view prefix : {std::string_view("tokens-file:"), std::string_view("state:")}) {

@@ -163,8 +163,15 @@ TEST(AuditWiring, AJournalThatFailsMidRunStopsNewPlacements) {
   EXPECT_TRUE(h.controller->ready());
   EXPECT_NE(h.Get("a").state, store::WorkloadState::kQueued);
 
+  // Accepted (and journalled) before the disk fills; not placed after.
+  ASSERT_TRUE(h.controller->Submit(WorkloadYaml("late", "alpha", 2, "1h"), "late.yaml", By("")).ok());
   fault.disk_bytes_left = 0;  // the disk fills up
-  ASSERT_TRUE(h.controller->Submit(WorkloadYaml("late", "alpha", 2, "1h"), "late.yaml", "").ok());
+  // A submission the journal cannot record is refused and not stored (write-ahead).
+  Result<store::WorkloadRecord> refused =
+      h.controller->Submit(WorkloadYaml("later", "alpha", 2, "1h"), "later.yaml", By(""));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kUnavailable) << refused.status().ToString();
+  EXPECT_TRUE(h.Get("later").uid.empty()) << "stored a submission the journal did not hold";
   for (int i = 0; i < 6; ++i) {
     (void)h.controller->Pass();
     h.Step();
