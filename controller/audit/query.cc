@@ -148,7 +148,8 @@ std::string RenderQueryTable(const std::vector<nlohmann::json>& records, const s
     }
     // Who submitted or cancelled, and how or from which state.
     if (reason.empty() && r.contains("principal")) {
-      reason = "by " + Str(r, "principal") + (r.contains("source") ? " (" + Str(r, "source") + ")" : "") +
+      const std::string principal = Str(r, "principal"), source = Str(r, "source");
+      reason = "by " + principal + (!source.empty() && source != principal ? " (" + source + ")" : "") +
                (r.contains("state") ? ", was " + Str(r, "state") : "");
     }
     if (reason.empty()) reason = Str(r, "revision");

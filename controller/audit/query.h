@@ -46,7 +46,7 @@ Status ScanRecords(Env& env, const std::string& audit_dir, const QueryFilter& fi
 
 // "seq time kind workload tenant outcome cluster cost reason" rows; `times[i]` is the
 // time of `records[i]` (ScanRecords'). Money in the currency's minor units. A submission's
-// or cancel's reason says who: "by alice (api)", "by alice, was queued".
+// or cancel's reason says who: "by alice (api)", "by repository", "by alice, was queued".
 std::string RenderQueryTable(const std::vector<nlohmann::json>& records, const std::vector<RecordTime>& times);
 // The same with times from a timeline over `records` alone.
 std::string RenderQueryTable(const std::vector<nlohmann::json>& records);
