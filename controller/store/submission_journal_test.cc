@@ -153,5 +153,38 @@ TEST(SubmissionJournal, ConcurrentSubmissionsAreEachJournalledOnceBeforeTheyAreS
   EXPECT_LE(journal.calls, kThreads * kEach);
 }
 
+// A name submitted by many callers at once is accepted once, however their groups overlap:
+// refused by the stored row, or by the first one's group while it is journalled and not
+// yet committed. The journal never hears of a refused one.
+TEST(SubmissionJournal, ANameSubmittedByManyAtOnceIsAcceptedAndJournalledOnce) {
+  auto store = Store::Open(Db("same_name"));
+  ASSERT_TRUE(store.ok());
+  FakeJournal journal;
+  (*store)->SetSubmissionJournal(journal.Function());
+  constexpr int kRounds = 60, kThreads = 6;
+  for (int round = 0; round < kRounds; ++round) {
+    const std::string name = "dup" + std::to_string(round);
+    std::vector<Result<WorkloadRecord>> results(kThreads, Status(StatusCode::kInternal, "not run"));
+    std::vector<std::thread> threads;
+    threads.reserve(kThreads);
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back(
+          [&, t] { results[t] = (*store)->SubmitNumbered(Record(name), Duration::FromSeconds(1), Facts("caller")); });
+    }
+    for (std::thread& t : threads) t.join();
+    int accepted = 0;
+    for (const Result<WorkloadRecord>& r : results) {
+      if (r.ok()) {
+        ++accepted;
+      } else {
+        EXPECT_EQ(r.status().code(), StatusCode::kAlreadyExists) << r.status().ToString();
+      }
+    }
+    EXPECT_EQ(accepted, 1) << name;
+  }
+  MutexLock lock(journal.mu);
+  EXPECT_EQ(journal.taken.size(), size_t{kRounds});
+}
+
 }  // namespace
 }  // namespace gpufed::store
