@@ -92,7 +92,7 @@ void BM_ReconcilePassWithFinishedHistory(benchmark::State& state) {
   gpufed::reconcile::Controller& c = (*app)->controller();
   bool ok = true;
   for (int i = 0; i < 1100 && ok; ++i) {
-    ok = c.Submit(Workload("w" + std::to_string(i)), "bench.yaml", "").ok();
+    ok = c.Submit(Workload("w" + std::to_string(i)), "bench.yaml", {"", "bench"}).ok();
     // The first 1,000 take the fleet; the last 100 find no room and wait.
     if (i == 999) {
       for (int p = 0; p < 3 && ok; ++p) {

@@ -43,7 +43,8 @@ const Keys& FixedKeys() {
   static const Keys* keys = [] {
     gpufed::Result<audit::Signer> signer = audit::Signer::FromPrivateKeyPem(kPrivateKeyPem);
     if (!signer.ok()) std::abort();
-    gpufed::Result<audit::SignatureVerifier> verifier = audit::SignatureVerifier::FromPublicKeyPem(signer->PublicKeyPem());
+    gpufed::Result<audit::SignatureVerifier> verifier =
+        audit::SignatureVerifier::FromPublicKeyPem(signer->PublicKeyPem());
     if (!verifier.ok()) std::abort();
     return new Keys{std::move(*signer), std::move(*verifier)};
   }();
@@ -136,8 +137,9 @@ void MutatedChain(std::string_view input) {
 }
 
 void ForgedChain(std::string_view input) {
-  static const char* const kKinds[] = {"decision", "checkpoint", "controller-start", "controller-stop",
-                                       "connector-action", "budget-alert", "x"};
+  static const char* const kKinds[] = {
+      "decision",     "checkpoint", "controller-start",   "controller-stop",   "connector-action",
+      "budget-alert", "x",          "workload-submitted", "workload-cancelled"};
   std::string chain;
   std::string prev(audit::kGenesisHash);
   uint64_t seq = 0;
@@ -160,12 +162,14 @@ void ForgedChain(std::string_view input) {
   audit::QueryFilter by_time;
   by_time.from_micros = 1'800'000'000'000'010;
   by_time.outcome = "placed";
+  audit::QueryFilter by_principal;  // who submitted or cancelled
+  by_principal.principal = "alice";
   std::vector<nlohmann::json> matched;
   for (std::string_view line : lines) {
     gpufed::Result<nlohmann::json> record = audit::RecordJson(line);
     if (!record.ok()) continue;
     if (audit::MatchesFilter(*record, by_rule) || audit::MatchesFilter(*record, by_time) ||
-        audit::MatchesFilter(*record, audit::QueryFilter{})) {
+        audit::MatchesFilter(*record, by_principal) || audit::MatchesFilter(*record, audit::QueryFilter{})) {
       matched.push_back(std::move(*record));
     }
   }

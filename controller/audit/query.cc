@@ -62,6 +62,7 @@ bool MatchesFilter(const nlohmann::json& r, const QueryFilter& f) {
   if (!f.kind.empty() && Str(r, "kind") != f.kind) return false;
   if (!f.workload.empty() && Str(r, "workload") != f.workload) return false;
   if (!f.tenant.empty() && Str(r, "tenant") != f.tenant) return false;
+  if (!f.principal.empty() && Str(r, "principal") != f.principal) return false;
   if (!f.outcome.empty() && Str(r, "outcome") != f.outcome) return false;
   if (!f.cluster.empty() && ClusterOf(r) != f.cluster) return false;
   if (!f.rule.empty()) {
@@ -144,6 +145,12 @@ std::string RenderQueryTable(const std::vector<nlohmann::json>& records, const s
     if (reason.empty()) {
       const std::vector<std::string> problems = Strings(r, "problems");
       if (!problems.empty()) reason = problems.front();
+    }
+    // Who submitted or cancelled, and how or from which state.
+    if (reason.empty() && r.contains("principal")) {
+      const std::string principal = Str(r, "principal"), source = Str(r, "source");
+      reason = "by " + principal + (!source.empty() && source != principal ? " (" + source + ")" : "") +
+               (r.contains("state") ? ", was " + Str(r, "state") : "");
     }
     if (reason.empty()) reason = Str(r, "revision");
     if (reason.size() > 80) reason = reason.substr(0, 77) + "...";

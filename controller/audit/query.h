@@ -21,6 +21,7 @@ namespace gpufed::audit {
 
 struct QueryFilter {
   std::string workload, tenant, cluster, outcome, rule, kind;  // empty: any
+  std::string principal;  // who submitted or cancelled (workload-submitted, workload-cancelled); empty: any
   std::optional<int64_t> from_micros;  // record (header, wall-clock) time >= from
   std::optional<int64_t> to_micros;    // record time < to
   // A virtual run's time since its start (RecordTime::micros of a virtual record).
@@ -44,7 +45,8 @@ Status ScanRecords(Env& env, const std::string& audit_dir, const QueryFilter& fi
                    const std::function<void(const nlohmann::json&)>& fn);
 
 // "seq time kind workload tenant outcome cluster cost reason" rows; `times[i]` is the
-// time of `records[i]` (ScanRecords'). Money in the currency's minor units.
+// time of `records[i]` (ScanRecords'). Money in the currency's minor units. A submission's
+// or cancel's reason says who: "by alice (api)", "by repository", "by alice, was queued".
 std::string RenderQueryTable(const std::vector<nlohmann::json>& records, const std::vector<RecordTime>& times);
 // The same with times from a timeline over `records` alone.
 std::string RenderQueryTable(const std::vector<nlohmann::json>& records);

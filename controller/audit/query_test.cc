@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "controller/audit/journal.h"
+#include "controller/audit/records.h"
 #include "controller/audit/testing/test_journal.h"
 #include "tests/testutil/temp_dir.h"
 
@@ -73,6 +74,57 @@ TEST(AuditQuery, RevisionColumnsAreTheDecisionsTimesNotTheActivationsWallClock) 
   EXPECT_NE(markdown.find("| `r1` | +00:00:00 | +10:05:00 | 2 | yes |"), std::string::npos) << markdown;
   EXPECT_NE(markdown.find("| `unused` | - | - | 0 | yes |"), std::string::npos) << markdown;
   EXPECT_TRUE(ReportToJson(*report)["revisions"][1]["firstSeen"].is_null());
+}
+
+// Who did what: the submission and the cancel of a workload are found by its name, by kind
+// and by principal, and the table says who.
+TEST(AuditQuery, SubmissionsAndCancelsAreFoundByPrincipalAndTheTableSaysWho) {
+  testutil::TempDir dir;
+  std::unique_ptr<Env> env = NewPosixEnv();
+  {
+    auto journal = testing::OpenTestJournal(*env, dir.str());
+    ASSERT_TRUE(journal.ok()) << journal.status().ToString();
+    WorkloadSubmission s;
+    s.workload = "train";
+    s.uid = "train-u1";
+    s.tenant = "alpha";
+    s.principal = "alice";
+    s.source = "api";
+    ASSERT_TRUE((*journal)->Append(WorkloadSubmittedRecord(s)).ok());
+    ASSERT_TRUE(
+        (*journal)
+            ->Append({RecordKind::kDecision, {{"workload", "train"}, {"tenant", "alpha"}, {"outcome", "queued"}}})
+            .ok());
+    WorkloadCancellation c;
+    c.workload = "train";
+    c.uid = "train-u1";
+    c.tenant = "alpha";
+    c.principal = "bob";
+    c.state = "queued";
+    ASSERT_TRUE((*journal)->Append(WorkloadCancelledRecord(c)).ok());
+  }
+  auto scan = [&](const QueryFilter& filter) {
+    std::vector<nlohmann::json> found;
+    Status s = ScanRecords(*env, dir.str(), filter, [&](const nlohmann::json& r) { found.push_back(r); });
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    return found;
+  };
+  QueryFilter by_bob;
+  by_bob.principal = "bob";
+  ASSERT_EQ(scan(by_bob).size(), 1u);
+  EXPECT_EQ(scan(by_bob)[0]["kind"], "workload-cancelled");
+  QueryFilter submitted;
+  submitted.kind = "workload-submitted";
+  ASSERT_EQ(scan(submitted).size(), 1u);
+  EXPECT_EQ(scan(submitted)[0]["principal"], "alice");
+  QueryFilter train;
+  train.workload = "train";
+  train.tenant = "alpha";
+  const std::vector<nlohmann::json> all = scan(train);
+  ASSERT_EQ(all.size(), 3u);
+  const std::string table = RenderQueryTable(all);
+  EXPECT_NE(table.find("by alice (api)"), std::string::npos) << table;
+  EXPECT_NE(table.find("by bob, was queued"), std::string::npos) << table;
 }
 
 }  // namespace

@@ -37,6 +37,8 @@ constexpr KindName kKinds[] = {
     {RecordKind::kPolicyDegraded, "policy-degraded"},
     {RecordKind::kAttemptMetered, "attempt-metered"},
     {RecordKind::kClusterConnector, "cluster-connector"},
+    {RecordKind::kWorkloadSubmitted, "workload-submitted"},
+    {RecordKind::kWorkloadCancelled, "workload-cancelled"},
 };
 
 // Consumes `"key":` at the front of `*rest`.
@@ -126,7 +128,7 @@ void LineHasher::Hex(std::string_view a, std::string_view b, char (&hex)[64]) {
     return;
   }
   static constexpr char kHex[] = "0123456789abcdef";
-  for (unsigned int i = 0; i < 32; ++i) {
+  for (size_t i = 0; i < 32; ++i) {
     hex[2 * i] = kHex[digest[i] >> 4];
     hex[2 * i + 1] = kHex[digest[i] & 0xf];
   }
@@ -191,8 +193,7 @@ Result<ParsedLine> ParseRecordLine(std::string_view line, LineHasher* hasher) {
   if (line.size() < kTrailerLen + 10 || line.substr(0, 7) != "{\"seq\":") {
     return Status(StatusCode::kDataLoss, "not an audit record");
   }
-  if (line.substr(line.size() - 2) != "\"}" ||
-      line.substr(line.size() - kTrailerLen, kHashKey.size()) != kHashKey) {
+  if (line.substr(line.size() - 2) != "\"}" || line.substr(line.size() - kTrailerLen, kHashKey.size()) != kHashKey) {
     return Status(StatusCode::kDataLoss, "record has no trailing hash (truncated or altered)");
   }
   ParsedLine out;
@@ -222,7 +223,8 @@ Result<ParsedLine> ParseRecordLine(std::string_view line, LineHasher* hasher) {
 
   char hex[64];
   hasher->Hex(line.substr(0, line.size() - kTrailerLen), "}", hex);
-  if (std::string_view(hex, sizeof hex) != out.hash) return Status(StatusCode::kDataLoss, "hash mismatch (record altered)");
+  if (std::string_view(hex, sizeof hex) != out.hash)
+    return Status(StatusCode::kDataLoss, "hash mismatch (record altered)");
   return out;
 }
 

@@ -35,6 +35,8 @@ enum class RecordKind {
   kPolicyDegraded,    // a policy's hooks failed on more than its errorBudget of calls in a pass
   kAttemptMetered,    // what a connector metered for one finished attempt (chargeback)
   kClusterConnector,  // a revision added, replaced or removed a cluster's connector, or it retired
+  kWorkloadSubmitted,  // a workload was accepted (API, repository or scenario), by whom, before it is stored
+  kWorkloadCancelled,  // a cancel was asked for a workload, by whom and in which state, before it takes effect
 };
 const char* RecordKindName(RecordKind kind);
 std::optional<RecordKind> ParseRecordKind(std::string_view name);

@@ -20,6 +20,8 @@ std::optional<int64_t> ControllerClockMillis(const nlohmann::json& r) {
   const std::string kind = Str(r, "kind");
   if (kind == "decision") return Int(r, "decidedAtMillis");
   if (kind == "attempt-metered") return Int(r, "bookedAtMillis");
+  if (kind == "workload-submitted") return Int(r, "acceptedAtMillis");
+  if (kind == "workload-cancelled") return Int(r, "cancelledAtMillis");
   return std::nullopt;
 }
 

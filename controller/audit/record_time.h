@@ -24,7 +24,8 @@
 namespace gpufed::audit {
 
 // The controller clock a record carries (decision: decidedAtMillis; attempt-metered:
-// bookedAtMillis), if any.
+// bookedAtMillis; workload-submitted: acceptedAtMillis; workload-cancelled:
+// cancelledAtMillis), if any.
 std::optional<int64_t> ControllerClockMillis(const nlohmann::json& record);
 
 // The virtual/wall boundary and the "+26:15:00" form are common/time_text.h's.

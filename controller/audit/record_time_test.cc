@@ -23,7 +23,7 @@ TEST(RecordTime, SimulatedRunsShowTheControllerClockAndCarryItForward) {
   EXPECT_EQ(start.text, "2026-11-23T22:31:48.000000Z");
   EXPECT_EQ(start.day, "2026-11-23");
 
-  RecordTime decided = timeline.Next(Decision(2 * 3600000));
+  RecordTime decided = timeline.Next(Decision(int64_t{2} * 3600000));
   EXPECT_TRUE(decided.is_virtual);
   EXPECT_EQ(decided.text, "+02:00:00");
   EXPECT_EQ(decided.micros, int64_t{2} * 3600000 * 1000);
@@ -40,6 +40,11 @@ TEST(RecordTime, SimulatedRunsShowTheControllerClockAndCarryItForward) {
   // The carried time never goes back.
   EXPECT_EQ(timeline.Next(Decision(3600000)).text, "+01:00:00");
   EXPECT_EQ(timeline.Next({{"kind", "checkpoint"}, {"time", "x"}}).text, "+25:00:00");
+  // Who submitted and who cancelled show when the controller took the request.
+  EXPECT_EQ(timeline.Next({{"kind", "workload-submitted"}, {"time", "x"}, {"acceptedAtMillis", 26 * 3600000}}).text,
+            "+26:00:00");
+  EXPECT_EQ(timeline.Next({{"kind", "workload-cancelled"}, {"time", "x"}, {"cancelledAtMillis", 27 * 3600000}}).text,
+            "+27:00:00");
 }
 
 TEST(RecordTime, WallClockJournalsShowTheCommitTime) {

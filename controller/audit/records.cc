@@ -148,6 +148,7 @@ AuditRecord ConnectorActionRecord(const ConnectorActionResult& r) {
       {"action", r.action},   {"key", r.key},         {"workload", r.workload},        {"uid", r.workload_uid},
       {"cluster", r.cluster}, {"attempt", r.attempt}, {"decisionSeq", r.decision_seq}, {"ok", r.ok},
       {"status", r.status}};
+  if (!r.tenant.empty()) p["tenant"] = r.tenant;
   if (!r.message.empty()) p["message"] = r.message;
   if (!r.external_id.empty()) p["externalId"] = r.external_id;
   return {RecordKind::kConnectorAction, std::move(p)};
@@ -230,6 +231,27 @@ AuditRecord AttemptMeteredRecord(const MeteredAttempt& a) {
            {"startedMillis", a.started.millis()},
            {"finishedMillis", a.finished.millis()},
            {"bookedAtMillis", a.booked_at.millis()}}};
+}
+
+AuditRecord WorkloadSubmittedRecord(const WorkloadSubmission& s) {
+  nlohmann::json p = {{"workload", s.workload}, {"uid", s.uid},
+                      {"tenant", s.tenant},     {"principal", s.principal},
+                      {"source", s.source},     {"specHash", s.spec_hash},
+                      {"revision", s.revision}, {"acceptedAtMillis", s.accepted_at.millis()}};
+  if (!s.commit.empty()) p["commit"] = s.commit;
+  return {RecordKind::kWorkloadSubmitted, std::move(p)};
+}
+
+AuditRecord WorkloadCancelledRecord(const WorkloadCancellation& c) {
+  nlohmann::json p = {{"workload", c.workload},
+                      {"uid", c.uid},
+                      {"tenant", c.tenant},
+                      {"principal", c.principal},
+                      {"state", c.state},
+                      {"attempt", c.attempt},
+                      {"cancelledAtMillis", c.cancelled_at.millis()}};
+  if (!c.cluster.empty()) p["cluster"] = c.cluster;
+  return {RecordKind::kWorkloadCancelled, std::move(p)};
 }
 
 }  // namespace gpufed::audit

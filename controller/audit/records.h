@@ -92,6 +92,7 @@ struct ConnectorActionResult {
   std::string key;          // idempotency key (workload uid + attempt)
   std::string workload;
   std::string workload_uid;
+  std::string tenant;       // the workload's
   std::string cluster;
   int attempt = 1;
   uint64_t decision_seq = 0;  // the decision record it carries out
@@ -167,5 +168,38 @@ struct MeteredAttempt {
   Duration booked_at;      // when the loop booked it
 };
 AuditRecord AttemptMeteredRecord(const MeteredAttempt& attempt);
+
+// Who did what to a workload. Each record names the principal (an API token's name,
+// server/token_table.h, never the token; `repository` or `scenario` for the controller's
+// own sources) and the workload's tenant, uid and name, so an auditor can follow a workload
+// from its submission through its decisions and connector actions by uid.
+//
+// A workload accepted for placement, journalled before the store keeps it (write-ahead: a
+// submission the journal did not take is refused and never stored).
+struct WorkloadSubmission {
+  std::string workload;   // its name
+  std::string uid;
+  std::string tenant;
+  std::string principal;  // the API caller's name; "repository"; "scenario"
+  std::string source;     // "api", "repository" or "scenario"
+  std::string spec_hash;  // WorkloadSpecHash of the workload as accepted (its decisions' specHash)
+  std::string revision;   // the policy revision it was accepted under
+  std::string commit;     // the revision's Git commit ("" outside a Git checkout)
+  Duration accepted_at;   // the controller's clock
+};
+AuditRecord WorkloadSubmittedRecord(const WorkloadSubmission& submission);
+// A cancel asked for a workload, journalled before it takes effect (the API answers 202
+// only after). `state` is the workload's when asked (pending, queued, placed, running, ...).
+struct WorkloadCancellation {
+  std::string workload;
+  std::string uid;
+  std::string tenant;
+  std::string principal;
+  std::string state;
+  int attempt = 1;
+  std::string cluster;    // of the current attempt, when it has one
+  Duration cancelled_at;  // the controller's clock
+};
+AuditRecord WorkloadCancelledRecord(const WorkloadCancellation& cancellation);
 
 }  // namespace gpufed::audit

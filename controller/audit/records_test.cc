@@ -140,5 +140,77 @@ TEST(AttemptMeteredRecord, AnAttemptTheClusterNeverReportedIsChargedNothing) {
   EXPECT_EQ(r.payload["startedMillis"], 0);
 }
 
+TEST(WorkloadSubmittedRecord, NamesWhoSubmittedWhatUnderWhichRevision) {
+  WorkloadSubmission s;
+  s.workload = "train";
+  s.uid = "train-u7";
+  s.tenant = "team-nlp";
+  s.principal = "nlp-pipeline";
+  s.source = "api";
+  s.spec_hash = "sha256:" + std::string(64, 'a');
+  s.revision = "sha256:" + std::string(64, 'b');
+  s.accepted_at = Duration::FromMillis(90000);
+  AuditRecord r = WorkloadSubmittedRecord(s);
+  EXPECT_EQ(r.kind, RecordKind::kWorkloadSubmitted);
+  EXPECT_STREQ(RecordKindName(r.kind), "workload-submitted");
+  EXPECT_EQ(ParseRecordKind("workload-submitted"), RecordKind::kWorkloadSubmitted);
+  EXPECT_EQ(r.payload, nlohmann::json({{"workload", "train"},
+                                       {"uid", "train-u7"},
+                                       {"tenant", "team-nlp"},
+                                       {"principal", "nlp-pipeline"},
+                                       {"source", "api"},
+                                       {"specHash", s.spec_hash},
+                                       {"revision", s.revision},
+                                       {"acceptedAtMillis", 90000}}));
+  // A repository workload names the commit of its revision.
+  s.source = "repository";
+  s.principal = "repository";
+  s.commit = std::string(40, 'c');
+  EXPECT_EQ(WorkloadSubmittedRecord(s).payload["commit"], s.commit);
+}
+
+TEST(WorkloadCancelledRecord, NamesWhoCancelledAndTheStateItWasIn) {
+  WorkloadCancellation c;
+  c.workload = "sweep";
+  c.uid = "sweep-u3";
+  c.tenant = "team-vision";
+  c.principal = "vision-ci@example.com";
+  c.state = "queued";
+  c.cancelled_at = Duration::FromMillis(120000);
+  AuditRecord r = WorkloadCancelledRecord(c);
+  EXPECT_EQ(r.kind, RecordKind::kWorkloadCancelled);
+  EXPECT_STREQ(RecordKindName(r.kind), "workload-cancelled");
+  EXPECT_EQ(ParseRecordKind("workload-cancelled"), RecordKind::kWorkloadCancelled);
+  EXPECT_EQ(r.payload, nlohmann::json({{"workload", "sweep"},
+                                       {"uid", "sweep-u3"},
+                                       {"tenant", "team-vision"},
+                                       {"principal", "vision-ci@example.com"},
+                                       {"state", "queued"},
+                                       {"attempt", 1},
+                                       {"cancelledAtMillis", 120000}}));
+  c.state = "running";
+  c.cluster = "munich-dgx";
+  c.attempt = 2;
+  EXPECT_EQ(WorkloadCancelledRecord(c).payload["cluster"], "munich-dgx");
+  EXPECT_EQ(WorkloadCancelledRecord(c).payload["attempt"], 2);
+}
+
+TEST(ConnectorActionRecord, NamesTheWorkloadsUidTenantAndTheAttemptsKey) {
+  ConnectorActionResult a;
+  a.action = "cancel";
+  a.key = "sweep-u3.a2";
+  a.workload = "sweep";
+  a.workload_uid = "sweep-u3";
+  a.tenant = "team-vision";
+  a.cluster = "munich-dgx";
+  a.attempt = 2;
+  a.ok = true;
+  a.status = "OK";
+  AuditRecord r = ConnectorActionRecord(a);
+  EXPECT_EQ(r.payload["uid"], "sweep-u3");
+  EXPECT_EQ(r.payload["key"], "sweep-u3.a2");
+  EXPECT_EQ(r.payload["tenant"], "team-vision");
+}
+
 }  // namespace
 }  // namespace gpufed::audit

@@ -85,7 +85,8 @@ int RunReport(const ReportOptions& o) {
     if (comma > start) rules.pii_zones.push_back(o.pii_zones.substr(start, comma - start));
     start = comma + 1;
   }
-  if (std::find(rules.pii_zones.begin(), rules.pii_zones.end(), "any") != rules.pii_zones.end()) rules.pii_zones.clear();
+  if (std::find(rules.pii_zones.begin(), rules.pii_zones.end(), "any") != rules.pii_zones.end())
+    rules.pii_zones.clear();
   auto env = audit::NewPosixEnv();
   Result<audit::ComplianceReport> report = audit::BuildReport(*env, o.audit_dir, o.from, o.to, rules);
   if (!report.ok()) return ReportError(report.status());
@@ -111,15 +112,20 @@ int RunReport(const ReportOptions& o) {
 
 void AddAuditQueryCommands(CLI::App& audit, int* exit_code) {
   auto q = std::make_shared<QueryOptions>();
-  CLI::App* query = audit.add_subcommand("query", "List records by workload, tenant, cluster, outcome, rule, kind, time");
+  CLI::App* query =
+      audit.add_subcommand("query", "List records by workload, tenant, principal, cluster, outcome, rule, kind, time");
   query->add_option("-d,--audit-dir", q->audit_dir, "Audit folder")->required();
   query->add_option("--workload", q->filter.workload, "Workload name");
   query->add_option("--tenant", q->filter.tenant, "Tenant");
+  query->add_option("--principal", q->filter.principal,
+                    "Who submitted or cancelled: an API token's name, repository or scenario");
   query->add_option("--cluster", q->filter.cluster, "Target cluster");
   query->add_option("--outcome", q->filter.outcome, "placed, queued or rejected")
       ->check(CLI::IsMember({"placed", "queued", "rejected", "preempted"}));
   query->add_option("--rule", q->filter.rule, "A rule that denied, rejected a cluster or warned");
-  query->add_option("--kind", q->filter.kind, "Record kind (decision, attempt-metered, policy-activated, checkpoint, ...)");
+  query->add_option("--kind", q->filter.kind,
+                    "Record kind (decision, workload-submitted, workload-cancelled, connector-action, "
+                    "attempt-metered, policy-activated, checkpoint, ...)");
   query->add_option("--from", q->from,
                     "From this time (inclusive; date or RFC 3339 UTC, or a simulated run's time since its start: 6h)");
   query->add_option("--to", q->to, "To this time (exclusive)");
@@ -139,16 +145,17 @@ void AddAuditQueryCommands(CLI::App& audit, int* exit_code) {
   report->add_option("-f,--format", r->format, "Output format")
       ->check(CLI::IsMember({"markdown", "csv", "json"}))
       ->capture_default_str();
-  CLI::Option* chargeback = report->add_flag(
-      "--chargeback", r->chargeback,
-      "Only the chargeback: metered GPU-seconds and cost per group, estimates beside them (CSV: "
-      "group,gpu_seconds,metered,estimated,currency)");
+  CLI::Option* chargeback =
+      report->add_flag("--chargeback", r->chargeback,
+                       "Only the chargeback: metered GPU-seconds and cost per group, estimates beside them (CSV: "
+                       "group,gpu_seconds,metered,estimated,currency)");
   report->add_option("--by", r->by, "Chargeback groups")
       ->check(CLI::IsMember({"tenant", "cluster", "day"}))
       ->capture_default_str()
       ->needs(chargeback);
-  report->add_option("--pii-zones", r->pii_zones,
-                     "Compliance zones where PII may run, comma-separated ('any': not checked)")
+  report
+      ->add_option("--pii-zones", r->pii_zones,
+                   "Compliance zones where PII may run, comma-separated ('any': not checked)")
       ->capture_default_str();
   report->callback([r, exit_code] { *exit_code = RunReport(*r); });
 }

@@ -1,8 +1,9 @@
 #pragma once
 // The names gpufed gives things and reads back: the kinds of connector actions (in the
 // store's action ledger, the connectors' own ledgers and the journal), the uid of a
-// submission ("<name>-u<N>"), the nodes of a node pool ("<pool>-<i>", elastic ones too)
-// and the name a connector gives an attempt's job ("gpufed-<base>-a<attempt>"). Every
+// submission ("<name>-u<N>"), the nodes of a node pool ("<pool>-<i>", elastic ones too),
+// the name a connector gives an attempt's job ("gpufed-<base>-a<attempt>") and the
+// principals of the controller's own workload sources in the journal. Every
 // site that writes one of these builds it here and every site that reads one parses it
 // here, so a name written by one module is always understood by the others. The action
 // key "<uid>.a<attempt>" has its own header (action_key.h).
@@ -49,6 +50,12 @@ struct ParsedNodeName {
 // The pool and index of a node name. InvalidArgument when it does not end in
 // "-<digits>" (at most 9) after a non-empty pool name.
 Result<ParsedNodeName> ParsePoolNodeName(std::string_view name);
+
+// The principals the journal names for the workloads the controller's own sources submit
+// (workload-submitted): the policy repository's and a simulated run's scenario's. No API
+// token may take either name (server/token_table.h), so a principal always says who acted.
+inline constexpr std::string_view kRepositoryPrincipal = "repository";
+inline constexpr std::string_view kScenarioPrincipal = "scenario";
 
 // The name a connector gives an attempt's job (a Slurm job, a Kubernetes Job):
 // "gpufed-<base>-a<attempt>", `base` being what the connector identifies the workload

@@ -143,6 +143,10 @@ TEST_F(TempRepo, RevisionOfACheckoutIsItsCommitAndItsContent) {
   EXPECT_EQ(LoadRepository({dir_.string()}).config.revision.substr(0, 41), "89abcdef0123456789abcdef0123456789abcdef+");
   EXPECT_EQ(ShortRevision("0123456789abcdef0123456789abcdef01234567+sha256:3f2a9c1d00112233"), "0123456789ab+3f2a9c1d");
   EXPECT_EQ(ShortRevision("sha256:00aa11bb22cc33dd"), "sha256:00aa1");
+  // The commit a repository workload's submission record names.
+  EXPECT_EQ(RevisionCommit("0123456789abcdef0123456789abcdef01234567+sha256:3f2a9c1d00112233"),
+            "0123456789abcdef0123456789abcdef01234567");
+  EXPECT_EQ(RevisionCommit("sha256:00aa11bb22cc33dd"), "");
 }
 
 TEST_F(TempRepo, ReadsLuaFilesNamedByPolicies) {

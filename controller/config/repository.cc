@@ -138,6 +138,11 @@ std::string ComputeRevision(const std::string& root, const std::vector<std::stri
   return content;
 }
 
+std::string RevisionCommit(const std::string& revision) {
+  const size_t plus = revision.find("+sha256:");
+  return plus == std::string::npos ? "" : revision.substr(0, plus);
+}
+
 std::string ShortRevision(const std::string& revision) {
   const size_t plus = revision.find("+sha256:");
   if (plus == std::string::npos) return revision.substr(0, 12);

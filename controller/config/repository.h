@@ -24,6 +24,9 @@ std::string ComputeRevision(const std::string& root, const std::vector<std::stri
 // A revision as people read it in lines of text: 12 digits of the commit, and 8 of the
 // content hash after it ("0123456789ab+3f2a9c1d"), or 12 of the content hash alone.
 std::string ShortRevision(const std::string& revision);
+// The Git commit a revision names: what comes before "+sha256:"; "" for a revision of
+// content alone (not a Git checkout).
+std::string RevisionCommit(const std::string& revision);
 
 // Reads a whole file, refusing files above `max_bytes`.
 Result<std::string> ReadFileBounded(const std::string& path, size_t max_bytes);

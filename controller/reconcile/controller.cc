@@ -7,6 +7,7 @@
 
 #include "controller/audit/records.h"
 #include "controller/config/repository.h"
+#include "controller/reconcile/request_journal.h"
 
 namespace gpufed::reconcile {
 
@@ -47,6 +48,8 @@ Status Controller::Start() {
     tee_ =
         std::make_unique<TeeDecisionLog>(std::vector<DecisionLog*>{journal_log_.get(), log_.get(), metrics_log_.get()});
     decisions = tee_.get();
+    // Every submission, from any source, is journalled before the store keeps it.
+    store_->SetSubmissionJournal(JournalSubmissionsTo(journal_, clock_));
   }
   budget_ = std::make_unique<BudgetWatch>(store_);
   history_ = std::make_unique<History>(store_);
@@ -63,10 +66,19 @@ Status Controller::Start() {
   // The tenants' past use as last saved (read only: the ledger is saved by passes).
   GPUFED_RETURN_IF_ERROR(reconciler_->RestoreFairShare());
   if (read_only()) return Status::Ok();
-  return reconciler_->SyncRepositoryWorkloads();
+  Status synced = reconciler_->SyncRepositoryWorkloads();
+  if (!synced.ok() && !journal_log_->health().ok()) {
+    // The journal cannot take the repository's new workloads, so the store does not keep
+    // them: the loop comes up not ready and places nothing, as for any journal failure.
+    notices_.push_back("repository workloads not submitted: " + synced.message());
+    return Status::Ok();
+  }
+  return synced;
 }
 
-Controller::~Controller() = default;
+Controller::~Controller() {
+  if (!read_only()) store_->SetSubmissionJournal(nullptr);  // the journal is the App's
+}
 
 void Controller::Stop() {
   MutexLock pass_lock(pass_mu_);
@@ -230,8 +242,10 @@ Status Controller::SubmitFromSource(const model::Workload& w, const std::string&
   r.source = source;
   r.submitted = w.submitted_at;
   r.gpu_milli = int64_t{w.resources.total_gpus()} * 1000;
+  // The journal names the source as the principal (`scenario`, common/vocabulary.h).
+  store::SubmissionFacts facts = SubmissionFactsOf(w, r.submitted, source, activator_->active()->config.revision);
   // The uid scheme of every source: `<name>-u<N>` from the store.
-  return store_->SubmitNumbered(std::move(r), clock_->Now()).status();
+  return store_->SubmitNumbered(std::move(r), clock_->Now(), std::move(facts)).status();
 }
 
 bool Controller::Idle() {

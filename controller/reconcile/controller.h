@@ -80,16 +80,25 @@ class Controller {
 
   // A workload source other than the repository and the API (the runtime's scenario):
   // its specs, then each submission when it is due. A name the store already knows is
-  // not submitted again (a restarted run).
+  // not submitted again (a restarted run). The journal names `source` as the submission's
+  // principal.
   void AddSourceSpecs(const std::string& source, std::vector<model::Workload> specs);
   Status SubmitFromSource(const model::Workload& workload, const std::string& source);
 
   // API. Workloads are namespaced by tenant; `caller` is the token's tenant ("" for an
   // admin). A tenant caller cannot tell another tenant's workload (or tenant) from a
   // missing one: NotFound, never PermissionDenied or AlreadyExists.
+  // The calls that change something name whom they come from: the tenant as `caller`
+  // above and the principal the journal records (the token's name, server/token_table.h).
+  struct Requester {
+    std::string tenant;
+    std::string principal;
+  };
   // Submit: InvalidArgument with the loader's file/line/field messages; `owner` (the
-  // path's tenant, may be empty) must be the document's spec.tenant.
-  Result<store::WorkloadRecord> Submit(const std::string& text, const std::string& file_name, const std::string& caller,
+  // path's tenant, may be empty) must be the document's spec.tenant. Journals
+  // workload-submitted before the store keeps the workload; Unavailable (and nothing
+  // stored) when the journal does not take it.
+  Result<store::WorkloadRecord> Submit(const std::string& text, const std::string& file_name, const Requester& by,
                                        const std::string& owner = "");
   // Names a workload: `tenant` from the path (/v1/tenants/{tenant}/workloads/{name}), or
   // empty on the short paths, meaning the caller's own tenant (for an admin: the one
@@ -98,7 +107,10 @@ class Controller {
     std::string tenant;
     std::string name;
   };
-  Status Cancel(const WorkloadRef& ref, const std::string& caller);
+  // Journals workload-cancelled (the workload's state when asked) before the cancel is
+  // requested, whatever the state; Unavailable (and no cancel) when the journal does not
+  // take it.
+  Status Cancel(const WorkloadRef& ref, const Requester& by);
   // `owner` empty: the caller's own workloads (an admin's: everyone's).
   Result<std::vector<store::WorkloadRecord>> List(const std::string& caller, const std::string& owner = "");
   Result<store::WorkloadRecord> Get(const WorkloadRef& ref, const std::string& caller);

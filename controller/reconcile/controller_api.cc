@@ -10,6 +10,7 @@
 #include "controller/config/references.h"
 #include "controller/placement/decision_object.h"
 #include "controller/reconcile/controller.h"
+#include "controller/reconcile/request_journal.h"
 
 namespace gpufed::reconcile {
 
@@ -29,9 +30,11 @@ int NormalPriority(const model::Config& config) {
 
 }  // namespace
 
-Result<WorkloadRecord> Controller::Submit(const std::string& text, const std::string& file_name,
-                                          const std::string& caller, const std::string& owner) {
-  const std::string& tenant = caller;
+Result<WorkloadRecord> Controller::Submit(const std::string& text, const std::string& file_name, const Requester& by,
+                                          const std::string& owner) {
+  const std::string& tenant = by.tenant;
+  // Every record an API call causes names who made it.
+  if (by.principal.empty()) return InvalidArgument("a submission must name its principal");
   // Not under mu_, which a pass holds throughout: the revision published for the API (a
   // Reload meanwhile does not free it), the clock (thread-safe) and the store (which
   // serialises its writers in arrival order). So a submission does not wait for a pass.
@@ -90,7 +93,9 @@ Result<WorkloadRecord> Controller::Submit(const std::string& text, const std::st
   r.spec_text = text;
   r.submitted = now;
   r.gpu_milli = int64_t{w.resources.total_gpus()} * 1000;
-  Result<WorkloadRecord> stored = store_->SubmitNumbered(std::move(r), now);
+  // Write-ahead (request_journal.h): journal, then store, then the API's 201.
+  store::SubmissionFacts facts = SubmissionFactsOf(w, r.submitted, by.principal, revision->config.revision);
+  Result<WorkloadRecord> stored = store_->SubmitNumbered(std::move(r), now, std::move(facts));
   // The loop would parse the text again (Reconciler::SpecOf); hand it this parse. The
   // loader reads YAML and JSON alike, so this is the loop's spec but for the file name
   // the loop gives the text (api/NAME.yaml), set here.
@@ -131,12 +136,16 @@ Result<WorkloadRecord> Controller::Owned(const WorkloadRef& ref, const std::stri
   return found->front();
 }
 
-Status Controller::Cancel(const WorkloadRef& ref, const std::string& caller) {
+Status Controller::Cancel(const WorkloadRef& ref, const Requester& by) {
+  if (by.principal.empty()) return InvalidArgument("a cancel must name its principal");
   MutexLock lock(mu_);
-  Result<WorkloadRecord> r = Owned(ref, caller);
+  if (read_only()) return FailedPrecondition("a read-only controller cancels nothing");
+  Result<WorkloadRecord> r = Owned(ref, by.tenant);
   if (!r.ok()) return r.status();
   if (store::IsTerminal(r->state))
     return FailedPrecondition("workload " + r->name + " is already " + StateName(r->state));
+  // Who asked, and in which state the workload was, before the cancel can take effect.
+  GPUFED_RETURN_IF_ERROR(JournalCancellation(journal_, *r, by.principal, clock_->Now()));
   return store_->RequestCancel(r->uid);
 }
 

@@ -31,6 +31,7 @@ struct DecisionContext {
 // A connector action the loop applied and what came of it (audit).
 struct ActionResult {
   connectors::Action action;
+  std::string uid;  // the workload's, whose attempt action.key names
   std::string cluster;
   Status status;
 };

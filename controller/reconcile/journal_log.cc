@@ -86,6 +86,8 @@ void JournalDecisionLog::RecordActions(const std::vector<ActionResult>& results)
     r.action = connectors::ActionKindName(result.action.kind);
     r.key = result.action.key;
     r.workload = result.action.workload;
+    r.workload_uid = result.uid;
+    r.tenant = result.action.tenant;
     r.cluster = result.cluster;
     r.attempt = result.action.attempt;
     auto it = decision_seq_.find(result.action.key);

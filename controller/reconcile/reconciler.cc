@@ -10,6 +10,7 @@
 #include "controller/common/vocabulary.h"
 #include "controller/config/loader.h"
 #include "controller/config/repository.h"
+#include "controller/reconcile/request_journal.h"
 
 namespace gpufed::reconcile {
 
@@ -71,8 +72,11 @@ Status Reconciler::SyncRepositoryWorkloads() {
     // sees it (on the wall clock, 0 would be 1970: a wait of decades).
     r.submitted = w.submitted_at.millis() > 0 ? w.submitted_at : clock_->Now();
     r.gpu_milli = int64_t{w.resources.total_gpus()} * 1000;
+    // The journal names the repository as the principal, and the revision's commit.
+    store::SubmissionFacts facts =
+        SubmissionFactsOf(w, r.submitted, std::string(kRepositoryPrincipal), revision_->config.revision);
     // One uid scheme for every source (the API's too): `<name>-u<N>` from the store.
-    Result<WorkloadRecord> stored = store_->SubmitNumbered(std::move(r), clock_->Now());
+    Result<WorkloadRecord> stored = store_->SubmitNumbered(std::move(r), clock_->Now(), std::move(facts));
     if (!stored.ok()) return stored.status();
   }
   return Status::Ok();
@@ -199,7 +203,8 @@ Status Reconciler::Requeue(WorkloadRecord& r, const std::string& why, bool count
   return UpdateRecord(r, r.reason, now);
 }
 
-Status Reconciler::ApplyAction(const connectors::Action& action, const std::string& cluster, PassStats& stats) {
+Status Reconciler::ApplyAction(const connectors::Action& action, const std::string& uid, const std::string& cluster,
+                               PassStats& stats) {
   std::string kind = connectors::ActionKindName(action.kind);
   Duration now = clock_->Now();
   if (!queue_.Ready(action.workload, now)) return Unavailable("backing off");
@@ -208,9 +213,9 @@ Status Reconciler::ApplyAction(const connectors::Action& action, const std::stri
   Result<connectors::ApplyOutcome> out = connector->Apply(action, Context(cluster));
   if (on_action_) {
     if (collecting_ != nullptr) {
-      collecting_->push_back({action, cluster, out.status()});
+      collecting_->push_back({action, uid, cluster, out.status()});
     } else {
-      on_action_({{action, cluster, out.status()}});
+      on_action_({{action, uid, cluster, out.status()}});
     }
   }
   if (out.ok()) {
@@ -273,7 +278,7 @@ Status Reconciler::SyncActive(WorkloadRecord& r, PassStats& stats) {
     if (*submit && (*submit)->state == store::ActionState::kIntent) {
       // Recorded but maybe never applied (a crash, a timeout): apply again, same key.
       Result<connectors::Action> action = connectors::ActionFromJson(nlohmann::json::parse((*submit)->payload));
-      if (action.ok()) (void)ApplyAction(*action, r.cluster, stats);
+      if (action.ok()) (void)ApplyAction(*action, r.uid, r.cluster, stats);
       return Status::Ok();
     }
     if (r.cancel_requested) {
@@ -296,7 +301,7 @@ Status Reconciler::SyncActive(WorkloadRecord& r, PassStats& stats) {
         GPUFED_RETURN_IF_ERROR(store_->RecordActionIntent({ActionKindName(ActionKind::kCancel), key, r.name, r.attempt,
                                                            r.cluster, store::ActionState::kIntent, "", now,
                                                            connectors::ActionToJson(cancel).dump()}));
-        (void)ApplyAction(cancel, r.cluster, stats);
+        (void)ApplyAction(cancel, r.uid, r.cluster, stats);
         return Status::Ok();
       }
       if (seen->state == connectors::RunState::kRunning && r.state == WorkloadState::kPlaced) {

@@ -200,7 +200,10 @@ class Reconciler {
   Status BookAttempt(store::WorkloadRecord& r, const connectors::ObservedWorkload* seen, const std::string& outcome);
   // The journal then the store: what BookAttempt does once it has the row.
   Status BookAttemptRow(store::AttemptRow a, const connectors::ObservedWorkload* seen);
-  Status ApplyAction(const connectors::Action& action, const std::string& cluster, PassStats& stats);
+  // Applies `action` to the attempt of the workload `uid` on `cluster`; the journal's record
+  // of its result names the uid (ActionResult).
+  Status ApplyAction(const connectors::Action& action, const std::string& uid, const std::string& cluster,
+                     PassStats& stats);
   Status PlanWaiting(std::vector<store::WorkloadRecord>& records, PassStats& stats);
   Result<connectors::Action> BuildSubmit(const store::WorkloadRecord& r, const model::Workload& w,
                                          const placement::Decision& d);

@@ -144,7 +144,7 @@ Status Reconciler::SettleDetached(std::vector<WorkloadRecord>& records, PassStat
     GPUFED_RETURN_IF_ERROR(store_->RecordActionIntent({ActionKindName(connectors::ActionKind::kCancel), key, d.workload,
                                                        d.attempt, d.cluster, store::ActionState::kIntent, "", now,
                                                        connectors::ActionToJson(cancel).dump()}));
-    if (ApplyAction(cancel, d.cluster, stats).ok()) detached_cancel_sent_[key] = now;
+    if (ApplyAction(cancel, d.uid, d.cluster, stats).ok()) detached_cancel_sent_[key] = now;
   }
   return Status::Ok();
 }

@@ -267,7 +267,7 @@ Status Reconciler::StopVictim(const placement::Preemption& p, const placement::D
   // beneficiary's from now on: the victim becomes its next attempt at once, so no later
   // snapshot lists both. What the cluster has not released yet it reports as in use,
   // and the placer does not count on it.
-  (void)ApplyAction(a, victim.cluster, stats);
+  (void)ApplyAction(a, victim.uid, victim.cluster, stats);
   GPUFED_RETURN_IF_ERROR(BookAttempt(victim, Seen(victim.cluster, victim.ActionKey()), "preempted"));
   victim.state = WorkloadState::kPreempted;
   victim.reason = pd.reason;
@@ -433,7 +433,7 @@ void Reconciler::ApplyPlacements(PassWrites& writes, PassStats& stats) {
     WorkloadRecord& r = *record;
     last_decision_.erase(r.uid);
     ++stats.placed;
-    Status applied = ApplyAction(action, r.cluster, stats);
+    Status applied = ApplyAction(action, r.uid, r.cluster, stats);
     if (applied.ok() || Retryable(applied)) continue;
     // The cluster refused (counted in refusals_; the journal holds the action's result):
     // plan it again next pass, on the cluster's next report.

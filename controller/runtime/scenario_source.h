@@ -11,11 +11,14 @@
 #include "connectors/sim/scenario.h"
 #include "controller/common/duration.h"
 #include "controller/common/status.h"
+#include "controller/common/vocabulary.h"
 #include "controller/model/config.h"
 
 namespace gpufed::runtime {
 
 inline constexpr const char* kScenarioSource = "scenario";
+// The journal names a source's submissions by the source's name (workload-submitted).
+static_assert(std::string_view(kScenarioSource) == kScenarioPrincipal);
 
 class ScenarioSource {
  public:

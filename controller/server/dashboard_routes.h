@@ -8,14 +8,15 @@
 #include <httplib.h>
 
 #include "controller/reconcile/controller.h"
+#include "controller/server/token_table.h"
 
 namespace gpufed::server {
 
-// Sets `tenant` to the caller's tenant ("" for an admin) and returns true, or answers
-// the request (401) and returns false.
-using Authorize = std::function<bool(const httplib::Request&, httplib::Response&, std::string& tenant)>;
+// The caller a request's bearer token names (its tenant, "" for an admin, and its
+// principal), or null with the request answered (401). The caller lives as long as the server.
+using Authorize = std::function<const Caller*(const httplib::Request&, httplib::Response&)>;
 
 // `controller` must outlive the server.
-void AddDashboardRoutes(httplib::Server& http, reconcile::Controller* controller, Authorize auth);
+void AddDashboardRoutes(httplib::Server& http, reconcile::Controller* controller, const Authorize& auth);
 
 }  // namespace gpufed::server

@@ -79,18 +79,21 @@ void GuardRequests(GuardedServer& http, Admission* admission) {
   });
 }
 
-// The tenant a request acts as ("" for admin); false (with an answer sent) when none.
+// Who a request acts as: its tenant ("" for admin) and principal; null (with an answer
+// sent) when none.
 Authorize AuthorizeWith(Admission* admission) {
-  return [admission](const httplib::Request& req, httplib::Response& res, std::string& tenant) {
+  return [admission](const httplib::Request& req, httplib::Response& res) -> const Caller* {
     const Caller* caller = admission->CallerOf(req);
     if (caller == nullptr || caller->role == Caller::Role::kMetrics) {
       SendError(res, Status(StatusCode::kUnauthenticated, "missing or unknown bearer token"));
-      return false;
+      return nullptr;
     }
-    tenant = caller->tenant;
-    return true;
+    return caller;
   };
 }
+
+// Whom the journal names for what a request asks (a submission, a cancel).
+reconcile::Controller::Requester RequesterOf(const Caller& caller) { return {caller.tenant, caller.principal}; }
 
 // /healthz and /readyz (no token) and /metrics.
 void AddHealthRoutes(httplib::Server& http, reconcile::Controller* controller,
@@ -155,8 +158,9 @@ Status ReadCappedBody(const httplib::Request& req, const httplib::ContentReader&
 // POST a workload (YAML, or JSON by Content-Type).
 auto SubmitHandler(reconcile::Controller* controller, const Authorize& auth, size_t max_body, bool namespaced) {
   return [=](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& read) {
-    std::string tenant;
-    if (!auth(req, res, tenant)) return;
+    const Caller* caller = auth(req, res);
+    if (caller == nullptr) return;
+    const std::string& tenant = caller->tenant;
     const std::string owner = namespaced ? std::string(req.matches[1]) : "";
     // Another tenant's path looks like an unknown one, refused before any body is read.
     if (!tenant.empty() && !owner.empty() && owner != tenant) {
@@ -170,7 +174,7 @@ auto SubmitHandler(reconcile::Controller* controller, const Authorize& auth, siz
     }
     std::string type = req.get_header_value("Content-Type");
     std::string file = type.find("json") != std::string::npos ? "request.json" : "request.yaml";
-    Result<store::WorkloadRecord> r = controller->Submit(body, file, tenant, owner);
+    Result<store::WorkloadRecord> r = controller->Submit(body, file, RequesterOf(*caller), owner);
     if (!r.ok()) return SendError(res, r.status());
     SendJson(res, WorkloadJson(*r), 201);
   };
@@ -184,8 +188,9 @@ void AddWorkloadRoutes(httplib::Server& http, reconcile::Controller* controller,
   http.Post(tenant_path, SubmitHandler(controller, auth, max_body, true));
   auto list = [controller, auth](bool namespaced) {
     return [=](const httplib::Request& req, httplib::Response& res) {
-      std::string tenant;
-      if (!auth(req, res, tenant)) return;
+      const Caller* caller = auth(req, res);
+      if (caller == nullptr) return;
+      const std::string& tenant = caller->tenant;
       Result<std::vector<store::WorkloadRecord>> all =
           controller->List(tenant, namespaced ? std::string(req.matches[1]) : "");
       if (!all.ok()) return SendError(res, all.status());
@@ -198,8 +203,9 @@ void AddWorkloadRoutes(httplib::Server& http, reconcile::Controller* controller,
   http.Get(tenant_path, list(true));
   auto get = [controller, auth](bool namespaced) {
     return [=](const httplib::Request& req, httplib::Response& res) {
-      std::string tenant;
-      if (!auth(req, res, tenant)) return;
+      const Caller* caller = auth(req, res);
+      if (caller == nullptr) return;
+      const std::string& tenant = caller->tenant;
       Result<store::WorkloadRecord> r = controller->Get(WorkloadRefOf(req, namespaced), tenant);
       if (!r.ok()) return SendError(res, r.status());
       SendJson(res, WorkloadJson(*r));
@@ -209,10 +215,10 @@ void AddWorkloadRoutes(httplib::Server& http, reconcile::Controller* controller,
   http.Get(tenant_path + "/" + kName, get(true));
   auto cancel = [controller, auth](bool namespaced) {
     return [=](const httplib::Request& req, httplib::Response& res) {
-      std::string tenant;
-      if (!auth(req, res, tenant)) return;
+      const Caller* caller = auth(req, res);
+      if (caller == nullptr) return;
       const reconcile::Controller::WorkloadRef ref = WorkloadRefOf(req, namespaced);
-      Status s = controller->Cancel(ref, tenant);
+      Status s = controller->Cancel(ref, RequesterOf(*caller));
       if (!s.ok()) return SendError(res, s);
       SendJson(res, {{"name", ref.name}, {"cancel_requested", true}}, 202);
     };
@@ -226,21 +232,22 @@ void AddExplanationRoutes(httplib::Server& http, reconcile::Controller* controll
   const std::string tenant_path = TenantWorkloadsPath();
   const std::string tenant_route = std::string("/v1/tenants/") + kName;
   http.Get(tenant_route, [controller, auth](const httplib::Request& req, httplib::Response& res) {
-    std::string tenant;
-    if (!auth(req, res, tenant)) return;
+    const Caller* caller = auth(req, res);
+    if (caller == nullptr) return;
+    const std::string& tenant = caller->tenant;
     Result<nlohmann::json> t = controller->Tenant(req.matches[1], tenant);
     if (!t.ok()) return SendError(res, t.status());
     SendJson(res, *t);
   });
   http.Get("/v1/clusters", [controller, auth](const httplib::Request& req, httplib::Response& res) {
-    std::string tenant;
-    if (!auth(req, res, tenant)) return;
+    if (auth(req, res) == nullptr) return;
     SendJson(res, {{"items", controller->Clusters()}});
   });
   auto decisions = [controller, auth](bool namespaced) {
     return [=](const httplib::Request& req, httplib::Response& res) {
-      std::string tenant;
-      if (!auth(req, res, tenant)) return;
+      const Caller* caller = auth(req, res);
+      if (caller == nullptr) return;
+      const std::string& tenant = caller->tenant;
       const reconcile::Controller::WorkloadRef ref =
           namespaced ? WorkloadRefOf(req, true)
                      : reconcile::Controller::WorkloadRef{"", req.get_param_value("workload")};
@@ -261,8 +268,9 @@ void AddExplanationRoutes(httplib::Server& http, reconcile::Controller* controll
   http.Get(tenant_path + "/" + kName + "/decisions", decisions(true));
   auto explain = [controller, auth](bool namespaced) {
     return [=](const httplib::Request& req, httplib::Response& res) {
-      std::string tenant;
-      if (!auth(req, res, tenant)) return;
+      const Caller* caller = auth(req, res);
+      if (caller == nullptr) return;
+      const std::string& tenant = caller->tenant;
       Result<nlohmann::json> e = controller->Explain(WorkloadRefOf(req, namespaced), tenant);
       if (!e.ok()) return SendError(res, e.status());
       SendJson(res, *e);

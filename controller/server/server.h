@@ -50,8 +50,9 @@ struct ServerOptions {
 };
 
 // Parses "ADDR:PORT" and the tokens file ("TOKEN TENANT", "TOKEN admin" or "TOKEN metrics"
-// per line, '#' comments). Without a tokens file an admin token is generated once and kept in
-// <state_dir>/admin.token (mode 0600); it is never logged.
+// per line, each with an optional NAME, '#' comments; token_table.h). Without a tokens file
+// an admin token is generated once and kept in <state_dir>/admin.token (mode 0600), named
+// kGeneratedAdminPrincipal; it is never logged.
 Result<ServerOptions> MakeServerOptions(const std::string& listen, const std::string& tokens_file,
                                         const std::string& tls_cert, const std::string& tls_key,
                                         const std::string& state_dir);

@@ -46,7 +46,7 @@ Result<ServerOptions> MakeServerOptions(const std::string& listen, const std::st
     Status written = stored.ok() ? ReplaceSecretFile(path, token + "\n") : CreateSecretFile(path, token + "\n");
     if (!written.ok()) return written;
   }
-  o.tokens.Add(token, Caller::Admin());
+  o.tokens.Add(token, Caller::Admin(std::string(kGeneratedAdminPrincipal)));
   OPENSSL_cleanse(token.data(), token.size());
   return o;
 }

@@ -3,7 +3,10 @@
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
 
-#include <sstream>
+#include <map>
+#include <string>
+
+#include "controller/common/vocabulary.h"
 
 namespace gpufed::server {
 
@@ -39,8 +42,46 @@ const Caller* TokenTable::Find(std::string_view presented) const {
   return found;
 }
 
+std::string DefaultTokenPrincipal(int line) { return "tokens-file:line-" + std::to_string(line); }
+
+std::string WhyNotAPrincipalName(std::string_view name) {
+  constexpr size_t kMaxName = 64;
+  if (name.empty() || name.size() > kMaxName) return "a name is 1 to 64 characters";
+  for (char c : name) {
+    const bool allowed = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+                         c == '_' || c == '@' || c == ':' || c == '-';
+    if (!allowed) return "a name is made of A-Z a-z 0-9 . _ @ : - only";
+  }
+  // The journal's principals must say who acted without doubt: these are the controller's.
+  if (name == kRepositoryPrincipal || name == kScenarioPrincipal) {
+    return "'" + std::string(name) + "' is the principal of the controller's own workload source";
+  }
+  for (std::string_view prefix : {std::string_view("tokens-file:"), std::string_view("state:")}) {
+    if (name.substr(0, prefix.size()) == prefix) {
+      return "names beginning with '" + std::string(prefix) + "' are the controller's defaults";
+    }
+  }
+  return "";
+}
+
+namespace {
+
+// The line's name is refused; the text is not repeated (a misplaced column could be a secret).
+Status NotAName(int line, const std::string& why) {
+  return InvalidArgument("tokens line " + std::to_string(line) +
+                         ": the token's name (third column) is not a name: " + why);
+}
+
+Status NameTaken(int line, const std::string& name, int first_line) {
+  return InvalidArgument("tokens line " + std::to_string(line) + ": the name " + name + " is already line " +
+                         std::to_string(first_line) + "'s; each token needs a name of its own");
+}
+
+}  // namespace
+
 Result<TokenTable> ParseTokens(std::string_view text) {
   TokenTable tokens;
+  std::map<std::string, int, std::less<>> line_of_name;  // principal -> the line that named it
   int n = 0;
   size_t pos = 0;
   while (pos < text.size()) {
@@ -50,6 +91,7 @@ Result<TokenTable> ParseTokens(std::string_view text) {
     pos = end + 1;
     ++n;
     if (line.empty() || line[0] == '#') continue;
+    const std::string where = "tokens line " + std::to_string(n);
     // Up to three whitespace-separated fields, read in place (no copy of the token stays).
     std::string_view fields[3];
     size_t count = 0, i = 0;
@@ -62,17 +104,21 @@ Result<TokenTable> ParseTokens(std::string_view text) {
     }
     while (i < line.size() && space(line[i])) ++i;
     if (count == 0) continue;
-    if (count != 2 || i < line.size()) {
-      return InvalidArgument("tokens line " + std::to_string(n) +
-                             ": expected 'TOKEN TENANT', 'TOKEN admin' or 'TOKEN metrics'");
+    if (count < 2 || i < line.size()) {
+      return InvalidArgument(where +
+                             ": expected 'TOKEN TENANT', 'TOKEN admin' or 'TOKEN metrics', then an optional NAME");
     }
-    if (fields[0].size() < 16) {
-      return InvalidArgument("tokens line " + std::to_string(n) + ": token shorter than 16 characters");
+    if (fields[0].size() < 16) return InvalidArgument(where + ": token shorter than 16 characters");
+    std::string principal = DefaultTokenPrincipal(n);
+    if (count == 3) {
+      if (std::string why = WhyNotAPrincipalName(fields[2]); !why.empty()) return NotAName(n, why);
+      principal = std::string(fields[2]);
     }
+    if (auto [at, added] = line_of_name.emplace(principal, n); !added) return NameTaken(n, principal, at->second);
     const std::string_view who = fields[1];
-    tokens.Add(fields[0], who == "admin"     ? Caller::Admin()
-                          : who == "metrics" ? Caller::Metrics()
-                                             : Caller::OfTenant(std::string(who)));
+    tokens.Add(fields[0], who == "admin"     ? Caller::Admin(std::move(principal))
+                          : who == "metrics" ? Caller::Metrics(std::move(principal))
+                                             : Caller::OfTenant(std::string(who), std::move(principal)));
   }
   return tokens;
 }

@@ -2,7 +2,8 @@
 // The API's bearer tokens, kept as SHA-256 digests: a lookup hashes the presented token and
 // compares it with every stored digest in constant time, so neither the time of an answer
 // nor a copy in memory gives a token away (the plain tokens live only while their file is
-// parsed).
+// parsed). Each token has a name, its principal: what the audit journal records for the
+// calls it makes, so no record ever holds a token or its digest.
 #include <array>
 #include <initializer_list>
 #include <string>
@@ -18,12 +19,27 @@ namespace gpufed::server {
 struct Caller {
   enum class Role { kAdmin, kTenant, kMetrics };
   Role role = Role::kTenant;
-  std::string tenant;  // kTenant only
-  static Caller Admin() { return {Role::kAdmin, ""}; }
-  static Caller Metrics() { return {Role::kMetrics, ""}; }
-  static Caller OfTenant(std::string name) { return {Role::kTenant, std::move(name)}; }
+  std::string tenant;     // kTenant only
+  std::string principal;  // the token's name (never the token): who the journal says acted
+  static Caller Admin(std::string principal) { return {Role::kAdmin, "", std::move(principal)}; }
+  static Caller Metrics(std::string principal) { return {Role::kMetrics, "", std::move(principal)}; }
+  static Caller OfTenant(std::string name, std::string principal) {
+    return {Role::kTenant, std::move(name), std::move(principal)};
+  }
   bool operator==(const Caller&) const = default;
 };
+
+// The principal of the admin token gpufed generates into <state>/admin.token when it is
+// given no tokens file.
+inline constexpr std::string_view kGeneratedAdminPrincipal = "state:admin.token";
+// The principal of an unnamed token of a tokens file: "tokens-file:line-<N>", stable while
+// the file's lines stay where they are (name a token to keep its name through edits).
+std::string DefaultTokenPrincipal(int line);
+// Empty when `name` may name a token of a tokens file; else why not. A name is 1 to 64 of
+// [A-Za-z0-9._@:-]; `repository` and `scenario` (the principals of the controller's own
+// workload sources) and names beginning with `tokens-file:` or `state:` (the defaults')
+// are the controller's own.
+std::string WhyNotAPrincipalName(std::string_view name);
 
 class TokenTable {
  public:
@@ -48,9 +64,11 @@ class TokenTable {
   std::vector<Entry> entries_;
 };
 
-// Parses a tokens file: "TOKEN TENANT", "TOKEN admin" or "TOKEN metrics" per line, '#'
-// comments; tokens of at least 16 characters. `admin` and `metrics` are roles, never
-// tenants (config refuses Tenants with those names). The text is not kept.
+// Parses a tokens file: "TOKEN TENANT", "TOKEN admin" or "TOKEN metrics" per line, each
+// optionally followed by the token's NAME (WhyNotAPrincipalName; default
+// DefaultTokenPrincipal(line)), '#' comments; tokens of at least 16 characters. `admin` and
+// `metrics` are roles, never tenants (config refuses Tenants with those names). Two lines
+// with the same name are refused, naming both lines. The text is not kept.
 Result<TokenTable> ParseTokens(std::string_view text);
 
 }  // namespace gpufed::server

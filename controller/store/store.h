@@ -9,9 +9,11 @@
 // version is kept in PRAGMA user_version. OpenReadOnly neither migrates nor writes.
 #include <atomic>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <variant>
 #include <vector>
@@ -24,6 +26,22 @@
 #include "controller/store/unfinished_rows.h"
 
 namespace gpufed::store {
+
+// What the journal of submissions records about one beside its row, none of which the
+// database keeps: who submitted it and exactly what (SubmitNumbered).
+struct SubmissionFacts {
+  std::string principal;  // who submitted it: an API token's name, or a source of the controller's own
+  std::string spec_hash;  // the workload as accepted ("sha256:<hex>")
+  std::string revision;   // the policy revision it was accepted under
+};
+// A submission of a group about to be committed, with the uid it was given.
+struct AcceptedSubmission {
+  const WorkloadRecord* record;
+  const SubmissionFacts* facts;
+};
+// Write-ahead for submissions (Store::SetSubmissionJournal): OK once every submission
+// given is durable in the journal; any error keeps them all out of the store.
+using SubmissionJournal = std::function<Status(const std::vector<AcceptedSubmission>& accepted)>;
 
 class Store {
  public:
@@ -49,13 +67,23 @@ class Store {
   // has an unfinished workload of that name. A finished name may be submitted again; the
   // old row stays (history, attempts and decisions keep following its uid).
   Status Submit(const WorkloadRecord& record, Duration at);
+  // (Submit neither numbers nor journals: the controller's submissions go through
+  // SubmitNumbered.)
   // Submit with the uid `<name>-u<N>`, N from a counter kept in the same transaction.
   // Durable when it returns; returns the record as stored. Callers that arrive while
-  // another group commits are committed together (store_submit.cc): one transaction and
-  // one fsync for up to kMaxSubmitGroup submissions, each in a savepoint of its own, so a
-  // refused submission (AlreadyExists) refuses no other.
-  Result<WorkloadRecord> SubmitNumbered(WorkloadRecord record, Duration at);
+  // another group is under way are committed together (store_submit.cc): one transaction
+  // and one fsync for up to kMaxSubmitGroup submissions, so a refused submission
+  // (AlreadyExists: a live workload of the tenant and name, stored or in a group not yet
+  // committed) refuses no other. With a submission journal set, the group's accepted
+  // submissions and their `facts` go to it, with their uids, before the commit: when it
+  // fails, none of them is stored and each gets its error.
+  Result<WorkloadRecord> SubmitNumbered(WorkloadRecord record, Duration at, SubmissionFacts facts = {});
   static constexpr size_t kMaxSubmitGroup = 256;
+  // Where SubmitNumbered journals what it accepts (the controller's audit journal), or
+  // nothing (null). Called by the group's leader without the store's lock, once per group
+  // and one group at a time; it must not submit (the group's commit waits for it). Whoever
+  // sets it clears it before it goes.
+  void SetSubmissionJournal(SubmissionJournal journal) EXCLUDES(mu_);
   // The tenant's newest workload of that name (unfinished, or the last finished one).
   Result<std::optional<WorkloadRecord>> Get(const std::string& tenant, const std::string& name);
   Result<std::optional<WorkloadRecord>> GetByUid(const std::string& uid);
@@ -245,19 +273,39 @@ class Store {
   Result<std::vector<WorkloadRecord>> Query(const std::string& where, const std::string& bind) EXCLUDES(mu_);
   Result<std::vector<WorkloadRecord>> QueryLocked(const std::string& where, const std::string& bind) REQUIRES(mu_);
 
-  // Group commit of SubmitNumbered: callers queue; the first one commits everything
-  // queued (without submit_mu_, under mu_) while later arrivals queue for the next group.
+  // Group commit of SubmitNumbered (store_submit.cc): callers queue; the first one (the
+  // leader) takes everything queued, numbers it (under mu_), has the submission journal
+  // take it (without any lock) and then, in its turn, commits it (under mu_), while later
+  // arrivals queue for the next group, whose leader may number and journal it meanwhile.
   struct QueuedSubmit;
-  void CommitSubmits(const std::vector<QueuedSubmit*>& group) EXCLUDES(mu_, submit_mu_);
-  // Guards the queue and the leader flag only; never held with mu_ (a submission waits
-  // in the queue without holding up the store).
+  struct SubmitGroup;
+  void NumberSubmits(SubmitGroup& group) EXCLUDES(mu_, submit_mu_);
+  Status JournalSubmits(const SubmitGroup& group) EXCLUDES(mu_, submit_mu_);
+  // Writes the group's accepted rows (or, when `journalled` failed, only its counter).
+  void CommitSubmits(SubmitGroup& group, const Status& journalled) EXCLUDES(mu_, submit_mu_);
+  // uid_counter_ from the meta row, once.
+  Status LoadUidCounterLocked() REQUIRES(mu_);
+  // Guards the queue, the leader flag and the commit order only; never held with mu_ (a
+  // submission waits in the queue without holding up the store).
   Mutex submit_mu_;
   CondVar submit_cv_;
   std::deque<QueuedSubmit*> submit_queue_ GUARDED_BY(submit_mu_);
   bool submit_leader_ GUARDED_BY(submit_mu_) = false;
+  // Groups commit in the order they were numbered: each gets a ticket, and commits when
+  // commit_turn_ reaches it.
+  uint64_t next_commit_ticket_ GUARDED_BY(submit_mu_) = 0;
+  uint64_t commit_turn_ GUARDED_BY(submit_mu_) = 0;
 
   mutable FairMutex mu_;  // every method; FIFO, so API writes are not starved by a pass
   std::vector<DeferredWrite> deferred_ GUARDED_BY(mu_);  // in the order they were asked for
+  SubmissionJournal submission_journal_ GUARDED_BY(mu_);
+  // The last uid number given (the meta row `uid_counter` once loaded, then ahead of it
+  // while groups are between numbering and commit). A group whose journal or COMMIT failed
+  // leaves the stored counter behind this, so no uid is ever given twice by one process.
+  std::optional<int64_t> uid_counter_ GUARDED_BY(mu_);
+  // "<tenant>\n<name>" of the submissions numbered and not yet committed: a second one of
+  // the same name is refused as if the first were stored.
+  std::set<std::string> submits_in_flight_ GUARDED_BY(mu_);
   UnfinishedRows unfinished_ GUARDED_BY(mu_);
   const bool read_only_;  // the database's, which never changes
   std::unique_ptr<Database> db_ PT_GUARDED_BY(mu_);  // every statement runs under mu_

@@ -1,6 +1,20 @@
-// Store::SubmitNumbered: API submissions with group commit. With synchronous=FULL every
-// commit is an fsync, and one fsync per submission capped the API at about a thousand
-// submissions a second; submissions that wait while a group commits share the next one.
+// Store::SubmitNumbered: every submission (the API's, the repository's, a scenario's) with
+// group commit. With synchronous=FULL every commit is an fsync, and one fsync per
+// submission capped the API at about a thousand submissions a second; submissions that
+// wait while a group commits share the next one.
+//
+// A group goes through three steps, and two groups can be in different steps at once:
+//   1. number: under the store's lock, without writing, each submission is checked (a live
+//      workload of that tenant and name, stored or in a group not yet committed, refuses
+//      it) and given its uid from the counter in memory;
+//   2. journal: the submission journal takes the accepted ones (write-ahead), without the
+//      store's lock, so the loop's store calls go on during the journal's fsync;
+//   3. commit: under the store's lock, one transaction with the rows and the counter, in
+//      the order the groups were numbered.
+// One group is numbered and journalled at a time (the leader), and one commits at a time;
+// while a group commits the next one is journalled, so the journal's fsync and the store's
+// overlap instead of adding up.
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 
@@ -12,30 +26,52 @@ namespace gpufed::store {
 struct Store::QueuedSubmit {
   WorkloadRecord record;
   Duration at;
+  SubmissionFacts facts;
   Result<WorkloadRecord> result = Status(StatusCode::kInternal, "not committed");
   bool done = false;
 };
 
-Result<WorkloadRecord> Store::SubmitNumbered(WorkloadRecord record, Duration at) {
+struct Store::SubmitGroup {
+  std::vector<QueuedSubmit*> members;
+  int64_t last_uid = 0;   // the counter after numbering: committed with the group
+  bool numbered = false;  // false: numbering failed and every member holds the error
+  SubmissionJournal journal;  // the store's when the group was numbered
+};
+
+void Store::SetSubmissionJournal(SubmissionJournal journal) {
+  MutexLock lock(mu_);
+  submission_journal_ = std::move(journal);
+}
+
+Result<WorkloadRecord> Store::SubmitNumbered(WorkloadRecord record, Duration at, SubmissionFacts facts) {
   const auto queued = std::chrono::steady_clock::now();
-  QueuedSubmit me{std::move(record), at};
+  QueuedSubmit me{std::move(record), at, std::move(facts)};
   MutexLock lock(submit_mu_);
   submit_queue_.push_back(&me);
-  // Either a leader commits this one, or it becomes the leader once the queue reaches it.
+  // Either a leader takes this one, or it becomes the leader once the queue reaches it.
   while (!me.done && (submit_leader_ || submit_queue_.front() != &me)) submit_cv_.Wait(submit_mu_);
   if (!me.done) {
     submit_leader_ = true;
-    std::vector<QueuedSubmit*> group;
-    while (!submit_queue_.empty() && group.size() < kMaxSubmitGroup) {
-      group.push_back(submit_queue_.front());
+    SubmitGroup group;
+    while (!submit_queue_.empty() && group.members.size() < kMaxSubmitGroup) {
+      group.members.push_back(submit_queue_.front());
       submit_queue_.pop_front();
     }
     lock.Unlock();
-    commit_stats_.OnGroup(group.size());
-    CommitSubmits(group);
+    commit_stats_.OnGroup(group.members.size());
+    NumberSubmits(group);
+    const Status journalled = JournalSubmits(group);
     lock.Lock();
-    for (QueuedSubmit* q : group) q->done = true;
+    // The next group may be numbered and journalled while this one waits for its turn.
     submit_leader_ = false;
+    const uint64_t ticket = next_commit_ticket_++;
+    submit_cv_.NotifyAll();
+    while (commit_turn_ != ticket) submit_cv_.Wait(submit_mu_);
+    lock.Unlock();
+    CommitSubmits(group, journalled);
+    lock.Lock();
+    ++commit_turn_;
+    for (QueuedSubmit* q : group.members) q->done = true;
     submit_cv_.NotifyAll();
   }
   // Recorded once the queue's lock is let go: every waiter of a group wakes at once.
@@ -44,64 +80,112 @@ Result<WorkloadRecord> Store::SubmitNumbered(WorkloadRecord record, Duration at)
   return std::move(me.result);
 }
 
-void Store::CommitSubmits(const std::vector<QueuedSubmit*>& group) {
-  auto fail_all = [&](const Status& s) {
-    for (QueuedSubmit* q : group) q->result = s;
-  };
-  MutexLock lock(mu_);
-  Transaction tx(*db_);
-  if (!tx.begin_status().ok()) return fail_all(tx.begin_status());
-  // The loop's waiting writes (store_deferred.cc) do not ride along: a submission would
-  // wait for up to 256 decision rows to be written, and fail if one of them did. The
-  // loop's own next commit carries them.
+Status Store::LoadUidCounterLocked() {
+  if (uid_counter_) return Status::Ok();
   Result<std::unique_ptr<Statement>> read = db_->Prepare("SELECT value FROM meta WHERE key='uid_counter'");
-  if (!read.ok()) return fail_all(read.status());
+  if (!read.ok()) return read.status();
   Result<bool> row = (*read)->Step();
-  if (!row.ok()) return fail_all(row.status());
+  if (!row.ok()) return row.status();
   int64_t last = 0;
   if (*row) {
     const std::string text = (*read)->Text(0);
     char* end = nullptr;
     const long long n = std::strtoll(text.c_str(), &end, 10);
-    if (end == text.c_str() || *end != '\0' || n < 0)
-      return fail_all(Internal("store: uid_counter is not a number: " + text));
+    if (end == text.c_str() || *end != '\0' || n < 0) return Internal("store: uid_counter is not a number: " + text);
     last = n;
   }
-  const int64_t first = last;
-  std::vector<WorkloadRecord> written;  // the accepted rows, for the unfinished mirror
-  for (QueuedSubmit* q : group) {
-    // A savepoint per submission: a refused one is undone alone.
-    if (Status s = db_->Exec("SAVEPOINT submit"); !s.ok()) return fail_all(s);
-    WorkloadRecord r = q->record;
-    r.uid = SubmissionUid(r.name, last + 1);  // the counter makes it unique across tenants
-    const size_t written_before = written.size();
-    Status s = SubmitLocked(r, q->at, &written);
-    if (s.ok()) {
-      s = db_->Exec("RELEASE submit");
-      if (!s.ok()) return fail_all(s);
-      ++last;
+  uid_counter_ = last;
+  return Status::Ok();
+}
+
+void Store::NumberSubmits(SubmitGroup& group) {
+  MutexLock lock(mu_);
+  if (Status loaded = LoadUidCounterLocked(); !loaded.ok()) {
+    for (QueuedSubmit* q : group.members) q->result = loaded;
+    return;
+  }
+  for (QueuedSubmit* q : group.members) {
+    // Only the same tenant's rows are looked at: another tenant's name is never in the
+    // way. Submissions are the only writers of new rows, and they pass through here one
+    // group at a time, so what this finds holds until the group commits.
+    const std::string key = q->record.tenant + '\n' + q->record.name;
+    Result<std::optional<WorkloadRecord>> existing = GetLocked(q->record.tenant, q->record.name);
+    if (!existing.ok()) {
+      q->result = existing.status();
+    } else if (submits_in_flight_.count(key) > 0) {
+      q->result = Status(StatusCode::kAlreadyExists, "workload " + q->record.name + " exists (Pending)");
+    } else if (*existing && !IsTerminal((*existing)->state)) {
+      q->result = Status(StatusCode::kAlreadyExists,
+                         "workload " + q->record.name + " exists (" + StateName((*existing)->state) + ")");
+    } else {
+      WorkloadRecord r = q->record;
+      r.uid = SubmissionUid(r.name, ++*uid_counter_);  // the counter makes it unique across tenants
       r.state = WorkloadState::kPending;
       q->result = std::move(r);
-    } else {
+      submits_in_flight_.insert(key);
+    }
+  }
+  group.last_uid = *uid_counter_;
+  group.numbered = true;
+  group.journal = submission_journal_;
+}
+
+Status Store::JournalSubmits(const SubmitGroup& group) {
+  if (!group.journal) return Status::Ok();
+  std::vector<AcceptedSubmission> accepted;
+  for (const QueuedSubmit* q : group.members) {
+    if (q->result.ok()) accepted.push_back({&*q->result, &q->facts});
+  }
+  // Write-ahead: the journal holds every accepted submission before the store does.
+  return accepted.empty() ? Status::Ok() : group.journal(accepted);
+}
+
+void Store::CommitSubmits(SubmitGroup& group, const Status& journalled) {
+  MutexLock lock(mu_);
+  for (const QueuedSubmit* q : group.members) {
+    if (q->result.ok()) submits_in_flight_.erase(q->record.tenant + '\n' + q->record.name);
+  }
+  if (!group.numbered) return;
+  // The journal may hold what it refused (a write whose sync failed): those uids are never
+  // given again, here by the counter in memory, after a restart by the counter committed
+  // below without the group's rows.
+  for (QueuedSubmit* q : group.members) {
+    if (q->result.ok() && !journalled.ok()) q->result = journalled;
+  }
+  auto fail_accepted = [&](const Status& s) {
+    for (QueuedSubmit* q : group.members) {
+      if (q->result.ok()) q->result = s;
+    }
+  };
+  Transaction tx(*db_);
+  if (!tx.begin_status().ok()) return fail_accepted(tx.begin_status());
+  // The loop's waiting writes (store_deferred.cc) do not ride along: a submission would
+  // wait for up to 256 decision rows to be written, and fail if one of them did. The
+  // loop's own next commit carries them.
+  std::vector<WorkloadRecord> written;  // the accepted rows, for the unfinished mirror
+  for (QueuedSubmit* q : group.members) {
+    if (!q->result.ok()) continue;
+    // A savepoint per submission: one that cannot be written is undone alone.
+    if (Status s = db_->Exec("SAVEPOINT submit"); !s.ok()) return fail_accepted(s);
+    const size_t written_before = written.size();
+    Status s = SubmitLocked(*q->result, q->at, &written);
+    if (s.ok()) s = db_->Exec("RELEASE submit");
+    if (!s.ok()) {
       written.resize(written_before);
       Status undone = db_->Exec("ROLLBACK TO submit");
       if (undone.ok()) undone = db_->Exec("RELEASE submit");
-      if (!undone.ok()) return fail_all(undone);
+      if (!undone.ok()) return fail_accepted(undone);
       q->result = s;
     }
   }
-  if (last != first) {
-    Result<std::unique_ptr<Statement>> write =
-        db_->Prepare("INSERT OR REPLACE INTO meta(key, value) VALUES('uid_counter', ?)");
-    if (!write.ok()) return fail_all(write.status());
-    if (Status s = (*write)->Bind(1, std::to_string(last)).Run(); !s.ok()) return fail_all(s);
-  }
+  Result<std::unique_ptr<Statement>> write =
+      db_->Prepare("INSERT OR REPLACE INTO meta(key, value) VALUES('uid_counter', ?)");
+  if (!write.ok()) return fail_accepted(write.status());
+  if (Status s = (*write)->Bind(1, std::to_string(group.last_uid)).Run(); !s.ok()) return fail_accepted(s);
   // Nothing is acknowledged before the commit: a failed one fails every submission of the
-  // group, accepted or not (the transaction rolls back as it goes out of scope).
+  // group (the transaction rolls back as it goes out of scope).
   if (Status committed = CommitRows(tx, std::move(written), CommitStats::Writer::kApi); !committed.ok()) {
-    for (QueuedSubmit* q : group) {
-      if (q->result.ok()) q->result = committed;
-    }
+    fail_accepted(committed);
   }
 }
 

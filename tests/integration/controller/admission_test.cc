@@ -70,7 +70,7 @@ TEST(Admission, EveryPathRefusesAPriorityAboveTheTenantsCapWithTheSameLine) {
   EXPECT_EQ(LineFor(ScenarioError(dir, "rush.yaml", kTooUrgent, active.config), "rush.yaml"), line);
 
   for (const std::string caller : {"alpha", ""}) {  // a tenant token, an admin's
-    Result<store::WorkloadRecord> api = h.Ctl().Submit(kTooUrgent, "rush.yaml", caller);
+    Result<store::WorkloadRecord> api = h.Ctl().Submit(kTooUrgent, "rush.yaml", By(caller));
     ASSERT_FALSE(api.ok()) << caller;
     EXPECT_EQ(api.status().code(), caller.empty() ? StatusCode::kInvalidArgument : StatusCode::kPermissionDenied);
     EXPECT_EQ(LineFor(api.status().message(), "rush.yaml"), line) << caller;
@@ -79,7 +79,7 @@ TEST(Admission, EveryPathRefusesAPriorityAboveTheTenantsCapWithTheSameLine) {
   const std::string normal = WorkloadYaml("steady", "alpha", 1, "1h", "  priority: normal\n");
   EXPECT_EQ(RepositoryErrors(dir, "steady.yaml", normal), "");
   EXPECT_EQ(ScenarioError(dir, "steady.yaml", normal, active.config), "");
-  EXPECT_TRUE(h.Ctl().Submit(normal, "steady.yaml", "alpha").ok());
+  EXPECT_TRUE(h.Ctl().Submit(normal, "steady.yaml", By("alpha")).ok());
 }
 
 TEST(Admission, EveryPathRefusesAnUnknownTenantWithTheSameLineButATenantTokenLearnsNothing) {
@@ -93,13 +93,13 @@ TEST(Admission, EveryPathRefusesAnUnknownTenantWithTheSameLineButATenantTokenLea
   config::LoadResult active = config::LoadRepository({dir + "/repo"}, policy::ProductLoadOptions(nullptr));
   ASSERT_TRUE(active.ok());
   EXPECT_EQ(LineFor(ScenarioError(dir, "haunt.yaml", kGhostTenant, active.config), "haunt.yaml"), line);
-  Result<store::WorkloadRecord> admin = h.Ctl().Submit(kGhostTenant, "haunt.yaml", "");
+  Result<store::WorkloadRecord> admin = h.Ctl().Submit(kGhostTenant, "haunt.yaml", By(""));
   ASSERT_FALSE(admin.ok());
   EXPECT_EQ(admin.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(LineFor(admin.status().message(), "haunt.yaml"), line);
   // A tenant token gets the answer it gets for any tenant not its own.
-  Result<store::WorkloadRecord> token = h.Ctl().Submit(kGhostTenant, "haunt.yaml", "alpha");
-  Result<store::WorkloadRecord> other = h.Ctl().Submit(WorkloadYaml("x", "beta", 1, "1h"), "x.yaml", "alpha");
+  Result<store::WorkloadRecord> token = h.Ctl().Submit(kGhostTenant, "haunt.yaml", By("alpha"));
+  Result<store::WorkloadRecord> other = h.Ctl().Submit(WorkloadYaml("x", "beta", 1, "1h"), "x.yaml", By("alpha"));
   ASSERT_FALSE(token.ok());
   ASSERT_FALSE(other.ok());
   EXPECT_EQ(token.status().code(), StatusCode::kPermissionDenied);

@@ -30,7 +30,7 @@ constexpr size_t kRssBudget = 64 * kMiB;
 
 std::unique_ptr<server::ApiServer> StartServer(Harness& h, const server::ConnectionLimits& limits) {
   server::ServerOptions o;
-  o.tokens = {{kAdmin, server::Caller::Admin()}, {kAlpha, server::Caller::OfTenant("alpha")}};
+  o.tokens = {{kAdmin, server::Caller::Admin("admin-ops")}, {kAlpha, server::Caller::OfTenant("alpha", "alpha-ci")}};
   o.connections = limits;
   auto s = server::ApiServer::Start(h.controller, o);
   EXPECT_TRUE(s.ok()) << s.status().ToString();

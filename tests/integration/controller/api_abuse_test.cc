@@ -32,7 +32,7 @@ class ApiAbuseTest : public ::testing::Test {
   // Starts the API with `limits` (and TLS when `cert` is set).
   void Start(const server::ConnectionLimits& limits, const std::string& cert = "", const std::string& key = "") {
     server::ServerOptions o;
-    o.tokens = {{kAdmin, server::Caller::Admin()}, {kAlpha, server::Caller::OfTenant("alpha")}};
+    o.tokens = {{kAdmin, server::Caller::Admin("admin-ops")}, {kAlpha, server::Caller::OfTenant("alpha", "alpha-ci")}};
     o.connections = limits;
     o.tls_cert = cert;
     o.tls_key = key;
@@ -248,7 +248,7 @@ TEST_F(ApiAbuseTest, TlsServesAndDropsAHandshakeThatNeverCompletes) {
 // A server started under --allow-plaintext off loopback says so where probes look.
 TEST_F(ApiAbuseTest, ReadyzCarriesTheStartsWarnings) {
   server::ServerOptions o;
-  o.tokens = {{kAdmin, server::Caller::Admin()}};
+  o.tokens = {{kAdmin, server::Caller::Admin("admin-ops")}};
   o.warnings = {"--listen 10.0.0.5:8080 serves plain HTTP off loopback (--allow-plaintext)"};
   auto s = server::ApiServer::Start(h_.controller, o);
   ASSERT_TRUE(s.ok()) << s.status().ToString();

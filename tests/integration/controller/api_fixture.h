@@ -30,10 +30,10 @@ class ApiFixture : public ::testing::Test {
     std::string dir = FreshDir(std::string("api_") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
     ASSERT_TRUE(h_.Open(dir).ok());
     server::ServerOptions o;
-    o.tokens = {{kAdmin, server::Caller::Admin()},
-                {kAlpha, server::Caller::OfTenant("alpha")},
-                {kBeta, server::Caller::OfTenant("beta")},
-                {kMetrics, server::Caller::Metrics()}};
+    o.tokens = {{kAdmin, server::Caller::Admin("admin-ops")},
+                {kAlpha, server::Caller::OfTenant("alpha", "alpha-ci")},
+                {kBeta, server::Caller::OfTenant("beta", "beta-ci")},
+                {kMetrics, server::Caller::Metrics("prometheus")}};
     o.max_body_bytes = size_t{64} * 1024;
     auto s = server::ApiServer::Start(h_.controller, o);
     ASSERT_TRUE(s.ok()) << s.status().ToString();

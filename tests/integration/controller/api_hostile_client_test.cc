@@ -46,10 +46,10 @@ class ApiHostileClientTest : public ::testing::Test {
              const gpufed::Clock* rate_clock = nullptr) {
     server::ServerOptions o;
     o.clock = rate_clock;
-    o.tokens = {{kAdmin, server::Caller::Admin()},
-                {kAlpha, server::Caller::OfTenant("alpha")},
-                {kBeta, server::Caller::OfTenant("beta")},
-                {kMetrics, server::Caller::Metrics()}};
+    o.tokens = {{kAdmin, server::Caller::Admin("admin-ops")},
+                {kAlpha, server::Caller::OfTenant("alpha", "alpha-ci")},
+                {kBeta, server::Caller::OfTenant("beta", "beta-ci")},
+                {kMetrics, server::Caller::Metrics("prometheus")}};
     o.connections = limits;
     o.max_body_bytes = max_body;
     auto s = server::ApiServer::Start(h_.controller, o);

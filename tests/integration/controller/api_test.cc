@@ -220,7 +220,8 @@ TEST(ApiRateLimit, ATenantOverItsRateGets429WithRetryAfterAndAdminsAreExempt) {
   Harness h;
   ASSERT_TRUE(h.Open(dir).ok());
   server::ServerOptions o;
-  o.tokens = {{kAdmin, server::Caller::Admin()}, {"gamma-token-0123456789", server::Caller::OfTenant("gamma")}};
+  o.tokens = {{kAdmin, server::Caller::Admin("admin-ops")},
+              {"gamma-token-0123456789", server::Caller::OfTenant("gamma", "gamma-ci")}};
   o.clock = &h.clock;
   auto s = server::ApiServer::Start(h.controller, o);
   ASSERT_TRUE(s.ok()) << s.status().ToString();
@@ -291,12 +292,13 @@ TEST(ServerOptions, ParsesTokensAndRefusesShortOnes) {
       server::ParseTokens("# comment\nabcdefghijklmnop alpha\nqrstuvwxyz0123456 admin\nmmmmmmmmmmmmmmmmm metrics\n");
   ASSERT_TRUE(tokens.ok());
   ASSERT_NE(tokens->Find("abcdefghijklmnop"), nullptr);
-  EXPECT_EQ(*tokens->Find("abcdefghijklmnop"), server::Caller::OfTenant("alpha"));
-  EXPECT_EQ(*tokens->Find("qrstuvwxyz0123456"), server::Caller::Admin());
-  EXPECT_EQ(*tokens->Find("mmmmmmmmmmmmmmmmm"), server::Caller::Metrics());
+  // Unnamed tokens are named by their line (token_table_test.cc has the names).
+  EXPECT_EQ(*tokens->Find("abcdefghijklmnop"), server::Caller::OfTenant("alpha", "tokens-file:line-2"));
+  EXPECT_EQ(*tokens->Find("qrstuvwxyz0123456"), server::Caller::Admin("tokens-file:line-3"));
+  EXPECT_EQ(*tokens->Find("mmmmmmmmmmmmmmmmm"), server::Caller::Metrics("tokens-file:line-4"));
   EXPECT_EQ(tokens->Find("abcdefghijklmnoq"), nullptr);
   EXPECT_EQ(tokens->Find(""), nullptr);
-  EXPECT_FALSE(server::ParseTokens("abcdefghijklmnop alpha extra\n").ok());
+  EXPECT_FALSE(server::ParseTokens("abcdefghijklmnop alpha name extra\n").ok());
   EXPECT_FALSE(server::ParseTokens("short alpha\n").ok());
   EXPECT_FALSE(server::MakeServerOptions("no-port", "", "", "", "/tmp").ok());
 }
@@ -320,7 +322,8 @@ TEST(ServerOptions, TokenFilesArePrivateOrRefused) {
   std::ifstream in(state + "/admin.token");
   std::string token;
   std::getline(in, token);
-  EXPECT_NE(again->tokens.Find(token), nullptr);
+  ASSERT_NE(again->tokens.Find(token), nullptr);
+  EXPECT_EQ(again->tokens.Find(token)->principal, "state:admin.token");  // its name in the journal
 
   const std::string loose = dir + "/tokens";
   std::ofstream(loose) << "abcdefghijklmnop alpha\n";

@@ -9,6 +9,7 @@
 #include "controller/audit/journal.h"
 #include "controller/audit/testing/fault_env.h"
 #include "controller/audit/verify.h"
+#include "controller/common/action_key.h"
 #include "tests/integration/controller/fleet.h"
 
 namespace gpufed::testing {
@@ -44,9 +45,11 @@ TEST(AuditWiring, QuickstartJournalVerifiesAndHoldsEveryDecisionBeforeItsAction)
   // Store decisions per workload (the explain/API index).
   std::map<std::string, int> stored;
   int stored_total = 0;
+  std::map<std::string, std::pair<std::string, std::string>> owners;  // uid -> name, tenant
   auto all = h.Ctl().List("");
   ASSERT_TRUE(all.ok());
   for (const store::WorkloadRecord& r : *all) {
+    owners[r.uid] = {r.name, r.tenant};
     auto rows = h.Ctl().Decisions({r.tenant, r.name}, "");
     ASSERT_TRUE(rows.ok());
     stored[r.name] += static_cast<int>(rows->size());
@@ -72,11 +75,24 @@ TEST(AuditWiring, QuickstartJournalVerifiesAndHoldsEveryDecisionBeforeItsAction)
   std::map<uint64_t, nlohmann::json> records = ReadJournal(audit_dir);
   std::map<std::string, int> journaled;
   int journaled_total = 0, submits = 0;
+  std::map<std::string, int> actions;  // by action kind
   for (const auto& [seq, r] : records) {
     std::string kind = r["kind"];
     if (kind == "decision") {
       journaled[r["workload"].get<std::string>()]++;
       ++journaled_total;
+    }
+    if (kind == "connector-action") {
+      // Every action names its workload's uid, tenant and the key of the attempt it acts on.
+      ++actions[r["action"].get<std::string>()];
+      const std::optional<ParsedActionKey> key = ParseActionKey(r.value("key", ""));
+      ASSERT_TRUE(key.has_value()) << r.dump();
+      EXPECT_EQ(r.value("uid", ""), key->uid) << r.dump();
+      EXPECT_EQ(r.value("attempt", 0), key->attempt) << r.dump();
+      auto owner = owners.find(key->uid);
+      ASSERT_NE(owner, owners.end()) << r.dump();
+      EXPECT_EQ(owner->second.first, r.value("workload", "")) << r.dump();
+      EXPECT_EQ(owner->second.second, r.value("tenant", "")) << r.dump();
     }
     if (kind == "connector-action" && r["action"] == "submit") {
       ++submits;
@@ -93,6 +109,7 @@ TEST(AuditWiring, QuickstartJournalVerifiesAndHoldsEveryDecisionBeforeItsAction)
   EXPECT_EQ(journaled_total, stored_total);
   EXPECT_EQ(journaled, stored);
   EXPECT_GT(submits, 0);
+  EXPECT_GT(actions["preempt"], 0);  // the quickstart preempts sweeps: not only submits were checked
   EXPECT_EQ(records.begin()->second["kind"], "controller-start");
   EXPECT_EQ(records.rbegin()->second["kind"], "checkpoint");
 }
@@ -146,8 +163,15 @@ TEST(AuditWiring, AJournalThatFailsMidRunStopsNewPlacements) {
   EXPECT_TRUE(h.controller->ready());
   EXPECT_NE(h.Get("a").state, store::WorkloadState::kQueued);
 
+  // Accepted (and journalled) before the disk fills; not placed after.
+  ASSERT_TRUE(h.controller->Submit(WorkloadYaml("late", "alpha", 2, "1h"), "late.yaml", By("")).ok());
   fault.disk_bytes_left = 0;  // the disk fills up
-  ASSERT_TRUE(h.controller->Submit(WorkloadYaml("late", "alpha", 2, "1h"), "late.yaml", "").ok());
+  // A submission the journal cannot record is refused and not stored (write-ahead).
+  Result<store::WorkloadRecord> refused =
+      h.controller->Submit(WorkloadYaml("later", "alpha", 2, "1h"), "later.yaml", By(""));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kUnavailable) << refused.status().ToString();
+  EXPECT_TRUE(h.Get("later").uid.empty()) << "stored a submission the journal did not hold";
   for (int i = 0; i < 6; ++i) {
     (void)h.controller->Pass();
     h.Step();

@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
           "}\nspec:\n  tenant: alpha\n  type: training\n  resources: {gpus: " + std::to_string(1 + rng() % 8) +
           "}\n  durationHint: " + std::to_string(5 + rng() % 40) +
           "m\n  checkpoint: {enabled: true, interval: 5m, uri: s3://c}\n";
-      if (c.Submit(yaml, name + ".yaml", "").ok()) {
+      if (c.Submit(yaml, name + ".yaml", {"", "crash-child"}).ok()) {
         std::printf("accepted %s\n", name.c_str());
         std::fflush(stdout);
       }

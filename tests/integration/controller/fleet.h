@@ -76,6 +76,12 @@ inline std::string WorkloadYaml(const std::string& name, const std::string& tena
          ", gpuModels: [A100-80GB]}\n  durationHint: " + duration + "\n" + extra;
 }
 
+// Whom the tests' in-process submissions come from: a tenant ("" for an admin) and the
+// principal the journal records (an API token's name in a real run).
+inline reconcile::Controller::Requester By(const std::string& tenant) {
+  return {tenant, tenant.empty() ? "test-admin" : tenant + "-test"};
+}
+
 inline std::string FreshDir(const std::string& name) {
   std::string dir = ::testing::TempDir() + "/gpufed_it_" + name;
   std::filesystem::remove_all(dir);

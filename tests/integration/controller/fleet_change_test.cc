@@ -88,7 +88,7 @@ TEST(FleetChange, ASimClusterAddedChangedAndRemovedInGitWorksWithoutARestart) {
 
   // Added: the next pass has a connector; the workload is placed there within two passes.
   std::ofstream(dir + "/repo/oslo.yaml") << Oslo(50);
-  ASSERT_TRUE(c.Submit(L40sWorkload("render", "2h"), "render.yaml", "").ok());
+  ASSERT_TRUE(c.Submit(L40sWorkload("render", "2h"), "render.yaml", By("")).ok());
   int passes = 0;
   EXPECT_TRUE(StepUntil(h, 2, [&] { return ++passes, h.Get("render").cluster == "oslo-onprem"; }))
       << h.Get("render").reason;
@@ -114,7 +114,7 @@ TEST(FleetChange, ASimClusterAddedChangedAndRemovedInGitWorksWithoutARestart) {
   ASSERT_EQ(removed.size(), 3u);
   EXPECT_EQ(removed[2]["change"], "removed");
   EXPECT_EQ(removed[2]["activeAttempts"], 1);
-  ASSERT_TRUE(c.Submit(L40sWorkload("late", "1h"), "late.yaml", "").ok());
+  ASSERT_TRUE(c.Submit(L40sWorkload("late", "1h"), "late.yaml", By("")).ok());
   ASSERT_TRUE(StepUntil(h, 200, [&] { return h.Get("render").state == WorkloadState::kSucceeded; }))
       << h.Get("render").reason;
   EXPECT_EQ(h.Get("render").attempt, 1) << "never requeued: it ran once, to its end";
@@ -174,7 +174,7 @@ TEST(FleetChange, ALocalClusterFollowsTheRepositoryAndItsRunningJobIsSeenToTheEn
       "  type: inference\n  resources: {gpus: 1, gpuModels: [fake]}\n  durationHint: 1h\n"
       "  run: {command: [sh, -c, 'while [ ! -e " +
       gate + " ]; do sleep 0.02; done']}\n";
-  ASSERT_TRUE(c.Submit(job, "waits.yaml", "").ok());
+  ASSERT_TRUE(c.Submit(job, "waits.yaml", By("")).ok());
   // Real processes: a bounded wait for the job to run.
   auto poll = [&](WorkloadState want) {
     for (int i = 0; i < 500; ++i) {

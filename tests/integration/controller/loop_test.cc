@@ -99,7 +99,7 @@ TEST(ControllerLoop, PreemptsLowerPriorityPreemptibleWorkForUrgentWork) {
   ASSERT_EQ(h.Get("sweep").state, WorkloadState::kRunning);
   std::ifstream in(dir + "/urgent.yaml");
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  ASSERT_TRUE(h.controller->Submit(text, "urgent.yaml", "").ok());
+  ASSERT_TRUE(h.controller->Submit(text, "urgent.yaml", By("")).ok());
   ASSERT_TRUE(h.RunUntilIdle().ok());
   EXPECT_EQ(h.Get("urgent").state, WorkloadState::kSucceeded);
   store::WorkloadRecord sweep = h.Get("sweep");
@@ -121,7 +121,7 @@ TEST(ControllerLoop, ParsedSpecsOfFinishedWorkloadsAreDropped) {
   constexpr int kWorkloads = 200;
   for (int i = 0; i < kWorkloads; ++i) {
     const std::string name = "s" + std::to_string(i);
-    ASSERT_TRUE(h.controller->Submit(WorkloadYaml(name, "alpha", 1, "1m"), name + ".yaml", "").ok()) << name;
+    ASSERT_TRUE(h.controller->Submit(WorkloadYaml(name, "alpha", 1, "1m"), name + ".yaml", By("")).ok()) << name;
   }
   size_t most = 0, last = 0;
   for (int pass = 0; pass < 2000; ++pass) {
@@ -172,7 +172,7 @@ TEST(ControllerLoop, ActivatesANewRevisionMidRunAndKeepsTheOldOneWhenTheNextIsBa
   EXPECT_EQ(bad.code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(h.controller->active_revision(), second);
   // Under the second revision a new submission bursts nowhere: cloud is denied by the rule.
-  ASSERT_TRUE(h.controller->Submit(WorkloadYaml("late", "alpha", 8, "1h"), "late.yaml", "").ok());
+  ASSERT_TRUE(h.controller->Submit(WorkloadYaml("late", "alpha", 8, "1h"), "late.yaml", By("")).ok());
   ASSERT_TRUE(h.controller->Pass().ok());
   Result<nlohmann::json> why = h.controller->Explain({"", "late"}, "");
   ASSERT_TRUE(why.ok());
@@ -233,7 +233,7 @@ spec: {weight: 1}
   constexpr int kJobs = 600;
   for (int i = 0; i < kJobs; ++i) {
     const std::string name = "j" + std::to_string(i);
-    ASSERT_TRUE(h.controller->Submit(WorkloadYaml(name, "alpha", 1, "1h"), name + ".yaml", "").ok()) << name;
+    ASSERT_TRUE(h.controller->Submit(WorkloadYaml(name, "alpha", 1, "1h"), name + ".yaml", By("")).ok()) << name;
   }
   store::Store& store = *h.Ctl().store();
   auto count = [&](WorkloadState state) {

@@ -195,7 +195,7 @@ TEST(Pipeline, RandomFleetsReplayExactlyAndNeverBindAGpuTwice) {
     while (h.clock.Now() < end) {
       while (next < stream.size() && stream[next].at <= h.clock.Now()) {
         std::string file = "api-" + std::to_string(next) + ".yaml";
-        ASSERT_TRUE(h.controller->Submit(stream[next++].yaml, file, "").ok());
+        ASSERT_TRUE(h.controller->Submit(stream[next++].yaml, file, By("")).ok());
       }
       ASSERT_TRUE(h.controller->Pass().ok());
       ExpectNoGpuBoundTwice(*h.controller, "at " + h.clock.Now().ToString());
@@ -265,7 +265,7 @@ TEST(Pipeline, PreemptsOnlyWhereTheBeneficiaryCanRunAndResumesVictimsFromTheirCh
   std::string gang =
       "apiVersion: gpufed/v1alpha1\nkind: Workload\nmetadata: {name: gang}\nspec:\n  tenant: alpha\n  type: training\n"
       "  resources: {nodes: 2, gpusPerNode: 8, gpuModels: [A100-80GB]}\n  priority: urgent\n  durationHint: 1h\n";
-  ASSERT_TRUE(h.controller->Submit(gang, "gang.yaml", "").ok());
+  ASSERT_TRUE(h.controller->Submit(gang, "gang.yaml", By("")).ok());
   ASSERT_TRUE(h.controller->Pass().ok());
   store::WorkloadRecord placed = h.Get("gang");
   ASSERT_EQ(placed.state, WorkloadState::kPlaced) << placed.reason;
@@ -339,7 +339,7 @@ TEST(Pipeline, FairShareGivesTenantsGpuTimeInProportionToTheirWeights) {
       std::string y = "apiVersion: gpufed/v1alpha1\nkind: Workload\nmetadata: {name: " + name +
                       "}\nspec:\n  tenant: " + tenant +
                       "\n  type: training\n  resources: {gpus: 1}\n  durationHint: 30m\n";
-      ASSERT_TRUE(h.controller->Submit(y, name + ".yaml", "").ok());
+      ASSERT_TRUE(h.controller->Submit(y, name + ".yaml", By("")).ok());
     }
   }
   const Duration day = Duration::FromSeconds(int64_t{24} * 3600);
@@ -370,14 +370,14 @@ TEST(Pipeline, FairShareSurvivesARestart) {
   };
   Harness h;
   ASSERT_TRUE(h.Open(dir).ok());
-  ASSERT_TRUE(h.controller->Submit(job("long", "alpha", "6h"), "long.yaml", "").ok());
+  ASSERT_TRUE(h.controller->Submit(job("long", "alpha", "6h"), "long.yaml", By("")).ok());
   ASSERT_TRUE(h.RunUntilIdle(Duration::FromSeconds(int64_t{8} * 3600)).ok());
   ASSERT_TRUE(h.Stop("restart").ok());
   h.Close();
 
   ASSERT_TRUE(h.Open(dir).ok());
-  ASSERT_TRUE(h.controller->Submit(job("again", "alpha", "1h"), "again.yaml", "").ok());
-  ASSERT_TRUE(h.controller->Submit(job("first", "beta", "1h"), "first.yaml", "").ok());
+  ASSERT_TRUE(h.controller->Submit(job("again", "alpha", "1h"), "again.yaml", By("")).ok());
+  ASSERT_TRUE(h.controller->Submit(job("first", "beta", "1h"), "first.yaml", By("")).ok());
   ASSERT_TRUE(h.controller->Pass().ok());
   Result<store::WorkloadRecord> newcomer = h.controller->Get({"", "first"}, "");
   Result<store::WorkloadRecord> past = h.controller->Get({"", "again"}, "");
@@ -401,7 +401,7 @@ TEST(Pipeline, TenantsSharingWorkloadNamesReplayExactly) {
                       "}\nspec:\n  tenant: " + tenant +
                       "\n  type: training\n  resources: {gpus: " + std::to_string(1 + i % 2) +
                       "}\n  durationHint: " + std::to_string(20 + 10 * i) + "m\n";
-      ASSERT_TRUE(h.controller->Submit(y, name + ".yaml", tenant).ok());
+      ASSERT_TRUE(h.controller->Submit(y, name + ".yaml", By(tenant)).ok());
     }
   }
   for (int i = 0; i < 200; ++i) {

@@ -111,7 +111,7 @@ class PlanState : public ::testing::Test {
       // Submitted after the last pass: the next pass plans them.
       for (const char* name : {"next-1", "next-2"}) {
         Result<store::WorkloadRecord> submitted =
-            h.Ctl().Submit(WorkloadYaml(name, "alpha", 4, "1h"), std::string(name) + ".yaml", "");
+            h.Ctl().Submit(WorkloadYaml(name, "alpha", 4, "1h"), std::string(name) + ".yaml", By(""));
         ASSERT_TRUE(submitted.ok()) << submitted.status().ToString();
       }
     }

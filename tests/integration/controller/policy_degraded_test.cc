@@ -50,7 +50,7 @@ TEST(PolicyDegraded, APassOverTheErrorBudgetIsJournaledAndCounted) {
   Harness h;
   ASSERT_TRUE(h.Open(dir).ok());
   // A healthy pass: every call succeeds.
-  ASSERT_TRUE(h.controller->Submit(WorkloadYaml("fine", "alpha", 1, "1h"), "fine.yaml", "").ok());
+  ASSERT_TRUE(h.controller->Submit(WorkloadYaml("fine", "alpha", 1, "1h"), "fine.yaml", By("")).ok());
   ASSERT_TRUE(h.controller->Pass().ok());
   std::string metrics = h.controller->Metrics();
   EXPECT_NE(metrics.find("gpufed_policy_degraded_passes_total{policy=\"flaky\"} 0\n"), std::string::npos) << metrics;
@@ -59,7 +59,7 @@ TEST(PolicyDegraded, APassOverTheErrorBudgetIsJournaledAndCounted) {
   std::string odd =
       "apiVersion: gpufed/v1alpha1\nkind: Workload\nmetadata: {name: odd, labels: {flaky: \"yes\"}}\n"
       "spec:\n  tenant: alpha\n  type: training\n  resources: {gpus: 1}\n  durationHint: 1h\n";
-  ASSERT_TRUE(h.controller->Submit(odd, "odd.yaml", "").ok());
+  ASSERT_TRUE(h.controller->Submit(odd, "odd.yaml", By("")).ok());
   ASSERT_TRUE(h.controller->Pass().ok());
   EXPECT_NE(h.Get("odd").state, store::WorkloadState::kPlaced);
   EXPECT_NE(h.Get("odd").state, store::WorkloadState::kRunning);

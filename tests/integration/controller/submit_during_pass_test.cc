@@ -22,7 +22,8 @@ class GatedConnector : public connectors::Connector {
                  std::shared_future<void> release, std::atomic<bool>* armed)
       : inner_(std::move(inner)), entered_(entered), release_(std::move(release)), armed_(armed) {}
   Result<connectors::Observation> Observe(const connectors::CallContext& ctx) override { return inner_->Observe(ctx); }
-  Result<connectors::ApplyOutcome> Apply(const connectors::Action& action, const connectors::CallContext& ctx) override {
+  Result<connectors::ApplyOutcome> Apply(const connectors::Action& action,
+                                         const connectors::CallContext& ctx) override {
     if (armed_->exchange(false)) {
       entered_->set_value();
       release_.wait();
@@ -47,8 +48,8 @@ TEST(SubmitDuringPass, ASubmissionIsAcceptedWhileAPassHoldsTheController) {
   Harness h;
   ASSERT_TRUE(h.registry
                   .Register("sim",
-                            [&](const model::Cluster& cluster,
-                                const connectors::FactoryContext& ctx) -> Result<std::unique_ptr<connectors::Connector>> {
+                            [&](const model::Cluster& cluster, const connectors::FactoryContext& ctx)
+                                -> Result<std::unique_ptr<connectors::Connector>> {
                               Result<std::unique_ptr<connectors::Connector>> inner = sim.Create(cluster, ctx);
                               if (!inner.ok()) return inner.status();
                               return std::unique_ptr<connectors::Connector>(
@@ -56,13 +57,13 @@ TEST(SubmitDuringPass, ASubmissionIsAcceptedWhileAPassHoldsTheController) {
                             })
                   .ok());
   ASSERT_TRUE(h.Open(FreshDir("submit_during_pass")).ok());
-  ASSERT_TRUE(h.Ctl().Submit(WorkloadYaml("first", "alpha", 1, "1h"), "first.yaml", "").ok());
+  ASSERT_TRUE(h.Ctl().Submit(WorkloadYaml("first", "alpha", 1, "1h"), "first.yaml", By("")).ok());
   ASSERT_FALSE(h.Ctl().Metrics().empty());  // a scrape before the pass renders the text served during it
 
   std::thread pass([&] { (void)h.Ctl().Pass(); });
   entered.get_future().wait();  // the pass is inside Apply, holding the controller's lock
   std::future<Result<store::WorkloadRecord>> second = std::async(std::launch::async, [&] {
-    return h.Ctl().Submit(WorkloadYaml("second", "alpha", 1, "1h"), "second.yaml", "alpha");
+    return h.Ctl().Submit(WorkloadYaml("second", "alpha", 1, "1h"), "second.yaml", By("alpha"));
   });
   // Not a timing assertion: the submission either completes while the pass is held, or
   // it waits for the pass forever (what it did before); a minute tells the two apart.
