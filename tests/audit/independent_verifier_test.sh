@@ -11,6 +11,8 @@
 set -euo pipefail
 G=$1
 SRC=$2
+# shellcheck source=../testutil/port.sh
+. "$SRC/tests/testutil/port.sh"
 V="python3 $SRC/tests/audit/tlog_verify.py"
 T=$(mktemp -d /tmp/gpufed-tlog.XXXXXX)
 pid=""
@@ -33,14 +35,8 @@ printf '%s' "$tenant" >"$T/tenant.token"
 "$G" run --config "$SRC/examples/quickstart" --state "$T/state" --listen 127.0.0.1:0 --tokens "$T/tokens" \
   --tls-cert "$T/cert.pem" --tls-key "$T/key.pem" --speed 1 >"$T/out" 2>"$T/err" &
 pid=$!
-port=""
-for _ in $(seq 200); do
-  port=$(sed -n 's|.*API on https://127.0.0.1:\([0-9]*\).*|\1|p' "$T/err" | head -1)
-  [ -n "$port" ] && break
-  kill -0 "$pid" 2>/dev/null || fail "gpufed run exited: $(cat "$T/err")"
-  sleep 0.1
-done
-[ -n "$port" ] || fail "no API port in: $(cat "$T/err")"
+port=$(api_port "$pid" "$T/err")
+[ -n "$port" ] || fail "no API port (or gpufed run exited): $(cat "$T/err")"
 base="https://127.0.0.1:$port/v1/audit/log"
 get() { curl -sS --cacert "$T/cert.pem" -H "Authorization: Bearer $(cat "$1")" -o "$3" -w '%{http_code}' "$base/$2"; }
 # The first passes are journalled and signed at once (sign-ahead); wait for a tree with

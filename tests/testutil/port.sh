@@ -10,3 +10,17 @@ port_listening() {
   awk -v want="$hex" 'FNR > 1 && $4 == "0A" && substr($2, length($2) - 4) == want { found = 1 }
                       END { exit found ? 0 : 1 }' /proc/net/tcp /proc/net/tcp6 2>/dev/null
 }
+
+# api_port PID LOG: waits (up to 20 s) for `gpufed run` (PID) to log "API on https://
+# 127.0.0.1:PORT" in LOG and prints PORT; prints nothing when PID exits first or the time
+# runs out (the caller says why, with the log).
+api_port() {
+  local pid=$1 log=$2 port=""
+  for _ in $(seq 200); do
+    port=$(sed -n 's|.*API on https://127.0.0.1:\([0-9]*\).*|\1|p' "$log" | head -1)
+    [ -n "$port" ] && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  printf '%s' "$port"
+}

@@ -12,6 +12,8 @@
 set -euo pipefail
 G=$1
 SRC=$2
+# shellcheck source=../../testutil/port.sh
+. "$SRC/tests/testutil/port.sh"
 T=$(mktemp -d /tmp/gpufed-operations.XXXXXX)
 pid=""
 cleanup() {
@@ -53,14 +55,8 @@ log: {level: info, format: text}
 YAML
 "$G" run --config-file "$T/etc/gpufed.yaml" >"$T/out" 2>"$T/err" &
 pid=$!
-port=""
-for _ in $(seq 100); do
-  port=$(sed -n 's|.*API on https://127.0.0.1:\([0-9]*\).*|\1|p' "$T/err" | head -1)
-  [ -n "$port" ] && break
-  kill -0 "$pid" 2>/dev/null || fail "run --config-file exited: $(cat "$T/err")"
-  sleep 0.1
-done
-[ -n "$port" ] || fail "no https API line: $(cat "$T/err")"
+port=$(api_port "$pid" "$T/err")
+[ -n "$port" ] || fail "no https API line (or run --config-file exited): $(cat "$T/err")"
 [ -d "$T/etc/state/audit" ] || fail "state: state is not relative to the file's folder"
 url="https://127.0.0.1:$port"
 curl -sf --cacert "$T/first.pem" "$url/healthz" >/dev/null || fail "healthz over TLS with the first certificate"
