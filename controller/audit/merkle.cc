@@ -100,9 +100,9 @@ MerkleHash MerkleHasher::Digest(unsigned char prefix, std::string_view a, std::s
   unsigned int length = 0;
   EVP_MD_CTX* ctx = state_->ctx;
   bool ok = ctx != nullptr && EVP_DigestInit_ex(ctx, state_->md, nullptr) == 1 &&
-            (prefix == 0xff || EVP_DigestUpdate(ctx, &prefix, 1) == 1) && EVP_DigestUpdate(ctx, a.data(), a.size()) == 1 &&
-            EVP_DigestUpdate(ctx, b.data(), b.size()) == 1 && EVP_DigestFinal_ex(ctx, out.data(), &length) == 1 &&
-            length == out.size();
+            (prefix == 0xff || EVP_DigestUpdate(ctx, &prefix, 1) == 1) &&
+            EVP_DigestUpdate(ctx, a.data(), a.size()) == 1 && EVP_DigestUpdate(ctx, b.data(), b.size()) == 1 &&
+            EVP_DigestFinal_ex(ctx, out.data(), &length) == 1 && length == out.size();
   if (!ok) {
     // Only an allocation failure gets here; a one-shot digest allocates its own context.
     std::string data;
@@ -169,7 +169,8 @@ MerkleHash CompactRange::Root(MerkleHasher& hasher) const {
 Result<std::vector<MerkleHash>> InclusionProof(uint64_t index, uint64_t size, NodeSource& source,
                                                MerkleHasher& hasher) {
   if (index >= size) {
-    return InvalidArgument("leaf " + std::to_string(index) + " is not in a tree of " + std::to_string(size) + " leaves");
+    return InvalidArgument("leaf " + std::to_string(index) + " is not in a tree of " + std::to_string(size) +
+                           " leaves");
   }
   std::vector<MerkleHash> proof;
   GPUFED_RETURN_IF_ERROR(Path(index, 0, size, source, hasher, &proof));
@@ -275,7 +276,7 @@ Result<MerkleHash> MemoryNodeSource::Node(int height, uint64_t index) {
   }
   if (static_cast<size_t>(height) >= levels_.size() || index >= levels_[height].size()) {
     return NotFound("no node of height " + std::to_string(height) + " at " + std::to_string(index) + " in " +
-                      std::to_string(leaves_.size()) + " leaves");
+                    std::to_string(leaves_.size()) + " leaves");
   }
   return levels_[height][index];
 }

@@ -68,8 +68,7 @@ class CompactRange {
 };
 
 // RFC 9162 2.1.3.1: the inclusion proof of leaf `index` in the tree of `size` leaves.
-Result<std::vector<MerkleHash>> InclusionProof(uint64_t index, uint64_t size, NodeSource& source,
-                                               MerkleHasher& hasher);
+Result<std::vector<MerkleHash>> InclusionProof(uint64_t index, uint64_t size, NodeSource& source, MerkleHasher& hasher);
 // RFC 9162 2.1.4.1: the consistency proof from the tree of `old_size` leaves to the one
 // of `new_size` (0 < old_size <= new_size; equal sizes give an empty proof).
 Result<std::vector<MerkleHash>> ConsistencyProof(uint64_t old_size, uint64_t new_size, NodeSource& source,
@@ -79,11 +78,11 @@ Result<MerkleHash> TreeRoot(uint64_t size, NodeSource& source, MerkleHasher& has
 
 // RFC 9162 2.1.3.2. OK when the proof shows `leaf_hash` at `index` under `root`;
 // DataLoss naming what does not match otherwise.
-Status VerifyInclusion(uint64_t index, uint64_t size, const MerkleHash& leaf_hash,
-                       std::span<const MerkleHash> proof, const MerkleHash& root, MerkleHasher& hasher);
+Status VerifyInclusion(uint64_t index, uint64_t size, const MerkleHash& leaf_hash, std::span<const MerkleHash> proof,
+                       const MerkleHash& root, MerkleHasher& hasher);
 // RFC 9162 2.1.4.2.
-Status VerifyConsistency(uint64_t old_size, uint64_t new_size, const MerkleHash& old_root,
-                         const MerkleHash& new_root, std::span<const MerkleHash> proof, MerkleHasher& hasher);
+Status VerifyConsistency(uint64_t old_size, uint64_t new_size, const MerkleHash& old_root, const MerkleHash& new_root,
+                         std::span<const MerkleHash> proof, MerkleHasher& hasher);
 
 // Leaf hashes held in memory: the NodeSource of tests and of `audit prove`, which hash
 // the journal once. Nodes above the leaves are computed on demand.

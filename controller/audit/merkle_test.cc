@@ -17,19 +17,22 @@ std::vector<std::string> ReferenceLeaves() {
   std::string l6, l7;
   for (int c = 0x50; c < 0x58; ++c) l6.push_back(static_cast<char>(c));
   for (int c = 0x60; c < 0x70; ++c) l7.push_back(static_cast<char>(c));
-  return {"", bytes({0x00}), bytes({0x10}), bytes({0x20, 0x21}), bytes({0x30, 0x31}), bytes({0x40, 0x41, 0x42, 0x43}),
-          l6, l7};
+  return {
+      "", bytes({0x00}), bytes({0x10}), bytes({0x20, 0x21}), bytes({0x30, 0x31}), bytes({0x40, 0x41, 0x42, 0x43}), l6,
+      l7};
 }
 
 std::vector<MerkleHash> LeafHashes(const std::vector<std::string>& leaves) {
   MerkleHasher hasher;
   std::vector<MerkleHash> out;
+  out.reserve(leaves.size());
   for (const std::string& leaf : leaves) out.push_back(hasher.Leaf(leaf));
   return out;
 }
 
 std::vector<std::string> RecordLikeLeaves(size_t n) {
   std::vector<std::string> out;
+  out.reserve(n);
   for (size_t i = 0; i < n; ++i) out.push_back("{\"seq\":" + std::to_string(i + 1) + ",\"kind\":\"decision\"}");
   return out;
 }

@@ -41,8 +41,8 @@ Result<NoteSignature> ParseSignatureLine(std::string_view line) {
 }  // namespace
 
 std::string CheckpointBody(const LogCheckpoint& checkpoint) {
-  std::string body = checkpoint.origin + "\n" + std::to_string(checkpoint.size) + "\n" +
-                     MerkleHashBase64(checkpoint.root) + "\n";
+  std::string body =
+      checkpoint.origin + "\n" + std::to_string(checkpoint.size) + "\n" + MerkleHashBase64(checkpoint.root) + "\n";
   for (const std::string& line : checkpoint.extensions) body += line + "\n";
   return body;
 }
@@ -126,13 +126,13 @@ std::string NoteKeyIdHex(uint32_t key_id) {
 std::string FormatVerifierKey(std::string_view name, std::string_view public_key) {
   std::string typed(1, static_cast<char>(kNoteEd25519));
   typed += public_key;
-  return std::string(name) + "+" + NoteKeyIdHex(NoteKeyId(name, kNoteEd25519, public_key)) + "+" +
-         Base64Encode(typed);
+  return std::string(name) + "+" + NoteKeyIdHex(NoteKeyId(name, kNoteEd25519, public_key)) + "+" + Base64Encode(typed);
 }
 
 Result<NoteSigner> NoteSigner::Create(std::string name, const Signer* signer) {
   if (!ValidNoteKeyName(name)) {
-    return InvalidArgument("log origin '" + name + "' must be non-empty, without spaces or '+' (a signed-note key name)");
+    return InvalidArgument("log origin '" + name +
+                           "' must be non-empty, without spaces or '+' (a signed-note key name)");
   }
   uint32_t id = NoteKeyId(name, kNoteEd25519, signer->PublicKeyRaw());
   return NoteSigner(std::move(name), signer, id);
@@ -161,7 +161,7 @@ Result<NoteVerifier> NoteVerifier::FromVerifierKey(std::string_view vkey) {
   return NoteVerifier(std::move(name), std::move(*key), id);
 }
 
-Result<NoteVerifier> NoteVerifier::FromPublicKey(std::string name, const SignatureVerifier& key) {
+Result<NoteVerifier> NoteVerifier::FromPublicKey(const std::string& name, const SignatureVerifier& key) {
   return FromVerifierKey(FormatVerifierKey(name, key.PublicKeyRaw()));
 }
 

@@ -76,7 +76,7 @@ class NoteVerifier {
  public:
   // `<name>+<8 hex>+<base64(0x01 || 32-byte key)>`; InvalidArgument naming the part.
   static Result<NoteVerifier> FromVerifierKey(std::string_view vkey);
-  static Result<NoteVerifier> FromPublicKey(std::string name, const SignatureVerifier& key);
+  static Result<NoteVerifier> FromPublicKey(const std::string& name, const SignatureVerifier& key);
   // OK when a signature line of this key's name and id verifies over the body;
   // DataLoss saying whether it is missing or bad. Other keys' lines are ignored.
   Status Verify(const Note& note) const;

@@ -5,9 +5,7 @@
 namespace gpufed::audit {
 namespace {
 
-LogCheckpoint Example(MerkleHasher& hasher) {
-  return {"gpufed.example/c1", 42, hasher.Leaf("x"), {}};
-}
+LogCheckpoint Example(MerkleHasher& hasher) { return {"gpufed.example/c1", 42, hasher.Leaf("x"), {}}; }
 
 TEST(SignedNoteTest, ASignedCheckpointRoundTripsAndVerifies) {
   Result<Signer> key = Signer::Generate();
@@ -51,8 +49,10 @@ TEST(SignedNoteTest, TheKeyIdFollowsTheSpec) {
       NoteVerifier::FromVerifierKey("PeterNeumann+c74f20a3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW");
   ASSERT_TRUE(v.ok()) << v.status().message();
   EXPECT_EQ(v->key_id(), 0xc74f20a3u);
-  EXPECT_FALSE(NoteVerifier::FromVerifierKey("PeterNeumann+c74f20a4+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW").ok());
-  EXPECT_FALSE(NoteVerifier::FromVerifierKey("Peter Neumann+c74f20a3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW").ok());
+  EXPECT_FALSE(
+      NoteVerifier::FromVerifierKey("PeterNeumann+c74f20a4+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW").ok());
+  EXPECT_FALSE(
+      NoteVerifier::FromVerifierKey("Peter Neumann+c74f20a3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW").ok());
   EXPECT_FALSE(NoteVerifier::FromVerifierKey("nokey").ok());
 }
 
