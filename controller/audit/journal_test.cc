@@ -32,6 +32,14 @@ class JournalTest : public ::testing::Test {
     EXPECT_TRUE(j.ok()) << j.status().ToString();
     return j.ok() ? std::move(*j) : nullptr;
   }
+  // A closed journal of one record signed by `signer`.
+  void WriteOneSignedRecord(const Signer& signer) {
+    JournalOptions o = Options();
+    o.signer = &signer;
+    auto j = OpenOrDie(o);
+    ASSERT_TRUE(j->Append(Rec(1)).ok());
+    ASSERT_TRUE(j->Close().ok());
+  }
   VerifyReport Verify(const SignatureVerifier* key = nullptr) {
     auto r = VerifyJournalDir(env_, dir_.str(), {key, false});
     EXPECT_TRUE(r.ok());
@@ -289,13 +297,7 @@ TEST_F(JournalTest, ATimedCheckpointHasNothingToSignAfterASignedCommit) {
 TEST_F(JournalTest, VerifyWithWrongKeyFails) {
   Signer signer = Signer::Generate().value();
   Signer other = Signer::Generate().value();
-  JournalOptions o = Options();
-  o.signer = &signer;
-  {
-    auto j = OpenOrDie(o);
-    ASSERT_TRUE(j->Append(Rec(1)).ok());
-    ASSERT_TRUE(j->Close().ok());
-  }
+  ASSERT_NO_FATAL_FAILURE(WriteOneSignedRecord(signer));
   SignatureVerifier key = SignatureVerifier::FromPublicKeyPem(other.PublicKeyPem()).value();
   VerifyReport r = Verify(&key);
   EXPECT_FALSE(r.ok);
@@ -306,13 +308,7 @@ TEST_F(JournalTest, VerifyWithWrongKeyFails) {
 TEST_F(JournalTest, AKeyRingVerifiesEachCheckpointWithItsKey) {
   Signer signer = Signer::Generate().value();
   Signer other = Signer::Generate().value();
-  JournalOptions o = Options();
-  o.signer = &signer;
-  {
-    auto j = OpenOrDie(o);
-    ASSERT_TRUE(j->Append(Rec(1)).ok());
-    ASSERT_TRUE(j->Close().ok());
-  }
+  ASSERT_NO_FATAL_FAILURE(WriteOneSignedRecord(signer));
   SignatureVerifier mine = SignatureVerifier::FromPublicKeyPem(signer.PublicKeyPem()).value();
   SignatureVerifier theirs = SignatureVerifier::FromPublicKeyPem(other.PublicKeyPem()).value();
   Result<VerifyReport> ring = VerifyJournalDir(env_, dir_.str(), {&theirs, false, {&mine}});
