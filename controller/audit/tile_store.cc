@@ -209,6 +209,7 @@ uint64_t TileStore::size() const {
 
 Result<std::string> TileStore::Tile(int level, uint64_t index, uint64_t width) {
   if (level < 0 || width == 0 || width > kTileWidth) return InvalidArgument("no such tile");
+  if (index > UINT64_MAX / kTileWidth - 1) return NotFound("the tree has no such tile");  // index * 256 would wrap
   MutexLock lock(mu_);
   if (!failed_.ok()) return failed_;
   std::vector<MerkleHash> hashes;

@@ -56,6 +56,9 @@ TEST(TileStoreTest, TilesAndNodesAreTheTreesAndSurviveAReopen) {
   ASSERT_EQ(tile->size(), 17u * 32);
   EXPECT_EQ(std::memcmp(tile->data(), expected.Node(8, 256)->data(), 32), 0);
   EXPECT_FALSE((*store)->Tile(1, 1, 18).ok());  // not complete yet
+  // An index whose first hash would be past 2^64 is no tile (not a wrapped-around one).
+  EXPECT_EQ((*store)->Tile(0, (uint64_t{1} << 56) + 0, 1).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ((*store)->Tile(0, UINT64_MAX, 1).status().code(), StatusCode::kNotFound);
   EXPECT_TRUE((*store)->Tile(2, 0, 1).ok());
   EXPECT_EQ(*TreeRoot(leaves.size(), **store, hasher), root);
 }
