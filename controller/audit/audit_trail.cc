@@ -28,7 +28,6 @@ Result<std::unique_ptr<AuditTrail>> AuditTrail::Open(const AuditTrailOptions& op
   jo.env = trail->env_;
   jo.dir = options.dir;
   jo.signer = &*trail->signer_;
-  jo.checkpoint_interval_micros = options.checkpoint_interval_micros;
   RecoveryInfo recovery;
   Result<std::unique_ptr<AuditJournal>> journal = AuditJournal::Open(jo, &recovery);
   if (!journal.ok()) {

@@ -26,8 +26,6 @@ struct AuditTrailOptions {
   std::string key_file;
   // kUnsynced (simulations only, common/durability.h): nothing waits for the disk.
   Durability durability = Durability::kSynced;
-  // A signed checkpoint at least this often while records are appended.
-  int64_t checkpoint_interval_micros = 30'000'000;
 };
 
 class AuditTrail {

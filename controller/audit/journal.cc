@@ -37,7 +37,6 @@ struct AuditJournal::Writer {
   std::vector<Item> items;
   // Every payload of the call in one buffer: one allocation per call, not per record.
   std::string payloads;
-  enum class Checkpoint { kNone, kForce, kIfDue } checkpoint = Checkpoint::kNone;
   size_t bytes = 0;
   Status status;
   uint64_t last_seq = 0;
@@ -151,18 +150,12 @@ Result<uint64_t> AuditJournal::AppendBatch(std::span<const AuditRecord> records,
 
 Status AuditJournal::Checkpoint() {
   if (options_.signer == nullptr) return FailedPrecondition("no signing key configured");
+  // An empty commit: it signs only what a commit has not (an older journal's unsigned tail).
   Writer w;
-  w.checkpoint = Writer::Checkpoint::kForce;
-  Result<uint64_t> r = Commit(&w);
-  return r.status();
-}
-
-Status AuditJournal::MaybeCheckpoint() {
-  if (options_.signer == nullptr) return Status::Ok();
-  Writer w;
-  w.checkpoint = Writer::Checkpoint::kIfDue;
   return Commit(&w).status();
 }
+
+Status AuditJournal::MaybeCheckpoint() { return options_.signer == nullptr ? Status::Ok() : Checkpoint(); }
 
 Result<uint64_t> AuditJournal::Commit(Writer* w) {
   MutexLock lock(mu_);

@@ -43,8 +43,6 @@ struct JournalOptions {
   // empty: "gpufed/<controller_id>". No spaces, no '+'.
   std::string log_origin;
   uint64_t checkpoint_every = 1000;  // records between checkpoints inside one large commit
-  // Unused since every commit is signed; kept so that callers' settings still compile.
-  int64_t checkpoint_interval_micros = 60'000'000;
 };
 
 // What Open found and repaired.
@@ -93,10 +91,10 @@ class AuditJournal {
   Result<uint64_t> AppendBatch(std::span<const AuditRecord> records, std::vector<uint64_t>* seqs = nullptr)
       EXCLUDES(mu_);
 
-  // Signs the current head now if records were appended since the last checkpoint.
+  // Signs the current head now if records no checkpoint covers wait (only an older
+  // journal's tail can: every commit is signed).
   Status Checkpoint() EXCLUDES(mu_);
-  // Signs the head if checkpoint_interval has passed since the last checkpoint and
-  // records wait for one. Call it from a timer (the reconcile loop's tick).
+  // Checkpoint() with a signer, OK without one. The reconcile loop calls it on its tick.
   Status MaybeCheckpoint() EXCLUDES(mu_);
 
   // Final checkpoint, then the segment is closed and the lock released. Later appends

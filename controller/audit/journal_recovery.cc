@@ -100,6 +100,27 @@ Result<int> FindCheckpoint(const ScannedSegment& segment, bool last) {
   return -1;
 }
 
+// True when a v1 checkpoint of `segment` (a signature over the chain head) verifies with
+// `signer`'s key.
+bool SignedTheOldWay(const ScannedSegment& segment, const Signer& signer) {
+  Result<SignatureVerifier> key = SignatureVerifier::FromPublicKeyPem(signer.PublicKeyPem());
+  if (!key.ok()) return false;
+  for (const ScannedLine& line : segment.lines) {
+    if (line.kind != "checkpoint") continue;
+    Result<nlohmann::json> json = RecordJson(LineOf(segment, line));
+    if (!json.ok() || json->contains("format")) continue;
+    auto text = [&](const char* member) {
+      auto it = json->find(member);
+      return it != json->end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    auto seq = json->find("signedSeq");
+    if (seq == json->end() || !seq->is_number_unsigned() || seq->get<uint64_t>() + 1 != line.seq) continue;
+    if (text("signedHash") != text("prev")) continue;
+    if (key->Verify(CheckpointMessage(line.seq - 1, text("prev")), text("sig"))) return true;
+  }
+  return false;
+}
+
 // The tree of the kept records and where the last segment is cut.
 struct TreeRecovery {
   CompactRange range;
@@ -186,9 +207,13 @@ Result<TreeRecovery> RecoverTree(Env& env, const Signer& signer, const std::stri
   for (size_t i = segments.size() - 1; *start < 0 && i-- > 0;) {
     Result<ScannedSegment> s = ScanSegment(env, segments[i].second, segments[i].first, hasher);
     if (!s.ok()) return s.status();
-    earlier.push_back(std::move(*s));
-    start = FindCheckpoint(earlier.back(), /*last=*/true);
+    start = FindCheckpoint(*s, /*last=*/true);
     if (!start.ok()) return start.status();
+    // A segment this key signed the old way was written before any v2 checkpoint: the
+    // search stops there instead of holding every segment of an older journal in memory
+    // (nobody can forge such a signature without the key).
+    if (*start < 0 && SignedTheOldWay(*s, signer)) break;
+    earlier.push_back(std::move(*s));
   }
   if (*start < 0) return LegacyTree(env, segments, last, merkle);
 

@@ -123,6 +123,59 @@ TEST_F(JournalTest, RefusesAPayloadThatATileEntryCannotHold) {
   ASSERT_TRUE(j->Append(PolicyRejectedRecord("rev", "repo", problems)).ok());
 }
 
+// A journal of the older format (v1 checkpoints: a signature over the chain head), in two
+// segments, with a record after its last checkpoint: it opens with its key, keeps its
+// tail, and goes on with signed-note checkpoints; verify reads both formats.
+TEST_F(JournalTest, AnOlderJournalOfSeveralSegmentsOpensAndGoesOnWithTheTree) {
+  Signer signer = Signer::Generate().value();
+  const std::string jdir = dir_.str() + "/journal";
+  std::filesystem::create_directories(jdir);
+  std::string prev(kGenesisHash);
+  std::string segment;
+  auto add = [&](uint64_t seq, const std::string& kind, const nlohmann::json& payload) {
+    RecordHeader h{seq, 1'700'000'000'000'000 + static_cast<int64_t>(seq), kind, "test-ctl", prev};
+    segment += EncodeRecordLine(h, DumpPayload(payload), &prev) + "\n";
+  };
+  auto v1_checkpoint = [&](uint64_t seq) {
+    add(seq, "checkpoint",
+        {{"alg", "ed25519"},
+         {"keyId", signer.key_id()},
+         {"signedSeq", seq - 1},
+         {"signedHash", prev},
+         {"sig", signer.Sign(CheckpointMessage(seq - 1, prev))}});
+  };
+  auto flush = [&](uint64_t first) {
+    std::ofstream(jdir + "/" + SegmentName(first), std::ios::binary) << segment;
+    segment.clear();
+  };
+  add(1, "decision", {{"n", 1}});
+  add(2, "decision", {{"n", 2}});
+  v1_checkpoint(3);
+  flush(1);
+  add(4, "decision", {{"n", 4}});
+  v1_checkpoint(5);
+  add(6, "decision", {{"n", 6}});  // after the last checkpoint: kept, as older journals were
+  flush(4);
+
+  JournalOptions o = Options();
+  o.signer = &signer;
+  {
+    auto j = OpenOrDie(o);
+    EXPECT_EQ(j->last_seq(), 6u);
+    ASSERT_TRUE(j->Append(Rec(7)).ok());
+    EXPECT_EQ(j->last_checkpoint().seq, 8u);
+    ASSERT_TRUE(j->Close().ok());
+  }
+  auto j = OpenOrDie(o);  // now from its v2 checkpoint
+  EXPECT_EQ(j->last_seq(), 8u);
+  j.reset();
+  SignatureVerifier key = SignatureVerifier::FromPublicKeyPem(signer.PublicKeyPem()).value();
+  VerifyReport r = Verify(&key);
+  EXPECT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.signatures_verified, 3u);
+  EXPECT_EQ(r.tree_size, 8u);
+}
+
 TEST_F(JournalTest, ReopenContinuesTheChain) {
   {
     auto j = OpenOrDie(Options());

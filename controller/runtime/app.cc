@@ -172,7 +172,6 @@ Status App::OpenAuditTrail() {
   ao.env = options_.audit_env;
   ao.key_file = options_.audit_key;
   ao.durability = options_.durability;
-  ao.checkpoint_interval_micros = options_.checkpoint_interval.millis() * 1000;
   Result<std::unique_ptr<audit::AuditTrail>> trail = audit::AuditTrail::Open(ao);
   if (!trail.ok()) return trail.status();
   audit_ = std::move(trail).value();

@@ -65,8 +65,8 @@ struct AppOptions {
   std::optional<Duration> max_time;
   Duration resync = Duration::FromSeconds(300);
   Duration drain_timeout = Duration::FromSeconds(60);
-  // A signed checkpoint at least this often while records are appended (each names the
-  // head seq), so a cut-off tail is detectable up to this much of it.
+  // --checkpoint-interval, accepted for older command lines and configuration files: every
+  // journal commit is signed now (sign-ahead), so nothing reads it.
   Duration checkpoint_interval = Duration::FromSeconds(30);
   BuildInfo build;               // what the binary is: the controller-start record, /metrics
   reconcile::ReconcilerOptions reconcile;  // the loop's tuning (fair-share half-life, ...)
