@@ -75,7 +75,8 @@ std::string WithConnectionClose(std::string_view head) {
 
 }  // namespace
 
-Result<std::unique_ptr<TlsContext>> TlsContext::Load(const std::string& cert_file, const std::string& key_file) {
+Result<std::unique_ptr<TlsContext>> TlsContext::Load(const std::string& cert_file, const std::string& key_file,
+                                                     const std::string& client_ca_file) {
   SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
   if (ctx == nullptr) return Internal("TLS: " + OpenSslError());
   std::unique_ptr<TlsContext> owned(new TlsContext(ctx));
@@ -86,6 +87,15 @@ Result<std::unique_ptr<TlsContext>> TlsContext::Load(const std::string& cert_fil
       SSL_CTX_use_PrivateKey_file(ctx, key_file.c_str(), SSL_FILETYPE_PEM) != 1 || SSL_CTX_check_private_key(ctx) != 1) {
     return InvalidArgument("TLS certificate or key could not be loaded (" + cert_file + ", " + key_file +
                            "): " + OpenSslError());
+  }
+  if (!client_ca_file.empty()) {
+    if (SSL_CTX_load_verify_locations(ctx, client_ca_file.c_str(), nullptr) != 1) {
+      return InvalidArgument("TLS client CA could not be loaded (" + client_ca_file + "): " + OpenSslError());
+    }
+    STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(client_ca_file.c_str());
+    if (names != nullptr) SSL_CTX_set_client_CA_list(ctx, names);  // the context owns them now
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
+    SSL_CTX_set_verify_depth(ctx, 4);
   }
   return owned;
 }

@@ -22,9 +22,12 @@ namespace gpufed::server {
 using SteadyTime = std::chrono::steady_clock::time_point;
 
 // A server TLS context (TLS 1.2 or later) with a certificate chain and key from PEM files.
+// With `client_ca_file`, mutual TLS: every client must present a certificate that chains
+// to one of that file's CAs, or the handshake fails (no request is read).
 class TlsContext {
  public:
-  static Result<std::unique_ptr<TlsContext>> Load(const std::string& cert_file, const std::string& key_file);
+  static Result<std::unique_ptr<TlsContext>> Load(const std::string& cert_file, const std::string& key_file,
+                                                  const std::string& client_ca_file = "");
   ~TlsContext();
   TlsContext(const TlsContext&) = delete;
   TlsContext& operator=(const TlsContext&) = delete;
@@ -47,6 +50,9 @@ class ConnectionStream final : public httplib::Stream {
 
   // The TLS handshake, before `deadline` (plain: nothing to do).
   bool Handshake(SteadyTime deadline);
+  // The TLS session (null on plain HTTP), for a handler that reads the client's verified
+  // certificate (httplib's Request::ssl).
+  SSL* ssl() const { return ssl_; }
   // Waits for the first byte of the next request; false on end of stream, error or deadline.
   bool AwaitRequest(SteadyTime deadline);
   // Starts a request: its head must be read by `head_deadline`, all of it by `body_deadline`.

@@ -258,7 +258,8 @@ void GuardedServer::Serve(uint64_t id, int fd) {
       stream.BeginRequest(begun + limits_.header_timeout, begun + limits_.read_timeout);
       const bool last = served + 1 == max_requests;
       bool client_closes = false;
-      const bool served_ok = process_request(stream, last, client_closes, nullptr);
+      const bool served_ok = process_request(stream, last, client_closes,
+                                                 [&stream](httplib::Request& req) { req.ssl = stream.ssl(); });
       ReleaseInFlight(id);
       if (!served_ok) break;
       if (last || client_closes || stream.response_closes()) {
