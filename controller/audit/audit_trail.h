@@ -48,6 +48,8 @@ class AuditTrail {
   // The journal's tree for /v1/audit/log/ (its tiles may be unavailable: they are derived
   // data, and a start never fails for them).
   const LogView& log() const { return *log_; }
+  // The tree's tiles, for consistency proofs to witnesses; null when unavailable.
+  TileStore* tiles() const { return tiles_.get(); }
 
  private:
   AuditTrail() = default;

@@ -164,6 +164,11 @@ Result<nlohmann::json> JournalProver::Consistency(uint64_t from_size, uint64_t t
   return out;
 }
 
+Result<MerkleHash> JournalProver::Root(uint64_t tree_size) {
+  if (tree_size > size()) return NotFound("the journal holds " + std::to_string(size()) + " records");
+  return TreeRoot(tree_size, *source_, hasher_);
+}
+
 Result<ProofCheck> VerifyProof(const nlohmann::json& proof, const ProofKey& key, const std::string& checkpoint_note,
                                const std::string& old_note) {
   if (!proof.is_object()) return InvalidArgument("a proof is a JSON object");

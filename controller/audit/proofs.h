@@ -32,6 +32,8 @@ class JournalProver {
   Result<nlohmann::json> Inclusion(uint64_t seq, uint64_t tree_size, const std::string& checkpoint_note);
   Result<nlohmann::json> Consistency(uint64_t from_size, uint64_t to_size);
   uint64_t size() const { return source_->size(); }
+  // The root of the first `size` records; NotFound past the journal's end.
+  Result<MerkleHash> Root(uint64_t size);
 
  private:
   JournalProver(Env* env, std::string audit_dir) : env_(env), audit_dir_(std::move(audit_dir)) {}

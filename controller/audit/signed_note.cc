@@ -123,10 +123,31 @@ std::string NoteKeyIdHex(uint32_t key_id) {
   return buf;
 }
 
-std::string FormatVerifierKey(std::string_view name, std::string_view public_key) {
-  std::string typed(1, static_cast<char>(kNoteEd25519));
+std::string FormatVerifierKey(std::string_view name, std::string_view public_key, unsigned char type) {
+  std::string typed(1, static_cast<char>(type));
   typed += public_key;
-  return std::string(name) + "+" + NoteKeyIdHex(NoteKeyId(name, kNoteEd25519, public_key)) + "+" + Base64Encode(typed);
+  return std::string(name) + "+" + NoteKeyIdHex(NoteKeyId(name, type, public_key)) + "+" + Base64Encode(typed);
+}
+
+Result<ParsedVerifierKey> ParseVerifierKey(std::string_view vkey, unsigned char type) {
+  size_t first = vkey.find('+');
+  size_t second = first == std::string_view::npos ? first : vkey.find('+', first + 1);
+  if (second == std::string_view::npos) return InvalidArgument("a verifier key is NAME+KEYID+BASE64KEY");
+  ParsedVerifierKey out;
+  out.name = std::string(vkey.substr(0, first));
+  if (!ValidNoteKeyName(out.name)) return InvalidArgument("verifier key: bad name '" + out.name + "'");
+  Result<std::string> typed = Base64Decode(vkey.substr(second + 1));
+  if (!typed.ok() || typed->size() != 33 || static_cast<unsigned char>((*typed)[0]) != type) {
+    return InvalidArgument(type == kNoteCosignature
+                               ? "verifier key: the key is not base64 of 0x04 (cosignature/v1) and an Ed25519 key"
+                               : "verifier key: the key is not base64 of 0x01 and an Ed25519 key");
+  }
+  out.public_key = typed->substr(1);
+  out.key_id = NoteKeyId(out.name, type, out.public_key);
+  if (vkey.substr(first + 1, second - first - 1) != NoteKeyIdHex(out.key_id)) {
+    return InvalidArgument("verifier key: the key id does not match the name and key");
+  }
+  return out;
 }
 
 Result<NoteSigner> NoteSigner::Create(std::string name, const Signer* signer) {
@@ -143,22 +164,11 @@ NoteSignature NoteSigner::Sign(std::string_view body) const { return {name_, key
 std::string NoteSigner::VerifierKey() const { return FormatVerifierKey(name_, signer_->PublicKeyRaw()); }
 
 Result<NoteVerifier> NoteVerifier::FromVerifierKey(std::string_view vkey) {
-  size_t first = vkey.find('+');
-  size_t second = first == std::string_view::npos ? first : vkey.find('+', first + 1);
-  if (second == std::string_view::npos) return InvalidArgument("a verifier key is NAME+KEYID+BASE64KEY");
-  std::string name(vkey.substr(0, first));
-  if (!ValidNoteKeyName(name)) return InvalidArgument("verifier key: bad name '" + name + "'");
-  Result<std::string> typed = Base64Decode(vkey.substr(second + 1));
-  if (!typed.ok() || typed->size() != 33 || static_cast<unsigned char>((*typed)[0]) != kNoteEd25519) {
-    return InvalidArgument("verifier key: the key is not base64 of 0x01 and an Ed25519 key");
-  }
-  Result<SignatureVerifier> key = SignatureVerifier::FromPublicKeyRaw(typed->substr(1));
+  Result<ParsedVerifierKey> parsed = ParseVerifierKey(vkey, kNoteEd25519);
+  if (!parsed.ok()) return parsed.status();
+  Result<SignatureVerifier> key = SignatureVerifier::FromPublicKeyRaw(parsed->public_key);
   if (!key.ok()) return InvalidArgument("verifier key: " + key.status().message());
-  uint32_t id = NoteKeyId(name, kNoteEd25519, typed->substr(1));
-  if (vkey.substr(first + 1, second - first - 1) != NoteKeyIdHex(id)) {
-    return InvalidArgument("verifier key: the key id does not match the name and key");
-  }
-  return NoteVerifier(std::move(name), std::move(*key), id);
+  return NoteVerifier(std::move(parsed->name), std::move(*key), parsed->key_id);
 }
 
 Result<NoteVerifier> NoteVerifier::FromPublicKey(const std::string& name, const SignatureVerifier& key) {

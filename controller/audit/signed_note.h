@@ -92,7 +92,16 @@ class NoteVerifier {
   uint32_t key_id_;
 };
 
-std::string FormatVerifierKey(std::string_view name, std::string_view public_key);
+// `<name>+<8 hex key id>+<base64(type || public key)>`: 0x01 for a log's key, 0x04 for a
+// witness's (tlog-cosignature).
+std::string FormatVerifierKey(std::string_view name, std::string_view public_key, unsigned char type = kNoteEd25519);
+struct ParsedVerifierKey {
+  std::string name;
+  std::string public_key;  // 32 raw bytes
+  uint32_t key_id = 0;
+};
+// InvalidArgument naming the part that is wrong (the name, the type, the key, the id).
+Result<ParsedVerifierKey> ParseVerifierKey(std::string_view vkey, unsigned char type);
 std::string NoteKeyIdHex(uint32_t key_id);
 
 }  // namespace gpufed::audit

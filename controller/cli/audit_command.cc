@@ -126,7 +126,8 @@ int RunRecord(const RecordOptions& o, const connectors::ConnectorRegistry* regis
   return 0;
 }
 
-int RunVerify(const std::string& path, const std::vector<std::string>& key_paths, bool json, bool require_closed) {
+int RunVerify(const std::string& path, const std::vector<std::string>& key_paths, bool json, bool require_closed,
+              const VerifyWitnessOptions& witness_options) {
   auto env = audit::NewPosixEnv();
   // A key ring: a journal whose key was rotated verifies with each key it was signed with.
   std::vector<audit::SignatureVerifier> keys;
@@ -152,6 +153,13 @@ int RunVerify(const std::string& path, const std::vector<std::string>& key_paths
     return 2;
   }
   const audit::VerifyReport& r = *report;
+  Result<WitnessVerdict> witnessed =
+      r.ok && is_dir ? CheckJournalWitnessed(*env, path, key ? &keys[0] : nullptr, r, witness_options)
+                     : Result<WitnessVerdict>(WitnessVerdict{});
+  if (!witnessed.ok()) {
+    std::cerr << "gpufed audit verify: " << witnessed.status().message() << "\n";
+    return 2;
+  }
   if (json) {
     nlohmann::json j = {{"ok", r.ok},
                         {"records", r.records},
@@ -177,6 +185,7 @@ int RunVerify(const std::string& path, const std::vector<std::string>& key_paths
                          {"quarantine", repair.quarantine}});
     }
     j["repairs"] = std::move(repairs);
+    if (!witnessed->json.is_null()) j["witnessed"] = witnessed->json;
     if (!r.ok) {
       j["firstBadSeq"] = r.first_bad_seq;
       j["line"] = r.line_number;
@@ -220,10 +229,11 @@ int RunVerify(const std::string& path, const std::vector<std::string>& key_paths
                 << " records after it and no controller-stop (the controller is running or crashed, or records after "
                    "the checkpoint were removed)\n";
     }
+    std::cout << witnessed->text;
   } else {
     std::cout << "FAILED at seq " << r.first_bad_seq << " (line " << r.line_number << "): " << r.error << "\n";
   }
-  return r.ok && !(require_closed && r.unclosed) ? 0 : 1;
+  return r.ok && !(require_closed && r.unclosed) && witnessed->ok ? 0 : 1;
 }
 
 struct ShipOptions {
@@ -334,8 +344,15 @@ void AddAuditCommand(CLI::App& app, int* exit_code, const connectors::ConnectorR
   auto vclosed = std::make_shared<bool>(false);
   verify->add_flag("--require-closed", *vclosed,
                    "Exit 1 when a controller's journal does not end with controller-stop and its final checkpoint");
-  verify->callback(
-      [vpath, vkey, vjson, vclosed, exit_code] { *exit_code = RunVerify(*vpath, *vkey, *vjson, *vclosed); });
+  auto vwitness = std::make_shared<VerifyWitnessOptions>();
+  verify->add_option("--witness-vkey", vwitness->vkeys,
+                     "A witness's verifier key (type 0x04, gpufed audit witness --print-vkey); repeatable");
+  verify->add_option("--witness-quorum", vwitness->quorum, "How many of those witnesses must cosign (default: all)");
+  verify->add_flag("--require-witnessed", vwitness->require,
+                   "Exit 1 unless the quorum of witnesses cosigned a checkpoint covering every record");
+  verify->callback([vpath, vkey, vjson, vclosed, vwitness, exit_code] {
+    *exit_code = RunVerify(*vpath, *vkey, *vjson, *vclosed, *vwitness);
+  });
 
   auto so = std::make_shared<ShipOptions>();
   CLI::App* ship =
@@ -349,6 +366,7 @@ void AddAuditCommand(CLI::App& app, int* exit_code, const connectors::ConnectorR
   AddAuditQueryCommands(*audit, exit_code);
   AddAuditReplayCommand(*audit, exit_code);
   AddAuditProveCommands(*audit, exit_code);
+  AddAuditWitnessCommand(*audit, exit_code);
 }
 
 }  // namespace gpufed::cli

@@ -10,7 +10,8 @@ namespace {
 TEST(FieldReference, EveryKindHasItsTableFromTheEmbeddedSchemas) {
   Result<std::string> reference = FieldReference(schemas::Files());
   ASSERT_TRUE(reference.ok()) << reference.status().ToString();
-  for (const char* kind : {"Cluster", "Workload", "Tenant", "Policy", "PolicyTest", "AuditSink", "ExchangeRates"}) {
+  for (const char* kind :
+       {"Cluster", "Workload", "Tenant", "Policy", "PolicyTest", "AuditSink", "ExchangeRates", "AuditWitness"}) {
     EXPECT_NE(reference->find("\n## " + std::string(kind) + "\n"), std::string::npos) << kind;
   }
   // A nested field with its common type, a list element's field, a variant's field.

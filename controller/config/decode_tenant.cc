@@ -1,6 +1,10 @@
 #include "controller/config/decoders.h"
 
+#include <cctype>
 #include <cstdlib>
+#include <string_view>
+
+#include "controller/common/base64.h"
 
 namespace gpufed::config {
 
@@ -75,6 +79,51 @@ void DecodeTenantSpec(const YamlField& spec, model::Tenant& out) {
     for (const YamlField& level : budget.Child("alertAt").Elements()) {
       if (auto v = level.Number(0, 10, Required::kYes)) out.budget.alert_at.push_back(*v);
     }
+  }
+}
+
+namespace {
+
+// A witness's signed-note verifier key, NAME+<8 hex>+base64(0x04 || 32-byte key), checked
+// as far as its shape; the key id is checked against the key when the controller starts.
+bool WitnessVerifierKeyShape(const std::string& vkey) {
+  const size_t first = vkey.find('+');
+  const size_t second = first == std::string::npos ? first : vkey.find('+', first + 1);
+  if (first == 0 || second == std::string::npos || second - first != 9) return false;
+  for (size_t i = 0; i < first; ++i) {
+    if (static_cast<unsigned char>(vkey[i]) <= ' ') return false;
+  }
+  for (size_t i = first + 1; i < second; ++i) {
+    if (std::isxdigit(static_cast<unsigned char>(vkey[i])) == 0) return false;
+  }
+  Result<std::string> typed = Base64Decode(std::string_view(vkey).substr(second + 1));
+  return typed.ok() && typed->size() == 33 && static_cast<unsigned char>((*typed)[0]) == 0x04;
+}
+
+}  // namespace
+
+void DecodeAuditWitnessSpec(const YamlField& spec, model::AuditWitness& out) {
+  if (!spec.ExpectObject({"url", "vkey", "tls"}, Required::kYes)) return;
+  if (auto v = spec.Child("url").String(Required::kYes)) {
+    if (v->rfind("https://", 0) != 0) {
+      spec.Child("url").Error("must be an https:// URL (requests go to <url>/add-checkpoint)");
+    } else {
+      out.url = *v;
+    }
+  }
+  if (auto v = spec.Child("vkey").String(Required::kYes)) {
+    if (!WitnessVerifierKeyShape(*v)) {
+      spec.Child("vkey").Error(
+          "must be the witness's verifier key NAME+KEYID+BASE64 of type 0x04 (gpufed audit witness --print-vkey)");
+    } else {
+      out.vkey = *v;
+    }
+  }
+  YamlField tls = spec.Child("tls");
+  if (tls.ExpectObject({"caFile", "certFile", "keyFile"}, Required::kYes)) {
+    if (auto v = tls.Child("caFile").String(Required::kYes)) out.tls.ca_file = *v;
+    if (auto v = tls.Child("certFile").String()) out.tls.cert_file = *v;
+    if (auto v = tls.Child("keyFile").String()) out.tls.key_file = *v;
   }
 }
 

@@ -56,6 +56,7 @@ void DecodeExchangeRatesSpec(const YamlField& spec, model::ExchangeRates& out);
 // count too, and only the submission's places are reported.
 void CheckCurrencies(const model::Config& config, const model::Config* context, Diagnostics& diagnostics);
 void DecodeAuditSinkSpec(const YamlField& spec, model::AuditSink& out);
+void DecodeAuditWitnessSpec(const YamlField& spec, model::AuditWitness& out);
 void DecodePolicySpec(const YamlField& spec, model::Policy& out);
 // One rule of a Policy: its `when` and `require` conditions, checked against the view
 // tables (model/view_fields.h).

@@ -20,8 +20,8 @@ namespace gpufed::config {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr std::string_view kKinds[] = {"Cluster",    "Workload",  "Tenant",       "Policy",
-                                       "PolicyTest", "AuditSink", "ExchangeRates"};
+constexpr std::string_view kKinds[] = {"Cluster",    "Workload",  "Tenant",        "Policy",
+                                       "PolicyTest", "AuditSink", "ExchangeRates", "AuditWitness"};
 
 // Walks a document iteratively: depth and node count (alias expansion included) bounded.
 bool CheckShape(const YAML::Node& root, const LoadOptions& options, const YamlField& where) {
@@ -116,6 +116,10 @@ void DecodeDocument(const YamlField& doc, model::Config& config) {
     model::ExchangeRates r{.metadata = meta};
     DecodeExchangeRatesSpec(spec, r);
     config.exchange_rates.push_back(std::move(r));
+  } else if (*kind == "AuditWitness") {
+    model::AuditWitness w{.metadata = meta};
+    DecodeAuditWitnessSpec(spec, w);
+    config.audit_witnesses.push_back(std::move(w));
   } else {
     model::AuditSink s{.metadata = meta};
     DecodeAuditSinkSpec(spec, s);

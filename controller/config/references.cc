@@ -270,6 +270,7 @@ void CheckRepository(const std::vector<Reference>& references, model::Config& co
   CheckUnique(config.policies, "Policy", diagnostics);
   CheckUnique(config.policy_tests, "PolicyTest", diagnostics);
   CheckUnique(config.audit_sinks, "AuditSink", diagnostics);
+  CheckUnique(config.audit_witnesses, "AuditWitness", diagnostics);
   // An API tokens file names roles and tenants in one column: these names are the roles.
   for (const model::Tenant& t : config.tenants) {
     if (t.metadata.name == "admin" || t.metadata.name == "metrics") {

@@ -16,6 +16,8 @@ struct TlsFiles {
   std::string cert_file;
   std::string key_file;
   std::string server_name;
+
+  bool operator==(const TlsFiles&) const = default;
 };
 
 // What the controller does while a sink lags past its limit.

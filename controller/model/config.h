@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "controller/model/audit_sink.h"
+#include "controller/model/audit_witness.h"
 #include "controller/model/cluster.h"
 #include "controller/model/exchange_rates.h"
 #include "controller/model/policy.h"
@@ -23,6 +24,7 @@ struct Config {
   std::vector<Policy> policies;
   std::vector<PolicyTest> policy_tests;
   std::vector<AuditSink> audit_sinks;
+  std::vector<AuditWitness> audit_witnesses;
   std::vector<ExchangeRates> exchange_rates;  // at most one (the loader refuses more)
   std::map<std::string, std::string> lua_sources;  // repo-relative path -> text
 

@@ -336,6 +336,21 @@ void Controller::AttachShipping(audit::LiveShipping* shipping) {
   shipping_ = shipping;
 }
 
+void Controller::AttachWitnessing(audit::LiveWitnessing* witnessing) {
+  MutexLock lock(mu_);
+  witnessing_ = witnessing;
+}
+
+std::vector<model::AuditWitness> Controller::AuditWitnesses() {
+  MutexLock lock(mu_);
+  return activator_->active()->config.audit_witnesses;
+}
+
+std::vector<audit::WitnessStatus> Controller::Witnesses() {
+  MutexLock lock(mu_);
+  return witnessing_ == nullptr ? std::vector<audit::WitnessStatus>{} : witnessing_->Witnesses();
+}
+
 std::vector<model::AuditSink> Controller::AuditSinks() {
   MutexLock lock(mu_);
   return activator_->active()->config.audit_sinks;

@@ -17,6 +17,7 @@
 #include "connectors/core/registry.h"
 #include "controller/audit/audit_trail.h"
 #include "controller/audit/live_shipping.h"
+#include "controller/audit/live_witnessing.h"
 #include "controller/common/build_info.h"
 #include "controller/common/mutex.h"
 #include "controller/reconcile/budget_watch.h"
@@ -156,6 +157,11 @@ class Controller {
   // it appended. A lagging sink makes ready() false; Metrics() includes its lag. Detach
   // (nullptr) before destroying it.
   void AttachShipping(audit::LiveShipping* shipping);
+  // Live witnessing (owned by the runtime; null: none): Metrics() and /readyz include each
+  // witness's state. Detach (nullptr) before destroying it.
+  void AttachWitnessing(audit::LiveWitnessing* witnessing);
+  std::vector<model::AuditWitness> AuditWitnesses();
+  std::vector<audit::WitnessStatus> Witnesses();
   // The AuditSinks of the active revision and the repository their TLS paths are relative to.
   std::vector<model::AuditSink> AuditSinks();
   std::string repo_root();
@@ -241,6 +247,7 @@ class Controller {
   OfferedGpuTime offered_ GUARDED_BY(mu_);
   bool stopped_ GUARDED_BY(mu_) = false;
   audit::LiveShipping* shipping_ = nullptr;
+  audit::LiveWitnessing* witnessing_ = nullptr;
   std::unique_ptr<BudgetWatch> budget_ PT_GUARDED_BY(mu_);
   std::unique_ptr<History> history_ PT_GUARDED_BY(mu_);  // the dashboard's samples, persisted in the store
   // The last /metrics text, served while a pass holds mu_; metrics_wanted_: a scrape got

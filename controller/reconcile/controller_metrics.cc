@@ -169,6 +169,7 @@ std::string Controller::RenderMetricsLocked() {
   WriteStore(m, store_->commit_stats());
   m.Raw(policy_health_.Metrics());
   if (shipping_ != nullptr) m.Raw(shipping_->Metrics());
+  if (witnessing_ != nullptr) m.Raw(witnessing_->Metrics());
   return m.str();
 }
 

@@ -221,6 +221,16 @@ Status App::OpenListeners() {
   if (Status s = shipping_->Follow(controller_->AuditSinks()); !s.ok()) {
     return Status(s.code(), "audit shipping: " + s.message());
   }
+  if (audit_ != nullptr) {
+    witnessing_ = std::make_unique<WitnessFollowing>(*controller_, *audit_, shipping_env_.get(),
+                                                     [this](const std::string& line) { log().Warn("audit", line); });
+    // A witness the repository names but gpufed cannot use (a bad key or URL) stops the
+    // start; tiles that cannot be read only delay witnessing (they are rebuilt at a start).
+    if (Status s = witnessing_->Follow(controller_->AuditWitnesses()); !s.ok()) {
+      if (s.code() != StatusCode::kFailedPrecondition) return Status(s.code(), "audit witnessing: " + s.message());
+      log().Warn("audit", "audit witnessing: " + s.message());
+    }
+  }
   const std::vector<std::string> warnings = StartWarnings(o);
   for (const std::string& w : warnings) log().Warn("run", w);
   if (!o.listen.empty()) {
@@ -253,7 +263,8 @@ App::~App() {
   watcher_.reset();
   if (api_) api_->Stop();  // no request reaches a loop being torn down
   if (metrics_) metrics_->Stop();
-  shipping_.reset();       // detaches from the loop before it goes
+  witnessing_.reset();     // detaches from the loop before it goes
+  shipping_.reset();
   controller_.reset();     // releases the connectors
   audit_.reset();
   store_.reset();
@@ -299,6 +310,11 @@ Result<reconcile::PassStats> App::Step() {
       // Sinks the new revision adds, changes or removes: restart from the cursors.
       if (Status shipped = shipping_->Follow(c.AuditSinks()); !shipped.ok()) {
         Event(clock_->Now(), "audit shipping: " + shipped.ToString(), LogLevel::kWarn);
+      }
+      if (witnessing_ != nullptr) {
+        if (Status witnessed = witnessing_->Follow(c.AuditWitnesses()); !witnessed.ok()) {
+          Event(clock_->Now(), "audit witnessing: " + witnessed.ToString(), LogLevel::kWarn);
+        }
       }
     }
   }
@@ -389,6 +405,21 @@ Status App::Stop(const std::string& reason) {
                          names + " (they resume from their cursors at the next start)";
       log().Warn("run", line);
       if (stopped.ok()) stopped = Status(StatusCode::kDeadlineExceeded, line);
+    }
+  }
+  // The closing checkpoint reaches every witness too, so the whole journal is witnessed.
+  if (audit::LiveWitnessing* live = witnessing_ != nullptr ? witnessing_->live() : nullptr) {
+    const uint64_t signed_size =
+        journal.last_checkpoint().seq - 1;  // the closing checkpoint signs the records before it
+    std::vector<std::string> behind = live->WaitCosigned(signed_size, options_.drain_timeout.millis() * 1000);
+    if (behind.empty()) {
+      log().Info("run",
+                 "audit witnesses cosigned the closing checkpoint (tree size " + std::to_string(signed_size) + ")");
+    } else {
+      std::string names;
+      for (const std::string& n : behind) names += (names.empty() ? "" : ", ") + n;
+      log().Warn("run", "audit witnesses without the closing checkpoint: " + names +
+                            " (the next start sends them the newest checkpoint)");
     }
   }
   if (view_ != nullptr) view_->Update(*controller_, clock_->Now(), true);

@@ -37,6 +37,7 @@
 #include "controller/reconcile/watcher.h"
 #include "controller/runtime/scenario_source.h"
 #include "controller/runtime/sink_shipping.h"
+#include "controller/runtime/witness_following.h"
 #include "controller/server/metrics_server.h"
 #include "controller/server/server.h"
 #include "controller/store/store.h"
@@ -179,6 +180,7 @@ class App {
   std::unique_ptr<reconcile::Controller> controller_;
   std::unique_ptr<audit::Env> shipping_env_;
   std::unique_ptr<SinkShipping> shipping_;
+  std::unique_ptr<WitnessFollowing> witnessing_;  // after shipping_: reset before it, and before audit_
   std::unique_ptr<server::ApiServer> api_;
   std::unique_ptr<server::MetricsServer> metrics_;
   std::unique_ptr<reconcile::RepoWatcher> watcher_;

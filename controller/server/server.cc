@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <iostream>
 #include <mutex>
@@ -107,6 +108,23 @@ void AddHealthRoutes(httplib::Server& http, reconcile::Controller* controller,
     // Sinks past their lag limit by name: the journal is not reaching its receivers.
     std::vector<std::string> lagging = controller->LaggingSinks();
     if (!lagging.empty()) body["laggingSinks"] = lagging;
+    // Witnesses: how far they vouch for the journal, and how long the newest checkpoint
+    // has waited for them (a refusing witness means the history is not the one it saw).
+    nlohmann::json witnesses = nlohmann::json::array();
+    const int64_t now_micros =
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count();
+    for (const audit::WitnessStatus& w : controller->Witnesses()) {
+      nlohmann::json item = {
+          {"name", w.name},
+          {"cosignedSize", w.cosigned_size},
+          {"refusing", w.refused},
+          {"unwitnessedSeconds", w.behind_since_micros == 0 ? 0 : (now_micros - w.behind_since_micros) / 1'000'000}};
+      if (w.cosigned_at_micros != 0) item["cosignedAgeSeconds"] = (now_micros - w.cosigned_at_micros) / 1'000'000;
+      if (!w.last_error.empty()) item["lastError"] = w.last_error;
+      witnesses.push_back(std::move(item));
+    }
+    if (!witnesses.empty()) body["witnesses"] = std::move(witnesses);
     if (!warnings.empty()) body["warnings"] = warnings;
     SendJson(res, body, ready ? 200 : 503);
   });

@@ -4,7 +4,9 @@ a `gpufed run` started for a test (and stopped by its PID).
 
 Standard library only (python3 from Debian); promtool and prometheus come from Debian's
 `prometheus` package (GPUFED_TEST_DEPS=1 scripts/install-deps.sh installs it)."""
+import base64
 import ctypes
+import hashlib
 import os
 import re
 import secrets
@@ -228,8 +230,8 @@ def http_get(url, token=None, timeout=5):
 
 
 class Controller:
-    """`gpufed run` on a copy of examples/quickstart with one AuditSink added (so the
-    gpufed_audit_sink_* families are exported too), on 127.0.0.1 with a port the kernel
+    """`gpufed run` on a copy of examples/quickstart with one AuditSink and one AuditWitness
+    added (so the gpufed_audit_sink_* and gpufed_audit_witness_* families are exported too), on 127.0.0.1 with a port the kernel
     picks, in accelerated virtual time. The sink's endpoint is a port held bound but never
     listening: connecting is refused, so the sink stays disconnected and lagging, which is
     enough for its families to have samples.
@@ -261,6 +263,22 @@ spec:
   endpoint: https://127.0.0.1:{self._hold.getsockname()[1]}/audit
   tls: {{caFile: {ca}}}
   lagLimit: {{records: 1}}
+""")
+        # And one AuditWitness behind the same refusing port, so the gpufed_audit_witness_*
+        # families exist too (its key is random: nothing ever answers).
+        name = "witness-1.test"
+        pub = os.urandom(32)
+        key_id = hashlib.sha256(name.encode() + b"\n\x04" + pub).hexdigest()[:8]
+        vkey = f"{name}+{key_id}+{base64.b64encode(bytes([4]) + pub).decode()}"
+        with open(os.path.join(self.repo, "zz-test-audit-witness.yaml"), "w") as f:
+            f.write(f"""apiVersion: gpufed/v1alpha1
+kind: AuditWitness
+metadata:
+  name: witness-1
+spec:
+  url: https://127.0.0.1:{self._hold.getsockname()[1]}
+  vkey: {vkey}
+  tls: {{caFile: {ca}}}
 """)
         args = [gpufed, "run", "--config", self.repo, "--state", self.state, "--listen", "127.0.0.1:0",
                 "--speed", str(speed), "--drain-timeout", "1s"]

@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 
+#include "controller/audit/sinks/https_post.h"
 #include "controller/audit/sinks/sink.h"
 #include "controller/audit/sinks/tls_util.h"
 
@@ -59,7 +60,7 @@ class HttpsSink final : public Sink {
 
  private:
   HttpsOptions options_;
-  void* curl_ = nullptr;  // CURL*, reused so the TLS connection is kept alive
+  HttpsPoster poster_;  // one handle, reused so the TLS connection is kept alive
   uint64_t acked_ = 0;
   std::string body_;
   RefusalLog refusals_;
