@@ -4,6 +4,11 @@
 //                          controller keeps it beside the journal) of N records
 //   BM_AuditProverLoad/N   `gpufed audit prove`'s cost before its first proof: reading and
 //                          hashing a journal of N decision-sized records (JournalProver)
+//   BM_WitnessCosign/N     one witness round without the network: the log grows by 100
+//                          records, signs its checkpoint and proves consistency from the
+//                          size the witness holds (over the tile store of about N records);
+//                          the witness parses, checks both, stores its state (fdatasync,
+//                          rename) and cosigns; the log checks the cosignature
 #include <unistd.h>
 
 #include <cstdlib>
@@ -15,6 +20,8 @@
 #include "controller/audit/journal.h"
 #include "controller/audit/proofs.h"
 #include "controller/audit/tile_store.h"
+#include "controller/audit/witness.h"
+#include "controller/audit/witness_protocol.h"
 
 namespace gpufed::audit {
 namespace {
@@ -80,6 +87,60 @@ void BM_AuditProverLoad(benchmark::State& state) {
   std::filesystem::remove_all(dir);
 }
 BENCHMARK(BM_AuditProverLoad)->Arg(10'000)->Arg(100'000)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_WitnessCosign(benchmark::State& state) {
+  const uint64_t n = static_cast<uint64_t>(state.range(0));
+  std::unique_ptr<Env> env = NewPosixEnv();
+  const std::string dir = ProofBenchDir("witness");
+  MerkleHasher hasher;
+  std::unique_ptr<TileStore> store = std::move(TileStore::Open(*env, dir, 0, hasher.Empty()).value());
+  std::mt19937_64 rng(39);
+  auto grow = [&](uint64_t count) {
+    std::vector<MerkleHash> leaves(count);
+    for (MerkleHash& h : leaves) h = hasher.Leaf(std::to_string(rng()));
+    return store->Append(leaves).ok();
+  };
+  for (uint64_t done = 0; done < n; done += 4096) {
+    if (!grow(std::min<uint64_t>(4096, n - done))) return state.SkipWithError("tile store append failed");
+  }
+  Signer log_key = Signer::Generate().value();
+  NoteSigner log = NoteSigner::Create("gpufed/bench", &log_key).value();
+  Signer witness_key = Signer::Generate().value();
+  CosignatureSigner cosigner = CosignatureSigner::Create("witness.bench", &witness_key).value();
+  CosignatureVerifier check = CosignatureVerifier::FromVerifierKey(cosigner.VerifierKey()).value();
+  std::unique_ptr<Witness> witness = std::move(
+      Witness::Open(
+          {.env = env.get(), .state_dir = dir + "/witness", .signer = &cosigner, .log_vkeys = {log.VerifierKey()}})
+          .value());
+  auto checkpoint = [&]() {
+    const uint64_t size = store->size();
+    std::string body =
+        CheckpointBody({.origin = "gpufed/bench", .size = size, .root = TreeRoot(size, *store, hasher).value()});
+    return FormatNote({body, {log.Sign(body)}});
+  };
+  uint64_t held = store->size();
+  if (witness->AddCheckpoint(EncodeAddCheckpoint({.old_size = 0, .checkpoint = checkpoint()})).http_status != 200) {
+    return state.SkipWithError("first checkpoint refused");
+  }
+  for (auto _ : state) {
+    state.PauseTiming();
+    if (!grow(100)) return state.SkipWithError("tile store append failed");
+    state.ResumeTiming();
+    const std::string note = checkpoint();
+    AddCheckpointRequest request{.old_size = held, .checkpoint = note};
+    request.proof = ConsistencyProof(held, store->size(), *store, hasher).value();
+    WitnessAnswer answer = witness->AddCheckpoint(EncodeAddCheckpoint(request));
+    if (answer.http_status != 200) return state.SkipWithError(("witness refused: " + answer.body).c_str());
+    Note cosigned = ParseNote(note).value();
+    cosigned.signatures.push_back(ParseNote(cosigned.body + "\n" + answer.body)->signatures[0]);
+    if (!check.Verify(cosigned).ok()) return state.SkipWithError("cosignature does not verify");
+    held = store->size();
+  }
+  witness.reset();
+  store.reset();
+  std::filesystem::remove_all(dir);
+}
+BENCHMARK(BM_WitnessCosign)->Arg(4096)->Arg(1 << 20)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace gpufed::audit

@@ -95,6 +95,11 @@ Result<std::unique_ptr<TlsContext>> TlsContext::Load(const std::string& cert_fil
     STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(client_ca_file.c_str());
     if (names != nullptr) SSL_CTX_set_client_CA_list(ctx, names);  // the context owns them now
     SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
+    // A client that reconnects resumes its TLS session (curl does, after an idle close);
+    // with peer verification on, OpenSSL refuses that with an internal-error alert unless
+    // sessions carry an id context.
+    static constexpr unsigned char kSessionContext[] = "gpufed";
+    SSL_CTX_set_session_id_context(ctx, kSessionContext, sizeof kSessionContext - 1);
     SSL_CTX_set_verify_depth(ctx, 4);
   }
   return owned;
