@@ -1,5 +1,6 @@
 #include "controller/audit/audit_trail.h"
 
+#include "controller/audit/archive_env.h"
 #include "controller/audit/records.h"
 #include "controller/audit/signing_key.h"
 
@@ -22,12 +23,22 @@ Result<std::unique_ptr<AuditTrail>> AuditTrail::Open(const AuditTrailOptions& op
   if (!signer.ok()) {
     return Status(signer.status().code(), "audit signing key in " + options.dir + ": " + signer.status().message());
   }
+  trail->read_env_ = trail->env_;
+  if (!options.archive_dir.empty()) {
+    if (!trail->env_->FileExists(options.archive_dir + "/journal")) {
+      return FailedPrecondition("audit archive " + options.archive_dir +
+                                " holds no journal/ folder (gpufed audit archive --to makes one)");
+    }
+    trail->archive_view_ = NewArchiveViewEnv(trail->env_, options.dir, {options.archive_dir});
+    trail->read_env_ = trail->archive_view_.get();
+  }
   trail->signer_.emplace(std::move(signer).value());
   trail->key_id_ = trail->signer_->key_id();
   JournalOptions jo;
   jo.env = trail->env_;
   jo.dir = options.dir;
   jo.signer = &*trail->signer_;
+  jo.segment_bytes = options.segment_bytes;
   RecoveryInfo recovery;
   Result<std::unique_ptr<AuditJournal>> journal = AuditJournal::Open(jo, &recovery);
   if (!journal.ok()) {
@@ -38,17 +49,17 @@ Result<std::unique_ptr<AuditTrail>> AuditTrail::Open(const AuditTrailOptions& op
   // without serving them (the journal and its checkpoints are the evidence).
   Status tiles_status = Status::Ok();
   Result<std::pair<uint64_t, MerkleHash>> head = trail->journal_->TreeHead();
-  Result<std::unique_ptr<TileStore>> tiles = head.ok()
-                                                 ? TileStore::Open(*trail->env_, options.dir, head->first, head->second)
-                                                 : Result<std::unique_ptr<TileStore>>(head.status());
+  Result<std::unique_ptr<TileStore>> tiles =
+      head.ok() ? TileStore::Open(*trail->read_env_, options.dir, head->first, head->second)
+                : Result<std::unique_ptr<TileStore>>(head.status());
   if (tiles.ok()) {
     trail->tiles_ = std::move(tiles).value();
     trail->journal_->AttachTiles(trail->tiles_.get());
   } else {
     tiles_status = Unavailable("the journal's tiles are unavailable: " + tiles.status().message());
   }
-  trail->log_ =
-      std::make_unique<LogView>(trail->env_, options.dir, trail->journal_.get(), trail->tiles_.get(), tiles_status);
+  trail->log_ = std::make_unique<LogView>(trail->read_env_, options.dir, trail->journal_.get(), trail->tiles_.get(),
+                                          tiles_status);
   if (recovery.truncated_bytes > 0) {
     // A failure leaves the journal unhealthy, which the loop reports and stops placing on.
     (void)trail->journal_->Append(JournalRepairedRecord(recovery.last_seq, recovery.truncated_bytes,

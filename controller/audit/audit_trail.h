@@ -26,6 +26,11 @@ struct AuditTrailOptions {
   std::string key_file;
   // kUnsynced (simulations only, common/durability.h): nothing waits for the disk.
   Durability durability = Durability::kSynced;
+  // Rotate the journal's segment once it reaches this size (JournalOptions::segment_bytes).
+  uint64_t segment_bytes = uint64_t{64} << 20;
+  // An archive folder of this journal (`gpufed audit archive`; empty: none), read only:
+  // the tiles are rebuilt and the entry bundles served from its segments too (archive_env.h).
+  std::string archive_dir;
 };
 
 class AuditTrail {
@@ -59,6 +64,8 @@ class AuditTrail {
   std::unique_ptr<Env> own_env_;
   std::unique_ptr<Env> unsynced_env_;
   Env* env_ = nullptr;
+  std::unique_ptr<Env> archive_view_;  // env_ with the archive's segments, for the tiles and the log
+  Env* read_env_ = nullptr;            // archive_view_, or env_ without an archive
   std::optional<Signer> signer_;
   std::string key_id_;
   std::unique_ptr<TileStore> tiles_;      // outlives the journal, which appends to it

@@ -13,7 +13,7 @@ constexpr int64_t kPollMicros = 200'000;
 
 // A record the scan read: where its line ends, and what it is.
 struct Seen {
-  size_t segment = 0;
+  uint64_t segment = 0;  // the first seq of its segment (an index would move when older ones are archived)
   uint64_t end = 0;  // bytes of the segment up to and including the record's newline
   uint64_t seq = 0;
   std::string hash;
@@ -33,7 +33,18 @@ class JournalScan {
     Result<std::vector<std::pair<uint64_t, std::string>>> listed = ListSegments(env_, journal_dir_);
     if (!listed.ok()) return listed.status();
     segments_ = std::move(listed).value();
+    // Where the scan stopped, found by first seq: `gpufed audit archive` may have removed
+    // older segments since (and a segment the scan had not finished is an error below).
+    if (segment_first_ != 0) {
+      segment_ = 0;
+      while (segment_ < segments_.size() && segments_[segment_].first < segment_first_) ++segment_;
+      if (segment_ == segments_.size() || segments_[segment_].first != segment_first_) {
+        return FailedPrecondition(journal_dir_ + "/" + SegmentName(segment_first_) +
+                                  " was archived while the copy read it; copy again");
+      }
+    }
     while (segment_ < segments_.size()) {
+      segment_first_ = segments_[segment_].first;
       Result<std::string> rest = ReadFrom(segments_[segment_].second, offset_);
       if (!rest.ok()) return rest.status();
       size_t start = 0;
@@ -43,7 +54,7 @@ class JournalScan {
           return Status(StatusCode::kDataLoss, segments_[segment_].second + " at byte " +
                                                    std::to_string(offset_ + start) + ": " + parsed.status().message());
         }
-        const Seen seen{segment_, offset_ + nl + 1, parsed->header.seq, std::string(parsed->hash),
+        const Seen seen{segment_first_, offset_ + nl + 1, parsed->header.seq, std::string(parsed->hash),
                         parsed->header.kind == RecordKindName(RecordKind::kCheckpoint)};
         if (fn(seen)) {
           offset_ = seen.end;
@@ -78,6 +89,7 @@ class JournalScan {
   const std::string journal_dir_;
   std::vector<std::pair<uint64_t, std::string>> segments_;
   size_t segment_ = 0;
+  uint64_t segment_first_ = 0;  // first seq of segments_[segment_] (0: none read yet)
   uint64_t offset_ = 0;
   LineHasher hasher_;
 };
@@ -113,10 +125,11 @@ Result<JournalCopy> CopyJournalToCheckpoint(Env& env, const std::string& audit_d
   const std::string dest = dest_audit_dir + "/journal";
   GPUFED_RETURN_IF_ERROR(env.CreateDirs(dest));
   const auto& segments = scan.segments();
-  for (size_t i = 0; i <= cut->segment; ++i) {
+  uint64_t copied = 0;
+  for (size_t i = 0; i < segments.size() && segments[i].first <= cut->segment; ++i, ++copied) {
     Result<std::string> text = env.ReadFile(segments[i].second);
     if (!text.ok()) return text.status();
-    if (i == cut->segment) text->resize(cut->end);
+    if (segments[i].first == cut->segment) text->resize(cut->end);
     const std::string name = segments[i].second.substr(segments[i].second.rfind('/') + 1);
     std::string path = dest;
     path.append("/").append(name);
@@ -127,7 +140,7 @@ Result<JournalCopy> CopyJournalToCheckpoint(Env& env, const std::string& audit_d
     GPUFED_RETURN_IF_ERROR((*out)->Close());
   }
   GPUFED_RETURN_IF_ERROR(env.SyncDir(dest));
-  return JournalCopy{cut->seq, cut->hash, cut->segment + 1};
+  return JournalCopy{cut->seq, cut->hash, copied};
 }
 
 }  // namespace gpufed::audit

@@ -41,6 +41,12 @@ Result<std::string> LogView::EntryBundle(uint64_t index, uint64_t width) const {
   const uint64_t last = first + width - 1;
   if (last > journal_->last_seq())
     return NotFound("the journal has no records " + std::to_string(first) + "-" + std::to_string(last) + " yet");
+  if (Result<std::vector<std::pair<uint64_t, std::string>>> segments = ListSegments(*env_, audit_dir_ + "/journal");
+      segments.ok() && !segments->empty() && segments->front().first > first) {
+    return NotFound("the journal's records " + std::to_string(first) + "-" + std::to_string(last) +
+                    " are archived (gpufed audit archive; the live journal begins at seq " +
+                    std::to_string(segments->front().first) + ")");
+  }
   JournalReader reader(env_, audit_dir_);
   GPUFED_RETURN_IF_ERROR(reader.Seek(first));
   std::vector<JournalEntry> records;

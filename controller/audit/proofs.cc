@@ -1,6 +1,7 @@
 #include "controller/audit/proofs.h"
 
 #include "controller/audit/checkpoint_record.h"
+#include "controller/audit/journal.h"
 #include "controller/audit/reader.h"
 #include "controller/audit/verify.h"
 
@@ -66,6 +67,13 @@ Result<LogCheckpoint> TrustedCheckpoint(const std::string& text, const ProofKey&
 Result<JournalProver> JournalProver::Load(Env& env, const std::string& audit_dir) {
   JournalProver prover(&env, audit_dir);
   if (!env.FileExists(audit_dir + "/journal")) return NotFound(audit_dir + " holds no journal/ folder");
+  Result<std::vector<std::pair<uint64_t, std::string>>> segments = ListSegments(env, audit_dir + "/journal");
+  if (!segments.ok()) return segments.status();
+  if (!segments->empty() && segments->front().first > 1) {
+    // A proof hashes every leaf from seq 1: the archived ones too.
+    return FailedPrecondition("the journal begins at seq " + std::to_string(segments->front().first) +
+                              " (the records before it are archived): give its archive, --archive DIR");
+  }
   ChainVerifier chain(VerifyOptions{});
   std::vector<MerkleHash> leaves;
   MerkleHasher hasher;

@@ -8,7 +8,8 @@ namespace {
 constexpr size_t kChunk = size_t{1} << 20;
 }  // namespace
 
-JournalReader::JournalReader(Env* env, std::string audit_dir) : env_(env), journal_dir_(std::move(audit_dir) + "/journal") {}
+JournalReader::JournalReader(Env* env, std::string audit_dir)
+    : env_(env), journal_dir_(std::move(audit_dir) + "/journal") {}
 JournalReader::~JournalReader() = default;
 
 Status JournalReader::Refresh() {
@@ -19,11 +20,12 @@ Status JournalReader::Refresh() {
 }
 
 Status JournalReader::OpenSegment(size_t index) {
-  current_ = index;
   buffer_.clear();
   pos_ = 0;
   file_.reset();
   if (index >= segments_.size()) return Status::Ok();
+  current_first_ = segments_[index].first;
+  current_path_ = segments_[index].second;
   auto file = env_->NewSequentialFile(segments_[index].second);
   if (!file.ok()) return file.status();
   file_ = std::move(*file);
@@ -33,6 +35,7 @@ Status JournalReader::OpenSegment(size_t index) {
 Status JournalReader::Seek(uint64_t seq) {
   GPUFED_RETURN_IF_ERROR(Refresh());
   next_seq_ = seq == 0 ? 1 : seq;
+  read_since_seek_ = false;
   size_t index = 0;
   for (size_t i = 0; i < segments_.size(); ++i) {
     if (segments_[i].first <= next_seq_) index = i;
@@ -57,10 +60,13 @@ Result<size_t> JournalReader::Next(size_t max, uint64_t limit, std::vector<Journ
       buffer_.resize(old + (n.ok() ? *n : 0));
       if (!n.ok()) return n.status();
       if (*n > 0) continue;
-      // End of this segment: move on if a later one exists, else wait for more.
+      // End of this segment: move on if a later one exists, else wait for more. Found by
+      // its first seq: `gpufed audit archive` may have removed older segments meanwhile.
       GPUFED_RETURN_IF_ERROR(Refresh());
-      if (current_ + 1 < segments_.size() && buffer_.empty()) {
-        GPUFED_RETURN_IF_ERROR(OpenSegment(current_ + 1));
+      size_t later = 0;
+      while (later < segments_.size() && segments_[later].first <= current_first_) ++later;
+      if (later < segments_.size() && buffer_.empty()) {
+        GPUFED_RETURN_IF_ERROR(OpenSegment(later));
         continue;
       }
       break;
@@ -69,10 +75,15 @@ Result<size_t> JournalReader::Next(size_t max, uint64_t limit, std::vector<Journ
     pos_ = nl + 1;
     Result<ParsedLine> parsed = ParseRecordLine(line, &hasher_);
     if (!parsed.ok()) {
-      return Status(StatusCode::kDataLoss, segments_[current_].second + ": record after seq " +
-                                               std::to_string(next_seq_ - 1) + ": " + parsed.status().message());
+      return Status(StatusCode::kDataLoss, current_path_ + ": record after seq " + std::to_string(next_seq_ - 1) +
+                                               ": " + parsed.status().message());
     }
     if (parsed->header.seq < next_seq_) continue;
+    if (parsed->header.seq > next_seq_ && read_since_seek_) {
+      return Status(StatusCode::kDataLoss, current_path_ + ": seq " + std::to_string(next_seq_) +
+                                               " is missing (the next record is seq " +
+                                               std::to_string(parsed->header.seq) + ")");
+    }
     if (parsed->header.seq > limit) {
       pos_ -= line.size() + 1;  // not durable yet: read it again later
       break;
@@ -80,6 +91,7 @@ Result<size_t> JournalReader::Next(size_t max, uint64_t limit, std::vector<Journ
     out->push_back({parsed->header.seq, parsed->header.time_micros, parsed->header.kind, std::string(parsed->hash),
                     std::string(line)});
     next_seq_ = parsed->header.seq + 1;
+    read_since_seek_ = true;
     ++added;
   }
   return added;

@@ -28,10 +28,12 @@ class JournalReader {
   JournalReader(Env* env, std::string audit_dir);
   ~JournalReader();
 
-  // The next entry returned will be `seq` (or the first one after it that exists).
+  // The next entry returned will be `seq` (or the first one after it that exists: a
+  // journal whose older segments were archived begins after seq 1, archive.h).
   Status Seek(uint64_t seq);
   // Appends up to `max` entries with seq <= `limit`, in order. Returns how many; 0 when
-  // nothing more is there yet. DataLoss for a damaged record (names segment and seq).
+  // nothing more is there yet. DataLoss for a damaged record (names segment and seq) and
+  // for a gap after the first entry read since Seek (a segment removed under the reader).
   Result<size_t> Next(size_t max, uint64_t limit, std::vector<JournalEntry>* out);
 
  private:
@@ -41,7 +43,9 @@ class JournalReader {
   Env* env_;
   std::string journal_dir_;
   std::vector<std::pair<uint64_t, std::string>> segments_;
-  size_t current_ = 0;
+  uint64_t current_first_ = 0;  // the open segment's first seq: its index moves when older ones are archived
+  std::string current_path_;
+  bool read_since_seek_ = false;
   std::unique_ptr<SequentialFile> file_;
   std::string buffer_;
   size_t pos_ = 0;

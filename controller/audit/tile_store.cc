@@ -137,6 +137,14 @@ Status TileStore::CatchUp(const std::string& audit_dir, uint64_t size) {
     if (!n.ok()) return n.status();
     if (*n == 0)
       return Status(StatusCode::kDataLoss, audit_dir + ": the journal ends before seq " + std::to_string(size));
+    if (entries.front().seq != levels_[0]->count + 1) {
+      // The journal begins later: its older segments were archived (archive.h). The tiles
+      // of those leaves cannot be made from the live journal alone.
+      return FailedPrecondition(
+          audit_dir + ": the tiles need the leaves of seq " + std::to_string(levels_[0]->count + 1) + " to " +
+          std::to_string(entries.front().seq - 1) +
+          ", which are archived: give the archive (gpufed run --audit-archive DIR) to rebuild them");
+    }
     leaves.clear();
     for (const JournalEntry& e : entries) leaves.push_back(hasher_.Leaf(e.line));
     GPUFED_RETURN_IF_ERROR(AppendLocked(leaves));

@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "controller/audit/checkpoint_record.h"
+#include "controller/audit/journal.h"
 #include "controller/audit/reader.h"
 #include "controller/audit/record.h"
 
@@ -38,7 +39,14 @@ uint64_t ClaimedSeq(std::string_view record) {
 
 }  // namespace
 
-ChainVerifier::ChainVerifier(const VerifyOptions& options) : options_(options), last_hash_(kGenesisHash) {}
+ChainVerifier::ChainVerifier(const VerifyOptions& options) : options_(options), last_hash_(kGenesisHash) {
+  if (options_.first_seq > 1 && !options_.receiver_copy) {
+    report_.first_seq = options_.first_seq;
+    report_.last_seq = options_.first_seq - 1;
+    last_hash_.clear();  // the archived record's hash: taken from the first record
+    tree_known_ = false;
+  }
+}
 
 bool ChainVerifier::Fail(uint64_t seq, std::string message) {
   report_.ok = false;
@@ -95,6 +103,7 @@ bool ChainVerifier::AddLine(std::string_view line) {
     return Fail(expected, "seq " + std::to_string(expected) + " is missing (next record is seq " +
                               std::to_string(h.seq) + "): deleted or reordered");
   }
+  if (last_hash_.empty()) last_hash_ = report_.first_prev = std::string(h.prev);
   if (h.prev != last_hash_) {
     return Fail(h.seq, "seq " + std::to_string(h.seq) + " does not follow seq " + std::to_string(report_.last_seq) +
                            " (prev hash mismatch): replaced or reordered");
@@ -109,7 +118,7 @@ bool ChainVerifier::AddLine(std::string_view line) {
   ++report_.records;
   last_hash_ = std::string(parsed->hash);
   if (options_.receiver_copy) hashes_.push_back(HexToBytes(parsed->hash));
-  range_.Append(merkle_hasher_.Leaf(record), merkle_hasher_);
+  if (tree_known_) range_.Append(merkle_hasher_.Leaf(record), merkle_hasher_);
   return true;
 }
 
@@ -157,6 +166,14 @@ bool ChainVerifier::CheckMerkle(uint64_t seq, const nlohmann::json& record) {
     return Fail(seq, at + ": " + (parsed.ok() ? "not a signed tree" : parsed.status().message()));
   }
   const MerkleCheckpoint& cp = **parsed;
+  if (!tree_known_) {
+    // A journal that begins after seq 1: the tree of the archived records is this
+    // checkpoint's frontier, which CheckMerkleCheckpoint holds to its signed root.
+    Result<CompactRange> from = CompactRange::FromNodes(seq - 1, cp.frontier);
+    if (!from.ok()) return Fail(seq, at + ": " + from.status().message());
+    range_ = std::move(*from);
+    tree_known_ = true;
+  }
   if (report_.log_origin.empty()) report_.log_origin = cp.checkpoint.origin;
   if (cp.checkpoint.origin != report_.log_origin) {
     return Fail(seq, at + " is of log '" + cp.checkpoint.origin + "', not '" + report_.log_origin + "'");
@@ -194,8 +211,10 @@ void ChainVerifier::NoteRepair(uint64_t seq, std::string_view line) {
 }
 
 VerifyReport ChainVerifier::Finish() {
-  report_.tree_size = range_.size();
-  report_.root_hash = MerkleHashHex(range_.Root(merkle_hasher_));
+  if (tree_known_) {
+    report_.tree_size = range_.size();
+    report_.root_hash = MerkleHashHex(range_.Root(merkle_hasher_));
+  }
   if (report_.ok && options_.receiver_copy && report_.records == 0) {
     report_.ok = false;
     report_.first_bad_seq = 1;
@@ -208,7 +227,11 @@ VerifyReport ChainVerifier::Finish() {
 
 Result<VerifyReport> VerifyJournalDir(Env& env, const std::string& audit_dir, const VerifyOptions& options) {
   if (!env.FileExists(audit_dir + "/journal")) return NotFound(audit_dir + " holds no journal/ folder");
-  ChainVerifier verifier(options);
+  Result<std::vector<std::pair<uint64_t, std::string>>> segments = ListSegments(env, audit_dir + "/journal");
+  if (!segments.ok()) return segments.status();
+  VerifyOptions from_first = options;
+  if (!segments->empty()) from_first.first_seq = segments->front().first;
+  ChainVerifier verifier(from_first);
   Status s = ForEachJournalLine(env, audit_dir, [&](std::string_view line) {
     verifier.AddLine(line);
     return Status::Ok();

@@ -29,10 +29,18 @@ struct VerifyOptions {
   // A key ring beside `key`: the keys of a journal whose key was rotated. Each checkpoint
   // must be signed by one of them (matched by key id).
   std::vector<const SignatureVerifier*> more_keys;
+  // Journal folders only: the seq of the first record, above 1 for a journal whose older
+  // segments were archived (archive.h). Its first record's prev is then taken as given
+  // (VerifyReport::first_prev; it is checked only against the archive), and the Merkle
+  // tree is picked up at its first v2 checkpoint from that checkpoint's frontier, whose
+  // root the signed note must match.
+  uint64_t first_seq = 1;
 };
 
 struct VerifyReport {
   bool ok = true;
+  uint64_t first_seq = 1;   // above 1: the journal begins there (options.first_seq)
+  std::string first_prev;   // then: its first record's prev, the archived record's hash
   uint64_t records = 0;               // distinct records, checkpoints included
   uint64_t checkpoints = 0;
   uint64_t signatures_verified = 0;
@@ -87,6 +95,7 @@ class ChainVerifier {
   VerifyOptions options_;
   VerifyReport report_;
   std::string last_hash_;
+  bool tree_known_ = true;  // false until a journal that begins after seq 1 meets a v2 checkpoint
   bool controller_journal_ = false;  // saw controller-start
   std::string last_kind_, previous_kind_;
   std::vector<std::array<unsigned char, 32>> hashes_;  // receiver copies: by seq - 1
@@ -96,7 +105,9 @@ class ChainVerifier {
   std::map<std::string, NoteVerifier> note_verifiers_;  // by key id, for the log's origin
 };
 
-// `audit_dir` holds `journal/`. NotFound if it has no journal.
+// `audit_dir` holds `journal/`. NotFound if it has no journal. A journal whose first
+// segment begins after seq 1 (its older segments archived) is read from there
+// (options.first_seq, VerifyReport::first_seq).
 Result<VerifyReport> VerifyJournalDir(Env& env, const std::string& audit_dir, const VerifyOptions& options);
 // A receiver's file; options.receiver_copy is implied.
 Result<VerifyReport> VerifyReceiverFile(Env& env, const std::string& path, VerifyOptions options);

@@ -126,9 +126,21 @@ int RunRecord(const RecordOptions& o, const connectors::ConnectorRegistry* regis
   return 0;
 }
 
-int RunVerify(const std::string& path, const std::vector<std::string>& key_paths, bool json, bool require_closed,
-              const VerifyWitnessOptions& witness_options) {
-  auto env = audit::NewPosixEnv();
+struct VerifyCommandOptions {
+  std::string path;
+  std::vector<std::string> keys;
+  std::vector<std::string> archives;
+  bool json = false;
+  bool require_closed = false;
+  bool require_complete = false;
+  VerifyWitnessOptions witness;
+};
+
+int RunVerify(const VerifyCommandOptions& o) {
+  const std::string& path = o.path;
+  const bool json = o.json;
+  auto env = JournalEnv(path, o.archives);
+  const std::vector<std::string>& key_paths = o.keys;
   // A key ring: a journal whose key was rotated verifies with each key it was signed with.
   std::vector<audit::SignatureVerifier> keys;
   keys.reserve(key_paths.size());
@@ -146,6 +158,12 @@ int RunVerify(const std::string& path, const std::vector<std::string>& key_paths
   audit::VerifyOptions options{key ? &keys[0] : nullptr, false, {}};
   for (size_t i = 1; i < keys.size(); ++i) options.more_keys.push_back(&keys[i]);
   bool is_dir = std::filesystem::is_directory(path);
+  if (!o.archives.empty() && !is_dir) {
+    std::cerr << "gpufed audit verify: --archive goes with a journal folder, not a receiver's file\n";
+    return 2;
+  }
+  std::optional<Retention> retention = is_dir ? CheckRetention(o.path, o.archives) : Retention{};
+  if (!retention) return 1;
   Result<audit::VerifyReport> report =
       is_dir ? audit::VerifyJournalDir(*env, path, options) : audit::VerifyReceiverFile(*env, path, options);
   if (!report.ok()) {
@@ -154,7 +172,7 @@ int RunVerify(const std::string& path, const std::vector<std::string>& key_paths
   }
   const audit::VerifyReport& r = *report;
   Result<WitnessVerdict> witnessed =
-      r.ok && is_dir ? CheckJournalWitnessed(*env, path, key ? &keys[0] : nullptr, r, witness_options)
+      r.ok && is_dir ? CheckJournalWitnessed(*env, path, key ? &keys[0] : nullptr, r, o.witness)
                      : Result<WitnessVerdict>(WitnessVerdict{});
   if (!witnessed.ok()) {
     std::cerr << "gpufed audit verify: " << witnessed.status().message() << "\n";
@@ -163,6 +181,9 @@ int RunVerify(const std::string& path, const std::vector<std::string>& key_paths
   if (json) {
     nlohmann::json j = {{"ok", r.ok},
                         {"records", r.records},
+                        {"firstSeq", r.first_seq},
+                        {"archive", retention->is_archive},
+                        {"archivedTwice", retention->archived_twice},
                         {"lastSeq", r.last_seq},
                         {"checkpoints", r.checkpoints},
                         {"signaturesVerified", r.signatures_verified},
@@ -186,6 +207,7 @@ int RunVerify(const std::string& path, const std::vector<std::string>& key_paths
     }
     j["repairs"] = std::move(repairs);
     if (!witnessed->json.is_null()) j["witnessed"] = witnessed->json;
+    if (r.first_seq > 1) j["firstPrev"] = r.first_prev;
     if (!r.ok) {
       j["firstBadSeq"] = r.first_bad_seq;
       j["line"] = r.line_number;
@@ -193,7 +215,7 @@ int RunVerify(const std::string& path, const std::vector<std::string>& key_paths
     }
     std::cout << j.dump() << "\n";
   } else if (r.ok) {
-    std::cout << "OK: " << r.records << " records (seq 1-" << r.last_seq << ") chained";
+    std::cout << "OK: " << r.records << " records (seq " << r.first_seq << "-" << r.last_seq << ") chained";
     if (key) {
       std::cout << ", " << r.signatures_verified << " checkpoint signatures valid";
       if (r.last_signed_seq < r.last_seq) {
@@ -222,7 +244,8 @@ int RunVerify(const std::string& path, const std::vector<std::string>& key_paths
       }
       std::cout << ", kept in " << repair.quarantine << "\n";
     }
-    if (r.unclosed) {
+    PrintRetention(r, *retention, o.path, o.archives);
+    if (r.unclosed && !retention->is_archive) {
       // Without the key too: a cut-off tail shows as a journal that never stopped.
       std::cout << "WARNING: unclosed journal: last checkpoint at seq " << r.last_checkpoint_seq << ", "
                 << r.last_seq - r.last_checkpoint_seq
@@ -233,11 +256,13 @@ int RunVerify(const std::string& path, const std::vector<std::string>& key_paths
   } else {
     std::cout << "FAILED at seq " << r.first_bad_seq << " (line " << r.line_number << "): " << r.error << "\n";
   }
-  return r.ok && !(require_closed && r.unclosed) && witnessed->ok ? 0 : 1;
+  const bool open_end = o.require_closed && r.unclosed && !retention->is_archive;
+  return r.ok && !open_end && !(o.require_complete && r.first_seq > 1) && witnessed->ok ? 0 : 1;
 }
 
 struct ShipOptions {
   std::string audit_dir;
+  std::vector<std::string> archives;
   std::string config_dir;
   std::string sink;
   std::string timeout = "60s";
@@ -254,7 +279,8 @@ int RunShip(const ShipOptions& o, const connectors::ConnectorRegistry* registry)
     std::cerr << "gpufed audit ship: --timeout: " << timeout.status().message() << "\n";
     return 2;
   }
-  auto env = audit::NewPosixEnv();
+  // With --archive, a sink that fell behind an archive run catches up from the archive.
+  auto env = JournalEnv(o.audit_dir, o.archives);
   // The head to reach: the last record on disk now.
   uint64_t head = 0;
   Status scan = audit::ForEachJournalLine(*env, o.audit_dir, [&](std::string_view line) {
@@ -330,29 +356,26 @@ void AddAuditCommand(CLI::App& app, int* exit_code, const connectors::ConnectorR
       ->capture_default_str();
   record->callback([ro, exit_code, registry] { *exit_code = RunRecord(*ro, registry); });
 
-  auto vpath = std::make_shared<std::string>();
-  auto vkey = std::make_shared<std::vector<std::string>>();
-  auto vjson = std::make_shared<bool>(false);
+  auto vo = std::make_shared<VerifyCommandOptions>();
   CLI::App* verify = audit->add_subcommand(
       "verify",
       "Check a journal folder or a receiver's copy: hashes, chain, order, gaps, signatures (exit 1 on tampering)");
-  verify->add_option("path", *vpath, "Audit folder, or a receiver's file (syslog or JSON lines)")->required();
+  verify->add_option("path", vo->path, "Audit folder, or a receiver's file (syslog or JSON lines)")->required();
   verify->add_option(
-      "-k,--key", *vkey,
+      "-k,--key", vo->keys,
       "Ed25519 public key (PEM) to check checkpoint signatures; repeat it for a key ring (a rotated key)");
-  verify->add_flag("--json", *vjson, "Print the result as JSON");
-  auto vclosed = std::make_shared<bool>(false);
-  verify->add_flag("--require-closed", *vclosed,
+  verify->add_flag("--json", vo->json, "Print the result as JSON");
+  verify->add_flag("--require-closed", vo->require_closed,
                    "Exit 1 when a controller's journal does not end with controller-stop and its final checkpoint");
-  auto vwitness = std::make_shared<VerifyWitnessOptions>();
-  verify->add_option("--witness-vkey", vwitness->vkeys,
+  AddArchiveOption(verify, &vo->archives);
+  verify->add_flag("--require-complete", vo->require_complete,
+                   "Exit 1 when the history read does not begin at seq 1 (older segments archived and no --archive)");
+  verify->add_option("--witness-vkey", vo->witness.vkeys,
                      "A witness's verifier key (type 0x04, gpufed audit witness --print-vkey); repeatable");
-  verify->add_option("--witness-quorum", vwitness->quorum, "How many of those witnesses must cosign (default: all)");
-  verify->add_flag("--require-witnessed", vwitness->require,
+  verify->add_option("--witness-quorum", vo->witness.quorum, "How many of those witnesses must cosign (default: all)");
+  verify->add_flag("--require-witnessed", vo->witness.require,
                    "Exit 1 unless the quorum of witnesses cosigned a checkpoint covering every record");
-  verify->callback([vpath, vkey, vjson, vclosed, vwitness, exit_code] {
-    *exit_code = RunVerify(*vpath, *vkey, *vjson, *vclosed, *vwitness);
-  });
+  verify->callback([vo, exit_code] { *exit_code = RunVerify(*vo); });
 
   auto so = std::make_shared<ShipOptions>();
   CLI::App* ship =
@@ -360,6 +383,7 @@ void AddAuditCommand(CLI::App& app, int* exit_code, const connectors::ConnectorR
   ship->add_option("-d,--audit-dir", so->audit_dir, "Audit folder")->required();
   ship->add_option("-c,--config", so->config_dir, "Policy repository with AuditSink resources")->required();
   ship->add_option("--sink", so->sink, "Only this AuditSink");
+  AddArchiveOption(ship, &so->archives);
   ship->add_option("--timeout", so->timeout, "Give up after this long (exit 1)")->capture_default_str();
   ship->callback([so, exit_code, registry] { *exit_code = RunShip(*so, registry); });
 
@@ -367,6 +391,7 @@ void AddAuditCommand(CLI::App& app, int* exit_code, const connectors::ConnectorR
   AddAuditReplayCommand(*audit, exit_code);
   AddAuditProveCommands(*audit, exit_code);
   AddAuditWitnessCommand(*audit, exit_code);
+  AddAuditArchiveCommand(*audit, exit_code);
 }
 
 }  // namespace gpufed::cli

@@ -14,6 +14,7 @@ namespace {
 
 struct ProveOptions {
   std::string audit_dir;
+  std::vector<std::string> archives;
   uint64_t seq = 0;
   uint64_t tree_size = 0;
   uint64_t from_size = 0, to_size = 0;
@@ -33,7 +34,7 @@ Result<std::string> ReadSmallFile(const std::string& path) {
 }
 
 int RunProve(const ProveOptions& o) {
-  auto env = audit::NewPosixEnv();
+  auto env = JournalEnv(o.audit_dir, o.archives);
   const bool consistency = o.from_size != 0 || o.to_size != 0;
   if (consistency == (o.seq != 0)) {
     std::cerr << "gpufed audit prove: give --seq N, or --from-size A [--to-size B]\n";
@@ -159,6 +160,7 @@ void AddAuditProveCommands(CLI::App& audit, int* exit_code) {
       "prove", "Print an inclusion proof for a record (--seq) or a consistency proof between two tree sizes (JSON)");
   prove->add_option("audit_dir", po->audit_dir, "Audit folder (holds journal/)")->required();
   prove->add_option("--seq", po->seq, "The record to prove");
+  AddArchiveOption(prove, &po->archives);
   prove->add_option("--tree-size", po->tree_size, "Prove against this tree size (default: the newest checkpoint's)");
   prove->add_option("--checkpoint", po->checkpoint, "Prove against your own copy of a checkpoint (signed note)");
   prove->add_option("--from-size", po->from_size, "Consistency: the older tree size");

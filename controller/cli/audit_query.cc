@@ -17,6 +17,7 @@ constexpr int kComplianceViolation = 3;
 
 struct QueryOptions {
   std::string audit_dir;
+  std::vector<std::string> archives;
   audit::QueryFilter filter;
   std::string from, to;
   std::string output = "table";
@@ -27,7 +28,7 @@ int RunQuery(QueryOptions o) {
     std::cerr << "gpufed audit query: " << bounds.message() << "\n";
     return 2;
   }
-  auto env = audit::NewPosixEnv();
+  auto env = JournalEnv(o.audit_dir, o.archives);
   std::vector<nlohmann::json> rows;
   std::vector<audit::RecordTime> times;
   Status s = audit::ScanRecords(*env, o.audit_dir, o.filter, [&](const nlohmann::json& r, const audit::RecordTime& t) {
@@ -48,6 +49,7 @@ int RunQuery(QueryOptions o) {
 
 struct ReportOptions {
   std::string audit_dir, from, to;
+  std::vector<std::string> archives;
   std::string format = "markdown";
   bool chargeback = false;
   std::string by = "tenant";
@@ -60,7 +62,7 @@ int ReportError(const Status& s) {
 }
 
 int RunChargeback(const ReportOptions& o) {
-  auto env = audit::NewPosixEnv();
+  auto env = JournalEnv(o.audit_dir, o.archives);
   Result<audit::Chargeback> c =
       audit::BuildChargeback(*env, o.audit_dir, o.from, o.to, *audit::ParseChargebackGroup(o.by));
   if (!c.ok()) return ReportError(c.status());
@@ -87,7 +89,7 @@ int RunReport(const ReportOptions& o) {
   }
   if (std::find(rules.pii_zones.begin(), rules.pii_zones.end(), "any") != rules.pii_zones.end())
     rules.pii_zones.clear();
-  auto env = audit::NewPosixEnv();
+  auto env = JournalEnv(o.audit_dir, o.archives);
   Result<audit::ComplianceReport> report = audit::BuildReport(*env, o.audit_dir, o.from, o.to, rules);
   if (!report.ok()) return ReportError(report.status());
   if (o.format == "csv") {
@@ -115,6 +117,7 @@ void AddAuditQueryCommands(CLI::App& audit, int* exit_code) {
   CLI::App* query =
       audit.add_subcommand("query", "List records by workload, tenant, principal, cluster, outcome, rule, kind, time");
   query->add_option("-d,--audit-dir", q->audit_dir, "Audit folder")->required();
+  AddArchiveOption(query, &q->archives);
   query->add_option("--workload", q->filter.workload, "Workload name");
   query->add_option("--tenant", q->filter.tenant, "Tenant");
   query->add_option("--principal", q->filter.principal,
@@ -138,6 +141,7 @@ void AddAuditQueryCommands(CLI::App& audit, int* exit_code) {
   CLI::App* report = audit.add_subcommand(
       "report", "Compliance report with verdicts, chargeback from metered usage, showback (exit 3 on a violation)");
   report->add_option("-d,--audit-dir", r->audit_dir, "Audit folder")->required();
+  AddArchiveOption(report, &r->archives);
   report->add_option("--from", r->from,
                      "Start (inclusive; date or RFC 3339 UTC, or a simulated run's time since its start: 6h; "
                      "default: the journal's beginning)");

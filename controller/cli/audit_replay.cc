@@ -18,6 +18,7 @@ struct ReplayOptions {
   bool all = false;
   std::string from, to;
   ReplaySettings settings;
+  std::vector<std::string> archives;
   bool json = false;
 };
 
@@ -65,7 +66,7 @@ std::string Cause(const ReplayComparison& c) {
 }
 
 int ReplayOne(const ReplayOptions& o) {
-  auto env = audit::NewPosixEnv();
+  auto env = JournalEnv(o.settings.audit_dir, o.archives);
   audit::JournalReader reader(env.get(), o.settings.audit_dir);
   std::vector<audit::JournalEntry> entry;
   Status s = reader.Seek(o.seq);
@@ -84,9 +85,10 @@ int ReplayOne(const ReplayOptions& o) {
   if (o.json) {
     std::cout << ComparisonJson(*c).dump(2) << "\n";
   } else {
-    std::cout << "seq " << o.seq << ": " << c->workload << " (tenant " << c->tenant << ")\n  recorded: "
-              << DescribeEssentials(c->recorded) << "  [revision " << c->recorded_revision << "]\n  replayed: "
-              << DescribeEssentials(c->replayed) << "  [revision " << c->replayed_revision << "]\n";
+    std::cout << "seq " << o.seq << ": " << c->workload << " (tenant " << c->tenant
+              << ")\n  recorded: " << DescribeEssentials(c->recorded) << "  [revision " << c->recorded_revision
+              << "]\n  replayed: " << DescribeEssentials(c->replayed) << "  [revision " << c->replayed_revision
+              << "]\n";
     if (c->same) {
       std::cout << "SAME outcome\n";
     } else {
@@ -108,7 +110,7 @@ int ReplayAll(const ReplayOptions& o) {
     std::cerr << "gpufed audit replay: --from/--to take a date (2026-11-01) or RFC 3339 UTC (2026-11-01T10:00:00Z)\n";
     return 2;
   }
-  auto env = audit::NewPosixEnv();
+  auto env = JournalEnv(o.settings.audit_dir, o.archives);
   DecisionReplayer replayer(env.get(), o.settings);
   uint64_t replayed = 0, same = 0, different = 0;
   Status failure;
@@ -155,6 +157,7 @@ void AddAuditReplayCommand(CLI::App& audit, int* exit_code) {
   replay->add_option("--from", o->from, "With --all: from this time (inclusive; date or RFC 3339 UTC)");
   replay->add_option("--to", o->to, "With --all: before this time (date or RFC 3339 UTC)");
   replay->add_option("-d,--audit-dir", o->settings.audit_dir, "Audit folder")->required();
+  AddArchiveOption(replay, &o->archives);
   replay->add_option("--policy", o->settings.policy_dir,
                      "Another policy repository (what-if) instead of the recorded one");
   replay->add_option("--repo", o->settings.repo_dir,

@@ -37,6 +37,7 @@ struct RunOptions {
   std::string drain_timeout = "60s";
   std::string checkpoint_interval = "30s";
   std::string max_body = "1MiB";
+  std::string audit_segment_size = "64MiB";
   std::string log_level = "info";
   std::string log_format = "text";
   bool unsafe_no_fsync = false;
@@ -97,6 +98,11 @@ int Run(const RunOptions& o, const connectors::ConnectorRegistry* registry, cons
     std::cerr << "gpufed run: bad --max-body: " << max_body.status().message() << "\n";
     return 2;
   }
+  Result<size_t> segment_size = ParseByteCount(o.audit_segment_size);
+  if (!segment_size.ok() || *segment_size < 4096) {
+    std::cerr << "gpufed run: bad --audit-segment-size (4KiB at least): " << o.audit_segment_size << "\n";
+    return 2;
+  }
   // The log on standard error, each line flushed whole as it is said.
   std::optional<LogLevel> level = ParseLogLevel(o.log_level);
   std::optional<LogFormat> format = ParseLogFormat(o.log_format);
@@ -114,6 +120,7 @@ int Run(const RunOptions& o, const connectors::ConnectorRegistry* registry, cons
   ro.drain_timeout = *drain_timeout;
   ro.checkpoint_interval = *checkpoint_interval;
   ro.max_body_bytes = *max_body;
+  ro.audit_segment_bytes = *segment_size;
   ro.build = build;
   if (o.unsafe_no_fsync) ro.durability = Durability::kUnsynced;
   RunView view(std::cout, tty);
@@ -159,7 +166,8 @@ void AddRunCommand(CLI::App& app, int* exit_code, const connectors::ConnectorReg
   cmd->add_option("--config-file", o->config_file,
                   "YAML settings for the flags not given on the command line (/etc/gpufed/gpufed.yaml in the "
                   "package): repository, state, listen, tls {cert, key}, allowPlaintext, tokens, metricsListen, "
-                  "scenario, speed, maxTime, resync, drainTimeout, checkpointInterval, maxBody, log {level, format}");
+                  "scenario, speed, maxTime, resync, drainTimeout, checkpointInterval, maxBody, log {level, format}, "
+                  "auditKey, auditSegmentSize, auditArchive");
   cmd->add_flag("--allow-plaintext", o->rt.allow_plaintext,
                 "Serve plain HTTP on an address that is not loopback (behind a TLS-terminating proxy, say); "
                 "without it such a --listen or --metrics-listen needs TLS");
@@ -178,6 +186,13 @@ void AddRunCommand(CLI::App& app, int* exit_code, const connectors::ConnectorReg
   cmd->add_option("--tls-key", o->rt.tls_key, "Private key of --tls-cert (PEM)");
   cmd->add_option("--audit-key", o->rt.audit_key,
                   "The audit log's Ed25519 private key (PEM, mode 0600, kept outside --state; gpufed audit keygen)");
+  cmd->add_option("--audit-segment-size", o->audit_segment_size,
+                  "Start a new audit journal segment once one reaches this size (64MiB, 1MB); gpufed audit archive "
+                  "moves whole rotated segments")
+      ->capture_default_str();
+  cmd->add_option("--audit-archive", o->rt.audit_archive,
+                  "The journal's archive folder (gpufed audit archive), read only: the journal's tiles are rebuilt "
+                  "from it when they must be");
   cmd->add_option("--max-body", o->max_body, "Largest API request body (1048576, 1MiB, 512KiB); larger ones get 413")
       ->capture_default_str();
   cmd->add_option("--metrics-listen", o->rt.metrics_listen,

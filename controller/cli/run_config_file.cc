@@ -18,9 +18,10 @@ constexpr size_t kMaxConfigFileBytes = size_t{1} << 20;
 constexpr size_t kMaxConfigFileNodes = 10000;
 
 // Keys as written in the file, in the order the reference (run_config_file.h) lists them.
-constexpr std::array<std::string_view, 16> kTopKeys = {
-    "repository", "state",   "listen", "tls",          "allowPlaintext",     "tokens",  "metricsListen", "scenario",
-    "speed",      "maxTime", "resync", "drainTimeout", "checkpointInterval", "maxBody", "log",           "auditKey"};
+constexpr std::array<std::string_view, 18> kTopKeys = {
+    "repository",         "state",    "listen", "tls",      "allowPlaintext",   "tokens",
+    "metricsListen",      "scenario", "speed",  "maxTime",  "resync",           "drainTimeout",
+    "checkpointInterval", "maxBody",  "log",    "auditKey", "auditSegmentSize", "auditArchive"};
 
 class SettingsReader {
  public:
@@ -74,6 +75,8 @@ void ReadSettings(const config::YamlField& root, SettingsReader& read) {
   read.Flag(root.Child("allowPlaintext"), "allow-plaintext");
   read.Path(root.Child("tokens"), "tokens");
   read.Path(root.Child("auditKey"), "audit-key");
+  read.Text(root.Child("auditSegmentSize"), "audit-segment-size");
+  read.Path(root.Child("auditArchive"), "audit-archive");
   read.Text(root.Child("metricsListen"), "metrics-listen");
   read.Path(root.Child("scenario"), "scenario");
   read.Speed(root.Child("speed"));

@@ -13,6 +13,9 @@
 //   speed: 0                             # --speed
 //   maxTime: 30d  resync: 5m  drainTimeout: 60s  checkpointInterval: 30s  maxBody: 1MiB
 //   log: {level: info, format: text}     # --log-level, --log-format
+//   auditKey: /etc/gpufed/audit.key      # --audit-key
+//   auditSegmentSize: 64MiB              # --audit-segment-size
+//   auditArchive: /srv/gpufed-archive    # --audit-archive
 //
 // A flag given on the command line wins over the file. Unknown keys, wrong types and bad
 // values are errors naming the file, line and key, before anything starts. Relative

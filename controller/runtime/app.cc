@@ -171,6 +171,8 @@ Status App::OpenAuditTrail() {
   ao.dir = options_.state_dir + "/audit";
   ao.env = options_.audit_env;
   ao.key_file = options_.audit_key;
+  ao.segment_bytes = options_.audit_segment_bytes;
+  ao.archive_dir = options_.audit_archive;
   ao.durability = options_.durability;
   Result<std::unique_ptr<audit::AuditTrail>> trail = audit::AuditTrail::Open(ao);
   if (!trail.ok()) return trail.status();

@@ -54,6 +54,12 @@ struct AppOptions {
   // The audit log's private key (--audit-key); empty: made in <state>/audit on the first
   // start, which /readyz warns about for a real (synced) run.
   std::string audit_key;
+  // The journal's segment size (--audit-segment-size): it rotates to a new segment file
+  // once one reaches it; `gpufed audit archive` moves whole rotated segments.
+  uint64_t audit_segment_bytes = uint64_t{64} << 20;
+  // An archive folder of the journal (--audit-archive; empty: none), read only: the
+  // journal's tiles are rebuilt from it when they must be (controller/audit/archive_env.h).
+  std::string audit_archive;
   size_t max_body_bytes = size_t{1} << 20;  // API request bodies over this get 413
   std::string metrics_listen;     // ADDR:PORT (loopback or private) for /metrics without a token; empty: none
   // Plain HTTP on an address that is not loopback (--allow-plaintext): refused without it,
