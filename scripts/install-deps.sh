@@ -11,9 +11,10 @@ packages=(
 )
 if [[ "${GPUFED_TEST_DEPS:-0}" == 1 ]]; then
   # The schema conformance test runs ajv from the npm registry; the layering check, the
-  # Prometheus tests, the Kubernetes manifest check (PyYAML) and the independent tlog
-  # verifier (tests/audit/tlog_verify.py: python3-cryptography for Ed25519) are Python.
-  packages+=(nodejs npm python3 python3-yaml python3-cryptography)
+  # Prometheus tests, the Kubernetes manifest check (PyYAML), the independent tlog
+  # verifier (tests/audit/tlog_verify.py: python3-cryptography for Ed25519) and the
+  # journal's record schemas (tests/audit/validate_journal.py: python3-jsonschema) are Python.
+  packages+=(nodejs npm python3 python3-yaml python3-cryptography python3-jsonschema)
   # The audit integration tests and benchmark ship to a real rsyslog over mutual TLS.
   packages+=(rsyslog rsyslog-gnutls)
   # The Slurm integration tests run a real Slurm 22.05 with slurmrestd and JWT auth, and a

@@ -5,6 +5,7 @@
 #include "controller/audit/journal.h"
 #include "controller/audit/query.h"
 #include "controller/audit/records.h"
+#include "controller/audit/report.h"
 #include "controller/audit/testing/test_journal.h"
 #include "tests/testutil/temp_dir.h"
 
@@ -34,7 +35,10 @@ nlohmann::json AsRead(const AuditRecord& r) {
 }
 
 nlohmann::json Placement(const std::string& tenant, const std::string& cluster, const std::string& cost) {
-  return {{"kind", "decision"}, {"outcome", "placed"}, {"tenant", tenant}, {"cost", cost},
+  return {{"kind", "decision"},
+          {"outcome", "placed"},
+          {"tenant", tenant},
+          {"cost", cost},
           {"target", {{"cluster", cluster}}}};
 }
 
@@ -44,10 +48,12 @@ TEST(Chargeback, SumsMeteredAttemptsRequeuedOnesIncludedAndKeepsEstimatesApart) 
   ChargebackBuilder b(ChargebackGroup::kTenant);
   b.Add(Placement("nlp", "eu-cloud", "52.80 EUR"), Day(1));
   // Preempted after 1h of 8 GPUs: charged for what it used, then run again elsewhere.
-  b.Add(AsRead(AttemptMeteredRecord(Attempt("ft-1", 1, "nlp", "eu-cloud", "preempted", 28800, "24.000001 EUR", 1))), Day(1));
+  b.Add(AsRead(AttemptMeteredRecord(Attempt("ft-1", 1, "nlp", "eu-cloud", "preempted", 28800, "24.000001 EUR", 1))),
+        Day(1));
   b.Add(Placement("nlp", "munich", "13.20 EUR"), Day(1));
   b.Add(AsRead(AttemptMeteredRecord(Attempt("ft-1", 2, "nlp", "munich", "succeeded", 14400.5, "8.80 EUR", 2))), Day(1));
-  b.Add(AsRead(AttemptMeteredRecord(Attempt("blur-1", 1, "vision", "munich", "succeeded", 0.25, "0.1988 EUR", 3))), Day(1));
+  b.Add(AsRead(AttemptMeteredRecord(Attempt("blur-1", 1, "vision", "munich", "succeeded", 0.25, "0.1988 EUR", 3))),
+        Day(1));
   b.Add({{"kind", "decision"}, {"outcome", "queued"}, {"tenant", "vision"}}, Day(1));
   b.Add({{"kind", "connector-action"}, {"tenant", "vision"}, {"cost", "1.00 EUR"}}, Day(1));
   Chargeback c = b.Finish();
@@ -135,7 +141,8 @@ TEST(Chargeback, FromAJournalWithVirtualTimesAndAPeriod) {
     auto journal = testing::OpenTestJournal(*env, dir.str());
     ASSERT_TRUE(journal.ok()) << journal.status().ToString();
     for (int hour = 0; hour < 4; ++hour) {
-      auto a = Attempt("w" + std::to_string(hour) + "-x", 1, "t", "c", "succeeded", 3600, "1.50 EUR", hour * 3600000);
+      auto a = Attempt("w" + std::to_string(hour) + "-x", 1, "t", "c", "succeeded", 3600, "1.50 EUR",
+                       int64_t{hour} * 3600000);
       ASSERT_TRUE((*journal)->Append(AttemptMeteredRecord(a)).ok());
     }
   }

@@ -396,6 +396,19 @@ Status Resolve(SnapshotStore& store, nlohmann::json& slot, const std::string& wh
 
 }  // namespace
 
+Result<SnapshotRevision> ReadSnapshotRevision(SnapshotStore& store, const std::string& digest) {
+  Result<nlohmann::json> doc = store.Get(digest);
+  if (!doc.ok()) return doc.status();
+  auto revision = doc->is_object() ? doc->find("revision") : doc->end();
+  if (!doc->is_object() || revision == doc->end() || !revision->is_object()) {
+    return InvalidArgument("snapshot " + digest + ": no revision object");
+  }
+  Fields r{*revision, "snapshot.revision"};
+  SnapshotRevision out{r.Text("id", true), r.Text("repo")};
+  if (!r.status.ok()) return r.status;
+  return out;
+}
+
 Result<SnapshotInputs> ReadSnapshot(SnapshotStore& store, const std::string& digest) {
   Result<nlohmann::json> doc = store.Get(digest);
   if (!doc.ok()) return doc.status();

@@ -73,6 +73,15 @@ struct SnapshotInputs {
 // InvalidArgument naming the field when the document is not a snapshot of a known format
 // with its workloads inline.
 Result<SnapshotInputs> ParseSnapshotDocument(const nlohmann::json& document);
+// The revision a snapshot was planned under and the repository it was loaded from: its
+// own object only, without the objects it names (`audit report` asks once per pass).
+struct SnapshotRevision {
+  std::string id;
+  std::string repo;  // empty when the snapshot did not record one
+};
+// NotFound or DataLoss as Get; InvalidArgument when the object is not a snapshot.
+Result<SnapshotRevision> ReadSnapshotRevision(SnapshotStore& store, const std::string& digest);
+
 // Reads the snapshot `digest` from `store`, with the objects it names, and parses it.
 // NotFound or DataLoss (naming the element) when an object is missing or altered.
 Result<SnapshotInputs> ReadSnapshot(SnapshotStore& store, const std::string& digest);

@@ -1,11 +1,12 @@
 // gpufed audit query | report: selecting records, and the compliance, chargeback and
 // showback report.
-#include <algorithm>
 #include <iostream>
 
 #include "controller/audit/query.h"
 #include "controller/audit/record.h"
+#include "controller/audit/report.h"
 #include "controller/cli/audit_commands.h"
+#include "controller/cli/compliance_rules.h"
 
 namespace gpufed::cli {
 namespace {
@@ -14,6 +15,9 @@ namespace {
 // report is written in full, and scripts and CI cannot miss it (3, like a replay that
 // found a different decision).
 constexpr int kComplianceViolation = 3;
+// ... and when no placement broke its rules but some could not be judged, because the
+// policy revision that decided them is not available: not a clean bill either.
+constexpr int kComplianceNotJudged = 4;
 
 struct QueryOptions {
   std::string audit_dir;
@@ -53,7 +57,8 @@ struct ReportOptions {
   std::string format = "markdown";
   bool chargeback = false;
   std::string by = "tenant";
-  std::string pii_zones = "eu";
+  std::vector<std::string> repos;   // --repo: where recorded revisions are now
+  std::string pii_zones;            // --pii-zones: removed, refused with why
 };
 
 int ReportError(const Status& s) {
@@ -78,19 +83,26 @@ int RunChargeback(const ReportOptions& o) {
   return 0;
 }
 
+void ListVerdicts(const audit::ComplianceReport& report, bool violations) {
+  for (const audit::ComplianceReport::Sensitive& s : report.sensitive) {
+    if (violations ? !s.verdict.violation() : !s.verdict.unknown()) continue;
+    std::cerr << "  seq " << s.seq << " " << s.tenant << "/" << s.workload << ": "
+              << (violations ? s.verdict.rule + ": " : std::string("unknown: ")) << s.verdict.detail << "\n";
+  }
+}
+
 int RunReport(const ReportOptions& o) {
   if (o.chargeback) return RunChargeback(o);
-  audit::ComplianceRules rules;
-  rules.pii_zones.clear();
-  for (size_t start = 0; start <= o.pii_zones.size();) {
-    size_t comma = std::min(o.pii_zones.find(',', start), o.pii_zones.size());
-    if (comma > start) rules.pii_zones.push_back(o.pii_zones.substr(start, comma - start));
-    start = comma + 1;
+  if (!o.pii_zones.empty()) {
+    std::cerr << "gpufed audit report: --pii-zones is gone: each placement is checked against the piiZones of the "
+                 "policy revision that decided it (stdlib/compliance-zones); --repo DIR names a checkout of a "
+                 "revision that has moved\n";
+    return 2;
   }
-  if (std::find(rules.pii_zones.begin(), rules.pii_zones.end(), "any") != rules.pii_zones.end())
-    rules.pii_zones.clear();
   auto env = JournalEnv(o.audit_dir, o.archives);
-  Result<audit::ComplianceReport> report = audit::BuildReport(*env, o.audit_dir, o.from, o.to, rules);
+  DecisionComplianceRules rules(env.get(), o.audit_dir, o.repos);
+  Result<audit::ComplianceReport> report = audit::BuildReport(
+      *env, o.audit_dir, o.from, o.to, [&](const nlohmann::json& decision) { return rules.For(decision); });
   if (!report.ok()) return ReportError(report.status());
   if (o.format == "csv") {
     std::cout << audit::RenderReportCsv(*report);
@@ -99,15 +111,19 @@ int RunReport(const ReportOptions& o) {
   } else {
     std::cout << audit::RenderReportMarkdown(*report);
   }
-  if (report->violations == 0) return 0;
-  std::cerr << "gpufed audit report: COMPLIANCE VIOLATION: " << report->violations
-            << " placement(s) of restricted, PII or residency-bound data ran where the data may not go:\n";
-  for (const audit::ComplianceReport::Sensitive& s : report->sensitive) {
-    if (s.verdict.ok) continue;
-    std::cerr << "  seq " << s.seq << " " << s.tenant << "/" << s.workload << ": " << s.verdict.rule << ": "
-              << s.verdict.detail << "\n";
+  if (report->violations > 0) {
+    std::cerr << "gpufed audit report: COMPLIANCE VIOLATION: " << report->violations
+              << " placement(s) of restricted, PII or residency-bound data ran where the data may not go:\n";
+    ListVerdicts(*report, true);
   }
-  return kComplianceViolation;
+  if (report->unknown > 0) {
+    std::cerr << "gpufed audit report: NOT JUDGED: " << report->unknown
+              << " placement(s) of restricted, PII or residency-bound data, whose policy revision is not "
+                 "available (--repo DIR names a checkout of it):\n";
+    ListVerdicts(*report, false);
+  }
+  if (report->violations > 0) return kComplianceViolation;
+  return report->unknown > 0 ? kComplianceNotJudged : 0;
 }
 
 }  // namespace
@@ -139,7 +155,9 @@ void AddAuditQueryCommands(CLI::App& audit, int* exit_code) {
 
   auto r = std::make_shared<ReportOptions>();
   CLI::App* report = audit.add_subcommand(
-      "report", "Compliance report with verdicts, chargeback from metered usage, showback (exit 3 on a violation)");
+      "report",
+      "Compliance report with verdicts, chargeback from metered usage, showback (exit 3 on a violation, 4 when "
+      "a placement's policy revision is not available)");
   report->add_option("-d,--audit-dir", r->audit_dir, "Audit folder")->required();
   AddArchiveOption(report, &r->archives);
   report->add_option("--from", r->from,
@@ -157,10 +175,11 @@ void AddAuditQueryCommands(CLI::App& audit, int* exit_code) {
       ->check(CLI::IsMember({"tenant", "cluster", "day"}))
       ->capture_default_str()
       ->needs(chargeback);
-  report
-      ->add_option("--pii-zones", r->pii_zones,
-                   "Compliance zones where PII may run, comma-separated ('any': not checked)")
-      ->capture_default_str();
+  report->add_option("--repo", r->repos,
+                     "A checkout of a recorded policy revision that is no longer where the journal says (repeat for "
+                     "several revisions; each must hash to the recorded revision)");
+  // Kept only to say why it is refused: the zones are each revision's own now.
+  report->add_option("--pii-zones", r->pii_zones)->group("");
   report->callback([r, exit_code] { *exit_code = RunReport(*r); });
 }
 

@@ -1,7 +1,6 @@
 #include "controller/cli/decision_replayer.h"
 
 #include <deque>
-#include <filesystem>
 
 #include "controller/audit/inputs.h"
 #include "controller/audit/records.h"
@@ -61,40 +60,17 @@ struct DecisionReplayer::Pass {
 };
 
 DecisionReplayer::DecisionReplayer(audit::Env* env, ReplaySettings settings)
-    : settings_(std::move(settings)), snapshots_(env, settings_.audit_dir) {}
+    : settings_(std::move(settings)),
+      snapshots_(env, settings_.audit_dir),
+      revisions_(settings_.repo_dir.empty() ? std::vector<std::string>{}
+                                            : std::vector<std::string>{settings_.repo_dir}) {}
 DecisionReplayer::~DecisionReplayer() = default;
 
 Result<const policy::Revision*> DecisionReplayer::RevisionFor(const std::string& recorded_repo,
                                                               const std::string& recorded_revision) {
-  const bool what_if = !settings_.policy_dir.empty();
-  std::string repo = what_if ? settings_.policy_dir : !settings_.repo_dir.empty() ? settings_.repo_dir : recorded_repo;
-  if (repo.empty()) return InvalidArgument("the snapshot names no repository: pass --repo DIR");
-  auto cached = revisions_.find(repo);
-  if (cached == revisions_.end()) {
-    std::error_code ec;
-    if (!std::filesystem::exists(repo, ec)) {
-      return NotFound(
-          "policy repository " + repo + " does not exist" +
-          (what_if ? "" : " (moved? pass --repo DIR with the repository at revision " + recorded_revision + ")"));
-    }
-    // No connector is made, and a recorded revision replays as it was decided, whatever
-    // connector providers this build has: the blocks are not checked (null catalog).
-    policy::Candidate candidate = policy::PrepareRevision({repo}, nullptr);
-    if (!candidate.revision) {
-      std::string why;
-      for (const std::string& p : candidate.problems) why += "\n  " + p;
-      return FailedPrecondition("policy repository " + repo + " does not activate:" + why);
-    }
-    cached = revisions_.emplace(repo, std::move(candidate.revision)).first;
-  }
-  const policy::Revision* revision = cached->second.get();
-  if (!what_if && revision->config.revision != recorded_revision) {
-    return FailedPrecondition(
-        "the repository at " + repo + " is at revision " + revision->config.revision + ", the decision used " +
-        recorded_revision +
-        ": check that revision out (or pass --repo DIR where it is), or --policy DIR for a what-if");
-  }
-  return revision;
+  // A what-if replays under whatever revision the other repository is at.
+  if (!settings_.policy_dir.empty()) return revisions_.Load(settings_.policy_dir);
+  return revisions_.Find(recorded_repo, recorded_revision);
 }
 
 Result<const DecisionReplayer::Pass*> DecisionReplayer::PassFor(const std::string& digest,

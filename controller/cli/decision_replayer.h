@@ -2,7 +2,8 @@
 // Re-runs the placer on a journalled decision's recorded inputs (its snapshot) under the
 // recorded policy revision, or a what-if one, and compares the outcome. Used by `gpufed
 // audit replay SEQ` and `--all`. Consecutive decisions of one pass share a snapshot, so
-// the last replayed plan is kept; revisions are loaded once per repository.
+// the last replayed plan is kept; revisions are loaded once per repository, through
+// RecordedRevisions (the one way audit commands recover a recorded revision).
 #include <map>
 #include <memory>
 #include <optional>
@@ -13,6 +14,7 @@
 
 #include "controller/audit/env.h"
 #include "controller/audit/snapshot_store.h"
+#include "controller/cli/recorded_revisions.h"
 #include "controller/common/status.h"
 #include "controller/model/workload.h"
 #include "controller/placement/plan.h"
@@ -62,7 +64,7 @@ class DecisionReplayer {
 
   ReplaySettings settings_;
   audit::SnapshotStore snapshots_;  // indexes the packs once for every replayed decision
-  std::map<std::string, std::unique_ptr<policy::Revision>> revisions_;  // by repository path
+  RecordedRevisions revisions_;     // --repo first, then the snapshot's repository; --policy by Load
   std::unique_ptr<Pass> last_pass_;
 };
 

@@ -31,8 +31,12 @@ total=$(sed -n 's/^OK: \([0-9]*\) records.*/\1/p' "$T/out")
 "$G" audit report -d "$T/audit" --from 2000-01-01 --to 2100-01-01 -f json >"$T/r.json"
 python3 -c "import json,sys; r=json.load(open('$T/r.json')); assert r['outcomes']['placed']>0 and r['showback'] and r['sensitive'], r" ||
   fail "report json"
-"$G" audit report -d "$T/audit" --from 2000-01-01 --to 2100-01-01 -f csv | head -1 | grep -q "^day,tenant,cluster" || fail "csv"
-"$G" audit report -d "$T/audit" --from 2000-01-01 --to 2100-01-01 | grep -q "## Showback" || fail "markdown"
+# Into files, not `| grep -q`: grep ends at the first match and, with pipefail, the report's
+# later writes would fail the pipe.
+"$G" audit report -d "$T/audit" --from 2000-01-01 --to 2100-01-01 -f csv >"$T/r.csv"
+head -1 "$T/r.csv" | grep -q "^day,tenant,cluster" || fail "csv"
+"$G" audit report -d "$T/audit" --from 2000-01-01 --to 2100-01-01 >"$T/r.md"
+grep -q "## Showback" "$T/r.md" || fail "markdown"
 
 # replay: the recorded revision gives the same outcome; a what-if repo changes the cost
 seq=$("$G" audit query -d "$T/audit" --workload llama-ft-42 -o jsonl | head -1 | python3 -c "import json,sys; print(json.load(sys.stdin)['seq'])")

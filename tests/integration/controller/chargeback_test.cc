@@ -17,6 +17,7 @@
 
 #include "controller/audit/journal.h"
 #include "controller/audit/query.h"
+#include "controller/audit/report.h"
 #include "controller/cli/cli.h"
 #include "controller/cli/run_summary.h"
 #include "controller/config/loader.h"
