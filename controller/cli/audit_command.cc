@@ -126,9 +126,35 @@ int RunRecord(const RecordOptions& o, const connectors::ConnectorRegistry* regis
   return 0;
 }
 
+// Each key rotation, and where each key's signatures were checked (or, without a key,
+// what the journal claims).
+void PrintRotations(const audit::VerifyReport& r, bool key) {
+  for (const audit::VerifyReport::Rotation& rotation : r.rotations) {
+    std::cout << "ROTATED at seq " << rotation.seq << ": key " << rotation.old_key_id << " -> " << rotation.new_key_id;
+    if (rotation.old_key_signed == 0) {
+      std::cout << " (not signed yet)";
+    } else {
+      std::cout << " (signed by the old key at seq " << rotation.old_key_signed;
+      if (rotation.new_key_signed != 0) {
+        std::cout << ", by the new key from seq " << rotation.new_key_signed;
+      } else {
+        std::cout << "; the new key has signed nothing yet";
+      }
+      std::cout << (key ? ")" : "; signatures not checked)");
+    }
+    if (!rotation.operator_name.empty()) std::cout << " by " << rotation.operator_name;
+    if (!rotation.reason.empty()) std::cout << ": " << rotation.reason;
+    std::cout << "\n";
+  }
+  for (const std::string& id : r.keys_never_in_force) {
+    std::cout << "NOTE: key " << id << " (--key) was never in force: no key-rotated record handed over to it\n";
+  }
+}
+
 int RunVerify(const std::string& path, const std::vector<std::string>& key_paths, bool json, bool require_closed) {
   auto env = audit::NewPosixEnv();
-  // A key ring: a journal whose key was rotated verifies with each key it was signed with.
+  // The first key is the journal's original; verification follows its key rotations from
+  // it. More keys pin the rotations (each must hand over to one of them).
   std::vector<audit::SignatureVerifier> keys;
   keys.reserve(key_paths.size());
   for (const std::string& key_path : key_paths) {
@@ -177,6 +203,18 @@ int RunVerify(const std::string& path, const std::vector<std::string>& key_paths
                          {"quarantine", repair.quarantine}});
     }
     j["repairs"] = std::move(repairs);
+    nlohmann::json rotations = nlohmann::json::array();
+    for (const audit::VerifyReport::Rotation& rotation : r.rotations) {
+      rotations.push_back({{"seq", rotation.seq},
+                           {"oldKeyId", rotation.old_key_id},
+                           {"newKeyId", rotation.new_key_id},
+                           {"oldKeySignedSeq", rotation.old_key_signed},
+                           {"newKeySignedSeq", rotation.new_key_signed},
+                           {"operator", rotation.operator_name},
+                           {"reason", rotation.reason}});
+    }
+    j["rotations"] = std::move(rotations);
+    j["keysNeverInForce"] = r.keys_never_in_force;
     if (!r.ok) {
       j["firstBadSeq"] = r.first_bad_seq;
       j["line"] = r.line_number;
@@ -213,6 +251,7 @@ int RunVerify(const std::string& path, const std::vector<std::string>& key_paths
       }
       std::cout << ", kept in " << repair.quarantine << "\n";
     }
+    PrintRotations(r, key);
     if (r.unclosed) {
       // Without the key too: a cut-off tail shows as a journal that never stopped.
       std::cout << "WARNING: unclosed journal: last checkpoint at seq " << r.last_checkpoint_seq << ", "
@@ -329,7 +368,8 @@ void AddAuditCommand(CLI::App& app, int* exit_code, const connectors::ConnectorR
   verify->add_option("path", *vpath, "Audit folder, or a receiver's file (syslog or JSON lines)")->required();
   verify->add_option(
       "-k,--key", *vkey,
-      "Ed25519 public key (PEM) to check checkpoint signatures; repeat it for a key ring (a rotated key)");
+      "Ed25519 public key (PEM) to check checkpoint signatures: the journal's original key, from which verify "
+      "follows each key rotation; more --key pin the rotations (each must hand over to one of them)");
   verify->add_flag("--json", *vjson, "Print the result as JSON");
   auto vclosed = std::make_shared<bool>(false);
   verify->add_flag("--require-closed", *vclosed,
@@ -349,6 +389,7 @@ void AddAuditCommand(CLI::App& app, int* exit_code, const connectors::ConnectorR
   AddAuditQueryCommands(*audit, exit_code);
   AddAuditReplayCommand(*audit, exit_code);
   AddAuditProveCommands(*audit, exit_code);
+  AddAuditRotateKeyCommand(*audit, exit_code);
 }
 
 }  // namespace gpufed::cli
