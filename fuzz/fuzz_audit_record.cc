@@ -138,8 +138,8 @@ void MutatedChain(std::string_view input) {
 
 void ForgedChain(std::string_view input) {
   static const char* const kKinds[] = {
-      "decision",     "checkpoint", "controller-start",   "controller-stop",   "connector-action",
-      "budget-alert", "x",          "workload-submitted", "workload-cancelled"};
+      "decision",     "checkpoint", "controller-start",   "controller-stop",    "connector-action",
+      "budget-alert", "x",          "workload-submitted", "workload-cancelled", "key-rotated"};
   std::string chain;
   std::string prev(audit::kGenesisHash);
   uint64_t seq = 0;

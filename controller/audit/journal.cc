@@ -40,6 +40,7 @@ struct AuditJournal::Writer {
   size_t bytes = 0;
   Status status;
   uint64_t last_seq = 0;
+  bool countersign = false;  // the commit ends with a checkpoint even if nothing waits for one
   bool done = false;
   CondVar cv;  // signalled under the journal's mu_: this writer is done or leads
 };
@@ -157,6 +158,13 @@ Status AuditJournal::Checkpoint() {
 
 Status AuditJournal::MaybeCheckpoint() { return options_.signer == nullptr ? Status::Ok() : Checkpoint(); }
 
+Status AuditJournal::Countersign() {
+  if (options_.signer == nullptr) return FailedPrecondition("no signing key configured");
+  Writer w;
+  w.countersign = true;
+  return Commit(&w).status();
+}
+
 Result<uint64_t> AuditJournal::Commit(Writer* w) {
   MutexLock lock(mu_);
   if (closed_) return FailedPrecondition("audit journal is closed");
@@ -249,7 +257,9 @@ void AuditJournal::EncodeGroup(const std::vector<Writer*>& group, int64_t now, s
     *since_checkpoint = 0;
     *last_checkpoint_time = now;
   };
+  bool countersign = false;
   for (Writer* w : group) {
+    countersign = countersign || w->countersign;
     for (Writer::Item& item : w->items) {
       std::string_view payload(w->payloads.data() + item.begin, item.end - item.begin);
       *hash = EncodeLine(*seq + 1, now, item.kind, *hash, payload, out);
@@ -263,7 +273,7 @@ void AuditJournal::EncodeGroup(const std::vector<Writer*>& group, int64_t now, s
   }
   // Sign-ahead: the commit ends with a checkpoint over everything it wrote, in the same
   // write and fdatasync, so no caller acts on a record no signature covers.
-  if (signer != nullptr && *since_checkpoint > 0) checkpoint();
+  if (signer != nullptr && (*since_checkpoint > 0 || countersign)) checkpoint();
 }
 
 Status AuditJournal::WriteGroup(std::string_view data, uint64_t first_seq) {

@@ -43,6 +43,11 @@ struct JournalOptions {
   // empty: "gpufed/<controller_id>". No spaces, no '+'.
   std::string log_origin;
   uint64_t checkpoint_every = 1000;  // records between checkpoints inside one large commit
+  // Only `gpufed audit rotate-key` (key_rotation.h) sets it, to the old key, when it opens
+  // the journal with the new key to write the handover's second signature: the open then
+  // accepts a rotation from this key to `signer` that `signer` has not signed yet (any
+  // other open refuses it and says to run rotate-key again). Must outlive the open.
+  const Signer* rotation_from = nullptr;
 };
 
 // What Open found and repaired.
@@ -96,6 +101,10 @@ class AuditJournal {
   Status Checkpoint() EXCLUDES(mu_);
   // Checkpoint() with a signer, OK without one. The reconcile loop calls it on its tick.
   Status MaybeCheckpoint() EXCLUDES(mu_);
+  // Signs the whole tree with this journal's key even when the head is signed already:
+  // the new key's checkpoint over a key rotation the old key signed (key_rotation.h).
+  // FailedPrecondition without a signer.
+  Status Countersign() EXCLUDES(mu_);
 
   // Final checkpoint, then the segment is closed and the lock released. Later appends
   // return FailedPrecondition. Idempotent.

@@ -3,17 +3,19 @@
 // The chain of the last segment is checked line by line. With a signing key the
 // journal's Merkle tree is also recovered and checked: from the first v2 checkpoint of
 // the last segment (or the last one before it) every checkpoint must sign the tree of
-// the records before it, with this controller's key and log origin. Every commit ends
-// with a checkpoint in the same write, so complete records after the last checkpoint
-// can only be a commit that a crash tore (one commit: one time stamp) and that nobody
-// was told of: it is cut off and kept in quarantine. Anything else after the last
-// signature (records of several commits, records after a clean close that no
-// controller-start begins) was not written by this journal: the open is refused and no
-// byte changes.
+// the records before it, with the log's origin and the key in force (key_in_force.h:
+// this controller's key, or before a key-rotated record that hands the journal over to
+// it, the key that signed that record). Every commit ends with a checkpoint in the same
+// write, so complete records after the last checkpoint can only be a commit that a
+// crash tore (one commit: one time stamp) and that nobody was told of: it is cut off and
+// kept in quarantine. Anything else after the last signature (records of several
+// commits, records after a clean close that no controller-start or key rotation begins)
+// was not written by this journal: the open is refused and no byte changes.
 #include <set>
 
 #include "controller/audit/checkpoint_record.h"
 #include "controller/audit/journal.h"
+#include "controller/audit/key_in_force.h"
 #include "controller/common/secure_file.h"
 
 namespace gpufed::audit {
@@ -155,7 +157,10 @@ Result<TreeRecovery> JudgeUnsignedTail(const ScannedSegment& last, uint64_t sign
   const std::string signed_text = signed_head == 0
                                       ? "no signed checkpoint"
                                       : "the last signed checkpoint (seq " + std::to_string(signed_head) + ")";
-  if (clean_close && last.lines[first_unsigned].kind != "controller-start") {
+  // After a clean close, only a start or a key rotation (rotate-key, on a stopped
+  // controller) begins a commit.
+  const std::string& first_kind = last.lines[first_unsigned].kind;
+  if (clean_close && first_kind != "controller-start" && first_kind != "key-rotated") {
     return FailedPrecondition(span + follow + "the clean close at seq " + std::to_string(signed_head) +
                               " without a controller-start; nothing was changed: run gpufed audit verify");
   }
@@ -194,10 +199,61 @@ Result<TreeRecovery> LegacyTree(Env& env, const std::vector<std::pair<uint64_t, 
   return TreeRecovery{std::move(range), last.lines.size(), last.good_end};
 }
 
+// The key-rotated record of `line`, checked in itself.
+Result<KeyRotation> RotationOf(const ScannedSegment& segment, const ScannedLine& line, const std::string& origin) {
+  Result<nlohmann::json> json = RecordJson(LineOf(segment, line));
+  Result<KeyRotation> rotation = json.ok() ? ParseKeyRotation(*json, origin) : Result<KeyRotation>(json.status());
+  if (!rotation.ok()) {
+    return Status(StatusCode::kDataLoss, "seq " + std::to_string(line.seq) + ": " + rotation.status().message() +
+                                             "; nothing was changed: run gpufed audit verify");
+  }
+  return rotation;
+}
+
+// The keys of the walk. The key in force where it begins is the old key of its first
+// key-rotated record that a checkpoint follows (each record is then checked against the
+// key in force when it is met, and the walk must end with this controller's key signing
+// over all of them), else this controller's key. `torn`: a key-rotated record no
+// checkpoint follows, for the refusal's instruction.
+struct WalkKeys {
+  KeyInForce keys;
+  std::optional<KeyRotation> torn;
+};
+Result<WalkKeys> KeysOfWalk(const std::vector<const ScannedSegment*>& walk, const Signer& signer,
+                            const std::string& origin) {
+  uint64_t last_checkpoint = 0;
+  for (const ScannedSegment* segment : walk) {
+    for (const ScannedLine& line : segment->lines) {
+      if (line.kind == "checkpoint") last_checkpoint = line.seq;
+    }
+  }
+  std::optional<KeyRotation> first, torn;
+  for (const ScannedSegment* segment : walk) {
+    for (const ScannedLine& line : segment->lines) {
+      if (line.kind != "key-rotated" || (first && line.seq < last_checkpoint) || torn) continue;
+      Result<KeyRotation> rotation = RotationOf(*segment, line, origin);
+      if (!rotation.ok()) return rotation.status();
+      (line.seq < last_checkpoint ? first : torn) = std::move(*rotation);
+    }
+  }
+  Result<KeyInForce> keys = KeyInForce::Create(first ? first->old_key : signer.PublicKeyRaw());
+  if (!keys.ok()) return keys.status();
+  return WalkKeys{std::move(*keys), std::move(torn)};
+}
+
+Status Rotate(KeyInForce& keys, const ScannedSegment& segment, const ScannedLine& line, const std::string& origin) {
+  Result<KeyRotation> rotation = RotationOf(segment, line, origin);
+  if (!rotation.ok()) return rotation.status();
+  Status rotated = keys.Rotate(std::move(*rotation));
+  if (!rotated.ok()) return FailedPrecondition(rotated.message() + "; nothing was changed: run gpufed audit verify");
+  return Status::Ok();
+}
+
 // Recovers the tree from the last segment's first v2 checkpoint (so that every later one
 // is checked), else from the newest before it, and checks each checkpoint on the way:
-// this controller's key and origin, the tree of the records before it.
-Result<TreeRecovery> RecoverTree(Env& env, const Signer& signer, const std::string& origin,
+// the key in force (this controller's, or an earlier one a key-rotated record hands over
+// from) and origin, the tree of the records before it.
+Result<TreeRecovery> RecoverTree(Env& env, const Signer& signer, const Signer* rotation_from, const std::string& origin,
                                  const std::vector<std::pair<uint64_t, std::string>>& segments,
                                  const ScannedSegment& last, MerkleHasher& merkle) {
   std::vector<ScannedSegment> earlier;  // newest first
@@ -217,48 +273,64 @@ Result<TreeRecovery> RecoverTree(Env& env, const Signer& signer, const std::stri
   }
   if (*start < 0) return LegacyTree(env, segments, last, merkle);
 
-  Result<NoteSigner> note_signer = NoteSigner::Create(origin, &signer);
-  if (!note_signer.ok()) return note_signer.status();
-  Result<NoteVerifier> verifier = NoteVerifier::FromVerifierKey(note_signer->VerifierKey());
-  if (!verifier.ok()) return verifier.status();
   std::vector<const ScannedSegment*> walk;  // oldest first
   for (auto it = earlier.rbegin(); it != earlier.rend(); ++it) walk.push_back(&*it);
   walk.push_back(&last);
+  Result<WalkKeys> walk_keys = KeysOfWalk(walk, signer, origin);
+  if (!walk_keys.ok()) return walk_keys.status();
+  KeyInForce* keys = &walk_keys->keys;
 
   CompactRange range, signed_range;
   uint64_t signed_head = 0;
-  bool clean_close = false;  // the record before the last checkpoint is controller-stop
+  // The last checkpoint closes the journal: controller-stop before it, or a closed
+  // journal's checkpoint and only key rotations since (rotate-key runs on a stopped
+  // controller, and journals a torn tail it cut first).
+  bool clean_close = false;
+  bool only_rotations = false;  // since the last checkpoint, only key-rotated or journal-repaired
   std::string previous_kind;
   for (size_t w = 0; w < walk.size(); ++w) {
     const ScannedSegment& segment = *walk[w];
-    for (size_t i = w == 0 ? static_cast<size_t>(*start) : 0; i < segment.lines.size(); ++i) {
+    for (size_t i = 0; i < segment.lines.size(); ++i) {
       const ScannedLine& line = segment.lines[i];
+      if (line.kind == "key-rotated") GPUFED_RETURN_IF_ERROR(Rotate(*keys, segment, line, origin));
+      if (w == 0 && i < static_cast<size_t>(*start)) {
+        // Before the first checkpoint checked, only which key is in force matters.
+        if (line.kind == "checkpoint") keys->Signed();
+        continue;
+      }
       Result<std::optional<MerkleCheckpoint>> cp = CheckpointOf(segment, line);
       if (!cp.ok()) return cp.status();
       if (cp->has_value()) {
         const MerkleCheckpoint& checkpoint = **cp;
+        if (checkpoint.key_id != keys->key().key_id()) {
+          return RefuseCheckpointKey(line.seq, checkpoint.key_id, *keys, signer.key_id(),
+                                     walk_keys->torn ? &*walk_keys->torn : nullptr);
+        }
         if (signed_head == 0) {
-          if (checkpoint.key_id != signer.key_id()) {
-            return FailedPrecondition("checkpoint seq " + std::to_string(line.seq) + " is signed by key " +
-                                      checkpoint.key_id + ", not by this controller's key " + signer.key_id() +
-                                      " (a key change is an explicit rotation); nothing was changed");
-          }
           Result<CompactRange> from = CompactRange::FromNodes(line.seq - 1, checkpoint.frontier);
           if (!from.ok()) {
             return Status(StatusCode::kDataLoss, "seq " + std::to_string(line.seq) + ": " + from.status().message());
           }
           range = std::move(*from);
         }
-        Status ok = CheckMerkleCheckpoint(line.seq, checkpoint, range, &*verifier, merkle);
+        Result<const NoteVerifier*> verifier = keys->NoteKey(origin);
+        if (!verifier.ok()) return verifier.status();
+        Status ok = CheckMerkleCheckpoint(line.seq, checkpoint, range, *verifier, merkle);
         if (!ok.ok()) return Status(ok.code(), ok.message() + "; nothing was changed: run gpufed audit verify");
+        keys->Signed();
         signed_head = line.seq;
-        clean_close = previous_kind == "controller-stop";
+        clean_close = previous_kind == "controller-stop" || (clean_close && only_rotations);
+        only_rotations = true;
+      } else {
+        only_rotations = only_rotations && (line.kind == "key-rotated" || line.kind == "journal-repaired");
       }
       previous_kind = line.kind;
       range.Append(merkle.Leaf(LineOf(segment, line)), merkle);
       if (line.seq == signed_head) signed_range = range;
     }
   }
+  GPUFED_RETURN_IF_ERROR(
+      CheckKeyAtHead(*keys, signer.key_id(), rotation_from != nullptr ? rotation_from->key_id() : ""));
   return JudgeUnsignedTail(last, signed_head, clean_close, std::move(signed_range));
 }
 
@@ -284,7 +356,8 @@ Status AuditJournal::Recover(RecoveryInfo* info) {
   size_t cut = last->good_end;
   size_t kept_lines = last->lines.size();
   if (options_.signer != nullptr) {
-    Result<TreeRecovery> tree = RecoverTree(*env_, *options_.signer, log_origin(), *segments, *last, merkle_hasher_);
+    Result<TreeRecovery> tree =
+        RecoverTree(*env_, *options_.signer, options_.rotation_from, log_origin(), *segments, *last, merkle_hasher_);
     if (!tree.ok()) return tree.status();
     range_ = std::move(tree->range);
     kept_lines = tree->kept_lines;

@@ -58,7 +58,16 @@ Result<LogCheckpoint> TrustedCheckpoint(const std::string& text, const ProofKey&
   if (verifier == nullptr) return InvalidArgument("a key is needed to trust a checkpoint");
   if (body->origin != verifier->name())
     return Bad("the checkpoint is of log '" + body->origin + "', not '" + verifier->name() + "'");
-  GPUFED_RETURN_IF_ERROR(verifier->Verify(*note));
+  if (Status signed_by = verifier->Verify(*note); !signed_by.ok()) {
+    // Another key of this log signed it: after a key rotation, the key in force then.
+    for (const NoteSignature& sig : note->signatures) {
+      if (sig.name != verifier->name() || sig.key_id == verifier->key_id()) continue;
+      return Bad(signed_by.message() + "; the checkpoint is signed by key " + NoteKeyIdHex(sig.key_id) +
+                 " of this log: after a key rotation, give the key in force at its tree size (gpufed audit vkey "
+                 "prints the current one)");
+    }
+    return signed_by;
+  }
   return body;
 }
 

@@ -39,6 +39,7 @@ constexpr KindName kKinds[] = {
     {RecordKind::kClusterConnector, "cluster-connector"},
     {RecordKind::kWorkloadSubmitted, "workload-submitted"},
     {RecordKind::kWorkloadCancelled, "workload-cancelled"},
+    {RecordKind::kKeyRotated, "key-rotated"},
 };
 
 // Consumes `"key":` at the front of `*rest`.

@@ -37,6 +37,7 @@ enum class RecordKind {
   kClusterConnector,  // a revision added, replaced or removed a cluster's connector, or it retired
   kWorkloadSubmitted,  // a workload was accepted (API, repository or scenario), by whom, before it is stored
   kWorkloadCancelled,  // a cancel was asked for a workload, by whom and in which state, before it takes effect
+  kKeyRotated,         // the key in force handed the journal over to a new key (gpufed audit rotate-key)
 };
 const char* RecordKindName(RecordKind kind);
 std::optional<RecordKind> ParseRecordKind(std::string_view name);

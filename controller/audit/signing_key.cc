@@ -64,7 +64,8 @@ Result<Signer> LoadSigningKeyFile(Env& env, const std::string& key_file, const s
   if (!existing.ok() || existing->key_id() != signer->key_id()) {
     return FailedPrecondition(pub_path + " is " + (existing.ok() ? "key " + existing->key_id() : "not a public key") +
                               ", not " + key_file + " (key " + signer->key_id() +
-                              "); a key change is an explicit rotation; nothing was changed");
+                              "); a key change is an explicit, journalled rotation (gpufed audit rotate-key: run it "
+                              "again if one did not finish); nothing was changed");
   }
   return signer;
 }

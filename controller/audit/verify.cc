@@ -46,6 +46,7 @@ ChainVerifier::ChainVerifier(const VerifyOptions& options) : options_(options), 
     last_hash_.clear();  // the archived record's hash: taken from the first record
     tree_known_ = false;
   }
+  InitKeys();
 }
 
 bool ChainVerifier::Fail(uint64_t seq, std::string message) {
@@ -112,7 +113,8 @@ bool ChainVerifier::AddLine(std::string_view line) {
   if (h.kind == "checkpoint") report_.last_checkpoint_seq = h.seq;
   if (h.kind == "controller-start") controller_journal_ = true;
   if (h.kind == "journal-repaired") NoteRepair(h.seq, record);
-  previous_kind_ = std::move(last_kind_);
+  if (h.kind == "key-rotated" && !NoteRotation(h.seq, record)) return false;
+  TrackClose(h.kind);
   last_kind_ = h.kind;
   report_.last_seq = h.seq;
   ++report_.records;
@@ -141,22 +143,8 @@ bool ChainVerifier::CheckCheckpoint(uint64_t seq, std::string_view line, const s
     ++report_.signatures_verified;
     report_.last_signed_seq = seq;
   }
+  NoteCheckpoint(seq, StringMember(cp, "keyId"));
   return true;
-}
-
-const SignatureVerifier* ChainVerifier::KeyFor(uint64_t seq, const std::string& key_id) {
-  std::string given;
-  for (const SignatureVerifier* key : options_.more_keys) {
-    if (key->key_id() == key_id) return key;
-    given += (given.empty() ? "" : ", ") + key->key_id();
-  }
-  if (options_.key != nullptr) {
-    if (options_.key->key_id() == key_id) return options_.key;
-    given = options_.key->key_id() + (given.empty() ? "" : ", " + given);
-  }
-  Fail(seq, "checkpoint seq " + std::to_string(seq) + " is signed by key " + (key_id.empty() ? "?" : key_id) +
-                ", not by the given key" + (given.find(',') != std::string::npos ? "s " : " ") + given);
-  return nullptr;
 }
 
 bool ChainVerifier::CheckMerkle(uint64_t seq, const nlohmann::json& record) {
@@ -180,15 +168,10 @@ bool ChainVerifier::CheckMerkle(uint64_t seq, const nlohmann::json& record) {
   }
   const NoteVerifier* verifier = nullptr;
   if (checking_signatures()) {
-    const SignatureVerifier* key = KeyFor(seq, cp.key_id);
-    if (key == nullptr) return false;
-    auto it = note_verifiers_.find(cp.key_id);
-    if (it == note_verifiers_.end()) {
-      Result<NoteVerifier> v = NoteVerifier::FromPublicKey(report_.log_origin, *key);
-      if (!v.ok()) return Fail(seq, at + ": " + v.status().message());
-      it = note_verifiers_.emplace(cp.key_id, std::move(*v)).first;
-    }
-    verifier = &it->second;
+    if (KeyFor(seq, cp.key_id) == nullptr) return false;
+    Result<const NoteVerifier*> v = keys_->NoteKey(report_.log_origin);
+    if (!v.ok()) return Fail(seq, at + ": " + v.status().message());
+    verifier = *v;
   }
   Status ok = CheckMerkleCheckpoint(seq, cp, range_, verifier, merkle_hasher_);
   if (!ok.ok()) return Fail(seq, ok.message());
@@ -196,6 +179,9 @@ bool ChainVerifier::CheckMerkle(uint64_t seq, const nlohmann::json& record) {
     ++report_.signatures_verified;
     report_.last_signed_seq = seq;
   }
+  report_.last_note_key_id = cp.key_id;
+  report_.last_note = cp.note_text;
+  NoteCheckpoint(seq, cp.key_id);
   return true;
 }
 
@@ -220,8 +206,12 @@ VerifyReport ChainVerifier::Finish() {
     report_.first_bad_seq = 1;
     report_.error = "no audit records found";
   }
-  report_.unclosed =
-      report_.ok && controller_journal_ && !(last_kind_ == "checkpoint" && previous_kind_ == "controller-stop");
+  report_.unclosed = report_.ok && controller_journal_ && !(last_kind_ == "checkpoint" && closed_);
+  if (report_.ok && keys_) {
+    for (const SignatureVerifier* key : options_.more_keys) {
+      if (ids_in_force_.count(key->key_id()) == 0) report_.keys_never_in_force.push_back(key->key_id());
+    }
+  }
   return report_;
 }
 

@@ -9,12 +9,14 @@
 // (at-least-once delivery) and unrelated lines; a journal folder may not.
 #include <array>
 #include <cstdint>
-#include <map>
+#include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "controller/audit/env.h"
+#include "controller/audit/key_in_force.h"
 #include "controller/audit/merkle.h"
 #include "controller/audit/record.h"
 #include "controller/audit/signed_note.h"
@@ -24,10 +26,15 @@
 namespace gpufed::audit {
 
 struct VerifyOptions {
-  const SignatureVerifier* key = nullptr;  // null: signatures are not checked
+  // The key in force at the journal's first checkpoint (its original key); null:
+  // signatures are not checked. From it, verification follows the journal's key-rotated
+  // records (key_in_force.h): each checkpoint must be signed by the key in force there,
+  // the first key or a key that a rotation signed by the key before it handed over to.
+  const SignatureVerifier* key = nullptr;
   bool receiver_copy = false;
-  // A key ring beside `key`: the keys of a journal whose key was rotated. Each checkpoint
-  // must be signed by one of them (matched by key id).
+  // More keys pin the rotations: each key-rotated record must hand over to one of `key`
+  // and these (a rotation to any other key fails). They are never accepted where a
+  // rotation did not put them in force. Without `key`, the first of them is the first key.
   std::vector<const SignatureVerifier*> more_keys;
   // Journal folders only: the seq of the first record, above 1 for a journal whose older
   // segments were archived (archive.h). Its first record's prev is then taken as given
@@ -64,6 +71,21 @@ struct VerifyReport {
     std::string quarantine;
   };
   std::vector<Repair> repairs;
+  // Key rotations (key-rotated records), in order. With a key, each was signed by the key
+  // in force; without one, this is what the records and checkpoints claim.
+  struct Rotation {
+    uint64_t seq = 0;  // the key-rotated record
+    std::string old_key_id, new_key_id;
+    uint64_t old_key_signed = 0;  // the checkpoint after it (the old key's); 0: none yet
+    uint64_t new_key_signed = 0;  // the new key's first checkpoint; 0: none yet
+    std::string operator_name, reason;
+  };
+  std::vector<Rotation> rotations;
+  // Given keys (ids) that no rotation put in force; with a key only.
+  std::vector<std::string> keys_never_in_force;
+  // The newest signed-note checkpoint: its key id and note (what the API serves).
+  std::string last_note_key_id;
+  std::string last_note;
   // A controller's journal (it holds controller-start) whose last records are not the
   // controller-stop and final checkpoint `gpufed run` writes when it stops: the
   // controller is running or crashed, or records after the last checkpoint were cut.
@@ -87,22 +109,34 @@ class ChainVerifier {
   bool Fail(uint64_t seq, std::string message);
   bool CheckCheckpoint(uint64_t seq, std::string_view line, const std::string& prev);
   bool CheckMerkle(uint64_t seq, const nlohmann::json& record);
-  // The given key with this id; null (and Fail) when none of them has it.
+  // The key in force when it has this id; null (and Fail) when it has another
+  // (verify_keys.cc, as are the other key methods).
   const SignatureVerifier* KeyFor(uint64_t seq, const std::string& key_id);
   bool checking_signatures() const { return options_.key != nullptr || !options_.more_keys.empty(); }
   void NoteRepair(uint64_t seq, std::string_view line);
+  void InitKeys();
+  // A key-rotated record: reported, and with a key checked against the key in force.
+  bool NoteRotation(uint64_t seq, std::string_view line);
+  // A checkpoint of `key_id` that passed its checks: a pending rotation takes effect.
+  void NoteCheckpoint(uint64_t seq, const std::string& key_id);
+  // Whether the journal is closed after a record of `kind` (controller-stop, its
+  // checkpoint, then only key rotations, repairs and their checkpoints).
+  void TrackClose(const std::string& kind);
 
   VerifyOptions options_;
   VerifyReport report_;
   std::string last_hash_;
   bool tree_known_ = true;  // false until a journal that begins after seq 1 meets a v2 checkpoint
   bool controller_journal_ = false;  // saw controller-start
-  std::string last_kind_, previous_kind_;
+  std::string last_kind_;
   std::vector<std::array<unsigned char, 32>> hashes_;  // receiver copies: by seq - 1
   LineHasher hasher_;
   CompactRange range_;
   MerkleHasher merkle_hasher_;
-  std::map<std::string, NoteVerifier> note_verifiers_;  // by key id, for the log's origin
+  std::optional<KeyInForce> keys_;       // with a key
+  std::set<std::string> ids_in_force_;   // every key that was in force
+  bool closed_ = false, only_rotations_ = false;
+  size_t awaiting_old_ = 0, awaiting_new_ = 0;  // 1 + index in report_.rotations; 0: none
 };
 
 // `audit_dir` holds `journal/`. NotFound if it has no journal. A journal whose first

@@ -126,6 +126,31 @@ int RunRecord(const RecordOptions& o, const connectors::ConnectorRegistry* regis
   return 0;
 }
 
+// Each key rotation, and where each key's signatures were checked (or, without a key,
+// what the journal claims).
+void PrintRotations(const audit::VerifyReport& r, bool key) {
+  for (const audit::VerifyReport::Rotation& rotation : r.rotations) {
+    std::cout << "ROTATED at seq " << rotation.seq << ": key " << rotation.old_key_id << " -> " << rotation.new_key_id;
+    if (rotation.old_key_signed == 0) {
+      std::cout << " (not signed yet)";
+    } else {
+      std::cout << " (signed by the old key at seq " << rotation.old_key_signed;
+      if (rotation.new_key_signed != 0) {
+        std::cout << ", by the new key from seq " << rotation.new_key_signed;
+      } else {
+        std::cout << "; the new key has signed nothing yet";
+      }
+      std::cout << (key ? ")" : "; signatures not checked)");
+    }
+    if (!rotation.operator_name.empty()) std::cout << " by " << rotation.operator_name;
+    if (!rotation.reason.empty()) std::cout << ": " << rotation.reason;
+    std::cout << "\n";
+  }
+  for (const std::string& id : r.keys_never_in_force) {
+    std::cout << "NOTE: key " << id << " (--key) was never in force: no key-rotated record handed over to it\n";
+  }
+}
+
 struct VerifyCommandOptions {
   std::string path;
   std::vector<std::string> keys;
@@ -141,7 +166,8 @@ int RunVerify(const VerifyCommandOptions& o) {
   const bool json = o.json;
   auto env = JournalEnv(path, o.archives);
   const std::vector<std::string>& key_paths = o.keys;
-  // A key ring: a journal whose key was rotated verifies with each key it was signed with.
+  // The first key is the journal's original; verification follows its key rotations from
+  // it. More keys pin the rotations (each must hand over to one of them).
   std::vector<audit::SignatureVerifier> keys;
   keys.reserve(key_paths.size());
   for (const std::string& key_path : key_paths) {
@@ -208,6 +234,18 @@ int RunVerify(const VerifyCommandOptions& o) {
     j["repairs"] = std::move(repairs);
     if (!witnessed->json.is_null()) j["witnessed"] = witnessed->json;
     if (r.first_seq > 1) j["firstPrev"] = r.first_prev;
+    nlohmann::json rotations = nlohmann::json::array();
+    for (const audit::VerifyReport::Rotation& rotation : r.rotations) {
+      rotations.push_back({{"seq", rotation.seq},
+                           {"oldKeyId", rotation.old_key_id},
+                           {"newKeyId", rotation.new_key_id},
+                           {"oldKeySignedSeq", rotation.old_key_signed},
+                           {"newKeySignedSeq", rotation.new_key_signed},
+                           {"operator", rotation.operator_name},
+                           {"reason", rotation.reason}});
+    }
+    j["rotations"] = std::move(rotations);
+    j["keysNeverInForce"] = r.keys_never_in_force;
     if (!r.ok) {
       j["firstBadSeq"] = r.first_bad_seq;
       j["line"] = r.line_number;
@@ -245,6 +283,7 @@ int RunVerify(const VerifyCommandOptions& o) {
       std::cout << ", kept in " << repair.quarantine << "\n";
     }
     PrintRetention(r, *retention, o.path, o.archives);
+    PrintRotations(r, key);
     if (r.unclosed && !retention->is_archive) {
       // Without the key too: a cut-off tail shows as a journal that never stopped.
       std::cout << "WARNING: unclosed journal: last checkpoint at seq " << r.last_checkpoint_seq << ", "
@@ -363,7 +402,8 @@ void AddAuditCommand(CLI::App& app, int* exit_code, const connectors::ConnectorR
   verify->add_option("path", vo->path, "Audit folder, or a receiver's file (syslog or JSON lines)")->required();
   verify->add_option(
       "-k,--key", vo->keys,
-      "Ed25519 public key (PEM) to check checkpoint signatures; repeat it for a key ring (a rotated key)");
+      "Ed25519 public key (PEM) to check checkpoint signatures: the journal's original key, from which verify "
+      "follows each key rotation; more --key pin the rotations (each must hand over to one of them)");
   verify->add_flag("--json", vo->json, "Print the result as JSON");
   verify->add_flag("--require-closed", vo->require_closed,
                    "Exit 1 when a controller's journal does not end with controller-stop and its final checkpoint");
@@ -392,6 +432,7 @@ void AddAuditCommand(CLI::App& app, int* exit_code, const connectors::ConnectorR
   AddAuditProveCommands(*audit, exit_code);
   AddAuditWitnessCommand(*audit, exit_code);
   AddAuditArchiveCommand(*audit, exit_code);
+  AddAuditRotateKeyCommand(*audit, exit_code);
 }
 
 }  // namespace gpufed::cli

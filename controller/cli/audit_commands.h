@@ -1,8 +1,8 @@
 #pragma once
 // The `gpufed audit` subcommands, split over audit_command.cc (keygen, record, verify,
-// ship), audit_query.cc (query, report), audit_replay.cc (replay) and audit_prove.cc
-// (prove, verify-proof), audit_witness.cc (witness, and verify's witness check) and
-// audit_archive.cc (archive, and the --archive option).
+// ship), audit_query.cc (query, report), audit_replay.cc (replay), audit_prove.cc
+// (prove, verify-proof, vkey), audit_witness.cc (witness, and verify's witness check),
+// audit_archive.cc (archive, and the --archive option) and audit_rotate_key.cc (rotate-key).
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -57,5 +57,6 @@ std::optional<Retention> CheckRetention(const std::string& path, const std::vect
 // The lines that say which part of the history a verification covered.
 void PrintRetention(const audit::VerifyReport& r, const Retention& retention, const std::string& path,
                     const std::vector<std::string>& archives);
+void AddAuditRotateKeyCommand(CLI::App& audit, int* exit_code);
 
 }  // namespace gpufed::cli

@@ -124,7 +124,8 @@ int RunVerifyProof(const VerifyProofOptions& o) {
 }
 
 // The log's signed-note verifier key: its origin (from the journal's checkpoints, or
-// --origin) and signing.pub.
+// --origin) and signing.pub, which must be the key in force: the one that signed the
+// newest checkpoint, what the API serves (after a rotation, the new key).
 int RunVkey(const std::string& audit_dir, const std::string& key_path, std::string origin) {
   const char* cmd = "gpufed audit vkey: ";
   auto env = audit::NewPosixEnv();
@@ -137,9 +138,25 @@ int RunVkey(const std::string& audit_dir, const std::string& key_path, std::stri
     return 2;
   }
   if (origin.empty()) {
-    Result<audit::VerifyReport> report = audit::VerifyJournalDir(*env, audit_dir, {&*key, false});
-    if (!report.ok() || !report->ok || report->log_origin.empty()) {
+    Result<audit::VerifyReport> report = audit::VerifyJournalDir(*env, audit_dir, {});
+    if (!report.ok() || !report->ok || report->last_note.empty()) {
       std::cerr << cmd << audit_dir << ": no verified signed checkpoint names the log's origin; pass --origin\n";
+      return 1;
+    }
+    if (report->last_note_key_id != key->key_id()) {
+      std::cerr << cmd << pub << " is key " << key->key_id()
+                << ", but the journal's newest checkpoint is signed by key " << report->last_note_key_id
+                << ", the key in force"
+                << (report->rotations.empty()
+                        ? ""
+                        : " since the key-rotated record at seq " + std::to_string(report->rotations.back().seq))
+                << ": give its public key (--key)\n";
+      return 1;
+    }
+    Result<audit::Note> note = audit::ParseNote(report->last_note);
+    Result<audit::NoteVerifier> verifier = audit::NoteVerifier::FromPublicKey(report->log_origin, *key);
+    if (!note.ok() || !verifier.ok() || !verifier->Verify(*note).ok()) {
+      std::cerr << cmd << audit_dir << ": the newest checkpoint's signature does not verify with " << pub << "\n";
       return 1;
     }
     origin = report->log_origin;
