@@ -156,10 +156,11 @@ void AddRunCommand(CLI::App& app, int* exit_code, const connectors::ConnectorReg
   CLI::App* cmd =
       app.add_subcommand("run", "Run the controller: reconcile loop, connectors and (with --listen) the API");
   cmd->add_option("-c,--config", o->rt.config_dir, "Policy repository directory (or `repository:` in --config-file)");
-  cmd->add_option("--config-file", o->config_file,
-                  "YAML settings for the flags not given on the command line (/etc/gpufed/gpufed.yaml in the "
-                  "package): repository, state, listen, tls {cert, key}, allowPlaintext, tokens, metricsListen, "
-                  "scenario, speed, maxTime, resync, drainTimeout, checkpointInterval, maxBody, log {level, format}");
+  cmd->add_option(
+      "--config-file", o->config_file,
+      "YAML settings for the flags not given on the command line (/etc/gpufed/gpufed.yaml in the "
+      "package): repository, state, listen, tls {cert, key, clientCA}, allowPlaintext, tokens, metricsListen, "
+      "scenario, speed, maxTime, resync, drainTimeout, checkpointInterval, maxBody, log {level, format}");
   cmd->add_flag("--allow-plaintext", o->rt.allow_plaintext,
                 "Serve plain HTTP on an address that is not loopback (behind a TLS-terminating proxy, say); "
                 "without it such a --listen or --metrics-listen needs TLS");
@@ -176,6 +177,9 @@ void AddRunCommand(CLI::App& app, int* exit_code, const connectors::ConnectorReg
                   "docs/metrics.md)");
   cmd->add_option("--tls-cert", o->rt.tls_cert, "Serve HTTPS with this certificate (PEM)");
   cmd->add_option("--tls-key", o->rt.tls_key, "Private key of --tls-cert (PEM)");
+  cmd->add_option("--tls-client-ca", o->rt.tls_client_ca,
+                  "Mutual TLS (needs --tls-cert): every API client presents a certificate issued by these CAs "
+                  "(PEM); tokens still decide what a call may do, the certificate's subject names who made it");
   cmd->add_option("--audit-key", o->rt.audit_key,
                   "The audit log's Ed25519 private key (PEM, mode 0600, kept outside --state; gpufed audit keygen)");
   cmd->add_option("--max-body", o->max_body, "Largest API request body (1048576, 1MiB, 512KiB); larger ones get 413")
