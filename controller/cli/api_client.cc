@@ -14,6 +14,10 @@ void AddApiTargetOptions(CLI::App* cmd, ApiTarget& target) {
   cmd->add_option("--server", target.server, "Controller URL (default $GPUFED_SERVER or http://127.0.0.1:8080)");
   cmd->add_option("--token", target.token, "Bearer token (default $GPUFED_TOKEN or the file $GPUFED_TOKEN_FILE)");
   cmd->add_option("--ca-cert", target.ca_cert, "CA certificate to verify an HTTPS controller");
+  cmd->add_option("--client-cert", target.client_cert,
+                  "Client certificate (PEM) for a controller that requires one (mutual TLS; default "
+                  "$GPUFED_CLIENT_CERT)");
+  cmd->add_option("--client-key", target.client_key, "Private key of --client-cert (PEM; default $GPUFED_CLIENT_KEY)");
   cmd->add_option("--tenant", target.tenant, "The workload's tenant (default: the token's own; admins name one)");
 }
 
@@ -35,8 +39,16 @@ Result<ApiResponse> CallApi(const ApiTarget& t, const std::string& method, const
     if (!text.ok()) return Status(text.status().code(), "$GPUFED_TOKEN_FILE: " + text.status().message());
     token = text->substr(0, text->find('\n'));
   }
-  httplib::Client client(server);
-  if (!t.ca_cert.empty()) client.set_ca_cert_path(t.ca_cert.c_str());
+  std::string client_cert = t.client_cert, client_key = t.client_key;
+  if (client_cert.empty() && std::getenv("GPUFED_CLIENT_CERT")) client_cert = std::getenv("GPUFED_CLIENT_CERT");
+  if (client_key.empty() && std::getenv("GPUFED_CLIENT_KEY")) client_key = std::getenv("GPUFED_CLIENT_KEY");
+  if (client_cert.empty() != client_key.empty()) {
+    return InvalidArgument("--client-cert and --client-key go together");
+  }
+  // httplib reads the pair when it makes its TLS context; a pair it cannot read shows as
+  // a failed connection below.
+  httplib::Client client(server, client_cert, client_key);
+  if (!t.ca_cert.empty()) client.set_ca_cert_path(t.ca_cert);
   client.enable_server_certificate_verification(true);
   client.set_connection_timeout(5, 0);
   client.set_read_timeout(30, 0);

@@ -1,7 +1,9 @@
 #pragma once
 // The HTTP client side of `gpufed submit|get|cancel|explain`: where the controller is
-// (--server, else $GPUFED_SERVER, else http://127.0.0.1:8080) and the bearer token
-// (--token, else $GPUFED_TOKEN, else $GPUFED_TOKEN_FILE's content).
+// (--server, else $GPUFED_SERVER, else http://127.0.0.1:8080), the bearer token
+// (--token, else $GPUFED_TOKEN, else $GPUFED_TOKEN_FILE's content) and, for a controller
+// that requires client certificates (mutual TLS), the certificate and its key
+// (--client-cert/--client-key, else $GPUFED_CLIENT_CERT/$GPUFED_CLIENT_KEY).
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -15,6 +17,7 @@ struct ApiTarget {
   std::string server;
   std::string token;
   std::string ca_cert;  // verify HTTPS against this CA (default: system store)
+  std::string client_cert, client_key;  // PEM: present this certificate (mutual TLS)
   std::string tenant;   // workloads are namespaced by tenant; empty: the token's own
 };
 

@@ -136,8 +136,10 @@ void AddAuditQueryCommands(CLI::App& audit, int* exit_code) {
   AddArchiveOption(query, &q->archives);
   query->add_option("--workload", q->filter.workload, "Workload name");
   query->add_option("--tenant", q->filter.tenant, "Tenant");
-  query->add_option("--principal", q->filter.principal,
-                    "Who submitted or cancelled: an API token's name, repository or scenario");
+  query->add_option(
+      "--principal", q->filter.principal,
+      "Who submitted or cancelled: an API token's name, a client certificate's (x509:CN=alice,O=team-nlp), "
+      "repository or scenario");
   query->add_option("--cluster", q->filter.cluster, "Target cluster");
   query->add_option("--outcome", q->filter.outcome, "placed, queued or rejected")
       ->check(CLI::IsMember({"placed", "queued", "rejected", "preempted"}));

@@ -165,7 +165,7 @@ void AddRunCommand(CLI::App& app, int* exit_code, const connectors::ConnectorReg
   cmd->add_option("-c,--config", o->rt.config_dir, "Policy repository directory (or `repository:` in --config-file)");
   cmd->add_option("--config-file", o->config_file,
                   "YAML settings for the flags not given on the command line (/etc/gpufed/gpufed.yaml in the "
-                  "package): repository, state, listen, tls {cert, key}, allowPlaintext, tokens, metricsListen, "
+                  "package): repository, state, listen, tls {cert, key, clientCA}, allowPlaintext, tokens, metricsListen, "
                   "scenario, speed, maxTime, resync, drainTimeout, checkpointInterval, maxBody, log {level, format}, "
                   "auditKey, auditSegmentSize, auditArchive");
   cmd->add_flag("--allow-plaintext", o->rt.allow_plaintext,
@@ -184,6 +184,9 @@ void AddRunCommand(CLI::App& app, int* exit_code, const connectors::ConnectorReg
                   "docs/metrics.md)");
   cmd->add_option("--tls-cert", o->rt.tls_cert, "Serve HTTPS with this certificate (PEM)");
   cmd->add_option("--tls-key", o->rt.tls_key, "Private key of --tls-cert (PEM)");
+  cmd->add_option("--tls-client-ca", o->rt.tls_client_ca,
+                  "Mutual TLS (needs --tls-cert): every API client presents a certificate issued by these CAs "
+                  "(PEM); tokens still decide what a call may do, the certificate's subject names who made it");
   cmd->add_option("--audit-key", o->rt.audit_key,
                   "The audit log's Ed25519 private key (PEM, mode 0600, kept outside --state; gpufed audit keygen)");
   cmd->add_option("--audit-segment-size", o->audit_segment_size,

@@ -68,9 +68,10 @@ void ReadSettings(const config::YamlField& root, SettingsReader& read) {
   read.Path(root.Child("state"), "state");
   read.Text(root.Child("listen"), "listen");
   const config::YamlField tls = root.Child("tls");
-  if (tls.defined() && tls.ExpectObject({"cert", "key"})) {
+  if (tls.defined() && tls.ExpectObject({"cert", "key", "clientCA"})) {
     read.Path(tls.Child("cert"), "tls-cert");
     read.Path(tls.Child("key"), "tls-key");
+    read.Path(tls.Child("clientCA"), "tls-client-ca");
   }
   read.Flag(root.Child("allowPlaintext"), "allow-plaintext");
   read.Path(root.Child("tokens"), "tokens");

@@ -5,7 +5,8 @@
 //   repository: /var/lib/gpufed/policy   # --config
 //   state: /var/lib/gpufed/state         # --state
 //   listen: 127.0.0.1:8080               # --listen
-//   tls: {cert: server.pem, key: server.key}   # --tls-cert, --tls-key
+//   tls: {cert: server.pem, key: server.key, clientCA: clients-ca.pem}
+//                                        # --tls-cert, --tls-key, --tls-client-ca
 //   allowPlaintext: false                # --allow-plaintext
 //   tokens: /etc/gpufed/tokens           # --tokens
 //   metricsListen: 127.0.0.1:9464        # --metrics-listen

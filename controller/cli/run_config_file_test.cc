@@ -30,7 +30,7 @@ TEST_F(RunConfigFile, EveryKeyBecomesTheFlagItStandsForInTheOrderWritten) {
       "repository: /srv/policy\n"
       "state: state\n"
       "listen: 0.0.0.0:8443\n"
-      "tls: {cert: tls/server.pem, key: /etc/gpufed/server.key}\n"
+      "tls: {cert: tls/server.pem, key: /etc/gpufed/server.key, clientCA: tls/clients-ca.pem}\n"
       "allowPlaintext: false\n"
       "tokens: tokens\n"
       "metricsListen: 127.0.0.1:9464\n"
@@ -51,6 +51,7 @@ TEST_F(RunConfigFile, EveryKeyBecomesTheFlagItStandsForInTheOrderWritten) {
       {"listen", "0.0.0.0:8443"},
       {"tls-cert", dir_ + "/tls/server.pem"},
       {"tls-key", "/etc/gpufed/server.key"},
+      {"tls-client-ca", dir_ + "/tls/clients-ca.pem"},
       {"allow-plaintext", "false"},
       {"tokens", dir_ + "/tokens"},
       {"metrics-listen", "127.0.0.1:9464"},

@@ -27,6 +27,11 @@ namespace {
 // The listeners' addresses, checked before anything starts: a malformed one, a public
 // --metrics-listen, and plain HTTP off loopback without --allow-plaintext are refused.
 Status CheckListeners(const AppOptions& o) {
+  if (!o.tls_client_ca.empty() && o.tls_cert.empty()) {
+    return InvalidArgument(
+        "--tls-client-ca asks API clients for certificates in the TLS handshake: it needs "
+        "--tls-cert and --tls-key");
+  }
   if (!o.listen.empty()) {
     Result<server::ListenAddress> api = server::ParseListenAddress("--listen", o.listen);
     if (!api.ok()) return api.status();
@@ -45,7 +50,8 @@ Status CheckListeners(const AppOptions& o) {
 // its absence.
 std::string TlsFilesStamp(const AppOptions& o) {
   std::string stamp;
-  for (const std::string& path : {o.tls_cert, o.tls_key}) {
+  for (const std::string& path : {o.tls_cert, o.tls_key, o.tls_client_ca}) {
+    if (path.empty()) continue;
     std::error_code ec;
     const auto time = std::filesystem::last_write_time(path, ec);
     const auto size = ec ? 0 : std::filesystem::file_size(path, ec);
@@ -241,14 +247,20 @@ Status App::OpenListeners() {
     Result<server::ServerOptions> so =
         server::MakeServerOptions(o.listen, o.tokens_file, o.tls_cert, o.tls_key, o.state_dir);
     if (!so.ok()) return so.status();
+    so->tls_client_ca = o.tls_client_ca;
     so->max_body_bytes = o.max_body_bytes;
     so->warnings = warnings;
     so->audit_log = audit_ != nullptr ? &audit_->log() : nullptr;
     Result<std::unique_ptr<server::ApiServer>> started = server::ApiServer::Start(controller_.get(), *so);
     if (!started.ok()) return started.status();
     api_ = std::move(started).value();
+    // Whether callers are named by certificates is said once, at the start (never a secret:
+    // the CA file's path only).
     log().Info("run", std::string("API on ") + (so->tls_cert.empty() ? "http" : "https") + "://" + so->host + ":" +
-                          std::to_string(api_->port()));
+                          std::to_string(api_->port()) +
+                          (o.tls_client_ca.empty() ? ""
+                                                   : ", mutual TLS: clients present a certificate issued by " +
+                                                         o.tls_client_ca + " and are named by its subject"));
   }
   if (!o.metrics_listen.empty()) {
     Result<std::unique_ptr<server::MetricsServer>> metrics =
@@ -282,7 +294,9 @@ Status App::ReloadTls(const std::string& why) {
   tls_files_stamp_ = TlsFilesStamp(options_);
   Status reloaded = api_->ReloadTls();
   if (reloaded.ok()) {
-    Event(clock_->Now(), "TLS certificate reloaded from " + options_.tls_cert + " (" + why + ")");
+    Event(clock_->Now(), "TLS certificate reloaded from " + options_.tls_cert +
+                             (options_.tls_client_ca.empty() ? "" : ", client CA from " + options_.tls_client_ca) +
+                             " (" + why + ")");
   } else {
     Event(clock_->Now(), "TLS reload (" + why + ") failed, the certificate in use stays: " + reloaded.message(),
           LogLevel::kWarn);

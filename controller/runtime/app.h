@@ -51,6 +51,9 @@ struct AppOptions {
   std::string scenario;          // sim scenario file; empty: DefaultScenarioFile(config_dir) if it exists
   std::string listen;            // ADDR:PORT for the API; empty: no API
   std::string tokens_file, tls_cert, tls_key;
+  // PEM CA certificates (--tls-client-ca, needs tls_cert): mutual TLS, every API client
+  // presents a certificate chaining to one of them and is named by its subject.
+  std::string tls_client_ca;
   // The audit log's private key (--audit-key); empty: made in <state>/audit on the first
   // start, which /readyz warns about for a real (synced) run.
   std::string audit_key;

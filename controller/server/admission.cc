@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string_view>
 
+#include "controller/server/client_certificate.h"
 #include "controller/server/http_json.h"
 #include "controller/server/ui_routes.h"
 
@@ -69,11 +70,14 @@ Admission::Admission(reconcile::Controller* controller, const TokenTable* tokens
                      const gpufed::Clock* clock)
     : controller_(controller), tokens_(tokens), http_(http), clock_(clock) {}
 
-const Caller* Admission::CallerOf(const httplib::Request& req) const {
+std::optional<Caller> Admission::CallerOf(const httplib::Request& req) const {
   const std::string header = req.get_header_value("Authorization");
   const std::string prefix = "Bearer ";
-  if (header.rfind(prefix, 0) != 0) return nullptr;
-  return tokens_->Find(std::string_view(header).substr(prefix.size()));
+  if (header.rfind(prefix, 0) != 0) return std::nullopt;
+  const Caller* token = tokens_->Find(std::string_view(header).substr(prefix.size()));
+  if (token == nullptr) return std::nullopt;
+  // req.ssl is the connection's TLS session (GuardedServer sets it; null on plain HTTP).
+  return CallerOnConnection(*token, VerifiedClientPrincipal(req.ssl));
 }
 
 Duration Admission::TakeRate(BucketTable table, const std::string& key, double per_second, int burst) {
@@ -117,8 +121,8 @@ bool Admission::Refuse(const httplib::Request& req, httplib::Response& res) {
   if (req.path == "/healthz" || req.path == "/readyz") return false;
   // The dashboard's static files hold no data (its pages fetch /v1 with a token).
   if (IsUiAssetRequest(req.method, req.path)) return false;
-  const Caller* caller = CallerOf(req);
-  if (caller == nullptr) {
+  const std::optional<Caller> caller = CallerOf(req);
+  if (!caller.has_value()) {
     const Duration wait =
         TakeRate(BucketTable::kUnknownToken, req.remote_addr, kUnknownTokenRatePerSecond, kUnknownTokenBurst);
     if (wait.millis() > 0) {

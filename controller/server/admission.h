@@ -7,6 +7,7 @@
 #include <httplib.h>
 
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -31,8 +32,11 @@ class Admission {
   Admission(reconcile::Controller* controller, const TokenTable* tokens, GuardedServer* http,
             const gpufed::Clock* clock);
 
-  // The caller a request's bearer token names; null without a known token.
-  const Caller* CallerOf(const httplib::Request& req) const;
+  // Whom a request acts as: the caller its bearer token names, named by the connection's
+  // verified client certificate when it presented one (CallerOnConnection); nullopt
+  // without a known token, or with a token bound to another certificate than the
+  // connection's.
+  std::optional<Caller> CallerOf(const httplib::Request& req) const;
   // Answers (and returns true for) a request refused before its body is read.
   bool Refuse(const httplib::Request& req, httplib::Response& res) EXCLUDES(mu_);
 

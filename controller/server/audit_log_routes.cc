@@ -11,15 +11,15 @@ void AddAuditLogRoutes(httplib::Server& http, const audit::LogView* log, const A
     res.set_content(body, type);
   };
   http.Get("/v1/audit/log/checkpoint", [log, auth, send](const httplib::Request& req, httplib::Response& res) {
-    if (auth(req, res) == nullptr) return;
+    if (!auth(req, res)) return;
     if (log == nullptr) return SendError(res, Unavailable("this controller serves no audit log"));
     Result<std::string> note = log->Checkpoint();
     if (!note.ok()) return SendError(res, note.status());
     send(res, *note, "text/plain; charset=utf-8", false);
   });
   http.Get(R"(/v1/audit/log/tile/(.+))", [log, auth, send](const httplib::Request& req, httplib::Response& res) {
-    const Caller* caller = auth(req, res);
-    if (caller == nullptr) return;
+    const std::optional<Caller> caller = auth(req, res);
+    if (!caller) return;
     if (log == nullptr) return SendError(res, Unavailable("this controller serves no audit log"));
     const std::string path = req.matches[1];
     if (audit::LogView::IsEntryBundle(path) && caller->role != Caller::Role::kAdmin) {

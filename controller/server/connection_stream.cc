@@ -18,9 +18,9 @@ namespace {
 
 using std::chrono::steady_clock;
 
-constexpr size_t kBufferSize = 16 * 1024;
+constexpr size_t kBufferSize = size_t{16} * 1024;
 // Enough for any response head this server writes; a longer one is not inspected further.
-constexpr size_t kResponseHeadLimit = 8 * 1024;
+constexpr size_t kResponseHeadLimit = size_t{8} * 1024;
 
 std::string OpenSslError() {
   unsigned long e = ERR_get_error();
@@ -65,7 +65,8 @@ std::string WithConnectionClose(std::string_view head) {
     const size_t next = head.find("\r\n", pos) + 2;
     std::string lower(head.substr(pos, std::min<size_t>(next - pos, 12)));
     std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-    if (lower.rfind("connection:", 0) != 0 && lower.rfind("keep-alive:", 0) != 0) out.append(head.substr(pos, next - pos));
+    if (lower.rfind("connection:", 0) != 0 && lower.rfind("keep-alive:", 0) != 0)
+      out.append(head.substr(pos, next - pos));
     pos = next;
   }
   out.append("Connection: close\r\n\r\n");
@@ -84,7 +85,8 @@ Result<std::unique_ptr<TlsContext>> TlsContext::Load(const std::string& cert_fil
   SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
   SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
   if (SSL_CTX_use_certificate_chain_file(ctx, cert_file.c_str()) != 1 ||
-      SSL_CTX_use_PrivateKey_file(ctx, key_file.c_str(), SSL_FILETYPE_PEM) != 1 || SSL_CTX_check_private_key(ctx) != 1) {
+      SSL_CTX_use_PrivateKey_file(ctx, key_file.c_str(), SSL_FILETYPE_PEM) != 1 ||
+      SSL_CTX_check_private_key(ctx) != 1) {
     return InvalidArgument("TLS certificate or key could not be loaded (" + cert_file + ", " + key_file +
                            "): " + OpenSslError());
   }
@@ -95,19 +97,21 @@ Result<std::unique_ptr<TlsContext>> TlsContext::Load(const std::string& cert_fil
     STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(client_ca_file.c_str());
     if (names != nullptr) SSL_CTX_set_client_CA_list(ctx, names);  // the context owns them now
     SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
-    // A client that reconnects resumes its TLS session (curl does, after an idle close);
-    // with peer verification on, OpenSSL refuses that with an internal-error alert unless
-    // sessions carry an id context.
-    static constexpr unsigned char kSessionContext[] = "gpufed";
-    SSL_CTX_set_session_id_context(ctx, kSessionContext, sizeof kSessionContext - 1);
     SSL_CTX_set_verify_depth(ctx, 4);
+    // OpenSSL fails (not merely declines) the handshake of a client that resumes a session
+    // (curl does, after an idle close) when the server verifies peers without a session id
+    // context; a resumed session
+    // keeps the client certificate it was verified with.
+    static constexpr unsigned char kSessionContext[] = "gpufed-mtls";
+    SSL_CTX_set_session_id_context(ctx, kSessionContext, sizeof kSessionContext - 1);
   }
   return owned;
 }
 
 TlsContext::~TlsContext() { SSL_CTX_free(ctx_); }
 
-ConnectionStream::ConnectionStream(int fd, SSL_CTX* tls, ConnectionLimits limits, std::function<bool()> on_head_complete)
+ConnectionStream::ConnectionStream(int fd, SSL_CTX* tls, ConnectionLimits limits,
+                                   std::function<bool()> on_head_complete)
     : fd_(fd),
       limits_(limits),
       on_head_complete_(std::move(on_head_complete)),
@@ -151,7 +155,8 @@ bool ConnectionStream::Handshake(SteadyTime deadline) {
     const int r = SSL_accept(ssl_);
     if (r == 1) return true;
     const int error = SSL_get_error(ssl_, r);
-    if (error == SSL_ERROR_WANT_READ ? Wait(POLLIN, deadline) : error == SSL_ERROR_WANT_WRITE && Wait(POLLOUT, deadline)) {
+    if (error == SSL_ERROR_WANT_READ ? Wait(POLLIN, deadline)
+                                     : error == SSL_ERROR_WANT_WRITE && Wait(POLLOUT, deadline)) {
       continue;
     }
     failed_ = true;
@@ -169,7 +174,8 @@ ssize_t ConnectionStream::Fill(SteadyTime deadline) {
       if (r > 0) return static_cast<ssize_t>(end_ = static_cast<size_t>(r));
       const int error = SSL_get_error(ssl_, r);
       if (error == SSL_ERROR_ZERO_RETURN) return 0;
-      if (error == SSL_ERROR_WANT_READ ? Wait(POLLIN, deadline) : error == SSL_ERROR_WANT_WRITE && Wait(POLLOUT, deadline)) {
+      if (error == SSL_ERROR_WANT_READ ? Wait(POLLIN, deadline)
+                                       : error == SSL_ERROR_WANT_WRITE && Wait(POLLOUT, deadline)) {
         continue;
       }
     } else {
@@ -190,7 +196,8 @@ ssize_t ConnectionStream::SendSome(const char* data, size_t size, SteadyTime dea
       const int r = SSL_write(ssl_, data, static_cast<int>(std::min<size_t>(size, 1 << 30)));
       if (r > 0) return r;
       const int error = SSL_get_error(ssl_, r);
-      if (error == SSL_ERROR_WANT_WRITE ? Wait(POLLOUT, deadline) : error == SSL_ERROR_WANT_READ && Wait(POLLIN, deadline)) {
+      if (error == SSL_ERROR_WANT_WRITE ? Wait(POLLOUT, deadline)
+                                        : error == SSL_ERROR_WANT_READ && Wait(POLLIN, deadline)) {
         continue;
       }
     } else {
@@ -236,15 +243,15 @@ bool ConnectionStream::NoteDelivered(const char* data, size_t size) {
             R"j({"error":{"code":"RESOURCE_EXHAUSTED","message":"request head too large (too many or too long header lines)"}})j"
             "\n";
         return "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: application/json\r\n"
-               "Connection: close\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+               "Connection: close\r\nContent-Length: " +
+               std::to_string(body.size()) + "\r\n\r\n" + body;
       }();
       (void)write(kTooLarge.data(), kTooLarge.size());
       failed_ = true;
       return false;
     }
     case RequestFraming::Step::kHead:
-    case RequestFraming::Step::kBody:
-      return true;
+    case RequestFraming::Step::kBody: return true;
   }
   return true;
 }
@@ -267,9 +274,8 @@ void ConnectionStream::NoteResponse(const char* data, size_t size) {
   response_head_.append(data, std::min(size, kResponseHeadLimit - std::min(kResponseHeadLimit, response_head_.size())));
   const size_t end = response_head_.find("\r\n\r\n");
   if (end == std::string::npos && response_head_.size() < kResponseHeadLimit) return;
-  const int status = response_head_.rfind("HTTP/1.", 0) == 0 && response_head_.size() > 12
-                         ? std::atoi(response_head_.c_str() + 9)
-                         : 0;
+  const int status =
+      response_head_.rfind("HTTP/1.", 0) == 0 && response_head_.size() > 12 ? std::atoi(response_head_.c_str() + 9) : 0;
   if (status >= 100 && status < 200 && end != std::string::npos) {  // 100 Continue: the real head follows
     response_head_.erase(0, end + 4);
     return NoteResponse("", 0);

@@ -32,6 +32,10 @@ class TlsContext {
   TlsContext(const TlsContext&) = delete;
   TlsContext& operator=(const TlsContext&) = delete;
   SSL_CTX* get() const { return ctx_; }
+  // True when it was loaded with a client CA file: the handshake requires a client certificate.
+  bool requires_client_certificate() const {
+    return (SSL_CTX_get_verify_mode(ctx_) & SSL_VERIFY_FAIL_IF_NO_PEER_CERT) != 0;
+  }
 
  private:
   explicit TlsContext(SSL_CTX* ctx) : ctx_(ctx) {}

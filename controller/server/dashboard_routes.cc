@@ -11,8 +11,8 @@ void AddDashboardRoutes(httplib::Server& http, reconcile::Controller* controller
   // A route whose answer is a Result of JSON, scoped to the caller's tenant.
   auto scoped = [controller, auth](Result<nlohmann::json> (reconcile::Controller::*read)(const std::string&)) {
     return [controller, auth, read](const httplib::Request& req, httplib::Response& res) {
-      const Caller* caller = auth(req, res);
-      if (caller == nullptr) return;
+      const std::optional<Caller> caller = auth(req, res);
+      if (!caller) return;
       const std::string& tenant = caller->tenant;
       Result<nlohmann::json> body = (controller->*read)(tenant);
       if (!body.ok()) return SendError(res, body.status());
@@ -24,8 +24,8 @@ void AddDashboardRoutes(httplib::Server& http, reconcile::Controller* controller
   // ?since=SECONDS (controller time): only the samples taken after it, so a poll carries
   // what is new instead of the whole day.
   http.Get("/v1/history", [controller, auth](const httplib::Request& req, httplib::Response& res) {
-    const Caller* caller = auth(req, res);
-    if (caller == nullptr) return;
+    const std::optional<Caller> caller = auth(req, res);
+    if (!caller) return;
     const std::string& tenant = caller->tenant;
     std::optional<Duration> since;
     if (req.has_param("since")) {
@@ -43,7 +43,7 @@ void AddDashboardRoutes(httplib::Server& http, reconcile::Controller* controller
   });
   // The journal's head and sinks say nothing about any tenant's work.
   http.Get("/v1/audit", [controller, auth](const httplib::Request& req, httplib::Response& res) {
-    if (auth(req, res) == nullptr) return;
+    if (!auth(req, res)) return;
     SendJson(res, controller->AuditStatus());
   });
 }

@@ -3,6 +3,7 @@
 // /v1/tenants, /v1/history and /v1/audit. Each answers for the token's tenant only (an
 // admin: everyone), like the rest of the API.
 #include <functional>
+#include <optional>
 #include <string>
 
 #include <httplib.h>
@@ -12,9 +13,10 @@
 
 namespace gpufed::server {
 
-// The caller a request's bearer token names (its tenant, "" for an admin, and its
-// principal), or null with the request answered (401). The caller lives as long as the server.
-using Authorize = std::function<const Caller*(const httplib::Request&, httplib::Response&)>;
+// Whom a request acts as: the caller its bearer token names (its tenant, "" for an admin)
+// with its principal (the token's name, or the connection's client certificate's;
+// Admission::CallerOf), or nullopt with the request answered (401).
+using Authorize = std::function<std::optional<Caller>(const httplib::Request&, httplib::Response&)>;
 
 // `controller` must outlive the server.
 void AddDashboardRoutes(httplib::Server& http, reconcile::Controller* controller, const Authorize& auth);

@@ -98,6 +98,10 @@ int GuardedServer::Start(const std::string& host, int port) {
 Status GuardedServer::ReplaceTls(std::unique_ptr<TlsContext> tls) {
   if (!tls_enabled_ || tls == nullptr) return FailedPrecondition("this listener serves plain HTTP: no TLS to reload");
   MutexLock lock(mu_);
+  // A reload renews files; it never lets clients in without the certificates they needed.
+  if (tls_ != nullptr && tls_->requires_client_certificate() && !tls->requires_client_certificate()) {
+    return FailedPrecondition("this listener requires client certificates: the new TLS context must too");
+  }
   tls_ = std::move(tls);
   return Status::Ok();
 }
@@ -258,8 +262,8 @@ void GuardedServer::Serve(uint64_t id, int fd) {
       stream.BeginRequest(begun + limits_.header_timeout, begun + limits_.read_timeout);
       const bool last = served + 1 == max_requests;
       bool client_closes = false;
-      const bool served_ok = process_request(stream, last, client_closes,
-                                                 [&stream](httplib::Request& req) { req.ssl = stream.ssl(); });
+      const bool served_ok =
+          process_request(stream, last, client_closes, [&stream](httplib::Request& req) { req.ssl = stream.ssl(); });
       ReleaseInFlight(id);
       if (!served_ok) break;
       if (last || client_closes || stream.response_closes()) {

@@ -57,7 +57,8 @@ class GuardedServer : public httplib::Server {
   // Ends the accept loop and every connection, and joins their threads. Idempotent.
   void Stop() EXCLUDES(mu_);
   // New connections use `tls` from now on; open ones keep the context they began with.
-  // FailedPrecondition on a plain-HTTP server (it cannot become a TLS one).
+  // FailedPrecondition on a plain-HTTP server (it cannot become a TLS one), and for a
+  // `tls` that does not require client certificates when the one in use does.
   Status ReplaceTls(std::unique_ptr<TlsContext> tls) EXCLUDES(mu_);
 
   // Requests from callers without an admin or metrics token hold a place in flight from

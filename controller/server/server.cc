@@ -80,14 +80,14 @@ void GuardRequests(GuardedServer& http, Admission* admission) {
   });
 }
 
-// Who a request acts as: its tenant ("" for admin) and principal; null (with an answer
+// Who a request acts as: its tenant ("" for admin) and principal; nullopt (with an answer
 // sent) when none.
 Authorize AuthorizeWith(Admission* admission) {
-  return [admission](const httplib::Request& req, httplib::Response& res) -> const Caller* {
-    const Caller* caller = admission->CallerOf(req);
-    if (caller == nullptr || caller->role == Caller::Role::kMetrics) {
+  return [admission](const httplib::Request& req, httplib::Response& res) -> std::optional<Caller> {
+    std::optional<Caller> caller = admission->CallerOf(req);
+    if (!caller || caller->role == Caller::Role::kMetrics) {
       SendError(res, Status(StatusCode::kUnauthenticated, "missing or unknown bearer token"));
-      return nullptr;
+      return std::nullopt;
     }
     return caller;
   };
@@ -96,15 +96,18 @@ Authorize AuthorizeWith(Admission* admission) {
 // Whom the journal names for what a request asks (a submission, a cancel).
 reconcile::Controller::Requester RequesterOf(const Caller& caller) { return {caller.tenant, caller.principal}; }
 
-// /healthz and /readyz (no token) and /metrics.
-void AddHealthRoutes(httplib::Server& http, reconcile::Controller* controller,
-                     const std::vector<std::string>& warnings) {
+// /healthz and /readyz (no token) and /metrics. `tls`: how the listener is served, for
+// /readyz ("off", "server", or "mutual": client certificates required).
+void AddHealthRoutes(httplib::Server& http, reconcile::Controller* controller, const std::vector<std::string>& warnings,
+                     const std::string& tls) {
   http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { SendJson(res, {{"status", "ok"}}); });
-  http.Get("/readyz", [controller, warnings](const httplib::Request&, httplib::Response& res) {
+  http.Get("/readyz", [controller, warnings, tls](const httplib::Request&, httplib::Response& res) {
     bool ready = controller->ready();
     Status audit = controller->audit_health();
-    nlohmann::json body = {
-        {"ready", ready}, {"revision", controller->active_revision()}, {"audit", audit.ok() ? "ok" : audit.ToString()}};
+    nlohmann::json body = {{"ready", ready},
+                           {"revision", controller->active_revision()},
+                           {"audit", audit.ok() ? "ok" : audit.ToString()},
+                           {"tls", tls}};
     // Sinks past their lag limit by name: the journal is not reaching its receivers.
     std::vector<std::string> lagging = controller->LaggingSinks();
     if (!lagging.empty()) body["laggingSinks"] = lagging;
@@ -176,8 +179,8 @@ Status ReadCappedBody(const httplib::Request& req, const httplib::ContentReader&
 // POST a workload (YAML, or JSON by Content-Type).
 auto SubmitHandler(reconcile::Controller* controller, const Authorize& auth, size_t max_body, bool namespaced) {
   return [=](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& read) {
-    const Caller* caller = auth(req, res);
-    if (caller == nullptr) return;
+    const std::optional<Caller> caller = auth(req, res);
+    if (!caller) return;
     const std::string& tenant = caller->tenant;
     const std::string owner = namespaced ? std::string(req.matches[1]) : "";
     // Another tenant's path looks like an unknown one, refused before any body is read.
@@ -206,8 +209,8 @@ void AddWorkloadRoutes(httplib::Server& http, reconcile::Controller* controller,
   http.Post(tenant_path, SubmitHandler(controller, auth, max_body, true));
   auto list = [controller, auth](bool namespaced) {
     return [=](const httplib::Request& req, httplib::Response& res) {
-      const Caller* caller = auth(req, res);
-      if (caller == nullptr) return;
+      const std::optional<Caller> caller = auth(req, res);
+      if (!caller) return;
       const std::string& tenant = caller->tenant;
       Result<std::vector<store::WorkloadRecord>> all =
           controller->List(tenant, namespaced ? std::string(req.matches[1]) : "");
@@ -221,8 +224,8 @@ void AddWorkloadRoutes(httplib::Server& http, reconcile::Controller* controller,
   http.Get(tenant_path, list(true));
   auto get = [controller, auth](bool namespaced) {
     return [=](const httplib::Request& req, httplib::Response& res) {
-      const Caller* caller = auth(req, res);
-      if (caller == nullptr) return;
+      const std::optional<Caller> caller = auth(req, res);
+      if (!caller) return;
       const std::string& tenant = caller->tenant;
       Result<store::WorkloadRecord> r = controller->Get(WorkloadRefOf(req, namespaced), tenant);
       if (!r.ok()) return SendError(res, r.status());
@@ -233,8 +236,8 @@ void AddWorkloadRoutes(httplib::Server& http, reconcile::Controller* controller,
   http.Get(tenant_path + "/" + kName, get(true));
   auto cancel = [controller, auth](bool namespaced) {
     return [=](const httplib::Request& req, httplib::Response& res) {
-      const Caller* caller = auth(req, res);
-      if (caller == nullptr) return;
+      const std::optional<Caller> caller = auth(req, res);
+      if (!caller) return;
       const reconcile::Controller::WorkloadRef ref = WorkloadRefOf(req, namespaced);
       Status s = controller->Cancel(ref, RequesterOf(*caller));
       if (!s.ok()) return SendError(res, s);
@@ -250,21 +253,21 @@ void AddExplanationRoutes(httplib::Server& http, reconcile::Controller* controll
   const std::string tenant_path = TenantWorkloadsPath();
   const std::string tenant_route = std::string("/v1/tenants/") + kName;
   http.Get(tenant_route, [controller, auth](const httplib::Request& req, httplib::Response& res) {
-    const Caller* caller = auth(req, res);
-    if (caller == nullptr) return;
+    const std::optional<Caller> caller = auth(req, res);
+    if (!caller) return;
     const std::string& tenant = caller->tenant;
     Result<nlohmann::json> t = controller->Tenant(req.matches[1], tenant);
     if (!t.ok()) return SendError(res, t.status());
     SendJson(res, *t);
   });
   http.Get("/v1/clusters", [controller, auth](const httplib::Request& req, httplib::Response& res) {
-    if (auth(req, res) == nullptr) return;
+    if (!auth(req, res)) return;
     SendJson(res, {{"items", controller->Clusters()}});
   });
   auto decisions = [controller, auth](bool namespaced) {
     return [=](const httplib::Request& req, httplib::Response& res) {
-      const Caller* caller = auth(req, res);
-      if (caller == nullptr) return;
+      const std::optional<Caller> caller = auth(req, res);
+      if (!caller) return;
       const std::string& tenant = caller->tenant;
       const reconcile::Controller::WorkloadRef ref =
           namespaced ? WorkloadRefOf(req, true)
@@ -286,8 +289,8 @@ void AddExplanationRoutes(httplib::Server& http, reconcile::Controller* controll
   http.Get(tenant_path + "/" + kName + "/decisions", decisions(true));
   auto explain = [controller, auth](bool namespaced) {
     return [=](const httplib::Request& req, httplib::Response& res) {
-      const Caller* caller = auth(req, res);
-      if (caller == nullptr) return;
+      const std::optional<Caller> caller = auth(req, res);
+      if (!caller) return;
       const std::string& tenant = caller->tenant;
       Result<nlohmann::json> e = controller->Explain(WorkloadRefOf(req, namespaced), tenant);
       if (!e.ok()) return SendError(res, e.status());
@@ -302,21 +305,40 @@ void AddExplanationRoutes(httplib::Server& http, reconcile::Controller* controll
 
 Status ApiServer::ReloadTls() {
   if (tls_cert_.empty()) return FailedPrecondition("the API serves plain HTTP: no certificate to reload");
-  Result<std::unique_ptr<TlsContext>> loaded = TlsContext::Load(tls_cert_, tls_key_);
+  // The client CA is read again too (a CA bundle rotated in place), and never dropped.
+  Result<std::unique_ptr<TlsContext>> loaded = TlsContext::Load(tls_cert_, tls_key_, tls_client_ca_);
   if (!loaded.ok()) return loaded.status();
   return http_->ReplaceTls(std::move(loaded).value());
 }
+
+namespace {
+
+// A listener's TLS: none, server-only, or mutual. Refuses what could never work: client
+// certificates without TLS, and tokens bound to certificates that no connection is asked for.
+Result<std::unique_ptr<TlsContext>> LoadTls(const ServerOptions& o) {
+  if (!o.tls_client_ca.empty() && o.tls_cert.empty()) {
+    return InvalidArgument(
+        "--tls-client-ca asks clients for certificates in the TLS handshake: it needs --tls-cert "
+        "and --tls-key");
+  }
+  if (const size_t bound = o.tokens.bound_to_certificates(); bound > 0 && o.tls_client_ca.empty()) {
+    return InvalidArgument("the tokens file binds " + std::to_string(bound) +
+                           " token(s) to client certificates (names beginning with x509:), but the API asks for "
+                           "none: give --tls-client-ca, or name those tokens otherwise");
+  }
+  if (o.tls_cert.empty()) return std::unique_ptr<TlsContext>();
+  return TlsContext::Load(o.tls_cert, o.tls_key, o.tls_client_ca);
+}
+
+}  // namespace
 
 Result<std::unique_ptr<ApiServer>> ApiServer::Start(reconcile::Controller* controller, const ServerOptions& o) {
   std::unique_ptr<ApiServer> s(new ApiServer());
   // httplib parses and routes; the connections (deadlines, caps, keep-alive, TLS) are
   // GuardedServer's, because httplib's own let slow clients hold every worker.
-  std::unique_ptr<TlsContext> tls;
-  if (!o.tls_cert.empty()) {
-    Result<std::unique_ptr<TlsContext>> loaded = TlsContext::Load(o.tls_cert, o.tls_key);
-    if (!loaded.ok()) return loaded.status();
-    tls = std::move(loaded).value();
-  }
+  Result<std::unique_ptr<TlsContext>> loaded = LoadTls(o);
+  if (!loaded.ok()) return loaded.status();
+  std::unique_ptr<TlsContext> tls = std::move(loaded).value();
   auto guarded = std::make_unique<GuardedServer>(o.connections, std::move(tls));
   GuardedServer& http = *guarded;
   s->http_ = std::move(guarded);
@@ -325,7 +347,10 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Start(reconcile::Controller* contr
   s->admission_ = std::make_unique<Admission>(controller, s->tokens_.get(), &http, o.clock);
   GuardRequests(http, s->admission_.get());
   const Authorize auth = AuthorizeWith(s->admission_.get());
-  AddHealthRoutes(http, controller, o.warnings);
+  AddHealthRoutes(http, controller, o.warnings,
+                  o.tls_cert.empty()        ? "off"
+                  : o.tls_client_ca.empty() ? "server"
+                                            : "mutual");
   AddWorkloadRoutes(http, controller, auth, o.max_body_bytes);
   AddExplanationRoutes(http, controller, auth);
   AddDashboardRoutes(http, controller, auth);
@@ -336,6 +361,7 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Start(reconcile::Controller* contr
   s->port_ = port;
   s->tls_cert_ = o.tls_cert;
   s->tls_key_ = o.tls_key;
+  s->tls_client_ca_ = o.tls_client_ca;
   return s;
 }
 

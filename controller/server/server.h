@@ -12,8 +12,10 @@
 // cancels only its tenant's workloads (others look absent); an admin token sees all;
 // /metrics (every tenant's queues and spend) needs an admin or a metrics token, and a
 // metrics token reads nothing else. A tenant token over its Tenant.spec.api.rateLimit
-// gets 429 with Retry-After (admin tokens are exempt). Request bodies are capped at max_body_bytes for
-// every transfer encoding and content type (413). Errors are JSON:
+// gets 429 with Retry-After (admin tokens are exempt). With tls_client_ca (mutual TLS) every
+// client presents a certificate in the handshake; the token still decides what a call may
+// do, and the certificate's subject names who made it (client_certificate.h). Request bodies are capped at
+// max_body_bytes for every transfer encoding and content type (413). Errors are JSON:
 // {"error": {"code": "...", "message": "..."}}.
 #include <map>
 #include <memory>
@@ -37,6 +39,10 @@ struct ServerOptions {
   TokenTable tokens;                             // bearer tokens (digests) -> caller
   std::string tls_cert;                          // PEM files; empty: plain HTTP
   std::string tls_key;
+  // PEM CA certificates (with tls_cert): mutual TLS. Every client must present a
+  // certificate that chains to one of them, and each call is named by its subject
+  // (client_certificate.h); empty: no client certificates.
+  std::string tls_client_ca;
   size_t max_body_bytes = size_t{1} << 20;        // larger bodies get 413 (gpufed run --max-body)
   // Header, read and write deadlines, keep-alive limits and connection caps per client
   // address and in all (GuardedServer; see README.md).
@@ -64,14 +70,14 @@ class ApiServer {
   ~ApiServer();
   int port() const { return port_; }
   void Stop();
-  // Reads the certificate and key files again (SIGHUP, or a file that changed) and serves
-  // new connections with them; on an error the certificate in use stays, and the error
-  // names the file. FailedPrecondition for a plain-HTTP server.
+  // Reads the certificate, key and client CA files again (SIGHUP, or a file that changed)
+  // and serves new connections with them; on an error the certificate in use stays, and
+  // the error names the file. FailedPrecondition for a plain-HTTP server.
   Status ReloadTls();
 
  private:
   ApiServer() = default;
-  std::string tls_cert_, tls_key_;
+  std::string tls_cert_, tls_key_, tls_client_ca_;
   std::unique_ptr<GuardedServer> http_;
   std::unique_ptr<TokenTable> tokens_;
   std::unique_ptr<Admission> admission_;

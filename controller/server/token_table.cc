@@ -7,6 +7,7 @@
 #include <string>
 
 #include "controller/common/vocabulary.h"
+#include "controller/server/client_certificate.h"
 
 namespace gpufed::server {
 
@@ -61,7 +62,19 @@ std::string WhyNotAPrincipalName(std::string_view name) {
       return "names beginning with '" + std::string(prefix) + "' are the controller's defaults";
     }
   }
+  if (IsCertificatePrincipal(name)) return "names beginning with 'x509:' or 'x509-' are client certificates'";
   return "";
+}
+
+bool IsCertificatePrincipal(std::string_view principal) {
+  return principal.substr(0, kCertificatePrincipalPrefix.size()) == kCertificatePrincipalPrefix ||
+         principal.substr(0, 5) == "x509-";
+}
+
+size_t TokenTable::bound_to_certificates() const {
+  size_t n = 0;
+  for (const Entry& e : entries_) n += IsCertificatePrincipal(e.caller.principal) ? 1 : 0;
+  return n;
 }
 
 namespace {
@@ -111,10 +124,15 @@ Result<TokenTable> ParseTokens(std::string_view text) {
     if (fields[0].size() < 16) return InvalidArgument(where + ": token shorter than 16 characters");
     std::string principal = DefaultTokenPrincipal(n);
     if (count == 3) {
-      if (std::string why = WhyNotAPrincipalName(fields[2]); !why.empty()) return NotAName(n, why);
+      // A certificate's principal binds the token to that certificate; anything else is a name.
+      const std::string why =
+          IsCertificatePrincipal(fields[2]) ? WhyNotACertificatePrincipal(fields[2]) : WhyNotAPrincipalName(fields[2]);
+      if (!why.empty()) return NotAName(n, why);
       principal = std::string(fields[2]);
     }
-    if (auto [at, added] = line_of_name.emplace(principal, n); !added) return NameTaken(n, principal, at->second);
+    if (auto [at, added] = line_of_name.emplace(principal, n); !added && !IsCertificatePrincipal(principal)) {
+      return NameTaken(n, principal, at->second);
+    }
     const std::string_view who = fields[1];
     tokens.Add(fields[0], who == "admin"     ? Caller::Admin(std::move(principal))
                           : who == "metrics" ? Caller::Metrics(std::move(principal))

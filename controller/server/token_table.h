@@ -20,7 +20,9 @@ struct Caller {
   enum class Role { kAdmin, kTenant, kMetrics };
   Role role = Role::kTenant;
   std::string tenant;     // kTenant only
-  std::string principal;  // the token's name (never the token): who the journal says acted
+  // Who the journal says acted: the token's name (never the token), or, over mutual TLS,
+  // the client certificate's principal (CallerOnConnection, client_certificate.h).
+  std::string principal;
   static Caller Admin(std::string principal) { return {Role::kAdmin, "", std::move(principal)}; }
   static Caller Metrics(std::string principal) { return {Role::kMetrics, "", std::move(principal)}; }
   static Caller OfTenant(std::string name, std::string principal) {
@@ -38,8 +40,18 @@ std::string DefaultTokenPrincipal(int line);
 // Empty when `name` may name a token of a tokens file; else why not. A name is 1 to 64 of
 // [A-Za-z0-9._@:-]; `repository` and `scenario` (the principals of the controller's own
 // workload sources) and names beginning with `tokens-file:` or `state:` (the defaults')
-// are the controller's own.
+// are the controller's own, and names beginning with `x509:` or `x509-` are client
+// certificates' (IsCertificatePrincipal).
 std::string WhyNotAPrincipalName(std::string_view name);
+
+// The prefix of the principals that client certificates' subjects name
+// (client_certificate.h: "x509:CN=alice,O=team-nlp", or "x509-sha256:HEX").
+inline constexpr std::string_view kCertificatePrincipalPrefix = "x509:";
+// True for a principal a client certificate names: one beginning with `x509:` or `x509-`,
+// which no plain token name may take. A token named so is bound to that certificate: it is
+// accepted only over a connection whose verified client certificate has that subject
+// (CallerOnConnection).
+bool IsCertificatePrincipal(std::string_view principal);
 
 class TokenTable {
  public:
@@ -52,6 +64,8 @@ class TokenTable {
   // compared, whatever matches.
   const Caller* Find(std::string_view presented) const;
   size_t size() const { return entries_.size(); }
+  // How many tokens are bound to a client certificate (IsCertificatePrincipal).
+  size_t bound_to_certificates() const;
   bool empty() const { return entries_.empty(); }
 
  private:
@@ -66,9 +80,12 @@ class TokenTable {
 
 // Parses a tokens file: "TOKEN TENANT", "TOKEN admin" or "TOKEN metrics" per line, each
 // optionally followed by the token's NAME (WhyNotAPrincipalName; default
-// DefaultTokenPrincipal(line)), '#' comments; tokens of at least 16 characters. `admin` and
-// `metrics` are roles, never tenants (config refuses Tenants with those names). Two lines
-// with the same name are refused, naming both lines. The text is not kept.
+// DefaultTokenPrincipal(line)) or by a client certificate's principal, which binds the
+// token to that certificate (WhyNotACertificatePrincipal, client_certificate.h); '#'
+// comments; tokens of at least 16 characters. `admin` and `metrics` are roles, never
+// tenants (config refuses Tenants with those names). Two lines with the same name are
+// refused, naming both lines; several tokens may be bound to one certificate (one client
+// with tokens for several tenants, say). The text is not kept.
 Result<TokenTable> ParseTokens(std::string_view text);
 
 }  // namespace gpufed::server

@@ -74,6 +74,28 @@ TEST(TokenTable, ABadNameIsRefusedNamingTheLineWithoutRepeatingIt) {
   EXPECT_EQ(four.find(kTokenA), std::string::npos) << four;
 }
 
+TEST(TokenTable, ACertificatePrincipalAsTheNameBindsTheTokenToThatCertificate) {
+  // One client (one certificate) with a token for each of two tenants; a plain name beside.
+  Result<TokenTable> tokens = ParseTokens(std::string(kTokenA) + " alpha x509:CN=alice,O=team-nlp\n" + kTokenB +
+                                          " beta x509:CN=alice,O=team-nlp\n" + kTokenC + " admin ops\n");
+  ASSERT_TRUE(tokens.ok()) << tokens.status().ToString();
+  EXPECT_EQ(*tokens->Find(kTokenA), Caller::OfTenant("alpha", "x509:CN=alice,O=team-nlp"));
+  EXPECT_EQ(*tokens->Find(kTokenB), Caller::OfTenant("beta", "x509:CN=alice,O=team-nlp"));
+  EXPECT_EQ(tokens->bound_to_certificates(), 2u);
+  EXPECT_TRUE(IsCertificatePrincipal("x509:CN=alice,O=team-nlp"));
+  EXPECT_FALSE(IsCertificatePrincipal("alice"));
+  // A plain name may not take the certificates' prefixes, and a binding must be a
+  // principal a certificate can have.
+  for (const std::string& name : {std::string("x509:alice"), std::string("x509-alice"), std::string("x509:CN=a b"),
+                                  std::string("x509-sha256:abc")}) {
+    const std::string message = Refusal(std::string(kTokenA) + " alpha " + name + "\n");
+    EXPECT_NE(message.find("tokens line 1"), std::string::npos) << name << ": " << message;
+  }
+  EXPECT_NE(WhyNotAPrincipalName("x509-alice"), "");
+  EXPECT_NE(WhyNotAPrincipalName("x509:alice"), "");
+  EXPECT_EQ(WhyNotAPrincipalName("x509alice"), "");
+}
+
 TEST(TokenTable, ALaterLineForTheSameTokenWinsWithItsName) {
   Result<TokenTable> tokens = ParseTokens(std::string(kTokenA) + " alpha first\n" + kTokenA + " beta second\n");
   ASSERT_TRUE(tokens.ok()) << tokens.status().ToString();

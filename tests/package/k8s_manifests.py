@@ -321,7 +321,8 @@ def check_config(where, deployment, main, mounts, config_keys, objects, problems
         problems.add(cw, "listens off loopback without tls (gpufed refuses that without allowPlaintext)")
     paths = [("repository", config.get("repository")), ("state", config.get("state")),
              ("tokens", config.get("tokens")), ("tls.cert", (config.get("tls") or {}).get("cert")),
-             ("tls.key", (config.get("tls") or {}).get("key"))]
+             ("tls.key", (config.get("tls") or {}).get("key")),
+             ("tls.clientCA", (config.get("tls") or {}).get("clientCA"))]
     for key, path in paths:
         if not path:
             continue
