@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "controller/audit/journal.h"
+#include "controller/audit/key_in_force.h"
 #include "controller/audit/records.h"
 #include "controller/audit/signing.h"
 #include "controller/model/cluster.h"
@@ -175,6 +176,13 @@ int Run(const std::string& dir) {
   cluster.zone = "eu";
   std::vector<audit::AuditRecord> records = Others();
   for (audit::AuditRecord& r : Decisions(cluster)) records.push_back(std::move(r));
+  {
+    // A key rotation's record (the rotation itself, with its two checkpoints, is
+    // gpufed audit rotate-key's; here only the record's shape matters).
+    const audit::Signer old_key = audit::Signer::Generate().value();
+    const audit::Signer new_key = audit::Signer::Generate().value();
+    records.push_back(audit::KeyRotatedRecord(old_key, new_key, "gpufed/gpufed", "ops-alice", "yearly rotation"));
+  }
   records.push_back(audit::ControllerStopRecord("until-idle: nothing left to do"));
   // One record per commit, so each is followed by a checkpoint (sign-ahead).
   for (const audit::AuditRecord& r : records) {

@@ -18,17 +18,7 @@ Status BatchAnswerStatus(const std::string& url, long http_code, std::string_vie
 }
 
 HttpsSink::HttpsSink(HttpsOptions options)
-    : options_(std::move(options)),
-      poster_(HttpsPostOptions{.url = options_.url,
-                               .ca_file = options_.ca_file,
-                               .cert_file = options_.cert_file,
-                               .key_file = options_.key_file,
-                               .timeout_micros = options_.timeout_micros,
-                               .connect_timeout_micros = options_.connect_timeout_micros,
-                               .stall_micros = options_.stall_micros,
-                               .max_answer_bytes = options_.max_answer_bytes,
-                               .max_header_bytes = options_.max_header_bytes}),
-      refusals_(options_.log) {}
+    : options_(std::move(options)), poster_(static_cast<const HttpsPostOptions&>(options_)), refusals_(options_.log) {}
 
 HttpsSink::~HttpsSink() { Disconnect(); }
 

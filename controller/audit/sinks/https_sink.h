@@ -21,19 +21,11 @@
 
 namespace gpufed::audit {
 
-struct HttpsOptions {
-  std::string url;          // https://host:port/path
-  std::string ca_file;
-  std::string cert_file;
-  std::string key_file;
-  int64_t timeout_micros = 10'000'000;
-  int64_t connect_timeout_micros = 5'000'000;
-  int64_t stall_micros = 5'000'000;       // under 1 byte/s this long: abandoned
-  // A receiver answers a batch with a status line and a short body; anything larger is
-  // not a log collector's answer.
-  size_t max_answer_bytes = size_t{64} << 10;
-  size_t max_header_bytes = size_t{64} << 10;
-  SinkLogFn log;                          // refusals; empty: standard error
+// The POST's bounds (https_post.h; a receiver answers a batch with a status line and a
+// short body, so anything over 64 KiB is not a log collector's answer) and where refusals
+// are logged.
+struct HttpsOptions : HttpsPostOptions {
+  SinkLogFn log;  // refusals; empty: standard error
 };
 
 // The start of an answer's body, kept for error messages: `piece` (as curl hands the
