@@ -20,7 +20,10 @@ Result<WitnessedReport> CheckWitnessed(Env& env, const std::string& audit_dir, c
   std::sort(files.begin(), files.end());
   for (const std::string& file : files) {
     if (file.size() < 5 || file.substr(file.size() - 5) != ".note") continue;
-    Result<std::string> text = env.ReadFile(dir + "/" + file);
+    std::string path = dir;
+    path += "/";
+    path += file;
+    Result<std::string> text = env.ReadFile(path);
     if (!text.ok()) return text.status();
     Result<Note> note = ParseNote(*text);
     Result<LogCheckpoint> body = note.ok() ? ParseCheckpointBody(note->body) : Result<LogCheckpoint>(note.status());

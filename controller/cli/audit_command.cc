@@ -197,9 +197,9 @@ int RunVerify(const VerifyCommandOptions& o) {
     return 2;
   }
   const audit::VerifyReport& r = *report;
-  Result<WitnessVerdict> witnessed =
-      r.ok && is_dir ? CheckJournalWitnessed(*env, path, key ? &keys[0] : nullptr, r, o.witness)
-                     : Result<WitnessVerdict>(WitnessVerdict{});
+  Result<WitnessVerdict> witnessed = r.ok && is_dir
+                                         ? CheckJournalWitnessed(*env, path, key ? &keys[0] : nullptr, r, o.witness)
+                                         : Result<WitnessVerdict>(WitnessVerdict{});
   if (!witnessed.ok()) {
     std::cerr << "gpufed audit verify: " << witnessed.status().message() << "\n";
     return 2;

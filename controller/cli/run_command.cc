@@ -163,11 +163,12 @@ void AddRunCommand(CLI::App& app, int* exit_code, const connectors::ConnectorReg
   CLI::App* cmd =
       app.add_subcommand("run", "Run the controller: reconcile loop, connectors and (with --listen) the API");
   cmd->add_option("-c,--config", o->rt.config_dir, "Policy repository directory (or `repository:` in --config-file)");
-  cmd->add_option("--config-file", o->config_file,
-                  "YAML settings for the flags not given on the command line (/etc/gpufed/gpufed.yaml in the "
-                  "package): repository, state, listen, tls {cert, key, clientCA}, allowPlaintext, tokens, metricsListen, "
-                  "scenario, speed, maxTime, resync, drainTimeout, checkpointInterval, maxBody, log {level, format}, "
-                  "auditKey, auditSegmentSize, auditArchive");
+  cmd->add_option(
+      "--config-file", o->config_file,
+      "YAML settings for the flags not given on the command line (/etc/gpufed/gpufed.yaml in the "
+      "package): repository, state, listen, tls {cert, key, clientCA}, allowPlaintext, tokens, metricsListen, "
+      "scenario, speed, maxTime, resync, drainTimeout, checkpointInterval, maxBody, log {level, format}, "
+      "auditKey, auditSegmentSize, auditArchive");
   cmd->add_flag("--allow-plaintext", o->rt.allow_plaintext,
                 "Serve plain HTTP on an address that is not loopback (behind a TLS-terminating proxy, say); "
                 "without it such a --listen or --metrics-listen needs TLS");

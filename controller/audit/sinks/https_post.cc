@@ -80,7 +80,7 @@ void HttpsPoster::Disconnect() {
   curl_ = nullptr;
 }
 
-Result<HttpsAnswer> HttpsPoster::Post(std::string_view body, const std::vector<std::string>& headers) {
+Result<HttpsAnswer> HttpsPoster::Post(const std::string& body, const std::vector<std::string>& headers) {
   if (curl_ == nullptr) return FailedPrecondition("not connected");
   CURL* curl = static_cast<CURL*>(curl_);
   curl_slist* list = nullptr;

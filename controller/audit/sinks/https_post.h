@@ -45,7 +45,7 @@ class HttpsPoster {
   bool connected() const { return curl_ != nullptr; }
   // Any HTTP answer is a value; Unavailable (naming the URL and, for TLS, why the peer
   // was refused) when none arrived or it was over a cap.
-  Result<HttpsAnswer> Post(std::string_view body, const std::vector<std::string>& headers);
+  Result<HttpsAnswer> Post(const std::string& body, const std::vector<std::string>& headers);
   const HttpsPostOptions& options() const { return options_; }
 
  private:
