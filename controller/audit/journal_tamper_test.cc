@@ -13,6 +13,7 @@
 #include "controller/audit/record.h"
 #include "controller/audit/signing.h"
 #include "controller/audit/testing/fault_env.h"
+#include "controller/audit/testing/rechain.h"
 #include "controller/common/sha256.h"
 #include "controller/common/time_text.h"
 #include "tests/testutil/temp_dir.h"
@@ -54,24 +55,9 @@ std::string Join(const std::vector<std::string>& lines) {
   return out;
 }
 
-// Re-encodes lines[from..] so that each carries the previous line's hash: the chain of a
-// forger who changed a record.
+// The chain of a forger who changed a record.
 std::vector<std::string> Rechain(std::vector<std::string> lines, size_t from) {
-  std::string prev =
-      from == 0 ? std::string(kGenesisHash)
-                : std::string(ParseRecordLine(lines[from - 1].substr(0, lines[from - 1].size() - 1)).value().hash);
-  for (size_t i = from; i < lines.size(); ++i) {
-    nlohmann::json j = nlohmann::json::parse(lines[i]);
-    RecordHeader h;
-    h.seq = i + 1;
-    h.time_micros = ParseTimeMicros(j["time"].get<std::string>()).value();
-    h.kind = j["kind"].get<std::string>();
-    h.controller = j["controller"].get<std::string>();
-    h.prev = prev;
-    for (const char* key : {"seq", "time", "kind", "controller", "prev", "hash"}) j.erase(key);
-    lines[i] = EncodeRecordLine(h, DumpPayload(j), &prev) + "\n";
-  }
-  return lines;
+  return testing::RechainLines(std::move(lines), from);
 }
 
 size_t LineWith(const std::vector<std::string>& lines, const std::string& text) {

@@ -21,6 +21,7 @@
 #include "controller/audit/record.h"
 #include "controller/audit/signing_key.h"
 #include "controller/audit/testing/fault_env.h"
+#include "controller/audit/testing/rechain.h"
 #include "controller/audit/verify.h"
 #include "controller/common/secure_file.h"
 #include "controller/common/sha256.h"
@@ -127,24 +128,9 @@ class KeyRotationFixture : public ::testing::Test {
     std::ofstream(LastSegment(), std::ios::trunc | std::ios::binary) << text;
   }
 
-  // Re-encodes lines[from..] so that each carries the previous line's hash and its index
-  // + 1 as seq: the chain of a forger who changed or removed records.
+  // The chain of a forger who changed or removed records (rechain.h).
   static std::vector<std::string> Rechain(std::vector<std::string> lines, size_t from) {
-    std::string prev =
-        from == 0 ? std::string(kGenesisHash)
-                  : std::string(ParseRecordLine(lines[from - 1].substr(0, lines[from - 1].size() - 1)).value().hash);
-    for (size_t i = from; i < lines.size(); ++i) {
-      nlohmann::json j = nlohmann::json::parse(lines[i]);
-      RecordHeader h;
-      h.seq = i + 1;
-      h.time_micros = ParseTimeMicros(j["time"].get<std::string>()).value();
-      h.kind = j["kind"].get<std::string>();
-      h.controller = j["controller"].get<std::string>();
-      h.prev = prev;
-      for (const char* key : {"seq", "time", "kind", "controller", "prev", "hash"}) j.erase(key);
-      lines[i] = EncodeRecordLine(h, DumpPayload(j), &prev) + "\n";
-    }
-    return lines;
+    return RechainLines(std::move(lines), from);
   }
 
   // Appends a commit of `records` and a checkpoint that `signer` signs over the whole
