@@ -25,7 +25,9 @@ Result<std::unique_ptr<WitnessClient>> WitnessClient::Create(WitnessClientOption
   std::unique_ptr<WitnessClient> client(new WitnessClient(std::move(options), std::move(*verifier)));
   Env& env = *client->options_.env;
   const std::string path = WitnessedNotePath(client->options_.audit_dir, client->verifier_.name());
-  if (env.FileExists(path)) {
+  Result<uint64_t> size = env.FileExists(path) ? env.FileSize(path) : Result<uint64_t>(NotFound(path));
+  // A cosigned note is under kMaxNoteBytes; a larger file in the state folder is not one.
+  if (size.ok() && *size <= kMaxNoteBytes) {
     // A file that does not hold this witness's valid cosignature is ignored: the client
     // starts from size 0 and learns the witness's size from its 409.
     Result<std::string> text = env.ReadFile(path);

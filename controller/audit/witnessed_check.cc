@@ -23,6 +23,14 @@ Result<WitnessedReport> CheckWitnessed(Env& env, const std::string& audit_dir, c
     std::string path = dir;
     path += "/";
     path += file;
+    Result<uint64_t> size = env.FileSize(path);
+    if (!size.ok()) return size.status();
+    if (*size > kMaxNoteBytes) {  // not a cosigned note: never read whole into memory
+      for (WitnessedReport::Witness& w : report.witnesses) {
+        if (w.problem.empty()) w.problem = file + ": over 1 MiB, not a cosigned checkpoint";
+      }
+      continue;
+    }
     Result<std::string> text = env.ReadFile(path);
     if (!text.ok()) return text.status();
     Result<Note> note = ParseNote(*text);
