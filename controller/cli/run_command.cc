@@ -11,6 +11,7 @@
 #include <cctype>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <optional>
 
@@ -38,6 +39,7 @@ struct RunOptions {
   std::string checkpoint_interval = "30s";
   std::string max_body = "1MiB";
   std::string audit_segment_size = "64MiB";
+  bool audit_key_from_credential = false;  // --audit-key is $CREDENTIALS_DIRECTORY/audit-signing.key
   std::string log_level = "info";
   std::string log_format = "text";
   bool unsafe_no_fsync = false;
@@ -137,6 +139,9 @@ int Run(const RunOptions& o, const connectors::ConnectorRegistry* registry, cons
             << config::ShortRevision(rt.controller().active_revision())
             << (rt.virtual_time() ? ", virtual time" : ", wall clock")
             << (rt.scenario_file().empty() ? "" : ", scenario " + rt.scenario_file()) << "\n";
+  if (o.audit_key_from_credential) {
+    std::cout << "gpufed run: the audit log's key is the service's credential " << kAuditKeyCredential << "\n";
+  }
   const int exit_code = rt.Run();
   // The summary covers this process only: from where it found the store to its stop.
   RunSpan span;
@@ -189,7 +194,9 @@ void AddRunCommand(CLI::App& app, int* exit_code, const connectors::ConnectorReg
                   "Mutual TLS (needs --tls-cert): every API client presents a certificate issued by these CAs "
                   "(PEM); tokens still decide what a call may do, the certificate's subject names who made it");
   cmd->add_option("--audit-key", o->rt.audit_key,
-                  "The audit log's Ed25519 private key (PEM, mode 0600, kept outside --state; gpufed audit keygen)");
+                  "The audit log's Ed25519 private key (PEM, mode 0600, kept outside --state; gpufed audit keygen). "
+                  "Default: the systemd credential audit-signing.key when the unit passes it (gpufed.service "
+                  "does), else <state>/audit/signing.key, made on the first start (a warning)");
   cmd->add_option("--audit-segment-size", o->audit_segment_size,
                   "Start a new audit journal segment once one reaches this size (64MiB, 1MB); gpufed audit archive "
                   "moves whole rotated segments")
@@ -231,6 +238,10 @@ void AddRunCommand(CLI::App& app, int* exit_code, const connectors::ConnectorReg
       std::cerr << "gpufed run: no policy repository: give --config DIR, or repository: in --config-file\n";
       *exit_code = 2;
       return;
+    }
+    if (o->rt.audit_key.empty()) {
+      o->rt.audit_key = AuditKeyCredential(std::getenv("CREDENTIALS_DIRECTORY"));
+      o->audit_key_from_credential = !o->rt.audit_key.empty();
     }
     if (o->rt.state_dir.empty()) {  // "" + "/gpufed.db" would be a file in the root folder
       std::cerr << "gpufed run: --state (or state: in --config-file) is empty: name the state folder\n";

@@ -129,4 +129,13 @@ Result<std::vector<RunFileSetting>> ReadRunConfigFile(const std::string& path) {
   return settings;
 }
 
+std::string AuditKeyCredential(const char* credentials_directory) {
+  if (credentials_directory == nullptr || *credentials_directory == '\0') return "";
+  const std::string path = std::string(credentials_directory) + "/" + kAuditKeyCredential;
+  std::error_code ec;
+  // Only "is it there": a symlink, a wide mode or another owner is refused when the key
+  // is opened, with the same message as a --audit-key file.
+  return std::filesystem::exists(std::filesystem::symlink_status(path, ec)) ? path : "";
+}
+
 }  // namespace gpufed::cli

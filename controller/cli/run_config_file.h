@@ -39,4 +39,16 @@ struct RunFileSetting {
 // "FILE:LINE:COL: error: KEY: message" line each. Bounded: 1 MiB, one document.
 Result<std::vector<RunFileSetting>> ReadRunConfigFile(const std::string& path);
 
+// The systemd credential that holds the audit log's key when neither --audit-key nor
+// auditKey names one. gpufed.service loads it (LoadCredential=) from
+// /etc/gpufed/audit/signing.key, which gpufed-audit-keygen.service makes on the first
+// start on that host, so the key is never in the state folder nor in a package or image.
+inline constexpr const char* kAuditKeyCredential = "audit-signing.key";
+
+// `<credentials_directory>/audit-signing.key` when the service manager passed that
+// credential (credentials_directory is $CREDENTIALS_DIRECTORY; null or empty outside a
+// unit with credentials), else "". Whether the file is a safe secret is checked where
+// it is read, as for --audit-key.
+std::string AuditKeyCredential(const char* credentials_directory);
+
 }  // namespace gpufed::cli

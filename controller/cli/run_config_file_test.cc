@@ -108,5 +108,18 @@ TEST_F(RunConfigFile, ALargeFileIsRefusedBeforeItIsParsed) {
   EXPECT_FALSE(got.ok());
 }
 
+TEST_F(RunConfigFile, TheAuditKeyCredentialIsUsedOnlyWhenTheServiceManagerPassedIt) {
+  EXPECT_EQ(AuditKeyCredential(nullptr), "");
+  EXPECT_EQ(AuditKeyCredential(""), "");
+  EXPECT_EQ(AuditKeyCredential(dir_.c_str()), "") << "a credentials folder without the key";
+  std::ofstream(dir_ + "/audit-signing.key") << "key";
+  EXPECT_EQ(AuditKeyCredential(dir_.c_str()), dir_ + "/audit-signing.key");
+  // A symlink is returned too: opening it is refused (O_NOFOLLOW), with the path named,
+  // rather than the start silently falling back to a key in the state folder.
+  std::filesystem::remove(dir_ + "/audit-signing.key");
+  std::filesystem::create_symlink("/nonexistent", dir_ + "/audit-signing.key");
+  EXPECT_EQ(AuditKeyCredential(dir_.c_str()), dir_ + "/audit-signing.key");
+}
+
 }  // namespace
 }  // namespace gpufed::cli

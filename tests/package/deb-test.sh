@@ -8,13 +8,17 @@
 #     dpkg-buildpackage -b -us -uc; lintian on the result, failing on errors;
 #  2. apt install ./gpufed_*.deb: dependencies from Debian alone; the gpufed user, the
 #     conffile, man pages, examples and /var/lib/gpufed are there; the unit passes
-#     systemd-analyze verify (its security score is printed);
+#     systemd-analyze verify (its security score is printed); no audit key is made at
+#     install time (an image built from the package would carry it);
 #  3. the quickstart copied to /var/lib/gpufed/policy (the shipped file's repository),
 #     the shipped gpufed.yaml edited as an admin would (a free loopback port, speed 60),
-#     and the unit's ExecStart line run as the unit's User with its UMask: /healthz,
-#     /readyz, /ui/ and /metrics answer; the process is gpufed's, not root's; SIGTERM stops
-#     it with exit 0;
-#  4. apt purge keeps /var/lib/gpufed (state included) and the user; after a reinstall,
+#     the first start's gpufed-audit-keygen.service run as root (its key: root's, 0600,
+#     in /etc/gpufed/audit), its LoadCredential= copy made as systemd makes it, and the
+#     unit's ExecStart line run as the unit's User with its UMask and that credential:
+#     /healthz, /readyz, /ui/ and /metrics answer; the process is gpufed's, not root's;
+#     the journal is signed by the credential's key, none is in the state folder; SIGTERM
+#     stops it with exit 0 and the closed journal verifies with signing.pub;
+#  4. apt purge keeps /var/lib/gpufed (state included), /etc/gpufed/audit and the user; after a reinstall,
 #     purge with /var/lib/gpufed/.purge-ok removes it.
 # systemd does not run in a chroot, so step 3 runs the command line without the unit's
 # sandbox (systemd-analyze verify/security check the unit itself).
@@ -102,7 +106,11 @@ version_out=$(/usr/bin/gpufed version 2>&1 || true)
 check "gpufed version ($version_out) names the package's version" grep -qF "${version%%-*}" <<<"$version_out"
 check "the service is installed disabled" bash -c '! systemctl is-enabled --quiet gpufed 2>/dev/null'
 unit=/lib/systemd/system/gpufed.service
-if systemd-analyze verify "$unit"; then ok "systemd-analyze verify $unit"; else bad "systemd-analyze verify $unit"; fi
+keygen_unit=/lib/systemd/system/gpufed-audit-keygen.service
+for u in "$unit" "$keygen_unit"; do
+  if systemd-analyze verify "$u"; then ok "systemd-analyze verify $u"; else bad "systemd-analyze verify $u"; fi
+done
+check "the install made no audit key (/etc/gpufed/audit is absent)" test ! -e /etc/gpufed/audit
 score=$(systemd-analyze security --offline=yes "$unit" 2>/dev/null | tail -1 || true)
 echo "deb-test: $score"
 
@@ -116,6 +124,23 @@ check "the shipped config's repository is /var/lib/gpufed/policy" grep -q '^repo
 user=$(sed -n 's/^User=//p' "$unit")
 umask_value=$(sed -n 's/^UMask=//p' "$unit")
 exec_start=$(sed -n 's/^ExecStart=//p' "$unit")
+
+# The first start: systemd runs gpufed-audit-keygen.service (root, its UMask) when its
+# ConditionPathExists= holds, then gives gpufed.service the key as a credential: a copy in
+# a folder only the unit's user can read, named in $CREDENTIALS_DIRECTORY.
+credential=$(sed -n 's/^LoadCredential=//p' "$unit")
+key_path=${credential#*:}
+check "gpufed.service loads the credential audit-signing.key from the path the keygen unit makes" \
+  grep -qx "ConditionPathExists=!$key_path" "$keygen_unit"
+check "gpufed.service requires gpufed-audit-keygen.service" grep -qx 'Requires=gpufed-audit-keygen.service' "$unit"
+keygen_start=$(sed -n 's/^ExecStart=//p' "$keygen_unit")
+# shellcheck disable=SC2086 # split into words, as systemd does
+(umask "$(sed -n 's/^UMask=//p' "$keygen_unit")" && $keygen_start) >/dev/null
+check "the first start made the key, root's with mode 600 ($(stat -c '%U %a' "$key_path"))" \
+  [ "$(stat -c '%U %a' "$key_path")" = "root 600" ]
+creds=/run/credentials/gpufed.service
+install -d -o "$user" -g "$user" -m 0500 "$creds"
+install -o "$user" -g "$user" -m 0400 "$key_path" "$creds/${credential%%:*}"
 if ! /usr/bin/gpufed run --help 2>&1 | grep -q -- --config-file; then
   # Without it the unit cannot start at all; the rest of this step still checks the
   # controller as the unit's user with the same settings given as flags.
@@ -125,7 +150,7 @@ fi
 echo "deb-test: running as $user (umask $umask_value): $exec_start"
 log=$(mktemp)
 # shellcheck disable=SC2086 # the ExecStart line is split into words, as systemd does
-(umask "$umask_value" && cd /var/lib/gpufed && exec runuser -u "$user" -- $exec_start) >"$log" 2>&1 &
+(umask "$umask_value" && cd /var/lib/gpufed && exec runuser -u "$user" -- env CREDENTIALS_DIRECTORY="$creds" $exec_start) >"$log" 2>&1 &
 server=$!
 if wait_healthy "$port" "$server" 120; then
   ok "the unit's ExecStart serves /healthz on 127.0.0.1:$port"
@@ -141,11 +166,16 @@ if wait_healthy "$port" "$server" 120; then
     check "GET $path: $code" [ "$code" = 200 ]
   done
   check "GET /metrics without a token is refused" [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/metrics")" != 200 ]
+  check "the run says its audit key is the service's credential" grep -q "audit log's key is the service's credential audit-signing.key" "$log"
+  check "no signing key in the state folder" test ! -e /var/lib/gpufed/state/audit/signing.key
+  check "/readyz gives no warning about the key" bash -c "! curl -s -H 'Authorization: Bearer $token' http://127.0.0.1:$port/readyz | grep -q 'beside the journal'"
   # SIGTERM, as systemd's KillSignal: a graceful stop with exit 0.
   kill -TERM "${pid:-$server}"
   status=0
   wait "$server" || status=$?
   check "SIGTERM stops it with exit 0 (got $status)" [ "$status" = 0 ]
+  check "the closed journal verifies with /etc/gpufed/audit/signing.pub" \
+    /usr/bin/gpufed audit verify --require-closed --key /etc/gpufed/audit/signing.pub /var/lib/gpufed/state/audit
 else
   bad "nothing answered /healthz on 127.0.0.1:$port; its output:"; tail -30 "$log"
   kill "$server" 2>/dev/null || true
@@ -156,6 +186,7 @@ apt_get purge gpufed >/dev/null
 check "purge removed /etc/gpufed/gpufed.yaml" test ! -e /etc/gpufed/gpufed.yaml
 check "purge kept /var/lib/gpufed and its state" test -d /var/lib/gpufed/state -a -d /var/lib/gpufed/policy
 check "purge kept the gpufed user" getent passwd gpufed
+check "purge kept the audit key in /etc/gpufed/audit" test -f "$key_path"
 apt_get install --no-install-recommends "$deb" >/dev/null
 check "a reinstall keeps the old state" test -d /var/lib/gpufed/state
 touch /var/lib/gpufed/.purge-ok

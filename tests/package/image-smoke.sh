@@ -68,6 +68,19 @@ else
   bad "entrypoint is $entrypoint"
 fi
 
+# The image carries no private key: a key made when the package was installed would be
+# in a layer every container of the image shares (gpufed-audit-keygen.service makes the
+# Debian package's key at the first start; Kubernetes mounts the gpufed-audit-key Secret).
+mnt=$(buildah mount "$ctr")
+keys=$(find "$mnt" -xdev \( -name signing.key -o -name '*.key' \) -type f 2>/dev/null | sed "s|^$mnt||" | head -5)
+private=$(grep -rlI --exclude-dir=doc -e 'BEGIN PRIVATE KEY' "$mnt/etc" "$mnt/var" 2>/dev/null | sed "s|^$mnt||" | head -5)
+buildah umount "$ctr" >/dev/null
+if [[ -z $keys && -z $private ]]; then
+  ok "the image holds no private key (no *.key file, no PEM private key under /etc or /var)"
+else
+  bad "the image holds a private key: ${keys//$'\n'/ } ${private//$'\n'/ }"
+fi
+
 # 2. The version.
 package_version=$(run dpkg-query -W -f '${Version}' gpufed)
 version_out=$(run gpufed version 2>&1) || bad "gpufed version exited $?"

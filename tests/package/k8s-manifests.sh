@@ -56,5 +56,7 @@ plant rbac.yaml "verbs: [get, list]" "verbs: [get, list, watch]" "grants 'watch'
 plant configmap.yaml "maxBody: 1MiB" "maxbody: 1MiB" "keys differ from deploy/config/gpufed.yaml"
 plant configmap.yaml "listen: 0.0.0.0:8443" "listen: 0.0.0.0:8080" "not on a port the container declares"
 plant kustomization.yaml "  - service.yaml" "" "resources does not list service.yaml"
+plant configmap.yaml "auditKey: /run/gpufed/secrets/audit-signing.key" 'auditKey: ""' "auditKey is empty"
+plant configmap.yaml "auditKey: /run/gpufed/secrets/audit-signing.key" "auditKey: /var/lib/gpufed/audit.key" "is on the state volume"
 ((failed == 0)) || exit 1
-echo "k8s-manifests: 13 planted faults refused"
+echo "k8s-manifests: 15 planted faults refused"

@@ -12,7 +12,8 @@
    container run as non-root with a read-only root file system and no privilege
    escalation; the ConfigMap's gpufed.yaml has the same keys as the shipped
    deploy/config/gpufed.yaml, listens on the container port, and keeps files where a
-   volume is mounted; the grace period outlasts drainTimeout; kustomization.yaml lists
+   volume is mounted; the audit log's key (auditKey) is set and not on the state volume;
+   the grace period outlasts drainTimeout; kustomization.yaml lists
    every manifest.
 
 Usage: k8s_manifests.py [--schema FILE] [--config FILE] DIR
@@ -31,7 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
 # Objects the manifests refer to but do not contain, on purpose (secret.yaml says why).
-EXTERNAL = {("Secret", "gpufed", "gpufed-tls")}
+EXTERNAL = {("Secret", "gpufed", "gpufed-tls"), ("Secret", "gpufed", "gpufed-audit-key")}
 
 # The calls connectors/kubernetes makes (its README, "What it does"), as
 # (apiGroup, resource, verb, namespace or None for cluster-wide). The service account
@@ -322,7 +323,7 @@ def check_config(where, deployment, main, mounts, config_keys, objects, problems
     paths = [("repository", config.get("repository")), ("state", config.get("state")),
              ("tokens", config.get("tokens")), ("tls.cert", (config.get("tls") or {}).get("cert")),
              ("tls.key", (config.get("tls") or {}).get("key")),
-             ("tls.clientCA", (config.get("tls") or {}).get("clientCA"))]
+             ("tls.clientCA", (config.get("tls") or {}).get("clientCA")), ("auditKey", config.get("auditKey"))]
     for key, path in paths:
         if not path:
             continue
@@ -331,6 +332,15 @@ def check_config(where, deployment, main, mounts, config_keys, objects, problems
             problems.add(cw, f"{key} {path} is on no mounted volume (the root file system is read-only)")
         elif key == "state" and under[0].get("readOnly"):
             problems.add(cw, f"state {path} is on a read-only mount")
+    # Whoever can write the state volume must not also hold the key that signs the
+    # journal's history: an empty auditKey makes one there.
+    state_mount = next((m for m in mounts if str(config.get("state", "")).startswith(m["mountPath"].rstrip("/") + "/")
+                        or str(config.get("state", "")) == m["mountPath"]), None)
+    audit_key = str(config.get("auditKey") or "")
+    if not audit_key:
+        problems.add(cw, "auditKey is empty: the controller would make the journal's signing key on the state volume")
+    elif state_mount and audit_key.startswith(state_mount["mountPath"].rstrip("/") + "/"):
+        problems.add(cw, f"auditKey {audit_key} is on the state volume ({state_mount['mountPath']})")
     grace = pod_spec(deployment).get("terminationGracePeriodSeconds", 30)
     if grace <= duration_seconds(config.get("drainTimeout", "60s")):
         problems.add(where, f"terminationGracePeriodSeconds {grace} must exceed drainTimeout {config.get('drainTimeout')}")
