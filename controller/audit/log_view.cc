@@ -1,15 +1,35 @@
 #include "controller/audit/log_view.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "controller/audit/reader.h"
+#include "controller/audit/witness_client.h"
 
 namespace gpufed::audit {
 
 Result<std::string> LogView::Checkpoint() const {
   AuditJournal::CheckpointMark mark = journal_->last_checkpoint();
   if (mark.note.empty()) return NotFound("the journal has no signed checkpoint yet");
-  return mark.note;
+  return WithCosignatures(mark.note);
+}
+
+std::string LogView::WithCosignatures(const std::string& checkpoint) const {
+  Result<Note> served = ParseNote(checkpoint);
+  Result<std::vector<WitnessedFile>> files = ReadWitnessedNotes(*env_, audit_dir_);
+  if (!served.ok() || !files.ok()) return checkpoint;  // the log's signature alone is still a checkpoint
+  const size_t before = served->signatures.size();
+  for (const WitnessedFile& witnessed : *files) {
+    // Only a cosignature of this very checkpoint: the witness cosigns at most once a
+    // second, so between records the newest checkpoint is often not cosigned yet.
+    if (!witnessed.note.ok() || witnessed.note->body != served->body) continue;
+    for (const NoteSignature& s : witnessed.note->signatures) {
+      const bool known = std::any_of(served->signatures.begin(), served->signatures.end(),
+                                     [&](const NoteSignature& k) { return k.name == s.name && k.key_id == s.key_id; });
+      if (!known && served->signatures.size() < kMaxNoteSignatures) served->signatures.push_back(s);
+    }
+  }
+  return served->signatures.size() == before ? checkpoint : FormatNote(*served);
 }
 
 Result<std::string> LogView::Tile(std::string_view path) const {

@@ -1,7 +1,9 @@
 #pragma once
 // What the controller serves read-only under /v1/audit/log/: the journal's tree in the
 // C2SP tlog-tiles layout, so that an external verifier needs nothing of gpufed's code.
-//   checkpoint                  the newest signed checkpoint (a signed note)
+//   checkpoint                  the newest signed checkpoint (a signed note), with the
+//                               cosignatures of the witnesses that cosigned that very
+//                               checkpoint (kept in <audit>/witnessed/, witness_client.h)
 //   tile/<L>/<N>[.p/<W>]        hash tiles (tile_store.h)
 //   tile/entries/<N>[.p/<W>]    entry bundles: each record line, without its newline,
 //                               after its length as a big-endian uint16
@@ -36,6 +38,9 @@ class LogView {
 
  private:
   Result<std::string> EntryBundle(uint64_t index, uint64_t width) const;
+  // `checkpoint` plus the witnesses' cosignature lines of notes in witnessed/ whose body is
+  // the same checkpoint; `checkpoint` unchanged when there are none or they cannot be read.
+  std::string WithCosignatures(const std::string& checkpoint) const;
 
   Env* env_;
   std::string audit_dir_;

@@ -42,6 +42,16 @@ constexpr KindName kKinds[] = {
     {RecordKind::kKeyRotated, "key-rotated"},
 };
 
+}  // namespace
+
+std::string RecordKindNames() {
+  std::string names;
+  for (const KindName& k : kKinds) names += (names.empty() ? "" : ", ") + std::string(k.name);
+  return names;
+}
+
+namespace {
+
 // Consumes `"key":` at the front of `*rest`.
 bool ConsumeKey(std::string_view* rest, std::string_view key) {
   if (rest->size() < key.size() + 3 || (*rest)[0] != '"') return false;

@@ -41,6 +41,8 @@ enum class RecordKind {
 };
 const char* RecordKindName(RecordKind kind);
 std::optional<RecordKind> ParseRecordKind(std::string_view name);
+// Every kind's name, comma-separated, in the order of the enum (for messages).
+std::string RecordKindNames();
 
 // What a caller appends: a kind and its payload. The journal adds seq, time,
 // controller, prev and hash.

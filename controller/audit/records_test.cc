@@ -212,5 +212,21 @@ TEST(ConnectorActionRecord, NamesTheWorkloadsUidTenantAndTheAttemptsKey) {
   EXPECT_EQ(r.payload["tenant"], "team-vision");
 }
 
+TEST(RecordKinds, EveryNameInTheListParsesBack) {
+  const std::string names = RecordKindNames();
+  size_t start = 0;
+  int count = 0;
+  while (start < names.size()) {
+    size_t end = names.find(", ", start);
+    if (end == std::string::npos) end = names.size();
+    const std::string name = names.substr(start, end - start);
+    EXPECT_TRUE(ParseRecordKind(name).has_value()) << name;
+    ++count;
+    start = end + 2;
+  }
+  EXPECT_EQ(count, 17);
+  EXPECT_FALSE(ParseRecordKind("workload-cancelled,workload-submitted").has_value());
+}
+
 }  // namespace
 }  // namespace gpufed::audit

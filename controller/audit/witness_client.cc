@@ -1,5 +1,7 @@
 #include "controller/audit/witness_client.h"
 
+#include <algorithm>
+
 #include "controller/audit/sinks/tls_util.h"
 #include "controller/audit/witness_protocol.h"
 #include "controller/common/sha256.h"
@@ -14,6 +16,36 @@ std::string Said(const HttpsAnswer& answer) { return ReceiverText(answer.body, 3
 
 std::string WitnessedNotePath(const std::string& audit_dir, const std::string& witness_key_name) {
   return audit_dir + "/" + kWitnessedDir + "/" + Sha256Hex(witness_key_name).substr(0, 16) + ".note";
+}
+
+Result<std::vector<WitnessedFile>> ReadWitnessedNotes(Env& env, const std::string& audit_dir) {
+  // One file per witness a repository names; more than this is not a controller's folder.
+  constexpr size_t kMaxWitnessedFiles = 256;
+  const std::string dir = audit_dir + "/" + kWitnessedDir;
+  std::vector<WitnessedFile> notes;
+  if (!env.FileExists(dir)) return notes;
+  Result<std::vector<std::string>> listed = env.ListDir(dir);
+  if (!listed.ok()) return listed.status();
+  std::vector<std::string> files;
+  for (std::string& file : *listed) {
+    if (file.size() > 5 && file.ends_with(".note")) files.push_back(std::move(file));
+  }
+  std::sort(files.begin(), files.end());
+  if (files.size() > kMaxWitnessedFiles) files.resize(kMaxWitnessedFiles);
+  for (std::string& file : files) {
+    const std::string path = dir + "/" + file;
+    Result<uint64_t> size = env.FileSize(path);
+    if (!size.ok()) return size.status();
+    if (*size > kMaxNoteBytes) {
+      notes.push_back(
+          {std::move(file), Status(StatusCode::kResourceExhausted, "over 1 MiB, not a cosigned checkpoint")});
+      continue;
+    }
+    Result<std::string> text = env.ReadFile(path);
+    if (!text.ok()) return text.status();
+    notes.push_back({std::move(file), ParseNote(*text)});
+  }
+  return notes;
 }
 
 Result<std::unique_ptr<WitnessClient>> WitnessClient::Create(WitnessClientOptions options) {

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "controller/audit/cosignature.h"
 #include "controller/audit/env.h"
@@ -23,6 +24,16 @@ namespace gpufed::audit {
 // SHA-256 of the witness key's name>.note.
 std::string WitnessedNotePath(const std::string& audit_dir, const std::string& witness_key_name);
 inline constexpr char kWitnessedDir[] = "witnessed";
+
+// One `*.note` file of <audit_dir>/witnessed/ and what it holds: ResourceExhausted for a
+// file over kMaxNoteBytes, which is never read into memory; InvalidArgument when it is
+// not a signed note. Nothing in it is trusted until the keys verify it.
+struct WitnessedFile {
+  std::string file;  // the name inside witnessed/
+  Result<Note> note;
+};
+// The folder's note files in name order; none when the folder does not exist.
+Result<std::vector<WitnessedFile>> ReadWitnessedNotes(Env& env, const std::string& audit_dir);
 
 struct WitnessClientOptions {
   Env* env = nullptr;  // required; must outlive the client

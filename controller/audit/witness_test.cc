@@ -7,6 +7,7 @@
 
 #include "controller/audit/cosignature.h"
 #include "controller/audit/journal.h"
+#include "controller/audit/log_view.h"
 #include "controller/audit/proofs.h"
 #include "controller/audit/verify.h"
 #include "controller/audit/witness.h"
@@ -276,6 +277,47 @@ TEST_F(WitnessTest, QuorumCountsWitnessesThatCosignedAtLeastTheSize) {
   EXPECT_EQ(CheckWitnessed(*env_, dir_.str() + "/log", LogVerifier(), policy, prover)->witnessed_size, Size(note));
   policy.quorum = 2;  // the second never cosigned
   EXPECT_EQ(CheckWitnessed(*env_, dir_.str() + "/log", LogVerifier(), policy, prover)->witnessed_size, 0u);
+}
+
+TEST_F(WitnessTest, TheServedCheckpointCarriesTheCosignaturesOfThatVeryCheckpoint) {
+  JournalOptions o;
+  o.env = env_.get();
+  o.dir = dir_.str() + "/served";
+  o.signer = &log_key_;
+  o.log_origin = kOrigin;
+  auto journal = AuditJournal::Open(o);
+  ASSERT_TRUE(journal.ok()) << journal.status().ToString();
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE((*journal)->Append(Decision(i)).ok());
+  const std::string note = (*journal)->last_checkpoint().note;
+  LogView view(env_.get(), o.dir, journal->get(), nullptr, Status::Ok());
+  EXPECT_EQ(view.Checkpoint().value(), note) << "no witness yet: the log's signature alone";
+
+  std::unique_ptr<Witness> witness = OpenWitness();
+  WitnessAnswer a = witness->AddCheckpoint(Request("served", note, 0));
+  ASSERT_EQ(a.http_status, 200) << a.body;
+  Note cosigned = *ParseNote(note);
+  cosigned.signatures.push_back(ParseNote(cosigned.body + "\n" + a.body)->signatures[0]);
+  const std::string kept = WitnessedNotePath(o.dir, cosigner_.name());
+  std::filesystem::create_directories(std::filesystem::path(kept).parent_path());
+  ASSERT_TRUE(WriteFileAtomic(*env_, kept, FormatNote(cosigned)).ok());
+  // Noise a verifier must not be handed as a cosignature: a file that is not a note.
+  ASSERT_TRUE(WriteFileAtomic(*env_, o.dir + "/witnessed/junk.note", "not a note").ok());
+
+  Result<std::string> served = view.Checkpoint();
+  ASSERT_TRUE(served.ok());
+  Result<Note> parsed = ParseNote(*served);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->signatures.size(), 2u);
+  EXPECT_TRUE(LogVerifier().Verify(*parsed).ok());
+  EXPECT_TRUE(CosignatureVerifier::FromVerifierKey(cosigner_.VerifierKey())->Verify(*parsed).ok());
+
+  // A newer checkpoint the witness has not cosigned yet is served with the log's
+  // signature only: a cosignature of another tree would not verify over it.
+  ASSERT_TRUE((*journal)->Append(Decision(99)).ok());
+  Result<Note> newer = ParseNote(view.Checkpoint().value());
+  ASSERT_TRUE(newer.ok());
+  EXPECT_EQ(newer->signatures.size(), 1u);
+  EXPECT_TRUE((*journal)->Close().ok());
 }
 
 }  // namespace

@@ -10,30 +10,17 @@ Result<WitnessedReport> CheckWitnessed(Env& env, const std::string& audit_dir, c
                                        const WitnessPolicy& policy, JournalProver& journal) {
   WitnessedReport report;
   for (const CosignatureVerifier& w : policy.witnesses) report.witnesses.push_back({.name = w.name()});
-  const std::string dir = audit_dir + "/" + kWitnessedDir;
-  std::vector<std::string> files;
-  if (env.FileExists(dir)) {
-    Result<std::vector<std::string>> listed = env.ListDir(dir);
-    if (!listed.ok()) return listed.status();
-    files = std::move(*listed);
-  }
-  std::sort(files.begin(), files.end());
-  for (const std::string& file : files) {
-    if (file.size() < 5 || file.substr(file.size() - 5) != ".note") continue;
-    std::string path = dir;
-    path += "/";
-    path += file;
-    Result<uint64_t> size = env.FileSize(path);
-    if (!size.ok()) return size.status();
-    if (*size > kMaxNoteBytes) {  // not a cosigned note: never read whole into memory
+  Result<std::vector<WitnessedFile>> files = ReadWitnessedNotes(env, audit_dir);
+  if (!files.ok()) return files.status();
+  for (const WitnessedFile& witnessed : *files) {
+    const std::string& file = witnessed.file;
+    const Result<Note>& note = witnessed.note;
+    if (note.status().code() == StatusCode::kResourceExhausted) {  // never read into memory
       for (WitnessedReport::Witness& w : report.witnesses) {
-        if (w.problem.empty()) w.problem = file + ": over 1 MiB, not a cosigned checkpoint";
+        if (w.problem.empty()) w.problem = file + ": " + note.status().message();
       }
       continue;
     }
-    Result<std::string> text = env.ReadFile(path);
-    if (!text.ok()) return text.status();
-    Result<Note> note = ParseNote(*text);
     Result<LogCheckpoint> body = note.ok() ? ParseCheckpointBody(note->body) : Result<LogCheckpoint>(note.status());
     for (size_t i = 0; i < policy.witnesses.size(); ++i) {
       WitnessedReport::Witness& out = report.witnesses[i];

@@ -144,9 +144,17 @@ void AddAuditQueryCommands(CLI::App& audit, int* exit_code) {
   query->add_option("--outcome", q->filter.outcome, "placed, queued or rejected")
       ->check(CLI::IsMember({"placed", "queued", "rejected", "preempted"}));
   query->add_option("--rule", q->filter.rule, "A rule that denied, rejected a cluster or warned");
-  query->add_option("--kind", q->filter.kind,
-                    "Record kind (decision, workload-submitted, workload-cancelled, connector-action, "
-                    "attempt-metered, policy-activated, checkpoint, ...)");
+  // A misspelt kind would list nothing, which reads as "no such records": refused instead.
+  query
+      ->add_option("--kind", q->filter.kind,
+                   "Record kind (decision, workload-submitted, workload-cancelled, connector-action, "
+                   "attempt-metered, policy-activated, checkpoint, ...)")
+      ->check(CLI::Validator(
+          [](const std::string& kind) {
+            return audit::ParseRecordKind(kind) ? std::string()
+                                                : "no record kind '" + kind + "'; kinds: " + audit::RecordKindNames();
+          },
+          "KIND"));
   query->add_option("--from", q->from,
                     "From this time (inclusive; date or RFC 3339 UTC, or a simulated run's time since its start: 6h)");
   query->add_option("--to", q->to, "To this time (exclusive)");
