@@ -21,8 +21,7 @@ Status ElectorOptions::Validate() const {
   return Status::Ok();
 }
 
-Result<std::unique_ptr<Elector>> Elector::Create(ElectorOptions options, const Clock& clock,
-                                                 ConnectFunction connect) {
+Result<std::unique_ptr<Elector>> Elector::Create(ElectorOptions options, const Clock& clock, ConnectFunction connect) {
   GPUFED_RETURN_IF_ERROR(options.Validate());
   return std::unique_ptr<Elector>(new Elector(std::move(options), clock, std::move(connect)));
 }

@@ -19,8 +19,8 @@ class ElectorTest : public HaTest {};
 TEST_F(ElectorTest, OfTwoElectorsExactlyOneLeads) {
   ManualClock clock_a;
   ManualClock clock_b;
-  auto a = MakeElector(ShortOptions("replica-a"), clock_a);
-  auto b = MakeElector(ShortOptions("replica-b"), clock_b);
+  auto a = MakeElector(LongOptions("replica-a"), clock_a);
+  auto b = MakeElector(LongOptions("replica-b"), clock_b);
   ASSERT_NE(a, nullptr);
   ASSERT_NE(b, nullptr);
   for (int round = 0; round < 10; ++round) {
@@ -88,13 +88,16 @@ TEST_F(ElectorTest, ALeaderStopsOnItsOwnClockAtTheRenewDeadline) {
   ManualClock clock;
   std::atomic<bool> database_reachable{true};
   std::atomic<int> backend_pid{0};
-  auto elector_or = Elector::Create(ShortOptions("replica-a"), clock,
-                                    [&]() -> Result<std::unique_ptr<pg::Connection>> {
-                                      if (!database_reachable) return Unavailable("connect: planted outage");
-                                      auto connection = pg::Connection::Open(SocketPolicy());
-                                      if (connection.ok()) backend_pid = (*connection)->BackendPid();
-                                      return connection;
-                                    });
+  // 3 s of lease: the database must still show it live after the local deadline passed
+  // (no real time is meant to pass, but a loaded machine takes some).
+  auto elector_or = Elector::Create(
+      Options("replica-a", Duration::FromSeconds(3), Duration::FromSeconds(2), Duration::FromMillis(500)), clock,
+      [&]() -> Result<std::unique_ptr<pg::Connection>> {
+        if (!database_reachable) return Unavailable("connect: planted outage");
+        auto connection = pg::Connection::Open(SocketPolicy());
+        if (connection.ok()) backend_pid = (*connection)->BackendPid();
+        return connection;
+      });
   ASSERT_TRUE(elector_or.ok());
   Elector& elector = **elector_or;
   elector.Step();
@@ -103,8 +106,9 @@ TEST_F(ElectorTest, ALeaderStopsOnItsOwnClockAtTheRenewDeadline) {
 
   // The database goes away for this replica: its session ends and reconnecting fails.
   database_reachable = false;
-  ASSERT_TRUE(
-      ConnectAsAdmin()->Exec("end the elector's session", "SELECT pg_terminate_backend($1)", {backend_pid.load()}).ok());
+  ASSERT_TRUE(ConnectAsAdmin()
+                  ->Exec("end the elector's session", "SELECT pg_terminate_backend($1)", {backend_pid.load()})
+                  .ok());
 
   const Duration deadline = renewed + elector.options().renew_deadline;
   uint64_t failures = 0;
@@ -143,12 +147,8 @@ TEST_F(ElectorTest, ALeaderStopsOnItsOwnClockAtTheRenewDeadline) {
 TEST_F(ElectorTest, AReleasedLeaseIsTakenAtTheNextRetry) {
   ManualClock clock_a;
   ManualClock clock_b;
-  ElectorOptions long_lease = ShortOptions("replica-a");
-  long_lease.lease_duration = Duration::FromSeconds(60);
-  long_lease.renew_deadline = Duration::FromSeconds(40);
-  auto a = MakeElector(long_lease, clock_a);
-  long_lease.identity = "replica-b";
-  auto b = MakeElector(long_lease, clock_b);
+  auto a = MakeElector(LongOptions("replica-a"), clock_a);
+  auto b = MakeElector(LongOptions("replica-b"), clock_b);
   a->Step();
   ASSERT_TRUE(a->IsLeader());
   ASSERT_TRUE(a->Release().ok());
@@ -160,16 +160,16 @@ TEST_F(ElectorTest, AReleasedLeaseIsTakenAtTheNextRetry) {
 
 TEST_F(ElectorTest, StepSaysWhenTheNextStepIsDue) {
   ManualClock clock;
-  auto elector = MakeElector(ShortOptions("replica-a"), clock);
-  EXPECT_EQ(elector->Step(), elector->options().retry_period);
-  clock.Advance(Duration::FromMillis(50));
-  EXPECT_EQ(elector->Step(), Duration::FromMillis(150));  // not due: nothing is sent
+  auto elector = MakeElector(LongOptions("replica-a"), clock);
+  EXPECT_EQ(elector->Step(), Duration::FromSeconds(2));  // the retry period
+  clock.Advance(Duration::FromMillis(500));
+  EXPECT_EQ(elector->Step(), Duration::FromMillis(1500));  // not due: nothing is sent
   EXPECT_EQ(elector->Counters().leader_changes, 1U);
 }
 
-TEST_F(ElectorTest, ANewLeaderSeesTheOldOnesWritesAndItsOwnCommit) {
+TEST_F(ElectorTest, ALeadersFencedWriteCommits) {
   ManualClock clock;
-  auto elector = MakeElector(ShortOptions("replica-a"), clock);
+  auto elector = MakeElector(LongOptions("replica-a"), clock);
   elector->Step();
   ASSERT_TRUE(elector->IsLeader());
   Status written = RunFenced(*setup_, *elector->Token(), "record a decision",

@@ -7,7 +7,7 @@ namespace {
 
 constexpr std::string_view kFencedPrefix = "fenced: ";
 
-Status Fenced(std::string detail) { return FailedPrecondition(std::string(kFencedPrefix) + detail); }
+Status Fenced(const std::string& detail) { return FailedPrecondition(std::string(kFencedPrefix) + detail); }
 
 }  // namespace
 

@@ -30,11 +30,19 @@ class HaTest : public pg::testing::PgTest {
 
   // Durations a test can wait out on the database's clock in about a second.
   static ElectorOptions ShortOptions(const std::string& identity) {
+    return Options(identity, Duration::FromMillis(1200), Duration::FromMillis(800), Duration::FromMillis(200));
+  }
+  // For tests that never wait for the database's clock: a lease no loaded CI machine
+  // outlasts between two steps, so only the virtual clocks decide.
+  static ElectorOptions LongOptions(const std::string& identity) {
+    return Options(identity, Duration::FromSeconds(60), Duration::FromSeconds(40), Duration::FromSeconds(2));
+  }
+  static ElectorOptions Options(const std::string& identity, Duration lease, Duration renew_deadline, Duration retry) {
     ElectorOptions options;
     options.identity = identity;
-    options.lease_duration = Duration::FromMillis(1200);
-    options.renew_deadline = Duration::FromMillis(800);
-    options.retry_period = Duration::FromMillis(200);
+    options.lease_duration = lease;
+    options.renew_deadline = renew_deadline;
+    options.retry_period = retry;
     return options;
   }
 
@@ -49,8 +57,8 @@ class HaTest : public pg::testing::PgTest {
   }
 
   int64_t Count(pg::Connection& connection, const std::string& what) const {
-    auto rows = connection.Exec("count fenced writes", "SELECT count(*) AS n FROM fenced_writes WHERE what = $1",
-                                {what});
+    auto rows =
+        connection.Exec("count fenced writes", "SELECT count(*) AS n FROM fenced_writes WHERE what = $1", {what});
     EXPECT_TRUE(rows.ok()) << rows.status().ToString();
     return rows.ok() ? *rows->Int64(0, "n") : -1;
   }

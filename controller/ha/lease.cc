@@ -42,8 +42,8 @@ Result<LeaseRecord> RecordAt(const pg::Rows& rows, size_t row) {
 
 std::span<const pg::Migration> LeaseMigrations() { return kLeaseMigrations; }
 
-Result<LeaseAttempt> TryAcquireOrRenew(pg::Connection& connection, std::string_view lease_name,
-                                      std::string_view holder, int64_t held_epoch, Duration lease_duration) {
+Result<LeaseAttempt> TryAcquireOrRenew(pg::Connection& connection, std::string_view lease_name, std::string_view holder,
+                                       int64_t held_epoch, Duration lease_duration) {
   // ON CONFLICT DO UPDATE locks the row (FOR UPDATE) before its WHERE is judged, so it
   // waits for fenced writes holding FOR SHARE and then judges the committed row, by the
   // database's clock at that moment. Renewal needs the same holder and epoch; taking
@@ -61,8 +61,8 @@ Result<LeaseAttempt> TryAcquireOrRenew(pg::Connection& connection, std::string_v
       " WHERE l.expires_at <= clock_timestamp() OR (l.holder = EXCLUDED.holder AND l.epoch = $4)"
       " RETURNING " +
       std::string(kLeaseColumns);
-  auto taken = connection.Exec("take or renew the lease", sql,
-                               {lease_name, holder, lease_duration.millis(), held_epoch});
+  auto taken =
+      connection.Exec("take or renew the lease", sql, {lease_name, holder, lease_duration.millis(), held_epoch});
   if (!taken.ok()) return taken.status();
   if (!taken->empty()) {
     auto record = RecordAt(*taken, 0);
@@ -76,9 +76,8 @@ Result<LeaseAttempt> TryAcquireOrRenew(pg::Connection& connection, std::string_v
 }
 
 Result<std::optional<LeaseRecord>> ReadLease(pg::Connection& connection, std::string_view lease_name) {
-  auto rows = connection.Exec("read the lease",
-                              "SELECT " + std::string(kLeaseColumns) + " FROM gpufed_lease WHERE name = $1",
-                              {lease_name});
+  auto rows = connection.Exec(
+      "read the lease", "SELECT " + std::string(kLeaseColumns) + " FROM gpufed_lease WHERE name = $1", {lease_name});
   if (!rows.ok()) return rows.status();
   if (rows->empty()) return std::optional<LeaseRecord>();
   auto record = RecordAt(*rows, 0);

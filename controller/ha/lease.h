@@ -41,8 +41,8 @@ struct LeaseAttempt {
 // in a second statement: possibly this holder's own lapsed or older term). Errors as
 // pg::Connection::Exec's. A taker's UPDATE waits for every fenced write in flight (their
 // FOR SHARE locks on this row, fence.h) before it can change the epoch.
-Result<LeaseAttempt> TryAcquireOrRenew(pg::Connection& connection, std::string_view lease_name,
-                                      std::string_view holder, int64_t held_epoch, Duration lease_duration);
+Result<LeaseAttempt> TryAcquireOrRenew(pg::Connection& connection, std::string_view lease_name, std::string_view holder,
+                                       int64_t held_epoch, Duration lease_duration);
 
 // The lease as it stands (nullopt: never taken).
 Result<std::optional<LeaseRecord>> ReadLease(pg::Connection& connection, std::string_view lease_name);

@@ -59,12 +59,12 @@ Result<std::unique_ptr<Connection>> Connection::Open(const ConnectionPolicy& pol
     return Unavailable("connect to PostgreSQL (" + policy.Redacted() + "): " + OneLine(PQerrorMessage(raw)));
   }
   PQsetNoticeProcessor(raw, DropNotice, nullptr);
-  auto set = connection->Exec("set the session's timeouts",
-                              "SELECT set_config('statement_timeout', $1, false), "
-                              "set_config('idle_in_transaction_session_timeout', $2, false), "
-                              "set_config('client_min_messages', 'warning', false)",
-                              {MillisSetting(options.statement_timeout),
-                               MillisSetting(options.idle_in_transaction_timeout)});
+  auto set =
+      connection->Exec("set the session's timeouts",
+                       "SELECT set_config('statement_timeout', $1, false), "
+                       "set_config('idle_in_transaction_session_timeout', $2, false), "
+                       "set_config('client_min_messages', 'warning', false)",
+                       {MillisSetting(options.statement_timeout), MillisSetting(options.idle_in_transaction_timeout)});
   if (!set.ok()) return set.status();
   return connection;
 }
@@ -145,6 +145,7 @@ Result<Rows> Connection::ReadReply(std::string_view purpose) {
       const int columns = PQnfields(result.get());
       if (!have_columns) {
         std::vector<std::string> names;
+        names.reserve(static_cast<size_t>(columns));
         for (int c = 0; c < columns; ++c) names.emplace_back(PQfname(result.get(), c));
         rows.SetColumns(std::move(names));
         have_columns = true;
@@ -160,8 +161,8 @@ Result<Rows> Connection::ReadReply(std::string_view purpose) {
           if (PQgetisnull(result.get(), r, c) != 0) {
             rows.AppendCell(std::nullopt);
           } else {
-            rows.AppendCell(std::string(PQgetvalue(result.get(), r, c),
-                                        static_cast<size_t>(PQgetlength(result.get(), r, c))));
+            rows.AppendCell(
+                std::string(PQgetvalue(result.get(), r, c), static_cast<size_t>(PQgetlength(result.get(), r, c))));
           }
         }
       }

@@ -16,9 +16,8 @@ constexpr std::string_view kPasswordAdvice =
     "the command line or the environment";
 
 // Keywords Redacted() may show: where and as whom, never how to authenticate.
-constexpr std::array<std::string_view, 7> kLoggable = {"host",    "hostaddr",         "port",
-                                                       "dbname",  "user",             "sslmode",
-                                                       "target_session_attrs"};
+constexpr std::array<std::string_view, 7> kLoggable = {
+    "host", "hostaddr", "port", "dbname", "user", "sslmode", "target_session_attrs"};
 
 constexpr std::array<std::string_view, 6> kSessionAttrs = {"any",     "read-write", "read-only",
                                                            "primary", "standby",    "prefer-standby"};

@@ -60,8 +60,7 @@ class ConnectionPolicy {
  private:
   ConnectionPolicy() = default;
   static Result<ConnectionPolicy> FromParameters(std::vector<std::pair<std::string, std::string>> parameters,
-                                                 const PolicyDefaults& defaults,
-                                                 const EnvironmentLookup& environment);
+                                                 const PolicyDefaults& defaults, const EnvironmentLookup& environment);
   void Set(std::string_view keyword, std::string value);
 
   std::vector<std::pair<std::string, std::string>> parameters_;

@@ -89,7 +89,8 @@ TEST(ConnectionPolicy, MultiHostUriNeedsVerifyFullWhenAnyHostIsTcp) {
   EXPECT_THAT(mixed.status().message(), HasSubstr("verify-full"));
 
   auto policy = Parse(
-      "postgresql://gpufed@db1.example:5432,db2.example:5433/gpufed?sslmode=verify-full&target_session_attrs=read-write");
+      "postgresql://gpufed@db1.example:5432,db2.example:5433/"
+      "gpufed?sslmode=verify-full&target_session_attrs=read-write");
   ASSERT_TRUE(policy.ok()) << policy.status().ToString();
   EXPECT_EQ(policy->hosts(), (std::vector<std::string>{"db1.example", "db2.example"}));
   EXPECT_EQ(policy->Get("port"), "5432,5433");
@@ -113,8 +114,7 @@ TEST(ConnectionPolicy, EnvironmentCannotWeakenWhatWasChecked) {
   auto tcp = Parse("dbname=gpufed", Environment({{"PGHOST", "db.example"}}));
   ASSERT_FALSE(tcp.ok());
   // PGSSLMODE=verify-full satisfies the rule and is then pinned in the parameters.
-  auto pinned = Parse("host=db.example dbname=gpufed",
-                      Environment({{"PGSSLMODE", "verify-full"}}));
+  auto pinned = Parse("host=db.example dbname=gpufed", Environment({{"PGSSLMODE", "verify-full"}}));
   ASSERT_TRUE(pinned.ok()) << pinned.status().ToString();
   EXPECT_EQ(pinned->Get("sslmode"), "verify-full");
   // A service file could bring a password: refused.

@@ -34,8 +34,8 @@ TEST_F(ConnectionTest, VerifyFullConnectsWithTheRightCa) {
   const auto took = std::chrono::steady_clock::now() - start;
   ASSERT_TRUE(connection.ok()) << connection.status().ToString();
   EXPECT_TRUE((*connection)->UsesTls());
-  auto rows = (*connection)->Exec("read the session's TLS state",
-                                  "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()");
+  auto rows =
+      (*connection)->Exec("read the session's TLS state", "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()");
   ASSERT_TRUE(rows.ok()) << rows.status().ToString();
   EXPECT_EQ(*rows->Bool(0, "ssl"), true);
   std::cout << "[ MEASURE  ] TLS connect (verify-full, SCRAM from the passfile): "
@@ -53,11 +53,10 @@ TEST_F(ConnectionTest, VerifyFullFailsWithAnUnrelatedCa) {
 
 TEST_F(ConnectionTest, VerifyFullFailsWhenTheCertificateNamesAnotherHost) {
   // Connects to 127.0.0.1 but checks the certificate against a name it does not carry.
-  auto policy = ConnectionPolicy::Parse("host=db.not-in-the-certificate.test hostaddr=127.0.0.1 port=" +
-                                            server().port + " dbname=" + database() +
-                                            " user=gpufed sslmode=verify-full sslrootcert=" + server().ca +
-                                            " passfile=" + server().passfile,
-                                        {}, NoEnvironment());
+  auto policy = ConnectionPolicy::Parse(
+      "host=db.not-in-the-certificate.test hostaddr=127.0.0.1 port=" + server().port + " dbname=" + database() +
+          " user=gpufed sslmode=verify-full sslrootcert=" + server().ca + " passfile=" + server().passfile,
+      {}, NoEnvironment());
   ASSERT_TRUE(policy.ok()) << policy.status().ToString();
   auto connection = Connection::Open(*policy);
   ASSERT_FALSE(connection.ok());
@@ -71,8 +70,11 @@ TEST_F(ConnectionTest, PasswordComesFromThePassfileOnly) {
 
   // An empty passfile (0600): the server asks for a password libpq does not have.
   const std::string empty_passfile = server().passfile + "-empty-" + database();
-  { std::ofstream(empty_passfile).flush(); }
-  std::filesystem::permissions(empty_passfile, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  {
+    std::ofstream(empty_passfile).flush();
+  }
+  std::filesystem::permissions(empty_passfile,
+                               std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   auto policy = SocketPolicy().With("passfile", empty_passfile);
   ASSERT_TRUE(policy.ok());
   auto without = Connection::Open(*policy);
@@ -103,11 +105,12 @@ TEST_F(ConnectionTest, SqlErrorsMapToStatusCodes) {
   auto missing_table = connection->Exec("read a table", "SELECT * FROM no_such_table");
   EXPECT_EQ(missing_table.status().code(), StatusCode::kInternal);
 
-  for (const auto& [sqlstate, code] : {std::pair{"40001", StatusCode::kAborted}, std::pair{"40P01", StatusCode::kAborted},
-                                       std::pair{"57P01", StatusCode::kUnavailable}}) {
-    auto raised = connection->Exec(
-        "raise a condition",
-        std::string("DO $$ BEGIN RAISE EXCEPTION 'planted' USING ERRCODE = '") + sqlstate + "'; END $$");
+  for (const auto& [sqlstate, code] :
+       {std::pair{"40001", StatusCode::kAborted}, std::pair{"40P01", StatusCode::kAborted},
+        std::pair{"57P01", StatusCode::kUnavailable}}) {
+    auto raised =
+        connection->Exec("raise a condition", std::string("DO $$ BEGIN RAISE EXCEPTION 'planted' USING ERRCODE = '") +
+                                                  sqlstate + "'; END $$");
     EXPECT_EQ(raised.status().code(), code) << sqlstate << ": " << raised.status().ToString();
   }
 }
@@ -155,7 +158,8 @@ TEST_F(ConnectionTest, RepliesPastTheLimitsFailAndTheConnectionStaysUsable) {
 TEST_F(ConnectionTest, TypedColumnsAndNulls) {
   auto connection = Connect();
   ASSERT_NE(connection, nullptr);
-  auto rows = connection->Exec("read typed values", "SELECT $1::bigint AS big, $2::text AS name, NULL::text AS none, true AS yes",
+  auto rows = connection->Exec("read typed values",
+                               "SELECT $1::bigint AS big, $2::text AS name, NULL::text AS none, true AS yes",
                                {int64_t{9007199254740993}, Param::Null()});
   ASSERT_TRUE(rows.ok()) << rows.status().ToString();
   EXPECT_EQ(*rows->Int64(0, "big"), int64_t{9007199254740993});

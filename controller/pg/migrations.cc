@@ -18,9 +18,9 @@ constexpr std::string_view kCreateSchemaTable =
     " PRIMARY KEY (component, version))";
 
 Result<int> RecordedVersion(Transaction& tx, std::string_view component) {
-  auto rows = tx.Exec("read the schema version of " + std::string(component),
-                      "SELECT coalesce(max(version), 0) AS version FROM gpufed_schema WHERE component = $1",
-                      {component});
+  auto rows =
+      tx.Exec("read the schema version of " + std::string(component),
+              "SELECT coalesce(max(version), 0) AS version FROM gpufed_schema WHERE component = $1", {component});
   if (!rows.ok()) return rows.status();
   auto version = rows->Int64(0, "version");
   if (!version.ok()) return version.status();

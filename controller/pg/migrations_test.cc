@@ -28,7 +28,8 @@ TEST_F(MigrationsTest, AppliesOnceAndRecordsEachStep) {
   ASSERT_TRUE(again.ok()) << again.ToString();
   ASSERT_TRUE(Migrate(*connection, "widgets", kWidgets).ok());  // nothing left to do
   EXPECT_EQ(*SchemaVersion(*connection, "widgets"), 2);
-  auto steps = connection->Exec("read the history", "SELECT count(*) AS n FROM gpufed_schema WHERE component = 'widgets'");
+  auto steps =
+      connection->Exec("read the history", "SELECT count(*) AS n FROM gpufed_schema WHERE component = 'widgets'");
   ASSERT_TRUE(steps.ok());
   EXPECT_EQ(*steps->Int64(0, "n"), 2);
   EXPECT_TRUE(connection->Exec("use the table", "INSERT INTO widgets (id, name) VALUES (1, 'a')").ok());

@@ -33,9 +33,9 @@ TEST(SqlState, MessagesNameThePurposeNotTheValues) {
   EXPECT_THAT(bad_input.message(), HasSubstr("record the decision"));
   EXPECT_THAT(bad_input.message(), HasSubstr("22P02"));
   EXPECT_THAT(bad_input.message(), Not(HasSubstr("tenant-secret")));
-  Status duplicate = StatusFromServerError("submit a workload", "23505",
-                                           "duplicate key value violates unique constraint \"workloads_pkey\"",
-                                           "workloads_pkey");
+  Status duplicate =
+      StatusFromServerError("submit a workload", "23505",
+                            "duplicate key value violates unique constraint \"workloads_pkey\"", "workloads_pkey");
   EXPECT_EQ(duplicate.code(), StatusCode::kAlreadyExists);
   EXPECT_THAT(duplicate.message(), HasSubstr("submit a workload"));
   EXPECT_THAT(duplicate.message(), HasSubstr("workloads_pkey"));

@@ -5,12 +5,9 @@ namespace {
 
 std::string_view BeginStatement(Isolation isolation) {
   switch (isolation) {
-    case Isolation::kReadCommitted:
-      return "BEGIN ISOLATION LEVEL READ COMMITTED";
-    case Isolation::kRepeatableRead:
-      return "BEGIN ISOLATION LEVEL REPEATABLE READ";
-    case Isolation::kSerializable:
-      return "BEGIN ISOLATION LEVEL SERIALIZABLE";
+    case Isolation::kReadCommitted: return "BEGIN ISOLATION LEVEL READ COMMITTED";
+    case Isolation::kRepeatableRead: return "BEGIN ISOLATION LEVEL REPEATABLE READ";
+    case Isolation::kSerializable: return "BEGIN ISOLATION LEVEL SERIALIZABLE";
   }
   return "BEGIN";
 }
@@ -52,12 +49,14 @@ Status Transaction::Commit() {
   if (!committed.ok() && !connection->Healthy()) {
     // The COMMIT may have reached the server before the connection broke: its outcome is
     // unknown, and a caller must not report either (re-read, or retry an idempotent write).
-    return Unavailable("commit: " + purpose_ + ": the connection was lost during COMMIT; the transaction may or may "
+    return Unavailable("commit: " + purpose_ +
+                       ": the connection was lost during COMMIT; the transaction may or may "
                        "not have committed");
   }
   if (!committed.ok()) return committed.status();
   if (committed->command_tag() != "COMMIT") {
-    return {StatusCode::kAborted, "commit: " + purpose_ + ": a statement of the transaction failed; it was rolled back"};
+    return {StatusCode::kAborted,
+            "commit: " + purpose_ + ": a statement of the transaction failed; it was rolled back"};
   }
   return Status::Ok();
 }

@@ -97,19 +97,19 @@ void PgTest::SetUp() {
   }
   static std::atomic<int> counter{0};
   database_ = "t_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
-  auto admin = Connection::Open(MustParse("host=" + server_->socket_dir + " port=" + server_->port +
-                                          " user=postgres dbname=postgres"));
+  auto admin = Connection::Open(
+      MustParse("host=" + server_->socket_dir + " port=" + server_->port + " user=postgres dbname=postgres"));
   ASSERT_TRUE(admin.ok()) << admin.status().ToString();
   // Identifiers cannot be parameters; the name is made here of digits and '_'.
-  auto created = (*admin)->Exec("create the test database",
-                                "CREATE DATABASE " + database_ + " OWNER gpufed TEMPLATE template0");
+  auto created =
+      (*admin)->Exec("create the test database", "CREATE DATABASE " + database_ + " OWNER gpufed TEMPLATE template0");
   ASSERT_TRUE(created.ok()) << created.status().ToString();
 }
 
 void PgTest::TearDown() {
   if (database_.empty()) return;
-  auto admin = Connection::Open(MustParse("host=" + server_->socket_dir + " port=" + server_->port +
-                                          " user=postgres dbname=postgres"));
+  auto admin = Connection::Open(
+      MustParse("host=" + server_->socket_dir + " port=" + server_->port + " user=postgres dbname=postgres"));
   ASSERT_TRUE(admin.ok()) << admin.status().ToString();
   auto dropped = (*admin)->Exec("drop the test database", "DROP DATABASE " + database_ + " WITH (FORCE)");
   EXPECT_TRUE(dropped.ok()) << dropped.status().ToString();
@@ -121,8 +121,8 @@ ConnectionPolicy PgTest::SocketPolicy() const {
 }
 
 std::string PgTest::TlsConninfo(const std::string& ca) const {
-  return "postgresql://gpufed@127.0.0.1:" + server_->port + "/" + database_ +
-         "?sslmode=verify-full&sslrootcert=" + ca + "&passfile=" + server_->passfile;
+  return "postgresql://gpufed@127.0.0.1:" + server_->port + "/" + database_ + "?sslmode=verify-full&sslrootcert=" + ca +
+         "&passfile=" + server_->passfile;
 }
 
 std::unique_ptr<Connection> PgTest::Connect(const ConnectOptions& options) const {
