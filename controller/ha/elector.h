@@ -16,7 +16,11 @@
 // partition, a pause) stops by itself before anyone can take over. A replica that stopped
 // leading takes the lease again only as a new term (a new epoch), never by renewing the
 // old one: each false -> true of IsLeader() is a new epoch, and the old epoch's writes are
-// fenced.
+// fenced. The epoch can also change while IsLeader() stays true: a renewal that the
+// database judged late (its lease had lapsed by the database's clock, say after a failover
+// to a server whose clock is ahead) makes a new epoch. A term is therefore identified by
+// Token()->epoch, not by IsLeader() alone: the owner compares the epoch it began its term
+// with and, when it differs, starts over as a new leader (reloads its state).
 //
 // Thread-safety: Step() and Release() from one thread; IsLeader, Token, Counters, Observed and
 // LastError from any thread (a pass checking it leads, /metrics, /readyz).

@@ -144,6 +144,30 @@ TEST_F(ElectorTest, ALeaderStopsOnItsOwnClockAtTheRenewDeadline) {
   EXPECT_EQ(elector.Token()->epoch, 2);
 }
 
+// The database judges a renewal late (here its lease row is made to have lapsed, as after a
+// failover to a server whose clock is ahead): the renewal makes a new epoch while the
+// replica still leads on its own clock, so the owner sees the term change in Token().
+TEST_F(ElectorTest, ARenewalJudgedLateStartsANewEpochWhileLeading) {
+  ManualClock clock;
+  auto elector = MakeElector(LongOptions("replica-a"), clock);
+  elector->Step();
+  ASSERT_EQ(elector->Token()->epoch, 1);
+  ASSERT_TRUE(setup_
+                  ->Exec("let the lease lapse by the database's clock",
+                         "UPDATE gpufed_lease SET expires_at = clock_timestamp() - interval '1 second'")
+                  .ok());
+  const FenceToken first_term = *elector->Token();
+  clock.Advance(elector->options().retry_period);
+  elector->Step();
+  ASSERT_TRUE(elector->IsLeader());
+  EXPECT_EQ(elector->Token()->epoch, 2);
+  EXPECT_EQ(elector->Counters().leader_changes, 2U);
+  Status refused = RunFenced(*setup_, first_term, "write of the first term",
+                             [](pg::Transaction& tx) { return InsertWrite(tx, "first-term"); });
+  EXPECT_TRUE(IsFenced(refused)) << refused.ToString();
+  EXPECT_EQ(Count(*setup_, "first-term"), 0);
+}
+
 TEST_F(ElectorTest, AReleasedLeaseIsTakenAtTheNextRetry) {
   ManualClock clock_a;
   ManualClock clock_b;
