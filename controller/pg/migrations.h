@@ -18,7 +18,9 @@ namespace gpufed::pg {
 struct Migration {
   int version;                   // 1, 2, 3, ... in list order
   std::string_view description;  // recorded in gpufed_schema
-  std::string_view sql;          // one or more statements, run inside the migration's transaction
+  // One or more statements, run inside the migration's transaction: no BEGIN, COMMIT or
+  // anything PostgreSQL refuses in a transaction block (CREATE INDEX CONCURRENTLY).
+  std::string_view sql;
 };
 
 // The component's recorded version: 0 when none of its migrations ran (or gpufed_schema

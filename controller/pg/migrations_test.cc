@@ -1,5 +1,7 @@
 #include "controller/pg/migrations.h"
 
+#include <thread>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -61,6 +63,25 @@ TEST_F(MigrationsTest, AFailedStepAppliesNothing) {
   auto table = connection->Exec("look for the table", "SELECT to_regclass('widgets') IS NULL AS absent");
   ASSERT_TRUE(table.ok());
   EXPECT_TRUE(*table->Bool(0, "absent"));
+}
+
+TEST_F(MigrationsTest, ReplicasMigratingAtOnceApplyEachStepOnce) {
+  // Two first starts at the same moment: the advisory lock lets one migrate and the other
+  // find the schema current (without it, both would CREATE TABLE and one fail).
+  auto first = Connect();
+  auto second = Connect();
+  ASSERT_NE(first, nullptr);
+  ASSERT_NE(second, nullptr);
+  Status first_result;
+  Status second_result;
+  std::thread other([&] { second_result = Migrate(*second, "widgets", kWidgets); });
+  first_result = Migrate(*first, "widgets", kWidgets);
+  other.join();
+  EXPECT_TRUE(first_result.ok()) << first_result.ToString();
+  EXPECT_TRUE(second_result.ok()) << second_result.ToString();
+  auto steps = first->Exec("read the history", "SELECT count(*) AS n FROM gpufed_schema WHERE component = 'widgets'");
+  ASSERT_TRUE(steps.ok());
+  EXPECT_EQ(*steps->Int64(0, "n"), 2);
 }
 
 TEST_F(MigrationsTest, RefusesAListNotNumberedInOrder) {

@@ -2,8 +2,10 @@
 # A throwaway PostgreSQL 15 for the tests of controller/pg and controller/ha.
 #
 #   pg-cluster.sh start STATE   initdb + postgres in a fresh folder under /tmp, written to STATE
-#   pg-cluster.sh stop STATE    stops the postmaster this script started (by its PID) and
-#                               removes the folder
+#   pg-cluster.sh stop STATE    stops the postmaster this script started (by its PID, after
+#                               checking it is still that folder's postmaster) and removes
+#                               the folder; `start` does the same first for a STATE left
+#                               behind by a killed run
 #
 # The server runs as the `postgres` user (PostgreSQL refuses to run as root) and listens on
 # a Unix socket in its folder and on 127.0.0.1 at a free port, with TLS: a server
@@ -22,10 +24,17 @@ state=${2:?usage: pg-cluster.sh start|stop STATE}
 
 value() { sed -n "s/^$1=//p" "$state" | head -1; }
 
-if [[ $action == stop ]]; then
-  [[ -f $state ]] || exit 0
+# is_our_postmaster PID DIR: PID is alive and is the postmaster of DIR/data (a PID from an
+# old state file may since belong to another process: that one is never signalled).
+is_our_postmaster() {
+  [[ -n $1 ]] && kill -0 "$1" 2>/dev/null && tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -qF -- "-D $2/data"
+}
+
+stop() {
+  [[ -f $state ]] || return 0
+  local dir pid
   dir=$(value dir); pid=$(value pid)
-  if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then
+  if is_our_postmaster "$pid" "$dir"; then
     kill -QUIT "$pid"  # immediate shutdown: the data is thrown away, no checkpoint is worth waiting for
     for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     if kill -0 "$pid" 2>/dev/null; then
@@ -35,11 +44,17 @@ if [[ $action == stop ]]; then
   fi
   [[ -n $dir && $dir == /tmp/gpufed-pg.* ]] && rm -rf "$dir"
   rm -f "$state"
+}
+
+if [[ $action == stop ]]; then
+  stop
   exit 0
 fi
 
 [[ $action == start ]] || { echo "pg-cluster: unknown action $action" >&2; exit 2; }
 mkdir -p "$(dirname "$state")"
+# A run killed before its cleanup left its cluster running: stop that one first.
+stop
 if [[ ! -x $PGBIN/initdb || ! -x $PGBIN/postgres ]] || ! id postgres >/dev/null 2>&1; then
   why="PostgreSQL 15 server binaries not found in $PGBIN (Debian's postgresql-15: GPUFED_TEST_DEPS=1 scripts/install-deps.sh)"
   if [[ -n ${CI:-} ]]; then
