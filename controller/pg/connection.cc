@@ -33,9 +33,10 @@ std::string Field(const PGresult* result, int field) {
 
 std::string MillisSetting(Duration d) { return std::to_string(d.millis()) + "ms"; }
 
-// libpq prints server notices to standard error by default, past gpufed's log and its
-// format. The session asks for warnings and above only (client_min_messages), and those
-// stay in the server's log: the caller learns of failures from Status values.
+// libpq prints what the server sends besides errors (notices, warnings) to standard error
+// by default, past gpufed's log and its format. The session asks for warnings and above
+// only (client_min_messages) and drops those too: the server logs its warnings itself
+// (log_min_messages), and callers learn of failures from Status values.
 void DropNotice(void* /*arg*/, const char* /*message*/) {}
 
 }  // namespace

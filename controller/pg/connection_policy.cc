@@ -19,6 +19,9 @@ constexpr std::string_view kPasswordAdvice =
 constexpr std::array<std::string_view, 7> kLoggable = {
     "host", "hostaddr", "port", "dbname", "user", "sslmode", "target_session_attrs"};
 
+constexpr std::array<std::string_view, 6> kSslModes = {"disable", "allow",     "prefer",
+                                                       "require", "verify-ca", "verify-full"};
+
 constexpr std::array<std::string_view, 6> kSessionAttrs = {"any",     "read-write", "read-only",
                                                            "primary", "standby",    "prefer-standby"};
 
@@ -112,16 +115,21 @@ Result<ConnectionPolicy> ConnectionPolicy::FromParameters(std::vector<std::pair<
     policy.hosts_.push_back(has_address && host.empty() ? hostaddrs[i] : host);
   }
   if (needs_tls && policy.Get("sslmode") != "verify-full") {
+    // Only libpq's own mode names are repeated: anything else is text from the string.
+    const std::string mode = policy.Get("sslmode");
+    const bool known = std::find(kSslModes.begin(), kSslModes.end(), mode) != kSslModes.end();
     return InvalidArgument(
-        "the PostgreSQL connection string reaches a host over TCP without sslmode=verify-full (found sslmode=" +
-        (policy.Get("sslmode").empty() ? std::string("<libpq default: prefer>") : policy.Get("sslmode")) +
+        "the PostgreSQL connection string reaches a host over TCP without sslmode=verify-full (found " +
+        (mode.empty() ? std::string("none: libpq's default is prefer")
+         : known      ? "sslmode=" + mode
+                      : "an unknown sslmode") +
         "): add sslmode=verify-full and sslrootcert=PATH (the CA that issued the server's certificate), or use a "
         "Unix-socket folder as the host");
   }
   if (std::string attrs = policy.Get("target_session_attrs"); !attrs.empty()) {
     if (std::find(kSessionAttrs.begin(), kSessionAttrs.end(), attrs) == kSessionAttrs.end()) {
-      return InvalidArgument("target_session_attrs=" + attrs +
-                             " is not one of any, read-write, read-only, primary, standby, prefer-standby");
+      return InvalidArgument(
+          "target_session_attrs is not one of any, read-write, read-only, primary, standby, prefer-standby");
     }
   }
   if (policy.Get("connect_timeout").empty()) {

@@ -60,6 +60,10 @@ TEST(ConnectionPolicy, TcpHostNeedsVerifyFull) {
     ASSERT_FALSE(policy.ok()) << mode;
     EXPECT_THAT(policy.status().message(), HasSubstr("sslmode=verify-full")) << mode;
   }
+  // A mode libpq does not know is not repeated (it is text from the string).
+  auto unknown = Parse("host=db.example sslmode=hunter2-secret");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_THAT(unknown.status().message(), Not(HasSubstr("hunter2")));
   auto ok = Parse("postgresql://gpufed@db.example/gpufed?sslmode=verify-full&sslrootcert=/etc/gpufed/pg-ca.crt");
   ASSERT_TRUE(ok.ok()) << ok.status().ToString();
   EXPECT_EQ(ok->Get("sslmode"), "verify-full");
