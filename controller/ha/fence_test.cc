@@ -118,6 +118,29 @@ TEST_F(FenceTest, ATakeoverWaitsForAnInFlightFencedWrite) {
   EXPECT_EQ(Count(*setup_, "after"), 0);
 }
 
+// Standbys retry every period; while the lease is live their attempts must not touch the
+// lease row's lock, or each would queue behind the leader's fenced writes and hold up the
+// next ones.
+TEST_F(FenceTest, AStandbysAttemptOnALiveLeaseDoesNotWaitForFencedWrites) {
+  ASSERT_TRUE(TryAcquireOrRenew(*setup_, kLease, "replica-a", 0, kLong).ok());
+  auto leader = Connect();
+  ASSERT_NE(leader, nullptr);
+  auto in_flight = pg::Transaction::Begin(*leader, "a write in flight");
+  ASSERT_TRUE(in_flight.ok());
+  ASSERT_TRUE(CheckFence(*in_flight, TokenOf("replica-a", 1)).ok());
+
+  // A lock wait would outlast this statement timeout (DeadlineExceeded), not return.
+  pg::ConnectOptions impatient;
+  impatient.statement_timeout = Duration::FromMillis(1000);
+  auto standby = Connect(impatient);
+  ASSERT_NE(standby, nullptr);
+  auto attempt = TryAcquireOrRenew(*standby, kLease, "replica-b", 0, kLong);
+  ASSERT_TRUE(attempt.ok()) << attempt.status().ToString();
+  EXPECT_FALSE(attempt->held);
+  EXPECT_EQ(attempt->lease.holder, "replica-a");
+  EXPECT_TRUE(in_flight->Commit().ok());
+}
+
 // What a fence costs a write: the same one-row transaction with and without the check.
 TEST_F(FenceTest, MeasureTheFencesCost) {
   ASSERT_TRUE(TryAcquireOrRenew(*setup_, kLease, "replica-a", 0, kLong).ok());

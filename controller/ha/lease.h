@@ -40,7 +40,10 @@ struct LeaseAttempt {
 // replica holds none). Returns whether it did and the row after it (when it did not, read
 // in a second statement: possibly this holder's own lapsed or older term). Errors as
 // pg::Connection::Exec's. A taker's UPDATE waits for every fenced write in flight (their
-// FOR SHARE locks on this row, fence.h) before it can change the epoch.
+// FOR SHARE locks on this row, fence.h) before it can change the epoch. Without an epoch
+// (a standby) a live lease is refused by a plain read first, so standbys' retries never
+// lock the row and never delay the leader's fenced writes; only a renewal and a takeover
+// of an expired lease lock it.
 Result<LeaseAttempt> TryAcquireOrRenew(pg::Connection& connection, std::string_view lease_name, std::string_view holder,
                                        int64_t held_epoch, Duration lease_duration);
 
