@@ -45,15 +45,15 @@ std::span<const pg::Migration> LeaseMigrations() { return kLeaseMigrations; }
 Result<LeaseAttempt> TryAcquireOrRenew(pg::Connection& connection, std::string_view lease_name, std::string_view holder,
                                        int64_t held_epoch, Duration lease_duration) {
   if (held_epoch == 0) {
-    // A standby first looks without a lock. The upsert below locks the row FOR UPDATE even
-    // when its WHERE then changes nothing, so it would queue behind the leader's fenced
-    // writes (their FOR SHARE) and hold up the ones that come after it, every retry
-    // period, for nothing: a live lease is refused by a plain read.
+    // A standby first looks without a lock. The upsert below locks the row (FOR NO KEY
+    // UPDATE) even when its WHERE then changes nothing, so it would queue behind the
+    // leader's fenced writes (their FOR SHARE) and hold up the ones that come after it,
+    // every retry period, for nothing: a live lease is refused by a plain read.
     auto current = ReadLease(connection, lease_name);
     if (!current.ok()) return current.status();
     if (current->has_value() && !(*current)->expired) return LeaseAttempt{false, **current};
   }
-  // ON CONFLICT DO UPDATE locks the row (FOR UPDATE) before its WHERE is judged, so it
+  // ON CONFLICT DO UPDATE locks the row (FOR NO KEY UPDATE) before its WHERE is judged, so it
   // waits for fenced writes holding FOR SHARE and then judges the committed row, by the
   // database's clock at that moment. Renewal needs the same holder and epoch; taking
   // needs expiry. A lapsed lease its holder renews late still gets a new epoch: writes
