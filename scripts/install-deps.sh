@@ -8,6 +8,7 @@ packages=(
   libyaml-cpp-dev liblua5.4-dev libcurl4-openssl-dev libssl-dev openssl
   libspdlog-dev nlohmann-json3-dev libcli11-dev libcpp-httplib-dev
   libsqlite3-dev sqlite3 libgtest-dev libgmock-dev libbenchmark-dev libjemalloc-dev
+  libpq-dev
 )
 if [[ "${GPUFED_TEST_DEPS:-0}" == 1 ]]; then
   # The schema conformance test runs ajv from the npm registry; the layering check, the
@@ -32,6 +33,10 @@ if [[ "${GPUFED_TEST_DEPS:-0}" == 1 ]]; then
   # Version-pinned rather than Debian's default clang-format (14): the style and the
   # checks a release knows differ between releases, and CI must lint as developers do.
   packages+=(clang-format-19 clang-tidy-19)
+  # controller/pg and controller/ha test against a real PostgreSQL 15 that the tests start
+  # themselves (tests/pg/pg-cluster.sh: initdb and postgres as the `postgres` user, a
+  # throwaway TLS CA from openssl); the packaged cluster is never started (policy-rc.d below).
+  packages+=(postgresql-15)
 fi
 if [[ "${GPUFED_FUZZ_DEPS:-0}" == 1 ]]; then
   # scripts/fuzz.sh: clang-19 with its libFuzzer/sanitizer runtime, and llvm-19 for the

@@ -1,0 +1,106 @@
+#include "controller/ha/lease.h"
+
+namespace gpufed::ha {
+namespace {
+
+constexpr pg::Migration kLeaseMigrations[] = {
+    {1, "the leader lease",
+     "CREATE TABLE gpufed_lease ("
+     " name text PRIMARY KEY,"
+     " holder text NOT NULL,"
+     " epoch bigint NOT NULL CHECK (epoch > 0),"
+     " renewed_at timestamptz NOT NULL,"
+     " expires_at timestamptz NOT NULL)"},
+};
+
+// The columns every lease statement returns, the times as Unix microseconds.
+constexpr std::string_view kLeaseColumns =
+    "holder, epoch,"
+    " (extract(epoch FROM renewed_at) * 1000000)::bigint AS renewed_at_us,"
+    " (extract(epoch FROM expires_at) * 1000000)::bigint AS expires_at_us,"
+    " expires_at <= clock_timestamp() AS expired";
+
+Result<LeaseRecord> RecordAt(const pg::Rows& rows, size_t row) {
+  LeaseRecord record;
+  auto holder = rows.Text(row, "holder");
+  auto epoch = rows.Int64(row, "epoch");
+  auto renewed = rows.Int64(row, "renewed_at_us");
+  auto expires = rows.Int64(row, "expires_at_us");
+  auto expired = rows.Bool(row, "expired");
+  for (const Status* s : {&holder.status(), &epoch.status(), &renewed.status(), &expires.status(), &expired.status()}) {
+    if (!s->ok()) return *s;
+  }
+  record.holder = *holder;
+  record.epoch = *epoch;
+  record.renewed_at_unix_micros = *renewed;
+  record.expires_at_unix_micros = *expires;
+  record.expired = *expired;
+  return record;
+}
+
+}  // namespace
+
+std::span<const pg::Migration> LeaseMigrations() { return kLeaseMigrations; }
+
+Result<LeaseAttempt> TryAcquireOrRenew(pg::Connection& connection, std::string_view lease_name, std::string_view holder,
+                                       int64_t held_epoch, Duration lease_duration) {
+  if (held_epoch == 0) {
+    // A standby first looks without a lock. The upsert below locks the row (FOR NO KEY
+    // UPDATE) even when its WHERE then changes nothing, so it would queue behind the
+    // leader's fenced writes (their FOR SHARE) and hold up the ones that come after it,
+    // every retry period, for nothing: a live lease is refused by a plain read.
+    auto current = ReadLease(connection, lease_name);
+    if (!current.ok()) return current.status();
+    if (current->has_value() && !(*current)->expired) return LeaseAttempt{false, **current};
+  }
+  // ON CONFLICT DO UPDATE locks the row (FOR NO KEY UPDATE) before its WHERE is judged, so it
+  // waits for fenced writes holding FOR SHARE and then judges the committed row, by the
+  // database's clock at that moment. Renewal needs the same holder and epoch; taking
+  // needs expiry. A lapsed lease its holder renews late still gets a new epoch: writes
+  // fenced by the old one must fail, whoever holds it next.
+  const std::string sql =
+      "INSERT INTO gpufed_lease AS l (name, holder, epoch, renewed_at, expires_at)"
+      " VALUES ($1, $2, 1, clock_timestamp(), clock_timestamp() + $3 * interval '1 millisecond')"
+      " ON CONFLICT (name) DO UPDATE SET"
+      "  holder = EXCLUDED.holder,"
+      "  epoch = CASE WHEN l.holder = EXCLUDED.holder AND l.epoch = $4 AND l.expires_at > clock_timestamp()"
+      "          THEN l.epoch ELSE l.epoch + 1 END,"
+      "  renewed_at = clock_timestamp(),"
+      "  expires_at = clock_timestamp() + $3 * interval '1 millisecond'"
+      " WHERE l.expires_at <= clock_timestamp() OR (l.holder = EXCLUDED.holder AND l.epoch = $4)"
+      " RETURNING " +
+      std::string(kLeaseColumns);
+  auto taken =
+      connection.Exec("take or renew the lease", sql, {lease_name, holder, lease_duration.millis(), held_epoch});
+  if (!taken.ok()) return taken.status();
+  if (!taken->empty()) {
+    auto record = RecordAt(*taken, 0);
+    if (!record.ok()) return record.status();
+    return LeaseAttempt{true, *record};
+  }
+  auto current = ReadLease(connection, lease_name);
+  if (!current.ok()) return current.status();
+  if (!current->has_value()) return Internal("take or renew the lease: the lease row vanished");
+  return LeaseAttempt{false, **current};
+}
+
+Result<std::optional<LeaseRecord>> ReadLease(pg::Connection& connection, std::string_view lease_name) {
+  auto rows = connection.Exec(
+      "read the lease", "SELECT " + std::string(kLeaseColumns) + " FROM gpufed_lease WHERE name = $1", {lease_name});
+  if (!rows.ok()) return rows.status();
+  if (rows->empty()) return std::optional<LeaseRecord>();
+  auto record = RecordAt(*rows, 0);
+  if (!record.ok()) return record.status();
+  return std::optional<LeaseRecord>(*record);
+}
+
+Status ReleaseLease(pg::Connection& connection, std::string_view lease_name, std::string_view holder, int64_t epoch) {
+  auto released = connection.Exec(
+      "release the lease",
+      "UPDATE gpufed_lease SET expires_at = clock_timestamp() WHERE name = $1 AND holder = $2 AND epoch = $3 AND "
+      "expires_at > clock_timestamp()",
+      {lease_name, holder, epoch});
+  return released.ok() ? Status::Ok() : released.status();
+}
+
+}  // namespace gpufed::ha
