@@ -79,12 +79,12 @@ bool Is(const std::vector<Token>& t, size_t i, std::string_view text) { return i
 
 // Rules 3, 5 and 6: words one engine alone takes.
 Status CheckWords(std::string_view sql, const std::vector<Token>& t) {
-  static const std::set<std::string, std::less<>> kSqliteOnly = {
-      "PRAGMA", "INDEXED", "AUTOINCREMENT", "GLOB", "IFNULL", "IIF", "GROUP_CONCAT", "ATTACH",
-      "DETACH", "VACUUM",  "_ROWID_",       "OID"};
-  static const std::set<std::string, std::less<>> kSqliteFunctions = {
-      "LAST_INSERT_ROWID", "CHANGES", "TOTAL_CHANGES", "STRFTIME", "DATETIME", "JULIANDAY", "UNIXEPOCH", "DATE",
-      "TIME"};
+  static const std::set<std::string, std::less<>> kSqliteOnly = {"PRAGMA", "INDEXED", "AUTOINCREMENT", "GLOB",
+                                                                 "IFNULL", "IIF",     "GROUP_CONCAT",  "ATTACH",
+                                                                 "DETACH", "VACUUM",  "_ROWID_",       "OID"};
+  static const std::set<std::string, std::less<>> kSqliteFunctions = {"LAST_INSERT_ROWID", "CHANGES",  "TOTAL_CHANGES",
+                                                                      "STRFTIME",          "DATETIME", "JULIANDAY",
+                                                                      "UNIXEPOCH",         "DATE",     "TIME"};
   for (size_t i = 0; i < t.size(); ++i) {
     if (t[i].kind != Token::Kind::kWord) continue;
     const std::string& w = t[i].text;
@@ -129,9 +129,9 @@ Status CheckRowid(std::string_view sql, const std::vector<Token>& t) {
 // Rule 7: in DO UPDATE, every column that is not an assignment's target is qualified.
 Status CheckUpsertColumns(std::string_view sql, const std::vector<Token>& t) {
   static const std::set<std::string, std::less<>> kExpressionWords = {
-      "AND", "OR",   "NOT",  "NULL",  "IS",  "IN", "CASE", "WHEN",   "THEN",    "ELSE",   "END",    "TRUE",
-      "FALSE", "DISTINCT", "FROM", "LIKE", "BETWEEN", "CAST", "AS", "BIGINT", "INTEGER", "TEXT", "DOUBLE",
-      "PRECISION"};
+      "AND",     "OR",   "NOT", "NULL",   "IS",      "IN",       "CASE",   "WHEN",
+      "THEN",    "ELSE", "END", "TRUE",   "FALSE",   "DISTINCT", "FROM",   "LIKE",
+      "BETWEEN", "CAST", "AS",  "BIGINT", "INTEGER", "TEXT",     "DOUBLE", "PRECISION"};
   size_t i = 0;
   while (i + 2 < t.size() && !(Is(t, i, "DO") && Is(t, i + 1, "UPDATE") && Is(t, i + 2, "SET"))) ++i;
   if (i + 2 >= t.size()) return Status::Ok();

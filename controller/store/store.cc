@@ -134,8 +134,9 @@ Status Store::WriteRecord(const WorkloadRecord& r, bool insert, std::vector<Work
   const std::string currency = r.cost.currency().empty() ? r.estimate.currency() : r.cost.currency();
   const int64_t seq = insert ? ++seq_ : r.updated_seq;
   if (insert) {
-    Result<std::unique_ptr<Statement>> s = db_->Prepare(std::string("INSERT INTO workloads(") + kWorkloadColumns +
-                                                        ") VALUES($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23)");
+    Result<std::unique_ptr<Statement>> s =
+        db_->Prepare(std::string("INSERT INTO workloads(") + kWorkloadColumns +
+                     ") VALUES($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23)");
     if (!s.ok()) return s.status();
     (*s)->Bind(1, r.name).Bind(2, r.uid).Bind(3, r.tenant).Bind(4, r.source).Bind(5, r.spec_text);
     (*s)->Bind(6, r.submitted.millis())
@@ -399,7 +400,8 @@ Status Store::RequestCancel(const std::string& uid) {
 Result<std::vector<Transition>> Store::History(const std::string& uid) {
   MutexLock lock(mu_);
   Result<std::unique_ptr<Statement>> s = db_->Prepare(
-      "SELECT workload, attempt, from_state, to_state, reason, at_ms FROM status_history WHERE workload=$1 ORDER BY id");
+      "SELECT workload, attempt, from_state, to_state, reason, at_ms FROM status_history WHERE workload=$1 ORDER BY "
+      "id");
   if (!s.ok()) return s.status();
   (*s)->Bind(1, uid);
   std::vector<Transition> out;

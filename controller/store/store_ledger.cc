@@ -114,8 +114,7 @@ Status Store::MarkAction(const std::string& kind, const std::string& key, Action
 
 Result<int64_t> Store::MarkActionLocked(const std::string& kind, const std::string& key, ActionState state,
                                         const std::string& error) {
-  Result<std::unique_ptr<Statement>> s =
-      db_->Prepare("UPDATE actions SET state=$1, error=$2 WHERE kind=$3 AND key=$4");
+  Result<std::unique_ptr<Statement>> s = db_->Prepare("UPDATE actions SET state=$1, error=$2 WHERE kind=$3 AND key=$4");
   if (!s.ok()) return s.status();
   (*s)->Bind(1, std::string(ActionStateName(state))).Bind(2, error).Bind(3, kind).Bind(4, key);
   GPUFED_RETURN_IF_ERROR((*s)->Run());

@@ -150,8 +150,22 @@ TEST(StoreSql, EveryStatementTheStorePreparesOrExecutesIsPortable) {
   ASSERT_NE(recorded.store, nullptr);
   ExerciseEveryQuery(*recorded.store);
   ASSERT_GT(recorded.log->size(), 40u);
-  for (const std::string& sql : *recorded.log) EXPECT_TRUE(CheckPortableSql(sql).ok()) << CheckPortableSql(sql).ToString();
+  for (const std::string& sql : *recorded.log)
+    EXPECT_TRUE(CheckPortableSql(sql).ok()) << CheckPortableSql(sql).ToString();
 }
+
+// Upserts whose stored columns are bare (PostgreSQL: "column reference is ambiguous"),
+// and one that qualifies them.
+constexpr const char* kUnqualifiedUpsertValue =
+    "INSERT INTO tenant_usage(tenant, spent_micros) VALUES($1,$2) ON CONFLICT(tenant) DO UPDATE SET "
+    "spent_micros=spent_micros+excluded.spent_micros";
+constexpr const char* kUnqualifiedUpsertWhere =
+    "INSERT INTO actions(kind, key, state) VALUES($1,$2,'intent') ON CONFLICT(kind, key) DO UPDATE SET "
+    "state='intent' WHERE state='failed'";
+constexpr const char* kQualifiedUpsert =
+    "INSERT INTO tenant_usage(tenant, spent_micros) VALUES($1,$2) ON CONFLICT(tenant) DO UPDATE SET "
+    "spent_micros=tenant_usage.spent_micros+excluded.spent_micros, currency=excluded.currency "
+    "WHERE tenant_usage.spent_micros >= 0";
 
 TEST(StoreSql, ThePortabilityCheckRefusesWhatOnlyOneEngineTakes) {
   for (const char* sqlite_only : {
@@ -179,10 +193,8 @@ TEST(StoreSql, ThePortabilityCheckRefusesWhatOnlyOneEngineTakes) {
            "SELECT \"uid\" FROM workloads",
            "SELECT IFNULL(uid, '') FROM workloads",
            "BEGIN IMMEDIATE",
-           "INSERT INTO tenant_usage(tenant, spent_micros) VALUES($1,$2) ON CONFLICT(tenant) DO UPDATE SET "
-           "spent_micros=spent_micros+excluded.spent_micros",
-           "INSERT INTO actions(kind, key, state) VALUES($1,$2,'intent') ON CONFLICT(kind, key) DO UPDATE SET "
-           "state='intent' WHERE state='failed'",
+           kUnqualifiedUpsertValue,
+           kUnqualifiedUpsertWhere,
        }) {
     EXPECT_EQ(CheckPortableSql(sqlite_only).code(), StatusCode::kInvalidArgument) << sqlite_only;
   }
@@ -193,9 +205,7 @@ TEST(StoreSql, ThePortabilityCheckRefusesWhatOnlyOneEngineTakes) {
            "SELECT MAX(rowid) FROM attempts",
            "SELECT kind FROM actions ORDER BY rowid",
            "INSERT INTO decisions(at_ms) VALUES($1) RETURNING seq",
-           "INSERT INTO tenant_usage(tenant, spent_micros) VALUES($1,$2) ON CONFLICT(tenant) DO UPDATE SET "
-           "spent_micros=tenant_usage.spent_micros+excluded.spent_micros, currency=excluded.currency "
-           "WHERE tenant_usage.spent_micros >= 0",
+           kQualifiedUpsert,
            "SELECT replace(uid, '-', '_') FROM workloads",
            "SAVEPOINT submit",
            "ROLLBACK TO SAVEPOINT submit",

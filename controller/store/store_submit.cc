@@ -178,8 +178,8 @@ void Store::CommitSubmits(SubmitGroup& group, const Status& journalled) {
       q->result = s;
     }
   }
-  Result<std::unique_ptr<Statement>> write =
-      db_->Prepare("INSERT INTO meta(key, value) VALUES('uid_counter', $1) ON CONFLICT(key) DO UPDATE SET value=excluded.value");
+  Result<std::unique_ptr<Statement>> write = db_->Prepare(
+      "INSERT INTO meta(key, value) VALUES('uid_counter', $1) ON CONFLICT(key) DO UPDATE SET value=excluded.value");
   if (!write.ok()) return fail_accepted(write.status());
   if (Status s = (*write)->Bind(1, std::to_string(group.last_uid)).Run(); !s.ok()) return fail_accepted(s);
   // Nothing is acknowledged before the commit: a failed one fails every submission of the
