@@ -94,11 +94,9 @@ std::string CursorWithin(const std::string& text, const audit::JournalCopy& jour
 Result<int64_t> StoreSchemaVersion(const std::string& db) {
   Result<std::unique_ptr<store::Database>> opened = store::Database::OpenReadOnly(db);
   if (!opened.ok()) return opened.status();
-  Result<std::unique_ptr<store::Statement>> s = (*opened)->Prepare("PRAGMA user_version");
-  if (!s.ok()) return s.status();
-  Result<bool> row = (*s)->Step();
-  if (!row.ok()) return row.status();
-  return *row ? (*s)->Int(0) : 0;
+  Result<int> version = (*opened)->SchemaVersion();
+  if (!version.ok()) return version.status();
+  return *version;
 }
 
 }  // namespace

@@ -72,7 +72,7 @@ TEST(MeteredDays, AnOlderStoreIsFilledFromItsAttemptsWhenMigrated) {
     auto db = Database::Open(path);
     ASSERT_TRUE(db.ok()) << db.status().ToString();
     const int before = 6;  // the schema before tenant_usage_days
-    for (int v = 0; v < before; ++v) ASSERT_TRUE((*db)->Exec(SchemaMigrations()[v]).ok()) << v;
+    for (int v = 0; v < before; ++v) ASSERT_TRUE((*db)->Exec(SqliteSchemaMigrations()[v]).ok()) << v;
     ASSERT_TRUE((*db)->Exec("PRAGMA user_version = " + std::to_string(before)).ok());
     ASSERT_TRUE((*db)
                     ->Exec("INSERT INTO attempts VALUES('a-u1', 1, 'a', 'nlp', 'cloud', 'succeeded', 10, 3000000, "

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 #include "controller/common/secure_file.h"
 
@@ -56,29 +57,54 @@ std::string FileUri(const std::string& path, const std::string& query) {
   return uri + "?" + query;
 }
 
+// SQLite's index of each `$n` of `stmt` (sql.h: it numbers named parameters by first
+// appearance, not by their digits), empty when `$n` is index n throughout. Any other
+// parameter form, or numbers that are not exactly 1..count, is refused: PostgreSQL would
+// read it differently or not at all.
+Result<std::vector<int>> ParameterIndexes(sqlite3_stmt* stmt) {
+  const int count = sqlite3_bind_parameter_count(stmt);
+  std::vector<int> index(static_cast<size_t>(count) + 1, 0);
+  bool identity = true;
+  for (int i = 1; i <= count; ++i) {
+    const char* name = sqlite3_bind_parameter_name(stmt, i);
+    const std::string shown = name != nullptr ? name : "?";
+    int n = 0;
+    bool numbered = name != nullptr && name[0] == '$' && name[1] >= '1' && name[1] <= '9';
+    for (const char* p = name != nullptr ? name + 1 : ""; numbered && *p != '\0'; ++p) {
+      numbered = *p >= '0' && *p <= '9' && n <= count;
+      n = n * 10 + (*p - '0');
+    }
+    if (!numbered || n > count) {
+      return InvalidArgument("parameter " + shown + " is not one of $1 to $" + std::to_string(count) +
+                             " (controller/store/sql.h)");
+    }
+    index[static_cast<size_t>(n)] = i;
+    identity = identity && n == i;
+  }
+  if (identity) index.clear();
+  return index;
+}
+
 }  // namespace
 
-Statement::~Statement() {
+SqliteStatement::~SqliteStatement() {
   if (owner_ != nullptr) {
-    owner_->Return(std::move(sql_), stmt_);
+    owner_->Return(std::move(sql_), {stmt_, std::move(param_index_)});
   } else {
     sqlite3_finalize(stmt_);
   }
 }
 
-Result<bool> Statement::Step() {
+Result<bool> SqliteStatement::Step() {
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
-  if (rc == SQLITE_DONE) return false;
-  return Error(db_, "sqlite step");
-}
-
-Status Statement::Run() {
-  while (true) {
-    Result<bool> r = Step();
-    if (!r.ok()) return r.status();
-    if (!*r) return Status::Ok();
+  if (rc == SQLITE_DONE) {
+    // sqlite3_changes is the connection's last INSERT, UPDATE or DELETE: a read that
+    // completes after one must not report its rows.
+    changes_ = sqlite3_stmt_readonly(stmt_) != 0 ? 0 : sqlite3_changes64(db_);
+    return false;
   }
+  return Error(db_, "sqlite step");
 }
 
 Result<std::unique_ptr<Database>> Database::Connect(const std::string& name, int flags, bool read_only) {
@@ -136,14 +162,17 @@ Result<std::unique_ptr<Database>> Database::OpenReadOnly(const std::string& path
 }
 
 Database::~Database() {
-  for (auto& [sql, stmt] : idle_) sqlite3_finalize(stmt);
+  for (auto& [sql, compiled] : idle_) sqlite3_finalize(compiled.stmt);
   sqlite3_close(db_);
 }
 
-void Database::Return(std::string sql, sqlite3_stmt* stmt) {
+void Database::Return(std::string sql, Compiled compiled) {
+  sqlite3_stmt* stmt = compiled.stmt;
   sqlite3_reset(stmt);
   sqlite3_clear_bindings(stmt);
-  if (idle_.size() >= kMaxCachedStatements || !idle_.emplace(std::move(sql), stmt).second) sqlite3_finalize(stmt);
+  if (idle_.size() >= kMaxCachedStatements || !idle_.emplace(std::move(sql), std::move(compiled)).second) {
+    sqlite3_finalize(stmt);
+  }
 }
 
 Status Database::Exec(const std::string& sql) {
@@ -159,9 +188,10 @@ Status Database::Exec(const std::string& sql) {
 
 Result<std::unique_ptr<Statement>> Database::Prepare(const std::string& sql) {
   if (auto it = idle_.find(sql); it != idle_.end()) {
-    sqlite3_stmt* stmt = it->second;
+    Compiled compiled = std::move(it->second);
     idle_.erase(it);
-    return std::make_unique<Statement>(this, db_, stmt, sql);
+    return std::unique_ptr<Statement>(
+        std::make_unique<SqliteStatement>(this, db_, compiled.stmt, sql, std::move(compiled.param_index)));
   }
   sqlite3_stmt* stmt = nullptr;
   if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK) {
@@ -174,8 +204,30 @@ Result<std::unique_ptr<Statement>> Database::Prepare(const std::string& sql) {
     sqlite3_finalize(stmt);
     return FailedPrecondition(kReadOnlyRefusal);
   }
-  return std::make_unique<Statement>(this, db_, stmt, sql);
+  Result<std::vector<int>> param_index = ParameterIndexes(stmt);
+  if (!param_index.ok()) {
+    sqlite3_finalize(stmt);
+    return param_index.status();
+  }
+  return std::unique_ptr<Statement>(
+      std::make_unique<SqliteStatement>(this, db_, stmt, sql, std::move(param_index).value()));
 }
+
+Result<int> Database::SchemaVersion() {
+  sqlite3_stmt* stmt = nullptr;
+  if (sqlite3_prepare_v2(db_, "PRAGMA user_version", -1, &stmt, nullptr) != SQLITE_OK) {
+    sqlite3_finalize(stmt);
+    return Error(db_, "schema version");
+  }
+  // Finalized before any migration runs (a statement still stepping would make its DROP
+  // TABLE fail, locked).
+  const int rc = sqlite3_step(stmt);
+  Result<int> version = rc == SQLITE_ROW ? Result<int>(sqlite3_column_int(stmt, 0)) : Error(db_, "schema version");
+  sqlite3_finalize(stmt);
+  return version;
+}
+
+Status Database::SetSchemaVersion(int version) { return Exec("PRAGMA user_version = " + std::to_string(version)); }
 
 Status Database::BackupTo(const std::string& destination) {
   Result<std::unique_ptr<Database>> to = Database::Open(destination);

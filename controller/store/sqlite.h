@@ -1,68 +1,73 @@
 #pragma once
-// A thin RAII layer over the SQLite C API: a connection, prepared statements with
-// typed binds, and errors as Status. Nothing gpufed-specific lives here.
+// SQLite's backend of the store's SQL interface (sql.h): a connection with WAL, durability
+// modes, private files, a read-only open and a cache of prepared statements, errors as
+// Status. What only SQLite has (its pragmas, the online backup) lives here and nowhere else.
 #include <sqlite3.h>
 
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "controller/common/durability.h"
 #include "controller/common/status.h"
+#include "controller/store/sql.h"
 
 namespace gpufed::store {
 
 class Database;
 
-// The error of every write tried through a read-only Database (and Store).
-inline constexpr const char* kReadOnlyRefusal = "the store is open read-only: nothing may be written";
-
 // A prepared statement on loan from its Database's cache: destroying it resets it and
 // gives it back, so the SQL of a hot path is compiled once per connection, not per call.
 // Must not outlive the Database.
-class Statement {
+class SqliteStatement final : public Statement {
  public:
-  Statement(Database* owner, sqlite3* db, sqlite3_stmt* stmt, std::string sql)
-      : owner_(owner), db_(db), stmt_(stmt), sql_(std::move(sql)) {}
-  ~Statement();
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
+  // `param_index[n]` is SQLite's index of `$n` (sql.h: SQLite numbers named parameters
+  // by first appearance); empty when `$n` is index n for every n, as in most statements.
+  SqliteStatement(Database* owner, sqlite3* db, sqlite3_stmt* stmt, std::string sql, std::vector<int> param_index)
+      : owner_(owner), db_(db), stmt_(stmt), sql_(std::move(sql)), param_index_(std::move(param_index)) {}
+  ~SqliteStatement() override;
 
-  // Binds are 1-based, in order of the `?` placeholders.
-  Statement& Bind(int i, const std::string& v) {
-    sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  Statement& Bind(int i, const std::string& v) override {
+    sqlite3_bind_text(stmt_, Index(i), v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
     return *this;
   }
-  Statement& Bind(int i, int64_t v) {
-    sqlite3_bind_int64(stmt_, i, v);
+  Statement& Bind(int i, int64_t v) override {
+    sqlite3_bind_int64(stmt_, Index(i), v);
     return *this;
   }
-  Statement& Bind(int i, int v) { return Bind(i, static_cast<int64_t>(v)); }
-  Statement& Bind(int i, double v) {
-    sqlite3_bind_double(stmt_, i, v);
+  using Statement::Bind;
+  Statement& Bind(int i, double v) override {
+    sqlite3_bind_double(stmt_, Index(i), v);
     return *this;
   }
-  // Result<bool>: true when a row is ready, false when done.
-  Result<bool> Step();
-  // Runs to completion (for statements without rows).
-  Status Run();
+  Result<bool> Step() override;
+  int64_t RowsChanged() const override { return changes_; }
 
-  std::string Text(int col) const {
+  std::string Text(int col) const override {
     const unsigned char* p = sqlite3_column_text(stmt_, col);
     return p ? std::string(reinterpret_cast<const char*>(p), sqlite3_column_bytes(stmt_, col)) : std::string();
   }
-  int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
-  double Real(int col) const { return sqlite3_column_double(stmt_, col); }
+  int64_t Int(int col) const override { return sqlite3_column_int64(stmt_, col); }
+  double Real(int col) const override { return sqlite3_column_double(stmt_, col); }
 
  private:
+  // `$i` past the mapping has no index: 0, which SQLite refuses as out of range.
+  int Index(int i) const {
+    if (param_index_.empty()) return i;
+    return i > 0 && static_cast<size_t>(i) < param_index_.size() ? param_index_[i] : 0;
+  }
+
   Database* owner_;
   sqlite3* db_;
   sqlite3_stmt* stmt_;
   std::string sql_;
+  std::vector<int> param_index_;
+  int64_t changes_ = 0;
 };
 
-class Database {
+class Database final : public Connection {
  public:
   // Opens (creating) `path` in WAL mode. Synced: synchronous=FULL, a committed
   // transaction is durable when Commit returns. Unsynced: synchronous=OFF, committed
@@ -78,63 +83,45 @@ class Database {
   // not exist. Every statement that would write and every Transaction fail with
   // FailedPrecondition.
   static Result<std::unique_ptr<Database>> OpenReadOnly(const std::string& path);
-  ~Database();
-  Database(const Database&) = delete;
-  Database& operator=(const Database&) = delete;
+  ~Database() override;
 
-  Status Exec(const std::string& sql);
-  // A cached statement when one for `sql` is idle, else a newly compiled one.
-  Result<std::unique_ptr<Statement>> Prepare(const std::string& sql);
-  int64_t LastInsertRowId() const { return sqlite3_last_insert_rowid(db_); }
-  int Changes() const { return sqlite3_changes(db_); }
-  // A transaction is open (BEGIN without its COMMIT or ROLLBACK yet).
-  bool InTransaction() const { return sqlite3_get_autocommit(db_) == 0; }
-  bool read_only() const { return read_only_; }
+  SqlDialect dialect() const override { return SqlDialect::kSqlite; }
+  Status Exec(const std::string& sql) override;
+  // A cached statement when one for `sql` is idle, else a newly compiled one. Besides
+  // sql.h's refusals, SQLite's own parameter forms (`?`, `?NNN`, `:name`, `@name`, `$name`)
+  // are InvalidArgument: only `$n` means the same to PostgreSQL.
+  Result<std::unique_ptr<Statement>> Prepare(const std::string& sql) override;
+  Status Begin() override { return read_only_ ? FailedPrecondition(kReadOnlyRefusal) : Exec("BEGIN IMMEDIATE"); }
+  Status Commit() override { return Exec("COMMIT"); }
+  Status Rollback() override { return Exec("ROLLBACK"); }
+  bool InTransaction() const override { return sqlite3_get_autocommit(db_) == 0; }
+  bool read_only() const override { return read_only_; }
+  // PRAGMA user_version: a file that is not a database fails here (DataLoss).
+  Result<int> SchemaVersion() override;
+  Status SetSchemaVersion(int version) override;
   // Copies this database, as of one read transaction, into `destination`, a new private
   // database (Database::Open's rules), with SQLite's online backup: a live controller's
   // store is copied consistent without stopping it (`gpufed state backup`).
   Status BackupTo(const std::string& destination);
 
  private:
-  friend class Statement;
+  friend class SqliteStatement;
+  // A compiled statement with its `$n` mapping (SqliteStatement).
+  struct Compiled {
+    sqlite3_stmt* stmt;
+    std::vector<int> param_index;
+  };
   Database(sqlite3* db, bool read_only) : db_(db), read_only_(read_only) {}
   // sqlite3_open_v2 of `name` (a path or a file: URI) with `flags`.
   static Result<std::unique_ptr<Database>> Connect(const std::string& name, int flags, bool read_only);
   // Takes back a statement that is done (reset, bindings cleared); finalizes it when
   // one for the same SQL is already idle or the cache is full.
-  void Return(std::string sql, sqlite3_stmt* stmt);
+  void Return(std::string sql, Compiled compiled);
 
   static constexpr size_t kMaxCachedStatements = 64;
   sqlite3* db_;
   const bool read_only_;
-  std::unordered_map<std::string, sqlite3_stmt*> idle_;
-};
-
-// Commits on Commit(), rolls back when destroyed without it. On a read-only Database it
-// does not begin: begin_status() is FailedPrecondition (every Transaction writes).
-class Transaction {
- public:
-  explicit Transaction(Database& db) : db_(db) {
-    status_ = db_.read_only() ? FailedPrecondition(kReadOnlyRefusal) : db_.Exec("BEGIN IMMEDIATE");
-  }
-  ~Transaction() {
-    if (status_.ok() && !done_) (void)db_.Exec("ROLLBACK");
-  }
-  const Status& begin_status() const { return status_; }
-  // A COMMIT that fails (a full disk, an I/O error, a busy database) may leave the
-  // transaction open, and every later BEGIN would fail: it is rolled back here, so the
-  // store goes on with the next transaction and the caller reports this one's error.
-  Status Commit() {
-    done_ = true;
-    Status committed = db_.Exec("COMMIT");
-    if (!committed.ok() && db_.InTransaction()) (void)db_.Exec("ROLLBACK");
-    return committed;
-  }
-
- private:
-  Database& db_;
-  Status status_;
-  bool done_ = false;
+  std::unordered_map<std::string, Compiled> idle_;
 };
 
 }  // namespace gpufed::store

@@ -1,12 +1,14 @@
 #pragma once
-// The controller's durable state in SQLite (WAL, synchronous=FULL): workloads and their
-// status history, the decisions index, the action ledger that makes connector actions
-// idempotent across crashes, finished attempts and tenant usage. Every method is one
-// transaction; a method that returns OK is durable. Thread-safe (one connection behind
-// a mutex): the HTTP server and the reconcile loop share one Store.
+// The controller's durable state: workloads and their status history, the decisions
+// index, the action ledger that makes connector actions idempotent across crashes,
+// finished attempts and tenant usage. Every method is one transaction; a method that
+// returns OK is durable. Thread-safe (one connection behind a mutex): the HTTP server and
+// the reconcile loop share one Store. Written against sql.h's Connection in portable SQL
+// (README.md, "Portable SQL"): SQLite (WAL, synchronous=FULL) today, PostgreSQL next.
 //
-// Schema versions are applied in order by Open (see store.cc, kMigrations); the
-// version is kept in PRAGMA user_version. OpenReadOnly neither migrates nor writes.
+// Schema versions (schema.h, shared by every dialect) are applied in order by Open; the
+// connection keeps the version (SQLite: PRAGMA user_version). OpenReadOnly neither
+// migrates nor writes.
 #include <atomic>
 #include <deque>
 #include <functional>
@@ -18,11 +20,12 @@
 #include <variant>
 #include <vector>
 
+#include "controller/common/durability.h"
 #include "controller/common/fair_mutex.h"
 #include "controller/common/mutex.h"
 #include "controller/store/commit_stats.h"
 #include "controller/store/records.h"
-#include "controller/store/sqlite.h"
+#include "controller/store/sql.h"
 #include "controller/store/unfinished_rows.h"
 
 namespace gpufed::store {
@@ -57,6 +60,10 @@ class Store {
   // the `...Later` writes that return nothing are dropped (they could never commit), so
   // GetMeta and GetAction never show a value the database does not hold.
   static Result<std::unique_ptr<Store>> OpenReadOnly(const std::string& path);
+  // A Store on `db`, any backend of sql.h: a writable one is migrated as Open does, a
+  // read-only one checked as OpenReadOnly does (a backend's Open makes the connection; a
+  // test may wrap one).
+  static Result<std::unique_ptr<Store>> OpenOn(std::unique_ptr<Connection> db);
   ~Store();  // commits the writes still waiting (Flush)
   static int LatestSchemaVersion();
   int schema_version() const EXCLUDES(mu_);
@@ -206,7 +213,7 @@ class Store {
   Status SetMeta(const std::string& key, const std::string& value);
 
  private:
-  explicit Store(std::unique_ptr<Database> db) : read_only_(db->read_only()), db_(std::move(db)) {}
+  explicit Store(std::unique_ptr<Connection> db) : read_only_(db->read_only()), db_(std::move(db)) {}
   // One write that waits (store_deferred.cc).
   struct DeferredWrite {
     struct Mark {
@@ -224,10 +231,11 @@ class Store {
     std::variant<Mark, DecisionRow, AttemptRow, Meta, HistorySample> write;
   };
 
-  // The SQL of RecordDecision, MarkAction and FinishAttempt.
-  Status RecordDecisionLocked(const DecisionRow& row) REQUIRES(mu_);
-  Status MarkActionLocked(const std::string& kind, const std::string& key, ActionState state, const std::string& error)
-      REQUIRES(mu_);
+  // The SQL of RecordDecision (the row's seq), MarkAction (the rows it marked) and
+  // FinishAttempt.
+  Result<int64_t> RecordDecisionLocked(const DecisionRow& row) REQUIRES(mu_);
+  Result<int64_t> MarkActionLocked(const std::string& kind, const std::string& key, ActionState state,
+                                   const std::string& error) REQUIRES(mu_);
   Status FinishAttemptLocked(const AttemptRow& a) REQUIRES(mu_);
   // Runs the waiting writes in the caller's transaction (dropping them on an error).
   Status ApplyDeferredLocked() REQUIRES(mu_);
@@ -266,10 +274,10 @@ class Store {
   Status UpdateLocked(const WorkloadRecord& record, const std::string& reason, Duration at,
                       std::vector<WorkloadRecord>* written) REQUIRES(mu_);
   Status RecordIntentLocked(const ActionRow& row) REQUIRES(mu_);
-  // The first workload row matching `where` (one or two `?`, bound to first and second).
+  // The first workload row matching `where` ($1, and $2 when `second` is not empty).
   Result<std::optional<WorkloadRecord>> GetOne(const std::string& where, const std::string& first,
                                                const std::string& second) REQUIRES(mu_);
-  // SELECT of workloads with `where` (may hold one `?`, bound to `bind`), by seq.
+  // SELECT of workloads with `where` (may hold $1, bound to `bind`), by seq.
   Result<std::vector<WorkloadRecord>> Query(const std::string& where, const std::string& bind) EXCLUDES(mu_);
   Result<std::vector<WorkloadRecord>> QueryLocked(const std::string& where, const std::string& bind) REQUIRES(mu_);
 
@@ -308,7 +316,7 @@ class Store {
   std::set<std::string> submits_in_flight_ GUARDED_BY(mu_);
   UnfinishedRows unfinished_ GUARDED_BY(mu_);
   const bool read_only_;  // the database's, which never changes
-  std::unique_ptr<Database> db_ PT_GUARDED_BY(mu_);  // every statement runs under mu_
+  std::unique_ptr<Connection> db_ PT_GUARDED_BY(mu_);  // every statement runs under mu_
   int version_ GUARDED_BY(mu_) = 0;
   int64_t seq_ GUARDED_BY(mu_) = 0;
   std::atomic<int64_t> rows_read_{0};

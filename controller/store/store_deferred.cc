@@ -71,9 +71,9 @@ Status Store::ApplyDeferredLocked() {
   for (const DeferredWrite& d : deferred_) {
     Status s;
     if (const auto* m = std::get_if<DeferredWrite::Mark>(&d.write)) {
-      s = MarkActionLocked(m->kind, m->key, m->state, m->error);  // no intent: nothing to mark
+      s = MarkActionLocked(m->kind, m->key, m->state, m->error).status();  // no intent: nothing to mark
     } else if (const auto* row = std::get_if<DecisionRow>(&d.write)) {
-      s = RecordDecisionLocked(*row);
+      s = RecordDecisionLocked(*row).status();
     } else if (const auto* attempt = std::get_if<AttemptRow>(&d.write)) {
       s = FinishAttemptLocked(*attempt);
     } else if (const auto* meta = std::get_if<DeferredWrite::Meta>(&d.write)) {

@@ -13,11 +13,12 @@ Status Store::AppendHistory(Duration at, const std::string& sample, Duration kee
 }
 
 Status Store::AppendHistoryLocked(Duration at, const std::string& sample, Duration keep_from) {
-  Result<std::unique_ptr<Statement>> insert = db_->Prepare("INSERT OR REPLACE INTO history(at_ms, sample) VALUES(?,?)");
+  Result<std::unique_ptr<Statement>> insert = db_->Prepare(
+      "INSERT INTO history(at_ms, sample) VALUES($1,$2) ON CONFLICT(at_ms) DO UPDATE SET sample=excluded.sample");
   if (!insert.ok()) return insert.status();
   (*insert)->Bind(1, at.millis()).Bind(2, sample);
   GPUFED_RETURN_IF_ERROR((*insert)->Run());
-  Result<std::unique_ptr<Statement>> prune = db_->Prepare("DELETE FROM history WHERE at_ms < ?");
+  Result<std::unique_ptr<Statement>> prune = db_->Prepare("DELETE FROM history WHERE at_ms < $1");
   if (!prune.ok()) return prune.status();
   (*prune)->Bind(1, keep_from.millis());
   return (*prune)->Run();
@@ -27,7 +28,7 @@ Result<std::vector<std::pair<Duration, std::string>>> Store::ReadHistory(Duratio
   MutexLock lock(mu_);
   GPUFED_RETURN_IF_ERROR(FlushLockedIfWaiting<DeferredWrite::HistorySample>());
   Result<std::unique_ptr<Statement>> s =
-      db_->Prepare("SELECT at_ms, sample FROM history WHERE at_ms >= ? ORDER BY at_ms");
+      db_->Prepare("SELECT at_ms, sample FROM history WHERE at_ms >= $1 ORDER BY at_ms");
   if (!s.ok()) return s.status();
   (*s)->Bind(1, since.millis());
   std::vector<std::pair<Duration, std::string>> out;

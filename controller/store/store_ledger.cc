@@ -42,19 +42,23 @@ ActionRow ReadAction(const Statement& s) {
 Result<int64_t> Store::RecordDecision(const DecisionRow& row) {
   MutexLock lock(mu_);
   GPUFED_RETURN_IF_ERROR(FlushLocked());
-  GPUFED_RETURN_IF_ERROR(RecordDecisionLocked(row));
-  return db_->LastInsertRowId();
+  return RecordDecisionLocked(row);
 }
 
-Status Store::RecordDecisionLocked(const DecisionRow& row) {
+Result<int64_t> Store::RecordDecisionLocked(const DecisionRow& row) {
   Result<std::unique_ptr<Statement>> s = db_->Prepare(
       "INSERT INTO decisions(at_ms, workload, attempt, revision, outcome, cluster, reason, record_json, tenant, uid) "
-      "VALUES(?,?,?,?,?,?,?,?,?,?)");
+      "VALUES($1,$2,$3,$4,$5,$6,$7,$8,$9,$10) RETURNING seq");
   if (!s.ok()) return s.status();
   (*s)->Bind(1, row.at.millis()).Bind(2, row.workload).Bind(3, row.attempt).Bind(4, row.revision);
   (*s)->Bind(5, row.outcome).Bind(6, row.cluster).Bind(7, row.reason).Bind(8, row.record_json);
   (*s)->Bind(9, row.tenant).Bind(10, row.uid);
-  return (*s)->Run();
+  Result<bool> returned = (*s)->Step();
+  if (!returned.ok()) return returned.status();
+  if (!*returned) return Internal("decision insert returned no seq");
+  const int64_t seq = (*s)->Int(0);
+  GPUFED_RETURN_IF_ERROR((*s)->Run());
+  return seq;
 }
 
 Result<std::vector<DecisionRow>> Store::Decisions(const std::string& tenant, const std::string& workload, int limit) {
@@ -63,7 +67,7 @@ Result<std::vector<DecisionRow>> Store::Decisions(const std::string& tenant, con
   std::string sql =
       "SELECT seq, at_ms, workload, attempt, revision, outcome, cluster, reason, record_json, tenant, uid FROM "
       "decisions";
-  if (!tenant.empty()) sql += workload.empty() ? " WHERE tenant=?" : " WHERE tenant=? AND workload=?";
+  if (!tenant.empty()) sql += workload.empty() ? " WHERE tenant=$1" : " WHERE tenant=$1 AND workload=$2";
   sql += " ORDER BY seq DESC";
   if (limit > 0) sql += " LIMIT " + std::to_string(limit);
   Result<std::unique_ptr<Statement>> s = db_->Prepare(sql);
@@ -91,8 +95,8 @@ Status Store::RecordActionIntent(const ActionRow& row) {
 Status Store::RecordIntentLocked(const ActionRow& row) {
   Result<std::unique_ptr<Statement>> s = db_->Prepare(
       "INSERT INTO actions(kind, key, workload, attempt, cluster, state, error, created_ms, payload) "
-      "VALUES(?,?,?,?,?,'intent','',?,?) ON CONFLICT(kind, key) DO UPDATE SET state='intent', error='', "
-      "cluster=excluded.cluster, payload=excluded.payload WHERE state='failed'");
+      "VALUES($1,$2,$3,$4,$5,'intent','',$6,$7) ON CONFLICT(kind, key) DO UPDATE SET state='intent', error='', "
+      "cluster=excluded.cluster, payload=excluded.payload WHERE actions.state='failed'");
   if (!s.ok()) return s.status();
   (*s)->Bind(1, row.kind).Bind(2, row.key).Bind(3, row.workload).Bind(4, row.attempt).Bind(5, row.cluster);
   (*s)->Bind(6, row.created.millis()).Bind(7, row.payload);
@@ -102,17 +106,19 @@ Status Store::RecordIntentLocked(const ActionRow& row) {
 Status Store::MarkAction(const std::string& kind, const std::string& key, ActionState state, const std::string& error) {
   MutexLock lock(mu_);
   GPUFED_RETURN_IF_ERROR(FlushLocked());
-  GPUFED_RETURN_IF_ERROR(MarkActionLocked(kind, key, state, error));
-  if (db_->Changes() == 0) return NotFound("no action " + kind + " " + key);
+  Result<int64_t> marked = MarkActionLocked(kind, key, state, error);
+  if (!marked.ok()) return marked.status();
+  if (*marked == 0) return NotFound("no action " + kind + " " + key);
   return Status::Ok();
 }
 
-Status Store::MarkActionLocked(const std::string& kind, const std::string& key, ActionState state,
-                               const std::string& error) {
-  Result<std::unique_ptr<Statement>> s = db_->Prepare("UPDATE actions SET state=?, error=? WHERE kind=? AND key=?");
+Result<int64_t> Store::MarkActionLocked(const std::string& kind, const std::string& key, ActionState state,
+                                        const std::string& error) {
+  Result<std::unique_ptr<Statement>> s = db_->Prepare("UPDATE actions SET state=$1, error=$2 WHERE kind=$3 AND key=$4");
   if (!s.ok()) return s.status();
   (*s)->Bind(1, std::string(ActionStateName(state))).Bind(2, error).Bind(3, kind).Bind(4, key);
-  return (*s)->Run();
+  GPUFED_RETURN_IF_ERROR((*s)->Run());
+  return (*s)->RowsChanged();
 }
 
 Result<std::vector<ActionRow>> Store::Actions() {
@@ -134,8 +140,8 @@ Result<std::vector<ActionRow>> Store::Actions() {
 Result<std::optional<ActionRow>> Store::GetAction(const std::string& kind, const std::string& key) {
   MutexLock lock(mu_);
   Result<std::unique_ptr<Statement>> s = db_->Prepare(
-      "SELECT kind, key, workload, attempt, cluster, state, error, created_ms, payload FROM actions WHERE kind=? AND "
-      "key=?");
+      "SELECT kind, key, workload, attempt, cluster, state, error, created_ms, payload FROM actions WHERE kind=$1 AND "
+      "key=$2");
   if (!s.ok()) return s.status();
   (*s)->Bind(1, kind).Bind(2, key);
   Result<bool> row = (*s)->Step();
@@ -165,19 +171,21 @@ Status Store::FinishAttempt(const AttemptRow& a) {
 
 Status Store::FinishAttemptLocked(const AttemptRow& a) {
   Result<std::unique_ptr<Statement>> s = db_->Prepare(
-      "INSERT OR IGNORE INTO attempts(workload, attempt, tenant, cluster, outcome, gpu_seconds, cost_micros, currency, "
-      "cloud, started_ms, finished_ms, uid) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)");
+      "INSERT INTO attempts(workload, attempt, tenant, cluster, outcome, gpu_seconds, cost_micros, currency, cloud, "
+      "started_ms, finished_ms, uid) VALUES($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12) "
+      "ON CONFLICT(uid, attempt) DO NOTHING");
   if (!s.ok()) return s.status();
   (*s)->Bind(1, a.workload).Bind(2, a.attempt).Bind(3, a.tenant).Bind(4, a.cluster).Bind(5, a.outcome);
   (*s)->Bind(6, a.gpu_seconds).Bind(7, a.cost.micros()).Bind(8, a.cost.currency()).Bind(9, a.cloud ? 1 : 0);
   (*s)->Bind(10, a.started.millis()).Bind(11, a.finished.millis()).Bind(12, a.uid);
   GPUFED_RETURN_IF_ERROR((*s)->Run());
-  if (db_->Changes() == 0) return Status::Ok();  // booked before: once only
+  if ((*s)->RowsChanged() == 0) return Status::Ok();  // booked before: once only
   Result<std::unique_ptr<Statement>> u = db_->Prepare(
-      "INSERT INTO tenant_usage(tenant, currency, spent_micros, cloud_spent_micros, gpu_seconds) VALUES(?,?,?,?,?) "
-      "ON CONFLICT(tenant) DO UPDATE SET spent_micros=spent_micros+excluded.spent_micros, "
-      "cloud_spent_micros=cloud_spent_micros+excluded.cloud_spent_micros, "
-      "gpu_seconds=gpu_seconds+excluded.gpu_seconds");
+      "INSERT INTO tenant_usage(tenant, currency, spent_micros, cloud_spent_micros, gpu_seconds) "
+      "VALUES($1,$2,$3,$4,$5) ON CONFLICT(tenant) DO UPDATE SET "
+      "spent_micros=tenant_usage.spent_micros+excluded.spent_micros, "
+      "cloud_spent_micros=tenant_usage.cloud_spent_micros+excluded.cloud_spent_micros, "
+      "gpu_seconds=tenant_usage.gpu_seconds+excluded.gpu_seconds");
   if (!u.ok()) return u.status();
   (*u)->Bind(1, a.tenant).Bind(2, a.cost.currency()).Bind(3, a.cost.micros()).Bind(4, a.cloud ? a.cost.micros() : 0);
   (*u)->Bind(5, a.gpu_seconds);
@@ -208,7 +216,7 @@ Result<std::vector<MeteredDayRow>> Store::MeteredDays(Duration since) {
   MutexLock lock(mu_);
   GPUFED_RETURN_IF_ERROR(FlushLockedIfWaiting<AttemptRow>());
   Result<std::unique_ptr<Statement>> s = db_->Prepare(
-      "SELECT tenant, day, currency, spent_micros, cloud_spent_micros FROM tenant_usage_days WHERE day >= ? "
+      "SELECT tenant, day, currency, spent_micros, cloud_spent_micros FROM tenant_usage_days WHERE day >= $1 "
       "ORDER BY tenant, day, currency");
   if (!s.ok()) return s.status();
   (*s)->Bind(1, first_day);
@@ -245,7 +253,7 @@ Result<std::optional<std::string>> Store::GetMeta(const std::string& key) {
     const auto* meta = std::get_if<DeferredWrite::Meta>(&it->write);
     if (meta != nullptr && meta->key == key) return std::optional<std::string>(meta->value);
   }
-  Result<std::unique_ptr<Statement>> s = db_->Prepare("SELECT value FROM meta WHERE key=?");
+  Result<std::unique_ptr<Statement>> s = db_->Prepare("SELECT value FROM meta WHERE key=$1");
   if (!s.ok()) return s.status();
   (*s)->Bind(1, key);
   Result<bool> row = (*s)->Step();
@@ -261,7 +269,8 @@ Status Store::SetMeta(const std::string& key, const std::string& value) {
 }
 
 Status Store::SetMetaLocked(const std::string& key, const std::string& value) {
-  Result<std::unique_ptr<Statement>> s = db_->Prepare("INSERT OR REPLACE INTO meta(key, value) VALUES(?,?)");
+  Result<std::unique_ptr<Statement>> s =
+      db_->Prepare("INSERT INTO meta(key, value) VALUES($1,$2) ON CONFLICT(key) DO UPDATE SET value=excluded.value");
   if (!s.ok()) return s.status();
   return (*s)->Bind(1, key).Bind(2, value).Run();
 }

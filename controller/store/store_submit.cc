@@ -169,17 +169,17 @@ void Store::CommitSubmits(SubmitGroup& group, const Status& journalled) {
     if (Status s = db_->Exec("SAVEPOINT submit"); !s.ok()) return fail_accepted(s);
     const size_t written_before = written.size();
     Status s = SubmitLocked(*q->result, q->at, &written);
-    if (s.ok()) s = db_->Exec("RELEASE submit");
+    if (s.ok()) s = db_->Exec("RELEASE SAVEPOINT submit");
     if (!s.ok()) {
       written.resize(written_before);
-      Status undone = db_->Exec("ROLLBACK TO submit");
-      if (undone.ok()) undone = db_->Exec("RELEASE submit");
+      Status undone = db_->Exec("ROLLBACK TO SAVEPOINT submit");
+      if (undone.ok()) undone = db_->Exec("RELEASE SAVEPOINT submit");
       if (!undone.ok()) return fail_accepted(undone);
       q->result = s;
     }
   }
-  Result<std::unique_ptr<Statement>> write =
-      db_->Prepare("INSERT OR REPLACE INTO meta(key, value) VALUES('uid_counter', ?)");
+  Result<std::unique_ptr<Statement>> write = db_->Prepare(
+      "INSERT INTO meta(key, value) VALUES('uid_counter', $1) ON CONFLICT(key) DO UPDATE SET value=excluded.value");
   if (!write.ok()) return fail_accepted(write.status());
   if (Status s = (*write)->Bind(1, std::to_string(group.last_uid)).Run(); !s.ok()) return fail_accepted(s);
   // Nothing is acknowledged before the commit: a failed one fails every submission of the
