@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "controller/audit/file_journal_storage.h"
 #include "controller/audit/reader.h"
 
 namespace gpufed::audit {
