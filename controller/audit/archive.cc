@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "controller/audit/checkpoint_record.h"
+#include "controller/audit/file_journal_storage.h"
 #include "controller/audit/journal.h"
 #include "controller/audit/record.h"
 #include "controller/audit/verify.h"

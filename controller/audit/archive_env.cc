@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <set>
 
+#include "controller/audit/file_journal_storage.h"
 #include "controller/audit/journal.h"
 
 namespace gpufed::audit {

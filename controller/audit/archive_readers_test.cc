@@ -8,6 +8,7 @@
 #include "controller/audit/archive.h"
 #include "controller/audit/archive_env.h"
 #include "controller/audit/audit_trail.h"
+#include "controller/audit/file_journal_storage.h"
 #include "controller/audit/proofs.h"
 #include "controller/audit/reader.h"
 #include "controller/audit/record.h"

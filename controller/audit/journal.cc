@@ -1,12 +1,11 @@
 #include "controller/audit/journal.h"
 
 #include <algorithm>
-#include <charconv>
-#include <cstdio>
 #include <initializer_list>
 
 #include "controller/audit/canonical_json.h"
 #include "controller/audit/checkpoint_record.h"
+#include "controller/audit/file_journal_storage.h"
 #include "controller/common/secure_file.h"
 
 namespace gpufed::audit {
@@ -45,41 +44,13 @@ struct AuditJournal::Writer {
   CondVar cv;  // signalled under the journal's mu_: this writer is done or leads
 };
 
-std::string SegmentName(uint64_t first_seq) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%020llu.log", static_cast<unsigned long long>(first_seq));
-  return buf;
-}
-
-Result<std::vector<std::pair<uint64_t, std::string>>> ListSegments(Env& env, const std::string& journal_dir) {
-  Result<std::vector<std::string>> names = env.ListDir(journal_dir);
-  if (!names.ok()) return names.status();
-  std::vector<std::pair<uint64_t, std::string>> out;
-  for (const std::string& name : *names) {
-    if (name.size() != 24 || name.substr(20) != ".log") continue;
-    uint64_t seq = 0;
-    auto [ptr, ec] = std::from_chars(name.data(), name.data() + 20, seq);
-    if (ec != std::errc() || ptr != name.data() + 20) continue;
-    std::string path = journal_dir;
-    path += '/';
-    path += name;
-    out.emplace_back(seq, std::move(path));
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 AuditJournal::AuditJournal(const JournalOptions& options)
     : options_(options), env_(options.env), last_hash_(kGenesisHash) {}
 
 AuditJournal::~AuditJournal() {
   MutexLock lock(mu_);
-  if (segment_ != nullptr) (void)segment_->Close();
-  segment_.reset();
-  lock_.reset();
+  storage_.reset();  // closes the file journal's segment and releases its lock; writes nothing
 }
-
-std::string AuditJournal::journal_dir() const { return options_.dir + "/journal"; }
 
 std::string AuditJournal::log_origin() const {
   return options_.log_origin.empty() ? "gpufed/" + options_.controller_id : options_.log_origin;
@@ -87,11 +58,22 @@ std::string AuditJournal::log_origin() const {
 
 Result<std::unique_ptr<AuditJournal>> AuditJournal::Open(const JournalOptions& options, RecoveryInfo* info) {
   if (options.env == nullptr || options.dir.empty()) return InvalidArgument("journal needs an Env and a directory");
+  return OpenWith(options,
+                  std::make_unique<FileJournalStorage>(FileJournalStorageOptions{
+                      .env = options.env, .dir = options.dir, .segment_bytes = options.segment_bytes}),
+                  info);
+}
+
+Result<std::unique_ptr<AuditJournal>> AuditJournal::OpenWith(const JournalOptions& options,
+                                                             std::unique_ptr<JournalStorage> storage,
+                                                             RecoveryInfo* info) {
+  if (options.env == nullptr || storage == nullptr) return InvalidArgument("journal needs an Env and a storage");
   if (!ValidControllerId(options.controller_id)) {
     return InvalidArgument("controller id '" + options.controller_id + "' must match [A-Za-z0-9._:-]+");
   }
   if (options.checkpoint_every == 0) return InvalidArgument("checkpoint_every must be at least 1");
   std::unique_ptr<AuditJournal> journal(new AuditJournal(options));
+  journal->storage_ = std::move(storage);
   if (options.signer != nullptr) {
     Result<NoteSigner> note_signer = NoteSigner::Create(journal->log_origin(), options.signer);
     if (!note_signer.ok()) return note_signer.status();
@@ -200,7 +182,7 @@ Result<uint64_t> AuditJournal::Commit(Writer* w) {
     data.reserve(bytes);
     uint64_t first_seq = seq + 1;
     EncodeGroup(group, env_->NowMicros(), &data, &seq, &hash, &since_checkpoint, &last_checkpoint_time);
-    if (!data.empty()) status = WriteGroup(data, first_seq);
+    if (!data.empty()) status = storage_->AppendCommit(data, first_seq);
     // Before the commit returns, so that tiles cover every checkpoint a reader can see.
     if (status.ok() && tiles != nullptr && !group_leaves_.empty()) (void)tiles->Append(group_leaves_);
     lock.Lock();
@@ -276,22 +258,18 @@ void AuditJournal::EncodeGroup(const std::vector<Writer*>& group, int64_t now, s
   if (signer != nullptr && (*since_checkpoint > 0 || countersign)) checkpoint();
 }
 
-Status AuditJournal::WriteGroup(std::string_view data, uint64_t first_seq) {
-  if (segment_ != nullptr && segment_size_ > 0 && segment_size_ + data.size() > options_.segment_bytes) {
-    GPUFED_RETURN_IF_ERROR(segment_->Close());
-    segment_.reset();
-  }
-  if (segment_ == nullptr) {
-    Result<std::unique_ptr<WritableFile>> file =
-        env_->NewWritableFile(journal_dir() + "/" + SegmentName(first_seq), /*truncate=*/true);
-    if (!file.ok()) return file.status();
-    segment_ = std::move(*file);
-    segment_size_ = 0;
-    GPUFED_RETURN_IF_ERROR(env_->SyncDir(journal_dir()));
-  }
-  GPUFED_RETURN_IF_ERROR(segment_->Append(data));
-  segment_size_ += data.size();
-  return segment_->Sync();
+Status AuditJournal::Recover(RecoveryInfo* info) {
+  last_checkpoint_time_ = env_->NowMicros();
+  Result<JournalHead> head = storage_->Recover(
+      RecoveryKeys{.signer = options_.signer, .rotation_from = options_.rotation_from, .origin = log_origin()},
+      merkle_hasher_, info);
+  if (!head.ok()) return head.status();
+  last_seq_ = head->last_seq;
+  last_hash_ = std::move(head->last_hash);
+  since_checkpoint_ = head->since_checkpoint;
+  last_checkpoint_ = std::move(head->last_checkpoint);
+  range_ = std::move(head->tree);
+  return Status::Ok();
 }
 
 Status AuditJournal::Close() {
@@ -303,12 +281,8 @@ Status AuditJournal::Close() {
   if (options_.signer != nullptr && health().ok()) status = Checkpoint();
   MutexLock lock(mu_);
   closed_ = true;
-  if (segment_ != nullptr) {
-    Status s = segment_->Close();
-    if (status.ok()) status = s;
-    segment_.reset();
-  }
-  lock_.reset();
+  Status released = storage_->Close();
+  if (status.ok()) status = released;
   return status;
 }
 

@@ -2,8 +2,9 @@
 // The audit journal: the controller's write-ahead log. A decision is appended (and
 // durable) before any connector acts on it.
 //
-// Layout under `dir` (docs/audit-format.md): `journal/<first seq, 20 digits>.log`
-// segments of newline-terminated record lines, `journal/LOCK`. Records are hash-chained
+// The lines are kept by a JournalStorage (journal_storage.h): Open uses the file journal
+// (file_journal_storage.h: `<dir>/journal/<first seq, 20 digits>.log` segments of
+// newline-terminated record lines, `journal/LOCK`; docs/audit-format.md). Records are hash-chained
 // (each carries the previous record's hash) and are the leaves of an RFC 9162 Merkle tree
 // (merkle.h). When a Signer is configured every commit ends with a checkpoint record, a
 // C2SP signed note over the tree of every record before it, in the same write: no
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "controller/audit/env.h"
+#include "controller/audit/journal_storage.h"
 #include "controller/audit/merkle.h"
 #include "controller/audit/record.h"
 #include "controller/audit/signed_note.h"
@@ -34,9 +36,9 @@ inline constexpr size_t kMaxRecordPayloadBytes = 65'000;
 
 struct JournalOptions {
   Env* env = nullptr;              // required; must outlive the journal
-  std::string dir;                 // the audit folder; `journal/` is created inside it
+  std::string dir;                 // the audit folder; Open's file journal is its `journal/`
   std::string controller_id = "gpufed";  // [A-Za-z0-9._:-]+, stamped on every record
-  uint64_t segment_bytes = uint64_t{64} << 20;  // rotate once a segment reaches this size
+  uint64_t segment_bytes = uint64_t{64} << 20;  // Open's file journal: rotate once a segment reaches this size
   size_t max_group_bytes = size_t{8} << 20;     // bytes one group commit writes at most
   const Signer* signer = nullptr;  // null: no checkpoints; must outlive the journal
   // The log's name in its checkpoints (tlog-checkpoint origin, signed-note key name);
@@ -48,18 +50,6 @@ struct JournalOptions {
   // accepts a rotation from this key to `signer` that `signer` has not signed yet (any
   // other open refuses it and says to run rotate-key again). Must outlive the open.
   const Signer* rotation_from = nullptr;
-};
-
-// What Open found and repaired.
-struct RecoveryInfo {
-  uint64_t last_seq = 0;          // head of the chain after recovery (0: empty journal)
-  uint64_t truncated_bytes = 0;   // torn tail removed from the last segment
-  uint64_t dropped_lines = 0;     // lines in that torn tail (never acknowledged)
-  std::string quarantined;        // where the torn bytes were copied before the truncation
-  // Complete records of a torn commit cut with the tail (never acknowledged: the commit's
-  // checkpoint was not written); 0 when only a partial line was cut.
-  uint64_t first_dropped_seq = 0, last_dropped_seq = 0;
-  int segments = 0;
 };
 
 class AuditJournal {
@@ -77,6 +67,12 @@ class AuditJournal {
   // byte; `gpufed audit verify` names the damage and the operator decides.
   // FailedPrecondition when another writer holds the lock.
   static Result<std::unique_ptr<AuditJournal>> Open(const JournalOptions& options, RecoveryInfo* info = nullptr);
+  // Open on another storage (options.dir and segment_bytes then serve only dir()): the
+  // storage's Recover does what Open's file journal does above, as its contract says.
+  // InvalidArgument without an Env or a storage.
+  static Result<std::unique_ptr<AuditJournal>> OpenWith(const JournalOptions& options,
+                                                        std::unique_ptr<JournalStorage> storage,
+                                                        RecoveryInfo* info = nullptr);
 
   // Releases the files and the lock. Never writes: call Close() for the final
   // checkpoint (a destructor that ran after a refused open once overwrote evidence).
@@ -114,16 +110,11 @@ class AuditJournal {
   Status health() const EXCLUDES(mu_);
   uint64_t last_seq() const EXCLUDES(mu_);  // durable head
   // The newest signed checkpoint this journal holds (seq 0: none seen since it was
-  // opened; Open looks for one in the last segment only).
-  struct CheckpointMark {
-    uint64_t seq = 0;
-    int64_t time_micros = 0;
-    std::string note;  // its signed note (v2 checkpoints; empty for older ones)
-  };
+  // opened; the file journal's open looks for one in the last segment only).
+  using CheckpointMark = audit::CheckpointMark;
   CheckpointMark last_checkpoint() const EXCLUDES(mu_);
   std::string last_hash() const EXCLUDES(mu_);  // hash of the durable head (genesis zeros if empty)
   const std::string& dir() const { return options_.dir; }
-  std::string journal_dir() const;
   std::string log_origin() const;
   // The tree's size and root, for opening its tile store. Only while nothing is being
   // appended (after Open, before the first append): FailedPrecondition otherwise, or
@@ -137,8 +128,9 @@ class AuditJournal {
  private:
   struct Writer;
   explicit AuditJournal(const JournalOptions& options);
-  // Open's, on a journal no other thread can reach yet; it holds mu_ all the same, so
-  // that every write of the guarded head is under it.
+  // Open's: the storage's recovery, whose head appends continue from. On a journal no
+  // other thread can reach yet; it holds mu_ all the same, so that every write of the
+  // guarded head is under it.
   Status Recover(RecoveryInfo* info) REQUIRES(mu_);
   Result<uint64_t> Commit(Writer* w) EXCLUDES(mu_);
   // Encodes the group into `out`; updates the pending chain state `*seq`, `*hash`.
@@ -148,11 +140,9 @@ class AuditJournal {
   // Encodes one line into `out` and adds it to the tree; returns its hash.
   std::string_view EncodeLine(uint64_t seq, int64_t now, std::string_view kind, std::string_view prev,
                               std::string_view payload, std::string* out);
-  Status WriteGroup(std::string_view data, uint64_t first_seq);
 
   const JournalOptions options_;
   Env* const env_;
-  std::unique_ptr<FileLock> lock_;
 
   mutable Mutex mu_;
   std::deque<Writer*> writers_ GUARDED_BY(mu_);  // the front one is the leader
@@ -168,8 +158,7 @@ class AuditJournal {
   // Touched only by the current leader (one at a time, handed over under mu_), which
   // works on them with mu_ let go: a protocol the analysis cannot follow, so these carry
   // no GUARDED_BY.
-  std::unique_ptr<WritableFile> segment_;
-  uint64_t segment_size_ = 0;
+  std::unique_ptr<JournalStorage> storage_;  // Recover'ed in Open; Close'd by Close
   uint64_t since_checkpoint_ = 0;
   int64_t last_checkpoint_time_ = 0;
   RecordLineEncoder encoder_;
@@ -182,10 +171,5 @@ class AuditJournal {
   // is kept for the next group.
   std::string group_buffer_;
 };
-
-// Segment file name for a segment whose first record is `first_seq`.
-std::string SegmentName(uint64_t first_seq);
-// Segments of `journal_dir` as (first seq, path), in order. Other files are ignored.
-Result<std::vector<std::pair<uint64_t, std::string>>> ListSegments(Env& env, const std::string& journal_dir);
 
 }  // namespace gpufed::audit

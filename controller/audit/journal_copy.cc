@@ -3,6 +3,7 @@
 #include <optional>
 #include <vector>
 
+#include "controller/audit/file_journal_storage.h"
 #include "controller/audit/journal.h"
 #include "controller/audit/record.h"
 

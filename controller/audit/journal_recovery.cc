@@ -1,4 +1,5 @@
-// AuditJournal::Recover: what Open checks and repairs before anything may be written.
+// FileJournalStorage::Recover: what the file journal's open checks and repairs before
+// anything may be written.
 //
 // The chain of the last segment is checked line by line. With a signing key the
 // journal's Merkle tree is also recovered and checked: from the first v2 checkpoint of
@@ -14,7 +15,7 @@
 #include <set>
 
 #include "controller/audit/checkpoint_record.h"
-#include "controller/audit/journal.h"
+#include "controller/audit/file_journal_storage.h"
 #include "controller/audit/key_in_force.h"
 #include "controller/common/secure_file.h"
 
@@ -336,30 +337,31 @@ Result<TreeRecovery> RecoverTree(Env& env, const Signer& signer, const Signer* r
 
 }  // namespace
 
-Status AuditJournal::Recover(RecoveryInfo* info) {
+Result<JournalHead> FileJournalStorage::Recover(const RecoveryKeys& keys, MerkleHasher& merkle, RecoveryInfo* info) {
+  Env* const env = options_.env;
   const std::string jdir = journal_dir();
   GPUFED_RETURN_IF_ERROR(MakePrivateFolders({options_.dir, jdir}));
-  Result<std::unique_ptr<FileLock>> lock = env_->LockFile(jdir + "/LOCK");
+  Result<std::unique_ptr<FileLock>> lock = env->LockFile(jdir + "/LOCK");
   if (!lock.ok()) return lock.status();
   lock_ = std::move(*lock);
-  last_checkpoint_time_ = env_->NowMicros();
 
-  Result<std::vector<std::pair<uint64_t, std::string>>> segments = ListSegments(*env_, jdir);
+  JournalHead head;
+  Result<std::vector<std::pair<uint64_t, std::string>>> segments = ListSegments(*env, jdir);
   if (!segments.ok()) return segments.status();
-  if (segments->empty()) return Status::Ok();
+  if (segments->empty()) return head;
   LineHasher hasher;
-  Result<ScannedSegment> last = ScanSegment(*env_, segments->back().second, segments->back().first, hasher);
+  Result<ScannedSegment> last = ScanSegment(*env, segments->back().second, segments->back().first, hasher);
   if (!last.ok()) return last.status();
 
   // Where the kept part of the last segment ends: after its last complete line, or
   // earlier when the tree's recovery cuts an unsigned commit.
   size_t cut = last->good_end;
   size_t kept_lines = last->lines.size();
-  if (options_.signer != nullptr) {
+  if (keys.signer != nullptr) {
     Result<TreeRecovery> tree =
-        RecoverTree(*env_, *options_.signer, options_.rotation_from, log_origin(), *segments, *last, merkle_hasher_);
+        RecoverTree(*env, *keys.signer, keys.rotation_from, keys.origin, *segments, *last, merkle);
     if (!tree.ok()) return tree.status();
-    range_ = std::move(tree->range);
+    head.tree = std::move(tree->range);
     kept_lines = tree->kept_lines;
     cut = tree->cut;
   }
@@ -375,49 +377,49 @@ Status AuditJournal::Recover(RecoveryInfo* info) {
     GPUFED_RETURN_IF_ERROR(MakePrivateFolders({qdir}));
     const std::string& path = last->path;
     info->quarantined = qdir + "/" + path.substr(path.rfind('/') + 1) + "." + std::to_string(cut) + ".torn";
-    GPUFED_RETURN_IF_ERROR(WriteFileAtomic(*env_, info->quarantined, std::string_view(last->text).substr(cut)));
-    GPUFED_RETURN_IF_ERROR(env_->Truncate(path, cut));
+    GPUFED_RETURN_IF_ERROR(WriteFileAtomic(*env, info->quarantined, std::string_view(last->text).substr(cut)));
+    GPUFED_RETURN_IF_ERROR(env->Truncate(path, cut));
   }
   if (kept_lines == 0) {
     // Nothing of the last segment survived: remove it and continue the one before.
-    GPUFED_RETURN_IF_ERROR(env_->RemoveFile(last->path));
-    GPUFED_RETURN_IF_ERROR(env_->SyncDir(jdir));
+    GPUFED_RETURN_IF_ERROR(env->RemoveFile(last->path));
+    GPUFED_RETURN_IF_ERROR(env->SyncDir(jdir));
     segments->pop_back();
     if (!segments->empty()) {
-      Result<ScannedSegment> previous = ScanSegment(*env_, segments->back().second, segments->back().first, hasher);
+      Result<ScannedSegment> previous = ScanSegment(*env, segments->back().second, segments->back().first, hasher);
       if (!previous.ok()) return previous.status();
       if (previous->lines.empty() || previous->good_end != previous->text.size()) {
         return Status(StatusCode::kDataLoss, previous->path + ": its last record is damaged");
       }
-      last_seq_ = previous->lines.back().seq;
-      last_hash_ = previous->lines.back().hash;
-      Result<std::unique_ptr<WritableFile>> file = env_->NewWritableFile(previous->path, false);
+      head.last_seq = previous->lines.back().seq;
+      head.last_hash = previous->lines.back().hash;
+      Result<std::unique_ptr<WritableFile>> file = env->NewWritableFile(previous->path, false);
       if (!file.ok()) return file.status();
       segment_ = std::move(*file);
       segment_size_ = previous->text.size();
     }
   } else {
-    last_seq_ = last->lines[kept_lines - 1].seq;
-    last_hash_ = last->lines[kept_lines - 1].hash;
-    Result<std::unique_ptr<WritableFile>> file = env_->NewWritableFile(last->path, false);
+    head.last_seq = last->lines[kept_lines - 1].seq;
+    head.last_hash = last->lines[kept_lines - 1].hash;
+    Result<std::unique_ptr<WritableFile>> file = env->NewWritableFile(last->path, false);
     if (!file.ok()) return file.status();
     segment_ = std::move(*file);
     segment_size_ = cut;
     const ScannedLine* newest_checkpoint = nullptr;
     for (size_t i = 0; i < kept_lines; ++i) {
       const ScannedLine& line = last->lines[i];
-      since_checkpoint_ = line.kind == "checkpoint" ? 0 : since_checkpoint_ + 1;
+      head.since_checkpoint = line.kind == "checkpoint" ? 0 : head.since_checkpoint + 1;
       if (line.kind == "checkpoint") newest_checkpoint = &line;
     }
     if (newest_checkpoint != nullptr) {
-      last_checkpoint_ = {newest_checkpoint->seq, newest_checkpoint->time_micros, ""};
+      head.last_checkpoint = {newest_checkpoint->seq, newest_checkpoint->time_micros, ""};
       Result<std::optional<MerkleCheckpoint>> cp = CheckpointOf(*last, *newest_checkpoint);
-      if (cp.ok() && cp->has_value()) last_checkpoint_.note = (*cp)->note_text;
+      if (cp.ok() && cp->has_value()) head.last_checkpoint.note = (*cp)->note_text;
     }
   }
-  info->last_seq = last_seq_;
+  info->last_seq = head.last_seq;
   info->segments = static_cast<int>(segments->size());
-  return Status::Ok();
+  return head;
 }
 
 }  // namespace gpufed::audit

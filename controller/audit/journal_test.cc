@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "controller/audit/file_journal_storage.h"
 #include "controller/audit/reader.h"
 #include "controller/audit/records.h"
 #include "controller/audit/testing/fault_env.h"

@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "controller/audit/checkpoint_record.h"
+#include "controller/audit/file_journal_storage.h"
 #include "controller/audit/journal.h"
 #include "controller/audit/key_in_force.h"
 #include "controller/audit/records.h"

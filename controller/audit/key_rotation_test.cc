@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "controller/audit/audit_trail.h"
+#include "controller/audit/file_journal_storage.h"
 #include "controller/audit/testing/key_rotation_fixture.h"
 
 namespace gpufed::audit {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "controller/audit/file_journal_storage.h"
 #include "controller/audit/reader.h"
 #include "controller/audit/witness_client.h"
 

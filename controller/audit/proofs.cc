@@ -1,6 +1,7 @@
 #include "controller/audit/proofs.h"
 
 #include "controller/audit/checkpoint_record.h"
+#include "controller/audit/file_journal_storage.h"
 #include "controller/audit/journal.h"
 #include "controller/audit/reader.h"
 #include "controller/audit/verify.h"

@@ -100,13 +100,18 @@ Status ScanRecords(Env& env, const std::string& audit_dir, const QueryFilter& fi
 
 Status ScanRecords(Env& env, const std::string& audit_dir, const QueryFilter& filter,
                    const std::function<void(const nlohmann::json&, const RecordTime&)>& fn) {
-  RecordTimeline timeline;
   JournalReader reader(&env, audit_dir);
-  GPUFED_RETURN_IF_ERROR(reader.Seek(1));
+  return ScanRecords(reader, filter, fn);
+}
+
+Status ScanRecords(JournalRecordSource& source, const QueryFilter& filter,
+                   const std::function<void(const nlohmann::json&, const RecordTime&)>& fn) {
+  RecordTimeline timeline;
+  GPUFED_RETURN_IF_ERROR(source.Seek(1));
   std::vector<JournalEntry> batch;
   for (;;) {
     batch.clear();
-    Result<size_t> n = reader.Next(4096, UINT64_MAX, &batch);
+    Result<size_t> n = source.Next(4096, UINT64_MAX, &batch);
     if (!n.ok()) return n.status();
     if (*n == 0) return Status::Ok();
     for (const JournalEntry& e : batch) {

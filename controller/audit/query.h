@@ -1,6 +1,7 @@
 #pragma once
 // Selecting records of a journal (`gpufed audit query`, and what report.h builds on).
-// Works on the journal folder; records are self-checked as they are read (use the Verifier
+// Works on the journal folder, or on any storage's JournalRecordSource (journal_storage.h);
+// records are self-checked as they are read (use the Verifier
 // for the chain). Times shown are record_time.h's.
 #include <cstdint>
 #include <functional>
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "controller/audit/env.h"
+#include "controller/audit/journal_storage.h"
 #include "controller/audit/record_time.h"
 #include "controller/common/status.h"
 
@@ -34,8 +36,11 @@ Status SetTimeBounds(const std::string& from, const std::string& to, QueryFilter
 // decision denied, rejected on some cluster, or warned by that rule.
 bool MatchesFilter(const nlohmann::json& record, const QueryFilter& filter);
 
-// Calls `fn` with every matching record, in sequence order, and the time it shows.
-// DataLoss for a damaged record.
+// Calls `fn` with every matching record of `source` from its first, in sequence order,
+// and the time it shows. DataLoss for a damaged record.
+Status ScanRecords(JournalRecordSource& source, const QueryFilter& filter,
+                   const std::function<void(const nlohmann::json&, const RecordTime&)>& fn);
+// The same over the file journal in `audit_dir`.
 Status ScanRecords(Env& env, const std::string& audit_dir, const QueryFilter& filter,
                    const std::function<void(const nlohmann::json&, const RecordTime&)>& fn);
 Status ScanRecords(Env& env, const std::string& audit_dir, const QueryFilter& filter,

@@ -1,5 +1,6 @@
 #include "controller/audit/reader.h"
 
+#include "controller/audit/file_journal_storage.h"
 #include "controller/audit/journal.h"
 #include "controller/audit/record.h"
 

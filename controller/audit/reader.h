@@ -1,40 +1,34 @@
 #pragma once
-// Sequential reading of a journal folder: for shippers (from a cursor, up to the durable
-// head), for query and report. Each line is self-checked (ParseRecordLine); chain
-// checks across records are the Verifier's job.
+// Sequential reading of a file journal's folder: the file journal's JournalRecordSource
+// (journal_storage.h), for shippers (from a cursor, up to the durable head), query,
+// report, replay, prove and the tile store. Each line is self-checked
+// (ParseRecordLine); chain checks across records are the Verifier's job.
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "controller/audit/env.h"
+#include "controller/audit/journal_storage.h"
 #include "controller/audit/record.h"
 #include "controller/common/status.h"
 
 namespace gpufed::audit {
 
-struct JournalEntry {
-  uint64_t seq = 0;
-  int64_t time_micros = 0;
-  std::string kind;
-  std::string hash;
-  std::string line;  // the record line, without the newline
-};
-
 // Not thread-safe. `env` must outlive the reader.
-class JournalReader {
+class JournalReader final : public JournalRecordSource {
  public:
   // `audit_dir` is the folder given to the journal (segments are in its `journal/`).
   JournalReader(Env* env, std::string audit_dir);
-  ~JournalReader();
+  ~JournalReader() override;
 
   // The next entry returned will be `seq` (or the first one after it that exists: a
   // journal whose older segments were archived begins after seq 1, archive.h).
-  Status Seek(uint64_t seq);
+  Status Seek(uint64_t seq) override;
   // Appends up to `max` entries with seq <= `limit`, in order. Returns how many; 0 when
   // nothing more is there yet. DataLoss for a damaged record (names segment and seq) and
   // for a gap after the first entry read since Seek (a segment removed under the reader).
-  Result<size_t> Next(size_t max, uint64_t limit, std::vector<JournalEntry>* out);
+  Result<size_t> Next(size_t max, uint64_t limit, std::vector<JournalEntry>* out) override;
 
  private:
   Status OpenSegment(size_t index);

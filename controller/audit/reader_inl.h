@@ -2,6 +2,7 @@
 // Template part of reader.h.
 #include <string_view>
 
+#include "controller/audit/file_journal_storage.h"
 #include "controller/audit/journal.h"
 
 namespace gpufed::audit {

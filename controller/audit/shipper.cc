@@ -17,14 +17,19 @@ bool ValidSinkName(const std::string& name) {
   });
 }
 
+std::unique_ptr<JournalRecordSource> OpenSource(const ShipperOptions& options) {
+  if (options.open_source) return options.open_source();
+  return std::make_unique<JournalReader>(options.env, options.audit_dir);
+}
+
 }  // namespace
 
 Shipper::Shipper(const ShipperOptions& options, std::unique_ptr<Sink> sink)
     : options_(options),
       sink_(std::move(sink)),
-      reader_(options.env, options.audit_dir),
+      reader_(OpenSource(options)),
       cursor_path_(options.audit_dir + "/cursors/" + options.sink_name + ".cursor"),
-      lag_reader_(options.env, options.audit_dir) {}
+      lag_reader_(OpenSource(options)) {}
 
 // PersistCursor reports its failures as a Status; what could still throw in it (an
 // allocation failure) ends the process, as it should in a destructor.
@@ -51,10 +56,10 @@ Result<std::unique_ptr<Shipper>> Shipper::Open(const ShipperOptions& options, st
     if (s->acked_ > 0) {
       // The cursor must name a record this journal holds, or we would skip records of
       // a different journal.
-      JournalReader check(options.env, options.audit_dir);
+      std::unique_ptr<JournalRecordSource> check = OpenSource(options);
       std::vector<JournalEntry> entry;
-      GPUFED_RETURN_IF_ERROR(check.Seek(s->acked_));
-      Result<size_t> n = check.Next(1, s->acked_, &entry);
+      GPUFED_RETURN_IF_ERROR(check->Seek(s->acked_));
+      Result<size_t> n = check->Next(1, s->acked_, &entry);
       if (!n.ok()) return n.status();
       if (*n != 1 || entry[0].seq != s->acked_ || entry[0].hash != s->acked_hash_) {
         return FailedPrecondition(s->cursor_path_ + " names seq " + std::to_string(s->acked_) +
@@ -110,7 +115,7 @@ void Shipper::UpdateLag(int64_t now) {
     } else {
       if (lag_cache_seq_ != acked_ + 1) {
         std::vector<JournalEntry> e;
-        if (lag_reader_.Seek(acked_ + 1).ok() && lag_reader_.Next(1, acked_ + 1, &e).ok() && !e.empty()) {
+        if (lag_reader_->Seek(acked_ + 1).ok() && lag_reader_->Next(1, acked_ + 1, &e).ok() && !e.empty()) {
           lag_cache_seq_ = acked_ + 1;
           lag_cache_time_ = e[0].time_micros;
         }
@@ -166,7 +171,7 @@ int64_t Shipper::Step() {
     connected_ = true;
     sent_ = acked_;
     unacked_.clear();
-    Status seek = reader_.Seek(acked_ + 1);
+    Status seek = reader_->Seek(acked_ + 1);
     if (!seek.ok()) {
       Fail(seek);
       return backoff_;
@@ -200,7 +205,7 @@ int64_t Shipper::Step() {
   uint64_t head = Head();
   if (sent_ >= head) return options_.idle_poll_micros;
   batch_.clear();
-  Result<size_t> n = reader_.Next(options_.batch_records, head, &batch_);
+  Result<size_t> n = reader_->Next(options_.batch_records, head, &batch_);
   if (!n.ok()) {
     Fail(n.status());
     return backoff_;

@@ -32,6 +32,9 @@ struct ShipperOptions {
   // The journal's durable head (AuditJournal::last_seq); records after it are never
   // shipped. Default: every record on disk (for a journal no one is writing).
   std::function<uint64_t()> durable_head;
+  // Opens a reader of the journal (JournalRecordSource, journal_storage.h); the shipper
+  // opens three. Default: the file journal in `audit_dir` (JournalReader).
+  std::function<std::unique_ptr<JournalRecordSource>()> open_source;
   // Receives alert messages (lag above the limit, and back within it). Default: stderr.
   std::function<void(const std::string&)> alert;
 };
@@ -75,7 +78,7 @@ class Shipper {
 
   ShipperOptions options_;
   std::unique_ptr<Sink> sink_;
-  JournalReader reader_;
+  std::unique_ptr<JournalRecordSource> reader_;
   std::string cursor_path_;
   uint64_t acked_ = 0;
   std::string acked_hash_;
@@ -93,7 +96,7 @@ class Shipper {
     int64_t time_micros;
   };
   std::deque<Sent> unacked_;
-  JournalReader lag_reader_;   // finds the age of the oldest unsent record
+  std::unique_ptr<JournalRecordSource> lag_reader_;  // finds the age of the oldest unsent record
   uint64_t lag_cache_seq_ = 0;
   int64_t lag_cache_time_ = 0;
   bool alerting_ = false;

@@ -1,5 +1,6 @@
 #include "controller/audit/signing_key.h"
 
+#include "controller/audit/file_journal_storage.h"
 #include "controller/audit/journal.h"
 
 namespace gpufed::audit {

@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "controller/audit/checkpoint_record.h"
+#include "controller/audit/file_journal_storage.h"
 #include "controller/audit/journal.h"
 #include "controller/audit/reader.h"
 #include "controller/audit/record.h"

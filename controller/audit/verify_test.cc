@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "controller/audit/file_journal_storage.h"
 #include "controller/audit/journal.h"
 #include "controller/audit/testing/fault_env.h"
 #include "tests/testutil/temp_dir.h"

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "controller/audit/checkpoint_record.h"
+#include "controller/audit/file_journal_storage.h"
 #include "controller/audit/journal.h"
 #include "controller/audit/key_in_force.h"
 #include "controller/audit/key_rotation.h"

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "controller/audit/file_journal_storage.h"
 #include "controller/audit/journal.h"
 #include "controller/audit/testing/fault_env.h"
 

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "controller/audit/file_journal_storage.h"
 #include "controller/audit/journal.h"
 
 namespace gpufed::audit::testing {

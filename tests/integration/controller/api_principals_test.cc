@@ -9,6 +9,7 @@
 #include <map>
 #include <vector>
 
+#include "controller/audit/file_journal_storage.h"
 #include "controller/audit/testing/fault_env.h"
 #include "tests/integration/controller/api_fixture.h"
 

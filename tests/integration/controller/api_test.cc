@@ -8,6 +8,7 @@
 
 #include <fstream>
 
+#include "controller/audit/file_journal_storage.h"
 #include "controller/server/server.h"
 #include "tests/integration/controller/api_fixture.h"
 #include "tests/integration/controller/raw_socket.h"

@@ -6,6 +6,7 @@
 
 #include <map>
 
+#include "controller/audit/file_journal_storage.h"
 #include "controller/audit/journal.h"
 #include "controller/audit/testing/fault_env.h"
 #include "controller/audit/verify.h"

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "controller/audit/env.h"
+#include "controller/audit/file_journal_storage.h"
 #include "tests/integration/controller/fleet.h"
 
 namespace gpufed::testing {

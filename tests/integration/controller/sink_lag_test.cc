@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "controller/audit/file_journal_storage.h"
 #include "controller/audit/live_shipping.h"
 #include "controller/audit/testing/receiver_sink.h"
 #include "tests/integration/controller/fleet.h"
