@@ -20,6 +20,14 @@ Result<std::optional<std::string>> Rows::Cell(size_t row, std::string_view colum
   return cells_[row * columns_.size() + *index];
 }
 
+Result<std::optional<std::string>> Rows::CellAt(size_t row, size_t column) const {
+  if (row >= size() || column >= columns_.size()) {
+    return NotFound("cell (" + std::to_string(row) + ", " + std::to_string(column) + ") of a reply with " +
+                    std::to_string(size()) + " rows and " + std::to_string(columns_.size()) + " columns");
+  }
+  return cells_[row * columns_.size() + column];
+}
+
 Result<bool> Rows::IsNull(size_t row, std::string_view column) const {
   auto cell = Cell(row, column);
   if (!cell.ok()) return cell.status();

@@ -30,6 +30,9 @@ class Rows {
   // Out-of-range rows or unknown columns are errors, never undefined behaviour.
   Result<bool> IsNull(size_t row, std::string_view column) const;
   Result<std::optional<std::string>> Cell(size_t row, std::string_view column) const;
+  // By position (0-based), for callers that address columns as SQL does (controller/pgstore:
+  // a reply may repeat a name, `SELECT count(*), count(*)`).
+  Result<std::optional<std::string>> CellAt(size_t row, size_t column) const;
   // A NULL is an error for these three: use Cell for nullable columns.
   Result<std::string> Text(size_t row, std::string_view column) const;
   Result<int64_t> Int64(size_t row, std::string_view column) const;

@@ -61,4 +61,12 @@ Status Transaction::Commit() {
   return Status::Ok();
 }
 
+Status Transaction::Rollback() {
+  if (connection_ == nullptr) return FailedPrecondition("roll back: " + purpose_ + ": the transaction is over");
+  Connection* connection = connection_;
+  connection_ = nullptr;
+  auto rolled_back = connection->Exec("roll back: " + purpose_, "ROLLBACK");
+  return rolled_back.ok() ? Status::Ok() : rolled_back.status();
+}
+
 }  // namespace gpufed::pg

@@ -33,6 +33,9 @@ class Transaction {
   // such a COMMIT with ROLLBACK, which is returned as Aborted, never as OK. After Commit,
   // whatever it returned, the transaction is over and the destructor does nothing.
   Status Commit();
+  // Rolls back now, for a caller that reports the ROLLBACK's own outcome (controller/pgstore
+  // behind store::Connection::Rollback). Afterwards the destructor does nothing.
+  Status Rollback();
 
   Connection& connection() { return *connection_; }
 

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "controller/common/status.h"
 
@@ -35,7 +36,7 @@ inline constexpr const char* kReadOnlyRefusal = "the store is open read-only: no
 // Statements the Store prepares are the same text for every dialect.
 enum class SqlDialect {
   kSqlite,    // SQLite 3.40 (Debian 12)
-  kPostgres,  // PostgreSQL 15 (Debian 12); its backend is not written yet (issue 38)
+  kPostgres,  // PostgreSQL 15 (Debian 12); its backend is controller/pgstore (issue 38)
 };
 
 // A prepared statement. Binds and columns are typed; a bind stays until the statement
@@ -108,6 +109,13 @@ class Connection {
   // it in a table of its own.
   virtual Result<int> SchemaVersion() = 0;
   virtual Status SetSchemaVersion(int version) = 0;
+  // Brings the schema to version migrations.size() (migration N is element N-1), refusing
+  // a newer one (FailedPrecondition). The default (schema.cc) is one transaction per
+  // version with SetSchemaVersion, enough for a database one process owns (SQLite). A
+  // database several replicas share overrides it: two replicas that read version 0 and
+  // then both applied migration 1 would fail or apply it twice, so PostgreSQL's backend
+  // migrates under the pg layer's advisory lock (controller/pgstore).
+  virtual Status Migrate(const std::vector<const char*>& migrations);
 
  protected:
   Connection() = default;

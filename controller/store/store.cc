@@ -119,13 +119,11 @@ Status Store::Migrate() {
   if (static_cast<int>(migrations.size()) != LatestSchemaVersion()) {
     return FailedPrecondition("this gpufed has no schema for the store's database engine yet");
   }
-  while (version_ < LatestSchemaVersion()) {
-    Transaction tx(*db_);
-    GPUFED_RETURN_IF_ERROR(tx.begin_status());
-    GPUFED_RETURN_IF_ERROR(db_->Exec(migrations[version_]));
-    GPUFED_RETURN_IF_ERROR(db_->SetSchemaVersion(version_ + 1));
-    GPUFED_RETURN_IF_ERROR(tx.Commit());
-    ++version_;
+  if (version_ < LatestSchemaVersion()) {
+    GPUFED_RETURN_IF_ERROR(db_->Migrate(migrations));
+    // Re-read: another replica may have migrated (PostgreSQL), and the version is what
+    // the database holds, not what this process meant to write.
+    GPUFED_RETURN_IF_ERROR(ReadVersionLocked());
   }
   return ReadSeqLocked();
 }

@@ -1,0 +1,105 @@
+#include "controller/pgstore/connection.h"
+
+#include <cctype>
+
+#include "controller/pg/migrations.h"
+#include "controller/pgstore/statement.h"
+
+namespace gpufed::pgstore {
+namespace {
+
+// What a read-only connection prepares: a statement that starts with SELECT or WITH
+// (sql.h's Prepare refusal). The session's default_transaction_read_only is the engine's
+// own check behind it (a WITH that writes, a function that writes).
+bool Reads(const std::string& sql) {
+  size_t i = 0;
+  while (i < sql.size() && std::isspace(static_cast<unsigned char>(sql[i])) != 0) ++i;
+  std::string word;
+  while (i < sql.size() && std::isalpha(static_cast<unsigned char>(sql[i])) != 0) {
+    word += static_cast<char>(std::toupper(static_cast<unsigned char>(sql[i++])));
+  }
+  return word == "SELECT" || word == "WITH";
+}
+
+}  // namespace
+
+Result<std::unique_ptr<PgConnection>> PgConnection::Open(const pg::ConnectionPolicy& policy,
+                                                         const OpenOptions& options) {
+  Result<std::unique_ptr<pg::Connection>> connection = pg::Connection::Open(policy, options.connect);
+  if (!connection.ok()) return connection.status();
+  return Adopt(std::move(connection).value(), options.read_only);
+}
+
+Result<std::unique_ptr<PgConnection>> PgConnection::Adopt(std::unique_ptr<pg::Connection> connection, bool read_only) {
+  // The Store's text is UTF-8 (checked before it is sent, statement.h); the session must
+  // read it so whatever the server's default. A read-only store's session refuses writes
+  // in the engine too.
+  Result<pg::Rows> set = connection->Exec(
+      "set the store session's encoding and access",
+      "SELECT set_config('client_encoding', 'UTF8', false), set_config('default_transaction_read_only', $1, false)",
+      {read_only ? "on" : "off"});
+  if (!set.ok()) return set.status();
+  return std::unique_ptr<PgConnection>(new PgConnection(std::move(connection), read_only));
+}
+
+Status PgConnection::Exec(const std::string& sql) {
+  if (read_only_) return FailedPrecondition(store::kReadOnlyRefusal);
+  Result<pg::Rows> done = connection_->ExecScript(StatementPurpose(sql), sql);
+  return done.ok() ? Status::Ok() : done.status();
+}
+
+Result<std::unique_ptr<store::Statement>> PgConnection::Prepare(const std::string& sql) {
+  if (read_only_ && !Reads(sql)) return FailedPrecondition(store::kReadOnlyRefusal);
+  // Nothing is sent yet: the statement is parsed and run by its first Step (libpq's
+  // unnamed statement), so a Prepare costs no round trip.
+  return std::unique_ptr<store::Statement>(new PgStatement(*connection_, sql, read_only_));
+}
+
+Status PgConnection::Begin() {
+  if (read_only_) return FailedPrecondition(store::kReadOnlyRefusal);
+  if (tx_) return FailedPrecondition("begin a store transaction: one is already open");
+  Result<pg::Transaction> tx = pg::Transaction::Begin(*connection_, "store transaction");
+  if (!tx.ok()) return tx.status();
+  tx_.emplace(std::move(tx).value());
+  return Status::Ok();
+}
+
+Status PgConnection::Commit() {
+  if (!tx_) return FailedPrecondition("commit a store transaction: none is open");
+  // Over whatever COMMIT answered (pg::Transaction::Commit): Aborted when a statement had
+  // failed, Unavailable with the outcome unknown when the connection broke.
+  Status committed = tx_->Commit();
+  tx_.reset();
+  return committed;
+}
+
+Status PgConnection::Rollback() {
+  if (!tx_) return FailedPrecondition("roll back a store transaction: none is open");
+  Status rolled_back = tx_->Rollback();
+  tx_.reset();
+  return rolled_back;
+}
+
+Result<int> PgConnection::SchemaVersion() { return pg::SchemaVersion(*connection_, kStoreComponent); }
+
+Status PgConnection::SetSchemaVersion(int version) {
+  return FailedPrecondition("the PostgreSQL store records schema version " + std::to_string(version) +
+                            " with its migration (PgConnection::Migrate), not on its own");
+}
+
+Status PgConnection::Migrate(const std::vector<const char*>& migrations) {
+  if (read_only_) return FailedPrecondition(store::kReadOnlyRefusal);
+  std::vector<std::string> descriptions;
+  std::vector<pg::Migration> steps;
+  descriptions.reserve(migrations.size());
+  steps.reserve(migrations.size());
+  for (size_t i = 0; i < migrations.size(); ++i) {
+    descriptions.push_back("store schema version " + std::to_string(i + 1) + " (controller/store/schema.h)");
+  }
+  for (size_t i = 0; i < migrations.size(); ++i) {
+    steps.push_back(pg::Migration{static_cast<int>(i) + 1, descriptions[i], migrations[i]});
+  }
+  return pg::Migrate(*connection_, kStoreComponent, steps);
+}
+
+}  // namespace gpufed::pgstore

@@ -1,0 +1,66 @@
+#pragma once
+// PostgreSQL's backend of the store's SQL interface (controller/store/sql.h) over one
+// pg::Connection: the Store's portable statements run as they are (`$n` binds sent in
+// text form), transactions are the pg layer's, and the schema is migrated under the pg
+// layer's advisory lock and recorded in its gpufed_schema table (component `store`), so
+// replicas that start together on one database migrate it once.
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "controller/common/status.h"
+#include "controller/pg/connection.h"
+#include "controller/pg/connection_policy.h"
+#include "controller/pg/transaction.h"
+#include "controller/store/sql.h"
+
+namespace gpufed::pgstore {
+
+// The component the store's migrations are recorded under in gpufed_schema.
+inline constexpr const char* kStoreComponent = "store";
+
+struct OpenOptions {
+  // Reads only (`gpufed plan --state` on a shared store): the session is
+  // default_transaction_read_only, and every write through it fails with
+  // FailedPrecondition (store::kReadOnlyRefusal) before it reaches the server.
+  bool read_only = false;
+  pg::ConnectOptions connect;
+};
+
+class PgConnection final : public store::Connection {
+ public:
+  // Connects as `policy` says (the pg layer's rules: passfile, verify-full off the socket).
+  static Result<std::unique_ptr<PgConnection>> Open(const pg::ConnectionPolicy& policy,
+                                                    const OpenOptions& options = {});
+  // Wraps an open connection (tests, and callers that connected already).
+  static Result<std::unique_ptr<PgConnection>> Adopt(std::unique_ptr<pg::Connection> connection, bool read_only);
+
+  store::SqlDialect dialect() const override { return store::SqlDialect::kPostgres; }
+  Status Exec(const std::string& sql) override;
+  Result<std::unique_ptr<store::Statement>> Prepare(const std::string& sql) override;
+  Status Begin() override;
+  Status Commit() override;
+  Status Rollback() override;
+  bool InTransaction() const override { return tx_.has_value(); }
+  bool read_only() const override { return read_only_; }
+  // gpufed_schema's version for kStoreComponent (0: none).
+  Result<int> SchemaVersion() override;
+  // Versions are recorded by Migrate only (with the migration, under its lock).
+  Status SetSchemaVersion(int version) override;
+  // Every missing version in one transaction under pg::Migrate's advisory lock; a newer
+  // database is refused (FailedPrecondition naming both versions).
+  Status Migrate(const std::vector<const char*>& migrations) override;
+
+  pg::Connection& connection() { return *connection_; }
+
+ private:
+  PgConnection(std::unique_ptr<pg::Connection> connection, bool read_only)
+      : connection_(std::move(connection)), read_only_(read_only) {}
+
+  std::unique_ptr<pg::Connection> connection_;
+  const bool read_only_;
+  std::optional<pg::Transaction> tx_;
+};
+
+}  // namespace gpufed::pgstore

@@ -1,0 +1,442 @@
+// The Store on both backends: each TEST_P runs once on SQLite (a file) and once on a real
+// PostgreSQL 15 (the pg_cluster fixture, a database per test), so a behaviour that differs
+// between the engines fails here. The TEST_Fs are PostgreSQL's own: two Stores on one
+// database, the schema's version, refusals of text PostgreSQL cannot hold, round-trips.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <random>
+#include <tuple>
+
+#include "controller/pg/testing/pg_test_server.h"
+#include "controller/pgstore/connection.h"
+#include "controller/store/sqlite.h"
+#include "controller/store/store.h"
+
+namespace gpufed::pgstore {
+namespace {
+
+using store::Store;
+using store::WorkloadRecord;
+using store::WorkloadState;
+
+enum class Backend { kSqlite, kPostgres };
+
+WorkloadRecord Record(const std::string& name, const std::string& tenant = "t") {
+  WorkloadRecord r;
+  r.name = name;
+  r.tenant = tenant;
+  r.source = "api";
+  r.spec_text = "kind: Workload";
+  return r;
+}
+
+class BothBackends : public pg::testing::PgTest, public ::testing::WithParamInterface<Backend> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == Backend::kPostgres) {
+      PgTest::SetUp();
+      return;
+    }
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    std::string name = info->name();  // "Test/Sqlite"
+    std::replace(name.begin(), name.end(), '/', '_');
+    dir_ = ::testing::TempDir() + "/pgstore_test_" + name;
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (GetParam() == Backend::kPostgres) PgTest::TearDown();
+  }
+
+  // A Store on the test's database; a second call opens a second Store on the same one
+  // (PostgreSQL: its own session, as a second replica's).
+  std::unique_ptr<Store> Open() {
+    Result<std::unique_ptr<Store>> store =
+        GetParam() == Backend::kSqlite ? Store::Open(dir_ + "/gpufed.db") : Store::OpenOn(ConnectStore());
+    EXPECT_TRUE(store.ok()) << store.status().ToString();
+    return store.ok() ? std::move(store).value() : nullptr;
+  }
+  std::unique_ptr<store::Connection> ConnectStore(bool read_only = false) {
+    Result<std::unique_ptr<PgConnection>> c = PgConnection::Adopt(Connect(), read_only);
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    return c.ok() ? std::move(c).value() : nullptr;
+  }
+  // A bare connection of the test's backend, for statements the Store does not make.
+  std::unique_ptr<store::Connection> Raw() {
+    if (GetParam() == Backend::kPostgres) return ConnectStore();
+    auto db = store::Database::Open(dir_ + "/raw.db");
+    EXPECT_TRUE(db.ok());
+    return std::move(db).value();
+  }
+
+  std::string dir_;
+};
+
+INSTANTIATE_TEST_SUITE_P(Store, BothBackends, ::testing::Values(Backend::kSqlite, Backend::kPostgres),
+                         [](const auto& info) { return info.param == Backend::kSqlite ? "Sqlite" : "Postgres"; });
+
+TEST_P(BothBackends, MigratesANewDatabaseToTheLatestSchemaAndReopens) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->schema_version(), Store::LatestSchemaVersion());
+  store.reset();
+  auto again = Open();
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(again->schema_version(), Store::LatestSchemaVersion());
+}
+
+TEST_P(BothBackends, SubmitsUpdatesAndReadsBack) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  Result<WorkloadRecord> a = store->SubmitNumbered(Record("train", "alpha"), Duration::FromSeconds(1));
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->uid, "train-u1");
+  Result<WorkloadRecord> b = store->SubmitNumbered(Record("train", "beta"), Duration::FromSeconds(2));
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->uid, "train-u2");
+  Result<WorkloadRecord> twin = store->SubmitNumbered(Record("train", "alpha"), Duration::FromSeconds(3));
+  EXPECT_EQ(twin.status().code(), StatusCode::kAlreadyExists);
+
+  WorkloadRecord next = *a;
+  next.state = WorkloadState::kRunning;
+  next.cluster = "c1";
+  next.cost = Money(std::numeric_limits<int64_t>::max(), "EUR");
+  ASSERT_TRUE(store->Update(next, "placed", Duration::FromSeconds(4)).ok());
+  store.reset();
+
+  auto reopened = Open();
+  ASSERT_NE(reopened, nullptr);
+  auto got = reopened->GetByUid("train-u1");
+  ASSERT_TRUE(got.ok() && got->has_value()) << got.status().ToString();
+  EXPECT_EQ((*got)->state, WorkloadState::kRunning);
+  EXPECT_EQ((*got)->cluster, "c1");
+  EXPECT_EQ((*got)->cost.micros(), std::numeric_limits<int64_t>::max());
+  auto history = reopened->History("train-u1");
+  ASSERT_TRUE(history.ok());
+  EXPECT_FALSE(history->empty());
+  auto unfinished = reopened->ListUnfinished();
+  ASSERT_TRUE(unfinished.ok());
+  EXPECT_EQ(unfinished->size(), 2u);
+  auto third = reopened->SubmitNumbered(Record("eval", "alpha"), Duration::FromSeconds(5));
+  ASSERT_TRUE(third.ok());
+  EXPECT_EQ(third->uid, "eval-u3");
+}
+
+TEST_P(BothBackends, ActionsAttemptsDecisionsAndMeta) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  store::ActionRow row{"submit", "a-u1.a1", "a", 1, "c1", store::ActionState::kIntent, "", {}, "{\"v\":1}"};
+  ASSERT_TRUE(store->RecordActionIntent(row).ok());
+  row.payload = "{\"v\":2}";
+  ASSERT_TRUE(store->RecordActionIntent(row).ok());  // recorded once: the first stays
+  auto action = store->GetAction("submit", "a-u1.a1");
+  ASSERT_TRUE(action.ok() && action->has_value());
+  EXPECT_EQ((*action)->payload, "{\"v\":1}");
+  EXPECT_EQ(store->MarkAction("cancel", "zzz", store::ActionState::kApplied, "").code(), StatusCode::kNotFound);
+
+  auto mark = store->Mark();
+  ASSERT_TRUE(mark.ok());
+  store::AttemptRow a{
+      "w", 1, "t", "cloud", "succeeded", 3600.25, Money(5000000, "EUR"), true, {}, Duration::FromSeconds(60), "w-u1"};
+  ASSERT_TRUE(store->FinishAttempt(a).ok());
+  ASSERT_TRUE(store->FinishAttempt(a).ok());  // booked once
+  auto usage = store->Usage();
+  ASSERT_TRUE(usage.ok());
+  EXPECT_EQ(usage->at("t").spent, Money(5000000, "EUR"));
+  EXPECT_EQ(usage->at("t").gpu_seconds, 3600.25);
+  auto after = store->AttemptsAfter(*mark);
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->size(), 1u);
+  auto days = store->MeteredDays(Duration());
+  ASSERT_TRUE(days.ok());
+  ASSERT_EQ(days->size(), 1u);
+  EXPECT_EQ((*days)[0].cloud_spent, Money(5000000, "EUR"));
+
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(
+        store->RecordDecision({0, {}, "w", 1, "rev", "queued", "", "r" + std::to_string(i), "{}", "t", "w-u1"}).ok());
+  }
+  auto decisions = store->Decisions("t", "w", 2);
+  ASSERT_TRUE(decisions.ok());
+  ASSERT_EQ(decisions->size(), 2u);
+  EXPECT_EQ((*decisions)[0].reason, "r2");
+
+  ASSERT_TRUE(store->SetMeta("clock", "123").ok());
+  auto meta = store->GetMeta("clock");
+  ASSERT_TRUE(meta.ok() && meta->has_value());
+  EXPECT_EQ(**meta, "123");
+}
+
+TEST_P(BothBackends, ListsHistoryDeferredWritesAndMarks) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  auto mark = store->Mark();
+  ASSERT_TRUE(mark.ok());
+  for (const char* tenant : {"alpha", "beta"}) {
+    WorkloadRecord r = Record("train", tenant);
+    r.estimate = Money(2500000, "EUR");
+    Result<WorkloadRecord> added = store->SubmitNumbered(r, Duration::FromSeconds(1));
+    ASSERT_TRUE(added.ok()) << added.status().ToString();
+    WorkloadRecord running = *added;
+    running.state = WorkloadState::kRunning;
+    running.cluster = "c1";
+    ASSERT_TRUE(store->Update(running, "started", Duration::FromSeconds(2)).ok());
+  }
+  ASSERT_TRUE(store->RequestCancel("train-u1").ok());
+  auto found = store->FindByName("train");
+  ASSERT_TRUE(found.ok());
+  EXPECT_EQ(found->size(), 2u);
+  auto listed = store->List("beta");
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].uid, "train-u2");
+  auto cancelled = store->GetByUid("train-u1");
+  ASSERT_TRUE(cancelled.ok() && cancelled->has_value());
+  EXPECT_TRUE((*cancelled)->cancel_requested);
+  auto estimates = store->ActiveEstimates();
+  ASSERT_TRUE(estimates.ok());
+  EXPECT_EQ(estimates->at("alpha").all, Money(2500000, "EUR"));
+  auto transitions = store->TransitionsAfter(*mark);
+  ASSERT_TRUE(transitions.ok());
+  EXPECT_EQ(transitions->entered["Running"], 2);
+
+  store->SetMetaLater("clock", "42");
+  store->RecordDecisionLater({0, {}, "train", 1, "rev", "placed", "c1", "fits", "{}", "alpha", "train-u1"});
+  EXPECT_EQ(**store->GetMeta("clock"), "42");  // read where it waits
+  ASSERT_TRUE(store->Flush().ok());
+  EXPECT_EQ(store->Decisions("alpha", "train")->size(), 1u);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(
+        store->AppendHistory(Duration::FromSeconds(i), "{\"i\":" + std::to_string(i) + "}", Duration::FromSeconds(1))
+            .ok());
+  }
+  auto samples = store->ReadHistory(Duration());
+  ASSERT_TRUE(samples.ok());
+  ASSERT_EQ(samples->size(), 2u);  // the sample before keep_from was pruned
+  EXPECT_EQ((*samples)[1].second, "{\"i\":2}");
+}
+
+// The same random operations on both engines give the same totals (the SQLite triggers
+// and the plpgsql functions), and both equal a count kept here.
+TEST_P(BothBackends, TriggerKeptTotalsFollowEveryWrite) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  std::mt19937 rng(7);
+  std::vector<WorkloadRecord> live;
+  std::map<std::tuple<std::string, std::string>, std::pair<int64_t, int64_t>> expected;
+  auto count = [&](const WorkloadRecord& r, int sign) {
+    auto& e = expected[{r.tenant, store::StateName(r.state)}];
+    e.first += sign;
+    e.second += sign * r.cost.micros();
+  };
+  const WorkloadState states[] = {WorkloadState::kQueued,    WorkloadState::kPlaced, WorkloadState::kRunning,
+                                  WorkloadState::kSucceeded, WorkloadState::kFailed, WorkloadState::kRequeued};
+  for (int step = 0; step < 120; ++step) {
+    if (live.empty() || rng() % 3 == 0) {
+      Result<WorkloadRecord> added = store->SubmitNumbered(
+          Record("w" + std::to_string(rng() % 20), rng() % 2 ? "alpha" : "beta"), Duration::FromSeconds(step));
+      if (!added.ok()) continue;  // a live name again
+      live.push_back(*added);
+      count(*added, +1);
+    } else {
+      WorkloadRecord& r = live[rng() % live.size()];
+      if (store::IsTerminal(r.state)) continue;
+      WorkloadRecord next = r;
+      count(next, -1);
+      next.state = states[rng() % 6];
+      if (store::IsTerminal(next.state)) next.cost = Money(static_cast<int64_t>(rng() % 5000000), "EUR");
+      ASSERT_TRUE(store->Update(next, "step", Duration::FromSeconds(step)).ok());
+      count(next, +1);
+      if (store::IsTerminal(next.state)) {
+        store::AttemptRow a{next.name,   1,
+                            next.tenant, "c",
+                            "done",      1.5,
+                            next.cost,   rng() % 2 == 0,
+                            {},          Duration::FromMillis(static_cast<int64_t>(rng() % 4) * 86'400'000 - 1),
+                            next.uid};
+        ASSERT_TRUE(store->FinishAttempt(a).ok());
+      }
+      r = next;
+    }
+  }
+  auto counts = store->CountByState();
+  ASSERT_TRUE(counts.ok());
+  std::map<std::tuple<std::string, std::string>, std::pair<int64_t, int64_t>> got;
+  for (const store::StateCount& c : *counts) {
+    if (c.workloads == 0) continue;
+    auto& g = got[{c.tenant, store::StateName(c.state)}];
+    g.first += c.workloads;
+    g.second += c.cost.micros();
+  }
+  std::erase_if(expected, [](const auto& e) { return e.second.first == 0; });
+  EXPECT_EQ(got, expected);
+  // The metered days sum every booked attempt, including one a millisecond before 1970.
+  auto days = store->MeteredDays(Duration::FromMillis(-86'400'000));
+  auto usage = store->Usage();
+  ASSERT_TRUE(days.ok() && usage.ok());
+  std::map<std::string, int64_t> by_days;
+  for (const store::MeteredDayRow& d : *days) by_days[d.tenant] += d.spent.micros();
+  for (const auto& [tenant, u] : *usage) EXPECT_EQ(by_days[tenant], u.spent.micros()) << tenant;
+}
+
+TEST_P(BothBackends, Int64ExtremesDoublesAndTextRoundTrip) {
+  auto db = Raw();
+  ASSERT_NE(db, nullptr);
+  ASSERT_TRUE(db->Exec("CREATE TABLE t(k BIGINT PRIMARY KEY, d DOUBLE PRECISION NOT NULL, s TEXT NOT NULL)").ok());
+  const std::vector<int64_t> ints = {std::numeric_limits<int64_t>::min(), -1, 0, 1,
+                                     std::numeric_limits<int64_t>::max()};
+  const std::vector<double> doubles = {
+      0.1,      -0.0, 1e-308, 4.9406564584124654e-324, 1.7976931348623157e308, std::numeric_limits<double>::infinity(),
+      2.0 / 3.0};
+  const std::string text = "h\xC3\xA9llo 'quoted' $1 \xF0\x9F\x98\x80";
+  for (size_t i = 0; i < doubles.size(); ++i) {
+    auto insert = db->Prepare("INSERT INTO t(k, d, s) VALUES($1, $2, $3) ON CONFLICT(k) DO NOTHING");
+    ASSERT_TRUE(insert.ok());
+    (*insert)->Bind(1, ints[i % ints.size()]).Bind(2, doubles[i]).Bind(3, text);
+    ASSERT_TRUE((*insert)->Run().ok());
+    EXPECT_EQ((*insert)->RowsChanged(), i < ints.size() ? 1 : 0) << i;  // DO NOTHING changes nothing
+  }
+  for (size_t i = 0; i < ints.size(); ++i) {
+    // A statement per read: SQLite binds only after a reset, and the Store never rebinds.
+    auto read = db->Prepare("SELECT k, d, s FROM t WHERE k = $1");
+    ASSERT_TRUE(read.ok());
+    (*read)->Bind(1, ints[i]);
+    Result<bool> row = (*read)->Step();
+    ASSERT_TRUE(row.ok() && *row) << i;
+    EXPECT_EQ((*read)->Int(0), ints[i]);
+    const double d = (*read)->Real(1);
+    // SQLite stores a REAL with an integral value as an integer: -0.0 reads back as 0.
+    if (GetParam() == Backend::kPostgres) {
+      EXPECT_EQ(std::signbit(d), std::signbit(doubles[i])) << i;
+    }
+    EXPECT_EQ(d, doubles[i]) << i;
+    EXPECT_EQ((*read)->Text(2), text);
+    EXPECT_FALSE(*(*read)->Step());
+  }
+}
+
+// SQLite keeps a NUL byte; PostgreSQL's TEXT cannot, and its backend says so, naming the
+// statement, rather than cutting the value at the NUL as libpq's C strings would.
+TEST_P(BothBackends, TextPostgresCannotHoldIsRefusedClearlyNeverTruncated) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  const std::string nul("run\0rest", 8);
+  Status set = store->SetMeta("k", nul);
+  if (GetParam() == Backend::kSqlite) {
+    ASSERT_TRUE(set.ok());
+    EXPECT_EQ(**store->GetMeta("k"), nul);
+    return;
+  }
+  EXPECT_EQ(set.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(set.message().find("NUL byte"), std::string::npos) << set.message();
+  EXPECT_NE(set.message().find("INSERT INTO meta"), std::string::npos) << set.message();
+  EXPECT_FALSE(store->GetMeta("k")->has_value());
+  Status bad = store->SetMeta("k", "\xC3\x28");
+  EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.message().find("not UTF-8"), std::string::npos) << bad.message();
+  // The store goes on.
+  EXPECT_TRUE(store->SetMeta("k", "fine").ok());
+}
+
+using PgStore = pg::testing::PgTest;
+
+std::unique_ptr<Store> OpenOn(Result<std::unique_ptr<PgConnection>> c) {
+  EXPECT_TRUE(c.ok()) << c.status().ToString();
+  if (!c.ok()) return nullptr;
+  auto store = Store::OpenOn(std::move(c).value());
+  EXPECT_TRUE(store.ok()) << store.status().ToString();
+  return store.ok() ? std::move(store).value() : nullptr;
+}
+
+TEST_F(PgStore, MigratesOnceUnderTheLockAndRecordsTheVersion) {
+  auto first = OpenOn(PgConnection::Adopt(Connect(), false));
+  auto second = OpenOn(PgConnection::Adopt(Connect(), false));
+  ASSERT_NE(first, nullptr);
+  ASSERT_NE(second, nullptr);
+  auto rows =
+      Connect()->Exec("read", "SELECT count(*) AS n, max(version) AS v FROM gpufed_schema WHERE component = 'store'");
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(*rows->Int64(0, "n"), Store::LatestSchemaVersion());
+  EXPECT_EQ(*rows->Int64(0, "v"), Store::LatestSchemaVersion());
+}
+
+TEST_F(PgStore, ANewerSchemaIsRefused) {
+  ASSERT_NE(OpenOn(PgConnection::Adopt(Connect(), false)), nullptr);
+  ASSERT_TRUE(Connect()
+                  ->Exec("plant", "INSERT INTO gpufed_schema(component, version, description) VALUES('store', $1, 'x')",
+                         {Store::LatestSchemaVersion() + 1})
+                  .ok());
+  auto c = PgConnection::Adopt(Connect(), false);
+  ASSERT_TRUE(c.ok());
+  auto store = Store::OpenOn(std::move(c).value());
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(store.status().message().find("newer"), std::string::npos) << store.status().message();
+}
+
+TEST_F(PgStore, AReadOnlyStoreReadsAndRefusesEveryWrite) {
+  {
+    auto writer = OpenOn(PgConnection::Adopt(Connect(), false));
+    ASSERT_NE(writer, nullptr);
+    ASSERT_TRUE(writer->SubmitNumbered(Record("a"), Duration::FromSeconds(1)).ok());
+  }
+  auto reader = OpenOn(PgConnection::Adopt(Connect(), true));
+  ASSERT_NE(reader, nullptr);
+  auto got = reader->GetByUid("a-u1");
+  ASSERT_TRUE(got.ok() && got->has_value());
+  EXPECT_EQ(reader->SetMeta("k", "v").code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(reader->SubmitNumbered(Record("b"), Duration::FromSeconds(2)).status().code(),
+            StatusCode::kFailedPrecondition);
+}
+
+// Two Stores on one database, as two replicas would be. Each keeps its uid counter in
+// memory, read from the database at its first numbered submission (store.h: one writer
+// per database), so once both have read it they hand out the same numbers: uids stay
+// distinct only because they carry the name, and a collision on one name is refused by
+// the primary key (AlreadyExists), never written twice. What this pins down is that much
+// and no more; taking each number from the database in the submission's transaction is
+// for the leader-only writes of issue 38 (only the leader submits).
+TEST_F(PgStore, TwoStoresOnOneDatabaseNeverWriteOneUidTwice) {
+  auto first = OpenOn(PgConnection::Adopt(Connect(), false));
+  auto second = OpenOn(PgConnection::Adopt(Connect(), false));
+  ASSERT_NE(first, nullptr);
+  ASSERT_NE(second, nullptr);
+  ASSERT_TRUE(first->SubmitNumbered(Record("a"), Duration::FromSeconds(1)).ok());
+  // The second reads the counter the first committed.
+  Result<WorkloadRecord> b = second->SubmitNumbered(Record("b"), Duration::FromSeconds(2));
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->uid, "b-u2");
+  // Now both have a counter of their own: the same numbers come out of both.
+  Result<WorkloadRecord> c1 = first->SubmitNumbered(Record("c"), Duration::FromSeconds(3));
+  Result<WorkloadRecord> d1 = second->SubmitNumbered(Record("d"), Duration::FromSeconds(3));
+  ASSERT_TRUE(c1.ok() && d1.ok());
+  EXPECT_EQ(c1->uid, "c-u2");  // a number given twice, under two names
+  EXPECT_EQ(d1->uid, "d-u3");
+  // One name, both counters at the same number after this: the second is refused.
+  ASSERT_TRUE(first
+                  ->Update(
+                      [&] {
+                        WorkloadRecord done = *c1;
+                        done.state = WorkloadState::kSucceeded;
+                        return done;
+                      }(),
+                      "done", Duration::FromSeconds(4))
+                  .ok());
+  Result<WorkloadRecord> again = second->SubmitNumbered(Record("c"), Duration::FromSeconds(5));
+  Result<WorkloadRecord> twin = first->SubmitNumbered(Record("c"), Duration::FromSeconds(5));
+  EXPECT_TRUE(again.ok()) << again.status().ToString();
+  ASSERT_FALSE(twin.ok());
+  EXPECT_EQ(twin.status().code(), StatusCode::kAlreadyExists) << twin.status().ToString();
+  auto rows = Connect()->Exec("count", "SELECT count(*) AS n, count(DISTINCT uid) AS u FROM workloads");
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(*rows->Int64(0, "n"), 5);
+  EXPECT_EQ(*rows->Int64(0, "n"), *rows->Int64(0, "u"));
+}
+
+}  // namespace
+}  // namespace gpufed::pgstore

@@ -1,0 +1,66 @@
+#pragma once
+// A store::Statement over the pg layer: binds kept as PostgreSQL's text forms, the
+// statement run by its first Step (libpq's extended protocol, `$n` passed as they are) and
+// its reply, bounded by the pg layer's ReplyLimits, read row by row by the Steps after.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "controller/pg/connection.h"
+#include "controller/pg/rows.h"
+#include "controller/store/sql.h"
+
+namespace gpufed::pgstore {
+
+// The text form of a double that PostgreSQL's float8 input reads back to the same bits:
+// the shortest round-trip digits (std::to_chars), `Infinity`, `-Infinity` or `NaN`.
+std::string DoubleText(double v);
+
+// What an error names a statement by: its first words, whitespace collapsed (the SQL is
+// constant text, never a value, so naming it leaks nothing).
+std::string StatementPurpose(const std::string& sql);
+
+class PgStatement final : public store::Statement {
+ public:
+  // `read_only`: a write refused by the session (default_transaction_read_only) is
+  // FailedPrecondition, as a read-only SQLite store's.
+  PgStatement(pg::Connection& connection, std::string sql, bool read_only)
+      : connection_(connection), sql_(std::move(sql)), purpose_(StatementPurpose(sql_)), read_only_(read_only) {}
+
+  store::Statement& Bind(int i, const std::string& v) override { return Set(i, v, /*is_text=*/true); }
+  store::Statement& Bind(int i, int64_t v) override { return Set(i, std::to_string(v), /*is_text=*/false); }
+  using store::Statement::Bind;
+  store::Statement& Bind(int i, double v) override { return Set(i, DoubleText(v), /*is_text=*/false); }
+  // The first Step after a Bind (or after the last row) runs the statement, as SQLite's
+  // step resets a statement that was done.
+  Result<bool> Step() override;
+  int64_t RowsChanged() const override { return changes_; }
+
+  std::string Text(int col) const override;
+  int64_t Int(int col) const override;
+  double Real(int col) const override;
+
+ private:
+  struct Value {
+    std::optional<std::string> text;  // unset: never bound, sent as NULL (SQLite's rule)
+    bool is_text = false;             // bound as a string: checked before it is sent
+  };
+  store::Statement& Set(int i, std::string text, bool is_text);
+  // InvalidArgument for text PostgreSQL's TEXT cannot hold (a NUL byte: libpq would also
+  // cut the value there; invalid UTF-8), naming the statement and the parameter.
+  Status CheckText() const;
+  Status Run();
+  std::optional<std::string> Cell(int col) const;
+
+  pg::Connection& connection_;
+  const std::string sql_;
+  const std::string purpose_;
+  const bool read_only_;
+  std::vector<Value> params_;  // $1 is params_[0]
+  std::optional<pg::Rows> rows_;
+  size_t next_row_ = 0;  // the current row is next_row_ - 1
+  int64_t changes_ = 0;
+};
+
+}  // namespace gpufed::pgstore
