@@ -33,7 +33,8 @@ Result<std::vector<WitnessedFile>> ReadWitnessedNotes(Env& env, const std::strin
   std::sort(files.begin(), files.end());
   if (files.size() > kMaxWitnessedFiles) files.resize(kMaxWitnessedFiles);
   for (std::string& file : files) {
-    const std::string path = dir + "/" + file;
+    std::string path = dir;
+    path.append("/").append(file);
     Result<uint64_t> size = env.FileSize(path);
     if (!size.ok()) return size.status();
     if (*size > kMaxNoteBytes) {
