@@ -96,6 +96,9 @@ SqliteStatement::~SqliteStatement() {
 }
 
 Result<bool> SqliteStatement::Step() {
+  if (bind_rc_ != SQLITE_OK) {
+    return Internal("sqlite bind $" + std::to_string(bind_param_) + ": " + sqlite3_errstr(bind_rc_));
+  }
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) {

@@ -29,19 +29,14 @@ class SqliteStatement final : public Statement {
       : owner_(owner), db_(db), stmt_(stmt), sql_(std::move(sql)), param_index_(std::move(param_index)) {}
   ~SqliteStatement() override;
 
+  // A bind SQLite refuses ($n out of range, a statement stepped and not reset) is kept
+  // and fails the next Step: the statement must not run with a value it never took.
   Statement& Bind(int i, const std::string& v) override {
-    sqlite3_bind_text(stmt_, Index(i), v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
-    return *this;
+    return Bound(i, sqlite3_bind_text(stmt_, Index(i), v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT));
   }
-  Statement& Bind(int i, int64_t v) override {
-    sqlite3_bind_int64(stmt_, Index(i), v);
-    return *this;
-  }
+  Statement& Bind(int i, int64_t v) override { return Bound(i, sqlite3_bind_int64(stmt_, Index(i), v)); }
   using Statement::Bind;
-  Statement& Bind(int i, double v) override {
-    sqlite3_bind_double(stmt_, Index(i), v);
-    return *this;
-  }
+  Statement& Bind(int i, double v) override { return Bound(i, sqlite3_bind_double(stmt_, Index(i), v)); }
   Result<bool> Step() override;
   int64_t RowsChanged() const override { return changes_; }
 
@@ -53,6 +48,13 @@ class SqliteStatement final : public Statement {
   double Real(int col) const override { return sqlite3_column_double(stmt_, col); }
 
  private:
+  Statement& Bound(int i, int rc) {
+    if (rc != SQLITE_OK && bind_rc_ == SQLITE_OK) {
+      bind_rc_ = rc;
+      bind_param_ = i;
+    }
+    return *this;
+  }
   // `$i` past the mapping has no index: 0, which SQLite refuses as out of range.
   int Index(int i) const {
     if (param_index_.empty()) return i;
@@ -65,6 +67,8 @@ class SqliteStatement final : public Statement {
   std::string sql_;
   std::vector<int> param_index_;
   int64_t changes_ = 0;
+  int bind_rc_ = SQLITE_OK;  // the first refused bind's result code
+  int bind_param_ = 0;       // and its $n
 };
 
 class Database final : public Connection {

@@ -230,6 +230,25 @@ TEST(StoreSql, SqliteBindsEachNumberedPlaceholderByItsNumber) {
   }
 }
 
+TEST(StoreSql, ABindSqliteRefusesFailsTheStepInsteadOfRunningWithoutIt) {
+  auto db = Database::Open(Folder("refused-bind") + "/gpufed.db");
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  auto out_of_range = (*db)->Prepare("SELECT $1");
+  ASSERT_TRUE(out_of_range.ok()) << out_of_range.status().ToString();
+  (*out_of_range)->Bind(1, int64_t{7}).Bind(2, int64_t{8});
+  Result<bool> stepped = (*out_of_range)->Step();
+  ASSERT_FALSE(stepped.ok()) << "a $2 the statement does not have was dropped silently";
+  EXPECT_NE(stepped.status().message().find("$2"), std::string::npos) << stepped.status().message();
+  // A statement stepped and not reset refuses new values; it must not answer with the
+  // old ones.
+  auto again = (*db)->Prepare("SELECT $1");
+  ASSERT_TRUE(again.ok());
+  (*again)->Bind(1, int64_t{1});
+  ASSERT_TRUE(*(*again)->Step());
+  (*again)->Bind(1, int64_t{2});
+  EXPECT_FALSE((*again)->Step().ok());
+}
+
 TEST(StoreSql, RowsChangedAreTheStatementsOwn) {
   auto db = Database::Open(Folder("changed") + "/gpufed.db");
   ASSERT_TRUE(db.ok()) << db.status().ToString();
