@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include "controller/pg/migrations.h"
+#include "controller/pgstore/fenced_statement.h"
 #include "controller/pgstore/statement.h"
 
 namespace gpufed::pgstore {
@@ -44,15 +45,24 @@ Result<std::unique_ptr<PgConnection>> PgConnection::Adopt(std::unique_ptr<pg::Co
 
 Status PgConnection::Exec(const std::string& sql) {
   if (read_only_) return FailedPrecondition(store::kReadOnlyRefusal);
+  const bool own_transaction = guard_ && !tx_;
+  if (own_transaction) GPUFED_RETURN_IF_ERROR(Begin());
   Result<pg::Rows> done = connection_->ExecScript(StatementPurpose(sql), sql);
-  return done.ok() ? Status::Ok() : done.status();
+  if (!own_transaction) return done.ok() ? Status::Ok() : done.status();
+  if (!done.ok()) {
+    (void)Rollback();
+    return done.status();
+  }
+  return Commit();
 }
 
 Result<std::unique_ptr<store::Statement>> PgConnection::Prepare(const std::string& sql) {
   if (read_only_ && !Reads(sql)) return FailedPrecondition(store::kReadOnlyRefusal);
   // Nothing is sent yet: the statement is parsed and run by its first Step (libpq's
   // unnamed statement), so a Prepare costs no round trip.
-  return std::unique_ptr<store::Statement>(new PgStatement(*connection_, sql, read_only_));
+  auto statement = std::make_unique<PgStatement>(*connection_, sql, read_only_);
+  if (guard_ && !Reads(sql)) return std::unique_ptr<store::Statement>(new FencedStatement(std::move(statement), *this));
+  return std::unique_ptr<store::Statement>(std::move(statement));
 }
 
 Status PgConnection::Begin() {
@@ -61,6 +71,13 @@ Status PgConnection::Begin() {
   Result<pg::Transaction> tx = pg::Transaction::Begin(*connection_, "store transaction");
   if (!tx.ok()) return tx.status();
   tx_.emplace(std::move(tx).value());
+  if (guard_) {
+    if (Status guarded = guard_(*tx_); !guarded.ok()) {
+      (void)tx_->Rollback();
+      tx_.reset();
+      return guarded;
+    }
+  }
   return Status::Ok();
 }
 

@@ -4,6 +4,7 @@
 // text form), transactions are the pg layer's, and the schema is migrated under the pg
 // layer's advisory lock and recorded in its gpufed_schema table (component `store`), so
 // replicas that start together on one database migrate it once.
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -54,6 +55,15 @@ class PgConnection final : public store::Connection {
 
   pg::Connection& connection() { return *connection_; }
 
+  // Run inside every write transaction right after its BEGIN, before any of its
+  // statements: the leader's fence (controller/ha's CheckFence with its term's token,
+  // wired by the runtime; this module knows nothing of leases). A guard that fails rolls
+  // the transaction back and fails Begin, so nothing of it is written. Writes the Store
+  // runs outside a transaction get a transaction of their own with the guard
+  // (fenced_statement.h), and so does Exec. Set once, before the Store uses the connection.
+  using WriteGuard = std::function<Status(pg::Transaction&)>;
+  void SetWriteGuard(WriteGuard guard) { guard_ = std::move(guard); }
+
  private:
   PgConnection(std::unique_ptr<pg::Connection> connection, bool read_only)
       : connection_(std::move(connection)), read_only_(read_only) {}
@@ -61,6 +71,7 @@ class PgConnection final : public store::Connection {
   std::unique_ptr<pg::Connection> connection_;
   const bool read_only_;
   std::optional<pg::Transaction> tx_;
+  WriteGuard guard_;
 };
 
 }  // namespace gpufed::pgstore
