@@ -26,6 +26,30 @@ std::string WorkloadsPath(const ApiTarget& target, const std::string& name) {
   return name.empty() ? path : path + "/" + name;
 }
 
+namespace {
+
+constexpr int kMaxRedirects = 3;
+
+// A redirect's Location as (server, path): absolute (scheme://authority/path) or a path on
+// the same server. PermissionDenied for a redirect from https to http.
+Result<std::pair<std::string, std::string>> SplitRedirect(const std::string& from, const std::string& location) {
+  if (location.starts_with("/")) return std::make_pair(from, location);
+  const size_t scheme_end = location.find("://");
+  if (scheme_end == std::string::npos) return InvalidArgument("the server redirected to an unusable Location");
+  const std::string scheme = location.substr(0, scheme_end);
+  if (scheme != "https" && scheme != "http") return InvalidArgument("the server redirected to a non-HTTP Location");
+  if (from.starts_with("https://") && scheme != "https") {
+    return Status(StatusCode::kPermissionDenied,
+                  "the server redirected from https to http: refused (the token would "
+                  "cross unencrypted)");
+  }
+  const size_t path_start = location.find('/', scheme_end + 3);
+  if (path_start == std::string::npos) return std::make_pair(location, std::string("/"));
+  return std::make_pair(location.substr(0, path_start), location.substr(path_start));
+}
+
+}  // namespace
+
 Result<ApiResponse> CallApi(const ApiTarget& t, const std::string& method, const std::string& path,
                             const std::string& body, const std::string& content_type) {
   std::string server = t.server;
@@ -45,23 +69,36 @@ Result<ApiResponse> CallApi(const ApiTarget& t, const std::string& method, const
   if (client_cert.empty() != client_key.empty()) {
     return InvalidArgument("--client-cert and --client-key go together");
   }
-  // httplib reads the pair when it makes its TLS context; a pair it cannot read shows as
-  // a failed connection below.
-  httplib::Client client(server, client_cert, client_key);
-  if (!t.ca_cert.empty()) client.set_ca_cert_path(t.ca_cert);
-  client.enable_server_certificate_verification(true);
-  client.set_connection_timeout(5, 0);
-  client.set_read_timeout(30, 0);
   httplib::Headers headers;
   if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
-  httplib::Result res = method == "POST"     ? client.Post(path, headers, body, content_type)
-                        : method == "DELETE" ? client.Delete(path, headers)
-                                             : client.Get(path, headers);
-  if (!res) return Unavailable("cannot reach " + server + ": " + httplib::to_string(res.error()));
-  ApiResponse out;
-  out.status = res->status;
-  out.body = nlohmann::json::parse(res->body, nullptr, false);
-  return out;
+  // A standby replica (gpufed run --store) answers with a 307 to the leader: followed, with
+  // the same method, body and token, a few hops at most, and never from https to http
+  // (the token would cross in the clear).
+  std::string at = path;
+  for (int hop = 0;; ++hop) {
+    // httplib reads the pair when it makes its TLS context; a pair it cannot read shows
+    // as a failed connection below.
+    httplib::Client client(server, client_cert, client_key);
+    if (!t.ca_cert.empty()) client.set_ca_cert_path(t.ca_cert);
+    client.enable_server_certificate_verification(true);
+    client.set_connection_timeout(5, 0);
+    client.set_read_timeout(30, 0);
+    httplib::Result res = method == "POST"     ? client.Post(at, headers, body, content_type)
+                          : method == "DELETE" ? client.Delete(at, headers)
+                                               : client.Get(at, headers);
+    if (!res) return Unavailable("cannot reach " + server + ": " + httplib::to_string(res.error()));
+    if ((res->status == 307 || res->status == 308) && res->has_header("Location") && hop < kMaxRedirects) {
+      Result<std::pair<std::string, std::string>> next = SplitRedirect(server, res->get_header_value("Location"));
+      if (!next.ok()) return next.status();
+      server = next->first;
+      at = next->second;
+      continue;
+    }
+    ApiResponse out;
+    out.status = res->status;
+    out.body = nlohmann::json::parse(res->body, nullptr, false);
+    return out;
+  }
 }
 
 int ReportApiError(const std::string& command, const ApiResponse& r) {

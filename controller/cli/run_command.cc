@@ -24,6 +24,7 @@
 #include "controller/config/loader.h"
 #include "controller/config/repository.h"
 #include "controller/runtime/app.h"
+#include "controller/runtime/replica.h"
 #include "policies/engine/validation.h"
 
 namespace gpufed::cli {
@@ -44,6 +45,9 @@ struct RunOptions {
   std::string log_format = "text";
   bool unsafe_no_fsync = false;
   std::string config_file;     // --config-file: settings for the flags not given
+  // Several replicas on one PostgreSQL database (--store postgres://...).
+  runtime::ReplicaOptions replica;
+  std::string lease_duration = "15s", renew_deadline = "10s", lease_retry = "2s";
 };
 
 // Fills the flags the command line left out from --config-file's settings, through the
@@ -75,6 +79,37 @@ Result<size_t> ParseByteCount(std::string text) {
   if (!q.ok() || q->milli() <= 0 || q->milli() % 1000 != 0)
     return InvalidArgument("not a positive byte count: " + text);
   return static_cast<size_t>(q->milli() / 1000);
+}
+
+// --store postgres://...: this process is one replica of several (runtime/replica.h). A
+// term's summary is not printed: what the federation did spans every replica's terms (the
+// journal and /v1/decisions have it).
+int RunReplica(const RunOptions& o, const runtime::AppOptions& ro, const connectors::ConnectorRegistry& registry,
+               RunView& view) {
+  runtime::ReplicaOptions replica = o.replica;
+  Result<Duration> lease = Duration::Parse(o.lease_duration);
+  Result<Duration> renew = Duration::Parse(o.renew_deadline);
+  Result<Duration> retry = Duration::Parse(o.lease_retry);
+  if (!lease.ok() || !renew.ok() || !retry.ok()) {
+    std::cerr << "gpufed run: bad --lease-duration, --renew-deadline or --lease-retry\n";
+    return 2;
+  }
+  replica.lease_duration = *lease;
+  replica.renew_deadline = *renew;
+  replica.retry_period = *retry;
+  if (ro.durability == Durability::kUnsynced) {
+    std::cerr << "gpufed run: --unsafe-no-fsync is for one simulated process, not a shared --store\n";
+    return 2;
+  }
+  view.SetWallClock(true);
+  Result<std::unique_ptr<runtime::Replica>> opened = runtime::Replica::Open(replica, ro, registry, &view);
+  if (!opened.ok()) {
+    std::cerr << "gpufed run: " << opened.status().message() << "\n";
+    return opened.status().code() == StatusCode::kInvalidArgument ? 2 : 1;
+  }
+  std::cout << "gpufed run: " << ro.config_dir << ", replica " << (*opened)->name()
+            << " on a shared store, wall clock\n";
+  return (*opened)->Run();
 }
 
 int Run(const RunOptions& o, const connectors::ConnectorRegistry* registry, const BuildInfo& build) {
@@ -126,6 +161,7 @@ int Run(const RunOptions& o, const connectors::ConnectorRegistry* registry, cons
   ro.build = build;
   if (o.unsafe_no_fsync) ro.durability = Durability::kUnsynced;
   RunView view(std::cout, tty);
+  if (!o.replica.store_uri.empty()) return RunReplica(o, ro, *registry, view);
   const auto wall_start = std::chrono::steady_clock::now();
   Result<std::unique_ptr<runtime::App>> opened = runtime::App::Open(ro, *registry, &view);
   if (!opened.ok()) {
@@ -224,6 +260,20 @@ void AddRunCommand(CLI::App& app, int* exit_code, const connectors::ConnectorReg
       ->capture_default_str();
   cmd->add_option("--checkpoint-interval", o->checkpoint_interval,
                   "Longest time between signed journal checkpoints while records are appended")
+      ->capture_default_str();
+  cmd->add_option("--store", o->replica.store_uri,
+                  "Keep the store and the journal in PostgreSQL (a libpq URI: postgres://...; sslmode=verify-full "
+                  "off a Unix socket, the password in a passfile, never in the URI) and run as one of several "
+                  "replicas: one leads by a lease, the others stand by (deploy/ha/)");
+  cmd->add_option("--replica", o->replica.name, "This replica's name in the lease and /v1/status (default HOST-PID)");
+  cmd->add_option("--advertise", o->replica.advertise,
+                  "This replica's API as the others redirect writes to it while it leads (https://HOST:PORT)");
+  cmd->add_option("--lease-duration", o->lease_duration, "--store: how long a lease lasts unrenewed")
+      ->capture_default_str();
+  cmd->add_option("--renew-deadline", o->renew_deadline,
+                  "--store: a leader stops acting when it could not renew for this long (on its own clock)")
+      ->capture_default_str();
+  cmd->add_option("--lease-retry", o->lease_retry, "--store: how often the lease is renewed or tried")
       ->capture_default_str();
   cmd->add_flag("--unsafe-no-fsync", o->unsafe_no_fsync,
                 "Simulated federations only: do not wait for the disk (a power loss may lose the latest "

@@ -18,10 +18,25 @@ constexpr size_t kMaxConfigFileBytes = size_t{1} << 20;
 constexpr size_t kMaxConfigFileNodes = 10000;
 
 // Keys as written in the file, in the order the reference (run_config_file.h) lists them.
-constexpr std::array<std::string_view, 18> kTopKeys = {
-    "repository",         "state",    "listen", "tls",      "allowPlaintext",   "tokens",
-    "metricsListen",      "scenario", "speed",  "maxTime",  "resync",           "drainTimeout",
-    "checkpointInterval", "maxBody",  "log",    "auditKey", "auditSegmentSize", "auditArchive"};
+constexpr std::array<std::string_view, 19> kTopKeys = {"repository",
+                                                       "state",
+                                                       "listen",
+                                                       "tls",
+                                                       "allowPlaintext",
+                                                       "tokens",
+                                                       "metricsListen",
+                                                       "scenario",
+                                                       "speed",
+                                                       "maxTime",
+                                                       "resync",
+                                                       "drainTimeout",
+                                                       "checkpointInterval",
+                                                       "maxBody",
+                                                       "log",
+                                                       "auditKey",
+                                                       "auditSegmentSize",
+                                                       "auditArchive",
+                                                       "ha"};
 
 class SettingsReader {
  public:
@@ -86,6 +101,16 @@ void ReadSettings(const config::YamlField& root, SettingsReader& read) {
   read.Period(root.Child("drainTimeout"), "drain-timeout");
   read.Period(root.Child("checkpointInterval"), "checkpoint-interval");
   read.Text(root.Child("maxBody"), "max-body");
+  const config::YamlField ha = root.Child("ha");
+  if (ha.defined() &&
+      ha.ExpectObject({"store", "replica", "advertise", "leaseDuration", "renewDeadline", "leaseRetry"})) {
+    read.Text(ha.Child("store"), "store");
+    read.Text(ha.Child("replica"), "replica");
+    read.Text(ha.Child("advertise"), "advertise");
+    read.Period(ha.Child("leaseDuration"), "lease-duration");
+    read.Period(ha.Child("renewDeadline"), "renew-deadline");
+    read.Period(ha.Child("leaseRetry"), "lease-retry");
+  }
   const config::YamlField log = root.Child("log");
   if (log.defined() && log.ExpectObject({"level", "format"})) {
     read.Choice(log.Child("level"), "log-level", {"debug", "info", "warn", "error"});

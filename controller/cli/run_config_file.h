@@ -17,6 +17,11 @@
 //   auditKey: /etc/gpufed/audit.key      # --audit-key
 //   auditSegmentSize: 64MiB              # --audit-segment-size
 //   auditArchive: /srv/gpufed-archive    # --audit-archive
+//   ha: {store: "postgresql://gpufed@db1,db2/gpufed?sslmode=verify-full&target_session_attrs=read-write",
+//        replica: gpufed-a, advertise: "https://gpufed-a:8443",
+//        leaseDuration: 15s, renewDeadline: 10s, leaseRetry: 2s}
+//                                        # --store, --replica, --advertise, --lease-duration,
+//                                        # --renew-deadline, --lease-retry (deploy/ha/)
 //
 // A flag given on the command line wins over the file. Unknown keys, wrong types and bad
 // values are errors naming the file, line and key, before anything starts. Relative

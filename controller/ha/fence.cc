@@ -12,16 +12,20 @@ Status Fenced(const std::string& detail) { return FailedPrecondition(std::string
 }  // namespace
 
 Status CheckFence(pg::Transaction& tx, const FenceToken& token) {
-  auto held = tx.Exec("check the fence",
-                      "SELECT epoch FROM gpufed_lease"
-                      " WHERE name = $1 AND holder = $2 AND epoch = $3 AND expires_at > clock_timestamp()"
-                      " FOR SHARE",
-                      {token.lease_name, token.holder, token.epoch});
+  return CheckFenceInTransaction(tx.connection(), token);
+}
+
+Status CheckFenceInTransaction(pg::Connection& connection, const FenceToken& token) {
+  auto held = connection.Exec("check the fence",
+                              "SELECT epoch FROM gpufed_lease"
+                              " WHERE name = $1 AND holder = $2 AND epoch = $3 AND expires_at > clock_timestamp()"
+                              " FOR SHARE",
+                              {token.lease_name, token.holder, token.epoch});
   if (!held.ok()) return held.status();
   if (!held->empty()) return Status::Ok();
   // Refused: say who holds it now (a plain read; the transaction is rolled back anyway).
   const std::string lost = "epoch " + std::to_string(token.epoch) + " is no longer the lease's";
-  auto current = ReadLease(tx.connection(), token.lease_name);
+  auto current = ReadLease(connection, token.lease_name);
   if (!current.ok()) return Fenced(lost + " (reading the lease failed: " + current.status().message() + ")");
   if (!current->has_value()) return Fenced(lost + ": lease " + token.lease_name + " does not exist");
   const LeaseRecord& now = **current;

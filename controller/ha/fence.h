@@ -36,6 +36,11 @@ struct FenceToken {
 // Transaction's destructor does) and the replica stop acting as leader.
 Status CheckFence(pg::Transaction& tx, const FenceToken& token);
 
+// CheckFence for a caller that began the transaction on `connection` itself (a storage
+// that owns its BEGIN and COMMIT, as the journal's table does). Without an open
+// transaction the lock would end with the statement: the caller must have begun one.
+Status CheckFenceInTransaction(pg::Connection& connection, const FenceToken& token);
+
 // True for CheckFence's refusal (and what RunFenced passes on of it).
 bool IsFenced(const Status& status);
 

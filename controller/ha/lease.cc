@@ -11,6 +11,11 @@ constexpr pg::Migration kLeaseMigrations[] = {
      " epoch bigint NOT NULL CHECK (epoch > 0),"
      " renewed_at timestamptz NOT NULL,"
      " expires_at timestamptz NOT NULL)"},
+    {2, "the replicas and the API each serves (replicas.h)",
+     "CREATE TABLE gpufed_replicas ("
+     " name text PRIMARY KEY,"
+     " api_url text NOT NULL,"
+     " announced_at timestamptz NOT NULL)"},
 };
 
 // The columns every lease statement returns, the times as Unix microseconds.

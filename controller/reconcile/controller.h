@@ -6,6 +6,7 @@
 // API methods. The observe phase's connector calls run outside the lock the API takes.
 // Tenants: an empty tenant means the caller is an admin (sees and cancels everything).
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -160,6 +161,9 @@ class Controller {
   // Live witnessing (owned by the runtime; null: none): Metrics() and /readyz include each
   // witness's state. Detach (nullptr) before destroying it.
   void AttachWitnessing(audit::LiveWitnessing* witnessing);
+  // More Prometheus families for Metrics() from the runtime (a replica's election:
+  // gpufed_leader, ...). Set before the listeners start; called from their threads.
+  void AttachMetrics(std::function<std::string()> more) { more_metrics_ = std::move(more); }
   std::vector<model::AuditWitness> AuditWitnesses();
   std::vector<audit::WitnessStatus> Witnesses();
   // The AuditSinks of the active revision and the repository their TLS paths are relative to.
@@ -247,6 +251,7 @@ class Controller {
   OfferedGpuTime offered_ GUARDED_BY(mu_);
   bool stopped_ GUARDED_BY(mu_) = false;
   audit::LiveShipping* shipping_ = nullptr;
+  std::function<std::string()> more_metrics_;  // AttachMetrics'; empty: none
   audit::LiveWitnessing* witnessing_ = nullptr;
   std::unique_ptr<BudgetWatch> budget_ PT_GUARDED_BY(mu_);
   std::unique_ptr<History> history_ PT_GUARDED_BY(mu_);  // the dashboard's samples, persisted in the store

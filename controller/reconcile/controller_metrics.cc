@@ -170,6 +170,7 @@ std::string Controller::RenderMetricsLocked() {
   m.Raw(policy_health_.Metrics());
   if (shipping_ != nullptr) m.Raw(shipping_->Metrics());
   if (witnessing_ != nullptr) m.Raw(witnessing_->Metrics());
+  if (more_metrics_) m.Raw(more_metrics_());
   return m.str();
 }
 

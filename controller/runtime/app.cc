@@ -11,6 +11,8 @@
 #include "controller/audit/records.h"
 #include "controller/common/secure_file.h"
 #include "controller/config/repository.h"
+#include "controller/pg/connection_policy.h"
+#include "controller/pgstore/connection.h"
 #include "controller/runtime/run_signals.h"
 #include "controller/runtime/virtual_pacer.h"
 #include "controller/server/listen_address.h"
@@ -86,6 +88,21 @@ std::vector<std::string> StartWarnings(const AppOptions& o) {
   return warnings;
 }
 
+// The store in PostgreSQL, every write transaction fenced by the term's token.
+Result<std::unique_ptr<store::Store>> OpenSharedStore(const SharedStore& shared) {
+  Result<pg::ConnectionPolicy> policy = pg::ConnectionPolicy::Parse(shared.uri);
+  if (!policy.ok()) return Status(policy.status().code(), "--store: " + policy.status().message());
+  Result<std::unique_ptr<pgstore::PgConnection>> connection = pgstore::PgConnection::Open(*policy);
+  if (!connection.ok()) {
+    return Status(connection.status().code(), "--store " + policy->Redacted() + ": " + connection.status().message());
+  }
+  (*connection)->SetWriteGuard(shared.fence);
+  Result<std::unique_ptr<store::Store>> store = store::Store::OpenOn(std::move(connection).value());
+  if (!store.ok())
+    return Status(store.status().code(), "--store " + policy->Redacted() + ": " + store.status().message());
+  return store;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<App>> App::Open(AppOptions options, const connectors::ConnectorRegistry& registry,
@@ -131,7 +148,9 @@ Result<std::unique_ptr<App>> App::OpenReadOnly(AppOptions options, const connect
 Status App::OpenClockAndStore(Mode mode) {
   const AppOptions& o = options_;
   const std::string db = o.state_dir + "/gpufed.db";
-  virtual_time_ = registry_.AllRunOnVirtualTime(activator_.active()->config.clusters);
+  // Replicas sharing a store take turns by the lease, on the wall clock: a term cannot
+  // jump a virtual clock that another replica continues.
+  virtual_time_ = !o.shared && registry_.AllRunOnVirtualTime(activator_.active()->config.clusters);
   if (o.durability == Durability::kUnsynced && !virtual_time_) {
     return FailedPrecondition("unsynced storage (--unsafe-no-fsync) is only for federations of simulated clusters; " +
                               o.config_dir + " declares a cluster whose connector is not sim");
@@ -155,7 +174,8 @@ Status App::OpenClockAndStore(Mode mode) {
       if (!made.ok()) return Status(made.status().code(), "state folder: " + made.status().message());
       if (made->has_value()) log().Warn("run", (*made)->ToString());
     }
-    Result<std::unique_ptr<store::Store>> store = store::Store::Open(db, o.durability);
+    Result<std::unique_ptr<store::Store>> store =
+        o.shared ? OpenSharedStore(*o.shared) : store::Store::Open(db, o.durability);
     if (!store.ok()) return store.status();
     store_ = std::move(store).value();
   }
@@ -219,6 +239,7 @@ Status App::OpenLoop(Mode mode) {
   if (!opened.ok()) return opened.status();
   controller_ = std::move(opened).value();
   if (mode == Mode::kRun) controller_->AddSourceSpecs(kScenarioSource, scenario_.specs());
+  if (options_.shared && options_.shared->metrics) controller_->AttachMetrics(options_.shared->metrics);
   return Status::Ok();
 }
 
@@ -251,6 +272,7 @@ Status App::OpenListeners() {
     so->max_body_bytes = o.max_body_bytes;
     so->warnings = warnings;
     so->audit_log = audit_ != nullptr ? &audit_->log() : nullptr;
+    if (o.shared) so->replica_status = o.shared->status;
     Result<std::unique_ptr<server::ApiServer>> started = server::ApiServer::Start(controller_.get(), *so);
     if (!started.ok()) return started.status();
     api_ = std::move(started).value();
@@ -403,6 +425,13 @@ Status App::Stop(const std::string& reason) {
   if (api_) api_->Stop();  // no request reaches a stopping loop
   if (metrics_) metrics_->Stop();
   controller_->Stop();     // waits for a pass; the last fair-share save
+  if (lost_lead_) {
+    // Another replica leads (or may at any moment): this one writes nothing more, and its
+    // journal's records continue in the next leader's term. Sinks and witnesses are the
+    // next leader's to bring up to date.
+    if (view_ != nullptr) view_->Update(*controller_, clock_->Now(), true);
+    return Status::Ok();
+  }
   // controller-stop and the final signed checkpoint.
   audit::AuditJournal& journal = audit_->journal();
   Result<uint64_t> seq = journal.Append(audit::ControllerStopRecord(reason));
@@ -443,7 +472,9 @@ Status App::Stop(const std::string& reason) {
 }
 
 int App::Run() {
-  std::unique_ptr<RunSignals> signals = options_.handle_signals ? std::make_unique<RunSignals>() : nullptr;
+  std::unique_ptr<RunSignals> own_signals =
+      options_.signals == nullptr && options_.handle_signals ? std::make_unique<RunSignals>() : nullptr;
+  RunSignals* signals = options_.signals != nullptr ? options_.signals : own_signals.get();
   const Duration start = clock_->Now();
   int exit_code = 0;
   std::string stop_reason = "shutdown";
@@ -456,6 +487,15 @@ int App::Run() {
   std::optional<VirtualPacer> pacer;
   if (options_.speed > 0) pacer.emplace(options_.speed, start);
   while (true) {
+    if (options_.shared && options_.shared->still_leading) {
+      if (Status leading = options_.shared->still_leading(); !leading.ok()) {
+        lost_lead_ = true;
+        stop_reason = "lost the lead: " + leading.message();
+        Event(clock_->Now(), stop_reason + "; this replica stops acting and becomes a standby", LogLevel::kWarn);
+        exit_code = kLostLeadExit;
+        break;
+      }
+    }
     Result<reconcile::PassStats> stats = Step();
     const Duration now = clock_->Now();
     if (!stats.ok() && stats.status().code() != StatusCode::kUnavailable) {
@@ -505,6 +545,7 @@ int App::Run() {
     }
   }
   Status stopped = Stop(stop_reason);
+  if (lost_lead_) return exit_code;
   if (!stopped.ok()) {
     // Sinks behind after a signal: the stop itself is clean, they resume at the next start.
     const bool only_sinks_behind = stopped.code() == StatusCode::kDeadlineExceeded;

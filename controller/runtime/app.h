@@ -22,6 +22,7 @@
 // signed checkpoint), then the drain of the sinks; the destructor releases the rest in
 // reverse order of start, the store last.
 #include <chrono>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -33,8 +34,10 @@
 #include "controller/common/build_info.h"
 #include "controller/common/clock.h"
 #include "controller/common/log.h"
+#include "controller/pg/transaction.h"
 #include "controller/reconcile/controller.h"
 #include "controller/reconcile/watcher.h"
+#include "controller/runtime/run_signals.h"
 #include "controller/runtime/scenario_source.h"
 #include "controller/runtime/sink_shipping.h"
 #include "controller/runtime/witness_following.h"
@@ -44,6 +47,23 @@
 #include "policies/engine/activation.h"
 
 namespace gpufed::runtime {
+
+// A store and journal shared by several replicas in one PostgreSQL database (issue 38):
+// the App runs as the leader of one term (runtime/replica.h opens it when its replica
+// takes the lease, and lets it go when the term ends).
+struct SharedStore {
+  // A libpq URI (postgres://...); the pg layer's rules apply (pg/connection_policy.h).
+  std::string uri;
+  // Runs first in every write transaction, to the store and the journal: the term's fence.
+  std::function<Status(pg::Transaction&)> fence;
+  // Checked before every pass: non-OK ends the run at once ("lost the lead: ..."), with
+  // no closing record (the next leader's term follows in the same journal) and no wait for
+  // sinks or witnesses.
+  std::function<Status()> still_leading;
+  // This replica and who leads: /readyz, /v1/status, and Prometheus text for /metrics.
+  std::function<nlohmann::json()> status;
+  std::function<std::string()> metrics;
+};
 
 struct AppOptions {
   std::string config_dir;
@@ -91,6 +111,11 @@ struct AppOptions {
   const gpufed::Clock* clock = nullptr;
   // Tests: the file system the audit trail writes through (a FaultEnv). Null: the real one.
   audit::Env* audit_env = nullptr;
+  // Set: the store is PostgreSQL's, shared with other replicas, and this App leads one term.
+  std::optional<SharedStore> shared;
+  // The stop signals of a caller that outlives the App (a replica's, across its terms);
+  // null: the App installs its own when handle_signals.
+  RunSignals* signals = nullptr;
 };
 
 // Where the run is shown (the CLI's live view); every call comes from the loop's thread.
@@ -132,8 +157,10 @@ class App {
   bool Stuck();
   Duration NextEvent();
   // Steps until idle (--until-idle), a stop signal or --max-time, advancing virtual time
-  // or sleeping on the wall clock; then Stop. Returns the process's exit code.
+  // or sleeping on the wall clock; then Stop. Returns the process's exit code, or
+  // kLostLeadExit when a shared store's term ended (SharedStore::still_leading).
   int Run();
+  static constexpr int kLostLeadExit = 75;
   // The stop sequence (see above). Non-OK names the sinks still behind, or why the
   // journal could not be closed. Idempotent.
   Status Stop(const std::string& reason);
@@ -194,6 +221,7 @@ class App {
   std::unique_ptr<server::MetricsServer> metrics_;
   std::unique_ptr<reconcile::RepoWatcher> watcher_;
   bool stopped_ = false;
+  bool lost_lead_ = false;  // the term ended: Stop writes nothing and waits for no one
   std::string reported_revision_;              // the revision the view last heard of
   Logger default_log_{&std::cerr, LogLevel::kInfo, LogFormat::kText};
   std::map<std::string, bool> healthy_;        // per cluster, as last reported

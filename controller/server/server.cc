@@ -99,15 +99,27 @@ reconcile::Controller::Requester RequesterOf(const Caller& caller) { return {cal
 // /healthz and /readyz (no token) and /metrics. `tls`: how the listener is served, for
 // /readyz ("off", "server", or "mutual": client certificates required).
 void AddHealthRoutes(httplib::Server& http, reconcile::Controller* controller, const std::vector<std::string>& warnings,
-                     const std::string& tls) {
+                     const std::string& tls, const std::function<nlohmann::json()>& replica_status) {
+  auto replica = [replica_status]() -> nlohmann::json {
+    return replica_status ? replica_status() : nlohmann::json{{"role", "single"}};
+  };
+  // Who answers: this replica's role and who leads (any valid token: it names replicas,
+  // never a tenant's data).
+  http.Get("/v1/status", [controller, replica](const httplib::Request&, httplib::Response& res) {
+    nlohmann::json body = replica();
+    body["ready"] = controller->ready();
+    body["revision"] = controller->active_revision();
+    SendJson(res, body);
+  });
   http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { SendJson(res, {{"status", "ok"}}); });
-  http.Get("/readyz", [controller, warnings, tls](const httplib::Request&, httplib::Response& res) {
+  http.Get("/readyz", [controller, warnings, tls, replica](const httplib::Request&, httplib::Response& res) {
     bool ready = controller->ready();
     Status audit = controller->audit_health();
     nlohmann::json body = {{"ready", ready},
                            {"revision", controller->active_revision()},
                            {"audit", audit.ok() ? "ok" : audit.ToString()},
-                           {"tls", tls}};
+                           {"tls", tls},
+                           {"replica", replica()}};
     // Sinks past their lag limit by name: the journal is not reaching its receivers.
     std::vector<std::string> lagging = controller->LaggingSinks();
     if (!lagging.empty()) body["laggingSinks"] = lagging;
@@ -311,32 +323,27 @@ Status ApiServer::ReloadTls() {
   return http_->ReplaceTls(std::move(loaded).value());
 }
 
-namespace {
-
-// A listener's TLS: none, server-only, or mutual. Refuses what could never work: client
-// certificates without TLS, and tokens bound to certificates that no connection is asked for.
-Result<std::unique_ptr<TlsContext>> LoadTls(const ServerOptions& o) {
-  if (!o.tls_client_ca.empty() && o.tls_cert.empty()) {
+Result<std::unique_ptr<TlsContext>> LoadApiTls(const std::string& tls_cert, const std::string& tls_key,
+                                               const std::string& tls_client_ca, const TokenTable& tokens) {
+  if (!tls_client_ca.empty() && tls_cert.empty()) {
     return InvalidArgument(
         "--tls-client-ca asks clients for certificates in the TLS handshake: it needs --tls-cert "
         "and --tls-key");
   }
-  if (const size_t bound = o.tokens.bound_to_certificates(); bound > 0 && o.tls_client_ca.empty()) {
+  if (const size_t bound = tokens.bound_to_certificates(); bound > 0 && tls_client_ca.empty()) {
     return InvalidArgument("the tokens file binds " + std::to_string(bound) +
                            " token(s) to client certificates (names beginning with x509:), but the API asks for "
                            "none: give --tls-client-ca, or name those tokens otherwise");
   }
-  if (o.tls_cert.empty()) return std::unique_ptr<TlsContext>();
-  return TlsContext::Load(o.tls_cert, o.tls_key, o.tls_client_ca);
+  if (tls_cert.empty()) return std::unique_ptr<TlsContext>();
+  return TlsContext::Load(tls_cert, tls_key, tls_client_ca);
 }
-
-}  // namespace
 
 Result<std::unique_ptr<ApiServer>> ApiServer::Start(reconcile::Controller* controller, const ServerOptions& o) {
   std::unique_ptr<ApiServer> s(new ApiServer());
   // httplib parses and routes; the connections (deadlines, caps, keep-alive, TLS) are
   // GuardedServer's, because httplib's own let slow clients hold every worker.
-  Result<std::unique_ptr<TlsContext>> loaded = LoadTls(o);
+  Result<std::unique_ptr<TlsContext>> loaded = LoadApiTls(o.tls_cert, o.tls_key, o.tls_client_ca, o.tokens);
   if (!loaded.ok()) return loaded.status();
   std::unique_ptr<TlsContext> tls = std::move(loaded).value();
   auto guarded = std::make_unique<GuardedServer>(o.connections, std::move(tls));
@@ -350,7 +357,8 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Start(reconcile::Controller* contr
   AddHealthRoutes(http, controller, o.warnings,
                   o.tls_cert.empty()        ? "off"
                   : o.tls_client_ca.empty() ? "server"
-                                            : "mutual");
+                                            : "mutual",
+                  o.replica_status);
   AddWorkloadRoutes(http, controller, auth, o.max_body_bytes);
   AddExplanationRoutes(http, controller, auth);
   AddDashboardRoutes(http, controller, auth);

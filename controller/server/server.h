@@ -17,6 +17,7 @@
 // do, and the certificate's subject names who made it (client_certificate.h). Request bodies are capped at
 // max_body_bytes for every transfer encoding and content type (413). Errors are JSON:
 // {"error": {"code": "...", "message": "..."}}.
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -32,6 +33,7 @@ namespace gpufed::server {
 
 class Admission;
 class GuardedServer;
+class TlsContext;
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
@@ -51,6 +53,9 @@ struct ServerOptions {
   const gpufed::Clock* clock = nullptr;
   // Shown in /readyz's `warnings` (plain HTTP off loopback under --allow-plaintext).
   std::vector<std::string> warnings;
+  // Who this replica is and who leads (several replicas on one database, issue 38), for
+  // /readyz and /v1/status; empty: one process on its own ({"role": "single"}).
+  std::function<nlohmann::json()> replica_status;
   // The journal's tree served under /v1/audit/log/ (audit_log_routes.h); null: 503.
   const audit::LogView* audit_log = nullptr;
 };
@@ -62,6 +67,12 @@ struct ServerOptions {
 Result<ServerOptions> MakeServerOptions(const std::string& listen, const std::string& tokens_file,
                                         const std::string& tls_cert, const std::string& tls_key,
                                         const std::string& state_dir);
+
+// A listener's TLS: none (no certificate), server-only, or mutual (a client CA). Refuses
+// what could never work: client certificates without TLS, and tokens bound to
+// certificates (x509: names) that no connection is asked for.
+Result<std::unique_ptr<TlsContext>> LoadApiTls(const std::string& tls_cert, const std::string& tls_key,
+                                               const std::string& tls_client_ca, const TokenTable& tokens);
 
 class ApiServer {
  public:

@@ -6,6 +6,8 @@
 #                               checking it is still that folder's postmaster) and removes
 #                               the folder; `start` does the same first for a STATE left
 #                               behind by a killed run
+#   pg-cluster.sh pause STATE   a database outage: the server shuts down, its folder stays
+#   pg-cluster.sh resume STATE  the same server starts again; STATE names its new postmaster
 #
 # The server runs as the `postgres` user (PostgreSQL refuses to run as root) and listens on
 # a Unix socket in its folder and on 127.0.0.1 at a free port, with TLS: a server
@@ -19,7 +21,7 @@
 # with the reason; with CI set (CI=true, as scripts/test.sh runs) that is a failure (exit 1).
 set -euo pipefail
 PGBIN=${GPUFED_PGBIN:-/usr/lib/postgresql/15/bin}
-action=${1:?usage: pg-cluster.sh start|stop STATE}
+action=${1:?usage: pg-cluster.sh start|stop|pause|resume STATE}
 state=${2:?usage: pg-cluster.sh start|stop STATE}
 
 value() { sed -n "s/^$1=//p" "$state" | head -1; }
@@ -48,6 +50,24 @@ stop() {
 
 if [[ $action == stop ]]; then
   stop
+  exit 0
+fi
+
+# pause: the server goes away (a fast shutdown: sessions are ended, new connections are
+# refused), the folder stays. resume: the same server starts again on the same folder,
+# port and socket, and STATE names its new postmaster. For tests of a database outage on
+# a cluster of their own (never the shared fixture's).
+if [[ $action == pause ]]; then
+  dir=$(value dir); pid=$(value pid)
+  is_our_postmaster "$pid" "$dir" || { echo "pg-cluster: no postmaster of $dir to pause" >&2; exit 1; }
+  runuser -u postgres -- "$PGBIN/pg_ctl" -D "$dir/data" -m fast -w -t 30 stop >/dev/null
+  exit 0
+fi
+if [[ $action == resume ]]; then
+  dir=$(value dir)
+  runuser -u postgres -- "$PGBIN/pg_ctl" -D "$dir/data" -l "$dir/log/server.log" -w -t 30 start >/dev/null
+  pid=$(head -1 "$dir/data/postmaster.pid")
+  sed -i "s/^pid=.*/pid=$pid/" "$state"
   exit 0
 fi
 

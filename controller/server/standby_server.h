@@ -1,0 +1,67 @@
+#pragma once
+// The API of a standby replica (issue 38: several `gpufed run --store postgres://` share
+// one database and one of them leads). A standby runs no loop and holds no journal, so it
+// answers only what it knows itself, and sends everything else to the leader:
+//   GET /healthz                 200 (the process is alive)
+//   GET /readyz                  503 with the replica's status: a load balancer that
+//                                routes by readiness sends traffic to the leader only
+//   GET /v1/status               the replica's status (any valid token)
+//   GET /metrics                 gpufed_leader and the election's counters (admin or
+//                                metrics token)
+//   anything else                307 to the same path and query on the leader's announced
+//                                API (a 307 keeps the method and body: a submission is
+//                                made, and answered 201 only once durable, by the leader),
+//                                or 503 with Retry-After while no leader is known.
+// Nothing is written here: a 201 still means "durable", because only the leader gives one.
+// The request's body is never read (the answer comes from its head); a request with a
+// body is answered with "Connection: close", so no byte of it is parsed as a next request.
+// Listens like the leader's API (the same flags: address, TLS, client CA, tokens).
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "controller/common/status.h"
+#include "controller/server/connection_limits.h"
+#include "controller/server/token_table.h"
+
+namespace gpufed::server {
+
+class GuardedServer;
+
+struct StandbyOptions {
+  std::string host = "127.0.0.1";
+  int port = 0;
+  TokenTable tokens;
+  std::string tls_cert, tls_key, tls_client_ca;
+  ConnectionLimits connections;
+  // The replica's status (role, replica, leader, epoch): /readyz and /v1/status.
+  std::function<nlohmann::json()> status;
+  // The leader's API URL (scheme://host:port, no trailing '/'), when known.
+  std::function<std::optional<std::string>()> leader_url;
+  // Prometheus text: the election's metrics.
+  std::function<std::string()> metrics;
+  // --metrics-listen's standby: /metrics without a token and /healthz; 404 otherwise.
+  bool metrics_only = false;
+};
+
+class StandbyServer {
+ public:
+  static Result<std::unique_ptr<StandbyServer>> Start(StandbyOptions options);
+  ~StandbyServer();
+  StandbyServer(const StandbyServer&) = delete;
+  StandbyServer& operator=(const StandbyServer&) = delete;
+  int port() const { return port_; }
+  // Ends the listener and every connection (the leader's API takes the address next).
+  void Stop();
+
+ private:
+  StandbyServer() = default;
+  StandbyOptions options_;
+  std::unique_ptr<GuardedServer> http_;
+  int port_ = -1;
+};
+
+}  // namespace gpufed::server

@@ -1,0 +1,190 @@
+#!/usr/bin/env bash
+# Three `gpufed run --store postgres://` replicas on one PostgreSQL database (the pg_cluster
+# fixture's server, a database of this test's own), with short leases (3 s, renew deadline
+# 2 s, retry 0.5 s) so that each takeover takes seconds:
+#   1. exactly one replica leads; the others answer /readyz 503 and redirect writes (307);
+#   2. submissions through standbys (gpufed submit follows the 307) are answered 201 by the
+#      leader;
+#   3. kill -9 the leader: another replica leads within the lease plus a retry or two;
+#   4. SIGSTOP the new leader past its lease: a third takes over; SIGCONT: the frozen one
+#      says it lost the lead, writes nothing more (fenced) and is a standby again;
+#   5. every workload acknowledged with 201 is in the last leader's store, none twice.
+# Waits poll an observable state with a bound; no sleep stands in for an event.
+# Usage: replicas_test.sh GPUFED PG_STATE_FILE
+set -euo pipefail
+G=$1
+PG_STATE=$2
+T=$(mktemp -d /tmp/gpufed-ha.XXXXXX)
+declare -A rpid=() rport=()  # per replica
+cleanup() {
+  for r in "${!rpid[@]}"; do
+    kill -CONT "${rpid[$r]}" 2>/dev/null || true
+    kill -KILL "${rpid[$r]}" 2>/dev/null || true
+  done
+  wait 2>/dev/null || true
+  [ -n "${GPUFED_KEEP_TEST_DIR:-}" ] && { echo "kept $T"; return; }
+  rm -rf "$T"
+}
+trap cleanup EXIT
+fail() {
+  echo "FAIL: $*" >&2
+  for r in a b c; do [ -f "$T/run-$r.out" ] && { echo "--- replica $r" >&2; tail -n 30 "$T/run-$r.out" >&2; }; done
+  exit 1
+}
+
+# The fixture's KEY=VALUE lines, read by name (sourcing them would also set `pid`, the
+# postmaster's, where this script keeps its replicas').
+pg_value() { sed -n "s/^$1=//p" "$PG_STATE" | head -n 1; }
+missing=$(pg_value missing)
+socket_dir=$(pg_value socket_dir)
+pg_port=$(pg_value port)
+passfile=$(pg_value passfile)
+if [ -n "${missing:-}" ]; then
+  echo "SKIP: no PostgreSQL 15 ($missing)"
+  [ -n "${CI:-}" ] && exit 1
+  exit 0
+fi
+export PGPASSFILE=$passfile
+db="ha_$(basename "$T" | tr -c 'a-zA-Z0-9\n' _ | tr 'A-Z' 'a-z')"
+psql -q "host=$socket_dir port=$pg_port dbname=postgres user=gpufed" -c "CREATE DATABASE $db" >/dev/null
+STORE="postgresql://gpufed@/$db?host=$socket_dir&port=$pg_port"
+
+mkdir -p "$T/repo"
+cat >"$T/repo/fleet.yaml" <<'YAML'
+apiVersion: gpufed/v1alpha1
+kind: Cluster
+metadata: {name: lyon}
+spec:
+  provider: onprem
+  region: eu-west
+  zone: eu
+  connector: {type: sim}
+  nodePools:
+    - {name: a100, count: 4, cpu: 32, memory: 256Gi, gpu: {model: A100-40GB, count: 4, memory: 40Gi}}
+  pricing: {currency: EUR, gpuHour: {A100-40GB: "0.80"}}
+---
+apiVersion: gpufed/v1alpha1
+kind: Tenant
+metadata: {name: genomics}
+spec:
+  quota: {maxGpus: 64}
+  budget: {period: monthly, limit: "50000 EUR"}
+YAML
+git -C "$T/repo" init -q
+git -C "$T/repo" add -A
+git -C "$T/repo" -c user.email=t@t -c user.name=t commit -qm fleet
+ADMIN=admin-0123456789abcdef0123
+printf '%s admin ops\ngeno-0123456789abcdef0123 genomics geno-ci\n' "$ADMIN" >"$T/tokens"
+chmod 600 "$T/tokens"
+
+"$G" audit keygen --out "$T/key" >/dev/null  # one log key for every replica: one journal
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+start() {
+  local r=$1
+  [ -n "${rport[$r]:-}" ] || rport[$r]=$(free_port)
+  setsid "$G" run --config "$T/repo" --state "$T/state-$r" --store "$STORE" --replica "$r" \
+    --advertise "http://127.0.0.1:${rport[$r]}" --listen "127.0.0.1:${rport[$r]}" --tokens "$T/tokens" --audit-key "$T/key/signing.key" \
+    --lease-duration 3s --renew-deadline 2s --lease-retry 500ms >>"$T/run-$r.out" 2>&1 &
+  rpid[$r]=$!
+  disown "${rpid[$r]}" 2>/dev/null || true  # ended by PID below; no "Killed" notices
+}
+status_of() { curl -s -m 2 -H "Authorization: Bearer $ADMIN" "http://127.0.0.1:${rport[$1]}/v1/status" || true; }
+role_of() { status_of "$1" | python3 -c 'import json,sys
+try: print(json.load(sys.stdin).get("role",""))
+except Exception: print("")'; }
+# The one replica among the live ones ($@) that says it leads, polled for at most $WAIT s.
+leader_among() {
+  local deadline=$((SECONDS + ${WAIT:-30}))
+  while [ $SECONDS -lt $deadline ]; do
+    local leaders=()
+    for r in "$@"; do [ "$(role_of "$r")" = leader ] && leaders+=("$r"); done
+    [ ${#leaders[@]} -eq 1 ] && { echo "${leaders[0]}"; return 0; }
+    [ ${#leaders[@]} -gt 1 ] && fail "two replicas say they lead: ${leaders[*]}"
+    sleep 0.1
+  done
+  return 1
+}
+acked=()
+submit_via() {  # submit_via REPLICA NAME: through that replica (a standby redirects)
+  cat >"$T/$2.yaml" <<YAML
+apiVersion: gpufed/v1alpha1
+kind: Workload
+metadata: {name: $2}
+spec:
+  tenant: genomics
+  resources: {gpus: 1}
+  run: {command: [sleep, "3600"]}
+YAML
+  if out=$(GPUFED_TOKEN=geno-0123456789abcdef0123 "$G" submit --server "http://127.0.0.1:${rport[$1]}" "$T/$2.yaml" 2>&1); then
+    acked+=("$2")
+  else
+    echo "submission $2 via $1 refused (allowed only while no leader is known): $out"
+  fi
+}
+
+for r in a b c; do start "$r"; done
+leader=$(leader_among a b c) || fail "no replica leads within 30 s"
+echo "leader: $leader"
+standbys=()
+for r in a b c; do [ "$r" != "$leader" ] && standbys+=("$r"); done
+# 1. A standby is not ready and redirects writes to the leader.
+code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:${rport[${standbys[0]}]}/readyz")
+[ "$code" = 503 ] || fail "a standby's /readyz answered $code, not 503"
+location=$(curl -s -o /dev/null -w '%{redirect_url}' -X POST -H 'Content-Type: application/yaml' --data-binary 'x' \
+  "http://127.0.0.1:${rport[${standbys[0]}]}/v1/workloads")
+[ "$location" = "http://127.0.0.1:${rport[$leader]}/v1/workloads" ] || fail "a standby redirected to '$location'"
+# The election's metrics on both roles (the leader's with every other family).
+metrics() { curl -s -m 2 -H "Authorization: Bearer $ADMIN" "http://127.0.0.1:${rport[$1]}/metrics"; }
+metrics "$leader" | grep -qx "gpufed_leader{replica=\"$leader\"} 1" || fail "the leader's /metrics lacks gpufed_leader 1"
+metrics "$leader" | grep -q '^gpufed_audit_journal_healthy 1' || fail "the leader's /metrics lacks the loop's families"
+metrics "${standbys[0]}" | grep -qx "gpufed_leader{replica=\"${standbys[0]}\"} 0" || fail "a standby's /metrics lacks gpufed_leader 0"
+# 2. Submissions through every replica.
+for i in 1 2 3; do for r in a b c; do submit_via "$r" "w$i-$r"; done; done
+[ ${#acked[@]} -eq 9 ] || fail "only ${#acked[@]} of 9 submissions were acknowledged with a leader in place"
+
+# 3. kill -9 the leader.
+kill -KILL "${rpid[$leader]}"
+killed_at=$SECONDS
+unset "rpid[$leader]"
+old=$leader
+live=("${standbys[@]}")
+leader=$(WAIT=30 leader_among "${live[@]}") || fail "no replica took over within 30 s of kill -9"
+echo "after kill -9 of $old: $leader leads after about $((SECONDS - killed_at)) s"
+metrics "$leader" | grep -qx 'gpufed_leader_changes_total [1-9][0-9]*' || fail "the new leader counted no change of leader"
+for i in 4 5; do for r in "${live[@]}"; do submit_via "$r" "w$i-$r"; done; done
+
+# 4. Freeze the leader past its lease; another takes over; thaw it.
+frozen=$leader
+kill -STOP "${rpid[$frozen]}"
+other=""
+for r in "${live[@]}"; do [ "$r" != "$frozen" ] && other=$r; done
+leader=$(WAIT=30 leader_among "$other") || fail "$other did not take over from the frozen $frozen within 30 s"
+echo "$frozen frozen: $leader leads"
+submit_via "$leader" "w6-$leader"
+kill -CONT "${rpid[$frozen]}"
+deadline=$((SECONDS + 20))
+until grep -q "lost the lead" "$T/run-$frozen.out"; do
+  [ $SECONDS -lt $deadline ] || fail "the thawed $frozen never said it lost the lead"
+  sleep 0.1
+done
+deadline=$((SECONDS + 20))
+until [ "$(role_of "$frozen")" = standby ]; do
+  [ $SECONDS -lt $deadline ] || fail "the thawed $frozen is not a standby again"
+  sleep 0.1
+done
+[ "$(role_of "$leader")" = leader ] || fail "$leader stopped leading when $frozen was thawed"
+submit_via "$frozen" "w7-$frozen"
+
+# 5. Every acknowledged submission is in the store, once.
+curl -s -H "Authorization: Bearer $ADMIN" "http://127.0.0.1:${rport[$leader]}/v1/workloads" >"$T/list.json"
+python3 - "$T/list.json" "${acked[@]}" <<'PY' || fail "acknowledged submissions are missing"
+import json, sys
+items = json.load(open(sys.argv[1]))["items"]
+names = [i["name"] for i in items]
+acked = sys.argv[2:]
+missing = [a for a in acked if a not in names]
+twice = sorted({n for n in names if names.count(n) > 1})
+print(f"{len(acked)} acknowledged, {len(names)} in the store, missing {missing}, twice {twice}")
+sys.exit(1 if missing or twice else 0)
+PY
+echo "PASS"
