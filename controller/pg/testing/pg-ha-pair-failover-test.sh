@@ -22,7 +22,7 @@ fail() {
   echo "FAIL: $*" >&2
   exit 1
 }
-value() { sed -n "s/^$1=//p" "$state" | head -1; }
+value() { sed -n "s/^$1=//p" "$state" | head -1 | sed "s/^'\(.*\)'\$/\1/"; }
 
 [[ -f $state ]] || fail "no pair in $state: run pg-ha-pair.sh start $state first (ctest does, fixture pg_ha_pair)"
 if missing=$(value missing) && [[ -n $missing ]]; then
@@ -105,5 +105,8 @@ echo "every acknowledged row is on the new primary ($total rows: $acked acknowle
 sql "INSERT INTO acked (id) VALUES (-1)"
 t_written=$(date +%s%N)
 [[ $(sql "SELECT count(*) FROM acked WHERE id = -1") == 1 ]] || fail "a write on the new primary is not there"
+# The sockets' URI follows too (the form a test on this host may give gpufed).
+[[ $("$PGBIN/psql" -X -q -At "$(value socket_uri)" -c "SELECT current_setting('port') || ' ' || pg_is_in_recovery()") == "$standby_port false" ]] ||
+  fail "the socket URI did not reach the new primary"
 echo "kill to promoted: $(((t_promoted - t_kill) / 1000000)) ms; promoted to the first write through the URI: $(((t_written - t_promoted) / 1000000)) ms"
 echo "PASS"

@@ -14,8 +14,10 @@
 #                                          it accepts writes
 #   pg-ha-pair.sh status [STATE]           each node: PID, alive or not, primary or standby,
 #                                          the primary's synchronous standbys
-#   pg-ha-pair.sh uri [STATE]              the multi-host libpq URI gpufed is given (no
-#                                          password: passfile=; target_session_attrs=read-write)
+#   pg-ha-pair.sh uri [STATE [socket_uri]] the multi-host libpq URI gpufed is given (no
+#                                          password: passfile=; target_session_attrs=read-write):
+#                                          both nodes over TCP with TLS (verify-full), or with
+#                                          socket_uri both nodes' Unix sockets
 #
 # STATE defaults to $GPUFED_TEST_PG_HA_STATE, else /tmp/gpufed-pg-ha.state. `start` stops a
 # pair left behind in STATE by a killed run first, so it also gives a used pair back fresh.
@@ -27,10 +29,10 @@
 # postgres-owned passfile); the primary's synchronous_standby_names is 'FIRST 1 (standby1)'
 # with synchronous_commit=on, so a commit is acknowledged only once the standby has flushed
 # its WAL. fsync stays on. Role `gpufed` (LOGIN CREATEDB, owner of database `gpufed`) has a
-# random password that exists only in the passfile (mode 0600) the URI names; `postgres` is
-# trusted on the sockets only. STATE gets KEY=VALUE lines: dir, ca, passfile,
-# primary_port, primary_socket_dir, primary_pid, standby_port, standby_socket_dir,
-# standby_pid, uri.
+# random password that exists only in the passfile (mode 0600) the URI names (SCRAM over
+# TLS or the sockets); `postgres` is trusted on the sockets only. STATE gets KEY=VALUE
+# lines a shell can source: dir, ca, passfile, primary_port, primary_socket_dir,
+# primary_pid, standby_port, standby_socket_dir, standby_pid, uri, socket_uri.
 #
 # After promote-standby the new primary has no standby (nothing rejoins the old one), so
 # its commits do not wait: Patroni with synchronous_mode (not _strict) behaves the same.
@@ -48,7 +50,8 @@ die() {
   echo "pg-ha-pair: $*" >&2
   exit 1
 }
-value() { sed -n "s/^$1=//p" "$state" 2>/dev/null | head -1; }
+# value KEY: KEY's value in STATE, without the single quotes that keep it shell-safe.
+value() { sed -n "s/^$1=//p" "$state" 2>/dev/null | head -1 | sed "s/^'\(.*\)'\$/\1/"; }
 need_state() {
   [[ -f $state ]] || die "no pair recorded in $state (run: pg-ha-pair.sh start $state)"
   local missing
@@ -126,7 +129,7 @@ case $action in
     ;;
   uri)
     need_state
-    value uri
+    value "${3:-uri}"
     exit 0
     ;;
   status)
@@ -237,6 +240,7 @@ as_postgres "$PGBIN/initdb" -D "$dir/primary" -U postgres -A trust --no-sync --w
 # pg_basebackup copies this file, so the standby (and the primary it becomes) has the same.
 cat >"$dir/primary/pg_hba.conf" <<HBA
 local   all          postgres                   trust
+local   all          gpufed                     scram-sha-256
 hostssl all          gpufed      127.0.0.1/32   scram-sha-256
 hostssl replication  replicator  127.0.0.1/32   scram-sha-256
 HBA
@@ -334,6 +338,8 @@ done
 [[ $sync == sync ]] || die "standby1 did not become synchronous within 20 s (sync_state '${sync}')"
 
 uri="postgresql://gpufed@127.0.0.1:$primary_port,127.0.0.1:$standby_port/gpufed?sslmode=verify-full&sslrootcert=$dir/ca.crt&passfile=$passfile&target_session_attrs=read-write"
-echo "uri=$uri" >>"$state"
+socket_uri="postgresql://gpufed@/gpufed?host=$dir/sock-primary,$dir/sock-standby&port=$primary_port,$standby_port&passfile=$passfile&target_session_attrs=read-write"
+# Quoted: STATE can be sourced by a shell (as tests/integration/ha does with pg-cluster's).
+printf "uri='%s'\nsocket_uri='%s'\n" "$uri" "$socket_uri" >>"$state"
 trap - EXIT
 echo "pg-ha-pair: PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}') primary (pid $primary_pid) on 127.0.0.1:$primary_port, synchronous standby (pid $standby_pid) on 127.0.0.1:$standby_port after $((($(date +%s%N) - t0) / 1000000)) ms"
