@@ -216,6 +216,7 @@ bootstrap:
         max_replication_slots: 10
         wal_log_hints: "on"
         password_encryption: scram-sha-256
+        wal_sender_timeout: 10s
         ssl: "on"
         ssl_cert_file: $dir/tls/server.crt
         ssl_key_file: $dir/tls/server.key
