@@ -17,10 +17,7 @@
 # The second form runs the same on deploy/ha's Patroni rig (etcd and two Patroni nodes,
 # needs Debian's patroni and etcd-server, about 4 minutes) with the production leases
 # (15 s, 10 s, 2 s), and lets Patroni fail over instead of promoting by hand.
-# CTest (not hooked in by this branch: tests/integration/ha/CMakeLists.txt is the HA
-# work's): add_test(NAME ha_db_failover_test COMMAND bash .../db_failover_test.sh
-# $<TARGET_FILE:gpufed> ${PROJECT_SOURCE_DIR}/controller/pg/testing/pg-ha-pair.sh), labels
-# integration;postgres, SKIP_RETURN_CODE 77, TIMEOUT 240.
+# CTest runs the first form (ha_db_failover_test, tests/integration/ha/CMakeLists.txt).
 # Passed every run on 2026-11-29 with a gpufed built from the HA work in progress (the
 # lead's working tree at 11:46 UTC). On the pair (5 runs): a replica led again 1-3 s
 # after the promotion; 30-32 submissions acknowledged (20-22 of them while the database
