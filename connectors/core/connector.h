@@ -114,6 +114,12 @@ struct Action {
   std::string priority_class;      // the workload's priority class name ("" when numeric)
   std::string policy_revision;     // the revision whose decision this carries out
   std::string reason;              // cancel/preempt: recorded with the outcome
+  // The lease epoch of the leader that applies it, when replicas share one database
+  // (gpufed run --store; controller/ha); 0 for a process on its own. Connectors put it
+  // beside the key on what they create (a Slurm job's comment and environment, a
+  // Kubernetes annotation, a local job's environment), so an operator can tell which
+  // leader's term made a job. The key, not the epoch, makes a repeated Apply harmless.
+  int64_t leader_epoch = 0;
 };
 
 struct ApplyOutcome {

@@ -112,6 +112,7 @@ Result<json> BuildJob(const Action& action, const JobContext& ctx) {
                       {kAnnotationCheckpointInterval, std::to_string(action.checkpoint_interval.millis() / 1000)}};
   const std::string& revision = action.policy_revision.empty() ? ctx.policy_revision : action.policy_revision;
   if (!revision.empty()) annotations[kAnnotationPolicyRevision] = revision;
+  if (action.leader_epoch > 0) annotations[kAnnotationLeaderEpoch] = std::to_string(action.leader_epoch);
 
   // Nodes the placer chose, and what we know about them.
   std::vector<std::string> pinned;

@@ -24,6 +24,8 @@ inline constexpr const char* kAnnotationResumeFrom = "gpufed.io/resume-from-seco
 inline constexpr const char* kAnnotationCheckpointInterval = "gpufed.io/checkpoint-interval-seconds";
 inline constexpr const char* kAnnotationGpuMilli = "gpufed.io/gpu-milli";
 inline constexpr const char* kAnnotationPolicyRevision = "gpufed.io/policy-revision";
+// The lease epoch of the leader that created the Job (replicas on one database).
+inline constexpr const char* kAnnotationLeaderEpoch = "gpufed.io/leader-epoch";
 // NVIDIA GPU Feature Discovery labels and the device plugin's resource names.
 inline constexpr const char* kGpuResource = "nvidia.com/gpu";
 inline constexpr const char* kMigResourcePrefix = "nvidia.com/mig-";

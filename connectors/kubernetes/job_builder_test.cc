@@ -76,6 +76,20 @@ TEST(JobBuilder, CarriesPriorityClassAndPolicyRevision) {
   EXPECT_EQ((*job)["metadata"]["annotations"]["gpufed.io/policy-revision"], "sha256:abc");
 }
 
+// A replica's term marks the Jobs it creates with its lease epoch; a controller alone
+// writes none.
+TEST(JobBuilder, CarriesTheLeadersEpochBesideTheKey) {
+  Action a = Submit();
+  Result<json> alone = BuildJob(a, Context());
+  ASSERT_TRUE(alone.ok()) << alone.status().ToString();
+  EXPECT_FALSE((*alone)["metadata"]["annotations"].contains("gpufed.io/leader-epoch"));
+  a.leader_epoch = 12;
+  Result<json> job = BuildJob(a, Context());
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  EXPECT_EQ((*job)["metadata"]["annotations"]["gpufed.io/leader-epoch"], "12");
+  EXPECT_EQ((*job)["metadata"]["annotations"]["gpufed.io/action-key"], a.key);
+}
+
 TEST(JobBuilder, MapsMigProfileToMixedResourceByDefaultAndSingleOnSingleStrategyNodes) {
   Action a = Submit();
   a.nodes = {{"mig-node", {0}}};
@@ -87,8 +101,8 @@ TEST(JobBuilder, MapsMigProfileToMixedResourceByDefaultAndSingleOnSingleStrategy
   EXPECT_EQ(limits["nvidia.com/mig-1g.10gb"], "1");
   EXPECT_FALSE(limits.contains("nvidia.com/gpu"));
 
-  ctx.nodes["mig-node"] = {{{"nvidia.com/mig.strategy", "single"},
-                            {"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-80GB-MIG-1g.10gb"}}, {}};
+  ctx.nodes["mig-node"] = {
+      {{"nvidia.com/mig.strategy", "single"}, {"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-80GB-MIG-1g.10gb"}}, {}};
   Result<json> single = BuildJob(a, ctx);
   ASSERT_TRUE(single.ok());
   const json& pod = (*single)["spec"]["template"]["spec"];

@@ -16,7 +16,6 @@ bool IsVariableName(const std::string& name) {
   return true;
 }
 
-
 }  // namespace
 
 Result<std::vector<std::string>> JobEnvironment(const Action& action, const LocalSettings& settings,
@@ -46,6 +45,7 @@ Result<std::vector<std::string>> JobEnvironment(const Action& action, const Loca
   env["GPUFED_JOB_DIR"] = job_dir;
   env["GPUFED_WORKLOAD"] = action.workload;
   env["GPUFED_ATTEMPT"] = std::to_string(action.attempt);
+  if (action.leader_epoch > 0) env["GPUFED_LEADER_EPOCH"] = std::to_string(action.leader_epoch);
   std::vector<std::string> out;
   out.reserve(env.size());
   for (const auto& [name, value] : env) out.push_back(name + "=" + value);

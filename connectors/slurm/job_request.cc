@@ -1,5 +1,6 @@
 #include "connectors/slurm/job_request.h"
 
+#include <charconv>
 #include <set>
 #include <sstream>
 
@@ -34,7 +35,8 @@ std::string SlurmNodeList(const std::vector<std::string>& nodes) {
 
 std::string EncodeJobTag(const JobTag& tag) {
   return std::string(kTagPrefix) + " key=" + Clean(tag.key) + " workload=" + Clean(tag.workload) +
-         " tenant=" + Clean(tag.tenant) + " attempt=" + std::to_string(tag.attempt);
+         " tenant=" + Clean(tag.tenant) + " attempt=" + std::to_string(tag.attempt) +
+         (tag.leader_epoch > 0 ? " epoch=" + std::to_string(tag.leader_epoch) : "");
 }
 
 std::optional<JobTag> DecodeJobTag(const std::string& comment) {
@@ -49,6 +51,11 @@ std::optional<JobTag> DecodeJobTag(const std::string& comment) {
     if (k == "key") tag.key = v;
     if (k == "workload") tag.workload = v;
     if (k == "tenant") tag.tenant = v;
+    if (k == "epoch") {
+      int64_t epoch = 0;
+      auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), epoch);
+      tag.leader_epoch = ec == std::errc() && end == v.data() + v.size() && epoch > 0 ? epoch : 0;
+    }
     if (k == "attempt") {
       try {
         tag.attempt = std::stoi(v);
@@ -97,7 +104,7 @@ Result<JobRequest> BuildJobRequest(const Action& action, const JobPlacement& pla
   JobRequest r;
   std::string base = JobNameFor(action.workload, action.attempt);
   r.name = base;
-  r.comment = EncodeJobTag({action.key, action.workload, action.tenant, action.attempt});
+  r.comment = EncodeJobTag({action.key, action.workload, action.tenant, action.attempt, action.leader_epoch});
   r.partition = site.partition;
   r.account = site.account.account;
   r.qos = site.account.qos;
@@ -121,6 +128,7 @@ Result<JobRequest> BuildJobRequest(const Action& action, const JobPlacement& pla
   r.environment["GPUFED_TENANT"] = action.tenant;
   r.environment["GPUFED_ATTEMPT"] = std::to_string(action.attempt);
   r.environment["GPUFED_KEY"] = action.key;
+  if (action.leader_epoch > 0) r.environment["GPUFED_LEADER_EPOCH"] = std::to_string(action.leader_epoch);
   if (!action.run.image.empty()) r.environment["GPUFED_IMAGE"] = action.run.image;
   if (action.resume_from.millis() > 0)
     r.environment["GPUFED_RESUME_FROM_SECONDS"] = std::to_string(action.resume_from.millis() / 1000);

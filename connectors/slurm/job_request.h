@@ -21,6 +21,7 @@ struct JobTag {
   std::string workload;
   std::string tenant;
   int attempt = 0;
+  int64_t leader_epoch = 0;  // 0: not written (one controller alone)
 };
 
 std::string EncodeJobTag(const JobTag& tag);

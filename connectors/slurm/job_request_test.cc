@@ -45,6 +45,26 @@ TEST(JobTag, SeparatorsInValuesCannotForgeFields) {
   EXPECT_EQ(back->key, "k.a1");
 }
 
+// A replica's term (gpufed run --store) marks the jobs it submits with its lease epoch; a
+// controller alone writes none.
+TEST(BuildJobRequest, CarriesTheLeadersEpochBesideTheKey) {
+  Action a = Submit();
+  Result<JobRequest> alone = BuildJobRequest(a, {{"gpunode1"}, "gpu:a100:2"}, {"gpu", {}, "/home/gpufed"});
+  ASSERT_TRUE(alone.ok()) << alone.status().ToString();
+  EXPECT_EQ(alone->comment.find("epoch="), std::string::npos);
+  EXPECT_EQ(alone->environment.count("GPUFED_LEADER_EPOCH"), 0u);
+  a.leader_epoch = 7;
+  Result<JobRequest> r = BuildJobRequest(a, {{"gpunode1"}, "gpu:a100:2"}, {"gpu", {}, "/home/gpufed"});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->environment.at("GPUFED_LEADER_EPOCH"), "7");
+  std::optional<JobTag> tag = DecodeJobTag(r->comment);
+  ASSERT_TRUE(tag);
+  EXPECT_EQ(tag->key, "0f3c.a2");
+  EXPECT_EQ(tag->leader_epoch, 7);
+  EXPECT_EQ(DecodeJobTag("gpufed/v1 key=k epoch=-3")->leader_epoch, 0);
+  EXPECT_EQ(DecodeJobTag("gpufed/v1 key=k epoch=9x")->leader_epoch, 0);
+}
+
 TEST(BuildJobRequest, MapsRunSpecPlacementAndLimits) {
   Result<JobRequest> r = BuildJobRequest(Submit(), {{"gpunode1"}, "gpu:a100:2"}, {"gpu", {}, "/home/gpufed"});
   ASSERT_TRUE(r.ok()) << r.status().ToString();

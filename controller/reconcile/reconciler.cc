@@ -210,7 +210,9 @@ Status Reconciler::ApplyAction(const connectors::Action& action, const std::stri
   if (!queue_.Ready(action.workload, now)) return Unavailable("backing off");
   connectors::Connector* connector = connectors_.Find(cluster);
   if (connector == nullptr) return FailedPrecondition("no connector for cluster " + cluster);
-  Result<connectors::ApplyOutcome> out = connector->Apply(action, Context(cluster));
+  connectors::Action applied = action;
+  applied.leader_epoch = options_.leader_epoch;
+  Result<connectors::ApplyOutcome> out = connector->Apply(applied, Context(cluster));
   if (on_action_) {
     if (collecting_ != nullptr) {
       collecting_->push_back({action, uid, cluster, out.status()});

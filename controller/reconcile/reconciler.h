@@ -42,6 +42,9 @@ namespace gpufed::reconcile {
 struct ReconcilerOptions {
   int max_attempts = 3;          // restarts of work that cannot resume from a checkpoint
   Duration fair_share_half_life = placement::kDefaultFairShareHalfLife;
+  // The lease epoch of this leader's term (replicas on one database); 0 alone. Every
+  // action this loop applies carries it (connectors::Action::leader_epoch).
+  int64_t leader_epoch = 0;
 };
 
 struct ClusterStatus {

@@ -227,6 +227,7 @@ Status App::OpenLoop(Mode mode) {
   co.config_dir = options_.config_dir;
   co.state_dir = options_.state_dir;
   co.reconcile = options_.reconcile;
+  if (options_.shared) co.reconcile.leader_epoch = options_.shared->epoch;
   co.build = options_.build;
   reconcile::LoopParts parts;
   parts.store = store_.get();

@@ -54,6 +54,8 @@ namespace gpufed::runtime {
 struct SharedStore {
   // A libpq URI (postgres://...); the pg layer's rules apply (pg/connection_policy.h).
   std::string uri;
+  // The term's lease epoch: every action the loop applies carries it.
+  int64_t epoch = 0;
   // Runs first in every write transaction, to the store and the journal: the term's fence.
   std::function<Status(pg::Transaction&)> fence;
   // Checked before every pass: non-OK ends the run at once ("lost the lead: ..."), with

@@ -215,6 +215,7 @@ std::optional<int> Replica::Lead(const ha::FenceToken& token, RunSignals* signal
   ao.handle_signals = false;
   SharedStore shared;
   shared.uri = options_.store_uri;
+  shared.epoch = token.epoch;
   shared.fence = [token](pg::Transaction& tx) { return ha::CheckFence(tx, token); };
   shared.still_leading = [this, token]() -> Status {
     std::optional<ha::FenceToken> now = elector_->Token();
