@@ -21,6 +21,7 @@ constexpr int kComplianceNotJudged = 4;
 
 struct QueryOptions {
   std::string audit_dir;
+  std::string store;  // --store: the journal in PostgreSQL
   std::vector<std::string> archives;
   audit::QueryFilter filter;
   std::string from, to;
@@ -32,17 +33,28 @@ int RunQuery(QueryOptions o) {
     std::cerr << "gpufed audit query: " << bounds.message() << "\n";
     return 2;
   }
-  auto env = JournalEnv(o.audit_dir, o.archives);
+  if (o.store.empty() == o.audit_dir.empty() || (!o.store.empty() && !o.archives.empty())) {
+    std::cerr << "gpufed audit query: give --audit-dir (with any --archive) or --store\n";
+    return 2;
+  }
   std::vector<nlohmann::json> rows;
   std::vector<audit::RecordTime> times;
-  Status s = audit::ScanRecords(*env, o.audit_dir, o.filter, [&](const nlohmann::json& r, const audit::RecordTime& t) {
+  auto each = [&](const nlohmann::json& r, const audit::RecordTime& t) {
     if (o.output == "jsonl") {
       std::cout << r.dump() << "\n";  // the record verbatim: its own members only
     } else {
       rows.push_back(r);
       times.push_back(t);
     }
-  });
+  };
+  Status s = Status::Ok();
+  if (!o.store.empty()) {
+    Result<std::unique_ptr<audit::JournalRecordSource>> source = OpenStoreSource(o.store);
+    s = source.ok() ? audit::ScanRecords(**source, o.filter, each) : source.status();
+  } else {
+    auto env = JournalEnv(o.audit_dir, o.archives);
+    s = audit::ScanRecords(*env, o.audit_dir, o.filter, each);
+  }
   if (!s.ok()) {
     std::cerr << "gpufed audit query: " << s.ToString() << "\n";
     return 1;
@@ -132,7 +144,8 @@ void AddAuditQueryCommands(CLI::App& audit, int* exit_code) {
   auto q = std::make_shared<QueryOptions>();
   CLI::App* query =
       audit.add_subcommand("query", "List records by workload, tenant, principal, cluster, outcome, rule, kind, time");
-  query->add_option("-d,--audit-dir", q->audit_dir, "Audit folder")->required();
+  query->add_option("-d,--audit-dir", q->audit_dir, "Audit folder");
+  AddStoreOption(query, &q->store);
   AddArchiveOption(query, &q->archives);
   query->add_option("--workload", q->filter.workload, "Workload name");
   query->add_option("--tenant", q->filter.tenant, "Tenant");

@@ -20,8 +20,8 @@ Result<std::unique_ptr<pg::Connection>> ConnectReadOnly(std::string_view uri_or_
 Result<std::unique_ptr<pg::Connection>> ConnectReadOnly(const pg::ConnectionPolicy& policy) {
   Result<std::unique_ptr<pg::Connection>> connection = pg::Connection::Open(policy);
   if (!connection.ok()) return connection.status();
-  Result<pg::Rows> read_only = (*connection)->Exec("make the session read-only",
-                                                   "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY");
+  Result<pg::Rows> read_only =
+      (*connection)->Exec("make the session read-only", "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY");
   if (!read_only.ok()) return read_only.status();
   return connection;
 }

@@ -77,8 +77,8 @@ AuditRecord Record(int i) { return {RecordKind::kDecision, {{"workload", "w" + s
 
 class PgJournal : public pg::testing::PgTest {
  protected:
-  std::unique_ptr<AuditJournal> Open(std::unique_ptr<pg::Connection> connection,
-                                     const PgJournalStorageOptions& options, const audit::Signer* signer = &signer_) {
+  std::unique_ptr<AuditJournal> Open(std::unique_ptr<pg::Connection> connection, const PgJournalStorageOptions& options,
+                                     const audit::Signer* signer = &signer_) {
     JournalOptions o;
     o.env = env_.get();
     o.controller_id = "pg-ctl";
@@ -332,7 +332,8 @@ TEST_F(PgJournal, AnAuditTrailRunsOnTheTable) {
   audit::AuditTrailOptions o;
   o.dir = dir.str();
   o.open_storage = [&]() -> Result<std::unique_ptr<audit::JournalStorage>> {
-    return std::unique_ptr<audit::JournalStorage>(std::make_unique<PgJournalStorage>(Connect(), PgJournalStorageOptions{}));
+    return std::unique_ptr<audit::JournalStorage>(
+        std::make_unique<PgJournalStorage>(Connect(), PgJournalStorageOptions{}));
   };
   o.open_source = [policy = SocketPolicy()]() -> std::unique_ptr<audit::JournalRecordSource> {
     return std::make_unique<PgJournalRecordSource>(policy);
