@@ -37,14 +37,15 @@ class LiveShippingTest : public ::testing::Test {
   void Append(int n) {
     for (int i = 0; i < n; ++i) ASSERT_TRUE(journal_->Append({RecordKind::kDecision, {{"i", i}}}).ok());
   }
-  std::unique_ptr<LiveShipping> Start(std::vector<std::pair<model::AuditSink, Receiver*>> sinks) {
+  std::unique_ptr<LiveShipping> Start(const std::vector<std::pair<model::AuditSink, Receiver*>>& sinks) {
     LiveShippingOptions o;
     o.env = env_.get();
     o.audit_dir = dir_.str();
     o.durable_head = [j = journal_.get()] { return j->last_seq(); };
     o.max_idle_micros = 5'000;
     std::vector<SinkSetup> setups;
-    for (auto& [spec, receiver] : sinks) setups.push_back({spec, std::make_unique<ReceiverSink>(receiver)});
+    setups.reserve(sinks.size());
+    for (const auto& [spec, receiver] : sinks) setups.push_back({spec, std::make_unique<ReceiverSink>(receiver)});
     Result<std::unique_ptr<LiveShipping>> live = LiveShipping::StartWith(o, std::move(setups));
     EXPECT_TRUE(live.ok()) << live.status().ToString();
     return live.ok() ? std::move(live).value() : nullptr;
