@@ -13,10 +13,12 @@ namespace {
 using audit::JournalHead;
 
 // Recovery reads the rows from the last checkpoint to the head into memory. With a
-// signer every commit ends with a checkpoint, so that is one commit's checkpoint; past
-// this many rows the open is refused (with a signer: records no checkpoint signs) or,
-// without one, only the newest rows' chain is checked.
-constexpr uint64_t kMaxRecoveredRows = 10'000;
+// signer every commit ends with a checkpoint (and a large one has one every
+// JournalOptions::checkpoint_every records), so that is normally the checkpoint alone;
+// past this many rows the open is refused (with a signer: records no checkpoint signs)
+// or, without one, only the newest rows' chain is checked. A line is at most ~65 KB, so
+// this bounds what an open holds to about 65 MB.
+constexpr uint64_t kMaxRecoveredRows = 1'000;
 
 // One element of a PostgreSQL array literal, quoted: '"' and '\' escaped.
 void AppendArrayElement(std::string_view value, std::string* out) {
@@ -97,7 +99,7 @@ Result<audit::JournalHead> PgJournalStorage::ReadAndCheck(const audit::RecoveryK
   uint64_t start = signed_seq == 0 ? 1 : signed_seq;
   if (last - start + 1 > kMaxRecoveredRows) {
     if (keys.signer != nullptr) {
-      return FailedPrecondition("records seq " + std::to_string(start + 1) + " to " + std::to_string(last) +
+      return FailedPrecondition("records seq " + std::to_string(signed_seq + 1) + " to " + std::to_string(last) +
                                 " of gpufed_journal follow its last checkpoint (seq " + std::to_string(signed_seq) +
                                 "): a table holds no torn commit, so this journal did not write them; nothing was "
                                 "changed: run gpufed audit verify");

@@ -306,6 +306,28 @@ TEST_F(PgJournal, ASourceReportsAGapAfterItsFirstEntry) {
   EXPECT_EQ(source.Next(10, 10, &out).status().code(), StatusCode::kDataLoss);
 }
 
+// Recovery holds at most 1,000 rows after the last checkpoint: without a signer it checks
+// the newest of a longer unsigned tail; with one, such a tail was not written signed.
+TEST_F(PgJournal, ALongUnsignedTailReopensWithoutASignerAndIsRefusedWithOne) {
+  std::string last_hash;
+  {
+    auto journal = Open(Connect(), {}, nullptr);
+    std::vector<AuditRecord> batch;
+    batch.reserve(1100);
+    for (int i = 0; i < 1100; ++i) batch.push_back(Record(i));
+    ASSERT_TRUE(journal->AppendBatch(batch).ok());
+    last_hash = journal->last_hash();
+    ASSERT_TRUE(journal->Close().ok());
+  }
+  auto reopened = Open(Connect(), {}, nullptr);
+  ASSERT_NE(reopened, nullptr);
+  EXPECT_EQ(reopened->last_seq(), 1100u);
+  EXPECT_EQ(reopened->last_hash(), last_hash);
+  ASSERT_TRUE(reopened->Close().ok());
+  reopened.reset();
+  EXPECT_EQ(OpenStatus().code(), StatusCode::kFailedPrecondition);
+}
+
 TEST_F(PgJournal, ASourceOnAPolicyReconnectsAfterItsConnectionIsLost) {
   auto journal = Open(Connect(), {}, nullptr);
   for (int i = 1; i <= 3; ++i) ASSERT_TRUE(journal->Append(Record(i)).ok());
