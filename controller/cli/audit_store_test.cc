@@ -1,6 +1,6 @@
 // The gpufed binary against the journal in PostgreSQL (the pg_cluster fixture, a database
-// per test): `audit verify --store` and `audit query --store` read the table, `audit
-// export` writes a folder that `audit verify DIR` verifies the same, a changed row fails
+// per test): `audit verify|query|report --store` read the table, `audit export` writes
+// a folder that `audit verify DIR` verifies (and `report` reports) the same, a changed row fails
 // verification, and a connection string with a password is refused without being echoed.
 #include <sys/wait.h>
 
@@ -101,6 +101,18 @@ TEST_F(AuditStore, VerifyAndQueryReadTheTableAndTheExportVerifiesTheSame) {
   EXPECT_EQ(from_folder.exit_code, 0) << from_folder.output;
   // Records, signatures, log, tree size and root: the same words for both.
   EXPECT_EQ(FirstLine(from_folder.output), FirstLine(verified.output));
+  // The report and the chargeback read the same records from either backend.
+  for (const std::vector<std::string>& report :
+       {std::vector<std::string>{"audit", "report", "-f", "json"},
+        std::vector<std::string>{"audit", "report", "--chargeback", "-f", "csv"}}) {
+    std::vector<std::string> table = report, folder = report;
+    table.insert(table.end(), {"--store", store_, "-d", out});
+    folder.insert(folder.end(), {"-d", out});
+    Process from_table = Gpufed(table), from_export = Gpufed(folder);
+    EXPECT_EQ(from_table.exit_code, from_export.exit_code) << from_table.output;
+    EXPECT_EQ(from_table.output, from_export.output);
+    EXPECT_FALSE(from_table.output.empty());
+  }
   // An export never writes into a journal.
   EXPECT_NE(Gpufed({"audit", "export", "--store", store_, "--out", out}).exit_code, 0);
 }
