@@ -165,14 +165,12 @@ void BM_PgJournalRecover(benchmark::State& state) {
     (*journal).reset();  // an open that appends nothing writes nothing
   }
 }
-// Fixed iterations: filling the table is the slow part, and Google Benchmark would fill it
-// again for each of its trial runs.
-BENCHMARK(BM_PgJournalRecover)
-    ->Arg(10'000)
-    ->Arg(1'000'000)
-    ->Iterations(5)
-    ->UseRealTime()
-    ->Unit(benchmark::kMillisecond);
+// The journal sizes of the recovery benchmarks, with fixed iterations: filling the table
+// is the slow part, and Google Benchmark would fill it again for each of its trial runs.
+void JournalSizes(benchmark::internal::Benchmark* b, int iterations) {
+  b->Arg(10'000)->Arg(1'000'000)->Iterations(iterations)->UseRealTime()->Unit(benchmark::kMillisecond);
+}
+BENCHMARK(BM_PgJournalRecover)->Apply([](benchmark::internal::Benchmark* b) { JournalSizes(b, 5); });
 
 void BM_PgJournalRehashAll(benchmark::State& state) {
   PgBenchJournal bench;
@@ -195,12 +193,7 @@ void BM_PgJournalRehashAll(benchmark::State& state) {
     benchmark::DoNotOptimize(range.size());
   }
 }
-BENCHMARK(BM_PgJournalRehashAll)
-    ->Arg(10'000)
-    ->Arg(1'000'000)
-    ->Iterations(3)
-    ->UseRealTime()
-    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PgJournalRehashAll)->Apply([](benchmark::internal::Benchmark* b) { JournalSizes(b, 3); });
 
 }  // namespace
 }  // namespace gpufed::pgjournal
