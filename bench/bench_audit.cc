@@ -25,6 +25,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include "bench/decision_like.h"
 #include "controller/audit/journal.h"
 #include "controller/audit/shipper.h"
 #include "controller/audit/sinks/syslog_tls_sink.h"
@@ -45,43 +46,6 @@ std::string BenchDir(const std::string& name) {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;
-}
-
-// A decision-sized payload: three cluster verdicts with scores, like the quickstart's.
-AuditRecord DecisionLike(int i) {
-  nlohmann::json verdicts = nlohmann::json::array();
-  for (const char* c : {"eu-cloud", "munich-dgx", "us-cloud"}) {
-    verdicts.push_back({{"cluster", c},
-                        {"eligible", true},
-                        {"fitsNow", true},
-                        {"cost", "52.80 EUR"},
-                        {"score",
-                         {{"cost", 0.66},
-                          {"locality", 1.0},
-                          {"fragmentation", 0.03},
-                          {"onprem", 0.0},
-                          {"lua", 0.0},
-                          {"total", 2.35}}}});
-  }
-  return {RecordKind::kDecision,
-          {{"workload", "job-" + std::to_string(i)},
-           {"uid", "job-" + std::to_string(i) + "@b162fa40c1a8"},
-           {"tenant", "team-nlp"},
-           {"outcome", "placed"},
-           {"reason", "best score 5.34"},
-           {"revision", "sha256:c15a4e52c6dd9ef893f8fd000c928b91c1e37c18c2b408accfc4787d6af50d0e"},
-           {"inputs", "sha256:4f9a2c726d0ba5c8f97f3f41a4635777e96bedc6ee98f0dddbb5cad7c95eb9a6"},
-           {"specHash", "sha256:b162fa40c1a8328fe40d1498ebd3ec33e077a5e11d934e17f82e4f8ee63f0ca9"},
-           {"cost", "52.80 EUR"},
-           {"budgetLeft", "19947.20 EUR"},
-           {"target",
-            {{"cluster", "munich-dgx"},
-             {"nodes", {"dgx-a100-1"}},
-             {"gpus", {{0, 1, 2, 3, 4, 5, 6, 7}}},
-             {"zone", "eu"},
-             {"region", "eu-central"},
-             {"provider", "onprem"}}},
-           {"verdicts", verdicts}}};
 }
 
 // A journal in a fresh folder that every thread of a multi-threaded benchmark appends

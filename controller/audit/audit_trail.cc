@@ -1,6 +1,7 @@
 #include "controller/audit/audit_trail.h"
 
 #include "controller/audit/archive_env.h"
+#include "controller/audit/reader.h"
 #include "controller/audit/records.h"
 #include "controller/audit/signing_key.h"
 
@@ -39,8 +40,24 @@ Result<std::unique_ptr<AuditTrail>> AuditTrail::Open(const AuditTrailOptions& op
   jo.dir = options.dir;
   jo.signer = &*trail->signer_;
   jo.segment_bytes = options.segment_bytes;
+  if (options.open_storage && !options.open_source) {
+    return InvalidArgument("audit trail " + options.dir + ": a journal storage needs a record source beside it");
+  }
+  if (options.open_source) {
+    trail->open_source_ = options.open_source;
+  } else {
+    trail->open_source_ = [env = trail->read_env_, dir = options.dir]() -> std::unique_ptr<JournalRecordSource> {
+      return std::make_unique<JournalReader>(env, dir);
+    };
+  }
   RecoveryInfo recovery;
-  Result<std::unique_ptr<AuditJournal>> journal = AuditJournal::Open(jo, &recovery);
+  auto open_journal = [&]() -> Result<std::unique_ptr<AuditJournal>> {
+    if (!options.open_storage) return AuditJournal::Open(jo, &recovery);
+    Result<std::unique_ptr<JournalStorage>> storage = options.open_storage();
+    if (!storage.ok()) return storage.status();
+    return AuditJournal::OpenWith(jo, std::move(*storage), &recovery);
+  };
+  Result<std::unique_ptr<AuditJournal>> journal = open_journal();
   if (!journal.ok()) {
     return Status(journal.status().code(), "audit journal " + options.dir + ": " + journal.status().message());
   }
@@ -50,7 +67,7 @@ Result<std::unique_ptr<AuditTrail>> AuditTrail::Open(const AuditTrailOptions& op
   Status tiles_status = Status::Ok();
   Result<std::pair<uint64_t, MerkleHash>> head = trail->journal_->TreeHead();
   Result<std::unique_ptr<TileStore>> tiles =
-      head.ok() ? TileStore::Open(*trail->read_env_, options.dir, head->first, head->second)
+      head.ok() ? TileStore::Open(*trail->read_env_, options.dir, head->first, head->second, options.open_source)
                 : Result<std::unique_ptr<TileStore>>(head.status());
   if (tiles.ok()) {
     trail->tiles_ = std::move(tiles).value();
@@ -59,7 +76,7 @@ Result<std::unique_ptr<AuditTrail>> AuditTrail::Open(const AuditTrailOptions& op
     tiles_status = Unavailable("the journal's tiles are unavailable: " + tiles.status().message());
   }
   trail->log_ = std::make_unique<LogView>(trail->read_env_, options.dir, trail->journal_.get(), trail->tiles_.get(),
-                                          tiles_status);
+                                          tiles_status, options.open_source);
   if (recovery.truncated_bytes > 0) {
     // A failure leaves the journal unhealthy, which the loop reports and stops placing on.
     (void)trail->journal_->Append(JournalRepairedRecord(recovery.last_seq, recovery.truncated_bytes,

@@ -4,12 +4,14 @@
 // opened in that order and released in reverse. The App
 // (runtime/app.h) owns one for the life of the process and lends it to the loop, which
 // appends; nothing else writes to the journal.
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "controller/audit/env.h"
 #include "controller/audit/journal.h"
+#include "controller/audit/journal_storage.h"
 #include "controller/audit/log_view.h"
 #include "controller/audit/signing.h"
 #include "controller/audit/tile_store.h"
@@ -31,6 +33,15 @@ struct AuditTrailOptions {
   // An archive folder of this journal (`gpufed audit archive`; empty: none), read only:
   // the tiles are rebuilt and the entry bundles served from its segments too (archive_env.h).
   std::string archive_dir;
+  // Where the journal's lines are kept. Null: the file journal in <dir>/journal
+  // (AuditJournal::Open), as before. Otherwise Open calls it once and opens the journal
+  // on that storage (AuditJournal::OpenWith: a PostgreSQL table, controller/pgjournal);
+  // segment_bytes and archive_dir then do not apply. An error fails Open.
+  std::function<Result<std::unique_ptr<JournalStorage>>()> open_storage;
+  // Readers of that same journal, required with open_storage: the tiles (derived data,
+  // still kept in <dir>/tiles) catch up from it, the entry bundles are read through it,
+  // and source_factory() hands it on (shippers).
+  JournalSourceFactory open_source;
 };
 
 class AuditTrail {
@@ -55,6 +66,9 @@ class AuditTrail {
   const LogView& log() const { return *log_; }
   // The tree's tiles, for consistency proofs to witnesses; null when unavailable.
   TileStore* tiles() const { return tiles_.get(); }
+  // New readers of the journal: the options' open_source, or the file journal's
+  // JournalReader (with the archive's segments when an archive was given).
+  const JournalSourceFactory& source_factory() const { return open_source_; }
 
  private:
   AuditTrail() = default;
@@ -68,6 +82,7 @@ class AuditTrail {
   Env* read_env_ = nullptr;            // archive_view_, or env_ without an archive
   std::optional<Signer> signer_;
   std::string key_id_;
+  JournalSourceFactory open_source_;
   std::unique_ptr<TileStore> tiles_;      // outlives the journal, which appends to it
   std::unique_ptr<AuditJournal> journal_;
   std::unique_ptr<LogView> log_;

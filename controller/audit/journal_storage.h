@@ -14,6 +14,7 @@
 // acknowledged. The file storage's one repair (a torn commit that no append
 // acknowledged, cut to quarantine) happens inside Recover and is reported, never asked for.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -129,5 +130,10 @@ class JournalRecordSource {
   // limit ORDER BY seq LIMIT max.
   virtual Result<size_t> Next(size_t max, uint64_t limit, std::vector<JournalEntry>* out) = 0;
 };
+
+// Makes a new reader of one journal, for a reader that needs one of its own (a tile
+// store catching up, an entry bundle, a shipper): the file journal's JournalReader, or a
+// table's source on a connection of its own.
+using JournalSourceFactory = std::function<std::unique_ptr<JournalRecordSource>()>;
 
 }  // namespace gpufed::audit

@@ -2,10 +2,12 @@
 // the in-memory table.
 #include "controller/audit/journal_storage.h"
 
+#include <filesystem>
 #include <memory>
 
 #include <gtest/gtest.h>
 
+#include "controller/audit/audit_trail.h"
 #include "controller/audit/file_journal_storage.h"
 #include "controller/audit/query.h"
 #include "controller/audit/reader.h"
@@ -89,6 +91,41 @@ TEST(MemoryJournalStorage, QueryReadsAJournalWithoutFiles) {
               }).ok());
   EXPECT_EQ(seqs, (std::vector<uint64_t>{1, 3}));
   EXPECT_EQ(table.Rows().size(), 3u);
+}
+
+// A trail on another storage: no file journal is written, and its tiles (still kept in
+// <dir>/tiles, derived data) and entry bundles come from that storage's record source.
+TEST(AuditTrail, OnAnotherStorageTheTilesAndEntryBundlesComeFromItsRecordSource) {
+  testutil::TempDir dir;
+  MemoryJournalTable table;
+  AuditTrailOptions o;
+  o.dir = dir.str();
+  o.open_storage = [&]() -> Result<std::unique_ptr<JournalStorage>> {
+    return std::unique_ptr<JournalStorage>(std::make_unique<MemoryJournalStorage>(&table));
+  };
+  o.open_source = [&]() -> std::unique_ptr<JournalRecordSource> {
+    return std::make_unique<MemoryRecordSource>(&table);
+  };
+  {
+    auto trail = AuditTrail::Open(o);
+    ASSERT_TRUE(trail.ok()) << trail.status().ToString();
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE((*trail)->journal().Append({RecordKind::kDecision, {{"n", i}}}).ok());
+    ASSERT_TRUE((*trail)->journal().Close().ok());
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "journal"));
+  std::filesystem::remove_all(dir.path() / "tiles");  // rebuilt from the source by the next open
+  auto trail = AuditTrail::Open(o);
+  ASSERT_TRUE(trail.ok()) << trail.status().ToString();
+  const std::vector<std::string> rows = table.Rows();
+  ASSERT_NE((*trail)->tiles(), nullptr);
+  EXPECT_EQ((*trail)->tiles()->size(), rows.size());
+  Result<std::string> bundle = (*trail)->log().Tile("entries/000.p/" + std::to_string(rows.size()));
+  ASSERT_TRUE(bundle.ok()) << bundle.status().ToString();
+  EXPECT_NE(bundle->find(rows.back()), std::string::npos);
+  std::vector<JournalEntry> read;
+  std::unique_ptr<JournalRecordSource> source = (*trail)->source_factory()();
+  ASSERT_TRUE(source->Seek(1).ok());
+  ASSERT_EQ(source->Next(100, 100, &read).value(), rows.size());
 }
 
 }  // namespace

@@ -64,6 +64,7 @@ Result<std::unique_ptr<LiveShipping>> LiveShipping::StartWith(const LiveShipping
     so.lag_limit_micros = s.spec.lag_limit_time.millis() * 1000;
     so.idle_poll_micros = options.max_idle_micros;
     so.durable_head = options.durable_head;
+    so.open_source = options.open_source;
     so.alert = [](const std::string&) {};  // episodes are reported once, after the grace, by the controller
     Result<std::unique_ptr<Shipper>> shipper = Shipper::Open(so, std::move(s.sink));
     if (!shipper.ok()) {

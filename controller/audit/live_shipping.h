@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "controller/audit/journal_storage.h"
 #include "controller/audit/records.h"
 #include "controller/audit/shipper.h"
 #include "controller/common/mutex.h"
@@ -24,6 +25,10 @@ struct LiveShippingOptions {
   std::string audit_dir;
   std::string repo_root;                  // TLS file paths of the sinks are relative to it
   std::function<uint64_t()> durable_head;  // required: AuditJournal::last_seq, thread-safe
+  // Readers of the journal, one per shipper and its lag check (AuditTrail::source_factory:
+  // a journal kept elsewhere); null: the file journal of `audit_dir`. Cursors stay in
+  // `audit_dir` either way.
+  JournalSourceFactory open_source;
   int64_t max_idle_micros = 100'000;      // longest a caught-up sink waits before looking again
   // How long a sink must stay past its lag limit before it counts as lagging: a pass that
   // appends a burst of records is not an episode, a receiver outage is.

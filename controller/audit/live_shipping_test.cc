@@ -1,10 +1,12 @@
 #include "controller/audit/live_shipping.h"
 
+#include <filesystem>
 #include <set>
 
 #include <gtest/gtest.h>
 
 #include "controller/audit/journal.h"
+#include "controller/audit/testing/memory_journal_storage.h"
 #include "controller/audit/testing/receiver_sink.h"
 #include "tests/testutil/temp_dir.h"
 
@@ -35,14 +37,15 @@ class LiveShippingTest : public ::testing::Test {
   void Append(int n) {
     for (int i = 0; i < n; ++i) ASSERT_TRUE(journal_->Append({RecordKind::kDecision, {{"i", i}}}).ok());
   }
-  std::unique_ptr<LiveShipping> Start(std::vector<std::pair<model::AuditSink, Receiver*>> sinks) {
+  std::unique_ptr<LiveShipping> Start(const std::vector<std::pair<model::AuditSink, Receiver*>>& sinks) {
     LiveShippingOptions o;
     o.env = env_.get();
     o.audit_dir = dir_.str();
     o.durable_head = [j = journal_.get()] { return j->last_seq(); };
     o.max_idle_micros = 5'000;
     std::vector<SinkSetup> setups;
-    for (auto& [spec, receiver] : sinks) setups.push_back({spec, std::make_unique<ReceiverSink>(receiver)});
+    setups.reserve(sinks.size());
+    for (const auto& [spec, receiver] : sinks) setups.push_back({spec, std::make_unique<ReceiverSink>(receiver)});
     Result<std::unique_ptr<LiveShipping>> live = LiveShipping::StartWith(o, std::move(setups));
     EXPECT_TRUE(live.ok()) << live.status().ToString();
     return live.ok() ? std::move(live).value() : nullptr;
@@ -69,6 +72,36 @@ TEST_F(LiveShippingTest, EverySinkReceivesEveryRecordAppendedWhileItRuns) {
   EXPECT_EQ(a.Distinct(), AllUpTo(100));
   EXPECT_EQ(b.Distinct(), AllUpTo(100));
   for (const SinkStatus& s : live->Sinks()) EXPECT_EQ(s.stats.acknowledged, 100u) << s.name;
+}
+
+// A journal kept elsewhere (here an in-memory table; PostgreSQL in controller/pgjournal)
+// is shipped through the readers open_source makes; the cursors stay in audit_dir.
+TEST(LiveShipping, ShipsAJournalKeptElsewhereThroughItsRecordSource) {
+  testing::MemoryJournalTable table;
+  std::unique_ptr<Env> env = NewPosixEnv();
+  testutil::TempDir dir;
+  JournalOptions jo;
+  jo.env = env.get();
+  auto journal = AuditJournal::OpenWith(jo, std::make_unique<testing::MemoryJournalStorage>(&table));
+  ASSERT_TRUE(journal.ok()) << journal.status().ToString();
+  LiveShippingOptions o;
+  o.env = env.get();
+  o.audit_dir = dir.str();
+  o.durable_head = [j = journal->get()] { return j->last_seq(); };
+  o.max_idle_micros = 5'000;
+  o.open_source = [&]() -> std::unique_ptr<JournalRecordSource> {
+    return std::make_unique<testing::MemoryRecordSource>(&table);
+  };
+  Receiver receiver;
+  std::vector<SinkSetup> setups;
+  setups.push_back({Spec("soc"), std::make_unique<ReceiverSink>(&receiver)});
+  auto live = LiveShipping::StartWith(o, std::move(setups));
+  ASSERT_TRUE(live.ok()) << live.status().ToString();
+  for (int i = 0; i < 12; ++i) ASSERT_TRUE((*journal)->Append({RecordKind::kDecision, {{"i", i}}}).ok());
+  (*live)->Wake();
+  EXPECT_TRUE((*live)->WaitAcknowledged(12, kPatience, nullptr).empty());
+  EXPECT_EQ(receiver.Distinct().size(), 12u);
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "journal"));
 }
 
 TEST_F(LiveShippingTest, ARestartResumesFromTheDurableCursor) {

@@ -63,16 +63,17 @@ Result<std::string> LogView::EntryBundle(uint64_t index, uint64_t width) const {
   if (last > journal_->last_seq())
     return NotFound("the journal has no records " + std::to_string(first) + "-" + std::to_string(last) + " yet");
   if (Result<std::vector<std::pair<uint64_t, std::string>>> segments = ListSegments(*env_, audit_dir_ + "/journal");
-      segments.ok() && !segments->empty() && segments->front().first > first) {
+      !open_source_ && segments.ok() && !segments->empty() && segments->front().first > first) {
     return NotFound("the journal's records " + std::to_string(first) + "-" + std::to_string(last) +
                     " are archived (gpufed audit archive; the live journal begins at seq " +
                     std::to_string(segments->front().first) + ")");
   }
-  JournalReader reader(env_, audit_dir_);
-  GPUFED_RETURN_IF_ERROR(reader.Seek(first));
+  std::unique_ptr<JournalRecordSource> reader =
+      open_source_ ? open_source_() : std::make_unique<JournalReader>(env_, audit_dir_);
+  GPUFED_RETURN_IF_ERROR(reader->Seek(first));
   std::vector<JournalEntry> records;
   while (records.size() < width) {
-    Result<size_t> n = reader.Next(width - records.size(), last, &records);
+    Result<size_t> n = reader->Next(width - records.size(), last, &records);
     if (!n.ok()) return n.status();
     if (*n == 0) break;
   }

@@ -9,6 +9,7 @@
 //                               after its length as a big-endian uint16
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "controller/audit/env.h"
 #include "controller/audit/journal.h"
@@ -20,13 +21,16 @@ namespace gpufed::audit {
 class LogView {
  public:
   // All must outlive the view; `tiles` may be null (then tiles answer Unavailable with
-  // `tiles_status`).
-  LogView(Env* env, std::string audit_dir, const AuditJournal* journal, TileStore* tiles, Status tiles_status)
+  // `tiles_status`). Entry bundles are read through `open_source` when given (a journal
+  // kept elsewhere), else from the file journal of `audit_dir`.
+  LogView(Env* env, std::string audit_dir, const AuditJournal* journal, TileStore* tiles, Status tiles_status,
+          JournalSourceFactory open_source = nullptr)
       : env_(env),
         audit_dir_(std::move(audit_dir)),
         journal_(journal),
         tiles_(tiles),
-        tiles_status_(std::move(tiles_status)) {}
+        tiles_status_(std::move(tiles_status)),
+        open_source_(std::move(open_source)) {}
 
   // NotFound before the journal's first v2 checkpoint.
   Result<std::string> Checkpoint() const;
@@ -47,6 +51,7 @@ class LogView {
   const AuditJournal* journal_;
   TileStore* tiles_;
   Status tiles_status_;
+  JournalSourceFactory open_source_;  // null: the file journal's JournalReader
 };
 
 }  // namespace gpufed::audit

@@ -1,6 +1,7 @@
 #include "controller/audit/report.h"
 
 #include <algorithm>
+#include <functional>
 #include <sstream>
 #include <tuple>
 
@@ -219,30 +220,61 @@ void RenderShowback(const ComplianceReport& r, std::ostream& out) {
   out << "\n";
 }
 
-}  // namespace
+// Every record from..to through `scan` (the file journal's, or a source's ScanRecords).
+using RecordScan =
+    std::function<Status(const QueryFilter&, const std::function<void(const nlohmann::json&, const RecordTime&)>&)>;
 
-Result<Chargeback> BuildChargeback(Env& env, const std::string& audit_dir, const std::string& from,
-                                   const std::string& to, ChargebackGroup by) {
+Result<Chargeback> ChargebackOver(const RecordScan& scan, const std::string& from, const std::string& to,
+                                  ChargebackGroup by) {
   QueryFilter filter;
   GPUFED_RETURN_IF_ERROR(SetTimeBounds(from, to, &filter));
   ChargebackBuilder builder(by);
-  GPUFED_RETURN_IF_ERROR(ScanRecords(env, audit_dir, filter,
-                                     [&](const nlohmann::json& r, const RecordTime& time) { builder.Add(r, time); }));
+  GPUFED_RETURN_IF_ERROR(scan(filter, [&](const nlohmann::json& r, const RecordTime& time) { builder.Add(r, time); }));
   return builder.Finish();
 }
 
-Result<ComplianceReport> BuildReport(Env& env, const std::string& audit_dir, const std::string& from,
-                                     const std::string& to, const ComplianceRulesFor& rules_for) {
+Result<ComplianceReport> ReportOver(const RecordScan& scan, const std::string& from, const std::string& to,
+                                    const ComplianceRulesFor& rules_for) {
   QueryFilter filter;
   GPUFED_RETURN_IF_ERROR(SetTimeBounds(from, to, &filter));
   ComplianceReport report;
   report.from = from;
   report.to = to;
   ReportBuilder builder(&report, rules_for);
-  GPUFED_RETURN_IF_ERROR(
-      ScanRecords(env, audit_dir, filter, [&](const nlohmann::json& r, const RecordTime& at) { builder.Add(r, at); }));
+  GPUFED_RETURN_IF_ERROR(scan(filter, [&](const nlohmann::json& r, const RecordTime& at) { builder.Add(r, at); }));
   builder.Finish();
   return report;
+}
+
+RecordScan FileScan(Env& env, const std::string& audit_dir) {
+  return
+      [&env, &audit_dir](const QueryFilter& filter, const auto& fn) { return ScanRecords(env, audit_dir, filter, fn); };
+}
+
+RecordScan SourceScan(JournalRecordSource& source) {
+  return [&source](const QueryFilter& filter, const auto& fn) { return ScanRecords(source, filter, fn); };
+}
+
+}  // namespace
+
+Result<Chargeback> BuildChargeback(Env& env, const std::string& audit_dir, const std::string& from,
+                                   const std::string& to, ChargebackGroup by) {
+  return ChargebackOver(FileScan(env, audit_dir), from, to, by);
+}
+
+Result<Chargeback> BuildChargeback(JournalRecordSource& source, const std::string& from, const std::string& to,
+                                   ChargebackGroup by) {
+  return ChargebackOver(SourceScan(source), from, to, by);
+}
+
+Result<ComplianceReport> BuildReport(Env& env, const std::string& audit_dir, const std::string& from,
+                                     const std::string& to, const ComplianceRulesFor& rules_for) {
+  return ReportOver(FileScan(env, audit_dir), from, to, rules_for);
+}
+
+Result<ComplianceReport> BuildReport(JournalRecordSource& source, const std::string& from, const std::string& to,
+                                     const ComplianceRulesFor& rules_for) {
+  return ReportOver(SourceScan(source), from, to, rules_for);
 }
 
 std::string RenderReportMarkdown(const ComplianceReport& r) {

@@ -14,6 +14,7 @@
 #include "controller/audit/chargeback.h"
 #include "controller/audit/compliance.h"
 #include "controller/audit/env.h"
+#include "controller/audit/journal_storage.h"
 #include "controller/common/status.h"
 
 namespace gpufed::audit {
@@ -69,6 +70,12 @@ Result<ComplianceReport> BuildReport(Env& env, const std::string& audit_dir, con
 // Chargeback alone (`audit report --chargeback`), over the same period.
 Result<Chargeback> BuildChargeback(Env& env, const std::string& audit_dir, const std::string& from,
                                    const std::string& to, ChargebackGroup by);
+// The same two over any journal's records (a PostgreSQL table: `audit report --store`);
+// the snapshots `rules_for` needs are still the caller's to find.
+Result<ComplianceReport> BuildReport(JournalRecordSource& source, const std::string& from, const std::string& to,
+                                     const ComplianceRulesFor& rules_for);
+Result<Chargeback> BuildChargeback(JournalRecordSource& source, const std::string& from, const std::string& to,
+                                   ChargebackGroup by);
 std::string RenderReportMarkdown(const ComplianceReport& report);
 // CSV carries the showback table (day,tenant,cluster,placements,cost,currency), the
 // part meant for spreadsheets and chargeback; Markdown and JSON carry everything.

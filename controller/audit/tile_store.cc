@@ -41,14 +41,15 @@ class TileStore::LockedView final : public NodeSource {
   TileStore* store_;
 };
 
-TileStore::TileStore(Env& env, std::string dir) : env_(env), dir_(std::move(dir)) {}
+TileStore::TileStore(Env& env, std::string dir, JournalSourceFactory open_source)
+    : env_(env), dir_(std::move(dir)), open_source_(std::move(open_source)) {}
 TileStore::~TileStore() = default;
 
 std::string TileStore::LevelPath(size_t level) const { return dir_ + "/level-" + std::to_string(level); }
 
 Result<std::unique_ptr<TileStore>> TileStore::Open(Env& env, const std::string& audit_dir, uint64_t size,
-                                                   const MerkleHash& root) {
-  std::unique_ptr<TileStore> store(new TileStore(env, audit_dir + "/tiles"));
+                                                   const MerkleHash& root, JournalSourceFactory open_source) {
+  std::unique_ptr<TileStore> store(new TileStore(env, audit_dir + "/tiles", std::move(open_source)));
   if (Result<std::optional<ModeChange>> made = MakePrivateFolder(store->dir_); !made.ok()) return made.status();
   MutexLock lock(store->mu_);
   GPUFED_RETURN_IF_ERROR(store->Load());
@@ -127,13 +128,14 @@ Status TileStore::Reset() {
 
 Status TileStore::CatchUp(const std::string& audit_dir, uint64_t size) {
   if (levels_[0]->count >= size) return Status::Ok();
-  JournalReader reader(&env_, audit_dir);
-  GPUFED_RETURN_IF_ERROR(reader.Seek(levels_[0]->count + 1));
+  std::unique_ptr<JournalRecordSource> reader =
+      open_source_ ? open_source_() : std::make_unique<JournalReader>(&env_, audit_dir);
+  GPUFED_RETURN_IF_ERROR(reader->Seek(levels_[0]->count + 1));
   std::vector<JournalEntry> entries;
   std::vector<MerkleHash> leaves;
   while (levels_[0]->count < size) {
     entries.clear();
-    Result<size_t> n = reader.Next(4096, size, &entries);
+    Result<size_t> n = reader->Next(4096, size, &entries);
     if (!n.ok()) return n.status();
     if (*n == 0)
       return Status(StatusCode::kDataLoss, audit_dir + ": the journal ends before seq " + std::to_string(size));

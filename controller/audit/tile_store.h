@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "controller/audit/env.h"
+#include "controller/audit/journal_storage.h"
 #include "controller/audit/merkle.h"
 #include "controller/common/mutex.h"
 #include "controller/common/status.h"
@@ -24,9 +25,11 @@ class TileStore final : public NodeSource {
  public:
   // Opens <audit_dir>/tiles and brings it to the journal's tree: `size` records whose root
   // is `root`. Leaves it lacks are read from the journal; a store whose tree is not the
-  // journal's is rebuilt from the journal's records.
+  // journal's is rebuilt from the journal's records. The records are read through
+  // `open_source` when given (a journal kept elsewhere: its tiles are still kept here, in
+  // <audit_dir>/tiles), else through the file journal of `audit_dir` (JournalReader).
   static Result<std::unique_ptr<TileStore>> Open(Env& env, const std::string& audit_dir, uint64_t size,
-                                                 const MerkleHash& root);
+                                                 const MerkleHash& root, JournalSourceFactory open_source = nullptr);
   ~TileStore() override;
 
   // The next leaves, in order (the journal calls it after each durable commit). After a
@@ -41,7 +44,7 @@ class TileStore final : public NodeSource {
  private:
   struct Level;
   class LockedView;  // NodeSource over NodeLocked, for TreeRoot while mu_ is held
-  TileStore(Env& env, std::string dir);
+  TileStore(Env& env, std::string dir, JournalSourceFactory open_source);
   Result<MerkleHash> NodeLocked(int height, uint64_t index) REQUIRES(mu_);
   Status Load() REQUIRES(mu_);
   Status Reset() REQUIRES(mu_);
@@ -56,6 +59,7 @@ class TileStore final : public NodeSource {
 
   Env& env_;
   const std::string dir_;
+  const JournalSourceFactory open_source_;  // null: the file journal's JournalReader
   mutable Mutex mu_;
   std::vector<std::unique_ptr<Level>> levels_ GUARDED_BY(mu_);
   // The first failed append (a full disk): the store stops serving until it is opened

@@ -153,6 +153,7 @@ void PrintRotations(const audit::VerifyReport& r, bool key) {
 
 struct VerifyCommandOptions {
   std::string path;
+  std::string store;  // --store: the journal in PostgreSQL instead of a folder or file
   std::vector<std::string> keys;
   std::vector<std::string> archives;
   bool json = false;
@@ -183,21 +184,33 @@ int RunVerify(const VerifyCommandOptions& o) {
   const bool key = !keys.empty();
   audit::VerifyOptions options{key ? &keys[0] : nullptr, false, {}};
   for (size_t i = 1; i < keys.size(); ++i) options.more_keys.push_back(&keys[i]);
-  bool is_dir = std::filesystem::is_directory(path);
+  // A table is read as a journal folder is (from seq 1, a controller's journal); it has
+  // no archive folders and no witnessed/ notes beside it.
+  const bool from_store = !o.store.empty();
+  if (from_store == !path.empty()) {
+    std::cerr << "gpufed audit verify: give a journal folder or file, or --store, not both\n";
+    return 2;
+  }
+  if (from_store && (!o.archives.empty() || !o.witness.vkeys.empty() || o.witness.require)) {
+    std::cerr << "gpufed audit verify: --archive and the witness options go with a journal folder, not --store\n";
+    return 2;
+  }
+  bool is_dir = from_store || std::filesystem::is_directory(path);
   if (!o.archives.empty() && !is_dir) {
     std::cerr << "gpufed audit verify: --archive goes with a journal folder, not a receiver's file\n";
     return 2;
   }
-  std::optional<Retention> retention = is_dir ? CheckRetention(o.path, o.archives) : Retention{};
+  std::optional<Retention> retention = is_dir && !from_store ? CheckRetention(o.path, o.archives) : Retention{};
   if (!retention) return 1;
-  Result<audit::VerifyReport> report =
-      is_dir ? audit::VerifyJournalDir(*env, path, options) : audit::VerifyReceiverFile(*env, path, options);
+  Result<audit::VerifyReport> report = from_store ? VerifyStore(o.store, options)
+                                       : is_dir   ? audit::VerifyJournalDir(*env, path, options)
+                                                  : audit::VerifyReceiverFile(*env, path, options);
   if (!report.ok()) {
     std::cerr << "gpufed audit verify: " << report.status().ToString() << "\n";
     return 2;
   }
   const audit::VerifyReport& r = *report;
-  Result<WitnessVerdict> witnessed = r.ok && is_dir
+  Result<WitnessVerdict> witnessed = r.ok && is_dir && !from_store
                                          ? CheckJournalWitnessed(*env, path, key ? &keys[0] : nullptr, r, o.witness)
                                          : Result<WitnessVerdict>(WitnessVerdict{});
   if (!witnessed.ok()) {
@@ -399,7 +412,8 @@ void AddAuditCommand(CLI::App& app, int* exit_code, const connectors::ConnectorR
   CLI::App* verify = audit->add_subcommand(
       "verify",
       "Check a journal folder or a receiver's copy: hashes, chain, order, gaps, signatures (exit 1 on tampering)");
-  verify->add_option("path", vo->path, "Audit folder, or a receiver's file (syslog or JSON lines)")->required();
+  verify->add_option("path", vo->path, "Audit folder, or a receiver's file (syslog or JSON lines)");
+  AddStoreOption(verify, &vo->store);
   verify->add_option(
       "-k,--key", vo->keys,
       "Ed25519 public key (PEM) to check checkpoint signatures: the journal's original key, from which verify "
@@ -433,6 +447,7 @@ void AddAuditCommand(CLI::App& app, int* exit_code, const connectors::ConnectorR
   AddAuditWitnessCommand(*audit, exit_code);
   AddAuditArchiveCommand(*audit, exit_code);
   AddAuditRotateKeyCommand(*audit, exit_code);
+  AddAuditExportCommand(*audit, exit_code);
 }
 
 }  // namespace gpufed::cli

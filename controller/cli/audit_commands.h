@@ -2,7 +2,8 @@
 // The `gpufed audit` subcommands, split over audit_command.cc (keygen, record, verify,
 // ship), audit_query.cc (query, report), audit_replay.cc (replay), audit_prove.cc
 // (prove, verify-proof, vkey), audit_witness.cc (witness, and verify's witness check),
-// audit_archive.cc (archive, and the --archive option) and audit_rotate_key.cc (rotate-key).
+// audit_archive.cc (archive, and the --archive option), audit_rotate_key.cc (rotate-key)
+// and audit_store.cc (export, and the --store option: the journal in PostgreSQL).
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "controller/audit/env.h"
+#include "controller/audit/journal_storage.h"
 #include "controller/audit/signing.h"
 #include "controller/audit/verify.h"
 #include "controller/common/status.h"
@@ -58,5 +60,14 @@ std::optional<Retention> CheckRetention(const std::string& path, const std::vect
 void PrintRetention(const audit::VerifyReport& r, const Retention& retention, const std::string& path,
                     const std::vector<std::string>& archives);
 void AddAuditRotateKeyCommand(CLI::App& audit, int* exit_code);
+
+// The journal in PostgreSQL (audit_store.cc): `audit export`, and `--store` for verify and
+// query. A source over a read-only session; errors name --store, never its text.
+void AddAuditExportCommand(CLI::App& audit, int* exit_code);
+void AddStoreOption(CLI::App* command, std::string* store);
+Result<std::unique_ptr<audit::JournalRecordSource>> OpenStoreSource(const std::string& store);
+// The table's lines from seq 1 through the verifier (a damaged row is the report's
+// failure, as a damaged line of a folder is).
+Result<audit::VerifyReport> VerifyStore(const std::string& store, const audit::VerifyOptions& options);
 
 }  // namespace gpufed::cli

@@ -21,6 +21,7 @@ constexpr int kComplianceNotJudged = 4;
 
 struct QueryOptions {
   std::string audit_dir;
+  std::string store;  // --store: the journal in PostgreSQL
   std::vector<std::string> archives;
   audit::QueryFilter filter;
   std::string from, to;
@@ -32,17 +33,28 @@ int RunQuery(QueryOptions o) {
     std::cerr << "gpufed audit query: " << bounds.message() << "\n";
     return 2;
   }
-  auto env = JournalEnv(o.audit_dir, o.archives);
+  if (o.store.empty() == o.audit_dir.empty() || (!o.store.empty() && !o.archives.empty())) {
+    std::cerr << "gpufed audit query: give --audit-dir (with any --archive) or --store\n";
+    return 2;
+  }
   std::vector<nlohmann::json> rows;
   std::vector<audit::RecordTime> times;
-  Status s = audit::ScanRecords(*env, o.audit_dir, o.filter, [&](const nlohmann::json& r, const audit::RecordTime& t) {
+  auto each = [&](const nlohmann::json& r, const audit::RecordTime& t) {
     if (o.output == "jsonl") {
       std::cout << r.dump() << "\n";  // the record verbatim: its own members only
     } else {
       rows.push_back(r);
       times.push_back(t);
     }
-  });
+  };
+  Status s = Status::Ok();
+  if (!o.store.empty()) {
+    Result<std::unique_ptr<audit::JournalRecordSource>> source = OpenStoreSource(o.store);
+    s = source.ok() ? audit::ScanRecords(**source, o.filter, each) : source.status();
+  } else {
+    auto env = JournalEnv(o.audit_dir, o.archives);
+    s = audit::ScanRecords(*env, o.audit_dir, o.filter, each);
+  }
   if (!s.ok()) {
     std::cerr << "gpufed audit query: " << s.ToString() << "\n";
     return 1;
@@ -53,6 +65,7 @@ int RunQuery(QueryOptions o) {
 
 struct ReportOptions {
   std::string audit_dir, from, to;
+  std::string store;  // --store: the records from PostgreSQL (the snapshots stay in audit_dir)
   std::vector<std::string> archives;
   std::string format = "markdown";
   bool chargeback = false;
@@ -68,8 +81,12 @@ int ReportError(const Status& s) {
 
 int RunChargeback(const ReportOptions& o) {
   auto env = JournalEnv(o.audit_dir, o.archives);
-  Result<audit::Chargeback> c =
-      audit::BuildChargeback(*env, o.audit_dir, o.from, o.to, *audit::ParseChargebackGroup(o.by));
+  const audit::ChargebackGroup by = *audit::ParseChargebackGroup(o.by);
+  Result<std::unique_ptr<audit::JournalRecordSource>> source =
+      o.store.empty() ? Result<std::unique_ptr<audit::JournalRecordSource>>(nullptr) : OpenStoreSource(o.store);
+  if (!source.ok()) return ReportError(source.status());
+  Result<audit::Chargeback> c = *source != nullptr ? audit::BuildChargeback(**source, o.from, o.to, by)
+                                                   : audit::BuildChargeback(*env, o.audit_dir, o.from, o.to, by);
   if (!c.ok()) return ReportError(c.status());
   if (o.format == "csv") {
     std::cout << audit::RenderChargebackCsv(*c);
@@ -92,6 +109,14 @@ void ListVerdicts(const audit::ComplianceReport& report, bool violations) {
 }
 
 int RunReport(const ReportOptions& o) {
+  if (o.audit_dir.empty() && o.store.empty()) {
+    std::cerr << "gpufed audit report: give --audit-dir, or --store (with --audit-dir for the snapshots)\n";
+    return 2;
+  }
+  if (!o.store.empty() && !o.archives.empty()) {
+    std::cerr << "gpufed audit report: --archive goes with a journal folder, not --store\n";
+    return 2;
+  }
   if (o.chargeback) return RunChargeback(o);
   if (!o.pii_zones.empty()) {
     std::cerr << "gpufed audit report: --pii-zones is gone: each placement is checked against the piiZones of the "
@@ -101,8 +126,13 @@ int RunReport(const ReportOptions& o) {
   }
   auto env = JournalEnv(o.audit_dir, o.archives);
   DecisionComplianceRules rules(env.get(), o.audit_dir, o.repos);
-  Result<audit::ComplianceReport> report = audit::BuildReport(
-      *env, o.audit_dir, o.from, o.to, [&](const nlohmann::json& decision) { return rules.For(decision); });
+  auto rules_for = [&](const nlohmann::json& decision) { return rules.For(decision); };
+  Result<std::unique_ptr<audit::JournalRecordSource>> source =
+      o.store.empty() ? Result<std::unique_ptr<audit::JournalRecordSource>>(nullptr) : OpenStoreSource(o.store);
+  if (!source.ok()) return ReportError(source.status());
+  Result<audit::ComplianceReport> report = *source != nullptr
+                                               ? audit::BuildReport(**source, o.from, o.to, rules_for)
+                                               : audit::BuildReport(*env, o.audit_dir, o.from, o.to, rules_for);
   if (!report.ok()) return ReportError(report.status());
   if (o.format == "csv") {
     std::cout << audit::RenderReportCsv(*report);
@@ -132,7 +162,8 @@ void AddAuditQueryCommands(CLI::App& audit, int* exit_code) {
   auto q = std::make_shared<QueryOptions>();
   CLI::App* query =
       audit.add_subcommand("query", "List records by workload, tenant, principal, cluster, outcome, rule, kind, time");
-  query->add_option("-d,--audit-dir", q->audit_dir, "Audit folder")->required();
+  query->add_option("-d,--audit-dir", q->audit_dir, "Audit folder");
+  AddStoreOption(query, &q->store);
   AddArchiveOption(query, &q->archives);
   query->add_option("--workload", q->filter.workload, "Workload name");
   query->add_option("--tenant", q->filter.tenant, "Tenant");
@@ -168,7 +199,9 @@ void AddAuditQueryCommands(CLI::App& audit, int* exit_code) {
       "report",
       "Compliance report with verdicts, chargeback from metered usage, showback (exit 3 on a violation, 4 when "
       "a placement's policy revision is not available)");
-  report->add_option("-d,--audit-dir", r->audit_dir, "Audit folder")->required();
+  report->add_option("-d,--audit-dir", r->audit_dir,
+                     "Audit folder (with --store: where the pass snapshots are, for the compliance verdicts)");
+  AddStoreOption(report, &r->store);
   AddArchiveOption(report, &r->archives);
   report->add_option("--from", r->from,
                      "Start (inclusive; date or RFC 3339 UTC, or a simulated run's time since its start: 6h; "

@@ -6,6 +6,7 @@
 //     Env& env();                                        // the journal's clock
 //     std::unique_ptr<JournalStorage> NewStorage();      // a writer over the backend's one journal
 //     std::unique_ptr<JournalRecordSource> NewSource();  // a reader of the same journal
+//     std::string SkipReason();  // optional: non-empty skips the test (a server not installed)
 //   };
 //   INSTANTIATE_TYPED_TEST_SUITE_P(My, JournalStorageContract, ::testing::Types<MyBackend>);
 //
@@ -26,6 +27,12 @@ namespace gpufed::audit::testing {
 template <typename Backend>
 class JournalStorageContract : public ::testing::Test {
  protected:
+  void SetUp() override {
+    if constexpr (requires(Backend& b) { b.SkipReason(); }) {
+      if (const std::string reason = backend_.SkipReason(); !reason.empty()) GTEST_SKIP() << reason;
+    }
+  }
+
   static AuditRecord Record(int i) {
     return {RecordKind::kDecision, {{"workload", "w" + std::to_string(i)}, {"n", i}}};
   }

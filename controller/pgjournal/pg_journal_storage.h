@@ -1,0 +1,76 @@
+#pragma once
+// The audit journal in a PostgreSQL table (issue 38): JournalStorage over one
+// pg::Connection. Each commit is one INSERT of all its rows in one transaction (fenced,
+// when a fence is given), so a commit is stored whole or not at all and no torn tail can
+// exist; the table's triggers refuse UPDATE, DELETE and TRUNCATE (schema.h). The lines,
+// the chain and the checkpoints are the file journal's, byte for byte.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "controller/audit/journal_storage.h"
+#include "controller/common/status.h"
+#include "controller/pg/connection.h"
+#include "controller/pg/transaction.h"
+
+namespace gpufed::pgjournal {
+
+struct PgJournalStorageOptions {
+  // Run inside every write transaction right after BEGIN, before the INSERT, and in
+  // Recover (taking the writer role is the fence passing). A failing fence fails the
+  // call with its status and nothing is written. The runtime passes ha::CheckFence with
+  // the leader's FenceToken:
+  //   [token](pg::Transaction& tx) { return ha::CheckFence(tx, token); }
+  // It gets the transaction, not the bare connection, because CheckFence locks the lease
+  // row FOR SHARE inside the caller's transaction until it commits.
+  // Empty: the writer role is a session advisory lock instead (one writer per database;
+  // a lock a paused process keeps would block a failover, so HA passes a fence).
+  std::function<Status(pg::Transaction&)> fence;
+  // Recover first migrates the table (MigrateJournal): for a connection of the owner
+  // role. False for the controller's role (INSERT and SELECT only), which checks the
+  // schema's version instead (CheckJournalSchema).
+  bool migrate = true;
+};
+
+class PgJournalStorage final : public audit::JournalStorage {
+ public:
+  PgJournalStorage(std::unique_ptr<pg::Connection> connection, PgJournalStorageOptions options);
+  // Releases the advisory lock (by closing the session). Writes nothing.
+  ~PgJournalStorage() override;
+  PgJournalStorage(const PgJournalStorage&) = delete;
+  PgJournalStorage& operator=(const PgJournalStorage&) = delete;
+
+  // Migrates (or checks the schema), takes the writer role (the fence, or the advisory
+  // lock: FailedPrecondition when another session holds it), reads the head and walks
+  // from the last checkpoint row to it with the file journal's checks
+  // (audit/journal_checks.h): self-hashes, chain, with keys.signer the checkpoint's key,
+  // origin and signed tree, whose frontier gives the tree of every stored record without
+  // reading the rows before it. Records after the last checkpoint (a table holds no torn
+  // commit) or unsigned records under a signer: FailedPrecondition; damage: DataLoss.
+  Result<audit::JournalHead> Recover(const audit::RecoveryKeys& keys, audit::MerkleHasher& merkle,
+                                     audit::RecoveryInfo* info) override;
+  // BEGIN, the fence, one INSERT ... SELECT FROM unnest(...) of every line, COMMIT.
+  // FailedPrecondition without the writer role, for a first_seq that does not follow
+  // the head, or from the fence; AlreadyExists when another writer stored that seq (the
+  // primary key); Unavailable (the outcome unknown) when the connection is lost.
+  Status AppendCommit(std::string_view lines, uint64_t first_seq) override;
+  Status Close() override;
+
+ private:
+  Status TakeWriterRole();
+  Result<audit::JournalHead> ReadAndCheck(const audit::RecoveryKeys& keys, audit::MerkleHasher& merkle);
+
+  std::unique_ptr<pg::Connection> connection_;
+  const PgJournalStorageOptions options_;
+  bool writer_ = false;
+  bool advisory_locked_ = false;
+  uint64_t head_seq_ = 0;
+  std::string head_hash_;
+};
+
+// The session advisory lock of the journal's writer when no fence is given.
+inline constexpr int64_t kJournalWriterLockKey = 0x67707566656a6c;  // "gpufejl"
+
+}  // namespace gpufed::pgjournal
