@@ -48,8 +48,15 @@ Result<WorkloadRecord> Store::SubmitNumbered(WorkloadRecord record, Duration at,
   QueuedSubmit me{std::move(record), at, std::move(facts)};
   MutexLock lock(submit_mu_);
   submit_queue_.push_back(&me);
-  // Either a leader takes this one, or it becomes the leader once the queue reaches it.
-  while (!me.done && (submit_leader_ || submit_queue_.front() != &me)) submit_cv_.Wait(submit_mu_);
+  // Either a leader takes this one, or it becomes the leader once the queue reaches it and
+  // at most one group is numbered and not yet committed (the one committing). Without that
+  // bound a submission that arrives while a slow commit runs (a durable PostgreSQL: ms per
+  // COMMIT) leads a group of itself and queues it behind that commit, the next one does the
+  // same, and groups stay near one submission each: on PostgreSQL with 16 clients, 1.3 per
+  // commit (bench/README.md, "The Store on PostgreSQL, faster").
+  while (!me.done && (submit_leader_ || submit_queue_.front() != &me || next_commit_ticket_ - commit_turn_ > 1)) {
+    submit_cv_.Wait(submit_mu_);
+  }
   if (!me.done) {
     submit_leader_ = true;
     SubmitGroup group;
