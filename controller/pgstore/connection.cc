@@ -21,6 +21,21 @@ bool Reads(const std::string& sql) {
   return word == "SELECT" || word == "WITH";
 }
 
+// A savepoint command (SAVEPOINT x, RELEASE [SAVEPOINT] x, ROLLBACK TO [SAVEPOINT] x):
+// the Store sends them around each submission of a group and needs none of their replies
+// before its next statement, so inside a transaction they ride with it (pg::Connection::Defer).
+bool IsSavepointCommand(const std::string& sql) {
+  if (sql.find(';') != std::string::npos) return false;
+  auto starts = [&](std::string_view prefix) {
+    if (sql.size() < prefix.size()) return false;
+    for (size_t i = 0; i < prefix.size(); ++i) {
+      if (std::toupper(static_cast<unsigned char>(sql[i])) != prefix[i]) return false;
+    }
+    return true;
+  };
+  return starts("SAVEPOINT ") || starts("RELEASE ") || starts("ROLLBACK TO ");
+}
+
 }  // namespace
 
 Result<std::unique_ptr<PgConnection>> PgConnection::Open(const pg::ConnectionPolicy& policy,
@@ -44,6 +59,13 @@ Result<std::unique_ptr<PgConnection>> PgConnection::Adopt(std::unique_ptr<pg::Co
 
 Status PgConnection::Exec(const std::string& sql) {
   if (read_only_) return FailedPrecondition(store::kReadOnlyRefusal);
+  if (tx_ && IsSavepointCommand(sql)) {
+    // Its error, if any, fails the next statement, which then does not run; the COMMIT
+    // cannot succeed after it (pg::Transaction::Commit), so a failed savepoint command is
+    // never acknowledged as a commit.
+    connection_->Defer(StatementPurpose(sql), sql);
+    return Status::Ok();
+  }
   Result<pg::Rows> done = connection_->ExecScript(StatementPurpose(sql), sql);
   return done.ok() ? Status::Ok() : done.status();
 }
@@ -58,9 +80,9 @@ Result<std::unique_ptr<store::Statement>> PgConnection::Prepare(const std::strin
 Status PgConnection::Begin() {
   if (read_only_) return FailedPrecondition(store::kReadOnlyRefusal);
   if (tx_) return FailedPrecondition("begin a store transaction: one is already open");
-  Result<pg::Transaction> tx = pg::Transaction::Begin(*connection_, "store transaction");
-  if (!tx.ok()) return tx.status();
-  tx_.emplace(std::move(tx).value());
+  // BEGIN goes with the transaction's first statement (one round trip for both): a
+  // submission group's is its first INSERT.
+  tx_.emplace(pg::Transaction::BeginDeferred(*connection_, "store transaction"));
   return Status::Ok();
 }
 
