@@ -33,6 +33,7 @@ struct Store::QueuedSubmit {
 
 struct Store::SubmitGroup {
   std::vector<QueuedSubmit*> members;
+  int64_t first_uid = 0;  // the counter before numbering: what the database must not be past
   int64_t last_uid = 0;   // the counter after numbering: committed with the group
   bool numbered = false;  // false: numbering failed and every member holds the error
   SubmissionJournal journal;  // the store's when the group was numbered
@@ -111,6 +112,7 @@ void Store::NumberSubmits(SubmitGroup& group) {
     for (QueuedSubmit* q : group.members) q->result = loaded;
     return;
   }
+  group.first_uid = *uid_counter_;
   for (QueuedSubmit* q : group.members) {
     // Only the same tenant's rows are looked at: another tenant's name is never in the
     // way. Submissions are the only writers of new rows, and they pass through here one
@@ -166,6 +168,28 @@ void Store::CommitSubmits(SubmitGroup& group, const Status& journalled) {
   };
   Transaction tx(*db_);
   if (!tx.begin_status().ok()) return fail_accepted(tx.begin_status());
+  // The counter first, compared and set: it moves to the group's last number only while
+  // the database's is not past the group's first (a failed earlier commit leaves it lower,
+  // and those numbers are skipped). Another Store on the same database (PostgreSQL) that
+  // committed numbers since this one read the counter has moved it past: this group's
+  // numbers may be the other's, so nothing of it is written, its submissions fail Aborted
+  // (submit again) and the counter is read again. Committed ranges are thus disjoint and
+  // the counter never goes back, so no number is given twice. The statement comes first so
+  // that a refused group writes nothing, and on PostgreSQL it holds the row's lock: a
+  // second Store's group waits, then sees the committed value.
+  Result<std::unique_ptr<Statement>> counter = db_->Prepare(
+      "INSERT INTO meta(key, value) VALUES('uid_counter', $1) ON CONFLICT(key) DO UPDATE SET "
+      "value=excluded.value WHERE CAST(meta.value AS BIGINT) <= $2");
+  if (!counter.ok()) return fail_accepted(counter.status());
+  if (Status s = (*counter)->Bind(1, std::to_string(group.last_uid)).Bind(2, group.first_uid).Run(); !s.ok()) {
+    return fail_accepted(s);
+  }
+  if ((*counter)->RowsChanged() == 0) {
+    uid_counter_.reset();
+    return fail_accepted(Status(StatusCode::kAborted,
+                                "store: another writer took uid numbers since this store read the counter; the "
+                                "submission was not stored, submit it again"));
+  }
   // The loop's waiting writes (store_deferred.cc) do not ride along: a submission would
   // wait for up to 256 decision rows to be written, and fail if one of them did. The
   // loop's own next commit carries them.
@@ -185,10 +209,6 @@ void Store::CommitSubmits(SubmitGroup& group, const Status& journalled) {
       q->result = s;
     }
   }
-  Result<std::unique_ptr<Statement>> write = db_->Prepare(
-      "INSERT INTO meta(key, value) VALUES('uid_counter', $1) ON CONFLICT(key) DO UPDATE SET value=excluded.value");
-  if (!write.ok()) return fail_accepted(write.status());
-  if (Status s = (*write)->Bind(1, std::to_string(group.last_uid)).Run(); !s.ok()) return fail_accepted(s);
   // Nothing is acknowledged before the commit: a failed one fails every submission of the
   // group (the transaction rolls back as it goes out of scope).
   if (Status committed = CommitRows(tx, std::move(written), CommitStats::Writer::kApi); !committed.ok()) {
