@@ -4,6 +4,8 @@
 
 #include <array>
 #include <cstdlib>
+#include <map>
+#include <utility>
 #include <vector>
 
 #include "controller/pg/sqlstate.h"
@@ -81,7 +83,12 @@ bool Connection::InTransaction() const {
 
 void Connection::Defer(std::string purpose, std::string sql) {
   if (!poisoned_.ok()) return;  // nothing more runs in this transaction
-  deferred_.push_back(Deferred{std::move(purpose), std::move(sql)});
+  deferred_.push_back(Deferred{std::move(purpose), std::move(sql), {}, false});
+}
+
+void Connection::DeferStatement(std::string purpose, std::string sql, std::vector<Param> params) {
+  if (!poisoned_.ok()) return;
+  deferred_.push_back(Deferred{std::move(purpose), std::move(sql), std::move(params), true});
 }
 
 int Connection::BackendPid() const { return PQbackendPID(conn_); }
@@ -199,15 +206,48 @@ Result<Rows> Connection::RunPipeline(const Statement& statement, const std::stri
   }
   ++round_trips_;
   bool sent = true;
-  for (const Deferred& d : deferred) {
-    sent = sent && PQsendQueryParams(conn_, d.sql.c_str(), 0, nullptr, nullptr, nullptr, nullptr, 0) != 0;
+  // A deferred statement goes by name: the cache's, or one prepared in this pipeline
+  // (fresh: kept once its Parse succeeded). Not while the transaction has failed.
+  const bool may_prepare = PQtransactionStatus(conn_) != PQTRANS_INERROR;
+  std::map<std::string, std::string> fresh;  // SQL -> name prepared by this pipeline
+  std::vector<bool> parsed(deferred.size(), false);
+  for (size_t i = 0; i < deferred.size(); ++i) {
+    const Deferred& d = deferred[i];
+    std::vector<const char*> args;
+    args.reserve(d.params.size());
+    for (const Param& param : d.params) args.push_back(param.text() ? param.text()->c_str() : nullptr);
+    const int n = static_cast<int>(args.size());
+    const std::string* name = d.statement && may_prepare ? cache_.Find(d.sql) : nullptr;
+    if (d.statement && may_prepare && name == nullptr) {
+      auto [it, inserted] = fresh.try_emplace(d.sql, std::string());
+      if (inserted) {
+        it->second = cache_.NextName();
+        parsed[i] = true;
+        sent = sent && PQsendPrepare(conn_, it->second.c_str(), d.sql.c_str(), 0, nullptr) != 0;
+      }
+      name = &it->second;
+    }
+    if (name != nullptr) {
+      sent = sent && PQsendQueryPrepared(conn_, name->c_str(), n, args.data(), nullptr, nullptr, 0) != 0;
+    } else {
+      sent = sent && PQsendQueryParams(conn_, d.sql.c_str(), n, nullptr, args.data(), nullptr, nullptr, 0) != 0;
+    }
   }
   std::vector<const char*> values;
   values.reserve(statement.params.size());
   for (const Param& param : statement.params) values.push_back(param.text() ? param.text()->c_str() : nullptr);
   const int count = static_cast<int>(values.size());
+  const std::string* main_from_fresh = nullptr;
+  if (!new_name.empty()) {
+    if (auto it = fresh.find(*statement.sql); it != fresh.end()) main_from_fresh = &it->second;
+  }
+  const bool main_parse = !new_name.empty() && main_from_fresh == nullptr;
   if (statement.sql != nullptr) {
-    if (!new_name.empty()) {
+    if (main_from_fresh != nullptr) {
+      // A deferred statement of this pipeline prepares the same text: its name serves.
+      sent =
+          sent && PQsendQueryPrepared(conn_, main_from_fresh->c_str(), count, values.data(), nullptr, nullptr, 0) != 0;
+    } else if (!new_name.empty()) {
       sent = sent && PQsendPrepare(conn_, new_name.c_str(), statement.sql->c_str(), 0, nullptr) != 0;
       sent = sent && PQsendQueryPrepared(conn_, new_name.c_str(), count, values.data(), nullptr, nullptr, 0) != 0;
     } else if (cached_name != nullptr) {
@@ -231,15 +271,27 @@ Result<Rows> Connection::RunPipeline(const Statement& statement, const std::stri
       first_sqlstate = failed_sqlstate_;
     }
   };
-  for (const Deferred& d : deferred) {
-    Result<Rows> reply = ReadReply(d.purpose);
+  // Poisoned unless nothing failed among the deferred, or what failed was the last of them
+  // and a statement (the caller then knows exactly what did not run).
+  bool poison = false;
+  std::vector<std::pair<std::string, std::string>> kept;  // fresh statements whose Parse succeeded
+  for (size_t i = 0; i < deferred.size(); ++i) {
+    const bool clean = first_failure.ok();
+    bool parse_ok = true;
+    if (parsed[i]) {
+      Result<Rows> parse = ReadReply(deferred[i].purpose);
+      parse_ok = parse.ok();
+      note(parse.status());
+    }
+    Result<Rows> reply = ReadReply(deferred[i].purpose);
     note(reply.status());
+    if (parsed[i] && parse_ok) kept.emplace_back(deferred[i].sql, fresh[deferred[i].sql]);
+    if (clean && !first_failure.ok()) poison = !deferred[i].statement || i + 1 != deferred.size();
   }
-  const bool deferred_failed = !first_failure.ok();
   bool prepared = false;
   Result<Rows> rows = Rows();
   if (statement.sql != nullptr) {
-    if (!new_name.empty()) {
+    if (main_parse) {
       Result<Rows> parse = ReadReply(statement.purpose);
       prepared = parse.ok();
       note(parse.status());
@@ -253,7 +305,10 @@ Result<Rows> Connection::RunPipeline(const Statement& statement, const std::stri
     return LostOrServerError(statement.purpose, "the pipeline's reply was not read whole");
   }
   failed_sqlstate_ = first_sqlstate;
-  if (deferred_failed && InTransaction()) poisoned_ = first_failure;
+  if (poison && InTransaction()) poisoned_ = first_failure;
+  // A statement the server no longer holds: none of the cache's names can be trusted.
+  if (first_sqlstate == "26000") cache_.Clear();
+  for (auto& [sql, name] : kept) Deallocate(cache_.Insert(sql, name));
   if (prepared) Deallocate(cache_.Insert(*statement.sql, new_name));
   if (!first_failure.ok()) return first_failure;
   return rows;

@@ -104,6 +104,12 @@ class Connection {
   // until the transaction ends: a later statement (a ROLLBACK TO SAVEPOINT that now finds
   // an older savepoint) must not go on as if the command had run.
   void Defer(std::string purpose, std::string sql);
+  // Queues a statement with parameters the same way, run as ExecPrepared would (by name,
+  // prepared in the same pipeline the first time): a write whose reply the caller does not
+  // read. When it is the last thing queued before the next call and it fails, that call
+  // fails with its error and nothing is poisoned: a statement, not a savepoint command,
+  // failed, and the caller may roll back to its savepoint as after any failed statement.
+  void DeferStatement(std::string purpose, std::string sql, std::vector<Param> params);
   void DropDeferred() { deferred_.clear(); }
   size_t deferred() const { return deferred_.size(); }
 
@@ -134,6 +140,8 @@ class Connection {
   struct Deferred {
     std::string purpose;
     std::string sql;
+    std::vector<Param> params;
+    bool statement = false;  // DeferStatement's (prepared); else a command (BEGIN, SAVEPOINT)
   };
   // What Run sends after the deferred commands: a statement, unnamed or by name.
   struct Statement {

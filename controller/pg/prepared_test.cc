@@ -177,6 +177,36 @@ TEST_F(PreparedTest, AFailedDeferredCommandFailsEverythingUntilTheTransactionEnd
   EXPECT_EQ(count->Int64(0, "n").value(), 0);
 }
 
+// A deferred statement (a write whose reply is not read) that fails last before the next
+// call is that call's error, and the caller's savepoints are as it thinks: a ROLLBACK TO
+// undoes it alone and the transaction goes on.
+TEST_F(PreparedTest, ADeferredStatementThatFailsLastLeavesItsSavepointUsable) {
+  auto connection = Connect();
+  ASSERT_NE(connection, nullptr);
+  ASSERT_TRUE(connection->Exec("create", "CREATE TABLE t(n BIGINT PRIMARY KEY)").ok());
+  const uint64_t before = connection->round_trips();
+  auto tx = Transaction::BeginDeferred(*connection, "insert in savepoints");
+  connection->Defer("savepoint", "SAVEPOINT s");
+  connection->DeferStatement("insert a row", "INSERT INTO t(n) VALUES($1)", {Param(int64_t{1})});
+  ASSERT_TRUE(Insert(*connection, 2).ok());  // BEGIN, SAVEPOINT, both inserts: one round trip
+  EXPECT_EQ(connection->round_trips() - before, 1U);
+  connection->Defer("release", "RELEASE SAVEPOINT s");
+  connection->Defer("savepoint", "SAVEPOINT s");
+  connection->DeferStatement("insert a duplicate", "INSERT INTO t(n) VALUES($1)", {Param(int64_t{1})});
+  auto failed = Insert(*connection, 3);  // does not run
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.status().code(), StatusCode::kAlreadyExists) << failed.status().ToString();
+  EXPECT_THAT(failed.status().message(), HasSubstr("insert a duplicate"));
+  connection->Defer("roll back to", "ROLLBACK TO SAVEPOINT s");
+  connection->Defer("release", "RELEASE SAVEPOINT s");
+  connection->DeferStatement("insert a row", "INSERT INTO t(n) VALUES($1)", {Param(int64_t{4})});
+  EXPECT_TRUE(tx.Commit().ok());
+  auto rows = connection->Exec("read", "SELECT string_agg(n::text, ',' ORDER BY n) AS ns FROM t");
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  EXPECT_EQ(*rows->Text(0, "ns"), "1,2,4");
+  EXPECT_EQ(connection->prepared_statements(), 1U);  // one text, prepared once
+}
+
 TEST_F(PreparedTest, ADeferredBeginThatNeverRanIsNotRolledBack) {
   auto connection = Connect();
   ASSERT_NE(connection, nullptr);

@@ -74,7 +74,7 @@ Result<std::unique_ptr<store::Statement>> PgConnection::Prepare(const std::strin
   if (read_only_ && !Reads(sql)) return FailedPrecondition(store::kReadOnlyRefusal);
   // Nothing is sent yet: the statement is parsed and run by its first Step (libpq's
   // unnamed statement), so a Prepare costs no round trip.
-  return std::unique_ptr<store::Statement>(new PgStatement(*connection_, sql, read_only_));
+  return std::unique_ptr<store::Statement>(new PgStatement(*connection_, *this, sql, read_only_));
 }
 
 Status PgConnection::Begin() {
