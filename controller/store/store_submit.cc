@@ -41,6 +41,7 @@ struct Store::SubmitGroup {
 
 void Store::SetSubmissionJournal(SubmissionJournal journal) {
   MutexLock lock(mu_);
+  journal_set_.store(static_cast<bool>(journal), std::memory_order_relaxed);
   submission_journal_ = std::move(journal);
 }
 
@@ -50,12 +51,18 @@ Result<WorkloadRecord> Store::SubmitNumbered(WorkloadRecord record, Duration at,
   MutexLock lock(submit_mu_);
   submit_queue_.push_back(&me);
   // Either a leader takes this one, or it becomes the leader once the queue reaches it and
-  // at most one group is numbered and not yet committed (the one committing). Without that
-  // bound a submission that arrives while a slow commit runs (a durable PostgreSQL: ms per
-  // COMMIT) leads a group of itself and queues it behind that commit, the next one does the
-  // same, and groups stay near one submission each: on PostgreSQL with 16 clients, 1.3 per
-  // commit (bench/README.md, "The Store on PostgreSQL, faster").
-  while (!me.done && (submit_leader_ || submit_queue_.front() != &me || next_commit_ticket_ - commit_turn_ > 1)) {
+  // no group it could overlap with is still uncommitted. With a journal, a group may be
+  // numbered and journalled while the one before commits (their fsyncs overlap), so one
+  // uncommitted group is let be; without one there is nothing to overlap (numbering waits
+  // for the committing group's lock anyway), so the leader waits for that commit and takes
+  // everyone queued meanwhile. Without any bound a submission that arrives while a slow
+  // commit runs (a durable PostgreSQL: ms per COMMIT) leads a group of itself and queues it
+  // behind that commit, the next one does the same, and groups stay near one submission
+  // each: on PostgreSQL with 16 clients, 1.3 per commit (bench/README.md, "The Store on
+  // PostgreSQL, faster").
+  const auto overlap = [&] { return journal_set_.load(std::memory_order_relaxed) ? uint64_t{1} : uint64_t{0}; };
+  while (!me.done &&
+         (submit_leader_ || submit_queue_.front() != &me || next_commit_ticket_ - commit_turn_ > overlap())) {
     submit_cv_.Wait(submit_mu_);
   }
   if (!me.done) {
