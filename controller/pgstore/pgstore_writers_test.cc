@@ -140,5 +140,27 @@ TEST_F(PgWriters, TwoStoresSubmittingAtOnceGiveDistinctNumbers) {
   EXPECT_EQ(*rows->Int64(0, "n"), 4 * kPerThread);
 }
 
+// A submission alone in its group: the counter with BEGIN, the savepoint with both rows,
+// the release with COMMIT. (Before: a numbering SELECT, BEGIN, SAVEPOINT, the SELECT
+// again, two INSERTs, RELEASE, the counter and COMMIT, each a round trip: 9.)
+TEST_F(PgWriters, ASubmissionAloneInItsGroupTakesThreeRoundTrips) {
+  auto adopted = PgConnection::Adopt(Connect(), false);
+  ASSERT_TRUE(adopted.ok()) << adopted.status().ToString();
+  const pg::Connection& wire = (*adopted)->connection();
+  auto store = OpenOn(std::move(adopted));
+  ASSERT_NE(store, nullptr);
+  // The first reads the counter and the unfinished rows, and prepares its statements.
+  ASSERT_TRUE(store->SubmitNumbered(Record("a"), Duration::FromSeconds(1)).ok());
+  for (int i = 0; i < 3; ++i) {
+    const uint64_t before = wire.round_trips();
+    Result<WorkloadRecord> r = store->SubmitNumbered(Record("b" + std::to_string(i)), Duration::FromSeconds(2));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(wire.round_trips() - before, 3U) << i;
+  }
+  auto rows = Connect()->Exec("count", "SELECT count(*) AS n FROM status_history");
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(*rows->Int64(0, "n"), 4);
+}
+
 }  // namespace
 }  // namespace gpufed::pgstore
