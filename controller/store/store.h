@@ -312,9 +312,6 @@ class Store {
   mutable FairMutex mu_;  // every method; FIFO, so API writes are not starved by a pass
   std::vector<DeferredWrite> deferred_ GUARDED_BY(mu_);  // in the order they were asked for
   SubmissionJournal submission_journal_ GUARDED_BY(mu_);
-  // A journal is set: groups overlap (one journals while the one before commits). Read
-  // under submit_mu_ without mu_, hence atomic.
-  std::atomic<bool> journal_set_{false};
   // The last uid number given (the meta row `uid_counter` once loaded, then ahead of it
   // while groups are between numbering and commit). A group whose journal or COMMIT failed
   // leaves the stored counter behind this, so no uid is ever given twice by one process.
