@@ -11,11 +11,13 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "controller/common/duration.h"
 #include "controller/common/status.h"
 #include "controller/pg/connection_policy.h"
 #include "controller/pg/rows.h"
+#include "controller/pg/statement_cache.h"
 
 struct pg_conn;  // libpq's PGconn, kept out of gpufed's headers
 
@@ -39,6 +41,10 @@ struct ConnectOptions {
   // lock on the lease row; this bounds how long a takeover waits for it (controller/ha).
   Duration idle_in_transaction_timeout = Duration::FromSeconds(5);
   ReplyLimits limits;
+  // Server-side prepared statements ExecPrepared keeps per connection; past this many the
+  // least recently used is deallocated (each holds a parse tree and maybe a plan on the
+  // server, for the session's life).
+  size_t max_prepared_statements = 256;
 };
 
 // A statement parameter in text form, or NULL.
@@ -77,13 +83,51 @@ class Connection {
   Result<Rows> Exec(std::string_view purpose, std::string_view sql, std::initializer_list<Param> params = {});
   Result<Rows> Exec(std::string_view purpose, std::string_view sql, std::span<const Param> params);
 
+  // Runs `sql` as a named prepared statement of this connection: the first run of a text
+  // prepares it (Parse) in the same round trip as its execution, later runs skip the parse
+  // and the planning the server can reuse. Same errors as Exec. A statement the server no
+  // longer holds (DISCARD ALL, DEALLOCATE, SQLSTATE 26000) is prepared again and run once
+  // more when no transaction is open; inside one, that error has aborted the transaction,
+  // so it is Aborted (redo the transaction) and the next run prepares afresh. Nothing is
+  // prepared while the session's transaction has failed (the server would refuse it): the
+  // statement then runs unnamed, as Exec, and fails as any statement there does.
+  Result<Rows> ExecPrepared(std::string_view purpose, const std::string& sql, std::span<const Param> params);
+
+  // Queues a constant command without parameters whose outcome the caller need not know
+  // before its next statement (BEGIN, SAVEPOINT, RELEASE SAVEPOINT): it is sent ahead of
+  // the next Exec, ExecPrepared or ExecScript in one pipeline (libpq's pipeline mode, one
+  // round trip for both), and its error, if any, is that call's error (the statements
+  // after a failed one in the pipeline do not run, as if each had been sent alone and the
+  // caller had stopped at the first error). Only for commands of the transaction that
+  // follows: DropDeferred (before a ROLLBACK) throws them away unsent. When a deferred
+  // command fails inside a transaction, every later call but ROLLBACK fails with its error
+  // until the transaction ends: a later statement (a ROLLBACK TO SAVEPOINT that now finds
+  // an older savepoint) must not go on as if the command had run.
+  void Defer(std::string purpose, std::string sql);
+  // Queues a statement with parameters the same way, run as ExecPrepared would (by name,
+  // prepared in the same pipeline the first time): a write whose reply the caller does not
+  // read. When it is the last thing queued before the next call and it fails, that call
+  // fails with its error and nothing is poisoned: a statement, not a savepoint command,
+  // failed, and the caller may roll back to its savepoint as after any failed statement.
+  void DeferStatement(std::string purpose, std::string sql, std::vector<Param> params);
+  void DropDeferred() { deferred_.clear(); }
+  size_t deferred() const { return deferred_.size(); }
+
   // Runs a script of constant SQL, several statements separated by ';' (migrations), with
   // no parameters (the simple query protocol: nothing in it may come from input). The
   // Rows are the last statement's.
   Result<Rows> ExecScript(std::string_view purpose, std::string_view script);
 
-  // False once libpq has seen the connection fail; it never recovers.
+  // False once libpq has seen the connection fail (or a pipeline could not be sent whole);
+  // it never recovers.
   bool Healthy() const;
+  // The server is inside a transaction block (open or failed), as of its last reply.
+  bool InTransaction() const;
+  // Exchanges with the server that waited for a reply (one per Exec, ExecPrepared or
+  // ExecScript, deferred commands included): what tests count instead of timing.
+  uint64_t round_trips() const { return round_trips_; }
+  // Statements ExecPrepared holds prepared on the server now.
+  size_t prepared_statements() const { return cache_.size(); }
   // The server process serving this connection (pg_stat_activity.pid).
   int BackendPid() const;
   // Whether the session runs over TLS.
@@ -93,15 +137,44 @@ class Connection {
   const ConnectOptions& options() const { return options_; }
 
  private:
+  struct Deferred {
+    std::string purpose;
+    std::string sql;
+    std::vector<Param> params;
+    bool statement = false;  // DeferStatement's (prepared); else a command (BEGIN, SAVEPOINT)
+  };
+  // What Run sends after the deferred commands: a statement, unnamed or by name.
+  struct Statement {
+    std::string_view purpose;
+    const std::string* sql = nullptr;
+    std::span<const Param> params;
+    bool prepare = false;  // by name, from (or into) the statement cache
+  };
+
   Connection(pg_conn* conn, std::string target, ConnectOptions options)
-      : conn_(conn), target_(std::move(target)), options_(options) {}
+      : conn_(conn), target_(std::move(target)), options_(options), cache_(options.max_prepared_statements) {}
   Status LostOrServerError(std::string_view purpose, const std::string& fallback) const;
   void CancelRunningStatement() const;
   Result<Rows> ReadReply(std::string_view purpose);
+  // poisoned_ when it holds and `sql` is not the ROLLBACK that ends it.
+  Status Poisoned(const std::string* sql);
+  // Sends the deferred commands and `statement` (when it has SQL), then reads their
+  // replies: in one pipeline when there is more than one thing to send.
+  Result<Rows> Run(const Statement& statement, bool retried = false);
+  Result<Rows> RunPipeline(const Statement& statement, const std::string* cached_name, const std::string& new_name);
+  // Deallocates the statements the cache let go (never inside a failed transaction, where
+  // the server refuses even that: those stay prepared until the session ends).
+  void Deallocate(const std::vector<std::string>& names);
 
   pg_conn* conn_;
   std::string target_;
   ConnectOptions options_;
+  StatementCache cache_;
+  std::vector<Deferred> deferred_;
+  bool broken_ = false;          // a pipeline could not be sent or read whole
+  std::string failed_sqlstate_;  // the SQLSTATE of the last ReadReply's error
+  Status poisoned_;              // a deferred command's failure, until the transaction ends
+  uint64_t round_trips_ = 0;
 };
 
 }  // namespace gpufed::pg

@@ -20,8 +20,17 @@ Result<Transaction> Transaction::Begin(Connection& connection, std::string_view 
   return Transaction(connection, std::string(purpose));
 }
 
+Transaction Transaction::BeginDeferred(Connection& connection, std::string_view purpose, Isolation isolation) {
+  connection.Defer(std::string("begin: ") + std::string(purpose), std::string(BeginStatement(isolation)));
+  return Transaction(connection, std::string(purpose));
+}
+
 Transaction::~Transaction() {
   if (connection_ == nullptr || !connection_->Healthy()) return;
+  // What was deferred belongs to this transaction (a BEGIN, savepoints): moot now. When
+  // nothing of it reached the server there is nothing to roll back.
+  connection_->DropDeferred();
+  if (!connection_->InTransaction()) return;
   // Nothing to report to: a failed ROLLBACK leaves the server to end the transaction
   // when the session ends (idle_in_transaction_session_timeout bounds it).
   (void)connection_->Exec("roll back: " + purpose_, "ROLLBACK");
@@ -53,7 +62,13 @@ Status Transaction::Commit() {
                        ": the connection was lost during COMMIT; the transaction may or may "
                        "not have committed");
   }
-  if (!committed.ok()) return committed.status();
+  if (!committed.ok()) {
+    // A deferred command ahead of the COMMIT failed, so the COMMIT did not run and the
+    // server's transaction is still open (and failed): it is ended here, not left to the
+    // next BEGIN.
+    if (connection->InTransaction()) (void)connection->Exec("roll back: " + purpose_, "ROLLBACK");
+    return committed.status();
+  }
   if (committed->command_tag() != "COMMIT") {
     return {StatusCode::kAborted,
             "commit: " + purpose_ + ": a statement of the transaction failed; it was rolled back"};
@@ -65,6 +80,8 @@ Status Transaction::Rollback() {
   if (connection_ == nullptr) return FailedPrecondition("roll back: " + purpose_ + ": the transaction is over");
   Connection* connection = connection_;
   connection_ = nullptr;
+  connection->DropDeferred();  // this transaction's own: moot
+  if (connection->Healthy() && !connection->InTransaction()) return Status::Ok();  // nothing reached the server
   auto rolled_back = connection->Exec("roll back: " + purpose_, "ROLLBACK");
   return rolled_back.ok() ? Status::Ok() : rolled_back.status();
 }

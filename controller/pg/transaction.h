@@ -16,6 +16,11 @@ class Transaction {
   // Errors as Connection::Exec's.
   static Result<Transaction> Begin(Connection& connection, std::string_view purpose,
                                    Isolation isolation = Isolation::kReadCommitted);
+  // BEGIN deferred (Connection::Defer): sent with the transaction's first statement, in
+  // one round trip. Nothing is sent here, so nothing fails here: a BEGIN the server
+  // refuses fails that first statement (which then does not run).
+  static Transaction BeginDeferred(Connection& connection, std::string_view purpose,
+                                   Isolation isolation = Isolation::kReadCommitted);
   ~Transaction();
   Transaction(Transaction&& other) noexcept : connection_(other.connection_), purpose_(std::move(other.purpose_)) {
     other.connection_ = nullptr;

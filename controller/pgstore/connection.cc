@@ -22,6 +22,21 @@ bool Reads(const std::string& sql) {
   return word == "SELECT" || word == "WITH";
 }
 
+// A savepoint command (SAVEPOINT x, RELEASE [SAVEPOINT] x, ROLLBACK TO [SAVEPOINT] x):
+// the Store sends them around each submission of a group and needs none of their replies
+// before its next statement, so inside a transaction they ride with it (pg::Connection::Defer).
+bool IsSavepointCommand(const std::string& sql) {
+  if (sql.find(';') != std::string::npos) return false;
+  auto starts = [&](std::string_view prefix) {
+    if (sql.size() < prefix.size()) return false;
+    for (size_t i = 0; i < prefix.size(); ++i) {
+      if (std::toupper(static_cast<unsigned char>(sql[i])) != prefix[i]) return false;
+    }
+    return true;
+  };
+  return starts("SAVEPOINT ") || starts("RELEASE ") || starts("ROLLBACK TO ");
+}
+
 }  // namespace
 
 Result<std::unique_ptr<PgConnection>> PgConnection::Open(const pg::ConnectionPolicy& policy,
@@ -45,6 +60,13 @@ Result<std::unique_ptr<PgConnection>> PgConnection::Adopt(std::unique_ptr<pg::Co
 
 Status PgConnection::Exec(const std::string& sql) {
   if (read_only_) return FailedPrecondition(store::kReadOnlyRefusal);
+  if (tx_ && IsSavepointCommand(sql)) {
+    // Its error, if any, fails the next statement, which then does not run; the COMMIT
+    // cannot succeed after it (pg::Transaction::Commit), so a failed savepoint command is
+    // never acknowledged as a commit.
+    connection_->Defer(StatementPurpose(sql), sql);
+    return Status::Ok();
+  }
   const bool own_transaction = guard_ && !tx_;
   if (own_transaction) GPUFED_RETURN_IF_ERROR(Begin());
   Result<pg::Rows> done = connection_->ExecScript(StatementPurpose(sql), sql);
@@ -60,7 +82,7 @@ Result<std::unique_ptr<store::Statement>> PgConnection::Prepare(const std::strin
   if (read_only_ && !Reads(sql)) return FailedPrecondition(store::kReadOnlyRefusal);
   // Nothing is sent yet: the statement is parsed and run by its first Step (libpq's
   // unnamed statement), so a Prepare costs no round trip.
-  auto statement = std::make_unique<PgStatement>(*connection_, sql, read_only_);
+  auto statement = std::make_unique<PgStatement>(*connection_, *this, sql, read_only_);
   if (guard_ && !Reads(sql)) return std::unique_ptr<store::Statement>(new FencedStatement(std::move(statement), *this));
   return std::unique_ptr<store::Statement>(std::move(statement));
 }
@@ -68,9 +90,9 @@ Result<std::unique_ptr<store::Statement>> PgConnection::Prepare(const std::strin
 Status PgConnection::Begin() {
   if (read_only_) return FailedPrecondition(store::kReadOnlyRefusal);
   if (tx_) return FailedPrecondition("begin a store transaction: one is already open");
-  Result<pg::Transaction> tx = pg::Transaction::Begin(*connection_, "store transaction");
-  if (!tx.ok()) return tx.status();
-  tx_.emplace(std::move(tx).value());
+  // BEGIN goes with the transaction's first statement (one round trip for both): a
+  // submission group's is its first INSERT, a fenced transaction's the fence's check.
+  tx_.emplace(pg::Transaction::BeginDeferred(*connection_, "store transaction"));
   if (guard_) {
     if (Status guarded = guard_(*tx_); !guarded.ok()) {
       (void)tx_->Rollback();

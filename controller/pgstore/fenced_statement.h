@@ -25,6 +25,9 @@ class FencedStatement final : public store::Statement {
   // commits before it returns: its rows (read whole by that Step) are then walked by the
   // Steps after, and a caller that sees OK knows the write is committed.
   Result<bool> Step() override;
+  // Inside a transaction the statement may ride with the next one (sql.h); alone it runs
+  // in its own fenced transaction now.
+  Status RunWithNext() override { return connection_.InTransaction() ? inner_->RunWithNext() : Run(); }
   int64_t RowsChanged() const override { return inner_->RowsChanged(); }
   std::string Text(int col) const override { return inner_->Text(col); }
   int64_t Int(int col) const override { return inner_->Int(col); }

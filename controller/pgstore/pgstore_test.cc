@@ -394,49 +394,5 @@ TEST_F(PgStore, AReadOnlyStoreReadsAndRefusesEveryWrite) {
             StatusCode::kFailedPrecondition);
 }
 
-// Two Stores on one database, as two replicas would be. Each keeps its uid counter in
-// memory, read from the database at its first numbered submission (store.h: one writer
-// per database), so once both have read it they hand out the same numbers: uids stay
-// distinct only because they carry the name, and a collision on one name is refused by
-// the primary key (AlreadyExists), never written twice. What this pins down is that much
-// and no more; taking each number from the database in the submission's transaction is
-// for the leader-only writes of issue 38 (only the leader submits).
-TEST_F(PgStore, TwoStoresOnOneDatabaseNeverWriteOneUidTwice) {
-  auto first = OpenOn(PgConnection::Adopt(Connect(), false));
-  auto second = OpenOn(PgConnection::Adopt(Connect(), false));
-  ASSERT_NE(first, nullptr);
-  ASSERT_NE(second, nullptr);
-  ASSERT_TRUE(first->SubmitNumbered(Record("a"), Duration::FromSeconds(1)).ok());
-  // The second reads the counter the first committed.
-  Result<WorkloadRecord> b = second->SubmitNumbered(Record("b"), Duration::FromSeconds(2));
-  ASSERT_TRUE(b.ok());
-  EXPECT_EQ(b->uid, "b-u2");
-  // Now both have a counter of their own: the same numbers come out of both.
-  Result<WorkloadRecord> c1 = first->SubmitNumbered(Record("c"), Duration::FromSeconds(3));
-  Result<WorkloadRecord> d1 = second->SubmitNumbered(Record("d"), Duration::FromSeconds(3));
-  ASSERT_TRUE(c1.ok() && d1.ok());
-  EXPECT_EQ(c1->uid, "c-u2");  // a number given twice, under two names
-  EXPECT_EQ(d1->uid, "d-u3");
-  // One name, both counters at the same number after this: the second is refused.
-  ASSERT_TRUE(first
-                  ->Update(
-                      [&] {
-                        WorkloadRecord done = *c1;
-                        done.state = WorkloadState::kSucceeded;
-                        return done;
-                      }(),
-                      "done", Duration::FromSeconds(4))
-                  .ok());
-  Result<WorkloadRecord> again = second->SubmitNumbered(Record("c"), Duration::FromSeconds(5));
-  Result<WorkloadRecord> twin = first->SubmitNumbered(Record("c"), Duration::FromSeconds(5));
-  EXPECT_TRUE(again.ok()) << again.status().ToString();
-  ASSERT_FALSE(twin.ok());
-  EXPECT_EQ(twin.status().code(), StatusCode::kAlreadyExists) << twin.status().ToString();
-  auto rows = Connect()->Exec("count", "SELECT count(*) AS n, count(DISTINCT uid) AS u FROM workloads");
-  ASSERT_TRUE(rows.ok());
-  EXPECT_EQ(*rows->Int64(0, "n"), 5);
-  EXPECT_EQ(*rows->Int64(0, "n"), *rows->Int64(0, "u"));
-}
-
 }  // namespace
 }  // namespace gpufed::pgstore

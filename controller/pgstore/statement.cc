@@ -76,12 +76,28 @@ Status PgStatement::CheckText() const {
   return Status::Ok();
 }
 
-Status PgStatement::Run() {
-  GPUFED_RETURN_IF_ERROR(CheckText());
+std::vector<pg::Param> PgStatement::Params() const {
   std::vector<pg::Param> params;
   params.reserve(params_.size());
   for (const Value& value : params_) params.push_back(value.text ? pg::Param(*value.text) : pg::Param::Null());
-  Result<pg::Rows> rows = connection_.Exec(purpose_, sql_, std::span<const pg::Param>(params));
+  return params;
+}
+
+Status PgStatement::RunWithNext() {
+  if (!owner_.InTransaction()) return store::Statement::Run();
+  GPUFED_RETURN_IF_ERROR(CheckText());
+  connection_.DeferStatement(purpose_, sql_, Params());
+  rows_.reset();
+  changes_ = 0;
+  return Status::Ok();
+}
+
+Status PgStatement::Run() {
+  GPUFED_RETURN_IF_ERROR(CheckText());
+  const std::vector<pg::Param> params = Params();
+  // A named prepared statement of the connection (its cache): parsed and planned once per
+  // session, not at every run.
+  Result<pg::Rows> rows = connection_.ExecPrepared(purpose_, sql_, std::span<const pg::Param>(params));
   if (!rows.ok()) {
     // 25006: the session is read-only (a read-only store, or a standby): refused as a
     // read-only SQLite store refuses, so callers see one code for it.

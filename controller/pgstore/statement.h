@@ -25,8 +25,13 @@ class PgStatement final : public store::Statement {
  public:
   // `read_only`: a write refused by the session (default_transaction_read_only) is
   // FailedPrecondition, as a read-only SQLite store's.
-  PgStatement(pg::Connection& connection, std::string sql, bool read_only)
-      : connection_(connection), sql_(std::move(sql)), purpose_(StatementPurpose(sql_)), read_only_(read_only) {}
+  // `owner`: the store connection that prepared it, asked whether a transaction is open.
+  PgStatement(pg::Connection& connection, const store::Connection& owner, std::string sql, bool read_only)
+      : connection_(connection),
+        owner_(owner),
+        sql_(std::move(sql)),
+        purpose_(StatementPurpose(sql_)),
+        read_only_(read_only) {}
 
   store::Statement& Bind(int i, const std::string& v) override { return Set(i, v, /*is_text=*/true); }
   store::Statement& Bind(int i, int64_t v) override { return Set(i, std::to_string(v), /*is_text=*/false); }
@@ -35,6 +40,10 @@ class PgStatement final : public store::Statement {
   // The first Step after a Bind (or after the last row) runs the statement, as SQLite's
   // step resets a statement that was done.
   Result<bool> Step() override;
+  // Inside a transaction: checked (text) and queued on the connection
+  // (pg::Connection::DeferStatement), sent with the next statement. Outside one it runs at
+  // once: nothing would be sure to follow it.
+  Status RunWithNext() override;
   int64_t RowsChanged() const override { return changes_; }
 
   std::string Text(int col) const override;
@@ -53,7 +62,10 @@ class PgStatement final : public store::Statement {
   Status Run();
   std::optional<std::string> Cell(int col) const;
 
+  std::vector<pg::Param> Params() const;
+
   pg::Connection& connection_;
+  const store::Connection& owner_;
   const std::string sql_;
   const std::string purpose_;
   const bool read_only_;

@@ -66,6 +66,12 @@ class Statement {
       if (!*row) return Status::Ok();
     }
   }
+  // Runs a write whose reply the caller does not need before its next statement on this
+  // connection: no rows, and RowsChanged is not read (it reads 0). Inside a transaction a
+  // backend may send it with that next statement instead of waiting for it (PostgreSQL:
+  // one round trip for both); its error is then that next statement's (or the COMMIT's),
+  // which does not run. SQLite runs it at once, as Run.
+  virtual Status RunWithNext() { return Run(); }
   // Rows the statement's own INSERT, UPDATE or DELETE changed once it ran to completion
   // (not rows a trigger changed, not an earlier statement's; an upsert's DO NOTHING is 0).
   virtual int64_t RowsChanged() const = 0;

@@ -145,7 +145,9 @@ Status Store::WriteRecord(const WorkloadRecord& r, bool insert, std::vector<Work
     (*s)->Bind(14, r.checkpoint.millis()).Bind(15, r.started.millis()).Bind(16, r.finished.millis());
     (*s)->Bind(17, r.estimate.micros()).Bind(18, r.cost.micros()).Bind(19, currency).Bind(20, r.gpu_milli);
     (*s)->Bind(21, r.cloud ? 1 : 0).Bind(22, r.cancel_requested ? 1 : 0).Bind(23, seq);
-    GPUFED_RETURN_IF_ERROR((*s)->Run());
+    // Its history row follows at once (AddTransition): on PostgreSQL both go in one round
+    // trip, and an error of this one is that statement's.
+    GPUFED_RETURN_IF_ERROR((*s)->RunWithNext());
   } else {
     // A submission's identity (uid, name, tenant, source, spec, submission time and
     // order) never changes after its insert (UpdateLocked keeps the stored one), so an
@@ -160,7 +162,7 @@ Status Store::WriteRecord(const WorkloadRecord& r, bool insert, std::vector<Work
     (*s)->Bind(8, r.checkpoint.millis()).Bind(9, r.started.millis()).Bind(10, r.finished.millis());
     (*s)->Bind(11, r.estimate.micros()).Bind(12, r.cost.micros()).Bind(13, currency).Bind(14, r.gpu_milli);
     (*s)->Bind(15, r.cloud ? 1 : 0).Bind(16, r.cancel_requested ? 1 : 0).Bind(17, r.uid);
-    GPUFED_RETURN_IF_ERROR((*s)->Run());
+    GPUFED_RETURN_IF_ERROR((*s)->RunWithNext());  // with the history row or the COMMIT
   }
   written->push_back(AsStored(r, seq));
   return Status::Ok();
@@ -214,6 +216,10 @@ Status Store::SubmitLocked(const WorkloadRecord& record, Duration at, std::vecto
   if (*existing && !IsTerminal((*existing)->state)) {
     return {StatusCode::kAlreadyExists, "workload " + record.name + " exists (" + StateName((*existing)->state) + ")"};
   }
+  return InsertSubmissionLocked(record, at, written);
+}
+
+Status Store::InsertSubmissionLocked(const WorkloadRecord& record, Duration at, std::vector<WorkloadRecord>* written) {
   if (record.uid.empty()) return InvalidArgument("workload " + record.name + " has no uid");
   WorkloadRecord r = record;
   r.state = WorkloadState::kPending;

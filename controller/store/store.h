@@ -271,6 +271,11 @@ class Store {
   // The writes of Submit, Update and RecordActionIntent (the first two in the caller's
   // transaction).
   Status SubmitLocked(const WorkloadRecord& record, Duration at, std::vector<WorkloadRecord>* written) REQUIRES(mu_);
+  // SubmitLocked's writes without its check: a group's submissions were checked when they
+  // were numbered (a row that appeared since, from another Store, is refused by the
+  // workloads_live_name index: AlreadyExists).
+  Status InsertSubmissionLocked(const WorkloadRecord& record, Duration at, std::vector<WorkloadRecord>* written)
+      REQUIRES(mu_);
   Status UpdateLocked(const WorkloadRecord& record, const std::string& reason, Duration at,
                       std::vector<WorkloadRecord>* written) REQUIRES(mu_);
   Status RecordIntentLocked(const ActionRow& row) REQUIRES(mu_);

@@ -26,6 +26,7 @@ void UnfinishedRows::Forget() {
   loaded_ = false;
   by_seq_.clear();
   seq_of_.clear();
+  live_.clear();
   active_.clear();
 }
 
@@ -47,11 +48,13 @@ void UnfinishedRows::Put(WorkloadRecord stored) {
   if (auto old = seq_of_.find(stored.uid); old != seq_of_.end()) {
     auto row = by_seq_.find(old->second);
     Count(row->second, -1);
+    live_.erase(row->second.tenant + '\n' + row->second.name);
     by_seq_.erase(row);
     seq_of_.erase(old);
   }
   if (IsTerminal(stored.state)) return;
   Count(stored, 1);
+  live_[stored.tenant + '\n' + stored.name] = stored.uid;
   const int64_t seq = stored.updated_seq;
   seq_of_[stored.uid] = seq;
   by_seq_[seq] = std::move(stored);
@@ -65,6 +68,11 @@ void UnfinishedRows::MarkCancelRequested(const std::string& uid) {
 const WorkloadRecord* UnfinishedRows::Find(const std::string& uid) const {
   auto it = seq_of_.find(uid);
   return it == seq_of_.end() ? nullptr : &by_seq_.at(it->second);
+}
+
+const WorkloadRecord* UnfinishedRows::FindLive(const std::string& tenant, const std::string& name) const {
+  auto it = live_.find(tenant + '\n' + name);
+  return it == live_.end() ? nullptr : Find(it->second);
 }
 
 std::vector<WorkloadRecord> UnfinishedRows::List() const {

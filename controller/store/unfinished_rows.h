@@ -41,6 +41,10 @@ class UnfinishedRows {
   // The committed unfinished row with this uid; null when it is finished, unknown or the
   // mirror is not loaded.
   const WorkloadRecord* Find(const std::string& uid) const;
+  // The committed unfinished row of this tenant and name (at most one: the
+  // workloads_live_name index); null when there is none or the mirror is not loaded.
+  // SubmitNumbered's check, so numbering a group reads nothing from the database.
+  const WorkloadRecord* FindLive(const std::string& tenant, const std::string& name) const;
   // Every committed unfinished row, by submission order.
   std::vector<WorkloadRecord> List() const;
   // The same into `*out`, assigned over its elements (their strings keep their storage).
@@ -66,6 +70,7 @@ class UnfinishedRows {
   bool loaded_ = false;
   std::map<int64_t, WorkloadRecord> by_seq_;       // seq -> row
   std::unordered_map<std::string, int64_t> seq_of_;  // uid -> seq
+  std::unordered_map<std::string, std::string> live_;  // tenant '\n' name -> uid
 };
 
 }  // namespace gpufed::store

@@ -34,7 +34,8 @@ void ExpectSameAnswers(Store& mirrored, const std::string& path, int step,
   if (reused != nullptr) {
     ASSERT_TRUE(mirrored.ListUnfinishedInto(reused).ok());
     ASSERT_EQ(reused->size(), want->size()) << "step " << step;
-    for (size_t i = 0; i < want->size(); ++i) EXPECT_TRUE((*reused)[i] == (*want)[i]) << "step " << step << " row " << i;
+    for (size_t i = 0; i < want->size(); ++i)
+      EXPECT_TRUE((*reused)[i] == (*want)[i]) << "step " << step << " row " << i;
   }
   Result<std::map<std::string, ActiveEstimate>> want_est = (*fresh)->ActiveEstimates();
   Result<std::map<std::string, ActiveEstimate>> got_est = mirrored.ActiveEstimates();
@@ -60,9 +61,9 @@ TEST(UnfinishedRows, AnswersWhatTheDatabaseHoldsAfterRandomWrites) {
   Store& store = **opened;
   ASSERT_TRUE(store.ListUnfinished().ok());  // the mirror is loaded from here on
   std::mt19937 rng(11);
-  const WorkloadState states[] = {WorkloadState::kQueued,  WorkloadState::kPlaced,    WorkloadState::kRunning,
+  const WorkloadState states[] = {WorkloadState::kQueued,   WorkloadState::kPlaced,    WorkloadState::kRunning,
                                   WorkloadState::kRequeued, WorkloadState::kPreempted, WorkloadState::kSucceeded,
-                                  WorkloadState::kFailed,  WorkloadState::kCancelled, WorkloadState::kRejected};
+                                  WorkloadState::kFailed,   WorkloadState::kCancelled, WorkloadState::kRejected};
   const char* currencies[] = {"EUR", "USD", ""};
   std::vector<std::string> uids;
   std::vector<WorkloadRecord> reused;
@@ -97,8 +98,9 @@ TEST(UnfinishedRows, AnswersWhatTheDatabaseHoldsAfterRandomWrites) {
       // A finished row made unfinished again may collide with a live row of its name (the
       // unique index refuses it): a failed write, which the mirror must not take either.
       if (op == 5) {
-        ActionRow intent{"submit", next.ActionKey(), next.name, next.attempt, next.cluster, ActionState::kIntent,
-                         "", Duration::FromSeconds(step), "{}"};
+        ActionRow intent{"submit",     next.ActionKey(),     next.name, next.attempt,
+                         next.cluster, ActionState::kIntent, "",        Duration::FromSeconds(step),
+                         "{}"};
         if (!store.RecordIntentAndUpdate(intent, next, "placed", Duration::FromSeconds(step)).ok()) ++failed_writes;
       } else {
         if (!store.Update(next, "step", Duration::FromSeconds(step)).ok()) ++failed_writes;
@@ -147,6 +149,34 @@ TEST(UnfinishedRows, StoresRecordsAsTheDatabaseReadsThemBack) {
   EXPECT_EQ(stored.cost, Money(7, "EUR"));  // one currency column: the estimate's when the cost has none
   EXPECT_EQ(stored.finished, Duration());
   EXPECT_EQ(stored.updated_seq, 42);
+}
+
+// SubmitNumbered's check: the live row of a tenant and name, gone once it finishes, and a
+// finished name free for a new row.
+TEST(UnfinishedRows, FindsTheLiveRowOfATenantAndName) {
+  UnfinishedRows rows;
+  WorkloadRecord r;
+  r.uid = "a-u1";
+  r.tenant = "t";
+  r.name = "a";
+  r.state = WorkloadState::kPending;
+  EXPECT_EQ(rows.FindLive("t", "a"), nullptr);  // not loaded
+  rows.Load({AsStored(r, 1)});
+  ASSERT_NE(rows.FindLive("t", "a"), nullptr);
+  EXPECT_EQ(rows.FindLive("t", "a")->uid, "a-u1");
+  EXPECT_EQ(rows.FindLive("other", "a"), nullptr);
+  r.state = WorkloadState::kRunning;
+  rows.Apply({AsStored(r, 1)});
+  EXPECT_EQ(rows.FindLive("t", "a")->state, WorkloadState::kRunning);
+  r.state = WorkloadState::kSucceeded;
+  rows.Apply({AsStored(r, 1)});
+  EXPECT_EQ(rows.FindLive("t", "a"), nullptr);
+  r.uid = "a-u2";
+  r.state = WorkloadState::kPending;
+  rows.Apply({AsStored(r, 2)});
+  EXPECT_EQ(rows.FindLive("t", "a")->uid, "a-u2");
+  rows.Forget();
+  EXPECT_EQ(rows.FindLive("t", "a"), nullptr);
 }
 
 }  // namespace

@@ -17,6 +17,11 @@
 # on the socket only (the harness's admin connection). STATE gets KEY=VALUE lines: dir,
 # socket_dir, port, ca, wrong_ca, passfile, pid.
 #
+# The tests' cluster runs with fsync off (its data is thrown away). GPUFED_PG_DURABLE=1 gives
+# a cluster whose commits wait for the disk (fsync on, full_page_writes on,
+# synchronous_commit on), for the store benchmark on PostgreSQL (bench/bench_store_submit.cc):
+# a commit's cost there is mostly that flush.
+#
 # Without postgresql-15 it writes `missing=REASON` to STATE and exits 0, so the tests skip
 # with the reason; with CI set (CI=true, as scripts/test.sh runs) that is a failure (exit 1).
 set -euo pipefail
@@ -111,6 +116,12 @@ rm -f "$tls/ca.key" "$tls/wrong-ca.key"
 chown -R postgres "$tls"
 chmod 600 "$tls/server.key"
 
+if [[ ${GPUFED_PG_DURABLE:-0} == 1 ]]; then
+  durability=$'fsync = on\nfull_page_writes = on\nsynchronous_commit = on'
+else
+  durability=$'fsync = off\nfull_page_writes = off'
+fi
+
 password=$(openssl rand -hex 24)
 passfile=$dir/passfile
 printf '*:*:*:gpufed:%s\n' "$password" >"$passfile"
@@ -138,8 +149,7 @@ unix_socket_directories = '$dir/sock'
 ssl = on
 ssl_cert_file = '$tls/server.crt'
 ssl_key_file = '$tls/server.key'
-fsync = off
-full_page_writes = off
+$durability
 max_connections = 60
 log_min_messages = warning
 CONF
