@@ -12,6 +12,8 @@
 #include "controller/common/secure_file.h"
 #include "controller/config/repository.h"
 #include "controller/pg/connection_policy.h"
+#include "controller/pgjournal/pg_journal_storage.h"
+#include "controller/pgjournal/pg_record_source.h"
 #include "controller/pgstore/connection.h"
 #include "controller/runtime/run_signals.h"
 #include "controller/runtime/virtual_pacer.h"
@@ -200,6 +202,24 @@ Status App::OpenAuditTrail() {
   ao.segment_bytes = options_.audit_segment_bytes;
   ao.archive_dir = options_.audit_archive;
   ao.durability = options_.durability;
+  if (options_.shared) {
+    // The journal is the database's table, appended in the term's fenced transactions; the
+    // folder keeps this replica's derived files (tiles, the sinks' cursors, snapshots).
+    Result<pg::ConnectionPolicy> policy = pg::ConnectionPolicy::Parse(options_.shared->uri);
+    if (!policy.ok()) return Status(policy.status().code(), "--store: " + policy.status().message());
+    ao.open_storage = [policy = *policy, fence = options_.shared->fence]()
+        -> Result<std::unique_ptr<audit::JournalStorage>> {
+      Result<std::unique_ptr<pg::Connection>> connection = pg::Connection::Open(policy);
+      if (!connection.ok()) return connection.status();
+      pgjournal::PgJournalStorageOptions so;
+      so.fence = fence;
+      return std::unique_ptr<audit::JournalStorage>(
+          std::make_unique<pgjournal::PgJournalStorage>(std::move(connection).value(), so));
+    };
+    ao.open_source = [policy = *policy]() -> std::unique_ptr<audit::JournalRecordSource> {
+      return std::make_unique<pgjournal::PgJournalRecordSource>(policy);
+    };
+  }
   Result<std::unique_ptr<audit::AuditTrail>> trail = audit::AuditTrail::Open(ao);
   if (!trail.ok()) return trail.status();
   audit_ = std::move(trail).value();
@@ -247,7 +267,8 @@ Status App::OpenLoop(Mode mode) {
 Status App::OpenListeners() {
   const AppOptions& o = options_;
   shipping_env_ = audit::NewPosixEnv();
-  shipping_ = std::make_unique<SinkShipping>(*controller_, shipping_env_.get(), o.state_dir + "/audit");
+  shipping_ = std::make_unique<SinkShipping>(*controller_, shipping_env_.get(), o.state_dir + "/audit",
+                                             audit_ != nullptr ? audit_->source_factory() : nullptr);
   if (Status s = shipping_->Follow(controller_->AuditSinks()); !s.ok()) {
     return Status(s.code(), "audit shipping: " + s.message());
   }

@@ -9,6 +9,7 @@ Status SinkShipping::Follow(const std::vector<model::AuditSink>& sinks) {
   audit::LiveShippingOptions o;
   o.env = env_;
   o.audit_dir = audit_dir_;
+  o.open_source = open_source_;
   o.repo_root = controller_.repo_root();
   o.durable_head = [c = &controller_] { return c->audit_head(); };
   Result<std::unique_ptr<audit::LiveShipping>> started = audit::LiveShipping::Start(o, sinks);

@@ -15,8 +15,11 @@ namespace gpufed::runtime {
 class SinkShipping {
  public:
   // `controller` and `env` must outlive this.
-  SinkShipping(reconcile::Controller& controller, audit::Env* env, std::string audit_dir)
-      : controller_(controller), env_(env), audit_dir_(std::move(audit_dir)) {}
+  // `open_source`: readers of a journal kept elsewhere (AuditTrail::source_factory); null:
+  // the file journal of `audit_dir`. Cursors stay in `audit_dir` either way.
+  SinkShipping(reconcile::Controller& controller, audit::Env* env, std::string audit_dir,
+               audit::JournalSourceFactory open_source = nullptr)
+      : controller_(controller), env_(env), audit_dir_(std::move(audit_dir)), open_source_(std::move(open_source)) {}
   ~SinkShipping() { Reset(); }
   SinkShipping(const SinkShipping&) = delete;
   SinkShipping& operator=(const SinkShipping&) = delete;
@@ -30,6 +33,7 @@ class SinkShipping {
   reconcile::Controller& controller_;
   audit::Env* env_;
   std::string audit_dir_;
+  audit::JournalSourceFactory open_source_;
   std::unique_ptr<audit::LiveShipping> live_;
 };
 

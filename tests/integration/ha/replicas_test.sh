@@ -187,4 +187,27 @@ twice = sorted({n for n in names if names.count(n) > 1})
 print(f"{len(acked)} acknowledged, {len(names)} in the store, missing {missing}, twice {twice}")
 sys.exit(1 if missing or twice else 0)
 PY
+# 6. One journal across every leader's term, in the database: it verifies end to end
+# (the chain and every checkpoint, signed by the one key), each term began with
+# controller-start, and each acknowledged submission was journalled exactly once.
+"$G" audit verify --store "$STORE" --key "$T/key/signing.pub" >"$T/verify.out" 2>&1 ||
+  fail "the journal in PostgreSQL does not verify: $(cat "$T/verify.out")"
+"$G" audit query --store "$STORE" --kind workload-submitted -o jsonl >"$T/submitted.jsonl" 2>"$T/query.err" ||
+  fail "audit query --store: $(cat "$T/query.err")"
+"$G" audit query --store "$STORE" --kind controller-start -o jsonl >"$T/starts.jsonl" 2>"$T/query.err" ||
+  fail "audit query --store: $(cat "$T/query.err")"
+python3 - "$T/submitted.jsonl" "$T/starts.jsonl" "${acked[@]}" <<'PY' || fail "the journal does not hold each acknowledged submission once"
+import json, sys
+names = []
+for line in open(sys.argv[1]):
+    record = json.loads(line)
+    payload = record.get("payload", record)
+    names.append(payload.get("workload") or payload.get("name"))
+starts = sum(1 for _ in open(sys.argv[2]))
+acked = sys.argv[3:]
+missing = [a for a in acked if a not in names]
+twice = sorted({n for n in names if names.count(n) > 1})
+print(f"journal: {len(names)} submissions, {starts} controller-start records (one per term), missing {missing}, twice {twice}")
+sys.exit(1 if missing or twice or starts < 3 else 0)
+PY
 echo "PASS"
