@@ -16,23 +16,26 @@ What one run does:
      failover completed) the leader is found (/v1/status), killed (SIGKILL to the PID this
      run started) and started again at once as the same replica (same name, port, state
      folder), so that N run all the time. Measured per kill: kill -> a new leader
-     (/v1/status of a live replica says leader, with a higher epoch), and kill -> the first
-     placement by the new leader (its /metrics count gpufed_decisions_total{outcome="placed"}
-     above 0: the counter is the process's own, and a replica that is killed is started
-     again as a new process, so it counts the new term's placements only). With
+     (/v1/status of a live replica says leader, with a higher epoch), and kill -> the
+     placement by the new leader of a probe: a workload submitted right after the kill
+     through a live standby (retried every 0.1-0.2 s until a leader answers 201), polled
+     (every 50 ms) on the new leader until it is Running. The probes have a sim cluster and
+     a tenant of their own (rules keep the load off it and the probes on it): the load fills
+     every other GPU, and the first placement of a new term must not wait for capacity. With
      --freeze-leader F, then F times: SIGSTOP the leader until another leads, SIGCONT; the
      thawed one must log "lost the lead" and say standby;
-  5. at the end (kills done or the workloads submitted; and, without kills, until none is
-     Pending): reads the leader's /v1/workloads (admin) and counts lost 201s (not in the
+  5. at the end (kills done or the workloads submitted, then until none is Pending, at most
+     300 s): reads the leader's /v1/workloads (admin) and counts lost 201s (not in the
      store, or with another uid) and duplicates (a name twice, a uid twice, two 201s for one
-     name); stops every replica (SIGTERM by PID) and reads the last leader's summary (pass
-     p50/p99); each replica's journal (still files under its --state) is verified and
-     reported, not yet checked across leaders (the PostgreSQL journal is not on main yet).
+     name); estimates pass p50/p99 of the last leader's term from its /metrics histogram
+     (`gpufed run --store` prints no run summary); stops every replica (SIGTERM by PID);
+     verifies each replica's journal (still files under its --state) and reports it: one
+     journal across all leaders waits for the PostgreSQL journal (not on main yet).
 
-The sim federation's jobs are the generator's (durationHint 30 min to 6 h): on the wall
-clock none finishes during a run, so every takeover finds running jobs of the dead leader's
-sim clusters to requeue and place again, and the first placement of a new term never waits
-for a job to end.
+The load's jobs are the generator's (durationHint 30 min to 6 h) on the wall clock: none
+ends on its own during a run, so the load keeps its clusters' GPUs busy and the queue long
+(what every takeover has to load), and a takeover requeues the dead leader's running jobs
+(sim clusters' jobs live in the leader's process).
 
 Exit 0 when nothing was lost or duplicated and every kill was followed by a new leader and
 a placement (every freeze by a thaw into a standby); 1 otherwise; 2 when the set-up failed;
@@ -549,7 +552,9 @@ def drive(a, top, replicas, workload_body, percentile):
     for it in items:
         states[it["state"]] = states.get(it["state"], 0) + 1
         if it["state"] == "Failed":
-            reason = (it.get("reason") or "")[:120]
+            # By kind: names of clusters, workloads and attempts left out.
+            reason = re.sub(r"cluster \S+ no longer reports \S+", "cluster C no longer reports W.aN",
+                            (it.get("reason") or ""))[:160]
             failed_reasons[reason] = failed_reasons.get(reason, 0) + 1
     # The probes are 201s too.
     probes_lost = sum(1 for (n, uid) in probes
