@@ -60,6 +60,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PG_CLUSTER = os.path.join(HERE, "..", "..", "controller", "pg", "testing", "pg-cluster.sh")
 ADMIN = "admin-" + "%024x" % random.SystemRandom().getrandbits(96)
 SUBMIT_GIVE_UP_S = 90.0
+STOP = threading.Event()  # set when the run ends, however it ends: the clients stop
 
 
 def free_port():
@@ -346,11 +347,11 @@ def kill_and_measure(replicas, k, rng, lease_s, stop_when, out):
 
         def submit_probe():
             s = Submitter(replicas, via, max_backoff=0.2)
-            status, parsed, _, _ = s.post("/v1/tenants/probe/workloads", PROBE_BODY % probe_name, threading.Event())
+            status, parsed, _, _ = s.post("/v1/tenants/probe/workloads", PROBE_BODY % probe_name, STOP)
             s.close()
             probe.update(status=status, acked_s=time.monotonic() - killed_at,
                          uid=parsed.get("uid", "") if isinstance(parsed, dict) else "")
-        prober = threading.Thread(target=submit_probe)
+        prober = threading.Thread(target=submit_probe, daemon=True)
         prober.start()
         new, new_epoch = find_leader(replicas, bound, newer_than=epoch)
         led_at = time.monotonic()
@@ -471,7 +472,9 @@ def run(a, write_repo, workload_body, percentile):
             r.start()
         return drive(a, top, replicas, workload_body, percentile)
     finally:
-        # Whatever happened: the replicas this run started and its PostgreSQL do not outlive it.
+        # Whatever happened: the clients stop, and the replicas this run started and its
+        # PostgreSQL do not outlive it.
+        STOP.set()
         for r in replicas:
             r.kill()
         if os.path.exists(pg_state):
@@ -492,14 +495,14 @@ def drive(a, top, replicas, workload_body, percentile):
 
     killing = a.kill_leader > 0 or a.freeze_leader > 0
     rate = a.rate if a.rate > 0 else (20.0 if killing else 0.0)
-    stop = threading.Event()
+    stop = STOP
     results, lock = [], threading.Lock()
     start = time.perf_counter()
     threads = []
     for c in range(a.clients):
         t = threading.Thread(target=client, args=(replicas, c % len(replicas), range(c, a.workloads, a.clients),
                                                   a.seed * 1000 + c, workload_body, rate / a.clients, stop,
-                                                  results, lock))
+                                                  results, lock), daemon=True)
         t.start()
         threads.append(t)
     kills, freezes = [], []
