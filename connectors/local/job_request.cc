@@ -48,7 +48,12 @@ Result<std::vector<std::string>> JobEnvironment(const Action& action, const Loca
   if (action.leader_epoch > 0) env["GPUFED_LEADER_EPOCH"] = std::to_string(action.leader_epoch);
   std::vector<std::string> out;
   out.reserve(env.size());
-  for (const auto& [name, value] : env) out.push_back(name + "=" + value);
+  for (const auto& [name, value] : env) {
+    std::string line = name;
+    line += '=';
+    line += value;
+    out.push_back(std::move(line));
+  }
   return out;
 }
 

@@ -207,8 +207,8 @@ Status App::OpenAuditTrail() {
     // folder keeps this replica's derived files (tiles, the sinks' cursors, snapshots).
     Result<pg::ConnectionPolicy> policy = pg::ConnectionPolicy::Parse(options_.shared->uri);
     if (!policy.ok()) return Status(policy.status().code(), "--store: " + policy.status().message());
-    ao.open_storage = [policy = *policy, fence = options_.shared->fence]()
-        -> Result<std::unique_ptr<audit::JournalStorage>> {
+    ao.open_storage = [policy = *policy,
+                       fence = options_.shared->fence]() -> Result<std::unique_ptr<audit::JournalStorage>> {
       Result<std::unique_ptr<pg::Connection>> connection = pg::Connection::Open(policy);
       if (!connection.ok()) return connection.status();
       pgjournal::PgJournalStorageOptions so;
