@@ -39,11 +39,38 @@ void Elector::ObserveLocked(const LeaseRecord& record) {
 Result<LeaseAttempt> Elector::Attempt(int64_t held_epoch) {
   if (connection_ == nullptr || !connection_->Healthy()) {
     connection_.reset();
+    session_locked_epoch_ = 0;  // a session lock ends with its session
     auto opened = connect_();
     if (!opened.ok()) return opened.status();
     connection_ = std::move(opened).value();
   }
-  return TryAcquireOrRenew(*connection_, options_.lease_name, options_.identity, held_epoch, options_.lease_duration);
+  Result<LeaseAttempt> attempt =
+      TryAcquireOrRenew(*connection_, options_.lease_name, options_.identity, held_epoch, options_.lease_duration);
+  if (!attempt.ok()) return attempt;
+  if (attempt->held) {
+    // The term's session lock says "its leader's session is alive" (lease.h); taken once
+    // per term. Failing to take it costs only a possibly early takeover, never safety.
+    if (session_locked_epoch_ != attempt->lease.epoch) {
+      if (session_locked_epoch_ != 0) (void)DropSessionLocks(*connection_);
+      Result<bool> locked = TakeSessionLock(*connection_, options_.lease_name, attempt->lease.epoch);
+      session_locked_epoch_ = locked.ok() && *locked ? attempt->lease.epoch : 0;
+    }
+    return attempt;
+  }
+  // A term of this replica's that ended lets its session lock go.
+  if (session_locked_epoch_ != 0) {
+    (void)DropSessionLocks(*connection_);
+    session_locked_epoch_ = 0;
+  }
+  // A live lease whose leader's session ended (its process died) is taken now rather than
+  // at its expiry: the leader's lock is free (lease.h).
+  if (held_epoch == 0 && !attempt->lease.expired) {
+    Result<LeaseAttempt> fast = TakeOverFromAnEndedSession(*connection_, options_.lease_name, options_.identity,
+                                                           attempt->lease, options_.lease_duration);
+    if (fast.ok() && fast->held) session_locked_epoch_ = fast->lease.epoch;
+    return fast;
+  }
+  return attempt;
 }
 
 Duration Elector::Step() {
@@ -128,7 +155,10 @@ Status Elector::Release() {
   if (connection_ == nullptr || !connection_->Healthy()) {
     return Unavailable("release the lease: no connection to PostgreSQL; the lease expires on its own");
   }
-  return ReleaseLease(*connection_, options_.lease_name, options_.identity, epoch);
+  Status released = ReleaseLease(*connection_, options_.lease_name, options_.identity, epoch);
+  (void)DropSessionLocks(*connection_);
+  session_locked_epoch_ = 0;
+  return released;
 }
 
 }  // namespace gpufed::ha

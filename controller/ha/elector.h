@@ -6,6 +6,8 @@
 // clock's.
 //
 //   standby --(lease free or expired: taken, epoch + 1)--> leader
+//   standby --(lease live but its leader's session ended, lease.h's session lock:
+//              taken at once, epoch + 1)--> leader
 //   leader  --(renewed every retry_period)--> leader
 //   leader  --(renew_deadline passed on the LOCAL clock since the last successful renew,
 //              or the database names another holder)--> standby
@@ -102,6 +104,7 @@ class Elector {
   const Clock& clock_;
   const ConnectFunction connect_;
   std::unique_ptr<pg::Connection> connection_;  // Step's thread only
+  int64_t session_locked_epoch_ = 0;             // Step's thread only: the term whose session lock it holds
 
   mutable Mutex mu_;
   bool leading_ GUARDED_BY(mu_) = false;

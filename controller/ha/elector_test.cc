@@ -203,5 +203,61 @@ TEST_F(ElectorTest, ALeadersFencedWriteCommits) {
   EXPECT_THAT(elector->Observed()->holder, HasSubstr("replica-a"));
 }
 
+// A leader whose process died (its election session closed, as kill -9 closes it) is
+// replaced at the standby's next attempt, long before its 60 s lease would expire; the
+// dead epoch's writes are fenced. A live leader's session keeps the lease its own.
+TEST_F(ElectorTest, ALeaderWhoseSessionEndedIsReplacedAtOnceAndFenced) {
+  ManualClock clock_a;
+  ManualClock clock_b;
+  auto a = MakeElector(LongOptions("replica-a"), clock_a);
+  auto b = MakeElector(LongOptions("replica-b"), clock_b);
+  a->Step();
+  ASSERT_TRUE(a->IsLeader());
+  const FenceToken old_token = *a->Token();
+  b->Step();
+  EXPECT_FALSE(b->IsLeader()) << "a live leader's session keeps the lease";
+  clock_b.Advance(b->options().retry_period);
+  b->Step();
+  EXPECT_FALSE(b->IsLeader());
+
+  a.reset();  // the process dies: its session (and the session lock) ends
+  const bool took_over = PollUntil([&] {  // the server notices the closed socket at once, or nearly
+    clock_b.Advance(b->options().retry_period);
+    b->Step();
+    return b->IsLeader();
+  });
+  ASSERT_TRUE(took_over) << b->LastError().ToString();
+  EXPECT_EQ(b->Token()->epoch, old_token.epoch + 1);
+  EXPECT_FALSE(b->Observed()->expired);
+  Status refused = RunFenced(*setup_, old_token, "record a decision",
+                             [](pg::Transaction& tx) { return InsertWrite(tx, "from-the-dead"); });
+  ASSERT_TRUE(IsFenced(refused)) << refused.ToString();
+  EXPECT_EQ(Count(*setup_, "from-the-dead"), 0);
+
+  // The new leader holds its own session lock: a third replica does not take over.
+  ManualClock clock_c;
+  auto c = MakeElector(LongOptions("replica-c"), clock_c);
+  c->Step();
+  EXPECT_FALSE(c->IsLeader());
+  EXPECT_EQ(c->Observed()->holder, "replica-b");
+}
+
+// A released lease or a stepped-down leader lets its session lock go, so the next term's
+// lock is the only one held.
+TEST_F(ElectorTest, ReleaseLetsTheSessionLockGo) {
+  ManualClock clock;
+  auto a = MakeElector(LongOptions("replica-a"), clock);
+  a->Step();
+  ASSERT_TRUE(a->IsLeader());
+  auto locks = [&] {
+    auto rows = setup_->Exec("count advisory locks", "SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory'");
+    EXPECT_TRUE(rows.ok()) << rows.status().ToString();
+    return rows.ok() ? *rows->Int64(0, "n") : -1;
+  };
+  EXPECT_EQ(locks(), 1);
+  ASSERT_TRUE(a->Release().ok());
+  EXPECT_EQ(locks(), 0);
+}
+
 }  // namespace
 }  // namespace gpufed::ha

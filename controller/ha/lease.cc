@@ -89,6 +89,62 @@ Result<LeaseAttempt> TryAcquireOrRenew(pg::Connection& connection, std::string_v
   return LeaseAttempt{false, **current};
 }
 
+namespace {
+
+// The advisory lock's two keys: the lease's name and its epoch (both int4 in the
+// two-key form, which keeps clear of the single-bigint locks pg::Migrate takes).
+constexpr std::string_view kSessionLockKeys = "hashtext('gpufed-lease:' || $1), ($2::bigint % 2147483647)::int";
+
+}  // namespace
+
+Result<bool> TakeSessionLock(pg::Connection& connection, std::string_view lease_name, int64_t epoch) {
+  auto rows = connection.Exec("take the leader's session lock",
+                              "SELECT pg_try_advisory_lock(" + std::string(kSessionLockKeys) + ") AS locked",
+                              {lease_name, epoch});
+  if (!rows.ok()) return rows.status();
+  return rows->Bool(0, "locked");
+}
+
+Result<LeaseAttempt> TakeOverFromAnEndedSession(pg::Connection& connection, std::string_view lease_name,
+                                                std::string_view holder, const LeaseRecord& observed,
+                                                Duration lease_duration) {
+  // Free only while no session holds it: the leader of that epoch is gone. Held by this
+  // probe now, so no other standby's probe passes at the same time; let go below.
+  Result<bool> free = TakeSessionLock(connection, lease_name, observed.epoch);
+  if (!free.ok()) return free.status();
+  if (!*free) return LeaseAttempt{false, observed};
+  const std::string sql =
+      "UPDATE gpufed_lease AS l SET holder = $2, epoch = l.epoch + 1, renewed_at = clock_timestamp(),"
+      " expires_at = clock_timestamp() + $3 * interval '1 millisecond'"
+      " WHERE name = $1 AND epoch = $4 RETURNING " +
+      std::string(kLeaseColumns);
+  auto taken = connection.Exec("take over from a leader whose session ended", sql,
+                               {lease_name, holder, lease_duration.millis(), observed.epoch});
+  auto unlocked =
+      connection.Exec("let go of the ended session's lock",
+                      "SELECT pg_advisory_unlock(" + std::string(kSessionLockKeys) + ")", {lease_name, observed.epoch});
+  if (!taken.ok()) return taken.status();
+  if (!unlocked.ok()) return unlocked.status();
+  if (taken->empty()) {  // another replica's epoch came first
+    auto current = ReadLease(connection, lease_name);
+    if (!current.ok()) return current.status();
+    if (!current->has_value()) return Internal("take over the lease: the lease row vanished");
+    return LeaseAttempt{false, **current};
+  }
+  auto record = RecordAt(*taken, 0);
+  if (!record.ok()) return record.status();
+  // A probe of the new epoch between the UPDATE and this lock would take it over again:
+  // a spurious change of leader, fenced like any other, never two leaders.
+  Result<bool> locked = TakeSessionLock(connection, lease_name, record->epoch);
+  if (!locked.ok()) return locked.status();
+  return LeaseAttempt{true, *record};
+}
+
+Status DropSessionLocks(pg::Connection& connection) {
+  auto dropped = connection.Exec("let go of the leader's session lock", "SELECT pg_advisory_unlock_all()");
+  return dropped.ok() ? Status::Ok() : dropped.status();
+}
+
 Result<std::optional<LeaseRecord>> ReadLease(pg::Connection& connection, std::string_view lease_name) {
   auto rows = connection.Exec(
       "read the lease", "SELECT " + std::string(kLeaseColumns) + " FROM gpufed_lease WHERE name = $1", {lease_name});

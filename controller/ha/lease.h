@@ -47,6 +47,29 @@ struct LeaseAttempt {
 Result<LeaseAttempt> TryAcquireOrRenew(pg::Connection& connection, std::string_view lease_name, std::string_view holder,
                                        int64_t held_epoch, Duration lease_duration);
 
+// The leader's session lock: a session-level advisory lock keyed by the lease's name and
+// epoch, which the leader of that epoch takes on its election session right after it takes
+// the lease. The server releases it when that session ends, which it does at once when the
+// leader's process dies (kill -9, a crash: the socket closes), so a standby need not wait
+// for the lease to expire to know the leader is gone. A leader that is alive but paused
+// keeps its session and its lock: then only the lease's expiry frees it. True when this
+// session holds it (taken now or before).
+Result<bool> TakeSessionLock(pg::Connection& connection, std::string_view lease_name, int64_t epoch);
+
+// A standby's fast takeover: when the live lease's epoch `observed.epoch` has no session
+// lock (its leader's session ended), takes the lease at once with epoch + 1 (a
+// compare-and-set on that epoch, which waits for the old epoch's fenced writes in flight
+// as any takeover does) and takes the new epoch's session lock. Otherwise changes nothing
+// and returns `held` false with `observed`. Leaders that never take the session lock (an
+// older gpufed) look gone to it: mixing versions costs a takeover, never a double leader
+// (the old epoch's writes are fenced).
+Result<LeaseAttempt> TakeOverFromAnEndedSession(pg::Connection& connection, std::string_view lease_name,
+                                                std::string_view holder, const LeaseRecord& observed,
+                                                Duration lease_duration);
+
+// Gives up every session lock of this session (a leader that stopped leading).
+Status DropSessionLocks(pg::Connection& connection);
+
 // The lease as it stands (nullopt: never taken).
 Result<std::optional<LeaseRecord>> ReadLease(pg::Connection& connection, std::string_view lease_name);
 
