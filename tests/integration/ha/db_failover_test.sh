@@ -64,37 +64,9 @@ else
   STORE=$uri
 fi
 
-mkdir -p "$T/repo"
-cat >"$T/repo/fleet.yaml" <<'YAML'
-apiVersion: gpufed/v1alpha1
-kind: Cluster
-metadata: {name: lyon}
-spec:
-  provider: onprem
-  region: eu-west
-  zone: eu
-  connector: {type: sim}
-  nodePools:
-    - {name: a100, count: 8, cpu: 32, memory: 256Gi, gpu: {model: A100-40GB, count: 4, memory: 40Gi}}
-  pricing: {currency: EUR, gpuHour: {A100-40GB: "0.80"}}
----
-apiVersion: gpufed/v1alpha1
-kind: Tenant
-metadata: {name: genomics}
-spec:
-  quota: {maxGpus: 64}
-  budget: {period: monthly, limit: "50000 EUR"}
-YAML
-git -C "$T/repo" init -q
-git -C "$T/repo" add -A
-git -C "$T/repo" -c user.email=t@t -c user.name=t commit -qm fleet
-ADMIN=admin-0123456789abcdef0123
-TENANT=geno-0123456789abcdef0123
-printf '%s admin ops\n%s genomics geno-ci\n' "$ADMIN" "$TENANT" >"$T/tokens"
-chmod 600 "$T/tokens"
-"$G" audit keygen --out "$T/key" >/dev/null
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# shellcheck source=fleet_lib.sh
+. "$(dirname "$0")/fleet_lib.sh"
+ha_fleet "$T" 8
 start() {
   local r=$1
   rport[$r]=$(free_port)

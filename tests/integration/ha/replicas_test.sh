@@ -49,36 +49,9 @@ db="ha_$(basename "$T" | tr -c 'a-zA-Z0-9\n' _ | tr 'A-Z' 'a-z')"
 psql -q "host=$socket_dir port=$pg_port dbname=postgres user=gpufed" -c "CREATE DATABASE $db" >/dev/null
 STORE="postgresql://gpufed@/$db?host=$socket_dir&port=$pg_port"
 
-mkdir -p "$T/repo"
-cat >"$T/repo/fleet.yaml" <<'YAML'
-apiVersion: gpufed/v1alpha1
-kind: Cluster
-metadata: {name: lyon}
-spec:
-  provider: onprem
-  region: eu-west
-  zone: eu
-  connector: {type: sim}
-  nodePools:
-    - {name: a100, count: 4, cpu: 32, memory: 256Gi, gpu: {model: A100-40GB, count: 4, memory: 40Gi}}
-  pricing: {currency: EUR, gpuHour: {A100-40GB: "0.80"}}
----
-apiVersion: gpufed/v1alpha1
-kind: Tenant
-metadata: {name: genomics}
-spec:
-  quota: {maxGpus: 64}
-  budget: {period: monthly, limit: "50000 EUR"}
-YAML
-git -C "$T/repo" init -q
-git -C "$T/repo" add -A
-git -C "$T/repo" -c user.email=t@t -c user.name=t commit -qm fleet
-ADMIN=admin-0123456789abcdef0123
-printf '%s admin ops\ngeno-0123456789abcdef0123 genomics geno-ci\n' "$ADMIN" >"$T/tokens"
-chmod 600 "$T/tokens"
-
-"$G" audit keygen --out "$T/key" >/dev/null  # one log key for every replica: one journal
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# shellcheck source=fleet_lib.sh
+. "$(dirname "$0")/fleet_lib.sh"
+ha_fleet "$T" 4
 start() {
   local r=$1
   [ -n "${rport[$r]:-}" ] || rport[$r]=$(free_port)
@@ -115,7 +88,7 @@ spec:
   resources: {gpus: 1}
   run: {command: [sleep, "3600"]}
 YAML
-  if out=$(GPUFED_TOKEN=geno-0123456789abcdef0123 "$G" submit --server "http://127.0.0.1:${rport[$1]}" "$T/$2.yaml" 2>&1); then
+  if out=$(GPUFED_TOKEN=$TENANT "$G" submit --server "http://127.0.0.1:${rport[$1]}" "$T/$2.yaml" 2>&1); then
     acked+=("$2")
   else
     echo "submission $2 via $1 refused (allowed only while no leader is known): $out"
