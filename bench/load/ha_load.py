@@ -29,15 +29,15 @@ What one run does:
      store, or with another uid) and duplicates (a name twice, a uid twice, two 201s for one
      name); estimates pass p50/p99 of the last leader's term from its /metrics histogram
      (`gpufed run --store` prints no run summary); stops every replica (SIGTERM by PID);
-     verifies each replica's journal (still files under its --state) and reports it: one
-     journal across all leaders waits for the PostgreSQL journal (not on main yet).
+     verifies the one journal in the database across every leader's term (`gpufed audit
+     verify --store`) and counts the workloads it has decisions for.
 
 The load's jobs are the generator's (durationHint 30 min to 6 h) on the wall clock: none
 ends on its own during a run, so the load keeps its clusters' GPUs busy and the queue long
 (what every takeover has to load), and a takeover requeues the dead leader's running jobs
 (sim clusters' jobs live in the leader's process).
 
-Exit 0 when nothing was lost or duplicated and every kill was followed by a new leader and
+Exit 0 when nothing was lost or duplicated, the journal verifies, every kill was followed by a new leader and
 a placement (every freeze by a thaw into a standby); 1 otherwise; 2 when the set-up failed;
 77 when there is no PostgreSQL 15 here (pg-cluster.sh says missing) and CI is not set.
 """
@@ -577,27 +577,24 @@ def drive(a, top, replicas, workload_body, percentile):
         except subprocess.TimeoutExpired:
             r.kill()
 
-    # The journals: still one per replica under its --state (files); each must verify.
-    journals, decided = {}, set()
+    # The journal: one table across every leader's term; it must verify end to end, and
+    # every decided workload is counted from it.
+    decided = set()
     key_pub = os.path.join(top, "key", "signing.pub")
-    for r in replicas:
-        audit = os.path.join(r.state, "audit")
-        if not os.path.isdir(audit):
-            journals[r.name] = "none"
+    store, env = replicas[0].args["store"], replicas[0].args["env"]
+    v = subprocess.run([a.gpufed, "audit", "verify", "--store", store, "--key", key_pub],
+                       capture_output=True, text=True, env=env)
+    m = re.search(r"OK: (\d+) records", v.stdout)
+    journal = ("%s records, verified" % m.group(1)) if v.returncode == 0 and m else \
+        ("FAILED: " + (v.stdout + v.stderr).strip()[-200:])
+    q = subprocess.run([a.gpufed, "audit", "query", "--store", store, "--kind", "decision", "-o", "jsonl"],
+                       capture_output=True, text=True, env=env)
+    for line in q.stdout.splitlines():
+        try:
+            rec = json.loads(line)
+        except ValueError:
             continue
-        v = subprocess.run([a.gpufed, "audit", "verify", audit] + (["--key", key_pub] if os.path.exists(key_pub) else []),
-                           capture_output=True, text=True)
-        m = re.search(r"OK: (\d+) records", v.stdout)
-        journals[r.name] = ("%s records" % m.group(1)) if v.returncode == 0 and m else \
-            ("FAILED: " + (v.stdout + v.stderr).strip()[-200:])
-        q = subprocess.run([a.gpufed, "audit", "query", "-d", audit, "--kind", "decision", "-o", "jsonl"],
-                           capture_output=True, text=True)
-        for line in q.stdout.splitlines():
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue
-            decided.add((rec.get("tenant", ""), rec.get("workload", "")))
+        decided.add((rec.get("tenant", ""), rec.get("workload", "")))
 
     latencies = [d for (_, _, s, _, d, _, _) in results if s == 201]
     finals = {}
@@ -627,7 +624,7 @@ def drive(a, top, replicas, workload_body, percentile):
         "failover_placement_max_s": max(to_place) if to_place else None,
         "freezes": len(freezes),
         "leader_changes": last_epoch - first_epoch, "two_leaders_seen": find_leader.two_leaders,
-        "journals": journals, "journal_decided_workloads": len(decided),
+        "journal": journal, "journal_decided_workloads": len(decided),
     }
     errors = [k["error"] for k in kills + freezes if "error" in k]
     if errors:
@@ -642,5 +639,5 @@ def drive(a, top, replicas, workload_body, percentile):
         for k in kills + freezes:
             print("  %s" % json.dumps(k))
     bad = (lost or duplicates or errors or len(kills) < a.kill_leader or len(freezes) < a.freeze_leader
-           or find_leader.two_leaders)
+           or find_leader.two_leaders or not journal.endswith("verified"))
     return 1 if bad else 0
