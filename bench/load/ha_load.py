@@ -604,7 +604,8 @@ def drive(a, top, replicas, workload_body, percentile):
     to_place = [k["to_placement_s"] for k in kills if "to_placement_s" in k]
     med = lambda v: round(percentile(v, 0.5), 2) if v else None
     out = {
-        "mode": "replicas", "replicas": a.replicas, "store": "postgresql (pg-cluster.sh, fsync off)",
+        "mode": "replicas", "replicas": a.replicas, "store": "postgresql (pg-cluster.sh, %s)" % (
+            "fsync and synchronous_commit on" if os.environ.get("GPUFED_PG_DURABLE") == "1" else "fsync off"),
         "leases": "%s/%s/%s" % (a.lease_duration, a.renew_deadline, a.lease_retry),
         "clusters": a.clusters, "workloads": a.workloads, "clients": a.clients, "lua": a.lua,
         "rate": rate, "submitted": len(results), "accepted": len(acked),
