@@ -11,6 +11,7 @@
 #include "controller/audit/records.h"
 #include "controller/common/secure_file.h"
 #include "controller/config/repository.h"
+#include "controller/ha/fence.h"
 #include "controller/pg/connection_policy.h"
 #include "controller/pgjournal/pg_journal_storage.h"
 #include "controller/pgjournal/pg_record_source.h"
@@ -508,18 +509,28 @@ int App::Run() {
                                                : std::numeric_limits<int64_t>::max();
   std::optional<VirtualPacer> pacer;
   if (options_.speed > 0) pacer.emplace(options_.speed, start);
+  // A shared store's term ended: the run stops here, and the replica stands by.
+  auto lose_lead = [&](const std::string& why) {
+    lost_lead_ = true;
+    stop_reason = "lost the lead: " + why;
+    Event(clock_->Now(), stop_reason + "; this replica stops acting and becomes a standby", LogLevel::kWarn);
+    exit_code = kLostLeadExit;
+  };
   while (true) {
     if (options_.shared && options_.shared->still_leading) {
       if (Status leading = options_.shared->still_leading(); !leading.ok()) {
-        lost_lead_ = true;
-        stop_reason = "lost the lead: " + leading.message();
-        Event(clock_->Now(), stop_reason + "; this replica stops acting and becomes a standby", LogLevel::kWarn);
-        exit_code = kLostLeadExit;
+        lose_lead(leading.message());
         break;
       }
     }
     Result<reconcile::PassStats> stats = Step();
     const Duration now = clock_->Now();
+    // A write of this pass was fenced: another replica took the lease while it ran (the
+    // elector may notice only at its next renewal). The term is over, not the process.
+    if (!stats.ok() && options_.shared && ha::IsFenced(stats.status())) {
+      lose_lead(stats.status().message());
+      break;
+    }
     if (!stats.ok() && stats.status().code() != StatusCode::kUnavailable) {
       exit_code = 1;
       break;
