@@ -19,9 +19,11 @@ std::unique_ptr<audit::Env> JournalEnv(const std::string& audit_dir, const std::
 }
 
 void AddArchiveOption(CLI::App* command, std::vector<std::string>* archives) {
-  command->add_option("--archive", *archives,
-                      "An archive folder of the journal (gpufed audit archive --to): read it and the journal as one "
-                      "history (repeat it for several)");
+  command
+      ->add_option("--archive", *archives,
+                   "An archive folder of the journal (gpufed audit archive --to): read it and the journal as one "
+                   "history (repeat it for several)")
+      ->allow_extra_args(false);  // one folder per --archive, so a positional may follow
 }
 
 std::optional<Retention> CheckRetention(const std::string& path, const std::vector<std::string>& archives) {

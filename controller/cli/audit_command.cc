@@ -414,18 +414,23 @@ void AddAuditCommand(CLI::App& app, int* exit_code, const connectors::ConnectorR
       "Check a journal folder or a receiver's copy: hashes, chain, order, gaps, signatures (exit 1 on tampering)");
   verify->add_option("path", vo->path, "Audit folder, or a receiver's file (syslog or JSON lines)");
   AddStoreOption(verify, &vo->store);
-  verify->add_option(
-      "-k,--key", vo->keys,
-      "Ed25519 public key (PEM) to check checkpoint signatures: the journal's original key, from which verify "
-      "follows each key rotation; more --key pin the rotations (each must hand over to one of them)");
+  verify
+      ->add_option(
+          "-k,--key", vo->keys,
+          "Ed25519 public key (PEM) to check checkpoint signatures: the journal's original key, from which verify "
+          "follows each key rotation; more --key pin the rotations (each must hand over to one of them)")
+      // One value per --key: the journal's path may follow it (the path is optional since --store).
+      ->allow_extra_args(false);
   verify->add_flag("--json", vo->json, "Print the result as JSON");
   verify->add_flag("--require-closed", vo->require_closed,
                    "Exit 1 when a controller's journal does not end with controller-stop and its final checkpoint");
   AddArchiveOption(verify, &vo->archives);
   verify->add_flag("--require-complete", vo->require_complete,
                    "Exit 1 when the history read does not begin at seq 1 (older segments archived and no --archive)");
-  verify->add_option("--witness-vkey", vo->witness.vkeys,
-                     "A witness's verifier key (type 0x04, gpufed audit witness --print-vkey); repeatable");
+  verify
+      ->add_option("--witness-vkey", vo->witness.vkeys,
+                   "A witness's verifier key (type 0x04, gpufed audit witness --print-vkey); repeatable")
+      ->allow_extra_args(false);
   verify->add_option("--witness-quorum", vo->witness.quorum, "How many of those witnesses must cosign (default: all)");
   verify->add_flag("--require-witnessed", vo->witness.require,
                    "Exit 1 unless the quorum of witnesses cosigned a checkpoint covering every record");

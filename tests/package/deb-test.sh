@@ -141,7 +141,10 @@ check "the first start made the key, root's with mode 600 ($(stat -c '%U %a' "$k
 creds=/run/credentials/gpufed.service
 install -d -o "$user" -g "$user" -m 0500 "$creds"
 install -o "$user" -g "$user" -m 0400 "$key_path" "$creds/${credential%%:*}"
-if ! /usr/bin/gpufed run --help 2>&1 | grep -q -- --config-file; then
+# The help is read whole before grep looks: with pipefail, `grep -q` leaving early would
+# fail the pipeline through SIGPIPE once the help is longer than one write.
+run_help=$(/usr/bin/gpufed run --help 2>&1 || true)
+if ! grep -q -- --config-file <<<"$run_help"; then
   # Without it the unit cannot start at all; the rest of this step still checks the
   # controller as the unit's user with the same settings given as flags.
   bad "gpufed run has no --config-file option: the unit's ExecStart cannot work"

@@ -110,7 +110,9 @@ fi
 # chroot isolation shares this machine's network: a free loopback port, found here.
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 command=(/usr/bin/gpufed run --config-file /etc/gpufed/gpufed.yaml)
-if ! run gpufed run --help 2>&1 | grep -q -- --config-file; then
+# Read whole before grep: with pipefail, `grep -q` leaving early fails the pipeline (SIGPIPE).
+run_help=$(run gpufed run --help 2>&1 || true)
+if ! grep -q -- --config-file <<<"$run_help"; then
   # The entrypoint cannot work without it; the rest still checks serving as the image's user.
   bad "gpufed run has no --config-file option: the image's entrypoint cannot work"
   command=(/usr/bin/gpufed run)
@@ -130,7 +132,8 @@ if wait_healthy "$port" "$server" 60; then
     code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $token" "http://127.0.0.1:$port$path")
     if [[ $code == 200 ]]; then ok "GET $path: 200"; else bad "GET $path: $code"; fi
   done
-  if curl -fsS -H "Authorization: Bearer $token" "http://127.0.0.1:$port/metrics" | grep -q '^gpufed_'; then
+  metrics=$(curl -fsS -H "Authorization: Bearer $token" "http://127.0.0.1:$port/metrics" || true)
+  if grep -q '^gpufed_' <<<"$metrics"; then
     ok "/metrics has gpufed_ series"
   else
     bad "/metrics has no gpufed_ series"

@@ -107,10 +107,13 @@ location=$(curl -s -o /dev/null -w '%{redirect_url}' -X POST -H 'Content-Type: a
   "http://127.0.0.1:${rport[${standbys[0]}]}/v1/workloads")
 [ "$location" = "http://127.0.0.1:${rport[$leader]}/v1/workloads" ] || fail "a standby redirected to '$location'"
 # The election's metrics on both roles (the leader's with every other family).
-metrics() { curl -s -m 2 -H "Authorization: Bearer $ADMIN" "http://127.0.0.1:${rport[$1]}/metrics"; }
-metrics "$leader" | grep -qx "gpufed_leader{replica=\"$leader\"} 1" || fail "the leader's /metrics lacks gpufed_leader 1"
-metrics "$leader" | grep -q '^gpufed_audit_journal_healthy 1' || fail "the leader's /metrics lacks the loop's families"
-metrics "${standbys[0]}" | grep -qx "gpufed_leader{replica=\"${standbys[0]}\"} 0" || fail "a standby's /metrics lacks gpufed_leader 0"
+# Read whole before grep: with pipefail, `curl | grep -q` fails when grep leaves early (SIGPIPE).
+metrics() { curl -s -m 2 -H "Authorization: Bearer $ADMIN" "http://127.0.0.1:${rport[$1]}/metrics" || true; }
+scraped=$(metrics "$leader")
+grep -qx "gpufed_leader{replica=\"$leader\"} 1" <<<"$scraped" || fail "the leader's /metrics lacks gpufed_leader 1"
+grep -q '^gpufed_audit_journal_healthy 1' <<<"$scraped" || fail "the leader's /metrics lacks the loop's families"
+scraped=$(metrics "${standbys[0]}")
+grep -qx "gpufed_leader{replica=\"${standbys[0]}\"} 0" <<<"$scraped" || fail "a standby's /metrics lacks gpufed_leader 0"
 # 2. Submissions through every replica.
 for i in 1 2 3; do for r in a b c; do submit_via "$r" "w$i-$r"; done; done
 [ ${#acked[@]} -eq 9 ] || fail "only ${#acked[@]} of 9 submissions were acknowledged with a leader in place"
@@ -123,7 +126,8 @@ old=$leader
 live=("${standbys[@]}")
 leader=$(WAIT=30 leader_among "${live[@]}") || fail "no replica took over within 30 s of kill -9"
 echo "after kill -9 of $old: $leader leads after about $((SECONDS - killed_at)) s"
-metrics "$leader" | grep -qx 'gpufed_leader_changes_total [1-9][0-9]*' || fail "the new leader counted no change of leader"
+scraped=$(metrics "$leader")
+grep -qx 'gpufed_leader_changes_total [1-9][0-9]*' <<<"$scraped" || fail "the new leader counted no change of leader"
 for i in 4 5; do for r in "${live[@]}"; do submit_via "$r" "w$i-$r"; done; done
 
 # 4. Freeze the leader past its lease; another takes over; thaw it.
