@@ -56,6 +56,8 @@ import threading
 import time
 import urllib.parse
 
+import local_jobs  # bench/load/local_jobs.py: --local-jobs, a local cluster under replicas
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 PG_CLUSTER = os.path.join(HERE, "..", "..", "controller", "pg", "testing", "pg-cluster.sh")
 ADMIN = "admin-" + "%024x" % random.SystemRandom().getrandbits(96)
@@ -451,6 +453,8 @@ def run(a, write_repo, workload_body, percentile):
         write_repo(repo, a.clusters, a.lua, a.seed)
         if a.kill_leader:
             add_probe_cluster(repo, a.kill_leader)
+        if a.local_jobs:
+            local_jobs.add_local_cluster(repo, top, 4)
         key_dir = os.path.join(top, "key")
         shutil.rmtree(key_dir, ignore_errors=True)
         keygen = subprocess.run([a.gpufed, "audit", "keygen", "--out", key_dir], capture_output=True, text=True)
@@ -505,6 +509,12 @@ def drive(a, top, replicas, workload_body, percentile):
                                                   results, lock), daemon=True)
         t.start()
         threads.append(t)
+    if a.local_jobs:
+        # One client of its own, about 2 a second: the lab's 4 GPUs stay busy across the kills.
+        t = threading.Thread(target=client, args=(replicas, 0, range(a.local_jobs), a.seed * 1000 + 999,
+                                                  local_jobs.body(top), 2.0, stop, results, lock), daemon=True)
+        t.start()
+        threads.append(t)
     kills, freezes = [], []
     if killing:
         rng = random.Random(a.seed * 7919 + 1)
@@ -537,6 +547,11 @@ def drive(a, top, replicas, workload_body, percentile):
 
     code, text = get(leader.port, "/v1/workloads", 120.0)
     items = json.loads(text)["items"] if code == 200 else []
+    # The lab's jobs run for seconds: until each has ended (bounded), so none is cut short.
+    while a.local_jobs and local_jobs.unfinished(items) and time.monotonic() < settle:
+        time.sleep(0.5)
+        code, text = get(leader.port, "/v1/workloads", 120.0)
+        items = json.loads(text)["items"] if code == 200 else items
     by_name = {}
     for it in items:
         by_name.setdefault((it["tenant"], it["name"]), []).append(it)
@@ -627,6 +642,8 @@ def drive(a, top, replicas, workload_body, percentile):
         "leader_changes": last_epoch - first_epoch, "two_leaders_seen": find_leader.two_leaders,
         "journal": journal, "journal_decided_workloads": len(decided),
     }
+    local = local_jobs.check(top, items) if a.local_jobs else {}
+    out.update(local)
     errors = [k["error"] for k in kills + freezes if "error" in k]
     if errors:
         out["errors"] = errors
@@ -640,5 +657,7 @@ def drive(a, top, replicas, workload_body, percentile):
         for k in kills + freezes:
             print("  %s" % json.dumps(k))
     bad = (lost or duplicates or errors or len(kills) < a.kill_leader or len(freezes) < a.freeze_leader
+           or local.get("local_duplicate_starts") or local.get("local_duplicate_ledger_keys")
+           or (a.local_jobs and local_jobs.unfinished(items))
            or find_leader.two_leaders or not journal.endswith("verified"))
     return 1 if bad else 0

@@ -33,6 +33,11 @@ struct FactoryContext {
   // error. Must outlive the connector.
   const Logger* log = nullptr;
   LedgerAccess ledger_access() const { return read_only ? LedgerAccess::kReadOnly : LedgerAccess::kReadWrite; }
+  // Non-zero: this replica leads term `leader_epoch` of several that share one store
+  // (`gpufed run --store`, issue 38), and the replicas make this cluster's connector in
+  // turn. A connector whose record of its actions lives on this host (a `local` cluster's
+  // processes) must then keep it where every replica finds it, and refuse a deposed term.
+  int64_t leader_epoch = 0;
 };
 
 using Factory =

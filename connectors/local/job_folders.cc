@@ -16,41 +16,53 @@ namespace fs = std::filesystem;
 
 std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
 
+// Creates `path` (mode `mode`, its parents as needed) and checks it: a real folder (not a
+// symlink), the controller's, and under folders that no one but root or the controller's
+// user can change (otherwise a folder in it could be swapped for a symlink between its
+// creation and its use). `where` names it in errors (the registry names the cluster).
+Status PrepareControllerFolder(const std::string& path, const std::string& where, mode_t mode) {
+  std::error_code ec;
+  fs::create_directories(fs::path(path).parent_path(), ec);
+  if (ec) return Unavailable(where + ": create its parent: " + ec.message());
+  if (::mkdir(path.c_str(), mode) != 0 && errno != EEXIST) return Unavailable(Errno(where + ": mkdir"));
+  struct stat st{};
+  if (::lstat(path.c_str(), &st) != 0) return Unavailable(Errno(where + ": stat"));
+  if (!S_ISDIR(st.st_mode)) return FailedPrecondition(where + " is not a folder (a symlink is refused too)");
+  if (st.st_uid != ::geteuid()) {
+    return FailedPrecondition(where + " belongs to uid " + std::to_string(st.st_uid) +
+                              ", not the controller's user: only the controller may write in it");
+  }
+  if (::chmod(path.c_str(), mode) != 0) return Unavailable(Errno(where + ": chmod"));
+  for (fs::path p = fs::path(path).parent_path(); p != p.root_path(); p = p.parent_path()) {
+    if (::stat(p.c_str(), &st) != 0) return Unavailable(Errno(where + ": stat " + p.string()));
+    bool shared = (st.st_mode & (S_IWGRP | S_IWOTH)) != 0 && (st.st_mode & S_ISVTX) == 0;
+    if (shared || (st.st_uid != 0 && st.st_uid != ::geteuid())) {
+      return FailedPrecondition(where + ": the folder " + p.string() +
+                                " above it can be changed by other users; choose one under folders only root or "
+                                "the controller's user can write");
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status PrepareJobRoot(const LocalSettings& s) {
   const std::string where = std::string(kJobRoot) + " " + s.job_root;  // the registry names the cluster
-  const mode_t mode = s.user.switch_user ? 0711 : 0700;
-  std::error_code ec;
-  fs::create_directories(fs::path(s.job_root).parent_path(), ec);
-  if (ec) return Unavailable(where + ": create its parent: " + ec.message());
-  if (::mkdir(s.job_root.c_str(), mode) != 0 && errno != EEXIST) return Unavailable(Errno(where + ": mkdir"));
-  struct stat st {};
-  if (::lstat(s.job_root.c_str(), &st) != 0) return Unavailable(Errno(where + ": stat"));
-  if (!S_ISDIR(st.st_mode)) return FailedPrecondition(where + " is not a folder (a symlink is refused too)");
-  if (st.st_uid != ::geteuid()) {
-    return FailedPrecondition(where + " belongs to uid " + std::to_string(st.st_uid) +
-                              ", not the controller's user: a job folder's owner must be the one who made it");
-  }
-  if (::chmod(s.job_root.c_str(), mode) != 0) return Unavailable(Errno(where + ": chmod"));
+  GPUFED_RETURN_IF_ERROR(PrepareControllerFolder(s.job_root, where, s.user.switch_user ? 0711 : 0700));
   Result<bool> reach = CanReach(s.job_root, s.user.uid, s.user.gid);
   if (!reach.ok()) return reach.status();
   if (!*reach) {
     return FailedPrecondition(where + ": the job user " + s.user.name +
                               " cannot reach it (a folder above it is closed to that user); choose another job root");
   }
-  // Writable by no one but the controller all the way up: otherwise a job folder could
-  // be swapped for a symlink between its creation and the job's start.
-  for (fs::path p = s.job_root; p != p.root_path(); p = p.parent_path()) {
-    if (::stat(p.c_str(), &st) != 0) return Unavailable(Errno(where + ": stat " + p.string()));
-    bool shared = (st.st_mode & (S_IWGRP | S_IWOTH)) != 0 && (st.st_mode & S_ISVTX) == 0;
-    if (shared || (st.st_uid != 0 && st.st_uid != ::geteuid())) {
-      return FailedPrecondition(where + ": the folder " + p.string() +
-                                " above it can be changed by other users; choose a job root under folders only "
-                                "root or the controller's user can write");
-    }
-  }
   return Status::Ok();
+}
+
+Status PrepareSharedBookkeeping(const LocalSettings& s) {
+  GPUFED_RETURN_IF_ERROR(
+      PrepareControllerFolder(s.bookkeeping_dir, std::string(kBookkeepingDir) + " " + s.bookkeeping_dir, 0700));
+  return MakeBookkeepingFolder(s.bookkeeping_dir + "/jobs");
 }
 
 Status MakeBookkeepingFolder(const std::string& dir) {
@@ -76,12 +88,12 @@ Result<JobFolder> CreateJobFolder(const LocalSettings& s, const std::string& nam
   if (!dir.valid()) return Unavailable(Errno("open " + s.job_root + "/" + name));
   JobFolder folder;
   folder.path = s.job_root + "/" + name;
-  folder.output = UniqueFd(::openat(dir.get(), kOutputFile, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
-                                    0600));
+  folder.output =
+      UniqueFd(::openat(dir.get(), kOutputFile, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (!folder.output.valid()) return Unavailable(Errno("create " + folder.path + "/" + kOutputFile));
   // Handed over last, when it holds nothing but the empty log.
-  if (s.user.switch_user &&
-      (::fchown(folder.output.get(), s.user.uid, s.user.gid) != 0 || ::fchown(dir.get(), s.user.uid, s.user.gid) != 0)) {
+  if (s.user.switch_user && (::fchown(folder.output.get(), s.user.uid, s.user.gid) != 0 ||
+                             ::fchown(dir.get(), s.user.uid, s.user.gid) != 0)) {
     return Unavailable(Errno("give " + folder.path + " to " + s.user.name));
   }
   if (::fchmod(dir.get(), 0700) != 0) return Unavailable(Errno("chmod " + folder.path));

@@ -4,7 +4,8 @@
 //     controller (0700) and handed to the job user before the job starts; the job's
 //     output goes to gpufed-output.log in it. The controller opens nothing in it after
 //     that: the job may put symlinks there.
-//   - the bookkeeping folder, <connector state>/jobs/<key>: the controller's record of
+//   - the bookkeeping folder, <bookkeeping dir>/jobs/<key> (the connector's state folder
+//     unless local.gpufed.io/bookkeeping-dir names one): the controller's record of
 //     the job (launching, process, pid, started_ms) and the wrapper's exit status (exit),
 //     0700 and the controller's user's; the job cannot write, or even enter, it.
 #include <string>
@@ -23,6 +24,11 @@ inline constexpr const char* kOutputFile = "gpufed-output.log";
 // folder (not a symlink), the controller's, writable by no one else, and reachable by the
 // job user. FailedPrecondition naming the folder and the annotation otherwise.
 Status PrepareJobRoot(const LocalSettings& settings);
+
+// Creates a bookkeeping-dir named by the Cluster (LocalSettings::bookkeeping_dir, shared
+// by replicas) and its jobs/ folder, and checks it as the job root is checked: a real
+// folder, the controller's, 0700, under folders only root or the controller can change.
+Status PrepareSharedBookkeeping(const LocalSettings& settings);
 
 // Creates the bookkeeping folder `dir` (0700) and its parents. Unavailable on failure.
 Status MakeBookkeepingFolder(const std::string& dir);

@@ -53,17 +53,51 @@ Duration EndedAt(const std::string& book, Duration started, Duration now) {
 
 Duration NonZero(Duration now) { return now.millis() > 0 ? now : Duration::FromMillis(1); }
 
+// How long a step waits for another replica's hold on the shared folder (a launch takes
+// milliseconds; a longer hold is a paused replica, and the step is tried on a later pass).
+constexpr Duration kTurnWait = Duration::FromSeconds(2);
+
 }  // namespace
 
-LocalConnector::LocalConnector(const model::Cluster& cluster, LocalSettings settings, std::string state_dir,
-                               std::unique_ptr<ActionLedger> ledger, const Clock* clock, bool read_only)
+LocalConnector::LocalConnector(const model::Cluster& cluster, LocalSettings settings,
+                               std::unique_ptr<ActionLedger> ledger, const Clock* clock, bool read_only,
+                               int64_t leader_epoch)
     : cluster_(cluster),
       settings_(std::move(settings)),
-      state_dir_(std::move(state_dir)),
       ledger_(std::move(ledger)),
-      read_only_(read_only) {
+      read_only_(read_only),
+      leader_epoch_(leader_epoch) {
   MutexLock lock(mu_);  // no other thread has the connector yet; Recover's rule is kept all the same
+  // Under replicas the record is read on the first step, under the shared folder's lock.
+  if (settings_.shared_by_replicas) return;
   Recover(clock ? clock->Now() : Duration());
+  recovered_ = true;
+}
+
+std::string LocalConnector::BookOf(const std::string& key) const {
+  return settings_.bookkeeping_dir + "/jobs/" + SafeName(key);
+}
+
+Result<std::optional<BookkeepingLock>> LocalConnector::TakeTurn(Duration now) {
+  if (!settings_.shared_by_replicas) return std::optional<BookkeepingLock>();
+  Result<BookkeepingLock> turn = BookkeepingLock::Take(settings_.bookkeeping_dir, kTurnWait);
+  if (!turn.ok()) return turn.status();
+  if (turn->floor() > leader_epoch_) {
+    return FailedPrecondition("this replica's term " + std::to_string(leader_epoch_) +
+                              " is deposed: the leader of term " + std::to_string(turn->floor()) +
+                              " has taken the cluster's processes; this replica starts and signals none");
+  }
+  GPUFED_RETURN_IF_ERROR(turn->Raise(leader_epoch_));
+  if (!recovered_) {
+    // Read now, not when the connector was made: a launch that a deposed leader was in the
+    // middle of has ended (it held the lock) and is in the record.
+    Result<std::unique_ptr<ActionLedger>> ledger = ActionLedger::OpenInStateDir(settings_.bookkeeping_dir);
+    if (!ledger.ok()) return ledger.status();
+    ledger_ = std::move(ledger).value();
+    Recover(now);
+    recovered_ = true;
+  }
+  return std::optional<BookkeepingLock>(std::move(turn).value());
 }
 
 LocalConnector::~LocalConnector() {
@@ -89,7 +123,7 @@ void LocalConnector::Recover(Duration now) {
     if (*kind != ActionKind::kSubmit) continue;
     Job job;
     job.action = *a;
-    job.book = state_dir_ + "/jobs/" + SafeName(a->key);
+    job.book = BookOf(a->key);
     job.started_at = StartedAt(job.book, now);
     std::optional<ProcessIdentity> wrapper = ProcessIdentity::Parse(ReadSmallFile(job.book + "/" + kProcess));
     if (wrapper) {
@@ -227,6 +261,9 @@ void LocalConnector::Poll(Job& job, Duration now) {
 Result<Observation> LocalConnector::Observe(const CallContext& ctx) {
   MutexLock lock(mu_);
   Duration now = ctx.clock ? ctx.clock->Now() : Duration();
+  // Held through the polls: a cancel's SIGKILL is sent under it, by the current term only.
+  Result<std::optional<BookkeepingLock>> turn = TakeTurn(now);
+  if (!turn.ok()) return turn.status();
   Observation obs;
   for (const model::NodePool& pool : cluster_.node_pools) {
     for (int i = 0; i < pool.count; ++i) {
@@ -264,6 +301,9 @@ Result<Observation> LocalConnector::Observe(const CallContext& ctx) {
 Result<ApplyOutcome> LocalConnector::Apply(const Action& action, const CallContext& ctx) {
   MutexLock lock(mu_);
   Duration now = ctx.clock ? ctx.clock->Now() : Duration();
+  // Held until the process exists and is recorded: the next term reads the record after.
+  Result<std::optional<BookkeepingLock>> turn = TakeTurn(now);
+  if (!turn.ok()) return turn.status();
   std::string kind = ActionKindName(action.kind);
   if (ledger_->Contains(kind, action.key)) return ApplyOutcome{true};
   if (action.kind == ActionKind::kSubmit) {
@@ -287,7 +327,7 @@ Result<ApplyOutcome> LocalConnector::Apply(const Action& action, const CallConte
     GPUFED_RETURN_IF_ERROR(ledger_->Append({kind, action.key, ActionToJson(action).dump()}));
     Job job;
     job.action = action;
-    job.book = state_dir_ + "/jobs/" + SafeName(action.key);
+    job.book = BookOf(action.key);
     Status s = Spawn(job, now);
     jobs_[action.key] = std::move(job);
     return s.ok() ? Result<ApplyOutcome>(ApplyOutcome{false}) : Result<ApplyOutcome>(s);
@@ -316,19 +356,29 @@ ConnectorProvider LocalProvider() {
     if (cluster.elasticity.max_nodes > cluster.present_nodes()) {
       return InvalidArgument("a local cluster cannot grow: remove spec.elasticity");
     }
-    if (!ctx.read_only) {
-      GPUFED_RETURN_IF_ERROR(MakeBookkeepingFolder(ctx.state_dir + "/jobs"));
-      GPUFED_RETURN_IF_ERROR(MakeBookkeepingFolder(ctx.state_dir));
-    }
-    Result<LocalSettings> settings = ReadLocalSettings(cluster, ctx.state_dir);
+    Result<LocalSettings> settings = ReadLocalSettings(cluster, ctx.state_dir, ctx.leader_epoch > 0);
     if (!settings.ok()) return settings.status();
-    // PrepareJobRoot creates and chmods the job root; a read-only connector runs nothing.
-    if (!ctx.read_only) GPUFED_RETURN_IF_ERROR(PrepareJobRoot(*settings));
-    Result<std::unique_ptr<ActionLedger>> ledger =
-        ActionLedger::OpenInStateDir(ctx.state_dir, Durability::kSynced, ctx.ledger_access());
-    if (!ledger.ok()) return ledger.status();
+    const std::string& book = settings->bookkeeping_dir;
+    if (!ctx.read_only) {
+      if (book == ctx.state_dir) {
+        GPUFED_RETURN_IF_ERROR(MakeBookkeepingFolder(ctx.state_dir + "/jobs"));
+        GPUFED_RETURN_IF_ERROR(MakeBookkeepingFolder(ctx.state_dir));
+      } else {
+        GPUFED_RETURN_IF_ERROR(PrepareSharedBookkeeping(*settings));
+      }
+      // PrepareJobRoot creates and chmods the job root; a read-only connector runs nothing.
+      GPUFED_RETURN_IF_ERROR(PrepareJobRoot(*settings));
+    }
+    // Under replicas the ledger is read at the connector's first step, under the lock.
+    std::unique_ptr<ActionLedger> ledger;
+    if (!settings->shared_by_replicas) {
+      Result<std::unique_ptr<ActionLedger>> opened =
+          ActionLedger::OpenInStateDir(book, Durability::kSynced, ctx.ledger_access());
+      if (!opened.ok()) return opened.status();
+      ledger = std::move(opened).value();
+    }
     return std::unique_ptr<Connector>(std::make_unique<LocalConnector>(
-        cluster, std::move(settings).value(), ctx.state_dir, std::move(ledger).value(), ctx.clock, ctx.read_only));
+        cluster, std::move(settings).value(), std::move(ledger), ctx.clock, ctx.read_only, ctx.leader_epoch));
   };
   return p;
 }

@@ -18,10 +18,12 @@
 // verified to be the wrapper.
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "connectors/core/ledger.h"
 #include "connectors/core/registry.h"
+#include "connectors/local/bookkeeping_lock.h"
 #include "connectors/local/job_process.h"
 #include "connectors/local/local_settings.h"
 #include "controller/common/mutex.h"
@@ -30,16 +32,21 @@ namespace gpufed::connectors::local {
 
 class LocalConnector : public Connector {
  public:
-  // `settings` come from ReadLocalSettings and PrepareJobRoot; `state_dir` is the
-  // connector's own folder (0700), where the ledger and the bookkeeping folders live.
+  // `settings` come from ReadLocalSettings and PrepareJobRoot; the ledger and the
+  // bookkeeping folders live in settings.bookkeeping_dir (0700).
   // `read_only` (FactoryContext::read_only, `gpufed plan --state`): the connector reads
   // the ledger and the bookkeeping folders and reports what they and the processes say,
   // and never launches, signals or reaps a job nor writes a file. A job recorded but
   // never launched is reported starting (the controller launches it when it next runs).
-  LocalConnector(const model::Cluster& cluster, LocalSettings settings, std::string state_dir,
-                 std::unique_ptr<ActionLedger> ledger, const Clock* clock, bool read_only = false);
+  // settings.shared_by_replicas: `ledger` is null and `leader_epoch` is the term this
+  // connector serves; the record is read, and every step taken, under the shared
+  // folder's lock (bookkeeping_lock.h), and a deposed term is refused.
+  LocalConnector(const model::Cluster& cluster, LocalSettings settings, std::unique_ptr<ActionLedger> ledger,
+                 const Clock* clock, bool read_only = false, int64_t leader_epoch = 0);
   ~LocalConnector() override;
 
+  // Under replicas also Unavailable while another replica holds the shared folder's lock
+  // for long, and FailedPrecondition once a later term has taken the folder.
   Result<Observation> Observe(const CallContext& ctx) override EXCLUDES(mu_);
   // Submit errors: InvalidArgument for a workload without run.command, a run.workingDir
   // outside the job's folder, a run.env that is not an environment, or (on a Cluster
@@ -70,13 +77,19 @@ class LocalConnector : public Connector {
   // Signals the job's process group, only while its leader is verified to be our wrapper.
   void SignalJob(Job& job, int signal) REQUIRES(mu_);
   void Recover(Duration now) REQUIRES(mu_);
+  // Under replicas: takes the shared folder's lock for one step, refuses a deposed term,
+  // and on the first step reads the record the earlier terms left (Recover). Without
+  // replicas: nothing to take (an empty optional).
+  Result<std::optional<BookkeepingLock>> TakeTurn(Duration now) REQUIRES(mu_);
+  std::string BookOf(const std::string& key) const;
 
   Mutex mu_;
   model::Cluster cluster_;
   LocalSettings settings_;
-  std::string state_dir_;
   std::unique_ptr<ActionLedger> ledger_ PT_GUARDED_BY(mu_);
   const bool read_only_;
+  const int64_t leader_epoch_;
+  bool recovered_ GUARDED_BY(mu_) = false;
   std::map<std::string, Job> jobs_ GUARDED_BY(mu_);
 };
 
@@ -84,7 +97,8 @@ class LocalConnector : public Connector {
 // read_only it makes no folder and does not prepare the job root (nothing will run). The factory refuses
 // (FailedPrecondition naming the cluster and the annotation) the settings that
 // ReadLocalSettings and PrepareJobRoot refuse: above all, jobs as root or as the
-// controller's user without local.gpufed.io/allow-controller-user "true".
+// controller's user without local.gpufed.io/allow-controller-user "true", and (with a
+// FactoryContext::leader_epoch, replicas) a cluster without local.gpufed.io/bookkeeping-dir.
 ConnectorProvider LocalProvider();
 Status RegisterLocalConnector(ConnectorRegistry& registry);
 

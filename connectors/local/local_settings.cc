@@ -16,8 +16,8 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::set<std::string>& KnownAnnotations() {
-  static const std::set<std::string> known = {kRunAsUser, kAllowControllerUser, kJobRoot,
-                                              kAcceptApiWorkloads, kGpuEnv, kGrace};
+  static const std::set<std::string> known = {kRunAsUser, kAllowControllerUser, kJobRoot, kAcceptApiWorkloads, kGpuEnv,
+                                              kGrace,     kBookkeepingDir};
   return known;
 }
 
@@ -26,7 +26,7 @@ Result<JobUser> LookUpUser(const std::string& name, uid_t uid) {
   long hint = ::sysconf(_SC_GETPW_R_SIZE_MAX);
   std::vector<char> buf(hint > 0 ? static_cast<size_t>(hint) : 16384);
   for (;;) {
-    struct passwd pw {};
+    struct passwd pw{};
     struct passwd* found = nullptr;
     int rc = name.empty() ? ::getpwuid_r(uid, &pw, buf.data(), buf.size(), &found)
                           : ::getpwnam_r(name.c_str(), &pw, buf.data(), buf.size(), &found);
@@ -50,8 +50,7 @@ Result<bool> ReadBool(const model::Cluster& cluster, const char* key, bool fallb
   if (it == cluster.metadata.annotations.end()) return fallback;
   if (it->second == "true") return true;
   if (it->second == "false") return false;
-  return InvalidArgument(std::string(key) + " must be \"true\" or \"false\", not \"" +
-                         it->second + "\"");
+  return InvalidArgument(std::string(key) + " must be \"true\" or \"false\", not \"" + it->second + "\"");
 }
 
 bool ValidEnvName(const std::string& name) {
@@ -71,8 +70,8 @@ bool Inside(const fs::path& inner, const fs::path& outer) {
 Result<JobUser> ResolveJobUser(const model::Cluster& cluster, bool allow_controller_user) {
   const uid_t controller_uid = ::geteuid();
   auto it = cluster.metadata.annotations.find(kRunAsUser);
-  Result<JobUser> user = it == cluster.metadata.annotations.end() ? LookUpUser("", controller_uid)
-                                                                   : LookUpUser(it->second, 0);
+  Result<JobUser> user =
+      it == cluster.metadata.annotations.end() ? LookUpUser("", controller_uid) : LookUpUser(it->second, 0);
   if (!user.ok() && it != cluster.metadata.annotations.end()) {
     return FailedPrecondition(std::string(kRunAsUser) + " names user \"" + it->second +
                               "\", which this machine does not have (" + user.status().message() + ")");
@@ -89,19 +88,23 @@ Result<JobUser> ResolveJobUser(const model::Cluster& cluster, bool allow_control
   const bool controller_user = user->uid == controller_uid;
   if ((privileged || controller_user) && !allow_controller_user) {
     std::string who = privileged ? "as root (uid 0 or group 0)" : "as the controller's own user";
-    std::string setting = it == cluster.metadata.annotations.end()
-                              ? std::string(kRunAsUser) + " is not set, so jobs would run " + who + " (" + user->name + ")"
-                              : std::string(kRunAsUser) + " \"" + it->second + "\" runs jobs " + who;
+    std::string setting =
+        it == cluster.metadata.annotations.end()
+            ? std::string(kRunAsUser) + " is not set, so jobs would run " + who + " (" + user->name + ")"
+            : std::string(kRunAsUser) + " \"" + it->second + "\" runs jobs " + who;
     return FailedPrecondition(setting +
                               ", where a workload's command could read the controller's tokens, signing key and "
-                              "store; set " + kRunAsUser + " to an unprivileged account, or " +
-                              kAllowControllerUser + ": \"true\" for a single-user lab");
+                              "store; set " +
+                              kRunAsUser + " to an unprivileged account, or " + kAllowControllerUser +
+                              ": \"true\" for a single-user lab");
   }
   if (!controller_user && controller_uid != 0) {
     return FailedPrecondition(std::string(kRunAsUser) + " \"" + user->name +
                               "\" needs the controller to run as root (it runs as uid " +
-                              std::to_string(controller_uid) + " and cannot switch users); run jobs as the "
-                              "controller's user with " + kAllowControllerUser + ": \"true\" (single-user labs)");
+                              std::to_string(controller_uid) +
+                              " and cannot switch users); run jobs as the "
+                              "controller's user with " +
+                              kAllowControllerUser + ": \"true\" (single-user labs)");
   }
   user->switch_user = !controller_user;
   return user;
@@ -116,7 +119,7 @@ Result<bool> CanReach(const std::string& path, uid_t uid, gid_t gid) {
   fs::path walked;
   for (const fs::path& part : canonical) {
     walked /= part;
-    struct stat st {};
+    struct stat st{};
     if (::stat(walked.c_str(), &st) != 0) return Unavailable("stat " + walked.string() + ": " + std::strerror(errno));
     if (uid == 0) continue;
     mode_t bit = st.st_uid == uid ? S_IXUSR : st.st_gid == gid ? S_IXGRP : S_IXOTH;
@@ -125,15 +128,30 @@ Result<bool> CanReach(const std::string& path, uid_t uid, gid_t gid) {
   return true;
 }
 
-Result<LocalSettings> ReadLocalSettings(const model::Cluster& cluster, const std::string& state_dir) {
+// An absolute, lexically normal folder named by `key`: no "..", ".", trailing slash.
+Result<fs::path> AbsoluteFolder(const char* key, const std::string& value) {
+  fs::path path(value);
+  if (!path.is_absolute() || path.lexically_normal() != path || path.filename().empty()) {
+    return FailedPrecondition(std::string(key) + " \"" + value +
+                              "\" must be an absolute path without \"..\", \".\" or a trailing slash");
+  }
+  for (const fs::path& part : path) {
+    if (part == "..") return FailedPrecondition(std::string(key) + " must not contain \"..\"");
+  }
+  return path;
+}
+
+Result<LocalSettings> ReadLocalSettings(const model::Cluster& cluster, const std::string& state_dir,
+                                        bool shared_by_replicas) {
   LocalSettings s;
   s.cluster = cluster.metadata.name;
+  s.shared_by_replicas = shared_by_replicas;
   // No "cluster <name>: " in these errors: the registry prefixes every factory error with it.
   for (const auto& [key, value] : cluster.metadata.annotations) {
     if (key.rfind(kAnnotationPrefix, 0) == 0 && KnownAnnotations().count(key) == 0) {
-      return FailedPrecondition("unknown annotation " + key + " (the local connector reads " + kRunAsUser +
-                                ", " + kAllowControllerUser + ", " + kJobRoot + ", " + kAcceptApiWorkloads + ", " +
-                                kGpuEnv + ", " + kGrace + ")");
+      return FailedPrecondition("unknown annotation " + key + " (the local connector reads " + kRunAsUser + ", " +
+                                kAllowControllerUser + ", " + kJobRoot + ", " + kAcceptApiWorkloads + ", " + kGpuEnv +
+                                ", " + kGrace + ", " + kBookkeepingDir + ")");
     }
   }
   auto annotation = [&](const char* key) -> const std::string* {
@@ -162,32 +180,50 @@ Result<LocalSettings> ReadLocalSettings(const model::Cluster& cluster, const std
 
   // The job root: outside the controller's state folder, both ways round.
   const std::string* root = annotation(kJobRoot);
-  fs::path job_root = root ? fs::path(*root) : fs::path(kDefaultJobRootParent) / s.cluster;
-  if (!job_root.is_absolute() || job_root.lexically_normal() != job_root || job_root.filename().empty()) {
-    return FailedPrecondition(std::string(kJobRoot) + " \"" + job_root.string() +
-                              "\" must be an absolute path without \"..\", \".\" or a trailing slash");
-  }
-  for (const fs::path& part : job_root) {
-    if (part == "..") return FailedPrecondition(std::string(kJobRoot) + " must not contain \"..\"");
-  }
+  Result<fs::path> checked_root =
+      AbsoluteFolder(kJobRoot, root ? *root : (fs::path(kDefaultJobRootParent) / s.cluster).string());
+  if (!checked_root.ok()) return checked_root.status();
+  const fs::path& job_root = *checked_root;
   std::error_code ec;
-  const fs::path state_root = fs::weakly_canonical(fs::absolute(state_dir) / ".." / "..", ec);
+  // Lexically first: the connector's folder need not exist yet, and weakly_canonical of a
+  // missing ".." tail would end in a slash, which Inside would not match.
+  const fs::path state_root = fs::weakly_canonical((fs::absolute(state_dir) / ".." / "..").lexically_normal(), ec);
   const fs::path job_real = fs::weakly_canonical(job_root, ec);
   if (Inside(job_real, state_root) || Inside(state_root, job_real)) {
-    return FailedPrecondition(std::string(kJobRoot) + " \"" + job_root.string() + "\" overlaps the controller's state folder " +
-                              state_root.string() + ": jobs must not see it; choose a folder outside it");
+    return FailedPrecondition(std::string(kJobRoot) + " \"" + job_root.string() +
+                              "\" overlaps the controller's state folder " + state_root.string() +
+                              ": jobs must not see it; choose a folder outside it");
   }
   s.job_root = job_root.lexically_normal().string();
+
+  // The bookkeeping: the connector's folder, or one every replica on this host shares.
+  if (const std::string* book = annotation(kBookkeepingDir)) {
+    Result<fs::path> checked = AbsoluteFolder(kBookkeepingDir, *book);
+    if (!checked.ok()) return checked.status();
+    const fs::path book_real = fs::weakly_canonical(*checked, ec);
+    if (Inside(book_real, job_real) || Inside(job_real, book_real)) {
+      return FailedPrecondition(std::string(kBookkeepingDir) + " \"" + *book + "\" overlaps " + kJobRoot + " \"" +
+                                s.job_root + "\": jobs must not reach the controller's record of them");
+    }
+    s.bookkeeping_dir = checked->string();
+  } else if (shared_by_replicas) {
+    return FailedPrecondition(std::string("replicas (gpufed run --store) take turns at this cluster's processes, "
+                                          "so they must share its record of them: set ") +
+                              kBookkeepingDir +
+                              " to a folder of this host that every replica uses (and run every replica on this "
+                              "host), outside the job root and private to the controller's user");
+  } else {
+    s.bookkeeping_dir = state_dir;
+  }
 
   // A job must not be able to enter the state folder (gpufed.db, admin.token, audit/).
   if (s.user.switch_user) {
     Result<bool> open = CanReach(state_root.string(), s.user.uid, s.user.gid);
     if (!open.ok()) return open.status();
     if (*open) {
-      return FailedPrecondition("the controller's state folder " + state_root.string() +
-                                " can be entered by the job user " + s.user.name +
-                                ", so a job could read the store and tokens in it: make it private (chmod 700 " +
-                                state_root.string() + ")");
+      return FailedPrecondition(
+          "the controller's state folder " + state_root.string() + " can be entered by the job user " + s.user.name +
+          ", so a job could read the store and tokens in it: make it private (chmod 700 " + state_root.string() + ")");
     }
   }
   return s;

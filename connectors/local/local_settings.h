@@ -24,6 +24,7 @@ inline constexpr const char* kJobRoot = "local.gpufed.io/job-root";
 inline constexpr const char* kAcceptApiWorkloads = "local.gpufed.io/accept-api-workloads";
 inline constexpr const char* kGpuEnv = "local.gpufed.io/gpu-env";
 inline constexpr const char* kGrace = "local.gpufed.io/grace";
+inline constexpr const char* kBookkeepingDir = "local.gpufed.io/bookkeeping-dir";
 
 // Where job folders go when the Cluster does not say: /var/lib/gpufed-jobs/<cluster>.
 inline constexpr const char* kDefaultJobRootParent = "/var/lib/gpufed-jobs";
@@ -45,6 +46,12 @@ struct LocalSettings {
   bool accept_api_workloads = true;
   std::string gpu_env = "CUDA_VISIBLE_DEVICES";
   Duration grace = Duration::FromSeconds(10);
+  // The controller's record of the jobs: ledger.log and jobs/<key>/. Default: the
+  // connector's own folder in the state folder. Replicas of one controller on this host
+  // (gpufed run --store) name one folder that all of them use, so a new leader finds
+  // the jobs the last one started (README.md, "Replicas").
+  std::string bookkeeping_dir;
+  bool shared_by_replicas = false;
 };
 
 // Decodes and checks the Cluster's local.gpufed.io/ annotations. `state_dir` is the
@@ -58,9 +65,13 @@ struct LocalSettings {
 //   - a run-as-user other than the controller's user when the controller is not root
 //     (only root can switch users),
 //   - a job root that is not absolute, contains "..", or overlaps the state folder,
-//   - a state folder that the job user can enter (a job could read gpufed.db).
+//   - a state folder that the job user can enter (a job could read gpufed.db),
+//   - a bookkeeping-dir that is not absolute and normal, or overlaps the job root,
+//   - `shared_by_replicas` (FactoryContext::leader_epoch) without a bookkeeping-dir: each
+//     replica's own state folder would hide the jobs one leader started from the next.
 // InvalidArgument for values that do not parse (grace, booleans, gpu-env).
-Result<LocalSettings> ReadLocalSettings(const model::Cluster& cluster, const std::string& state_dir);
+Result<LocalSettings> ReadLocalSettings(const model::Cluster& cluster, const std::string& state_dir,
+                                        bool shared_by_replicas = false);
 
 // Whether the account (uid, gid, and no other group: the child sets its groups to just
 // `gid`) may search `path` and every folder above it: what the job needs of its job root

@@ -98,13 +98,15 @@ std::vector<std::string> ConnectorSet::Names() const {
 }
 
 ConnectorSet::Maker RegistryMaker(const connectors::ConnectorRegistry& registry, const gpufed::Clock* clock,
-                                  const std::string& state_dir, ConnectorAccess access, const Logger* log) {
-  return [&registry, clock, state_dir, access, log](const model::Cluster& cluster) {
+                                  const std::string& state_dir, ConnectorAccess access, const Logger* log,
+                                  int64_t leader_epoch) {
+  return [&registry, clock, state_dir, access, log, leader_epoch](const model::Cluster& cluster) {
     connectors::FactoryContext ctx;
     ctx.clock = clock;
     ctx.log = log;
     ctx.state_dir = state_dir + "/connectors/" + cluster.metadata.name;
     ctx.read_only = access == ConnectorAccess::kReadOnly;
+    ctx.leader_epoch = leader_epoch;
     return registry.Create(cluster, ctx);
   };
 }

@@ -84,10 +84,11 @@ class ConnectorSet {
 // with its private folder <state_dir>/connectors/<cluster> and the run-wide settings.
 // kReadOnly (`plan --state`): connectors that observe and change nothing
 // (connectors::FactoryContext::read_only). `registry`, `clock` and `log` (null: the
-// connectors log to standard error) must outlive the Maker.
+// connectors log to standard error) must outlive the Maker. `leader_epoch`: the term a
+// replica leads (connectors::FactoryContext::leader_epoch), 0 for one process alone.
 enum class ConnectorAccess { kReadWrite, kReadOnly };
 ConnectorSet::Maker RegistryMaker(const connectors::ConnectorRegistry& registry, const gpufed::Clock* clock,
                                   const std::string& state_dir, ConnectorAccess access = ConnectorAccess::kReadWrite,
-                                  const Logger* log = nullptr);
+                                  const Logger* log = nullptr, int64_t leader_epoch = 0);
 
 }  // namespace gpufed::reconcile

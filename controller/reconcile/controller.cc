@@ -104,7 +104,8 @@ Status Controller::CreateConnectors() {
 
 ConnectorSet::Maker Controller::ConnectorMaker() const {
   return RegistryMaker(registry_, clock_, options_.state_dir,
-                       read_only() ? ConnectorAccess::kReadOnly : ConnectorAccess::kReadWrite, logger_);
+                       read_only() ? ConnectorAccess::kReadOnly : ConnectorAccess::kReadWrite, logger_,
+                       options_.reconcile.leader_epoch);
 }
 
 void Controller::JournalConnectorChanges(const std::vector<ConnectorSet::Change>& changes,
