@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Writes k8s-openapi-subset.json: the definitions that deploy/kubernetes/ needs, out of
-the Kubernetes OpenAPI v2 document (api/openapi-spec/swagger.json of a Kubernetes release).
+"""Writes k8s-openapi-subset.json: the definitions that deploy/kubernetes/ and
+deploy/kubernetes-ha/ need, out of the Kubernetes OpenAPI v2 document
+(api/openapi-spec/swagger.json of a Kubernetes release).
 
-The whole document is 4 MB; the manifests use eleven kinds, whose definitions and the
+The whole document is 4 MB; the manifests use thirteen kinds, whose definitions and the
 ones they reference come to a fraction of that. Descriptions are dropped (the check
 needs types and names only); everything else is kept as published, so a refreshed
 subset differs only where Kubernetes changed.
@@ -12,8 +13,8 @@ Usage: k8s-openapi-subset.py SWAGGER_JSON K8S_VERSION > k8s-openapi-subset.json
 import json
 import sys
 
-# The kinds deploy/kubernetes/ may contain. Adding a kind here (and regenerating) is
-# what lets the check accept it.
+# The kinds deploy/kubernetes/ and deploy/kubernetes-ha/ may contain. Adding a kind here
+# (and regenerating) is what lets the check accept it.
 ROOTS = [
     "io.k8s.api.core.v1.Namespace",
     "io.k8s.api.core.v1.ServiceAccount",
@@ -22,6 +23,8 @@ ROOTS = [
     "io.k8s.api.core.v1.Service",
     "io.k8s.api.core.v1.PersistentVolumeClaim",
     "io.k8s.api.apps.v1.Deployment",
+    "io.k8s.api.apps.v1.StatefulSet",
+    "io.k8s.api.policy.v1.PodDisruptionBudget",
     "io.k8s.api.rbac.v1.Role",
     "io.k8s.api.rbac.v1.RoleBinding",
     "io.k8s.api.rbac.v1.ClusterRole",
