@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -16,11 +17,19 @@ namespace fs = std::filesystem;
 
 std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
 
+std::string ModeText(mode_t mode) {
+  char text[8];
+  std::snprintf(text, sizeof text, "%04o", static_cast<unsigned>(mode & 07777));
+  return text;
+}
+
 // Creates `path` (mode `mode`, its parents as needed) and checks it: a real folder (not a
 // symlink), the controller's, and under folders that no one but root or the controller's
 // user can change (otherwise a folder in it could be swapped for a symlink between its
 // creation and its use). `where` names it in errors (the registry names the cluster).
-Status PrepareControllerFolder(const std::string& path, const std::string& where, mode_t mode) {
+// An existing folder is set to `mode`, or with `refuse_other_mode` refused unless it has it.
+Status PrepareControllerFolder(const std::string& path, const std::string& where, mode_t mode,
+                               bool refuse_other_mode = false) {
   std::error_code ec;
   fs::create_directories(fs::path(path).parent_path(), ec);
   if (ec) return Unavailable(where + ": create its parent: " + ec.message());
@@ -31,6 +40,11 @@ Status PrepareControllerFolder(const std::string& path, const std::string& where
   if (st.st_uid != ::geteuid()) {
     return FailedPrecondition(where + " belongs to uid " + std::to_string(st.st_uid) +
                               ", not the controller's user: only the controller may write in it");
+  }
+  if (refuse_other_mode && (st.st_mode & 07777) != mode) {
+    return FailedPrecondition(where + " exists with mode " + ModeText(st.st_mode) +
+                              "; the controller uses only a folder " + "it made or one already private to it (" +
+                              ModeText(mode) + ")");
   }
   if (::chmod(path.c_str(), mode) != 0) return Unavailable(Errno(where + ": chmod"));
   for (fs::path p = fs::path(path).parent_path(); p != p.root_path(); p = p.parent_path()) {
@@ -61,7 +75,10 @@ Status PrepareJobRoot(const LocalSettings& s) {
 
 Status PrepareSharedBookkeeping(const LocalSettings& s) {
   GPUFED_RETURN_IF_ERROR(
-      PrepareControllerFolder(s.bookkeeping_dir, std::string(kBookkeepingDir) + " " + s.bookkeeping_dir, 0700));
+      // Named by the repository: never re-moded, so a Cluster cannot make the controller
+      // chmod a folder it did not make (it may run as root).
+      PrepareControllerFolder(s.bookkeeping_dir, std::string(kBookkeepingDir) + " " + s.bookkeeping_dir, 0700,
+                              /*refuse_other_mode=*/true));
   return MakeBookkeepingFolder(s.bookkeeping_dir + "/jobs");
 }
 

@@ -82,6 +82,18 @@ TEST(LocalReplicas, ABookkeepingFolderInsideTheJobRootIsRefused) {
   EXPECT_FALSE(f.TryTerm("a", 1).ok());
 }
 
+TEST(LocalReplicas, AnExistingFolderThatIsNotPrivateIsRefusedNotChanged) {
+  Replicas f("replicas_open_folder");
+  std::filesystem::create_directories(f.book);
+  ::chmod(f.book.c_str(), 0755);
+  auto c = f.TryTerm("a", 1);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("mode 0755"), std::string::npos) << c.status().ToString();
+  struct stat st{};
+  ASSERT_EQ(::stat(f.book.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0755u) << "a folder the repository names was re-moded";
+}
+
 TEST(LocalReplicas, TheNextTermAdoptsTheJobsAndTheDeposedTermActsNoMore) {
   Replicas f("replicas_adopt");
   CallContext ctx{&f.clock};
