@@ -250,7 +250,10 @@ TEST_F(ElectorTest, ReleaseLetsTheSessionLockGo) {
   a->Step();
   ASSERT_TRUE(a->IsLeader());
   auto locks = [&] {
-    auto rows = setup_->Exec("count advisory locks", "SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory'");
+    // This test's database only: tests that run beside it on the server hold locks of their own.
+    auto rows = setup_->Exec("count advisory locks",
+                             "SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND "
+                             "database = (SELECT oid FROM pg_database WHERE datname = current_database())");
     EXPECT_TRUE(rows.ok()) << rows.status().ToString();
     return rows.ok() ? *rows->Int64(0, "n") : -1;
   };
