@@ -17,7 +17,7 @@
 //                                token sees only its tenant's: another's is 404) and its
 //                                aliases; marked `X-Gpufed-Served-By: standby`. What the
 //                                leader has not committed yet is not there (its decisions
-//                                wait for its next commit, within the pass). 503 with
+//                                wait for its next write: store.h). 503 with
 //                                Retry-After and the reason when the database cannot be
 //                                read (a statement timeout bounds every read).
 //   anything else                307 to the same path and query on the leader's announced
