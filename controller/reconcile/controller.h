@@ -29,6 +29,7 @@
 #include "controller/reconcile/pass_metrics.h"
 #include "controller/reconcile/policy_health.h"
 #include "controller/reconcile/reconciler.h"
+#include "controller/reconcile/scoped_reads.h"
 
 namespace gpufed::reconcile {
 
@@ -102,22 +103,20 @@ class Controller {
   // stored) when the journal does not take it.
   Result<store::WorkloadRecord> Submit(const std::string& text, const std::string& file_name, const Requester& by,
                                        const std::string& owner = "");
-  // Names a workload: `tenant` from the path (/v1/tenants/{tenant}/workloads/{name}), or
-  // empty on the short paths, meaning the caller's own tenant (for an admin: the one
-  // tenant that has that name; InvalidArgument when several do).
-  struct WorkloadRef {
-    std::string tenant;
-    std::string name;
-  };
+  // Names a workload (scoped_reads.h): the path's tenant, or empty on the short paths.
+  using WorkloadRef = reconcile::WorkloadRef;
   // Journals workload-cancelled (the workload's state when asked) before the cancel is
   // requested, whatever the state; Unavailable (and no cancel) when the journal does not
   // take it.
   Status Cancel(const WorkloadRef& ref, const Requester& by);
+  // List, Get and Decisions are scoped_reads.h's on this controller's store (a standby
+  // replica answers them with the same functions).
   // `owner` empty: the caller's own workloads (an admin's: everyone's).
   Result<std::vector<store::WorkloadRecord>> List(const std::string& caller, const std::string& owner = "");
   Result<store::WorkloadRecord> Get(const WorkloadRef& ref, const std::string& caller);
   // Every decision for the workload's name in its tenant (each run of a reused name),
-  // newest first; an empty name lists every decision (admin only).
+  // newest first; an empty name lists the caller's (an admin's: every tenant's). At most
+  // kDecisionsPerAnswer.
   Result<std::vector<store::DecisionRow>> Decisions(const WorkloadRef& ref, const std::string& caller);
   // Why pending / why this cluster / why not each other cluster, from the last decision.
   Result<nlohmann::json> Explain(const WorkloadRef& ref, const std::string& caller);

@@ -11,6 +11,7 @@
 #include "controller/placement/decision_object.h"
 #include "controller/reconcile/controller.h"
 #include "controller/reconcile/request_journal.h"
+#include "controller/reconcile/scoped_reads.h"
 
 namespace gpufed::reconcile {
 
@@ -109,31 +110,7 @@ Result<WorkloadRecord> Controller::Submit(const std::string& text, const std::st
 }
 
 Result<WorkloadRecord> Controller::Owned(const WorkloadRef& ref, const std::string& caller) {
-  const Status missing = NotFound("no workload " + ref.name);
-  if (!caller.empty()) {
-    // A tenant names only its own workloads; another tenant's path looks empty.
-    if (!ref.tenant.empty() && ref.tenant != caller) return missing;
-    Result<std::optional<WorkloadRecord>> r = store_->Get(caller, ref.name);
-    if (!r.ok()) return r.status();
-    if (!*r) return missing;
-    return **r;
-  }
-  if (!ref.tenant.empty()) {
-    Result<std::optional<WorkloadRecord>> r = store_->Get(ref.tenant, ref.name);
-    if (!r.ok()) return r.status();
-    if (!*r) return NotFound("no workload " + ref.name + " in tenant " + ref.tenant);
-    return **r;
-  }
-  Result<std::vector<WorkloadRecord>> found = store_->FindByName(ref.name);
-  if (!found.ok()) return found.status();
-  if (found->empty()) return missing;
-  if (found->size() > 1) {
-    std::string tenants;
-    for (const WorkloadRecord& r : *found) tenants += (tenants.empty() ? "" : ", ") + r.tenant;
-    return InvalidArgument("workload " + ref.name + " exists in tenants " + tenants +
-                           "; name one: /v1/tenants/TENANT/workloads/" + ref.name);
-  }
-  return found->front();
+  return ScopedWorkload(*store_, ref, caller);
 }
 
 Status Controller::Cancel(const WorkloadRef& ref, const Requester& by) {
@@ -151,8 +128,7 @@ Status Controller::Cancel(const WorkloadRef& ref, const Requester& by) {
 
 Result<std::vector<WorkloadRecord>> Controller::List(const std::string& caller, const std::string& owner) {
   MutexLock lock(mu_);
-  if (!caller.empty() && !owner.empty() && owner != caller) return NotFound("no tenant " + owner);
-  return store_->List(caller.empty() ? owner : caller);
+  return ScopedWorkloads(*store_, caller, owner);
 }
 
 Result<WorkloadRecord> Controller::Get(const WorkloadRef& ref, const std::string& caller) {
@@ -162,14 +138,7 @@ Result<WorkloadRecord> Controller::Get(const WorkloadRef& ref, const std::string
 
 Result<std::vector<store::DecisionRow>> Controller::Decisions(const WorkloadRef& ref, const std::string& caller) {
   MutexLock lock(mu_);
-  if (ref.name.empty()) {
-    // A tenant lists its own decisions; an admin every tenant's (or the path's tenant's).
-    if (!caller.empty() && !ref.tenant.empty() && ref.tenant != caller) return NotFound("no tenant " + ref.tenant);
-    return store_->Decisions(caller.empty() ? ref.tenant : caller, "", 200);
-  }
-  Result<WorkloadRecord> r = Owned(ref, caller);
-  if (!r.ok()) return r.status();
-  return store_->Decisions(r->tenant, r->name, 200);
+  return ScopedDecisions(*store_, ref, caller);
 }
 
 Result<nlohmann::json> Controller::Explain(const WorkloadRef& ref, const std::string& caller) {

@@ -102,6 +102,7 @@ Replica::~Replica() {
   if (elect_thread_.joinable()) elect_thread_.join();
   standby_api_.reset();
   standby_metrics_.reset();
+  standby_reads_.reset();
 }
 
 void Replica::Elect() {
@@ -183,6 +184,9 @@ Status Replica::StartStandby() {
     sb.status = [this] { return StatusJson(); };
     sb.leader_url = [this] { return LeaderUrl(); };
     sb.metrics = [this] { return MetricsText(); };
+    // Its own read-only session, opened at the first read (the elector's never waits for it).
+    if (standby_reads_ == nullptr) standby_reads_ = StandbyReads::OnPostgres(*policy_, clock_);
+    sb.reads = standby_reads_.get();
     Result<std::unique_ptr<server::StandbyServer>> started = server::StandbyServer::Start(std::move(sb));
     if (!started.ok()) return started.status();
     standby_api_ = std::move(started).value();
@@ -205,9 +209,10 @@ Status Replica::StartStandby() {
 }
 
 std::optional<int> Replica::Lead(const ha::FenceToken& token, RunSignals* signals) {
-  // The leader's API takes the standby's address.
+  // The leader's API takes the standby's address; the standby's read session ends.
   standby_api_.reset();
   standby_metrics_.reset();
+  standby_reads_.reset();
   log().Info("ha", "replica " + options_.name + " leads (epoch " + std::to_string(token.epoch) +
                        "): loading the state from the database");
   AppOptions ao = app_options_;
@@ -281,6 +286,7 @@ int Replica::Run() {
   if (elect_thread_.joinable()) elect_thread_.join();  // releases the lease if this replica led
   standby_api_.reset();
   standby_metrics_.reset();
+  standby_reads_.reset();
   return exit_code;
 }
 

@@ -4,8 +4,9 @@
 // standbys that wait to take over.
 //
 //   standby: the elector (controller/ha) tries the lease every retry period; the API
-//            listener is a StandbyServer (server/standby_server.h: status, metrics, and a
-//            307 to the leader for everything else).
+//            listener is a StandbyServer (server/standby_server.h: status, metrics, the
+//            workload reads from the database through StandbyReads' read-only session,
+//            and a 307 to the leader for everything else).
 //   leader:  the lease is taken with a new epoch. The standby listener stops and an App
 //            opens as for one process, but on the shared store: it loads its state from
 //            the database, observes every cluster and adopts the attempts it finds before
@@ -36,6 +37,7 @@
 #include "controller/pg/connection.h"
 #include "controller/pg/connection_policy.h"
 #include "controller/runtime/app.h"
+#include "controller/runtime/standby_reads.h"
 #include "controller/server/standby_server.h"
 
 namespace gpufed::runtime {
@@ -104,6 +106,8 @@ class Replica {
   std::string looked_up_holder_ GUARDED_BY(lookup_mu_);
   std::optional<std::string> looked_up_url_ GUARDED_BY(lookup_mu_);
 
+  // Declared before the listener that reads through it, so it is destroyed after.
+  std::unique_ptr<StandbyReads> standby_reads_;
   std::unique_ptr<server::StandbyServer> standby_api_;
   std::unique_ptr<server::StandbyServer> standby_metrics_;
 };

@@ -9,13 +9,13 @@
 #include <mutex>
 #include <sstream>
 
-#include "controller/common/time_text.h"
 #include "controller/server/admission.h"
 #include "controller/server/audit_log_routes.h"
 #include "controller/server/dashboard_routes.h"
 #include "controller/server/guarded_server.h"
 #include "controller/server/http_json.h"
 #include "controller/server/ui_routes.h"
+#include "controller/server/workload_api.h"
 
 namespace gpufed::server {
 
@@ -25,27 +25,6 @@ void Answer500(httplib::Response& res) {
   SendError(res, Internal("internal error"));
   res.status = 500;
   res.set_header("Connection", "close");
-}
-
-nlohmann::json WorkloadJson(const store::WorkloadRecord& r) {
-  return {{"name", r.name},
-          {"uid", r.uid},
-          {"tenant", r.tenant},
-          {"source", r.source},
-          {"state", StateName(r.state)},
-          {"reason", r.reason},
-          {"attempt", r.attempt},
-          {"cluster", r.cluster},
-          // Times as people read them (RFC 3339 UTC, or "+HH:MM:SS" in a simulated run);
-          // "" for a start or end that has not happened.
-          {"submitted", FormatControllerMillis(r.submitted.millis())},
-          {"started", r.started.millis() == 0 ? "" : FormatControllerMillis(r.started.millis())},
-          {"finished", r.finished.millis() == 0 ? "" : FormatControllerMillis(r.finished.millis())},
-          {"progress", r.progress.ToString()},
-          {"checkpoint", r.checkpoint.ToString()},
-          {"estimate", r.estimate.ToString()},
-          {"cost", r.cost.ToString()},
-          {"binding", nlohmann::json::parse(r.binding_json, nullptr, false)}};
 }
 
 // httplib's hooks around the routes. The pre-routing check runs after the request line
@@ -149,11 +128,7 @@ void AddHealthRoutes(httplib::Server& http, reconcile::Controller* controller, c
   });
 }
 
-// Workloads are namespaced by tenant: /v1/tenants/{tenant}/workloads[/{name}[/explain|/decisions]].
-// The short paths (/v1/workloads[/{name}], /v1/explain/{name}, /v1/decisions?workload=)
-// stay as aliases for the token's own tenant (for an admin: the one tenant with that name).
-constexpr char kName[] = "([A-Za-z0-9._-]+)";
-std::string TenantWorkloadsPath() { return std::string("/v1/tenants/") + kName + "/workloads"; }
+// The paths and their aliases: workload_api.h.
 
 // The workload a request names; `namespaced`: the path starts with /v1/tenants/{tenant}.
 reconcile::Controller::WorkloadRef WorkloadRefOf(const httplib::Request& req, bool namespaced) {
@@ -216,7 +191,7 @@ auto SubmitHandler(reconcile::Controller* controller, const Authorize& auth, siz
 // Submit, list, read and cancel workloads, on the namespaced paths and their aliases.
 void AddWorkloadRoutes(httplib::Server& http, reconcile::Controller* controller, const Authorize& auth,
                        size_t max_body) {
-  const std::string tenant_path = TenantWorkloadsPath();
+  const std::string tenant_path = TenantWorkloadsRoute();
   http.Post("/v1/workloads", SubmitHandler(controller, auth, max_body, false));
   http.Post(tenant_path, SubmitHandler(controller, auth, max_body, true));
   auto list = [controller, auth](bool namespaced) {
@@ -244,8 +219,8 @@ void AddWorkloadRoutes(httplib::Server& http, reconcile::Controller* controller,
       SendJson(res, WorkloadJson(*r));
     };
   };
-  http.Get(std::string("/v1/workloads/") + kName, get(false));
-  http.Get(tenant_path + "/" + kName, get(true));
+  http.Get(std::string("/v1/workloads/") + kNamePattern, get(false));
+  http.Get(tenant_path + "/" + kNamePattern, get(true));
   auto cancel = [controller, auth](bool namespaced) {
     return [=](const httplib::Request& req, httplib::Response& res) {
       const std::optional<Caller> caller = auth(req, res);
@@ -256,14 +231,14 @@ void AddWorkloadRoutes(httplib::Server& http, reconcile::Controller* controller,
       SendJson(res, {{"name", ref.name}, {"cancel_requested", true}}, 202);
     };
   };
-  http.Delete(std::string("/v1/workloads/") + kName, cancel(false));
-  http.Delete(tenant_path + "/" + kName, cancel(true));
+  http.Delete(std::string("/v1/workloads/") + kNamePattern, cancel(false));
+  http.Delete(tenant_path + "/" + kNamePattern, cancel(true));
 }
 
 // A workload's decisions and explanation, a tenant's standing, the clusters.
 void AddExplanationRoutes(httplib::Server& http, reconcile::Controller* controller, const Authorize& auth) {
-  const std::string tenant_path = TenantWorkloadsPath();
-  const std::string tenant_route = std::string("/v1/tenants/") + kName;
+  const std::string tenant_path = TenantWorkloadsRoute();
+  const std::string tenant_route = std::string("/v1/tenants/") + kNamePattern;
   http.Get(tenant_route, [controller, auth](const httplib::Request& req, httplib::Response& res) {
     const std::optional<Caller> caller = auth(req, res);
     if (!caller) return;
@@ -286,19 +261,11 @@ void AddExplanationRoutes(httplib::Server& http, reconcile::Controller* controll
                      : reconcile::Controller::WorkloadRef{"", req.get_param_value("workload")};
       Result<std::vector<store::DecisionRow>> rows = controller->Decisions(ref, tenant);
       if (!rows.ok()) return SendError(res, rows.status());
-      nlohmann::json items = nlohmann::json::array();
-      for (const auto& row : *rows) {
-        nlohmann::json item = nlohmann::json::parse(row.record_json, nullptr, false);
-        if (!item.is_object()) continue;
-        item["seq"] = row.seq;
-        item["time"] = gpufed::FormatTimeMicros(row.at.millis() * 1000);
-        items.push_back(std::move(item));
-      }
-      SendJson(res, {{"items", items}});
+      SendJson(res, DecisionsJson(*rows));
     };
   };
   http.Get("/v1/decisions", decisions(false));
-  http.Get(tenant_path + "/" + kName + "/decisions", decisions(true));
+  http.Get(tenant_path + "/" + kNamePattern + "/decisions", decisions(true));
   auto explain = [controller, auth](bool namespaced) {
     return [=](const httplib::Request& req, httplib::Response& res) {
       const std::optional<Caller> caller = auth(req, res);
@@ -309,8 +276,8 @@ void AddExplanationRoutes(httplib::Server& http, reconcile::Controller* controll
       SendJson(res, *e);
     };
   };
-  http.Get(std::string("/v1/explain/") + kName, explain(false));
-  http.Get(tenant_path + "/" + kName + "/explain", explain(true));
+  http.Get(std::string("/v1/explain/") + kNamePattern, explain(false));
+  http.Get(tenant_path + "/" + kNamePattern + "/explain", explain(true));
 }
 
 }  // namespace

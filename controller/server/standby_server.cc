@@ -2,11 +2,15 @@
 
 #include <httplib.h>
 
+#include <regex>
+#include <vector>
+
 #include "controller/server/client_certificate.h"
 #include "controller/server/connection_stream.h"
 #include "controller/server/guarded_server.h"
 #include "controller/server/http_json.h"
 #include "controller/server/server.h"
+#include "controller/server/workload_api.h"
 
 namespace gpufed::server {
 namespace {
@@ -28,6 +32,85 @@ bool Unauthorized(httplib::Response& res) {
   res.set_header("WWW-Authenticate", "Bearer");
   SendError(res, Status(StatusCode::kUnauthenticated, "missing or unknown bearer token"));
   return true;
+}
+
+// The workload API's reads a standby answers itself, as the leader routes them (server.cc:
+// the namespaced paths and the short ones for the token's own tenant).
+enum class ReadKind { kList, kGet, kDecisions };
+struct ReadRoute {
+  std::regex path;
+  ReadKind kind;
+  bool namespaced;  // the path starts with /v1/tenants/{tenant}
+};
+
+const std::vector<ReadRoute>& ReadRoutes() {
+  static const std::vector<ReadRoute> routes = [] {
+    const std::string name = kNamePattern;
+    const std::string tenant = TenantWorkloadsRoute();
+    std::vector<ReadRoute> r;
+    r.push_back({std::regex("/v1/workloads"), ReadKind::kList, false});
+    r.push_back({std::regex(tenant), ReadKind::kList, true});
+    r.push_back({std::regex("/v1/workloads/" + name), ReadKind::kGet, false});
+    r.push_back({std::regex(tenant + "/" + name), ReadKind::kGet, true});
+    r.push_back({std::regex("/v1/decisions"), ReadKind::kDecisions, false});
+    r.push_back({std::regex(tenant + "/" + name + "/decisions"), ReadKind::kDecisions, true});
+    return r;
+  }();
+  return routes;
+}
+
+// The answer to one read: the leader's JSON for what the caller (its tenant, "" for an
+// admin) may see.
+Result<nlohmann::json> Read(WorkloadReads& reads, const ReadRoute& route, const std::smatch& m,
+                            const httplib::Request& req, const std::string& caller) {
+  switch (route.kind) {
+    case ReadKind::kList: {
+      Result<std::vector<store::WorkloadRecord>> all = reads.List(caller, route.namespaced ? m.str(1) : "");
+      if (!all.ok()) return all.status();
+      nlohmann::json items = nlohmann::json::array();
+      for (const store::WorkloadRecord& r : *all) items.push_back(WorkloadJson(r));
+      return nlohmann::json{{"items", std::move(items)}};
+    }
+    case ReadKind::kGet: {
+      const reconcile::WorkloadRef ref =
+          route.namespaced ? reconcile::WorkloadRef{m.str(1), m.str(2)} : reconcile::WorkloadRef{"", m.str(1)};
+      Result<store::WorkloadRecord> r = reads.Get(ref, caller);
+      if (!r.ok()) return r.status();
+      return WorkloadJson(*r);
+    }
+    case ReadKind::kDecisions: {
+      const reconcile::WorkloadRef ref = route.namespaced ? reconcile::WorkloadRef{m.str(1), m.str(2)}
+                                                          : reconcile::WorkloadRef{"", req.get_param_value("workload")};
+      Result<std::vector<store::DecisionRow>> rows = reads.Decisions(ref, caller);
+      if (!rows.ok()) return rows.status();
+      return DecisionsJson(*rows);
+    }
+  }
+  return Internal("unknown read");
+}
+
+// Answers a workload read from the database; false when the request is not one.
+bool ServeRead(const StandbyOptions& o, const httplib::Request& req, httplib::Response& res) {
+  for (const ReadRoute& route : ReadRoutes()) {
+    std::smatch m;
+    if (!std::regex_match(req.path, m, route.path)) continue;
+    res.set_header(kServedByHeader, "standby");
+    const std::optional<Caller> caller = CallerOf(o.tokens, req);
+    if (!caller) return Unauthorized(res);
+    if (caller->role == Caller::Role::kMetrics) {
+      SendError(res, Status(StatusCode::kPermissionDenied, "a metrics token reads /metrics only"));
+      return true;
+    }
+    Result<nlohmann::json> body = Read(*o.reads, route, m, req, caller->tenant);
+    if (body.ok()) {
+      SendJson(res, *body);
+    } else {
+      if (body.status().code() == StatusCode::kUnavailable) res.set_header("Retry-After", kRetryAfterSeconds);
+      SendError(res, body.status());
+    }
+    return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -69,6 +152,8 @@ Result<std::unique_ptr<StandbyServer>> StandbyServer::Start(StandbyOptions optio
       } else {
         res.set_content(opts->metrics(), "text/plain; version=0.0.4");
       }
+    } else if (get && opts->reads != nullptr && ServeRead(*opts, req, res)) {
+      // answered from the database
     } else if (std::optional<std::string> leader = opts->leader_url(); leader) {
       // The target as the client sent it (path and query): the leader checks the token.
       res.status = 307;

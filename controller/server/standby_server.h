@@ -1,21 +1,36 @@
 #pragma once
 // The API of a standby replica (issue 38: several `gpufed run --store postgres://` share
-// one database and one of them leads). A standby runs no loop and holds no journal, so it
-// answers only what it knows itself, and sends everything else to the leader:
+// one database and one of them leads). A standby runs no loop and holds no journal; it
+// answers what it knows itself and what the database holds, and sends everything else to
+// the leader:
 //   GET /healthz                 200 (the process is alive)
 //   GET /readyz                  503 with the replica's status: a load balancer that
 //                                routes by readiness sends traffic to the leader only
 //   GET /v1/status               the replica's status (any valid token)
 //   GET /metrics                 gpufed_leader and the election's counters (admin or
 //                                metrics token)
+//   GET /v1/tenants/{t}/workloads[/{name}[/decisions]], /v1/workloads[/{name}],
+//   GET /v1/decisions[?workload=NAME]
+//                                with `reads` set: answered here from the database
+//                                (WorkloadReads, a read-only session), with the leader's
+//                                JSON (workload_api.h), its tenant scoping (a tenant
+//                                token sees only its tenant's: another's is 404) and its
+//                                aliases; marked `X-Gpufed-Served-By: standby`. What the
+//                                leader has not committed yet is not there (its decisions
+//                                wait for its next write: store.h). 503 with
+//                                Retry-After and the reason when the database cannot be
+//                                read (a statement timeout bounds every read).
 //   anything else                307 to the same path and query on the leader's announced
 //                                API (a 307 keeps the method and body: a submission is
 //                                made, and answered 201 only once durable, by the leader),
-//                                or 503 with Retry-After while no leader is known.
+//                                or 503 with Retry-After while no leader is known. So do
+//                                the reads above when `reads` is null.
 // Nothing is written here: a 201 still means "durable", because only the leader gives one.
 // The request's body is never read (the answer comes from its head); a request with a
 // body is answered with "Connection: close", so no byte of it is parsed as a next request.
-// Listens like the leader's API (the same flags: address, TLS, client CA, tokens).
+// Listens like the leader's API (the same flags: address, TLS, client CA, tokens), but
+// without the leader's per-tenant rate limits (they come from the policy revision, which
+// a standby does not load): its reads go one at a time through one database session.
 #include <functional>
 #include <memory>
 #include <optional>
@@ -26,6 +41,7 @@
 #include "controller/common/status.h"
 #include "controller/server/connection_limits.h"
 #include "controller/server/token_table.h"
+#include "controller/server/workload_reads.h"
 
 namespace gpufed::server {
 
@@ -45,7 +61,13 @@ struct StandbyOptions {
   std::function<std::string()> metrics;
   // --metrics-listen's standby: /metrics without a token and /healthz; 404 otherwise.
   bool metrics_only = false;
+  // The workload reads answered here (above); null: redirected like every other request.
+  // Must outlive the server.
+  WorkloadReads* reads = nullptr;
 };
+
+// The header on every answer a standby gives from the database ("standby").
+inline constexpr char kServedByHeader[] = "X-Gpufed-Served-By";
 
 class StandbyServer {
  public:

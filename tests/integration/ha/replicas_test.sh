@@ -4,7 +4,9 @@
 # 2 s, retry 0.5 s) so that each takeover takes seconds:
 #   1. exactly one replica leads; the others answer /readyz 503 and redirect writes (307);
 #   2. submissions through standbys (gpufed submit follows the 307) are answered 201 by the
-#      leader;
+#      leader; a standby answers the workload reads itself from the database (200, marked
+#      X-Gpufed-Served-By: standby) with what the leader answers, and a tenant's token reads
+#      nothing of another tenant's through it;
 #   3. kill -9 the leader: another replica leads within the lease plus a retry or two;
 #   4. SIGSTOP the new leader past its lease: a third takes over; SIGCONT: the frozen one
 #      says it lost the lead, writes nothing more (fenced) and is a standby again;
@@ -52,6 +54,18 @@ STORE="postgresql://gpufed@/$db?host=$socket_dir&port=$pg_port"
 # shellcheck source=fleet_lib.sh
 . "$(dirname "$0")/fleet_lib.sh"
 ha_fleet "$T" 4
+# A second tenant, to show that a standby scopes reads by tenant as the leader does.
+OTHER=phys-0123456789abcdef0123
+cat >>"$T/repo/fleet.yaml" <<'YAML'
+---
+apiVersion: gpufed/v1alpha1
+kind: Tenant
+metadata: {name: physics}
+spec:
+  quota: {maxGpus: 8}
+YAML
+git -C "$T/repo" -c user.email=t@t -c user.name=t commit -qam physics
+printf '%s physics phys-ci\n' "$OTHER" >>"$T/tokens"
 start() {
   local r=$1
   [ -n "${rport[$r]:-}" ] || rport[$r]=$(free_port)
@@ -117,6 +131,54 @@ grep -qx "gpufed_leader{replica=\"${standbys[0]}\"} 0" <<<"$scraped" || fail "a 
 # 2. Submissions through every replica.
 for i in 1 2 3; do for r in a b c; do submit_via "$r" "w$i-$r"; done; done
 [ ${#acked[@]} -eq 9 ] || fail "only ${#acked[@]} of 9 submissions were acknowledged with a leader in place"
+# Reads through a standby: answered there (no 307), from the database, as the leader
+# answers them. The loop may move a workload between two reads, so both are read until
+# they agree (the sim runs `sleep 3600`: the states settle), within a bound.
+read_as() {  # read_as TOKEN REPLICA PATH: "CODE SERVED-BY" on the first line, then the body
+  curl -s -m 5 -D "$T/headers" -o "$T/body" -w '%{http_code}' -H "Authorization: Bearer $1" \
+    "http://127.0.0.1:${rport[$2]}$3" >"$T/code" || true
+  printf '%s %s\n' "$(cat "$T/code")" "$(sed -n 's/^[Xx]-[Gg]pufed-[Ss]erved-[Bb]y: *\([a-z]*\).*/\1/p' "$T/headers" | tr -d '\r')"
+  cat "$T/body"
+}
+same_reads() {  # same_reads TOKEN PATH: the standby's answer equals the leader's
+  read_as "$1" "$leader" "$2" >"$T/via-leader"
+  read_as "$1" "${standbys[0]}" "$2" >"$T/via-standby"
+  python3 - "$T/via-leader" "$T/via-standby" <<'PY'
+import json, sys
+def load(path):
+    head, _, body = open(path).read().partition("\n")
+    return head.split(), json.loads(body)
+(lcode, *_), leader = load(sys.argv[1])
+(scode, *served), standby = load(sys.argv[2])
+if lcode != "200" or scode != "200" or served != ["standby"]:
+    sys.exit(f"leader {lcode}, standby {scode} served by {served}")
+def view(x):  # what is the same in both however long apart they were read
+    items = x["items"] if "items" in x else [x]
+    return [{k: i.get(k) for k in ("name", "uid", "tenant", "state", "attempt", "cluster", "seq", "outcome")} for i in items]
+sys.exit(0 if view(leader) == view(standby) else f"leader {view(leader)} != standby {view(standby)}")
+PY
+}
+for path in /v1/tenants/genomics/workloads/w1-a /v1/workloads/w2-b /v1/workloads \
+  /v1/tenants/genomics/workloads/w1-a/decisions "/v1/decisions?workload=w3-c"; do
+  deadline=$((SECONDS + 20))
+  until why=$(same_reads "$TENANT" "$path" 2>&1); do
+    [ $SECONDS -lt $deadline ] || fail "a standby's GET $path is not the leader's: $why"
+    sleep 0.2
+  done
+done
+echo "a standby answers the workload reads from the database as the leader does"
+# Another tenant's token reads nothing of genomics' through a standby: 404 by every path.
+uid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["uid"])' <(read_as "$TENANT" "$leader" /v1/workloads/w1-a | tail -n +2))
+for path in /v1/tenants/genomics/workloads/w1-a /v1/workloads/w1-a /v1/tenants/genomics/workloads \
+  /v1/tenants/genomics/workloads/w1-a/decisions "/v1/decisions?workload=w1-a"; do
+  answer=$(read_as "$OTHER" "${standbys[0]}" "$path")
+  [ "$(head -n 1 <<<"$answer")" = "404 standby" ] || fail "physics read $path through a standby: $(head -n 1 <<<"$answer")"
+  ! grep -q "$uid" <<<"$answer" || fail "physics read genomics' $uid through a standby at $path"
+done
+answer=$(read_as "$OTHER" "${standbys[0]}" /v1/workloads)
+[ "$(head -n 1 <<<"$answer")" = "200 standby" ] || fail "physics' own list through a standby: $(head -n 1 <<<"$answer")"
+[ "$(tail -n +2 <<<"$answer" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["items"]))')" = 0 ] ||
+  fail "physics' list through a standby holds another tenant's workloads"
 
 # 3. kill -9 the leader.
 kill -KILL "${rpid[$leader]}"
