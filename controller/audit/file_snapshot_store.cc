@@ -41,7 +41,7 @@ Result<size_t> ReadFully(SequentialFile& file, char* buf, size_t n) {
 
 }  // namespace
 
-FileSnapshotStore::SnapshotStore(Env* env, std::string audit_dir)
+FileSnapshotStore::FileSnapshotStore(Env* env, std::string audit_dir)
     : env_(env), dir_(std::move(audit_dir) + "/snapshots") {}
 
 Status FileSnapshotStore::OpenPack() {

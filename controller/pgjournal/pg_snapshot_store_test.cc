@@ -46,10 +46,11 @@ class PgSnapshots : public pg::testing::PgTest {
 
 std::string Object(int i) { return audit::DumpPayload({{"pending", {"w" + std::to_string(i)}}, {"n", i}}); }
 
-TEST_F(PgSnapshots, ObjectsRoundTripAndAPassIsOneTransaction) {
+TEST_F(PgSnapshots, ObjectsAreBufferedUntilSyncAndRoundTrip) {
   auto writer = Writer();
   ASSERT_NE(writer, nullptr);
   std::vector<std::string> names;
+  names.reserve(50);
   for (int i = 0; i < 50; ++i) names.push_back(*writer->Add(Object(i)));
   EXPECT_EQ(*writer->Add(Object(7)), names[7]);  // buffered once
   EXPECT_EQ(writer->pending(), 50u);
