@@ -182,7 +182,7 @@ void AddAuditProveCommands(CLI::App& audit, int* exit_code) {
   auto po = std::make_shared<ProveOptions>();
   CLI::App* prove = audit.add_subcommand(
       "prove", "Print an inclusion proof for a record (--seq) or a consistency proof between two tree sizes (JSON)");
-  prove->add_option("audit_dir", po->audit_dir, "Audit folder (holds journal/)");
+  prove->add_option("audit_dir", po->audit_dir, "Audit folder (holds journal/), or --store");
   AddStoreOption(prove, &po->store);
   prove->add_option("--seq", po->seq, "The record to prove");
   AddArchiveOption(prove, &po->archives);
