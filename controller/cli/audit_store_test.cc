@@ -4,7 +4,8 @@
 // verification, and a connection string with a password is refused without being echoed.
 // End to end: one seeded federation run with the file backend and with `run --store`
 // decides the same, and `audit replay --all` passes on both, the second reading the
-// journal and the pass snapshots from the database alone.
+// journal and the pass snapshots from the database alone (or, for a database journalled
+// before it kept snapshots, from a folder given with -d).
 #include <sys/wait.h>
 
 #include <array>
@@ -20,6 +21,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "controller/audit/file_snapshot_store.h"
 #include "controller/audit/journal.h"
 #include "controller/audit/signing.h"
 #include "controller/pg/testing/pg_test_server.h"
@@ -276,6 +278,29 @@ TEST_F(RunOnStore, FileAndStoreRunsDecideTheSameAndBothReplay) {
   EXPECT_EQ(report.exit_code, 0) << report.output;
   Process file_report = Gpufed({"audit", "report", "-d", file_audit, "-f", "json"});
   EXPECT_EQ(file_report.exit_code, 0) << file_report.output;
+
+  // A database journalled before it kept snapshots: the objects are in a folder only (a
+  // copy of the table's, made here) and the table is empty. --store alone cannot replay
+  // or judge; with -d the folder serves what the table lacks.
+  const std::string old_audit = Path("old-leader-audit");
+  {
+    std::unique_ptr<audit::Env> env = audit::NewPosixEnv();
+    audit::FileSnapshotStore folder(env.get(), old_audit);
+    auto rows =
+        Connect()->Exec("copy the objects", "SELECT convert_from(bytes, 'UTF8') AS object FROM gpufed_snapshots");
+    ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+    for (size_t i = 0; i < rows->size(); ++i) ASSERT_TRUE(folder.Add(*rows->Text(i, "object")).ok());
+    ASSERT_TRUE(folder.Sync().ok());
+    auto admin = ConnectAsAdmin();
+    ASSERT_TRUE(admin->Exec("as if older", "ALTER TABLE gpufed_snapshots DISABLE TRIGGER USER").ok());
+    ASSERT_TRUE(admin->Exec("as if older", "DELETE FROM gpufed_snapshots").ok());
+  }
+  EXPECT_EQ(Gpufed({"audit", "replay", "--all", "--store", store_}).exit_code, 1);
+  EXPECT_EQ(Gpufed({"audit", "report", "--store", store_, "-f", "json"}).exit_code, 4);  // not judged
+  Process fallback = Gpufed({"audit", "replay", "--all", "--store", store_, "-d", old_audit});
+  EXPECT_EQ(fallback.exit_code, 0) << fallback.output;
+  EXPECT_EQ(fallback.output, file_replay.output);
+  EXPECT_EQ(Gpufed({"audit", "report", "--store", store_, "-d", old_audit, "-f", "json"}).exit_code, 0);
 }
 
 }  // namespace
