@@ -1,6 +1,7 @@
 #include "controller/audit/audit_trail.h"
 
 #include "controller/audit/archive_env.h"
+#include "controller/audit/file_snapshot_store.h"
 #include "controller/audit/reader.h"
 #include "controller/audit/records.h"
 #include "controller/audit/signing_key.h"
@@ -62,6 +63,16 @@ Result<std::unique_ptr<AuditTrail>> AuditTrail::Open(const AuditTrailOptions& op
     return Status(journal.status().code(), "audit journal " + options.dir + ": " + journal.status().message());
   }
   trail->journal_ = std::move(journal).value();
+  if (options.open_snapshots) {
+    Result<std::unique_ptr<SnapshotStore>> snapshots = options.open_snapshots();
+    if (!snapshots.ok()) {
+      return Status(snapshots.status().code(),
+                    "audit snapshots of " + options.dir + ": " + snapshots.status().message());
+    }
+    trail->snapshots_ = std::move(snapshots).value();
+  } else {
+    trail->snapshots_ = std::make_unique<FileSnapshotStore>(trail->env_, options.dir);
+  }
   // The tiles follow the journal; if they cannot be brought to it, the controller runs
   // without serving them (the journal and its checkpoints are the evidence).
   Status tiles_status = Status::Ok();

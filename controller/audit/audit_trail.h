@@ -1,7 +1,7 @@
 #pragma once
 // A controller's audit trail as one resource: the file system it writes through, the
-// signing key, the journal and its tiles (tile_store.h, served through log_view.h),
-// opened in that order and released in reverse. The App
+// signing key, the journal and its tiles (tile_store.h, served through log_view.h), and
+// the store of the passes' snapshots, opened in that order and released in reverse. The App
 // (runtime/app.h) owns one for the life of the process and lends it to the loop, which
 // appends; nothing else writes to the journal.
 #include <functional>
@@ -14,6 +14,7 @@
 #include "controller/audit/journal_storage.h"
 #include "controller/audit/log_view.h"
 #include "controller/audit/signing.h"
+#include "controller/audit/snapshot_store.h"
 #include "controller/audit/tile_store.h"
 #include "controller/common/durability.h"
 #include "controller/common/status.h"
@@ -42,6 +43,10 @@ struct AuditTrailOptions {
   // still kept in <dir>/tiles) catch up from it, the entry bundles are read through it,
   // and source_factory() hands it on (shippers).
   JournalSourceFactory open_source;
+  // Where the passes' snapshots are kept. Null: the file store in <dir>/snapshots
+  // (FileSnapshotStore). Otherwise Open calls it once, after the journal is open (a
+  // PostgreSQL table beside the journal's, controller/pgjournal); an error fails Open.
+  std::function<Result<std::unique_ptr<SnapshotStore>>()> open_snapshots;
 };
 
 class AuditTrail {
@@ -56,6 +61,8 @@ class AuditTrail {
   ~AuditTrail();
 
   AuditJournal& journal() { return *journal_; }
+  // The passes' snapshots, which decisions name in their `inputs` (the loop writes them).
+  SnapshotStore& snapshots() { return *snapshots_; }
   const AuditJournal& journal() const { return *journal_; }
   // What the journal and the pass snapshots beside it are written through.
   Env* env() const { return env_; }
@@ -85,6 +92,7 @@ class AuditTrail {
   JournalSourceFactory open_source_;
   std::unique_ptr<TileStore> tiles_;      // outlives the journal, which appends to it
   std::unique_ptr<AuditJournal> journal_;
+  std::unique_ptr<SnapshotStore> snapshots_;
   std::unique_ptr<LogView> log_;
 };
 

@@ -75,7 +75,6 @@ Result<LogCheckpoint> TrustedCheckpoint(const std::string& text, const ProofKey&
 }  // namespace
 
 Result<JournalProver> JournalProver::Load(Env& env, const std::string& audit_dir) {
-  JournalProver prover(&env, audit_dir);
   if (!env.FileExists(audit_dir + "/journal")) return NotFound(audit_dir + " holds no journal/ folder");
   Result<std::vector<std::pair<uint64_t, std::string>>> segments = ListSegments(env, audit_dir + "/journal");
   if (!segments.ok()) return segments.status();
@@ -84,10 +83,19 @@ Result<JournalProver> JournalProver::Load(Env& env, const std::string& audit_dir
     return FailedPrecondition("the journal begins at seq " + std::to_string(segments->front().first) +
                               " (the records before it are archived): give its archive, --archive DIR");
   }
+  return LoadLines(
+      [&](const std::function<Status(std::string_view)>& fn) { return ForEachJournalLine(env, audit_dir, fn); },
+      [env = &env, audit_dir]() -> std::unique_ptr<JournalRecordSource> {
+        return std::make_unique<JournalReader>(env, audit_dir);
+      });
+}
+
+Result<JournalProver> JournalProver::LoadLines(const LineScan& for_each_line, JournalSourceFactory open_source) {
+  JournalProver prover(std::move(open_source));
   ChainVerifier chain(VerifyOptions{});
   std::vector<MerkleHash> leaves;
   MerkleHasher hasher;
-  Status read = ForEachJournalLine(env, audit_dir, [&](std::string_view line) -> Status {
+  Status read = for_each_line([&](std::string_view line) -> Status {
     if (!chain.AddLine(line)) return Status::Ok();
     if (line.find("\"kind\":\"checkpoint\"") != std::string_view::npos) {
       Result<nlohmann::json> json = RecordJson(line);
@@ -110,10 +118,10 @@ Result<JournalProver> JournalProver::Load(Env& env, const std::string& audit_dir
 }
 
 Result<std::string> JournalProver::RecordLine(uint64_t seq) {
-  JournalReader reader(env_, audit_dir_);
-  GPUFED_RETURN_IF_ERROR(reader.Seek(seq));
+  std::unique_ptr<JournalRecordSource> reader = open_source_();
+  GPUFED_RETURN_IF_ERROR(reader->Seek(seq));
   std::vector<JournalEntry> entries;
-  Result<size_t> n = reader.Next(1, seq, &entries);
+  Result<size_t> n = reader->Next(1, seq, &entries);
   if (!n.ok()) return n.status();
   if (entries.empty() || entries[0].seq != seq) return NotFound("no record seq " + std::to_string(seq));
   return entries[0].line;

@@ -1,18 +1,22 @@
 #pragma once
-// Inclusion and consistency proofs over a journal folder (`gpufed audit prove`) and their
+// Inclusion and consistency proofs over a journal, a folder or another storage (`gpufed
+// audit prove [--store]`) and their
 // offline check (`gpufed audit verify-proof`), which needs only the log's public key, the
 // proof and a checkpoint. The JSON forms are in docs/audit-format.md ("Proofs"):
 //   {"type":"inclusion","seq","leafIndex","treeSize","record","proof":[b64],"checkpoint"}
 //   {"type":"consistency","fromSize","toSize","fromRoot","toRoot","proof":[b64],"checkpoint"}
 // "checkpoint" is a signed note of the proof's (larger) tree size, when the journal has one.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
 #include "controller/audit/env.h"
+#include "controller/audit/journal_storage.h"
 #include "controller/audit/merkle.h"
 #include "controller/audit/signed_note.h"
 #include "controller/common/status.h"
@@ -25,6 +29,11 @@ class JournalProver {
   // Reads every record of `audit_dir`; DataLoss when the chain or a checkpoint's tree does
   // not hold (run `gpufed audit verify`).
   static Result<JournalProver> Load(Env& env, const std::string& audit_dir);
+  // The same over a journal kept elsewhere (the PostgreSQL table): `for_each_line` calls
+  // its argument with every stored line from seq 1 in order, and `open_source` reads
+  // single records back for the proofs.
+  using LineScan = std::function<Status(const std::function<Status(std::string_view)>&)>;
+  static Result<JournalProver> LoadLines(const LineScan& for_each_line, JournalSourceFactory open_source);
 
   // The proof of record `seq` in the tree of `tree_size` records (0: the newest signed
   // checkpoint's size, which must cover seq). With `checkpoint_note` (an auditor's own
@@ -36,11 +45,10 @@ class JournalProver {
   Result<MerkleHash> Root(uint64_t size);
 
  private:
-  JournalProver(Env* env, std::string audit_dir) : env_(env), audit_dir_(std::move(audit_dir)) {}
+  explicit JournalProver(JournalSourceFactory open_source) : open_source_(std::move(open_source)) {}
   Result<std::string> RecordLine(uint64_t seq);
 
-  Env* env_;
-  std::string audit_dir_;
+  JournalSourceFactory open_source_;
   std::unique_ptr<MemoryNodeSource> source_;
   std::map<uint64_t, std::string> notes_;  // tree size -> signed note
   MerkleHasher hasher_;

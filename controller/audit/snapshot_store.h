@@ -1,82 +1,46 @@
 #pragma once
 // Content-addressed, write-once JSON objects beside the journal: the placer inputs replay
-// needs (snapshots, and the workload documents and running entries they name).
+// needs (snapshots, and the workload documents and running entries they name). Each is
+// named by "sha256:<hex>" of its bytes, so a name in a journalled decision fixes the
+// bytes it stands for wherever they are kept.
 //
-// Objects are appended to pack files, `<audit>/snapshots/pack-NNNNNN.objects`, each as
-//   "sha256:<64 hex> <length>\n" <length bytes of compact JSON> "\n"
-// and named by "sha256:<hex>" of their bytes. A pack is only ever appended to; a writer
-// starts a new pack when it opens (and past kPackBytes), so two processes never append to
-// the same one. A torn tail (a crash mid-append) hides only the objects after it, which no
-// durable journal record names: the loop syncs its objects before it appends decisions.
-// Stores written before packs (`snapshots/<2 hex>/<64 hex>.json`, one file per object)
-// are still read.
-#include <cstdint>
-#include <map>
-#include <memory>
+// Two implementations: FileSnapshotStore (file_snapshot_store.h: append-only packs in
+// <audit>/snapshots, the default) and, under `gpufed run --store postgres://`, a table of
+// the database beside the journal's (controller/pgjournal/pg_snapshot_store.h), so that
+// the decisions a leader journalled can be replayed after its host is gone. The App picks
+// one where it opens the audit trail (AuditTrailOptions::open_snapshots).
 #include <string>
 #include <string_view>
-#include <unordered_map>
-#include <unordered_set>
 
 #include <nlohmann/json.hpp>
 
-#include "controller/audit/env.h"
 #include "controller/common/status.h"
 
 namespace gpufed::audit {
 
 class SnapshotStore {
  public:
-  // A pack is closed and the next one begun once it holds this many bytes.
-  static constexpr uint64_t kPackBytes = uint64_t{64} << 20;
-  // The largest object Get reads (a bound against a corrupt length).
-  static constexpr uint64_t kMaxObjectBytes = uint64_t{256} << 20;
+  virtual ~SnapshotStore() = default;
 
-  // `env` must outlive the store. One writer at a time (the reconcile loop); readers in
-  // other processes may run concurrently.
-  SnapshotStore(Env* env, std::string audit_dir);
+  // Stores `text` unless this store already holds it, and returns its name. Not durable
+  // until Sync() returns OK: a writer adds a pass's objects and syncs once, before any
+  // decision names them. One writer at a time (the reconcile loop).
+  virtual Result<std::string> Add(std::string_view text) = 0;
+  // Makes every object added so far durable. An implementation that cannot tell what a
+  // failed sync left behind refuses every later Add and Sync with its error.
+  virtual Status Sync() = 0;
+  // The object's bytes: NotFound for an unknown name, DataLoss when the stored bytes no
+  // longer match it, InvalidArgument for a name that is not "sha256:<64 hex>".
+  virtual Result<std::string> GetText(const std::string& digest) = 0;
 
-  // Appends `text` unless this store has already added or read it, and returns its name.
-  // Not durable until Sync() returns OK. (An object written by an earlier process may be
-  // appended again; the copies are the same bytes, and Get takes either.)
-  Result<std::string> Add(std::string_view text);
-  // Makes every object added so far durable (fdatasync of the pack; the folder once per
-  // new pack). A failed append or sync leaves the pack's state unknown, so the store
-  // refuses every later Add and Sync with that error (as the journal does): objects
-  // indexed but never synced must not be named by a decision.
-  Status Sync();
   // Add + Sync of one document in its canonical form (compact, sorted keys).
   Result<std::string> Put(const nlohmann::json& document);
-
-  // NotFound for an unknown name; DataLoss when the stored bytes no longer match it.
+  // GetText, parsed: DataLoss when the object is not JSON.
   Result<nlohmann::json> Get(const std::string& digest);
-  Result<std::string> GetText(const std::string& digest);
-
- private:
-  struct Location {
-    std::string pack;
-    uint64_t offset = 0;  // of the object's bytes
-    uint64_t length = 0;
-  };
-  Status OpenPack();
-  // Indexes objects appended to the packs since the last scan.
-  Status Scan();
-  Status ScanPack(const std::string& name, uint64_t& offset);
-
-  Env* env_;
-  std::string dir_;
-  // Writing.
-  std::unique_ptr<WritableFile> pack_;
-  std::string pack_name_;
-  uint64_t pack_size_ = 0;
-  bool pack_dir_synced_ = true;
-  bool dirty_ = false;
-  Status failed_;  // sticky
-  // Reading: every object indexed so far, and how far each pack has been scanned.
-  std::unordered_map<std::string, Location> index_;  // hex -> where
-  std::map<std::string, uint64_t> scanned_;          // pack name -> scanned up to
 };
 
+// The name of `text`: "sha256:" and the 64 hex digits of its SHA-256.
+std::string SnapshotDigest(std::string_view text);
 // The 64 hex digits of a "sha256:<hex>" name, or "" when `digest` is not one.
 std::string DigestHex(const std::string& digest);
 

@@ -2,7 +2,7 @@
 // from another store instance (another process) too; a torn tail hides only what it tore;
 // an altered byte is DataLoss; a failed write is sticky; and a writer stores a workload and
 // a running entry once however many passes read them, yet reads back the same inputs.
-#include "controller/audit/snapshot_store.h"
+#include "controller/audit/file_snapshot_store.h"
 
 #include <filesystem>
 #include <fstream>
@@ -31,7 +31,7 @@ class SnapshotStoreTest : public ::testing::Test {
 };
 
 TEST_F(SnapshotStoreTest, ObjectsReadBackFromAnotherStoreAndOldPerFileStoresStillRead) {
-  SnapshotStore writer(env_.get(), dir_.str());
+  FileSnapshotStore writer(env_.get(), dir_.str());
   Result<std::string> a = writer.Put({{"a", 1}});
   Result<std::string> b = writer.Put({{"b", "two"}});
   ASSERT_TRUE(a.ok() && b.ok()) << a.status().ToString();
@@ -47,7 +47,7 @@ TEST_F(SnapshotStoreTest, ObjectsReadBackFromAnotherStoreAndOldPerFileStoresStil
   std::filesystem::create_directories(dir_.path() / "snapshots" / hex.substr(0, 2));
   std::ofstream(dir_.path() / "snapshots" / hex.substr(0, 2) / (hex + ".json")) << old;
 
-  SnapshotStore reader(env_.get(), dir_.str());
+  FileSnapshotStore reader(env_.get(), dir_.str());
   EXPECT_EQ((*reader.Get(*a))["a"], 1);
   EXPECT_EQ((*reader.Get(*b))["b"], "two");
   EXPECT_EQ((*reader.Get("sha256:" + hex))["old"], true);
@@ -62,23 +62,23 @@ TEST_F(SnapshotStoreTest, ObjectsReadBackFromAnotherStoreAndOldPerFileStoresStil
 TEST_F(SnapshotStoreTest, ATornTailHidesOnlyTheTornObjectAndTheNextWriterStartsANewPack) {
   std::string a, b;
   {
-    SnapshotStore writer(env_.get(), dir_.str());
+    FileSnapshotStore writer(env_.get(), dir_.str());
     a = *writer.Put({{"a", 1}});
     b = *writer.Put({{"b", std::string(100, 'x')}});
   }
   std::filesystem::resize_file(Pack(1), std::filesystem::file_size(Pack(1)) - 20);
-  SnapshotStore next(env_.get(), dir_.str());
+  FileSnapshotStore next(env_.get(), dir_.str());
   EXPECT_TRUE(next.Get(a).ok());
   EXPECT_EQ(next.Get(b).status().code(), StatusCode::kNotFound);
   std::string again = *next.Put({{"b", std::string(100, 'x')}});
   EXPECT_EQ(again, b);
   EXPECT_TRUE(std::filesystem::exists(Pack(2)));
-  SnapshotStore reader(env_.get(), dir_.str());
+  FileSnapshotStore reader(env_.get(), dir_.str());
   EXPECT_EQ((*reader.Get(b))["b"], std::string(100, 'x'));
 }
 
 TEST_F(SnapshotStoreTest, AnAlteredByteIsDataLoss) {
-  std::string a = *SnapshotStore(env_.get(), dir_.str()).Put({{"value", 12345}});
+  std::string a = *FileSnapshotStore(env_.get(), dir_.str()).Put({{"value", 12345}});
   std::string bytes;
   {
     std::ifstream in(Pack(1), std::ios::binary);
@@ -86,14 +86,14 @@ TEST_F(SnapshotStoreTest, AnAlteredByteIsDataLoss) {
   }
   bytes[bytes.find("12345")] = '9';
   std::ofstream(Pack(1), std::ios::binary | std::ios::trunc) << bytes;
-  SnapshotStore reader(env_.get(), dir_.str());
+  FileSnapshotStore reader(env_.get(), dir_.str());
   Result<nlohmann::json> got = reader.Get(a);
   EXPECT_EQ(got.status().code(), StatusCode::kDataLoss) << got.status().ToString();
 }
 
 TEST_F(SnapshotStoreTest, AFailedSyncIsStickySoNoDecisionNamesAnObjectThatMayBeLost) {
   testing::FaultEnv env;
-  SnapshotStore store(&env, dir_.str());
+  FileSnapshotStore store(&env, dir_.str());
   ASSERT_TRUE(store.Put({{"a", 1}}).ok());
   env.fail_sync = true;
   EXPECT_FALSE(store.Put({{"b", 2}}).ok());
@@ -130,7 +130,7 @@ struct Fleet {
 
 TEST_F(SnapshotStoreTest, TheWriterStoresEachWorkloadAndEntryOnceAndReadsBackTheSameInputs) {
   Fleet f;
-  SnapshotStore store(env_.get(), dir_.str());
+  FileSnapshotStore store(env_.get(), dir_.str());
   SnapshotWriter writer(&store);
   Result<std::string> first = writer.Write(f.snapshot, "/repo");
   ASSERT_TRUE(first.ok()) << first.status().ToString();
@@ -143,7 +143,7 @@ TEST_F(SnapshotStoreTest, TheWriterStoresEachWorkloadAndEntryOnceAndReadsBackThe
   EXPECT_EQ(writer.stats().clusters_serialised, 1u);
 
   // Read back (by another store) exactly as the inline document of the same snapshot.
-  SnapshotStore reader(env_.get(), dir_.str());
+  FileSnapshotStore reader(env_.get(), dir_.str());
   Result<SnapshotInputs> back = ReadSnapshot(reader, *second);
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   Result<SnapshotInputs> inline_doc = ParseSnapshotDocument(SnapshotDocument(f.snapshot, "/repo"));
@@ -176,7 +176,7 @@ TEST_F(SnapshotStoreTest, TheWriterStoresEachWorkloadAndEntryOnceAndReadsBackThe
 
 TEST_F(SnapshotStoreTest, AMissingObjectIsReportedNamingTheElement) {
   Fleet f;
-  SnapshotStore store(env_.get(), dir_.str());
+  FileSnapshotStore store(env_.get(), dir_.str());
   // A snapshot naming a running entry that was never stored.
   nlohmann::json doc = SnapshotHeader(f.snapshot, "/repo");
   doc["running"].push_back("sha256:" + std::string(64, 'a'));

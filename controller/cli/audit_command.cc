@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "controller/audit/file_snapshot_store.h"
 #include "controller/audit/inputs.h"
 #include "controller/audit/journal.h"
 #include "controller/audit/records.h"
@@ -102,7 +103,7 @@ int RunRecord(const RecordOptions& o, const connectors::ConnectorRegistry* regis
   // Write-ahead order: activation and inputs are durable before the decisions.
   std::vector<audit::AuditRecord> records;
   records.push_back(audit::PolicyActivatedRecord(revision.config.revision, root, revision.tests.passed));
-  audit::SnapshotStore store(env.get(), o.audit_dir);
+  audit::FileSnapshotStore store(env.get(), o.audit_dir);
   audit::SnapshotWriter writer(&store);
   Result<std::string> digest = writer.Write(snapshot, root);
   if (!digest.ok()) {

@@ -10,11 +10,14 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "controller/audit/env.h"
 #include "controller/audit/journal_storage.h"
+#include "controller/audit/proofs.h"
 #include "controller/audit/signing.h"
+#include "controller/audit/snapshot_store.h"
 #include "controller/audit/verify.h"
 #include "controller/common/status.h"
 
@@ -61,11 +64,21 @@ void PrintRetention(const audit::VerifyReport& r, const Retention& retention, co
                     const std::vector<std::string>& archives);
 void AddAuditRotateKeyCommand(CLI::App& audit, int* exit_code);
 
-// The journal in PostgreSQL (audit_store.cc): `audit export`, and `--store` for verify and
-// query. A source over a read-only session; errors name --store, never its text.
+// The journal in PostgreSQL (audit_store.cc): `audit export`, and `--store` for verify,
+// query, report, replay and prove. A source over a read-only session; errors name --store, never its text.
 void AddAuditExportCommand(CLI::App& audit, int* exit_code);
-void AddStoreOption(CLI::App* command, std::string* store);
+// `what` the option reads there, for its help ("the journal").
+void AddStoreOption(CLI::App* command, std::string* store, std::string_view what = "the journal");
 Result<std::unique_ptr<audit::JournalRecordSource>> OpenStoreSource(const std::string& store);
+// `audit prove --store`: the table's tree, every line read once over a read-only session
+// and single records read back through a source on the same policy.
+Result<audit::JournalProver> LoadStoreProver(const std::string& store);
+// Where a command reads the passes' snapshots (replay, report): with `store` the
+// database's table (pgjournal/pg_snapshot_store.h), read first, and `audit_dir`'s files
+// (when given) for what the table lacks: a database journalled before the table existed
+// kept them in the leader's state folder. Without `store`, `audit_dir`'s files alone.
+Result<std::unique_ptr<audit::SnapshotStore>> OpenSnapshotStore(audit::Env* env, const std::string& audit_dir,
+                                                                const std::string& store);
 // The table's lines from seq 1 through the verifier (a damaged row is the report's
 // failure, as a damaged line of a folder is).
 Result<audit::VerifyReport> VerifyStore(const std::string& store, const audit::VerifyOptions& options);

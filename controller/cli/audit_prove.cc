@@ -14,6 +14,7 @@ namespace {
 
 struct ProveOptions {
   std::string audit_dir;
+  std::string store;  // --store: the journal in PostgreSQL
   std::vector<std::string> archives;
   uint64_t seq = 0;
   uint64_t tree_size = 0;
@@ -34,6 +35,10 @@ Result<std::string> ReadSmallFile(const std::string& path) {
 }
 
 int RunProve(const ProveOptions& o) {
+  if (o.audit_dir.empty() == o.store.empty() || (!o.store.empty() && !o.archives.empty())) {
+    std::cerr << "gpufed audit prove: give an audit folder (with any --archive) or --store\n";
+    return 2;
+  }
   auto env = JournalEnv(o.audit_dir, o.archives);
   const bool consistency = o.from_size != 0 || o.to_size != 0;
   if (consistency == (o.seq != 0)) {
@@ -49,9 +54,11 @@ int RunProve(const ProveOptions& o) {
     }
     note = *text;
   }
-  Result<audit::JournalProver> prover = audit::JournalProver::Load(*env, o.audit_dir);
+  Result<audit::JournalProver> prover =
+      o.store.empty() ? audit::JournalProver::Load(*env, o.audit_dir) : LoadStoreProver(o.store);
   if (!prover.ok()) {
-    std::cerr << "gpufed audit prove: " << o.audit_dir << ": " << prover.status().message() << "\n";
+    std::cerr << "gpufed audit prove: " << (o.store.empty() ? o.audit_dir + ": " : std::string())
+              << prover.status().message() << "\n";
     return prover.status().code() == StatusCode::kDataLoss ? 1 : 2;
   }
   Result<nlohmann::json> proof =
@@ -175,7 +182,8 @@ void AddAuditProveCommands(CLI::App& audit, int* exit_code) {
   auto po = std::make_shared<ProveOptions>();
   CLI::App* prove = audit.add_subcommand(
       "prove", "Print an inclusion proof for a record (--seq) or a consistency proof between two tree sizes (JSON)");
-  prove->add_option("audit_dir", po->audit_dir, "Audit folder (holds journal/)")->required();
+  prove->add_option("audit_dir", po->audit_dir, "Audit folder (holds journal/), or --store");
+  AddStoreOption(prove, &po->store);
   prove->add_option("--seq", po->seq, "The record to prove");
   AddArchiveOption(prove, &po->archives);
   prove->add_option("--tree-size", po->tree_size, "Prove against this tree size (default: the newest checkpoint's)");

@@ -65,7 +65,9 @@ int RunQuery(QueryOptions o) {
 
 struct ReportOptions {
   std::string audit_dir, from, to;
-  std::string store;  // --store: the records from PostgreSQL (the snapshots stay in audit_dir)
+  // --store: the records and the passes' snapshots from PostgreSQL (audit_dir, when given
+  // too, for snapshots the database does not hold: journalled before it kept them)
+  std::string store;
   std::vector<std::string> archives;
   std::string format = "markdown";
   bool chargeback = false;
@@ -110,7 +112,7 @@ void ListVerdicts(const audit::ComplianceReport& report, bool violations) {
 
 int RunReport(const ReportOptions& o) {
   if (o.audit_dir.empty() && o.store.empty()) {
-    std::cerr << "gpufed audit report: give --audit-dir, or --store (with --audit-dir for the snapshots)\n";
+    std::cerr << "gpufed audit report: give --audit-dir, or --store\n";
     return 2;
   }
   if (!o.store.empty() && !o.archives.empty()) {
@@ -125,7 +127,9 @@ int RunReport(const ReportOptions& o) {
     return 2;
   }
   auto env = JournalEnv(o.audit_dir, o.archives);
-  DecisionComplianceRules rules(env.get(), o.audit_dir, o.repos);
+  Result<std::unique_ptr<audit::SnapshotStore>> snapshots = OpenSnapshotStore(env.get(), o.audit_dir, o.store);
+  if (!snapshots.ok()) return ReportError(snapshots.status());
+  DecisionComplianceRules rules(std::move(*snapshots), o.repos);
   auto rules_for = [&](const nlohmann::json& decision) { return rules.For(decision); };
   Result<std::unique_ptr<audit::JournalRecordSource>> source =
       o.store.empty() ? Result<std::unique_ptr<audit::JournalRecordSource>>(nullptr) : OpenStoreSource(o.store);
@@ -200,8 +204,9 @@ void AddAuditQueryCommands(CLI::App& audit, int* exit_code) {
       "Compliance report with verdicts, chargeback from metered usage, showback (exit 3 on a violation, 4 when "
       "a placement's policy revision is not available)");
   report->add_option("-d,--audit-dir", r->audit_dir,
-                     "Audit folder (with --store: where the pass snapshots are, for the compliance verdicts)");
-  AddStoreOption(report, &r->store);
+                     "Audit folder (with --store: where pass snapshots the database lacks are, journalled before "
+                     "it kept them)");
+  AddStoreOption(report, &r->store, "the journal and the pass snapshots");
   AddArchiveOption(report, &r->archives);
   report->add_option("--from", r->from,
                      "Start (inclusive; date or RFC 3339 UTC, or a simulated run's time since its start: 6h; "

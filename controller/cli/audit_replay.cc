@@ -1,8 +1,11 @@
 // gpufed audit replay SEQ | --all [--from T] [--to T]: re-runs the placer on decisions'
 // recorded inputs, under the recorded policy revision (or, with --policy DIR, a what-if
 // revision: the "blast radius" of a policy change over history), and shows whether the
-// outcomes are the same. Exit 0 all same, 3 some different, 1 error, 2 usage.
+// outcomes are the same. Exit 0 all same, 3 some different, 1 error, 2 usage. The journal
+// and the snapshots are read from an audit folder (-d), or from PostgreSQL (--store: the
+// tables a `gpufed run --store` wrote, whichever replica led).
 #include <iostream>
+#include <memory>
 
 #include "controller/audit/query.h"
 #include "controller/audit/reader.h"
@@ -18,6 +21,7 @@ struct ReplayOptions {
   bool all = false;
   std::string from, to;
   ReplaySettings settings;
+  std::string store;  // --store: the journal and the snapshots in PostgreSQL
   std::vector<std::string> archives;
   bool json = false;
 };
@@ -65,20 +69,35 @@ std::string Cause(const ReplayComparison& c) {
   return c.differences.empty() ? "" : c.differences.begin().key() + " changed";
 }
 
+// The journal's records: the folder's (with its archives), or the database's.
+Result<std::unique_ptr<audit::JournalRecordSource>> OpenRecords(const ReplayOptions& o, audit::Env* env) {
+  if (!o.store.empty()) return OpenStoreSource(o.store);
+  return std::unique_ptr<audit::JournalRecordSource>(std::make_unique<audit::JournalReader>(env, o.settings.audit_dir));
+}
+
+// The decisions' inputs, from where the journal is read (OpenSnapshotStore).
+Result<std::unique_ptr<DecisionReplayer>> OpenReplayer(const ReplayOptions& o, audit::Env* env) {
+  Result<std::unique_ptr<audit::SnapshotStore>> snapshots = OpenSnapshotStore(env, o.settings.audit_dir, o.store);
+  if (!snapshots.ok()) return snapshots.status();
+  return std::make_unique<DecisionReplayer>(std::move(*snapshots), o.settings);
+}
+
 int ReplayOne(const ReplayOptions& o) {
   auto env = JournalEnv(o.settings.audit_dir, o.archives);
-  audit::JournalReader reader(env.get(), o.settings.audit_dir);
+  Result<std::unique_ptr<audit::JournalRecordSource>> reader = OpenRecords(o, env.get());
+  if (!reader.ok()) return Fail(reader.status().ToString());
   std::vector<audit::JournalEntry> entry;
-  Status s = reader.Seek(o.seq);
-  Result<size_t> n = s.ok() ? reader.Next(1, o.seq, &entry) : Result<size_t>(s);
+  Status s = (*reader)->Seek(o.seq);
+  Result<size_t> n = s.ok() ? (*reader)->Next(1, o.seq, &entry) : Result<size_t>(s);
   if (!n.ok()) return Fail(n.status().ToString());
   if (entry.empty() || entry[0].seq != o.seq) return Fail("no record with seq " + std::to_string(o.seq));
   nlohmann::json record = *audit::RecordJson(entry[0].line);
   if (record.value("kind", "") != "decision") {
     return Fail("seq " + std::to_string(o.seq) + " is a " + record.value("kind", "") + " record, not a decision");
   }
-  DecisionReplayer replayer(env.get(), o.settings);
-  Result<ReplayComparison> c = replayer.Replay(record);
+  Result<std::unique_ptr<DecisionReplayer>> replayer = OpenReplayer(o, env.get());
+  if (!replayer.ok()) return Fail(replayer.status().ToString());
+  Result<ReplayComparison> c = (*replayer)->Replay(record);
   if (!c.ok()) return Fail(c.status().message());
   bool noted = false;
   NoteFormat1(*c, noted);
@@ -111,13 +130,14 @@ int ReplayAll(const ReplayOptions& o) {
     return 2;
   }
   auto env = JournalEnv(o.settings.audit_dir, o.archives);
-  DecisionReplayer replayer(env.get(), o.settings);
+  Result<std::unique_ptr<DecisionReplayer>> replayer = OpenReplayer(o, env.get());
+  if (!replayer.ok()) return Fail(replayer.status().ToString());
   uint64_t replayed = 0, same = 0, different = 0;
   Status failure;
   bool noted = false;
-  Status scan = audit::ScanRecords(*env, o.settings.audit_dir, filter, [&](const nlohmann::json& record) {
+  auto each = [&](const nlohmann::json& record) {
     if (!failure.ok() || !IsPlacerDecision(record)) return;  // e.g. a preemption victim's record
-    Result<ReplayComparison> c = replayer.Replay(record);
+    Result<ReplayComparison> c = (*replayer)->Replay(record);
     if (!c.ok()) {
       failure = c.status();
       return;
@@ -135,7 +155,17 @@ int ReplayAll(const ReplayOptions& o) {
       std::cout << "seq " << c->seq << " " << c->workload << ": " << Target(c->recorded) << " -> "
                 << Target(c->replayed) << " (" << Cause(*c) << ")\n";
     }
-  });
+  };
+  Status scan;
+  if (o.store.empty()) {
+    scan = audit::ScanRecords(*env, o.settings.audit_dir, filter, each);
+  } else {
+    Result<std::unique_ptr<audit::JournalRecordSource>> records = OpenStoreSource(o.store);
+    scan = records.ok()
+               ? audit::ScanRecords(**records, filter,
+                                    [&](const nlohmann::json& record, const audit::RecordTime&) { each(record); })
+               : records.status();
+  }
   if (!scan.ok()) return Fail(scan.ToString());
   if (!failure.ok()) return Fail(failure.message());
   if (o.json) {
@@ -156,7 +186,10 @@ void AddAuditReplayCommand(CLI::App& audit, int* exit_code) {
   replay->add_flag("--all", o->all, "Replay every decision (in --from/--to) and count the differences");
   replay->add_option("--from", o->from, "With --all: from this time (inclusive; date or RFC 3339 UTC)");
   replay->add_option("--to", o->to, "With --all: before this time (date or RFC 3339 UTC)");
-  replay->add_option("-d,--audit-dir", o->settings.audit_dir, "Audit folder")->required();
+  replay->add_option("-d,--audit-dir", o->settings.audit_dir,
+                     "Audit folder (with --store: where pass snapshots the database lacks are, journalled before it "
+                     "kept them)");
+  AddStoreOption(replay, &o->store, "the journal and the pass snapshots");
   AddArchiveOption(replay, &o->archives);
   replay->add_option("--policy", o->settings.policy_dir,
                      "Another policy repository (what-if) instead of the recorded one");
@@ -167,6 +200,16 @@ void AddAuditReplayCommand(CLI::App& audit, int* exit_code) {
     const bool has_seq = replay->count("seq") > 0;
     if (o->all == has_seq) {
       std::cerr << "gpufed audit replay: give either a SEQ or --all\n";
+      *exit_code = 2;
+      return;
+    }
+    if (o->settings.audit_dir.empty() && o->store.empty()) {
+      std::cerr << "gpufed audit replay: give --audit-dir (with any --archive) or --store\n";
+      *exit_code = 2;
+      return;
+    }
+    if (!o->store.empty() && !o->archives.empty()) {
+      std::cerr << "gpufed audit replay: --archive goes with a journal folder, not --store\n";
       *exit_code = 2;
       return;
     }

@@ -65,9 +65,9 @@ audit::ComplianceRules ComplianceRulesOf(const model::Config& config) {
   return rules;
 }
 
-DecisionComplianceRules::DecisionComplianceRules(audit::Env* env, const std::string& audit_dir,
+DecisionComplianceRules::DecisionComplianceRules(std::unique_ptr<audit::SnapshotStore> snapshots,
                                                  std::vector<std::string> moved)
-    : snapshots_(env, audit_dir), revisions_(std::move(moved)) {}
+    : snapshots_(std::move(snapshots)), revisions_(std::move(moved)) {}
 
 Result<audit::ComplianceRules> DecisionComplianceRules::For(const nlohmann::json& decision) {
   auto text = [&](const char* key) {
@@ -86,7 +86,7 @@ Result<audit::ComplianceRules> DecisionComplianceRules::For(const nlohmann::json
     auto bad = unreadable_snapshots_.find(digest);
     if (bad != unreadable_snapshots_.end()) {
       snapshot = bad->second;
-    } else if (Result<audit::SnapshotRevision> s = audit::ReadSnapshotRevision(snapshots_, digest); s.ok()) {
+    } else if (Result<audit::SnapshotRevision> s = audit::ReadSnapshotRevision(*snapshots_, digest); s.ok()) {
       repo = s->repo;
     } else {
       snapshot = Status(s.status().code(), "its snapshot " + digest + " cannot be read: " + s.status().message());

@@ -5,6 +5,7 @@
 // audit module cannot load a repository, so the rules are resolved here and handed to
 // audit::BuildReport.
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,8 +29,9 @@ audit::ComplianceRules ComplianceRulesOf(const model::Config& config);
 // The rules of the revision that decided each decision of one journal.
 class DecisionComplianceRules {
  public:
-  // `env` must outlive this. `moved`: --repo folders (RecordedRevisions).
-  DecisionComplianceRules(audit::Env* env, const std::string& audit_dir, std::vector<std::string> moved);
+  // `snapshots`: where the decisions' inputs are (the audit folder's, or the database's
+  // with --store). `moved`: --repo folders (RecordedRevisions).
+  DecisionComplianceRules(std::unique_ptr<audit::SnapshotStore> snapshots, std::vector<std::string> moved);
 
   // For a decision record (RecordJson): NotFound/FailedPrecondition/DataLoss saying why
   // its revision is not available ("revision R is not available: ..."). Each revision is
@@ -37,7 +39,7 @@ class DecisionComplianceRules {
   Result<audit::ComplianceRules> For(const nlohmann::json& decision);
 
  private:
-  audit::SnapshotStore snapshots_;
+  std::unique_ptr<audit::SnapshotStore> snapshots_;
   RecordedRevisions revisions_;
   std::map<std::string, Result<audit::ComplianceRules>> by_revision_;  // found, or why not found
   std::map<std::string, Status> unreadable_snapshots_;                 // by digest

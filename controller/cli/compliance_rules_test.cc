@@ -12,6 +12,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "controller/audit/file_snapshot_store.h"
 #include "controller/audit/journal.h"
 #include "controller/audit/testing/test_journal.h"
 #include "controller/cli/cli.h"
@@ -190,7 +191,7 @@ class AuditReportByRevision : public ::testing::Test {
   // The decisions, each under `revision` with a snapshot naming `repo` as the loop's does.
   void Journal(const std::vector<std::tuple<std::string, std::string, std::string, std::string>>& placements) {
     std::unique_ptr<audit::Env> env = audit::NewPosixEnv();
-    audit::SnapshotStore store(env.get(), AuditDir());
+    audit::FileSnapshotStore store(env.get(), AuditDir());
     auto journal = audit::testing::OpenTestJournal(*env, AuditDir());
     ASSERT_TRUE(journal.ok()) << journal.status().ToString();
     for (const auto& [workload, repo, cluster, zone] : placements) {

@@ -59,9 +59,9 @@ struct DecisionReplayer::Pass {
   std::map<std::string, nlohmann::json> records;
 };
 
-DecisionReplayer::DecisionReplayer(audit::Env* env, ReplaySettings settings)
+DecisionReplayer::DecisionReplayer(std::unique_ptr<audit::SnapshotStore> snapshots, ReplaySettings settings)
     : settings_(std::move(settings)),
-      snapshots_(env, settings_.audit_dir),
+      snapshots_(std::move(snapshots)),
       revisions_(settings_.repo_dir.empty() ? std::vector<std::string>{}
                                             : std::vector<std::string>{settings_.repo_dir}) {}
 DecisionReplayer::~DecisionReplayer() = default;
@@ -76,7 +76,7 @@ Result<const policy::Revision*> DecisionReplayer::RevisionFor(const std::string&
 Result<const DecisionReplayer::Pass*> DecisionReplayer::PassFor(const std::string& digest,
                                                                 const std::string& recorded_revision) {
   if (last_pass_ && last_pass_->digest == digest) return last_pass_.get();
-  Result<audit::SnapshotInputs> inputs = audit::ReadSnapshot(snapshots_, digest);
+  Result<audit::SnapshotInputs> inputs = audit::ReadSnapshot(*snapshots_, digest);
   if (!inputs.ok()) return Status(inputs.status().code(), digest + ": " + inputs.status().message());
   Result<const policy::Revision*> revision = RevisionFor(inputs->repo, recorded_revision);
   if (!revision.ok()) return revision.status();

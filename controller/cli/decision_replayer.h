@@ -23,7 +23,7 @@
 namespace gpufed::cli {
 
 struct ReplaySettings {
-  std::string audit_dir;
+  std::string audit_dir;   // empty with --store alone
   std::string policy_dir;  // what-if repository (the revision may differ)
   std::string repo_dir;    // the recorded repository, moved here (the revision must match)
 };
@@ -49,7 +49,9 @@ std::string DescribeEssentials(const nlohmann::json& essentials);
 
 class DecisionReplayer {
  public:
-  DecisionReplayer(audit::Env* env, ReplaySettings settings);
+  // `snapshots`: where the decisions' inputs are read (the audit folder's files, or the
+  // database's table with --store; OpenSnapshotStore in audit_commands.h).
+  DecisionReplayer(std::unique_ptr<audit::SnapshotStore> snapshots, ReplaySettings settings);
   ~DecisionReplayer();
 
   // `record` is a decision record (RecordJson). Errors: its snapshot is missing or
@@ -63,7 +65,7 @@ class DecisionReplayer {
   Result<const Pass*> PassFor(const std::string& digest, const std::string& recorded_revision);
 
   ReplaySettings settings_;
-  audit::SnapshotStore snapshots_;  // indexes the packs once for every replayed decision
+  std::unique_ptr<audit::SnapshotStore> snapshots_;  // one for every replayed decision (a file store indexes once)
   RecordedRevisions revisions_;     // --repo first, then the snapshot's repository; --policy by Load
   std::unique_ptr<Pass> last_pass_;
 };

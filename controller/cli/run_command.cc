@@ -262,9 +262,9 @@ void AddRunCommand(CLI::App& app, int* exit_code, const connectors::ConnectorReg
                   "Longest time between signed journal checkpoints while records are appended")
       ->capture_default_str();
   cmd->add_option("--store", o->replica.store_uri,
-                  "Keep the store and the journal in PostgreSQL (a libpq URI: postgres://...; sslmode=verify-full "
-                  "off a Unix socket, the password in a passfile, never in the URI) and run as one of several "
-                  "replicas: one leads by a lease, the others stand by (deploy/ha/)");
+                  "Keep the store, the journal and the pass snapshots in PostgreSQL (a libpq URI: postgres://...; "
+                  "sslmode=verify-full off a Unix socket, the password in a passfile, never in the URI) and run as "
+                  "one of several replicas: one leads by a lease, the others stand by (deploy/ha/)");
   cmd->add_option("--replica", o->replica.name, "This replica's name in the lease and /v1/status (default HOST-PID)");
   cmd->add_option("--advertise", o->replica.advertise,
                   "This replica's API as the others redirect writes to it while it leads (https://HOST:PORT)");

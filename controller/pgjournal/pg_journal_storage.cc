@@ -20,17 +20,6 @@ using audit::JournalHead;
 // this bounds what an open holds to about 65 MB.
 constexpr uint64_t kMaxRecoveredRows = 1'000;
 
-// One element of a PostgreSQL array literal, quoted: '"' and '\' escaped.
-void AppendArrayElement(std::string_view value, std::string* out) {
-  if (out->size() > 1) out->push_back(',');
-  out->push_back('"');
-  for (char c : value) {
-    if (c == '"' || c == '\\') out->push_back('\\');
-    out->push_back(c);
-  }
-  out->push_back('"');
-}
-
 Result<std::optional<uint64_t>> NewestSeq(pg::Connection& connection, std::string_view purpose, std::string_view sql) {
   Result<pg::Rows> rows = connection.Exec(purpose, sql);
   if (!rows.ok()) return rows.status();

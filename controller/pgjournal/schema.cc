@@ -39,8 +39,33 @@ CREATE TRIGGER gpufed_journal_no_truncate BEFORE TRUNCATE ON gpufed_journal
   FOR EACH STATEMENT EXECUTE FUNCTION gpufed_journal_refuse_change();
 )sql";
 
-constexpr std::array<pg::Migration, 1> kMigrations = {{
+// Version 2: the passes' snapshots (pg_snapshot_store.h), which the journal's decisions
+// name by "sha256:<hex>" of their bytes. Kept in the database beside the journal so that
+// a decision can be replayed when the replica that journalled it is gone. Write-once:
+// the CHECK makes the database itself refuse an object that is not its address's bytes,
+// a second writer of an object inserts nothing (ON CONFLICT DO NOTHING, the same bytes),
+// and the triggers refuse UPDATE, DELETE and TRUNCATE as the journal's do.
+constexpr std::string_view kVersion2 = R"sql(
+CREATE TABLE gpufed_snapshots (
+  address text  PRIMARY KEY CHECK (address ~ '^sha256:[0-9a-f]{64}$'),
+  bytes   bytea NOT NULL,
+  CONSTRAINT gpufed_snapshots_address_is_digest CHECK (address = 'sha256:' || encode(sha256(bytes), 'hex'))
+);
+CREATE FUNCTION gpufed_snapshots_refuse_change() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+  RAISE EXCEPTION 'gpufed_snapshots is write-once: % refused', TG_OP
+    USING ERRCODE = 'insufficient_privilege';
+END
+$fn$;
+CREATE TRIGGER gpufed_snapshots_no_update_or_delete BEFORE UPDATE OR DELETE ON gpufed_snapshots
+  FOR EACH ROW EXECUTE FUNCTION gpufed_snapshots_refuse_change();
+CREATE TRIGGER gpufed_snapshots_no_truncate BEFORE TRUNCATE ON gpufed_snapshots
+  FOR EACH STATEMENT EXECUTE FUNCTION gpufed_snapshots_refuse_change();
+)sql";
+
+constexpr std::array<pg::Migration, 2> kMigrations = {{
     {1, "the append-only audit journal table", kVersion1},
+    {2, "the write-once table of the passes' snapshots", kVersion2},
 }};
 
 }  // namespace
@@ -57,6 +82,16 @@ Status CheckJournalSchema(pg::Connection& connection) {
   return FailedPrecondition("the database's journal schema is version " + std::to_string(*version) +
                             ", this gpufed's is " + std::to_string(known) +
                             ": the owner role migrates it (gpufed's PgJournalStorage with migrate set)");
+}
+
+void AppendArrayElement(std::string_view value, std::string* out) {
+  if (out->size() > 1) out->push_back(',');
+  out->push_back('"');
+  for (char c : value) {
+    if (c == '"' || c == '\\') out->push_back('\\');
+    out->push_back(c);
+  }
+  out->push_back('"');
 }
 
 namespace {

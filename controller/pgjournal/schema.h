@@ -1,7 +1,8 @@
 #pragma once
-// The journal's table in PostgreSQL (component `journal` of pg::Migrate): one row per
-// record line, append-only by the engine's own rule (see README.md for the roles), and
-// the paged read every reader of it shares.
+// The journal's tables in PostgreSQL (component `journal` of pg::Migrate): one row per
+// record line, append-only by the engine's own rule (see README.md for the roles), the
+// passes' snapshots its decisions name (version 2, write-once), and the paged read every
+// reader of the journal shares.
 #include <cstdint>
 #include <span>
 #include <string>
@@ -18,6 +19,9 @@ inline constexpr std::string_view kComponent = "journal";
 // The migrations of component `journal`, versions 1..n.
 std::span<const pg::Migration> JournalMigrations();
 
+// The first version that holds gpufed_snapshots.
+inline constexpr int kSnapshotsVersion = 2;
+
 // Brings the journal's table to this binary's version (pg::Migrate). Run by the role that
 // owns the table: it creates a table, a function and triggers.
 Status MigrateJournal(pg::Connection& connection);
@@ -26,6 +30,11 @@ Status MigrateJournal(pg::Connection& connection);
 // role, which may not create anything, checks instead of migrating (it needs SELECT on
 // gpufed_schema). FailedPrecondition naming both versions otherwise.
 Status CheckJournalSchema(pg::Connection& connection);
+
+// Appends `value` to a PostgreSQL array literal in text form being built in `out` (which
+// starts "{" and is closed with "}" by the caller), quoted, '"' and '\' escaped: one
+// statement parameter carries a whole commit's (or a pass's) values.
+void AppendArrayElement(std::string_view value, std::string* out);
 
 // A stored row: its seq and its line exactly as written (without the newline).
 struct StoredRow {

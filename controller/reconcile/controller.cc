@@ -41,7 +41,7 @@ Status Controller::Start() {
     discard_log_ = std::make_unique<DiscardDecisionLog>();
     decisions = discard_log_.get();
   } else {
-    journal_log_ = std::make_unique<JournalDecisionLog>(journal_, audit_->env(), options_.config_dir);
+    journal_log_ = std::make_unique<JournalDecisionLog>(journal_, &audit_->snapshots(), options_.config_dir);
     log_ = std::make_unique<StoreDecisionLog>(store_);
     metrics_log_ = std::make_unique<MetricsDecisionLog>(&pass_metrics_);
     // Journal first: a decision is acted on only once the tamper-evident log holds it.

@@ -7,8 +7,9 @@
 
 namespace gpufed::reconcile {
 
-JournalDecisionLog::JournalDecisionLog(audit::AuditJournal* journal, audit::Env* env, std::string repo_root)
-    : journal_(journal), snapshots_(env, journal->dir()), repo_root_(std::move(repo_root)) {}
+JournalDecisionLog::JournalDecisionLog(audit::AuditJournal* journal, audit::SnapshotStore* snapshots,
+                                       std::string repo_root)
+    : journal_(journal), snapshot_writer_(snapshots), repo_root_(std::move(repo_root)) {}
 
 Status JournalDecisionLog::BeginPass(const placement::Plan& plan, const placement::Snapshot& snapshot) {
   records_.reset();

@@ -11,11 +11,11 @@
 #include <string>
 
 #include "connectors/core/connector.h"
-#include "controller/audit/env.h"
 #include "controller/audit/inputs.h"
 #include "controller/audit/journal.h"
 #include "controller/audit/records.h"
 #include "controller/audit/signing.h"
+#include "controller/audit/snapshot_store.h"
 #include "controller/audit/snapshot_writer.h"
 #include "controller/reconcile/decision_log.h"
 
@@ -23,9 +23,10 @@ namespace gpufed::reconcile {
 
 class JournalDecisionLog : public DecisionLog {
  public:
-  // `journal` and `env` must outlive this. `repo_root` is recorded in snapshots so
-  // replay can load the revision again.
-  JournalDecisionLog(audit::AuditJournal* journal, audit::Env* env, std::string repo_root);
+  // `journal` and `snapshots` (the audit trail's: files beside the journal, or the
+  // database's table under --store) must outlive this. `repo_root` is recorded in
+  // snapshots so replay can load the revision again.
+  JournalDecisionLog(audit::AuditJournal* journal, audit::SnapshotStore* snapshots, std::string repo_root);
 
   // Remembers the pass; its snapshot is stored when the pass records its first placement
   // decision (a pass whose decisions are all unchanged writes none). `plan` and
@@ -54,8 +55,7 @@ class JournalDecisionLog : public DecisionLog {
   audit::AuditJournal* journal_;
   const placement::Plan* pass_plan_ = nullptr;          // a pass begun and not yet prepared
   const placement::Snapshot* pass_snapshot_ = nullptr;
-  audit::SnapshotStore snapshots_;
-  audit::SnapshotWriter snapshot_writer_{&snapshots_};
+  audit::SnapshotWriter snapshot_writer_;
   std::string repo_root_;
   Status snapshot_status_;
   std::optional<audit::PlanRecordBuilder> records_;      // this pass's records, once prepared

@@ -15,6 +15,7 @@
 #include "controller/pg/connection_policy.h"
 #include "controller/pgjournal/pg_journal_storage.h"
 #include "controller/pgjournal/pg_record_source.h"
+#include "controller/pgjournal/pg_snapshot_store.h"
 #include "controller/pgstore/connection.h"
 #include "controller/runtime/run_signals.h"
 #include "controller/runtime/virtual_pacer.h"
@@ -204,8 +205,10 @@ Status App::OpenAuditTrail() {
   ao.archive_dir = options_.audit_archive;
   ao.durability = options_.durability;
   if (options_.shared) {
-    // The journal is the database's table, appended in the term's fenced transactions; the
-    // folder keeps this replica's derived files (tiles, the sinks' cursors, snapshots).
+    // The journal and the passes' snapshots are the database's tables, written in the
+    // term's fenced transactions (a deposed leader writes neither), so any replica replays
+    // any term's decisions; the folder keeps this replica's derived files (tiles, the
+    // sinks' cursors).
     Result<pg::ConnectionPolicy> policy = pg::ConnectionPolicy::Parse(options_.shared->uri);
     if (!policy.ok()) return Status(policy.status().code(), "--store: " + policy.status().message());
     ao.open_storage = [policy = *policy,
@@ -219,6 +222,15 @@ Status App::OpenAuditTrail() {
     };
     ao.open_source = [policy = *policy]() -> std::unique_ptr<audit::JournalRecordSource> {
       return std::make_unique<pgjournal::PgJournalRecordSource>(policy);
+    };
+    ao.open_snapshots = [policy = *policy,
+                         fence = options_.shared->fence]() -> Result<std::unique_ptr<audit::SnapshotStore>> {
+      Result<std::unique_ptr<pg::Connection>> connection = pg::Connection::Open(policy);
+      if (!connection.ok()) return connection.status();
+      Result<std::unique_ptr<pgjournal::PgSnapshotStore>> store =
+          pgjournal::PgSnapshotStore::Open(std::move(connection).value(), {.fence = fence});
+      if (!store.ok()) return store.status();
+      return std::unique_ptr<audit::SnapshotStore>(std::move(store).value());
     };
   }
   Result<std::unique_ptr<audit::AuditTrail>> trail = audit::AuditTrail::Open(ao);

@@ -44,11 +44,12 @@ ALTER DEFAULT PRIVILEGES FOR ROLE gpufed_owner IN SCHEMA public
 ALTER DEFAULT PRIVILEGES FOR ROLE gpufed_owner IN SCHEMA public
   GRANT USAGE, SELECT ON SEQUENCES TO gpufed;
 
--- ...except the audit journal, append and read only. Run this part after the owner's
--- migration has created gpufed_journal (its triggers refuse UPDATE, DELETE and TRUNCATE to
--- every role anyway; the privileges make the refusal the engine's first word):
---   REVOKE UPDATE, DELETE, TRUNCATE ON gpufed_journal FROM gpufed;
---   GRANT INSERT, SELECT ON gpufed_journal TO gpufed;
+-- ...except the audit journal and the pass snapshots its decisions name, append (write
+-- once) and read only. Run this part after the owner's migration has created
+-- gpufed_journal and gpufed_snapshots (their triggers refuse UPDATE, DELETE and TRUNCATE
+-- to every role anyway; the privileges make the refusal the engine's first word):
+--   REVOKE UPDATE, DELETE, TRUNCATE ON gpufed_journal, gpufed_snapshots FROM gpufed;
+--   GRANT INSERT, SELECT ON gpufed_journal, gpufed_snapshots TO gpufed;
 -- and, once the owner migrates every component (no TEMPORARY grant left), the migration
 -- ledger is the owner's too:
 --   REVOKE INSERT, UPDATE, DELETE ON gpufed_schema FROM gpufed;

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "controller/audit/file_snapshot_store.h"
 #include "controller/audit/query.h"
 #include "controller/cli/decision_replayer.h"
 #include "tests/integration/controller/fleet.h"
@@ -161,7 +162,7 @@ int64_t MetricSum(const std::string& metrics, const std::string& prefix) {
 // Replays every decision of the journal with the recorded revision.
 std::pair<int, int> ReplayAll(const std::string& audit_dir) {
   auto env = audit::NewPosixEnv();
-  cli::DecisionReplayer replayer(env.get(), {audit_dir, "", ""});
+  cli::DecisionReplayer replayer(std::make_unique<audit::FileSnapshotStore>(env.get(), audit_dir), {audit_dir, "", ""});
   audit::QueryFilter filter;
   filter.kind = "decision";
   int same = 0, different = 0;
