@@ -18,6 +18,7 @@
 #include "controller/pgjournal/pg_journal_storage.h"
 #include "controller/pgjournal/pg_record_source.h"
 #include "controller/pgjournal/schema.h"
+#include "controller/pgjournal/test_lease.h"
 #include "tests/testutil/temp_dir.h"
 
 namespace gpufed::pgjournal {
@@ -133,21 +134,13 @@ TEST_F(PgSnapshots, RowsAreWriteOnceForEveryRoleAndMustBeTheirAddressesBytes) {
 }
 
 TEST_F(PgSnapshots, ADeposedWritersFenceFailsAndItStoresNothing) {
-  // A lease as controller/ha keeps one: the row's epoch, read FOR SHARE in the write.
   auto setup = Connect();
-  ASSERT_TRUE(setup->Exec("lease", "CREATE TABLE test_lease (epoch bigint NOT NULL)").ok());
-  ASSERT_TRUE(setup->Exec("lease", "INSERT INTO test_lease VALUES (1)").ok());
-  auto fence_of = [](int64_t epoch) {
-    return [epoch](pg::Transaction& tx) -> Status {
-      auto rows = tx.Exec("check the fence", "SELECT epoch FROM test_lease FOR SHARE");
-      if (!rows.ok()) return rows.status();
-      return rows->Int64(0, "epoch").value() == epoch ? Status::Ok() : FailedPrecondition("fenced");
-    };
-  };
+  testing::CreateTestLease(*setup);
+  const auto fence_of = testing::TestFence;
   auto first = Writer({.fence = fence_of(1)});
   ASSERT_TRUE(first->Add(Object(1)).ok());
   ASSERT_TRUE(first->Sync().ok());
-  ASSERT_TRUE(setup->Exec("take over", "UPDATE test_lease SET epoch = 2").ok());
+  testing::TakeOverTestLease(*setup);
   // The deposed writer's pass: every object refused, none stored, all still buffered.
   const std::string lost = *first->Add(Object(2));
   ASSERT_TRUE(first->Add(Object(3)).ok());

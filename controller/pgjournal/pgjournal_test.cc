@@ -23,6 +23,7 @@
 #include "controller/pgjournal/pg_journal_storage.h"
 #include "controller/pgjournal/pg_record_source.h"
 #include "controller/pgjournal/schema.h"
+#include "controller/pgjournal/test_lease.h"
 #include "tests/testutil/temp_dir.h"
 
 namespace gpufed::pgjournal {
@@ -204,22 +205,14 @@ TEST_F(PgJournal, AFailingFenceFailsTheAppendAndWritesNothing) {
 }
 
 TEST_F(PgJournal, OfTwoWritersTheDeposedOnesFenceFailsAndTheNewLeaderGoesOn) {
-  // A lease as controller/ha keeps one: the row's epoch, read FOR SHARE in the write.
   auto setup = Connect();
-  ASSERT_TRUE(setup->Exec("lease", "CREATE TABLE test_lease (epoch bigint NOT NULL)").ok());
-  ASSERT_TRUE(setup->Exec("lease", "INSERT INTO test_lease VALUES (1)").ok());
-  auto fence_of = [](int64_t epoch) {
-    return [epoch](pg::Transaction& tx) -> Status {
-      auto rows = tx.Exec("check the fence", "SELECT epoch FROM test_lease FOR SHARE");
-      if (!rows.ok()) return rows.status();
-      return rows->Int64(0, "epoch").value() == epoch ? Status::Ok() : FailedPrecondition("fenced");
-    };
-  };
+  testing::CreateTestLease(*setup);
+  const auto fence_of = testing::TestFence;
   auto first = Open(Connect(), {.fence = fence_of(1)});
   ASSERT_TRUE(first->Append(Record(1)).ok());
   // A takeover moves the epoch on: the first writer's next transaction fails its fence,
   // a writer of the old epoch cannot recover, the new one goes on from the head.
-  ASSERT_TRUE(setup->Exec("take over", "UPDATE test_lease SET epoch = 2").ok());
+  testing::TakeOverTestLease(*setup);
   EXPECT_EQ(first->Append(Record(2)).status().code(), StatusCode::kFailedPrecondition);
   const int64_t rows = RowCount();
   EXPECT_EQ(OpenStatus({.fence = fence_of(1)}).code(), StatusCode::kFailedPrecondition);
