@@ -11,7 +11,8 @@ What one run does:
      follow 307s to the leader (the Authorization header sent again) and keep sending there
      until it fails; a refusal for want of a leader (503) or a connection error is retried
      on the next replica with a bounded backoff (at most 90 s per submission). Every 201 is
-     recorded as (tenant, name, uid);
+     recorded as (tenant, name, uid). With --client-procs P (no kills or freezes) the
+     clients run in P forked processes, which report their records through a pipe;
   4. with --kill-leader K: K times at seeded random points (1-6 s after the previous
      failover completed) the leader is found (/v1/status), killed (SIGKILL to the PID this
      run started) and started again at once as the same replica (same name, port, state
