@@ -291,9 +291,10 @@ def client_threads(replicas, clients, a, workload_body, rate, stop, results, loc
     return threads
 
 
-def client_process(replicas, clients, a, workload_body, rate, results, lock):
-    """--client-procs: `clients` in a forked process of their own; their results come back
-    whole through a pipe when all are done (bounded like any client: SUBMIT_GIVE_UP_S)."""
+def client_process(replicas, clients, a, workload_body, rate):
+    """--client-procs: forks a process for `clients` (from the main thread, before any
+    client thread exists: a fork beside running threads could inherit a lock one of them
+    held); returns (pid, reader) whose records come back whole when all are done."""
     reader, writer = os.pipe()
     pid = os.fork()
     if pid == 0:
@@ -305,6 +306,11 @@ def client_process(replicas, clients, a, workload_body, rate, results, lock):
             json.dump(mine, w)
         os._exit(0)
     os.close(writer)
+    return pid, reader
+
+
+def collect(pid, reader, results, lock):
+    """The records of a client_process (bounded like any client: SUBMIT_GIVE_UP_S)."""
     with os.fdopen(reader) as r:
         got = [tuple(x) for x in json.load(r)]
     os.waitpid(pid, 0)
@@ -537,15 +543,15 @@ def drive(a, top, replicas, workload_body, percentile):
     start = time.perf_counter()
     threads = []
     procs = a.client_procs if (a.client_procs > 1 and not killing) else 1
-    for p in range(procs):
-        mine = [c for c in range(a.clients) if c % procs == p]
-        if procs == 1:
-            threads += client_threads(replicas, mine, a, workload_body, rate, stop, results, lock)
-        else:
-            # The clients of one process report through a pipe when they are done: Python's
-            # threads share one interpreter lock, which caps one process near 2k requests/s.
-            t = threading.Thread(target=client_process, args=(replicas, mine, a, workload_body, rate, results, lock),
-                                 daemon=True)
+    if procs == 1:
+        threads += client_threads(replicas, range(a.clients), a, workload_body, rate, stop, results, lock)
+    else:
+        # Each process's clients report through a pipe when they are done: one process's
+        # threads share one interpreter lock. Every fork first, then the collectors.
+        forked = [client_process(replicas, [c for c in range(a.clients) if c % procs == p], a, workload_body, rate)
+                  for p in range(procs)]
+        for pid, reader in forked:
+            t = threading.Thread(target=collect, args=(pid, reader, results, lock), daemon=True)
             t.start()
             threads.append(t)
     if a.local_jobs:
