@@ -164,8 +164,10 @@ TEST_F(StandbyReadsTest, ATenantCannotReadAnotherTenantsWorkloadThroughAStandby)
   // Lists and decisions hold the caller's only.
   httplib::Result list = Get("/v1/workloads", kBeta);
   ASSERT_TRUE(list);
-  for (const nlohmann::json& item : Body(list)["items"]) EXPECT_EQ(item["tenant"], "beta");
-  EXPECT_EQ(Body(list)["items"].size(), 2u);
+  // Held in a variable: a range-for over a member of a temporary would read freed memory.
+  const nlohmann::json listed = Body(list);
+  for (const nlohmann::json& item : listed["items"]) EXPECT_EQ(item["tenant"], "beta");
+  EXPECT_EQ(listed["items"].size(), 2u);
   httplib::Result decisions = Get("/v1/decisions", kAlpha);
   ASSERT_TRUE(decisions);
   ASSERT_EQ(Body(decisions)["items"].size(), 1u);
