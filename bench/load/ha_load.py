@@ -628,6 +628,9 @@ def drive(a, top, replicas, workload_body, percentile):
     # p50/p99 are estimated from its /metrics histogram (linear within a bucket, as
     # Prometheus's histogram_quantile does).
     pass_p50, pass_p99, passes = pass_quantiles(leader.port)
+    if a.leader_metrics:
+        with open(a.leader_metrics, "w") as f:
+            f.write(get(leader.port, "/metrics", 60.0)[1])
     # Stop: standbys first, the leader last.
     for r in [r for r in replicas if r is not leader] + [leader]:
         r.signal(signal.SIGCONT)
