@@ -28,16 +28,24 @@ store::WorkloadRecord Record(const std::string& name) {
 
 class FencedStoreTest : public HaTest {
  protected:
-  // A Store whose every write transaction checks `token` first; counts the checks.
+  // A Store whose every write transaction checks `token` first, on both of a leader's
+  // sessions (the loop's and the submissions', as runtime/app.cc opens them); counts the
+  // checks.
   std::unique_ptr<store::Store> FencedStore(const FenceToken& token) {
-    auto connection = pgstore::PgConnection::Adopt(Connect(), /*read_only=*/false);
-    EXPECT_TRUE(connection.ok()) << connection.status().ToString();
-    if (!connection.ok()) return nullptr;
-    (*connection)->SetWriteGuard([this, token](pg::Transaction& tx) {
-      ++checks_;
-      return CheckFence(tx, token);
-    });
-    auto opened = store::Store::OpenOn(std::move(connection).value());
+    auto fenced = [&](const std::string& writer) -> std::unique_ptr<pgstore::PgConnection> {
+      auto connection = pgstore::PgConnection::Adopt(Connect(), /*read_only=*/false, writer);
+      EXPECT_TRUE(connection.ok()) << connection.status().ToString();
+      if (!connection.ok()) return nullptr;
+      (*connection)->SetWriteGuard([this, token](pg::Transaction& tx) {
+        ++checks_;
+        return CheckFence(tx, token);
+      });
+      return std::move(connection).value();
+    };
+    auto loop = fenced("loop");
+    auto submissions = fenced("api");
+    if (loop == nullptr || submissions == nullptr) return nullptr;
+    auto opened = store::Store::OpenOn(std::move(loop), std::move(submissions));
     EXPECT_TRUE(opened.ok()) << opened.status().ToString();
     return opened.ok() ? std::move(opened).value() : nullptr;
   }

@@ -43,17 +43,19 @@ Result<std::unique_ptr<PgConnection>> PgConnection::Open(const pg::ConnectionPol
                                                          const OpenOptions& options) {
   Result<std::unique_ptr<pg::Connection>> connection = pg::Connection::Open(policy, options.connect);
   if (!connection.ok()) return connection.status();
-  return Adopt(std::move(connection).value(), options.read_only);
+  return Adopt(std::move(connection).value(), options.read_only, options.writer);
 }
 
-Result<std::unique_ptr<PgConnection>> PgConnection::Adopt(std::unique_ptr<pg::Connection> connection, bool read_only) {
+Result<std::unique_ptr<PgConnection>> PgConnection::Adopt(std::unique_ptr<pg::Connection> connection, bool read_only,
+                                                          const std::string& writer) {
   // The Store's text is UTF-8 (checked before it is sent, statement.h); the session must
   // read it so whatever the server's default. A read-only store's session refuses writes
-  // in the engine too.
+  // in the engine too. The writer names the session's state_totals rows (migration 8).
   Result<pg::Rows> set = connection->Exec(
-      "set the store session's encoding and access",
-      "SELECT set_config('client_encoding', 'UTF8', false), set_config('default_transaction_read_only', $1, false)",
-      {read_only ? "on" : "off"});
+      "set the store session's encoding, access and writer",
+      "SELECT set_config('client_encoding', 'UTF8', false), set_config('default_transaction_read_only', $1, false), "
+      "set_config('gpufed.writer', $2, false)",
+      {read_only ? "on" : "off", writer});
   if (!set.ok()) return set.status();
   return std::unique_ptr<PgConnection>(new PgConnection(std::move(connection), read_only));
 }

@@ -26,6 +26,11 @@ struct OpenOptions {
   // default_transaction_read_only, and every write through it fails with
   // FailedPrecondition (store::kReadOnlyRefusal) before it reaches the server.
   bool read_only = false;
+  // The session's name in the setting gpufed.writer, which the store's state_totals
+  // triggers count its writes under (schema_postgres.cc, migration 8): sessions that write
+  // at once under different names never wait for each other's totals rows. The leader's
+  // loop and its API submissions write through two sessions (store::Store::OpenOn).
+  std::string writer;
   pg::ConnectOptions connect;
 };
 
@@ -34,8 +39,10 @@ class PgConnection final : public store::Connection {
   // Connects as `policy` says (the pg layer's rules: passfile, verify-full off the socket).
   static Result<std::unique_ptr<PgConnection>> Open(const pg::ConnectionPolicy& policy,
                                                     const OpenOptions& options = {});
-  // Wraps an open connection (tests, and callers that connected already).
-  static Result<std::unique_ptr<PgConnection>> Adopt(std::unique_ptr<pg::Connection> connection, bool read_only);
+  // Wraps an open connection (tests, and callers that connected already); `writer` as
+  // OpenOptions::writer.
+  static Result<std::unique_ptr<PgConnection>> Adopt(std::unique_ptr<pg::Connection> connection, bool read_only,
+                                                     const std::string& writer = "");
 
   store::SqlDialect dialect() const override { return store::SqlDialect::kPostgres; }
   Status Exec(const std::string& sql) override;

@@ -54,15 +54,17 @@ class BothBackends : public pg::testing::PgTest, public ::testing::WithParamInte
   }
 
   // A Store on the test's database; a second call opens a second Store on the same one
-  // (PostgreSQL: its own session, as a second replica's).
+  // (PostgreSQL: its own sessions, as a second replica's). On PostgreSQL it has the two
+  // sessions a leader's Store has (runtime/app.cc): the loop's, and the submissions'.
   std::unique_ptr<Store> Open() {
-    Result<std::unique_ptr<Store>> store =
-        GetParam() == Backend::kSqlite ? Store::Open(dir_ + "/gpufed.db") : Store::OpenOn(ConnectStore());
+    Result<std::unique_ptr<Store>> store = GetParam() == Backend::kSqlite
+                                               ? Store::Open(dir_ + "/gpufed.db")
+                                               : Store::OpenOn(ConnectStore(false, "loop"), ConnectStore(false, "api"));
     EXPECT_TRUE(store.ok()) << store.status().ToString();
     return store.ok() ? std::move(store).value() : nullptr;
   }
-  std::unique_ptr<store::Connection> ConnectStore(bool read_only = false) {
-    Result<std::unique_ptr<PgConnection>> c = PgConnection::Adopt(Connect(), read_only);
+  std::unique_ptr<store::Connection> ConnectStore(bool read_only = false, const std::string& writer = "") {
+    Result<std::unique_ptr<PgConnection>> c = PgConnection::Adopt(Connect(), read_only, writer);
     EXPECT_TRUE(c.ok()) << c.status().ToString();
     return c.ok() ? std::move(c).value() : nullptr;
   }

@@ -26,7 +26,7 @@ std::string CopyOfLegacyStore(const std::string& name) {
 }
 
 void ExpectWhatTheOldStoreWrote(Store& s) {
-  EXPECT_EQ(s.schema_version(), 7);
+  EXPECT_EQ(s.schema_version(), Store::LatestSchemaVersion());  // migrated from 7
   auto train = s.Get("nlp", "train");
   ASSERT_TRUE(train.ok() && train->has_value()) << train.status().ToString();
   EXPECT_EQ((*train)->uid, "train-u1");
@@ -91,8 +91,16 @@ TEST(LegacyStore, AStoreTheOldSqlWroteOpensAndReadsAsItWas) {
   ExpectWhatTheOldStoreWrote(**store);
 }
 
-TEST(LegacyStore, AStoreTheOldSqlWroteOpensReadOnly) {
-  auto store = Store::OpenReadOnly(CopyOfLegacyStore("read_only"));
+TEST(LegacyStore, AStoreTheOldSqlWroteOpensReadOnlyOnceMigrated) {
+  const std::string path = CopyOfLegacyStore("read_only");
+  // Version 7 is older than this gpufed's: a read-only open never migrates, and says so.
+  auto refused = Store::OpenReadOnly(path);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.status().message().find("schema version 7 is older"), std::string::npos)
+      << refused.status().ToString();
+  ASSERT_TRUE(Store::Open(path).ok());  // what `gpufed run` does once
+  auto store = Store::OpenReadOnly(path);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   ExpectWhatTheOldStoreWrote(**store);
 }

@@ -21,8 +21,9 @@ enum SchemaVersion : int {
   kSchemaHistory = 5,           // history (the dashboard's samples)
   kSchemaStateTotals = 6,       // state_totals, kept by triggers on workloads
   kSchemaMeteredDays = 7,       // tenant_usage_days, kept by a trigger on attempts
+  kSchemaTotalsByWriter = 8,    // state_totals per writing session (writer)
 };
-inline constexpr int kLatestSchemaVersion = kSchemaMeteredDays;
+inline constexpr int kLatestSchemaVersion = kSchemaTotalsByWriter;
 
 // Migration N of `dialect` is element N-1. A dialect whose list is shorter than
 // kLatestSchemaVersion cannot open a store yet (Store::Open says so).

@@ -246,12 +246,51 @@ CREATE TRIGGER tenant_usage_days_keep AFTER INSERT ON attempts
   FOR EACH ROW EXECUTE FUNCTION tenant_usage_days_keep();
 )sql";
 
+// 8: state_totals per writing session (schema_sqlite.cc says why). Each session names
+// itself in the setting gpufed.writer (pgstore::OpenOptions::writer); a session that
+// does not writes the rows of ''. A row leaving a state is upserted as -1 into its
+// writer's row, since the row it was counted in may be another writer's.
+constexpr const char* kTotalsByWriter = R"sql(
+ALTER TABLE state_totals ADD COLUMN writer TEXT NOT NULL DEFAULT '';
+ALTER TABLE state_totals DROP CONSTRAINT state_totals_pkey;
+ALTER TABLE state_totals ADD PRIMARY KEY(tenant, state, currency, writer);
+CREATE OR REPLACE FUNCTION state_totals_keep() RETURNS trigger LANGUAGE plpgsql AS $fn$
+DECLARE
+  w TEXT := COALESCE(current_setting('gpufed.writer', true), '');
+BEGIN
+  IF TG_OP = 'UPDATE' AND NOT (OLD.tenant IS DISTINCT FROM NEW.tenant OR OLD.state IS DISTINCT FROM NEW.state
+      OR OLD.currency IS DISTINCT FROM NEW.currency OR OLD.cost_micros IS DISTINCT FROM NEW.cost_micros
+      OR OLD.gpu_milli IS DISTINCT FROM NEW.gpu_milli) THEN
+    RETURN NULL;
+  END IF;
+  IF TG_OP IN ('DELETE', 'UPDATE') THEN
+    INSERT INTO state_totals(tenant, state, currency, workloads, cost_micros, gpu_milli, writer)
+      VALUES(OLD.tenant, OLD.state, OLD.currency, -1, -OLD.cost_micros, -OLD.gpu_milli, w)
+      ON CONFLICT(tenant, state, currency, writer) DO UPDATE SET
+        workloads = state_totals.workloads + excluded.workloads,
+        cost_micros = state_totals.cost_micros + excluded.cost_micros,
+        gpu_milli = state_totals.gpu_milli + excluded.gpu_milli;
+  END IF;
+  IF TG_OP IN ('INSERT', 'UPDATE') THEN
+    INSERT INTO state_totals(tenant, state, currency, workloads, cost_micros, gpu_milli, writer)
+      VALUES(NEW.tenant, NEW.state, NEW.currency, 1, NEW.cost_micros, NEW.gpu_milli, w)
+      ON CONFLICT(tenant, state, currency, writer) DO UPDATE SET
+        workloads = state_totals.workloads + excluded.workloads,
+        cost_micros = state_totals.cost_micros + excluded.cost_micros,
+        gpu_milli = state_totals.gpu_milli + excluded.gpu_milli;
+  END IF;
+  RETURN NULL;
+END
+$fn$;
+)sql";
+
 }  // namespace
 
 const std::vector<const char*>& PostgresSchemaMigrations() {
   // Migration N is element N-1 (schema.h's SchemaVersion).
-  static const std::vector<const char*> kMigrations = {
-      kInitialSchema, kAttemptsAndUsage, kUnfinishedIndex, kTenantNamespaces, kHistory, kStateTotals, kMeteredDays};
+  static const std::vector<const char*> kMigrations = {kInitialSchema,    kAttemptsAndUsage, kUnfinishedIndex,
+                                                       kTenantNamespaces, kHistory,          kStateTotals,
+                                                       kMeteredDays,      kTotalsByWriter};
   return kMigrations;
 }
 

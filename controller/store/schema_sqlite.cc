@@ -250,13 +250,64 @@ CREATE TRIGGER tenant_usage_days_insert AFTER INSERT ON attempts BEGIN
 END;
 )sql";
 
+// 8: state_totals kept per writing session (`writer`), so that two sessions of one
+// leader (PostgreSQL: the loop's and the API submissions', each naming itself in the
+// setting gpufed.writer) never wait for each other's totals rows, nor deadlock on them. A
+// row leaving a state is added as -1 to its writer's row (which may go below zero); the
+// totals are the sums over the writers (CountByState). SQLite has one connection, so
+// its writer is always ''. The table is rebuilt (SQLite cannot change a primary key),
+// its rows kept as writer ''.
+// PostgreSQL's equivalent (schema_postgres.cc): the column added with DEFAULT '', the
+// primary key replaced by (tenant, state, currency, writer), and `state_totals_keep()`
+// replaced by one that upserts -OLD and +NEW into the rows of
+// COALESCE(current_setting('gpufed.writer', true), '').
+constexpr const char* kTotalsByWriter = R"sql(
+CREATE TABLE state_totals_by_writer(
+  tenant TEXT NOT NULL,
+  state TEXT NOT NULL,
+  currency TEXT NOT NULL,
+  workloads INTEGER NOT NULL,
+  cost_micros INTEGER NOT NULL,
+  gpu_milli INTEGER NOT NULL,
+  writer TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY(tenant, state, currency, writer));
+INSERT INTO state_totals_by_writer SELECT tenant, state, currency, workloads, cost_micros, gpu_milli, ''
+  FROM state_totals;
+DROP TRIGGER state_totals_insert;
+DROP TRIGGER state_totals_delete;
+DROP TRIGGER state_totals_update;
+DROP TABLE state_totals;
+ALTER TABLE state_totals_by_writer RENAME TO state_totals;
+CREATE TRIGGER state_totals_insert AFTER INSERT ON workloads BEGIN
+  INSERT INTO state_totals VALUES(NEW.tenant, NEW.state, NEW.currency, 1, NEW.cost_micros, NEW.gpu_milli, '')
+    ON CONFLICT(tenant, state, currency, writer) DO UPDATE SET workloads = workloads + excluded.workloads,
+      cost_micros = cost_micros + excluded.cost_micros, gpu_milli = gpu_milli + excluded.gpu_milli;
+END;
+CREATE TRIGGER state_totals_delete AFTER DELETE ON workloads BEGIN
+  INSERT INTO state_totals VALUES(OLD.tenant, OLD.state, OLD.currency, -1, -OLD.cost_micros, -OLD.gpu_milli, '')
+    ON CONFLICT(tenant, state, currency, writer) DO UPDATE SET workloads = workloads + excluded.workloads,
+      cost_micros = cost_micros + excluded.cost_micros, gpu_milli = gpu_milli + excluded.gpu_milli;
+END;
+CREATE TRIGGER state_totals_update AFTER UPDATE ON workloads
+  WHEN OLD.tenant IS NOT NEW.tenant OR OLD.state IS NOT NEW.state OR OLD.currency IS NOT NEW.currency
+    OR OLD.cost_micros IS NOT NEW.cost_micros OR OLD.gpu_milli IS NOT NEW.gpu_milli BEGIN
+  INSERT INTO state_totals VALUES(OLD.tenant, OLD.state, OLD.currency, -1, -OLD.cost_micros, -OLD.gpu_milli, '')
+    ON CONFLICT(tenant, state, currency, writer) DO UPDATE SET workloads = workloads + excluded.workloads,
+      cost_micros = cost_micros + excluded.cost_micros, gpu_milli = gpu_milli + excluded.gpu_milli;
+  INSERT INTO state_totals VALUES(NEW.tenant, NEW.state, NEW.currency, 1, NEW.cost_micros, NEW.gpu_milli, '')
+    ON CONFLICT(tenant, state, currency, writer) DO UPDATE SET workloads = workloads + excluded.workloads,
+      cost_micros = cost_micros + excluded.cost_micros, gpu_milli = gpu_milli + excluded.gpu_milli;
+END;
+)sql";
+
 }  // namespace
 
 const std::vector<const char*>& SqliteSchemaMigrations() {
   // Migration N is element N-1 (schema.h's SchemaVersion); each constant above says what
   // it adds.
-  static const std::vector<const char*> kMigrations = {
-      kInitialSchema, kAttemptsAndUsage, kUnfinishedIndex, kTenantNamespaces, kHistory, kStateTotals, kMeteredDays};
+  static const std::vector<const char*> kMigrations = {kInitialSchema,    kAttemptsAndUsage, kUnfinishedIndex,
+                                                       kTenantNamespaces, kHistory,          kStateTotals,
+                                                       kMeteredDays,      kTotalsByWriter};
   return kMigrations;
 }
 

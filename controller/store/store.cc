@@ -67,8 +67,12 @@ Result<std::unique_ptr<Store>> Store::OpenReadOnly(const std::string& path) {
   return OpenOn(std::move(db).value());
 }
 
-Result<std::unique_ptr<Store>> Store::OpenOn(std::unique_ptr<Connection> db) {
-  std::unique_ptr<Store> store(new Store(std::move(db)));
+Result<std::unique_ptr<Store>> Store::OpenOn(std::unique_ptr<Connection> db, std::unique_ptr<Connection> submissions) {
+  if (submissions != nullptr &&
+      (submissions->read_only() || db->read_only() || submissions->dialect() != db->dialect())) {
+    return InvalidArgument("store: the submissions' session must be a writable one of the store's own database");
+  }
+  std::unique_ptr<Store> store(new Store(std::move(db), std::move(submissions)));
   if (!store->read_only_) {
     GPUFED_RETURN_IF_ERROR(store->Migrate());
     return store;
@@ -104,7 +108,7 @@ Status Store::ReadSeqLocked() {
   if (!m.ok()) return m.status();
   Result<bool> r = (*m)->Step();
   if (!r.ok()) return r.status();
-  seq_ = (*m)->Int(0);
+  seq_.store((*m)->Int(0));
   return Status::Ok();
 }
 
@@ -128,13 +132,13 @@ Status Store::Migrate() {
   return ReadSeqLocked();
 }
 
-Status Store::WriteRecord(const WorkloadRecord& r, bool insert, std::vector<WorkloadRecord>* written) {
+Status Store::WriteRecord(Connection& db, const WorkloadRecord& r, bool insert, std::vector<WorkloadRecord>* written) {
   const std::string currency = r.cost.currency().empty() ? r.estimate.currency() : r.cost.currency();
-  const int64_t seq = insert ? ++seq_ : r.updated_seq;
+  const int64_t seq = insert ? seq_.fetch_add(1) + 1 : r.updated_seq;
   if (insert) {
     Result<std::unique_ptr<Statement>> s =
-        db_->Prepare(std::string("INSERT INTO workloads(") + kWorkloadColumns +
-                     ") VALUES($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23)");
+        db.Prepare(std::string("INSERT INTO workloads(") + kWorkloadColumns +
+                   ") VALUES($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23)");
     if (!s.ok()) return s.status();
     (*s)->Bind(1, r.name).Bind(2, r.uid).Bind(3, r.tenant).Bind(4, r.source).Bind(5, r.spec_text);
     (*s)->Bind(6, r.submitted.millis())
@@ -152,7 +156,7 @@ Status Store::WriteRecord(const WorkloadRecord& r, bool insert, std::vector<Work
     // A submission's identity (uid, name, tenant, source, spec, submission time and
     // order) never changes after its insert (UpdateLocked keeps the stored one), so an
     // update sets the rest alone: the indexes on the identity stay untouched.
-    Result<std::unique_ptr<Statement>> s = db_->Prepare(
+    Result<std::unique_ptr<Statement>> s = db.Prepare(
         "UPDATE workloads SET state=$1, reason=$2, attempt=$3, cluster=$4, binding_json=$5, resume_ms=$6, "
         "progress_ms=$7, checkpoint_ms=$8, started_ms=$9, finished_ms=$10, estimate_micros=$11, cost_micros=$12, "
         "currency=$13, gpu_milli=$14, cloud=$15, cancel_requested=$16 WHERE uid=$17");
@@ -168,8 +172,8 @@ Status Store::WriteRecord(const WorkloadRecord& r, bool insert, std::vector<Work
   return Status::Ok();
 }
 
-Status Store::AddTransition(const Transition& t) {
-  Result<std::unique_ptr<Statement>> s = db_->Prepare(
+Status Store::AddTransition(Connection& db, const Transition& t) {
+  Result<std::unique_ptr<Statement>> s = db.Prepare(
       "INSERT INTO status_history(workload, attempt, from_state, to_state, reason, at_ms) VALUES($1,$2,$3,$4,$5,$6)");
   if (!s.ok()) return s.status();
   (*s)->Bind(1, t.workload)
@@ -216,15 +220,16 @@ Status Store::SubmitLocked(const WorkloadRecord& record, Duration at, std::vecto
   if (*existing && !IsTerminal((*existing)->state)) {
     return {StatusCode::kAlreadyExists, "workload " + record.name + " exists (" + StateName((*existing)->state) + ")"};
   }
-  return InsertSubmissionLocked(record, at, written);
+  return InsertSubmission(*db_, record, at, written);
 }
 
-Status Store::InsertSubmissionLocked(const WorkloadRecord& record, Duration at, std::vector<WorkloadRecord>* written) {
+Status Store::InsertSubmission(Connection& db, const WorkloadRecord& record, Duration at,
+                               std::vector<WorkloadRecord>* written) {
   if (record.uid.empty()) return InvalidArgument("workload " + record.name + " has no uid");
   WorkloadRecord r = record;
   r.state = WorkloadState::kPending;
-  GPUFED_RETURN_IF_ERROR(WriteRecord(r, true, written));
-  return AddTransition({r.uid, r.attempt, "", "Pending", "submitted (" + r.source + ")", at});
+  GPUFED_RETURN_IF_ERROR(WriteRecord(db, r, true, written));
+  return AddTransition(db, {r.uid, r.attempt, "", "Pending", "submitted (" + r.source + ")", at});
 }
 
 Result<std::optional<WorkloadRecord>> Store::Get(const std::string& tenant, const std::string& name) {
@@ -254,6 +259,7 @@ Result<std::vector<WorkloadRecord>> Store::List(const std::string& tenant) {
 }
 
 Status Store::LoadUnfinishedLocked() {
+  SyncSubmissionsLocked();
   if (unfinished_.loaded()) return Status::Ok();
   // SQLite reads these through the partial index workloads_unfinished, whose WHERE is
   // kUnfinished (store_sql_test checks the plan; INDEXED BY, which forced it, is SQLite's).
@@ -307,13 +313,14 @@ Result<std::map<std::string, ActiveEstimate>> Store::ActiveEstimates() {
 
 Result<std::vector<StateCount>> Store::CountByState() {
   MutexLock lock(mu_);
-  // The totals come from the trigger-kept state_totals (a row per tenant, state and
-  // currency); the oldest submission of unfinished work from the mirror.
+  // The totals come from the trigger-kept state_totals (a row per tenant, state,
+  // currency and writing session, summed); the oldest submission of unfinished work from
+  // the mirror.
   GPUFED_RETURN_IF_ERROR(LoadUnfinishedLocked());
   const std::map<std::pair<std::string, std::string>, int64_t> oldest_ms = unfinished_.OldestSubmitted();
   Result<std::unique_ptr<Statement>> s = db_->Prepare(
-      "SELECT tenant, state, workloads, cost_micros, currency, gpu_milli FROM state_totals WHERE workloads > 0 "
-      "ORDER BY tenant, state, currency");
+      "SELECT tenant, state, SUM(workloads), SUM(cost_micros), currency, SUM(gpu_milli) FROM state_totals "
+      "GROUP BY tenant, state, currency HAVING SUM(workloads) > 0 ORDER BY tenant, state, currency");
   if (!s.ok()) return s.status();
   std::vector<StateCount> out;
   while (true) {
@@ -363,6 +370,7 @@ Status Store::UpdateLocked(const WorkloadRecord& record, const std::string& reas
                            std::vector<WorkloadRecord>* written) {
   // The row as this transaction last wrote it, else an unfinished row from the mirror,
   // else (finished) from the database.
+  SyncSubmissionsLocked();
   Result<std::optional<WorkloadRecord>> old = std::optional<WorkloadRecord>();
   auto same_uid = [&](const WorkloadRecord& w) { return w.uid == record.uid; };
   if (auto earlier = std::find_if(written->rbegin(), written->rend(), same_uid); earlier != written->rend()) {
@@ -383,9 +391,10 @@ Status Store::UpdateLocked(const WorkloadRecord& record, const std::string& reas
   r.submitted = (*old)->submitted;
   r.updated_seq = (*old)->updated_seq;
   r.cancel_requested = r.cancel_requested || (*old)->cancel_requested;  // never lose a cancel
-  GPUFED_RETURN_IF_ERROR(WriteRecord(r, false, written));
+  GPUFED_RETURN_IF_ERROR(WriteRecord(*db_, r, false, written));
   if ((*old)->state != r.state || (*old)->attempt != r.attempt) {
-    GPUFED_RETURN_IF_ERROR(AddTransition({r.uid, r.attempt, StateName((*old)->state), StateName(r.state), reason, at}));
+    GPUFED_RETURN_IF_ERROR(
+        AddTransition(*db_, {r.uid, r.attempt, StateName((*old)->state), StateName(r.state), reason, at}));
   }
   return Status::Ok();
 }
@@ -397,6 +406,7 @@ Status Store::RequestCancel(const std::string& uid) {
   if (!s.ok()) return s.status();
   GPUFED_RETURN_IF_ERROR((*s)->Bind(1, uid).Run());
   if ((*s)->RowsChanged() == 0) return NotFound("workload uid " + uid);
+  SyncSubmissionsLocked();
   unfinished_.MarkCancelRequested(uid);  // an autocommit: durable now
   return Status::Ok();
 }

@@ -2,8 +2,9 @@
 // The controller's durable state: workloads and their status history, the decisions
 // index, the action ledger that makes connector actions idempotent across crashes,
 // finished attempts and tenant usage. Every method is one transaction; a method that
-// returns OK is durable. Thread-safe (one connection behind a mutex): the HTTP server and
-// the reconcile loop share one Store. Written against sql.h's Connection in portable SQL
+// returns OK is durable. Thread-safe (one connection behind a mutex, and optionally a
+// second one for API submissions' group commits): the HTTP server and the reconcile loop
+// share one Store. Written against sql.h's Connection in portable SQL
 // (README.md, "Portable SQL"): SQLite (WAL, synchronous=FULL) today, PostgreSQL next.
 //
 // Schema versions (schema.h, shared by every dialect) are applied in order by Open; the
@@ -24,6 +25,7 @@
 #include "controller/common/fair_mutex.h"
 #include "controller/common/mutex.h"
 #include "controller/store/commit_stats.h"
+#include "controller/store/live_names.h"
 #include "controller/store/records.h"
 #include "controller/store/sql.h"
 #include "controller/store/unfinished_rows.h"
@@ -62,8 +64,11 @@ class Store {
   static Result<std::unique_ptr<Store>> OpenReadOnly(const std::string& path);
   // A Store on `db`, any backend of sql.h: a writable one is migrated as Open does, a
   // read-only one checked as OpenReadOnly does (a backend's Open makes the connection; a
-  // test may wrap one).
-  static Result<std::unique_ptr<Store>> OpenOn(std::unique_ptr<Connection> db);
+  // test may wrap one). `submissions`, a second session on the same database (PostgreSQL),
+  // commits SubmitNumbered's groups, so that they neither wait for the loop's session nor
+  // for its transactions (store_submit.cc); without it they commit through `db`.
+  static Result<std::unique_ptr<Store>> OpenOn(std::unique_ptr<Connection> db,
+                                               std::unique_ptr<Connection> submissions = nullptr);
   ~Store();  // commits the writes still waiting (Flush)
   static int LatestSchemaVersion();
   int schema_version() const EXCLUDES(mu_);
@@ -90,7 +95,7 @@ class Store {
   // nothing (null). Called by the group's leader without the store's lock, once per group
   // and one group at a time; it must not submit (the group's commit waits for it). Whoever
   // sets it clears it before it goes.
-  void SetSubmissionJournal(SubmissionJournal journal) EXCLUDES(mu_);
+  void SetSubmissionJournal(SubmissionJournal journal) EXCLUDES(numbering_mu_);
   // The tenant's newest workload of that name (unfinished, or the last finished one).
   Result<std::optional<WorkloadRecord>> Get(const std::string& tenant, const std::string& name);
   Result<std::optional<WorkloadRecord>> GetByUid(const std::string& uid);
@@ -213,7 +218,8 @@ class Store {
   Status SetMeta(const std::string& key, const std::string& value);
 
  private:
-  explicit Store(std::unique_ptr<Connection> db) : read_only_(db->read_only()), db_(std::move(db)) {}
+  Store(std::unique_ptr<Connection> db, std::unique_ptr<Connection> submissions)
+      : read_only_(db->read_only()), db_(std::move(db)), submit_db_(std::move(submissions)) {}
   // One write that waits (store_deferred.cc).
   struct DeferredWrite {
     struct Mark {
@@ -264,18 +270,19 @@ class Store {
   // Reads the schema version and the last submission order.
   Status ReadVersionLocked() REQUIRES(mu_);
   Status ReadSeqLocked() REQUIRES(mu_);
-  // Inserts or updates a workload row; appends the row as stored to `written`.
-  Status WriteRecord(const WorkloadRecord& r, bool insert, std::vector<WorkloadRecord>* written) REQUIRES(mu_);
-  Status AddTransition(const Transition& t) REQUIRES(mu_);
+  // Inserts or updates a workload row on `db` (the store's session, or the submissions'
+  // for a group's rows); appends the row as stored to `written`.
+  Status WriteRecord(Connection& db, const WorkloadRecord& r, bool insert, std::vector<WorkloadRecord>* written);
+  static Status AddTransition(Connection& db, const Transition& t);
   Result<std::optional<WorkloadRecord>> GetLocked(const std::string& tenant, const std::string& name) REQUIRES(mu_);
   // The writes of Submit, Update and RecordActionIntent (the first two in the caller's
   // transaction).
   Status SubmitLocked(const WorkloadRecord& record, Duration at, std::vector<WorkloadRecord>* written) REQUIRES(mu_);
-  // SubmitLocked's writes without its check: a group's submissions were checked when they
-  // were numbered (a row that appeared since, from another Store, is refused by the
-  // workloads_live_name index: AlreadyExists).
-  Status InsertSubmissionLocked(const WorkloadRecord& record, Duration at, std::vector<WorkloadRecord>* written)
-      REQUIRES(mu_);
+  // SubmitLocked's writes without its check, on `db`: a group's submissions were checked
+  // when they were numbered (a row that appeared since, from another Store, is refused by
+  // the workloads_live_name index: AlreadyExists).
+  Status InsertSubmission(Connection& db, const WorkloadRecord& record, Duration at,
+                          std::vector<WorkloadRecord>* written);
   Status UpdateLocked(const WorkloadRecord& record, const std::string& reason, Duration at,
                       std::vector<WorkloadRecord>* written) REQUIRES(mu_);
   Status RecordIntentLocked(const ActionRow& row) REQUIRES(mu_);
@@ -287,17 +294,29 @@ class Store {
   Result<std::vector<WorkloadRecord>> QueryLocked(const std::string& where, const std::string& bind) REQUIRES(mu_);
 
   // Group commit of SubmitNumbered (store_submit.cc): callers queue; the first one (the
-  // leader) takes everything queued, numbers it (under mu_), has the submission journal
-  // take it (without any lock) and then, in its turn, commits it (under mu_), while later
-  // arrivals queue for the next group, whose leader may number and journal it meanwhile.
+  // leader) takes everything queued, numbers it (under numbering_mu_, from the live names;
+  // under mu_ too only when the mirror or the counter must be loaded), has the submission
+  // journal take it (without any lock) and then, in its turn, commits it (on the
+  // submissions' session when there is one, without mu_), while later arrivals queue for
+  // the next group, whose leader may number and journal it meanwhile.
   struct QueuedSubmit;
   struct SubmitGroup;
-  void NumberSubmits(SubmitGroup& group) EXCLUDES(mu_, submit_mu_);
+  void NumberSubmits(SubmitGroup& group) EXCLUDES(mu_, submit_mu_, numbering_mu_);
+  // Numbers the group from the live names; false (nothing numbered) when they are not
+  // loaded or the mirror must be read again.
+  bool NumberFromLiveNamesLocked(SubmitGroup& group) REQUIRES(numbering_mu_);
   Status JournalSubmits(const SubmitGroup& group) EXCLUDES(mu_, submit_mu_);
   // Writes the group's accepted rows (or, when `journalled` failed, only its counter).
-  void CommitSubmits(SubmitGroup& group, const Status& journalled) EXCLUDES(mu_, submit_mu_);
-  // uid_counter_ from the meta row, once.
+  void CommitSubmits(SubmitGroup& group, const Status& journalled) EXCLUDES(mu_, submit_mu_, numbering_mu_);
+  // The transaction of CommitSubmits on `db`: the counter, then each accepted row; the
+  // rows it wrote in `written`. True in `*counter_moved` when another writer took numbers.
+  void WriteGroup(Connection& db, SubmitGroup& group, std::vector<WorkloadRecord>* written, bool* counter_moved);
+  // uid_counter_ from the meta row, once (read on the store's session).
   Status LoadUidCounterLocked() REQUIRES(mu_);
+  // Brings the mirror up to date with the groups committed since it was last read: forgets
+  // it when a group's COMMIT had an unknown outcome, else applies their rows (which then
+  // leave submits_in_flight_). Run before the mirror is read or changed.
+  void SyncSubmissionsLocked() REQUIRES(mu_);
   // Guards the queue, the leader flag and the commit order only; never held with mu_ (a
   // submission waits in the queue without holding up the store).
   Mutex submit_mu_;
@@ -309,21 +328,35 @@ class Store {
   uint64_t next_commit_ticket_ GUARDED_BY(submit_mu_) = 0;
   uint64_t commit_turn_ GUARDED_BY(submit_mu_) = 0;
 
+  // Lock order: mu_, then numbering_mu_, then live_names_'s own; submit_db_mu_ is never
+  // held with another.
   mutable FairMutex mu_;  // every method; FIFO, so API writes are not starved by a pass
   std::vector<DeferredWrite> deferred_ GUARDED_BY(mu_);  // in the order they were asked for
-  SubmissionJournal submission_journal_ GUARDED_BY(mu_);
+  // What numbering a group reads and writes, apart from the store's lock.
+  Mutex numbering_mu_;
+  SubmissionJournal submission_journal_ GUARDED_BY(numbering_mu_);
   // The last uid number given (the meta row `uid_counter` once loaded, then ahead of it
   // while groups are between numbering and commit). A group whose journal or COMMIT failed
   // leaves the stored counter behind this, so no uid is ever given twice by one process.
-  std::optional<int64_t> uid_counter_ GUARDED_BY(mu_);
-  // "<tenant>\n<name>" of the submissions numbered and not yet committed: a second one of
-  // the same name is refused as if the first were stored.
-  std::set<std::string> submits_in_flight_ GUARDED_BY(mu_);
-  UnfinishedRows unfinished_ GUARDED_BY(mu_);
+  std::optional<int64_t> uid_counter_ GUARDED_BY(numbering_mu_);
+  // Key(tenant, name) of the submissions numbered and not yet in the mirror (committing,
+  // or committed and waiting in committed_submits_): a second one of the same name is
+  // refused as if the first were stored.
+  std::set<std::string> submits_in_flight_ GUARDED_BY(numbering_mu_);
+  // Rows of groups committed since the mirror was last synchronised, in commit order.
+  std::vector<WorkloadRecord> committed_submits_ GUARDED_BY(numbering_mu_);
+  // A group's COMMIT failed after writing rows (did they commit?): the mirror is read again.
+  bool mirror_unsure_ GUARDED_BY(numbering_mu_) = false;
+  LiveNames live_names_;  // the mirror's names, with a lock of its own
+  UnfinishedRows unfinished_ GUARDED_BY(mu_){&live_names_};
   const bool read_only_;  // the database's, which never changes
   std::unique_ptr<Connection> db_ PT_GUARDED_BY(mu_);  // every statement runs under mu_
+  // The submissions' own session (PostgreSQL), or null: one group commits at a time.
+  Mutex submit_db_mu_;
+  std::unique_ptr<Connection> submit_db_ PT_GUARDED_BY(submit_db_mu_);
   int version_ GUARDED_BY(mu_) = 0;
-  int64_t seq_ GUARDED_BY(mu_) = 0;
+  // The last submission order given: inserts on either session take the next one.
+  std::atomic<int64_t> seq_{0};
   std::atomic<int64_t> rows_read_{0};
   std::atomic<int64_t> commits_{0};
   CommitStats commit_stats_;

@@ -95,6 +95,7 @@ Status Store::CommitRows(Transaction& tx, std::vector<WorkloadRecord> written, C
   Status committed = tx.Commit();
   commit_stats_.OnCommit(writer, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   commits_.fetch_add(1, std::memory_order_relaxed);
+  SyncSubmissionsLocked();  // rows committed before these: applied first
   if (committed.ok()) {
     unfinished_.Apply(std::move(written));
   } else if (!written.empty()) {

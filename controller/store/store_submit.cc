@@ -4,31 +4,49 @@
 // wait while a group commits share the next one.
 //
 // A group goes through three steps:
-//   1. number: under the store's lock, without writing, each submission is checked (a live
-//      workload of that tenant and name, stored or in a group not yet committed, refuses
-//      it) and given its uid from the counter in memory;
-//   2. journal: the submission journal takes the accepted ones (write-ahead), without the
-//      store's lock, so the loop's store calls go on during the journal's fsync;
-//   3. commit: under the store's lock, one transaction with the rows and the counter, in
-//      the order the groups were numbered.
-// A new group starts once the one before has committed (see SubmitNumbered: groups that
-// overlapped a commit were meant to overlap the journal's fsync with the store's, but
-// numbering waits for the committing group's lock, so they only came out smaller); the
-// commit tickets keep groups committing in numbering order all the same.
+//   1. number: without writing, each submission is checked (a live workload of that
+//      tenant and name, stored or in a group not yet in the mirror, refuses it) and given
+//      its uid from the counter in memory. This reads the live names (live_names.h) under
+//      numbering_mu_, not the store's lock, which a pass holds for milliseconds at a time;
+//      only a mirror or counter that must be loaded first takes the store's lock;
+//   2. journal: the submission journal takes the accepted ones (write-ahead), without any
+//      lock, so the loop's store calls go on during the journal's fsync;
+//   3. commit: one transaction with the rows and the counter, in the order the groups were
+//      numbered. With a session of their own (PostgreSQL: Store::OpenOn's `submissions`)
+//      without the store's lock, so a group never waits for a pass's transaction; the
+//      rows reach the mirror at its next read or write (SyncSubmissionsLocked), and stay
+//      in submits_in_flight_ until then. Without one, on the store's session under its lock.
+// A new group starts once the one before has committed (kUncommittedGroups); the commit
+// tickets keep groups committing in numbering order all the same.
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <iterator>
 
 #include "controller/common/vocabulary.h"
 #include "controller/store/store.h"
 
 namespace gpufed::store {
 
+namespace {
+
+// Groups numbered and not yet committed when a new one may start. Letting the next group
+// be numbered and journalled while one commits (2) should overlap the journal's fsync with
+// the store's; measured end to end through PostgreSQL it made groups small (half of them
+// of 1-2 submissions) and the rate lower and less steady (620-970/s, p99 39-84 ms) than
+// starting only after the commit (1: 1.05-1.13k/s, p99 40-41 ms; bench/README.md,
+// "Submissions on a session of their own"): both commits flush the same WAL.
+constexpr uint64_t kUncommittedGroups = 1;
+
+}  // namespace
+
 struct Store::QueuedSubmit {
   WorkloadRecord record;
   Duration at;
   SubmissionFacts facts;
   Result<WorkloadRecord> result = Status(StatusCode::kInternal, "not committed");
+  bool in_flight = false;  // numbered: its name is in submits_in_flight_
+  bool written = false;    // its rows are in the group's transaction
   bool done = false;
 };
 
@@ -41,7 +59,7 @@ struct Store::SubmitGroup {
 };
 
 void Store::SetSubmissionJournal(SubmissionJournal journal) {
-  MutexLock lock(mu_);
+  MutexLock lock(numbering_mu_);
   submission_journal_ = std::move(journal);
 }
 
@@ -51,16 +69,14 @@ Result<WorkloadRecord> Store::SubmitNumbered(WorkloadRecord record, Duration at,
   MutexLock lock(submit_mu_);
   submit_queue_.push_back(&me);
   // Either a leader takes this one, or it becomes the leader once the queue reaches it and
-  // no numbered group is still uncommitted. Numbering takes the store's lock, which a
-  // committing group holds through its COMMIT, so a group started while another commits
-  // would only wait for that lock holding whoever had queued so far: without any bound a
+  // fewer than kUncommittedGroups numbered groups are uncommitted. Without a bound a
   // submission that arrives during a slow commit (a durable PostgreSQL: ms per COMMIT)
   // leads a group of itself, the next one does the same, and groups stay near one
-  // submission each (PostgreSQL, 16 clients: 1.3 per commit; one uncommitted group let be:
-  // about 6, and with a submission journal 1.5k/s; none: 10, 2.4-3.0k/s; bench/README.md,
-  // "The Store on PostgreSQL, faster"). The journal's fsync still runs without the store's
-  // lock, so the loop's store calls go on during it.
-  while (!me.done && (submit_leader_ || submit_queue_.front() != &me || next_commit_ticket_ != commit_turn_)) {
+  // submission each (PostgreSQL, 16 clients: 1.3 per commit; bench/README.md, "The Store
+  // on PostgreSQL, faster"); waiting for the commit ahead, a leader takes everyone who
+  // queued meanwhile.
+  while (!me.done &&
+         (submit_leader_ || submit_queue_.front() != &me || next_commit_ticket_ - commit_turn_ >= kUncommittedGroups)) {
     submit_cv_.Wait(submit_mu_);
   }
   if (!me.done) {
@@ -94,7 +110,10 @@ Result<WorkloadRecord> Store::SubmitNumbered(WorkloadRecord record, Duration at,
 }
 
 Status Store::LoadUidCounterLocked() {
-  if (uid_counter_) return Status::Ok();
+  {
+    MutexLock numbering(numbering_mu_);
+    if (uid_counter_) return Status::Ok();
+  }
   Result<std::unique_ptr<Statement>> read = db_->Prepare("SELECT value FROM meta WHERE key='uid_counter'");
   if (!read.ok()) return read.status();
   Result<bool> row = (*read)->Step();
@@ -107,47 +126,80 @@ Status Store::LoadUidCounterLocked() {
     if (end == text.c_str() || *end != '\0' || n < 0) return Internal("store: uid_counter is not a number: " + text);
     last = n;
   }
-  uid_counter_ = last;
+  MutexLock numbering(numbering_mu_);
+  // A group may have committed numbers meanwhile (on the submissions' session): keep the
+  // higher, as the compared-and-set commit would refuse the lower anyway.
+  if (!uid_counter_ || *uid_counter_ < last) uid_counter_ = last;
   return Status::Ok();
 }
 
+void Store::SyncSubmissionsLocked() {
+  MutexLock numbering(numbering_mu_);
+  if (mirror_unsure_) {
+    mirror_unsure_ = false;
+    unfinished_.Forget();  // and the live names: numbering waits for the next load
+  }
+  if (committed_submits_.empty()) return;
+  // Applied and taken out of flight under numbering_mu_ together, so numbering always
+  // finds a committed name in one of the two.
+  for (const WorkloadRecord& r : committed_submits_) submits_in_flight_.erase(LiveNames::Key(r.tenant, r.name));
+  unfinished_.Apply(std::move(committed_submits_));  // nothing when not loaded: the load reads them
+  committed_submits_.clear();
+}
+
 void Store::NumberSubmits(SubmitGroup& group) {
+  {
+    MutexLock numbering(numbering_mu_);
+    if (NumberFromLiveNamesLocked(group)) return;
+  }
+  // The mirror (and with it the live names) or the counter must be loaded first: the
+  // store's lock, then numbering's (the lock order). Rare: the first group, and after a
+  // COMMIT whose outcome is unknown.
   MutexLock lock(mu_);
-  if (Status loaded = LoadUidCounterLocked(); !loaded.ok()) {
-    for (QueuedSubmit* q : group.members) q->result = loaded;
-    return;
-  }
-  // The check reads the unfinished mirror (unfinished_rows.h), not the database: a live
-  // row of that tenant and name is an unfinished one, and the mirror holds every committed
-  // unfinished row, so numbering a group costs no query (on PostgreSQL a round trip per
-  // submission, under the store's lock).
-  if (Status loaded = LoadUnfinishedLocked(); !loaded.ok()) {
-    for (QueuedSubmit* q : group.members) q->result = loaded;
-    return;
-  }
+  Status loaded = LoadUnfinishedLocked();
+  if (loaded.ok()) loaded = LoadUidCounterLocked();
+  MutexLock numbering(numbering_mu_);
+  if (loaded.ok() && NumberFromLiveNamesLocked(group)) return;
+  if (loaded.ok()) loaded = Internal("store: the unfinished rows were forgotten while numbering; submit again");
+  for (QueuedSubmit* q : group.members) q->result = loaded;
+}
+
+bool Store::NumberFromLiveNamesLocked(SubmitGroup& group) {
+  if (!uid_counter_ || mirror_unsure_) return false;
+  // The check reads the live names of the unfinished mirror (live_names.h), not the
+  // database: a live row of that tenant and name is an unfinished one, and the mirror
+  // holds every committed unfinished row but those of groups committed since it was last
+  // synchronised, whose names are still in submits_in_flight_. So numbering a group costs
+  // no query (on PostgreSQL a round trip per submission) and no wait for the store's lock.
+  std::vector<std::string> keys;
+  keys.reserve(group.members.size());
+  for (const QueuedSubmit* q : group.members) keys.push_back(LiveNames::Key(q->record.tenant, q->record.name));
+  std::vector<std::optional<WorkloadState>> live;
+  if (!live_names_.Find(keys, &live)) return false;
   group.first_uid = *uid_counter_;
-  for (QueuedSubmit* q : group.members) {
+  for (size_t i = 0; i < group.members.size(); ++i) {
+    QueuedSubmit* q = group.members[i];
     // Only the same tenant's rows are looked at: another tenant's name is never in the
     // way. Submissions are the only writers of new rows, and they pass through here one
     // group at a time, so what this finds holds until the group commits.
-    const std::string key = q->record.tenant + '\n' + q->record.name;
-    const WorkloadRecord* live = unfinished_.FindLive(q->record.tenant, q->record.name);
-    if (submits_in_flight_.count(key) > 0) {
+    if (submits_in_flight_.count(keys[i]) > 0) {
       q->result = Status(StatusCode::kAlreadyExists, "workload " + q->record.name + " exists (Pending)");
-    } else if (live != nullptr) {
+    } else if (live[i]) {
       q->result =
-          Status(StatusCode::kAlreadyExists, "workload " + q->record.name + " exists (" + StateName(live->state) + ")");
+          Status(StatusCode::kAlreadyExists, "workload " + q->record.name + " exists (" + StateName(*live[i]) + ")");
     } else {
       WorkloadRecord r = q->record;
       r.uid = SubmissionUid(r.name, ++*uid_counter_);  // the counter makes it unique across tenants
       r.state = WorkloadState::kPending;
       q->result = std::move(r);
-      submits_in_flight_.insert(key);
+      q->in_flight = true;
+      submits_in_flight_.insert(keys[i]);
     }
   }
   group.last_uid = *uid_counter_;
   group.numbered = true;
   group.journal = submission_journal_;
+  return true;
 }
 
 Status Store::JournalSubmits(const SubmitGroup& group) {
@@ -161,23 +213,50 @@ Status Store::JournalSubmits(const SubmitGroup& group) {
 }
 
 void Store::CommitSubmits(SubmitGroup& group, const Status& journalled) {
-  MutexLock lock(mu_);
-  for (const QueuedSubmit* q : group.members) {
-    if (q->result.ok()) submits_in_flight_.erase(q->record.tenant + '\n' + q->record.name);
-  }
-  if (!group.numbered) return;
+  if (!group.numbered) return;  // every member holds numbering's error; none is in flight
   // The journal may hold what it refused (a write whose sync failed): those uids are never
   // given again, here by the counter in memory, after a restart by the counter committed
-  // below without the group's rows.
+  // without the group's rows.
   for (QueuedSubmit* q : group.members) {
     if (q->result.ok() && !journalled.ok()) q->result = journalled;
   }
+  std::vector<WorkloadRecord> written;  // the accepted rows, for the unfinished mirror
+  bool counter_moved = false;
+  Status committed;
+  {
+    // One group commits at a time (the tickets), so the submissions' session needs no
+    // more than its own lock.
+    if (submit_db_ != nullptr) {
+      MutexLock lock(submit_db_mu_);
+      WriteGroup(*submit_db_, group, &written, &counter_moved);
+    } else {
+      MutexLock lock(mu_);
+      WriteGroup(*db_, group, &written, &counter_moved);
+    }
+  }
+  MutexLock numbering(numbering_mu_);
+  if (counter_moved) uid_counter_.reset();
+  bool unsure = false;
+  for (QueuedSubmit* q : group.members) {
+    if (!q->in_flight) continue;
+    if (q->result.ok()) continue;  // committed: in flight until the mirror has its row
+    // Not stored: its name is free again. A row that was written when the COMMIT failed
+    // may have committed all the same (a lost connection): the mirror is read again.
+    submits_in_flight_.erase(LiveNames::Key(q->record.tenant, q->record.name));
+    unsure = unsure || q->written;
+  }
+  if (unsure) mirror_unsure_ = true;
+  std::move(written.begin(), written.end(), std::back_inserter(committed_submits_));
+}
+
+void Store::WriteGroup(Connection& db, SubmitGroup& group, std::vector<WorkloadRecord>* written, bool* counter_moved) {
   auto fail_accepted = [&](const Status& s) {
+    written->clear();
     for (QueuedSubmit* q : group.members) {
       if (q->result.ok()) q->result = s;
     }
   };
-  Transaction tx(*db_);
+  Transaction tx(db);
   if (!tx.begin_status().ok()) return fail_accepted(tx.begin_status());
   // The counter first, compared and set: it moves to the group's last number only while
   // the database's is not past the group's first (a failed earlier commit leaves it lower,
@@ -188,7 +267,7 @@ void Store::CommitSubmits(SubmitGroup& group, const Status& journalled) {
   // the counter never goes back, so no number is given twice. The statement comes first so
   // that a refused group writes nothing, and on PostgreSQL it holds the row's lock: a
   // second Store's group waits, then sees the committed value.
-  Result<std::unique_ptr<Statement>> counter = db_->Prepare(
+  Result<std::unique_ptr<Statement>> counter = db.Prepare(
       "INSERT INTO meta(key, value) VALUES('uid_counter', $1) ON CONFLICT(key) DO UPDATE SET "
       "value=excluded.value WHERE CAST(meta.value AS BIGINT) <= $2");
   if (!counter.ok()) return fail_accepted(counter.status());
@@ -196,7 +275,7 @@ void Store::CommitSubmits(SubmitGroup& group, const Status& journalled) {
     return fail_accepted(s);
   }
   if ((*counter)->RowsChanged() == 0) {
-    uid_counter_.reset();
+    *counter_moved = true;
     return fail_accepted(Status(StatusCode::kAborted,
                                 "store: another writer took uid numbers since this store read the counter; the "
                                 "submission was not stored, submit it again"));
@@ -204,27 +283,31 @@ void Store::CommitSubmits(SubmitGroup& group, const Status& journalled) {
   // The loop's waiting writes (store_deferred.cc) do not ride along: a submission would
   // wait for up to 256 decision rows to be written, and fail if one of them did. The
   // loop's own next commit carries them.
-  std::vector<WorkloadRecord> written;  // the accepted rows, for the unfinished mirror
   for (QueuedSubmit* q : group.members) {
     if (!q->result.ok()) continue;
     // A savepoint per submission: one that cannot be written is undone alone.
-    if (Status s = db_->Exec("SAVEPOINT submit"); !s.ok()) return fail_accepted(s);
-    const size_t written_before = written.size();
-    Status s = InsertSubmissionLocked(*q->result, q->at, &written);
-    if (s.ok()) s = db_->Exec("RELEASE SAVEPOINT submit");
+    if (Status s = db.Exec("SAVEPOINT submit"); !s.ok()) return fail_accepted(s);
+    const size_t written_before = written->size();
+    Status s = InsertSubmission(db, *q->result, q->at, written);
+    if (s.ok()) s = db.Exec("RELEASE SAVEPOINT submit");
     if (!s.ok()) {
-      written.resize(written_before);
-      Status undone = db_->Exec("ROLLBACK TO SAVEPOINT submit");
-      if (undone.ok()) undone = db_->Exec("RELEASE SAVEPOINT submit");
+      written->resize(written_before);
+      Status undone = db.Exec("ROLLBACK TO SAVEPOINT submit");
+      if (undone.ok()) undone = db.Exec("RELEASE SAVEPOINT submit");
       if (!undone.ok()) return fail_accepted(undone);
       q->result = s;
+    } else {
+      q->written = true;
     }
   }
   // Nothing is acknowledged before the commit: a failed one fails every submission of the
   // group (the transaction rolls back as it goes out of scope).
-  if (Status committed = CommitRows(tx, std::move(written), CommitStats::Writer::kApi); !committed.ok()) {
-    fail_accepted(committed);
-  }
+  const auto start = std::chrono::steady_clock::now();
+  Status committed = tx.Commit();
+  commit_stats_.OnCommit(CommitStats::Writer::kApi,
+                         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  commits_.fetch_add(1, std::memory_order_relaxed);
+  if (!committed.ok()) fail_accepted(committed);
 }
 
 }  // namespace gpufed::store

@@ -20,13 +20,14 @@ void UnfinishedRows::Load(const std::vector<WorkloadRecord>& rows) {
   Forget();
   for (const WorkloadRecord& r : rows) Put(r);
   loaded_ = true;
+  if (names_ != nullptr) names_->MarkLoaded();
 }
 
 void UnfinishedRows::Forget() {
   loaded_ = false;
   by_seq_.clear();
   seq_of_.clear();
-  live_.clear();
+  if (names_ != nullptr) names_->Reset(false);
   active_.clear();
 }
 
@@ -48,13 +49,13 @@ void UnfinishedRows::Put(WorkloadRecord stored) {
   if (auto old = seq_of_.find(stored.uid); old != seq_of_.end()) {
     auto row = by_seq_.find(old->second);
     Count(row->second, -1);
-    live_.erase(row->second.tenant + '\n' + row->second.name);
+    if (names_ != nullptr) names_->Erase(LiveNames::Key(row->second.tenant, row->second.name));
     by_seq_.erase(row);
     seq_of_.erase(old);
   }
   if (IsTerminal(stored.state)) return;
   Count(stored, 1);
-  live_[stored.tenant + '\n' + stored.name] = stored.uid;
+  if (names_ != nullptr) names_->Set(LiveNames::Key(stored.tenant, stored.name), stored.state);
   const int64_t seq = stored.updated_seq;
   seq_of_[stored.uid] = seq;
   by_seq_[seq] = std::move(stored);
@@ -68,11 +69,6 @@ void UnfinishedRows::MarkCancelRequested(const std::string& uid) {
 const WorkloadRecord* UnfinishedRows::Find(const std::string& uid) const {
   auto it = seq_of_.find(uid);
   return it == seq_of_.end() ? nullptr : &by_seq_.at(it->second);
-}
-
-const WorkloadRecord* UnfinishedRows::FindLive(const std::string& tenant, const std::string& name) const {
-  auto it = live_.find(tenant + '\n' + name);
-  return it == live_.end() ? nullptr : Find(it->second);
 }
 
 std::vector<WorkloadRecord> UnfinishedRows::List() const {

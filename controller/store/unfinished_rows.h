@@ -8,6 +8,8 @@
 // read loads it from the database again. A rolled-back write never reaches it.
 // Records hold exactly what the database would return for them (AsStored), so a record
 // from the mirror equals one read back from SQLite. Not thread-safe: the Store's lock.
+// The names of its rows are kept in step in a LiveNames of the Store's (live_names.h),
+// which has a lock of its own.
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -15,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "controller/store/live_names.h"
 #include "controller/store/records.h"
 
 namespace gpufed::store {
@@ -26,6 +29,8 @@ WorkloadRecord AsStored(const WorkloadRecord& r, int64_t seq);
 
 class UnfinishedRows {
  public:
+  // `names` (may be null) follows every row this mirror holds, and whether it is loaded.
+  explicit UnfinishedRows(LiveNames* names = nullptr) : names_(names) {}
   bool loaded() const { return loaded_; }
   // Replaces the mirror with `rows` (every unfinished row, read from the database).
   void Load(const std::vector<WorkloadRecord>& rows);
@@ -41,10 +46,6 @@ class UnfinishedRows {
   // The committed unfinished row with this uid; null when it is finished, unknown or the
   // mirror is not loaded.
   const WorkloadRecord* Find(const std::string& uid) const;
-  // The committed unfinished row of this tenant and name (at most one: the
-  // workloads_live_name index); null when there is none or the mirror is not loaded.
-  // SubmitNumbered's check, so numbering a group reads nothing from the database.
-  const WorkloadRecord* FindLive(const std::string& tenant, const std::string& name) const;
   // Every committed unfinished row, by submission order.
   std::vector<WorkloadRecord> List() const;
   // The same into `*out`, assigned over its elements (their strings keep their storage).
@@ -70,7 +71,7 @@ class UnfinishedRows {
   bool loaded_ = false;
   std::map<int64_t, WorkloadRecord> by_seq_;       // seq -> row
   std::unordered_map<std::string, int64_t> seq_of_;  // uid -> seq
-  std::unordered_map<std::string, std::string> live_;  // tenant '\n' name -> uid
+  LiveNames* const names_;  // tenant and name -> state of every row here (at most one: workloads_live_name)
 };
 
 }  // namespace gpufed::store

@@ -151,32 +151,41 @@ TEST(UnfinishedRows, StoresRecordsAsTheDatabaseReadsThemBack) {
   EXPECT_EQ(stored.updated_seq, 42);
 }
 
-// SubmitNumbered's check: the live row of a tenant and name, gone once it finishes, and a
-// finished name free for a new row.
-TEST(UnfinishedRows, FindsTheLiveRowOfATenantAndName) {
-  UnfinishedRows rows;
+// SubmitNumbered's check (LiveNames, kept by the mirror): the live row of a tenant and
+// name, gone once it finishes, a finished name free for a new row, and nothing known while
+// the mirror is not loaded.
+TEST(UnfinishedRows, KeepsTheLiveNamesOfItsRows) {
+  LiveNames names;
+  UnfinishedRows rows(&names);
+  auto state_of = [&](const std::string& tenant, const std::string& name) {
+    std::vector<std::optional<WorkloadState>> states;
+    EXPECT_TRUE(names.Find({LiveNames::Key(tenant, name)}, &states));
+    return states.at(0);
+  };
   WorkloadRecord r;
   r.uid = "a-u1";
   r.tenant = "t";
   r.name = "a";
   r.state = WorkloadState::kPending;
-  EXPECT_EQ(rows.FindLive("t", "a"), nullptr);  // not loaded
+  std::vector<std::optional<WorkloadState>> unknown;
+  EXPECT_FALSE(names.Find({LiveNames::Key("t", "a")}, &unknown));  // not loaded
   rows.Load({AsStored(r, 1)});
-  ASSERT_NE(rows.FindLive("t", "a"), nullptr);
-  EXPECT_EQ(rows.FindLive("t", "a")->uid, "a-u1");
-  EXPECT_EQ(rows.FindLive("other", "a"), nullptr);
+  EXPECT_EQ(state_of("t", "a"), WorkloadState::kPending);
+  EXPECT_EQ(state_of("other", "a"), std::nullopt);
   r.state = WorkloadState::kRunning;
   rows.Apply({AsStored(r, 1)});
-  EXPECT_EQ(rows.FindLive("t", "a")->state, WorkloadState::kRunning);
+  EXPECT_EQ(state_of("t", "a"), WorkloadState::kRunning);
   r.state = WorkloadState::kSucceeded;
   rows.Apply({AsStored(r, 1)});
-  EXPECT_EQ(rows.FindLive("t", "a"), nullptr);
+  EXPECT_EQ(state_of("t", "a"), std::nullopt);
   r.uid = "a-u2";
-  r.state = WorkloadState::kPending;
+  r.state = WorkloadState::kQueued;
   rows.Apply({AsStored(r, 2)});
-  EXPECT_EQ(rows.FindLive("t", "a")->uid, "a-u2");
+  EXPECT_EQ(state_of("t", "a"), WorkloadState::kQueued);
   rows.Forget();
-  EXPECT_EQ(rows.FindLive("t", "a"), nullptr);
+  EXPECT_FALSE(names.Find({LiveNames::Key("t", "a")}, &unknown));
+  rows.Load({});
+  EXPECT_EQ(state_of("t", "a"), std::nullopt);  // loaded and empty: free
 }
 
 }  // namespace
