@@ -53,6 +53,7 @@ void PassMetrics::OnPass(double seconds, const std::vector<double>& decision_sec
 
 std::vector<std::string> PassMetrics::WaitTenants() const {
   std::vector<std::string> out;
+  out.reserve(waits_.size());
   for (const auto& entry : waits_) out.push_back(entry.first);
   return out;
 }

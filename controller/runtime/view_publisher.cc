@@ -4,11 +4,22 @@
 #include "controller/runtime/read_view_table.h"
 
 namespace gpufed::runtime {
+namespace {
+
+// The publication runs on the loop's thread: a database that hangs must cost a pass
+// seconds, not the pg layer's default 30.
+pg::ConnectOptions PublisherSession() {
+  pg::ConnectOptions o;
+  o.statement_timeout = Duration::FromSeconds(5);
+  return o;
+}
+
+}  // namespace
 
 Result<std::unique_ptr<ViewPublisher>> ViewPublisher::Open(const pg::ConnectionPolicy& policy, const Clock& pace,
                                                            ViewPublisherOptions options) {
   std::unique_ptr<ViewPublisher> p(new ViewPublisher(policy, pace, std::move(options)));
-  Result<std::unique_ptr<pg::Connection>> connection = pg::Connection::Open(policy);
+  Result<std::unique_ptr<pg::Connection>> connection = pg::Connection::Open(policy, PublisherSession());
   if (!connection.ok()) return connection.status();
   GPUFED_RETURN_IF_ERROR(pg::Migrate(**connection, kReadViewsComponent, ReadViewMigrations()));
   p->connection_ = std::move(connection).value();
@@ -46,7 +57,7 @@ Status ViewPublisher::PublishViews(const reconcile::ReadViews& views) {
   }
   if (connection_ == nullptr || !connection_->Healthy()) {
     connection_.reset();
-    Result<std::unique_ptr<pg::Connection>> opened = pg::Connection::Open(policy_);
+    Result<std::unique_ptr<pg::Connection>> opened = pg::Connection::Open(policy_, PublisherSession());
     if (!opened.ok()) return opened.status();
     connection_ = std::move(opened).value();
   }

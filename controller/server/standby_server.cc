@@ -138,10 +138,10 @@ Result<std::unique_ptr<StandbyServer>> StandbyServer::Start(StandbyOptions optio
       }
     } else if (IsUiAssetRequest(req.method, req.path)) {
       ServeUiRequest(req, res);  // the dashboard's page: no data in it, no token needed
-    } else if (get && opts->reads != nullptr && ServeRead(*opts, req, res)) {
-      // answered from the database
-    } else if (get && opts->views != nullptr && ServePublishedView(opts->tokens, *opts->views, opts->reads, req, res)) {
-      // answered from the leader's newest published view
+    } else if (get &&
+               ((opts->reads != nullptr && ServeRead(*opts, req, res)) ||
+                (opts->views != nullptr && ServePublishedView(opts->tokens, *opts->views, opts->reads, req, res)))) {
+      // answered from the database: its rows, or the leader's newest published view
     } else if (std::optional<std::string> leader = opts->leader_url(); leader) {
       // The target as the client sent it (path and query): the leader checks the token.
       res.status = 307;

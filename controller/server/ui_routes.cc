@@ -40,7 +40,7 @@ void Serve(const ui::Asset& asset, const httplib::Request& req, httplib::Respons
     res.status = 304;
     return;
   }
-  res.set_content(asset.bytes.data(), asset.bytes.size(), std::string(asset.content_type).c_str());
+  res.set_content(asset.bytes.data(), asset.bytes.size(), std::string(asset.content_type));
 }
 
 }  // namespace
