@@ -226,10 +226,12 @@ class Controller {
   // Tenants as /metrics, the API and the history see them. Needs mu_.
   Result<std::vector<TenantView>> TenantViewsLocked() REQUIRES(mu_);
   // The unscoped views (read_views.h). Need mu_. The queue carries the wait histograms
-  // of `histograms_of` ("" : everyone's).
+  // of `histograms_of` ("" : everyone's) and the waiting work of `items_of` ("": every
+  // tenant's).
   nlohmann::json ClustersLocked() REQUIRES(mu_);
   Result<nlohmann::json> TenantsViewLocked() REQUIRES(mu_);
-  Result<nlohmann::json> QueueViewLocked(const std::vector<std::string>& histograms_of) REQUIRES(mu_);
+  Result<nlohmann::json> QueueViewLocked(const std::vector<std::string>& histograms_of,
+                                         const std::string& items_of = "") REQUIRES(mu_);
   nlohmann::json AuditStatusLocked() REQUIRES(mu_);
   // Publishes what the API reads without mu_: the active revision's API limits (ApiLimitOf)
   // and the revision itself (Submit). Call after every activation.

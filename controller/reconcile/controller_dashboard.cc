@@ -112,7 +112,8 @@ Result<nlohmann::json> Controller::Tenant(const std::string& name, const std::st
   return ScopeTenant(*all, name, caller);
 }
 
-Result<nlohmann::json> Controller::QueueViewLocked(const std::vector<std::string>& histograms_of) {
+Result<nlohmann::json> Controller::QueueViewLocked(const std::vector<std::string>& histograms_of,
+                                                   const std::string& items_of) {
   Result<std::vector<store::WorkloadRecord>> unfinished = store_->ListUnfinished();
   if (!unfinished.ok()) return unfinished.status();
   struct Waiting {
@@ -121,7 +122,7 @@ Result<nlohmann::json> Controller::QueueViewLocked(const std::vector<std::string
   };
   std::vector<Waiting> waiting;
   for (const store::WorkloadRecord& r : *unfinished) {
-    if (!store::IsWaiting(r.state)) continue;
+    if (!store::IsWaiting(r.state) || (!items_of.empty() && r.tenant != items_of)) continue;
     const model::Workload* spec = reconciler_->SpecOf(r);
     waiting.push_back({&r, spec ? spec->priority : 0});
   }
@@ -154,7 +155,9 @@ Result<nlohmann::json> Controller::QueueViewLocked(const std::vector<std::string
 
 Result<nlohmann::json> Controller::Queue(const std::string& caller) {
   MutexLock lock(mu_);
-  Result<nlohmann::json> all = QueueViewLocked({caller});
+  // Only the caller's items are made (a tenant's poll need not render everyone's queue);
+  // ScopeQueue still decides what the caller sees and numbers its positions.
+  Result<nlohmann::json> all = QueueViewLocked({caller}, caller);
   if (!all.ok()) return all.status();
   return ScopeQueue(*all, caller);
 }
