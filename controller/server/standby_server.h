@@ -34,7 +34,7 @@
 //                                API (a 307 keeps the method and body: a submission is
 //                                made, and answered 201 only once durable, by the leader),
 //                                or 503 with Retry-After while no leader is known. So do
-//                                the reads above when `reads` is null.
+//                                the reads above whose `reads` or `views` is null.
 // Nothing is written here: a 201 still means "durable", because only the leader gives one.
 // The request's body is never read (the answer comes from its head); a request with a
 // body is answered with "Connection: close", so no byte of it is parsed as a next request.
