@@ -28,6 +28,7 @@
 #include "controller/reconcile/offered_gpu_time.h"
 #include "controller/reconcile/pass_metrics.h"
 #include "controller/reconcile/policy_health.h"
+#include "controller/reconcile/read_views.h"
 #include "controller/reconcile/reconciler.h"
 #include "controller/reconcile/scoped_reads.h"
 
@@ -135,6 +136,9 @@ class Controller {
   nlohmann::json HistoryJson(const std::string& caller, std::optional<Duration> since = std::nullopt);
   // Journal head, newest signed checkpoint and each sink's lag.
   nlohmann::json AuditStatus();
+  // The views above unscoped, at one moment (read_views.h): what a leader publishes for
+  // its standbys, which scope them with the functions these methods use.
+  Result<ReadViews> Views();
   // A tenant's API limits under the active revision (Tenant.spec.api, with the model's
   // defaults when unset; 0: unlimited). Takes only its own lock, so the server can ask on
   // every request while a pass runs.
@@ -221,6 +225,14 @@ class Controller {
   std::string RenderMetricsLocked() REQUIRES(mu_);
   // Tenants as /metrics, the API and the history see them. Needs mu_.
   Result<std::vector<TenantView>> TenantViewsLocked() REQUIRES(mu_);
+  // The unscoped views (read_views.h). Need mu_. The queue carries the wait histograms
+  // of `histograms_of` ("" : everyone's) and the waiting work of `items_of` ("": every
+  // tenant's).
+  nlohmann::json ClustersLocked() REQUIRES(mu_);
+  Result<nlohmann::json> TenantsViewLocked() REQUIRES(mu_);
+  Result<nlohmann::json> QueueViewLocked(const std::vector<std::string>& histograms_of,
+                                         const std::string& items_of = "") REQUIRES(mu_);
+  nlohmann::json AuditStatusLocked() REQUIRES(mu_);
   // Publishes what the API reads without mu_: the active revision's API limits (ApiLimitOf)
   // and the revision itself (Submit). Call after every activation.
   void PublishApiLimits() REQUIRES(mu_);

@@ -1,14 +1,11 @@
 // Controller: the API methods behind the HTTP server and CLI.
 #include <algorithm>
-#include <cstdio>
 #include <optional>
 #include <sstream>
 
-#include "controller/common/time_text.h"
 #include "controller/config/loader.h"
 #include "controller/config/priority_cap.h"
 #include "controller/config/references.h"
-#include "controller/placement/decision_object.h"
 #include "controller/reconcile/controller.h"
 #include "controller/reconcile/request_journal.h"
 #include "controller/reconcile/scoped_reads.h"
@@ -143,52 +140,7 @@ Result<std::vector<store::DecisionRow>> Controller::Decisions(const WorkloadRef&
 
 Result<nlohmann::json> Controller::Explain(const WorkloadRef& ref, const std::string& caller) {
   MutexLock lock(mu_);
-  Result<WorkloadRecord> r = Owned(ref, caller);
-  if (!r.ok()) return r.status();
-  nlohmann::json out = {{"workload", r->name},          {"tenant", r->tenant}, {"uid", r->uid},
-                        {"state", StateName(r->state)}, {"reason", r->reason}, {"attempt", r->attempt},
-                        {"cluster", r->cluster}};
-  Result<std::vector<store::DecisionRow>> decisions = store_->Decisions(r->tenant, r->name, 20);
-  if (!decisions.ok()) return decisions.status();
-  std::vector<std::string> lines;
-  for (const store::DecisionRow& row : *decisions) {
-    if (row.outcome == "preempted" || (!row.uid.empty() && row.uid != r->uid)) continue;  // this run's only
-    nlohmann::json object = nlohmann::json::parse(row.record_json, nullptr, false);
-    Result<placement::StoredDecision> d = placement::ReadDecisionObject(object);
-    if (!d.ok()) continue;
-    out["decision"] = std::move(object);
-    std::string head = d->outcome == "placed"   ? "placed on " + d->cluster + ": " + d->reason
-                       : d->outcome == "queued" ? "pending: " + d->reason
-                                                : "rejected: " + d->reason;
-    lines.push_back(head);
-    for (const placement::StoredVerdict& v : d->verdicts) {
-      if (!v.eligible) {
-        lines.push_back("not " + v.cluster + ": rule " + (v.rule.empty() ? "?" : v.rule) + ": " + v.reason);
-      } else {
-        char score[32];
-        std::snprintf(score, sizeof score, "%.2f", v.score_total);
-        std::string what = v.cluster == d->cluster && d->outcome == "placed" ? "chosen " : "eligible ";
-        lines.push_back(what + v.cluster + (v.fits_now ? ": score " + std::string(score) : "") + ", cost " + v.cost +
-                        (v.fits_now ? "" : ", no free capacity at decision time"));
-      }
-    }
-    break;
-  }
-  if (lines.empty()) lines.push_back("no decision yet: " + r->reason);
-  out["why"] = lines;
-  Result<std::vector<store::Transition>> history = store_->History(r->uid);
-  if (history.ok()) {
-    nlohmann::json h = nlohmann::json::array();
-    for (const store::Transition& t : *history) {
-      h.push_back({{"attempt", t.attempt},
-                   {"from", t.from},
-                   {"to", t.to},
-                   {"reason", t.reason},
-                   {"at", FormatControllerMillis(t.at.millis())}});  // RFC 3339, or +HH:MM:SS in a simulated run
-    }
-    out["history"] = h;
-  }
-  return out;
+  return ScopedExplanation(*store_, ref, caller);
 }
 
 }  // namespace gpufed::reconcile

@@ -5,6 +5,7 @@
 #include "controller/audit/record.h"
 #include "controller/common/time_text.h"
 #include "controller/reconcile/controller.h"
+#include "controller/reconcile/read_views.h"
 
 namespace gpufed::reconcile {
 namespace {
@@ -39,10 +40,6 @@ nlohmann::json TenantJson(const TenantView& t) {
             {"share", t.usage_share}}}};
 }
 
-nlohmann::json HistogramJson(const Histogram& h) {
-  return {{"bounds", h.bounds()}, {"counts", h.counts()}, {"count", h.count()}, {"sum", h.sum()}};
-}
-
 }  // namespace
 
 Result<std::vector<TenantView>> Controller::TenantViewsLocked() {
@@ -59,6 +56,10 @@ Result<std::vector<TenantView>> Controller::TenantViewsLocked() {
 
 nlohmann::json Controller::Clusters() {
   MutexLock lock(mu_);
+  return ClustersLocked();
+}
+
+nlohmann::json Controller::ClustersLocked() {
   nlohmann::json out = nlohmann::json::array();
   for (const ClusterView& c : ViewClusters(activator_->active()->config, reconciler_->clusters())) {
     nlohmann::json models = nlohmann::json::array();
@@ -86,31 +87,33 @@ nlohmann::json Controller::Clusters() {
   return out;
 }
 
-Result<nlohmann::json> Controller::Tenants(const std::string& caller) {
-  MutexLock lock(mu_);
+Result<nlohmann::json> Controller::TenantsViewLocked() {
   Result<std::vector<TenantView>> views = TenantViewsLocked();
   if (!views.ok()) return views.status();
   nlohmann::json items = nlohmann::json::array();
-  for (const TenantView& t : *views) {
-    if (caller.empty() || t.name == caller) items.push_back(TenantJson(t));
-  }
-  return nlohmann::json{{"items", items}};
+  for (const TenantView& t : *views) items.push_back(TenantJson(t));
+  nlohmann::json declared = nlohmann::json::array();
+  for (const model::Tenant& t : activator_->active()->config.tenants) declared.push_back(t.metadata.name);
+  return nlohmann::json{{"items", std::move(items)}, {"declared", std::move(declared)}};
+}
+
+Result<nlohmann::json> Controller::Tenants(const std::string& caller) {
+  MutexLock lock(mu_);
+  Result<nlohmann::json> all = TenantsViewLocked();
+  if (!all.ok()) return all.status();
+  return ScopeTenants(*all, caller);
 }
 
 Result<nlohmann::json> Controller::Tenant(const std::string& name, const std::string& caller) {
   MutexLock lock(mu_);
-  // A tenant cannot tell another tenant from a missing one.
-  if (!caller.empty() && caller != name) return NotFound("no tenant " + name);
-  Result<std::vector<TenantView>> views = TenantViewsLocked();
-  if (!views.ok()) return views.status();
-  for (const TenantView& t : *views) {
-    if (t.name == name && activator_->active()->config.FindTenant(name) != nullptr) return TenantJson(t);
-  }
-  return NotFound("no tenant " + name);
+  GPUFED_RETURN_IF_ERROR(TenantVisible(name, caller));
+  Result<nlohmann::json> all = TenantsViewLocked();
+  if (!all.ok()) return all.status();
+  return ScopeTenant(*all, name, caller);
 }
 
-Result<nlohmann::json> Controller::Queue(const std::string& caller) {
-  MutexLock lock(mu_);
+Result<nlohmann::json> Controller::QueueViewLocked(const std::vector<std::string>& histograms_of,
+                                                   const std::string& items_of) {
   Result<std::vector<store::WorkloadRecord>> unfinished = store_->ListUnfinished();
   if (!unfinished.ok()) return unfinished.status();
   struct Waiting {
@@ -119,12 +122,12 @@ Result<nlohmann::json> Controller::Queue(const std::string& caller) {
   };
   std::vector<Waiting> waiting;
   for (const store::WorkloadRecord& r : *unfinished) {
-    if (!store::IsWaiting(r.state) || (!caller.empty() && r.tenant != caller)) continue;
+    if (!store::IsWaiting(r.state) || (!items_of.empty() && r.tenant != items_of)) continue;
     const model::Workload* spec = reconciler_->SpecOf(r);
     waiting.push_back({&r, spec ? spec->priority : 0});
   }
   // The placer's order: priority, then submission (fair share breaks ties in a pass;
-  // positions here are the order a caller's own work is considered in).
+  // positions are the order a caller's own work is considered in: ScopeQueue).
   std::stable_sort(waiting.begin(), waiting.end(), [](const Waiting& a, const Waiting& b) {
     if (a.priority != b.priority) return a.priority > b.priority;
     return a.record->submitted < b.record->submitted;
@@ -145,7 +148,38 @@ Result<nlohmann::json> Controller::Queue(const std::string& caller) {
                      {"attempt", r.attempt},
                      {"position", ++position}});
   }
-  return nlohmann::json{{"items", items}, {"waitHistogram", HistogramJson(pass_metrics_.Waits(caller))}};
+  nlohmann::json histograms = nlohmann::json::object();
+  for (const std::string& tenant : histograms_of) histograms[tenant] = WaitHistogramJson(pass_metrics_.Waits(tenant));
+  return nlohmann::json{{"items", std::move(items)}, {"waitHistograms", std::move(histograms)}};
+}
+
+Result<nlohmann::json> Controller::Queue(const std::string& caller) {
+  MutexLock lock(mu_);
+  // Only the caller's items are made (a tenant's poll need not render everyone's queue);
+  // ScopeQueue still decides what the caller sees and numbers its positions.
+  Result<nlohmann::json> all = QueueViewLocked({caller}, caller);
+  if (!all.ok()) return all.status();
+  return ScopeQueue(*all, caller);
+}
+
+Result<ReadViews> Controller::Views() {
+  MutexLock lock(mu_);
+  ReadViews views;
+  views.now = clock_->Now();
+  views.clusters = ClustersLocked();
+  Result<nlohmann::json> tenants = TenantsViewLocked();
+  if (!tenants.ok()) return tenants.status();
+  views.tenants = std::move(tenants).value();
+  // Every histogram a caller can ask for: everyone's, each declared tenant's and each
+  // tenant's that waits were recorded for.
+  std::vector<std::string> histograms_of = pass_metrics_.WaitTenants();
+  histograms_of.emplace_back();
+  for (const model::Tenant& t : activator_->active()->config.tenants) histograms_of.push_back(t.metadata.name);
+  Result<nlohmann::json> queue = QueueViewLocked(histograms_of);
+  if (!queue.ok()) return queue.status();
+  views.queue = std::move(queue).value();
+  views.audit = AuditStatusLocked();
+  return views;
 }
 
 nlohmann::json Controller::HistoryJson(const std::string& caller, std::optional<Duration> since) {
@@ -155,6 +189,10 @@ nlohmann::json Controller::HistoryJson(const std::string& caller, std::optional<
 
 nlohmann::json Controller::AuditStatus() {
   MutexLock lock(mu_);
+  return AuditStatusLocked();
+}
+
+nlohmann::json Controller::AuditStatusLocked() {
   const audit::AuditJournal::CheckpointMark mark = journal_->last_checkpoint();
   nlohmann::json checkpoint = nullptr;
   if (mark.seq > 0) {

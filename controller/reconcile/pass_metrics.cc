@@ -51,6 +51,13 @@ void PassMetrics::OnPass(double seconds, const std::vector<double>& decision_sec
   for (double s : decision_seconds) decision_seconds_.Observe(s);
 }
 
+std::vector<std::string> PassMetrics::WaitTenants() const {
+  std::vector<std::string> out;
+  out.reserve(waits_.size());
+  for (const auto& entry : waits_) out.push_back(entry.first);
+  return out;
+}
+
 Histogram PassMetrics::Waits(const std::string& tenant) const {
   Histogram out(kWaitBounds);
   for (const auto& [t, h] : waits_) {

@@ -35,6 +35,8 @@ class PassMetrics {
   void Write(MetricsText& m, const std::vector<std::string>& tenants) const;
   // Waits of `tenant`'s placements ("" : every tenant's), for the dashboard.
   Histogram Waits(const std::string& tenant) const;
+  // The tenants with a wait recorded (Waits of any other is empty).
+  std::vector<std::string> WaitTenants() const;
   static const std::vector<double>& WaitBounds();
 
  private:

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "controller/common/status.h"
 #include "controller/store/records.h"
 #include "controller/store/store.h"
@@ -38,5 +40,9 @@ Result<std::vector<store::WorkloadRecord>> ScopedWorkloads(store::Store& store, 
 // or the path's tenant's). At most kDecisionsPerAnswer.
 Result<std::vector<store::DecisionRow>> ScopedDecisions(store::Store& store, const WorkloadRef& ref,
                                                         const std::string& caller);
+
+// Why the workload `ref` names is where it is, from its newest decision of this run and its
+// state transitions (/v1/explain): every part is a row of the store.
+Result<nlohmann::json> ScopedExplanation(store::Store& store, const WorkloadRef& ref, const std::string& caller);
 
 }  // namespace gpufed::reconcile

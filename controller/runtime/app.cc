@@ -287,6 +287,16 @@ Status App::OpenLoop(Mode mode) {
   controller_ = std::move(opened).value();
   if (mode == Mode::kRun) controller_->AddSourceSpecs(kScenarioSource, scenario_.specs());
   if (options_.shared && options_.shared->metrics) controller_->AttachMetrics(options_.shared->metrics);
+  if (options_.shared && mode == Mode::kRun) {
+    // The leader's read views for the standbys (view_publisher.h), paced on the wall clock.
+    Result<pg::ConnectionPolicy> policy = pg::ConnectionPolicy::Parse(options_.shared->uri);
+    if (!policy.ok()) return Status(policy.status().code(), "--store: " + policy.status().message());
+    Result<std::unique_ptr<ViewPublisher>> publisher = ViewPublisher::Open(
+        *policy, wall_clock_,
+        {.term = options_.shared->epoch, .replica = options_.shared->replica, .fence = options_.shared->fence});
+    if (!publisher.ok()) return publisher.status();
+    publisher_ = std::move(publisher).value();
+  }
   return Status::Ok();
 }
 
@@ -416,6 +426,13 @@ Result<reconcile::PassStats> App::Step() {
     if (stats->preempted > 0) Event(now, std::to_string(stats->preempted) + " workload(s) preempted", LogLevel::kDebug);
   }
   Report(now);
+  if (publisher_ != nullptr) {
+    // A failure costs the standbys a fresher view, not the pass; a fenced one ends the
+    // term at the next still_leading check.
+    if (Status published = publisher_->MaybePublish(c); !published.ok()) {
+      Event(now, "publishing the read views for the standbys: " + published.ToString(), LogLevel::kWarn);
+    }
+  }
   // Commits with the next store write (a restart after a crash resumes a little earlier).
   if (virtual_time_) c.store()->SetMetaLater("clock_ms", std::to_string(now.millis()));
   return stats;

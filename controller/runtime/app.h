@@ -40,6 +40,7 @@
 #include "controller/runtime/run_signals.h"
 #include "controller/runtime/scenario_source.h"
 #include "controller/runtime/sink_shipping.h"
+#include "controller/runtime/view_publisher.h"
 #include "controller/runtime/witness_following.h"
 #include "controller/server/metrics_server.h"
 #include "controller/server/server.h"
@@ -65,6 +66,8 @@ struct SharedStore {
   // This replica and who leads: /readyz, /v1/status, and Prometheus text for /metrics.
   std::function<nlohmann::json()> status;
   std::function<std::string()> metrics;
+  // This replica's name: on the read views it publishes for the standbys.
+  std::string replica;
 };
 
 struct AppOptions {
@@ -216,6 +219,7 @@ class App {
   std::unique_ptr<audit::AuditTrail> audit_;
   ScenarioSource scenario_;
   std::unique_ptr<reconcile::Controller> controller_;
+  std::unique_ptr<ViewPublisher> publisher_;  // a shared store's leader: its read views for the standbys
   std::unique_ptr<audit::Env> shipping_env_;
   std::unique_ptr<SinkShipping> shipping_;
   std::unique_ptr<WitnessFollowing> witnessing_;  // after shipping_: reset before it, and before audit_

@@ -187,6 +187,7 @@ Status Replica::StartStandby() {
     // Its own read-only session, opened at the first read (the elector's never waits for it).
     if (standby_reads_ == nullptr) standby_reads_ = StandbyReads::OnPostgres(*policy_, clock_);
     sb.reads = standby_reads_.get();
+    sb.views = standby_reads_.get();  // the leader's published views, on the same session
     Result<std::unique_ptr<server::StandbyServer>> started = server::StandbyServer::Start(std::move(sb));
     if (!started.ok()) return started.status();
     standby_api_ = std::move(started).value();
@@ -221,6 +222,7 @@ std::optional<int> Replica::Lead(const ha::FenceToken& token, RunSignals* signal
   SharedStore shared;
   shared.uri = options_.store_uri;
   shared.epoch = token.epoch;
+  shared.replica = options_.name;
   shared.fence = [token](pg::Transaction& tx) { return ha::CheckFence(tx, token); };
   shared.still_leading = [this, token]() -> Status {
     std::optional<ha::FenceToken> now = elector_->Token();

@@ -11,6 +11,7 @@
 
 #include "controller/pg/testing/pg_test_server.h"
 #include "controller/pgstore/connection.h"
+#include "controller/reconcile/scoped_reads.h"
 #include "controller/runtime/standby_reads.h"
 #include "controller/server/standby_server.h"
 #include "controller/server/workload_api.h"
@@ -192,8 +193,10 @@ TEST_F(StandbyReadsTest, EverythingElseStillGoesToTheLeader) {
   httplib::Result cancel = client.Delete("/v1/tenants/alpha/workloads/train", auth);
   ASSERT_TRUE(cancel);
   EXPECT_EQ(cancel->status, 307);
-  for (const std::string path : {"/v1/clusters", "/v1/queue", "/v1/tenants/alpha", "/v1/explain/train",
-                                 "/v1/tenants/alpha/workloads/train/explain", "/v1/history", "/ui/"}) {
+  // The leader's views, without `views` to read them from (standby_views_test.cc has them),
+  // and the journal's tiles.
+  for (const std::string path : {"/v1/clusters", "/v1/queue", "/v1/tenants/alpha", "/v1/tenants", "/v1/history",
+                                 "/v1/audit", "/v1/audit/log/checkpoint"}) {
     httplib::Result res = Get(path, kAlpha);
     ASSERT_TRUE(res) << path;
     EXPECT_EQ(res->status, 307) << path;
@@ -201,13 +204,59 @@ TEST_F(StandbyReadsTest, EverythingElseStillGoesToTheLeader) {
   }
 }
 
+TEST_F(StandbyReadsTest, ExplainsAWorkloadWithTheLeadersJsonAndOnlyToItsTenant) {
+  StartStandby();
+  // The leader's Controller::Explain is this function on its own store.
+  Result<nlohmann::json> leader = reconcile::ScopedExplanation(*leader_, {"alpha", "train"}, "alpha");
+  ASSERT_TRUE(leader.ok()) << leader.status().ToString();
+  EXPECT_EQ((*leader)["why"][0], "pending: no capacity");
+  for (const std::string path : {"/v1/explain/train", "/v1/tenants/alpha/workloads/train/explain"}) {
+    httplib::Result res = Get(path, kAlpha);
+    ASSERT_TRUE(res) << path;
+    EXPECT_EQ(res->status, 200) << path << ": " << res->body;
+    EXPECT_EQ(res->get_header_value(server::kServedByHeader), "standby");
+    EXPECT_EQ(Body(res), *leader) << path;
+  }
+  EXPECT_EQ(Body(Get("/v1/tenants/alpha/workloads/train/explain", kAdmin)), *leader);
+  // beta: alpha's workload is absent by both paths; a metrics token reads nothing.
+  for (const std::string path : {"/v1/explain/train", "/v1/tenants/alpha/workloads/train/explain"}) {
+    httplib::Result res = Get(path, kBeta);
+    ASSERT_TRUE(res) << path;
+    EXPECT_EQ(res->status, 404) << path << ": " << res->body;
+    EXPECT_EQ(res->body.find("no capacity"), std::string::npos) << path;
+  }
+  EXPECT_EQ(Get("/v1/explain/train", kMetrics)->status, 403);
+  EXPECT_EQ(Get("/v1/explain/shared", kAdmin)->status, 400);  // two tenants have it, as the leader says
+}
+
+TEST_F(StandbyReadsTest, ServesTheDashboardsPageWithoutAToken) {
+  StartStandby();
+  httplib::Client client("127.0.0.1", api_->port());
+  httplib::Result page = client.Get("/ui/");
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 200);
+  EXPECT_NE(page->body.find("<html"), std::string::npos);
+  EXPECT_NE(page->get_header_value("Content-Security-Policy").find("default-src 'self'"), std::string::npos);
+  httplib::Result script = client.Get("/ui/app.js");
+  ASSERT_TRUE(script);
+  EXPECT_EQ(script->status, 200);
+  httplib::Result root = client.Get("/");
+  ASSERT_TRUE(root);
+  EXPECT_EQ(root->status, 302);
+  EXPECT_EQ(root->get_header_value("Location"), "/ui/");
+  // An asset the binary does not hold is not served (and, like any other path, needs the leader).
+  httplib::Result unknown = client.Get("/ui/secret.txt");
+  ASSERT_TRUE(unknown);
+  EXPECT_NE(unknown->status, 200);
+}
+
 TEST_F(StandbyReadsTest, TheReadSessionNeverWrites) {
   // The store a standby reads through is opened read-only: every write is refused before
   // it reaches the server (and the session is default_transaction_read_only behind that,
   // pgstore_test's PgStore.AReadOnlyStoreReadsAndRefusesEveryWrite), and nothing is migrated or changed.
-  Result<std::unique_ptr<store::Store>> standby =
-      StandbyReads::PostgresOpener(SocketPolicy(), Duration::FromSeconds(5))();
-  ASSERT_TRUE(standby.ok()) << standby.status().ToString();
+  Result<StandbyReads::Session> session = StandbyReads::PostgresOpener(SocketPolicy(), Duration::FromSeconds(5))();
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  std::unique_ptr<store::Store>* standby = &session->store;
   EXPECT_TRUE((*standby)->read_only());
   store::WorkloadRecord r;
   r.name = "by-standby";
@@ -262,7 +311,7 @@ TEST(StandbyReadsBackoff, AFailedOpenIsAnsweredAgainUntilRetryAfterThenTriedAnew
   ManualClock clock;
   std::atomic<int> opens{0};
   StandbyReads reads(
-      [&]() -> Result<std::unique_ptr<store::Store>> {
+      [&]() -> Result<StandbyReads::Session> {
         ++opens;
         return Unavailable("connection refused");
       },

@@ -7,6 +7,19 @@
 
 namespace gpufed::server {
 
+Result<std::optional<Duration>> HistorySince(const httplib::Request& req) {
+  if (!req.has_param("since")) return std::optional<Duration>();
+  const std::string text = req.get_param_value("since");
+  double seconds = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(seconds) || seconds < 0 ||
+      seconds > 1e12) {
+    return InvalidArgument("since: expected seconds of controller time (a number >= 0), not '" + text.substr(0, 32) +
+                           "'");
+  }
+  return std::optional<Duration>(Duration::FromMillis(static_cast<int64_t>(seconds * 1000)));
+}
+
 void AddDashboardRoutes(httplib::Server& http, reconcile::Controller* controller, const Authorize& auth) {
   // A route whose answer is a Result of JSON, scoped to the caller's tenant.
   auto scoped = [controller, auth](Result<nlohmann::json> (reconcile::Controller::*read)(const std::string&)) {
@@ -27,19 +40,9 @@ void AddDashboardRoutes(httplib::Server& http, reconcile::Controller* controller
     const std::optional<Caller> caller = auth(req, res);
     if (!caller) return;
     const std::string& tenant = caller->tenant;
-    std::optional<Duration> since;
-    if (req.has_param("since")) {
-      const std::string text = req.get_param_value("since");
-      double seconds = 0;
-      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
-      if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(seconds) || seconds < 0 ||
-          seconds > 1e12) {
-        return SendError(res, InvalidArgument("since: expected seconds of controller time (a number >= 0), not '" +
-                                              text.substr(0, 32) + "'"));
-      }
-      since = Duration::FromMillis(static_cast<int64_t>(seconds * 1000));
-    }
-    SendJson(res, controller->HistoryJson(tenant, since));
+    const Result<std::optional<Duration>> since = HistorySince(req);
+    if (!since.ok()) return SendError(res, since.status());
+    SendJson(res, controller->HistoryJson(tenant, *since));
   });
   // The journal's head and sinks say nothing about any tenant's work.
   http.Get("/v1/audit", [controller, auth](const httplib::Request& req, httplib::Response& res) {

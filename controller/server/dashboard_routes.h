@@ -18,6 +18,10 @@ namespace gpufed::server {
 // Admission::CallerOf), or nullopt with the request answered (401).
 using Authorize = std::function<std::optional<Caller>(const httplib::Request&, httplib::Response&)>;
 
+// /v1/history's `?since=SECONDS` (controller time): nullopt without it, InvalidArgument
+// when it is not a number of seconds >= 0. The leader's route and a standby's parse it here.
+Result<std::optional<Duration>> HistorySince(const httplib::Request& req);
+
 // `controller` must outlive the server.
 void AddDashboardRoutes(httplib::Server& http, reconcile::Controller* controller, const Authorize& auth);
 

@@ -5,38 +5,20 @@
 #include <regex>
 #include <vector>
 
-#include "controller/server/client_certificate.h"
 #include "controller/server/connection_stream.h"
 #include "controller/server/guarded_server.h"
 #include "controller/server/http_json.h"
 #include "controller/server/server.h"
+#include "controller/server/standby_views.h"
+#include "controller/server/ui_routes.h"
 #include "controller/server/workload_api.h"
 
 namespace gpufed::server {
 namespace {
 
-// How long a client should wait before retrying while no leader is known: about one
-// election retry period.
-constexpr char kRetryAfterSeconds[] = "2";
-
-std::optional<Caller> CallerOf(const TokenTable& tokens, const httplib::Request& req) {
-  const std::string header = req.get_header_value("Authorization");
-  const std::string prefix = "Bearer ";
-  if (header.rfind(prefix, 0) != 0) return std::nullopt;
-  const Caller* token = tokens.Find(std::string_view(header).substr(prefix.size()));
-  if (token == nullptr) return std::nullopt;
-  return CallerOnConnection(*token, VerifiedClientPrincipal(req.ssl));
-}
-
-bool Unauthorized(httplib::Response& res) {
-  res.set_header("WWW-Authenticate", "Bearer");
-  SendError(res, Status(StatusCode::kUnauthenticated, "missing or unknown bearer token"));
-  return true;
-}
-
 // The workload API's reads a standby answers itself, as the leader routes them (server.cc:
 // the namespaced paths and the short ones for the token's own tenant).
-enum class ReadKind { kList, kGet, kDecisions };
+enum class ReadKind { kList, kGet, kDecisions, kExplain };
 struct ReadRoute {
   std::regex path;
   ReadKind kind;
@@ -54,9 +36,16 @@ const std::vector<ReadRoute>& ReadRoutes() {
     r.push_back({std::regex(tenant + "/" + name), ReadKind::kGet, true});
     r.push_back({std::regex("/v1/decisions"), ReadKind::kDecisions, false});
     r.push_back({std::regex(tenant + "/" + name + "/decisions"), ReadKind::kDecisions, true});
+    r.push_back({std::regex("/v1/explain/" + name), ReadKind::kExplain, false});
+    r.push_back({std::regex(tenant + "/" + name + "/explain"), ReadKind::kExplain, true});
     return r;
   }();
   return routes;
+}
+
+// The workload a path names (server.cc's WorkloadRefOf).
+reconcile::WorkloadRef PathRef(const ReadRoute& route, const std::smatch& m) {
+  return route.namespaced ? reconcile::WorkloadRef{m.str(1), m.str(2)} : reconcile::WorkloadRef{"", m.str(1)};
 }
 
 // The answer to one read: the leader's JSON for what the caller (its tenant, "" for an
@@ -72,15 +61,14 @@ Result<nlohmann::json> Read(WorkloadReads& reads, const ReadRoute& route, const 
       return nlohmann::json{{"items", std::move(items)}};
     }
     case ReadKind::kGet: {
-      const reconcile::WorkloadRef ref =
-          route.namespaced ? reconcile::WorkloadRef{m.str(1), m.str(2)} : reconcile::WorkloadRef{"", m.str(1)};
-      Result<store::WorkloadRecord> r = reads.Get(ref, caller);
+      Result<store::WorkloadRecord> r = reads.Get(PathRef(route, m), caller);
       if (!r.ok()) return r.status();
       return WorkloadJson(*r);
     }
+    case ReadKind::kExplain: return reads.Explain(PathRef(route, m), caller);
     case ReadKind::kDecisions: {
-      const reconcile::WorkloadRef ref = route.namespaced ? reconcile::WorkloadRef{m.str(1), m.str(2)}
-                                                          : reconcile::WorkloadRef{"", req.get_param_value("workload")};
+      const reconcile::WorkloadRef ref =
+          route.namespaced ? PathRef(route, m) : reconcile::WorkloadRef{"", req.get_param_value("workload")};
       Result<std::vector<store::DecisionRow>> rows = reads.Decisions(ref, caller);
       if (!rows.ok()) return rows.status();
       return DecisionsJson(*rows);
@@ -95,18 +83,13 @@ bool ServeRead(const StandbyOptions& o, const httplib::Request& req, httplib::Re
     std::smatch m;
     if (!std::regex_match(req.path, m, route.path)) continue;
     res.set_header(kServedByHeader, "standby");
-    const std::optional<Caller> caller = CallerOf(o.tokens, req);
-    if (!caller) return Unauthorized(res);
-    if (caller->role == Caller::Role::kMetrics) {
-      SendError(res, Status(StatusCode::kPermissionDenied, "a metrics token reads /metrics only"));
-      return true;
-    }
+    const std::optional<Caller> caller = AuthorizeStandbyRead(o.tokens, req, res);
+    if (!caller) return true;
     Result<nlohmann::json> body = Read(*o.reads, route, m, req, caller->tenant);
     if (body.ok()) {
       SendJson(res, *body);
     } else {
-      if (body.status().code() == StatusCode::kUnavailable) res.set_header("Retry-After", kRetryAfterSeconds);
-      SendError(res, body.status());
+      SendStandbyReadError(res, body.status());
     }
     return true;
   }
@@ -142,18 +125,23 @@ Result<std::unique_ptr<StandbyServer>> StandbyServer::Start(StandbyOptions optio
     } else if (get && req.path == "/readyz") {
       SendJson(res, opts->status(), 503);
     } else if (get && req.path == "/v1/status") {
-      if (!CallerOf(opts->tokens, req)) return Unauthorized(res), httplib::Server::HandlerResponse::Handled;
+      if (!StandbyCallerOf(opts->tokens, req))
+        return AnswerUnauthorized(res), httplib::Server::HandlerResponse::Handled;
       SendJson(res, opts->status());
     } else if (get && req.path == "/metrics") {
-      const std::optional<Caller> caller = CallerOf(opts->tokens, req);
-      if (!caller) return Unauthorized(res), httplib::Server::HandlerResponse::Handled;
+      const std::optional<Caller> caller = StandbyCallerOf(opts->tokens, req);
+      if (!caller) return AnswerUnauthorized(res), httplib::Server::HandlerResponse::Handled;
       if (caller->role == Caller::Role::kTenant) {
         SendError(res, Status(StatusCode::kPermissionDenied, "/metrics needs an admin or metrics token"));
       } else {
         res.set_content(opts->metrics(), "text/plain; version=0.0.4");
       }
-    } else if (get && opts->reads != nullptr && ServeRead(*opts, req, res)) {
-      // answered from the database
+    } else if (IsUiAssetRequest(req.method, req.path)) {
+      ServeUiRequest(req, res);  // the dashboard's page: no data in it, no token needed
+    } else if (get &&
+               ((opts->reads != nullptr && ServeRead(*opts, req, res)) ||
+                (opts->views != nullptr && ServePublishedView(opts->tokens, *opts->views, opts->reads, req, res)))) {
+      // answered from the database: its rows, or the leader's newest published view
     } else if (std::optional<std::string> leader = opts->leader_url(); leader) {
       // The target as the client sent it (path and query): the leader checks the token.
       res.status = 307;
@@ -161,7 +149,7 @@ Result<std::unique_ptr<StandbyServer>> StandbyServer::Start(StandbyOptions optio
       res.set_header("Connection", "close");
       SendJson(res, {{"standby", true}, {"leader", *leader}}, 307);
     } else {
-      res.set_header("Retry-After", kRetryAfterSeconds);
+      res.set_header("Retry-After", kStandbyRetryAfterSeconds);
       SendError(res, Unavailable("this replica is a standby and no leader is known yet: retry shortly"));
     }
     return httplib::Server::HandlerResponse::Handled;

@@ -10,7 +10,7 @@
 //   GET /metrics                 gpufed_leader and the election's counters (admin or
 //                                metrics token)
 //   GET /v1/tenants/{t}/workloads[/{name}[/decisions]], /v1/workloads[/{name}],
-//   GET /v1/decisions[?workload=NAME]
+//   GET /v1/decisions[?workload=NAME], /v1/explain/{name}, .../{name}/explain
 //                                with `reads` set: answered here from the database
 //                                (WorkloadReads, a read-only session), with the leader's
 //                                JSON (workload_api.h), its tenant scoping (a tenant
@@ -20,11 +20,21 @@
 //                                wait for its next write: store.h). 503 with
 //                                Retry-After and the reason when the database cannot be
 //                                read (a statement timeout bounds every read).
+//   GET /v1/clusters, /v1/tenants[/{name}], /v1/queue, /v1/audit, /v1/history[?since=]
+//                                with `views` set (and `reads` for /v1/history): answered
+//                                from the leader's newest published view
+//                                (standby_views.h), scoped to the caller by the leader's
+//                                own functions, with X-Gpufed-View-Age and
+//                                X-Gpufed-View-Term; 503 with the reason while none is
+//                                published or the database cannot be read; a view too
+//                                large to publish is sent to the leader.
+//   GET /, /ui, /ui/, /ui/<asset>  the dashboard's page (ui_routes.h; no token: the assets
+//                                hold no data, and its requests come back here).
 //   anything else                307 to the same path and query on the leader's announced
 //                                API (a 307 keeps the method and body: a submission is
 //                                made, and answered 201 only once durable, by the leader),
 //                                or 503 with Retry-After while no leader is known. So do
-//                                the reads above when `reads` is null.
+//                                the reads above whose `reads` or `views` is null.
 // Nothing is written here: a 201 still means "durable", because only the leader gives one.
 // The request's body is never read (the answer comes from its head); a request with a
 // body is answered with "Connection: close", so no byte of it is parsed as a next request.
@@ -41,6 +51,7 @@
 #include "controller/common/status.h"
 #include "controller/server/connection_limits.h"
 #include "controller/server/token_table.h"
+#include "controller/server/view_reads.h"
 #include "controller/server/workload_reads.h"
 
 namespace gpufed::server {
@@ -64,6 +75,9 @@ struct StandbyOptions {
   // The workload reads answered here (above); null: redirected like every other request.
   // Must outlive the server.
   WorkloadReads* reads = nullptr;
+  // The leader's published views answered here (above); null: redirected. Must outlive
+  // the server.
+  ViewReads* views = nullptr;
 };
 
 // The header on every answer a standby gives from the database ("standby").

@@ -40,7 +40,7 @@ void Serve(const ui::Asset& asset, const httplib::Request& req, httplib::Respons
     res.status = 304;
     return;
   }
-  res.set_content(asset.bytes.data(), asset.bytes.size(), std::string(asset.content_type).c_str());
+  res.set_content(asset.bytes.data(), asset.bytes.size(), std::string(asset.content_type));
 }
 
 }  // namespace
@@ -52,22 +52,27 @@ bool IsUiAssetRequest(const std::string& method, const std::string& path) {
   return name.has_value() && ui::FindAsset(*name).has_value();
 }
 
-void RegisterUiRoutes(httplib::Server& http) {
-  http.Get("/", [](const httplib::Request&, httplib::Response& res) {
+void ServeUiRequest(const httplib::Request& req, httplib::Response& res) {
+  if (req.path == "/") {
     SetSecurityHeaders(res);
     res.set_redirect("/ui/", 302);
-  });
-  // One handler for /ui, /ui/ and /ui/<asset>; names are looked up exactly in the embedded
-  // table (never on disk), so "..", "%2e%2e" or a nested path simply find nothing.
-  http.Get(R"(/ui(/[A-Za-z0-9._-]*)?)", [](const httplib::Request& req, httplib::Response& res) {
-    const std::optional<std::string_view> name = AssetNameOf(req.path);
-    const std::optional<ui::Asset> asset = name ? ui::FindAsset(*name) : std::nullopt;
-    if (!asset) {
-      res.status = 404;  // the server's error handler writes the JSON error body
-      return;
-    }
-    Serve(*asset, req, res);
-  });
+    return;
+  }
+  // Names are looked up exactly in the embedded table (never on disk), so "..", "%2e%2e"
+  // or a nested path simply find nothing.
+  const std::optional<std::string_view> name = AssetNameOf(req.path);
+  const std::optional<ui::Asset> asset = name ? ui::FindAsset(*name) : std::nullopt;
+  if (!asset) {
+    res.status = 404;  // the server's error handler writes the JSON error body
+    return;
+  }
+  Serve(*asset, req, res);
+}
+
+void RegisterUiRoutes(httplib::Server& http) {
+  http.Get("/", ServeUiRequest);
+  // One handler for /ui, /ui/ and /ui/<asset>.
+  http.Get(R"(/ui(/[A-Za-z0-9._-]*)?)", ServeUiRequest);
 }
 
 }  // namespace gpufed::server

@@ -7,7 +7,9 @@
 
 namespace httplib {
 class Server;
-}
+struct Request;
+struct Response;
+}  // namespace httplib
 
 namespace gpufed::server {
 
@@ -20,5 +22,9 @@ bool IsUiAssetRequest(const std::string& method, const std::string& path);
 // Cache-Control: no-cache with a content-hash ETag (a browser revalidates each load and
 // gets 304 until the binary's assets change).
 void RegisterUiRoutes(httplib::Server& http);
+
+// Answers one request of those routes as they do (for a caller that routes requests
+// itself, as a standby does: only with IsUiAssetRequest true).
+void ServeUiRequest(const httplib::Request& req, httplib::Response& res);
 
 }  // namespace gpufed::server

@@ -6,7 +6,8 @@
 #   2. submissions through standbys (gpufed submit follows the 307) are answered 201 by the
 #      leader; a standby answers the workload reads itself from the database (200, marked
 #      X-Gpufed-Served-By: standby) with what the leader answers, and a tenant's token reads
-#      nothing of another tenant's through it;
+#      nothing of another tenant's through it; the dashboard's page and a data route from
+#      the leader's published views load through a standby too;
 #   3. kill -9 the leader: another replica leads within the lease plus a retry or two;
 #   4. SIGSTOP the new leader past its lease: a third takes over; SIGCONT: the frozen one
 #      says it lost the lead, writes nothing more (fenced) and is a standby again;
@@ -179,6 +180,29 @@ answer=$(read_as "$OTHER" "${standbys[0]}" /v1/workloads)
 [ "$(head -n 1 <<<"$answer")" = "200 standby" ] || fail "physics' own list through a standby: $(head -n 1 <<<"$answer")"
 [ "$(tail -n +2 <<<"$answer" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["items"]))')" = 0 ] ||
   fail "physics' list through a standby holds another tenant's workloads"
+
+# The dashboard through a standby: its page (no token, served there, not redirected) and a
+# data route from the leader's published views, with their age and term, scoped as the
+# leader scopes it.
+code=$(curl -s -m 5 -o "$T/page" -w '%{http_code}' "http://127.0.0.1:${rport[${standbys[0]}]}/ui/" || true)
+[ "$code" = 200 ] || fail "a standby's /ui/ answered $code"
+grep -q '<html' "$T/page" || fail "a standby's /ui/ is not the dashboard's page"
+deadline=$((SECONDS + 20))
+until answer=$(read_as "$TENANT" "${standbys[0]}" /v1/tenants/genomics) && [ "$(head -n 1 <<<"$answer")" = "200 standby" ]; do
+  [ $SECONDS -lt $deadline ] || fail "a standby's /v1/tenants/genomics: $(head -n 1 <<<"$answer")"
+  sleep 0.2
+done
+[ "$(tail -n +2 <<<"$answer" | python3 -c 'import json,sys; print(json.load(sys.stdin)["name"])')" = genomics ] ||
+  fail "a standby's /v1/tenants/genomics is not genomics' object"
+headers=$(tr -d '\r' <"$T/headers")
+grep -qi '^x-gpufed-view-age: [0-9][0-9.]*$' <<<"$headers" || fail "a standby's view answer says not how old it is"
+grep -qi "^x-gpufed-view-term: [1-9][0-9]*$" <<<"$headers" || fail "a standby's view answer names no term"
+answer=$(read_as "$OTHER" "${standbys[0]}" /v1/tenants/genomics)
+[ "$(head -n 1 <<<"$answer")" = "404 standby" ] || fail "physics read genomics' tenant through a standby: $(head -n 1 <<<"$answer")"
+answer=$(read_as "$OTHER" "${standbys[0]}" /v1/queue)
+[ "$(head -n 1 <<<"$answer")" = "200 standby" ] || fail "physics' queue through a standby: $(head -n 1 <<<"$answer")"
+! grep -q genomics <<<"$answer" || fail "physics' queue through a standby names genomics"
+echo "a standby serves the dashboard's page and its data from the leader's published views"
 
 # 3. kill -9 the leader.
 kill -KILL "${rpid[$leader]}"
