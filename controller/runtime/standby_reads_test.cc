@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <functional>
 
 #include "controller/pg/testing/pg_test_server.h"
 #include "controller/pgstore/connection.h"
@@ -74,7 +75,8 @@ class StandbyReadsTest : public pg::testing::PgTest {
   }
 
   // A standby's listener whose reads go through `reads`.
-  void StartStandby(std::unique_ptr<StandbyReads> reads) {
+  void StartStandby(std::unique_ptr<StandbyReads> reads,
+                    const std::function<void(server::StandbyOptions&)>& adjust = nullptr) {
     reads_ = std::move(reads);
     server::StandbyOptions o;
     o.tokens = server::TokenTable{{kAdmin, Caller::Admin("ops")},
@@ -85,6 +87,7 @@ class StandbyReadsTest : public pg::testing::PgTest {
     o.leader_url = [] { return std::optional<std::string>(kLeader); };
     o.metrics = [] { return std::string(); };
     o.reads = reads_.get();
+    if (adjust) adjust(o);
     Result<std::unique_ptr<server::StandbyServer>> started = server::StandbyServer::Start(std::move(o));
     ASSERT_TRUE(started.ok()) << started.status().ToString();
     api_ = std::move(started).value();
@@ -248,6 +251,30 @@ TEST_F(StandbyReadsTest, ServesTheDashboardsPageWithoutAToken) {
   httplib::Result unknown = client.Get("/ui/secret.txt");
   ASSERT_TRUE(unknown);
   EXPECT_NE(unknown->status, 200);
+}
+
+// The leader's per-tenant limits come from the policy, which a standby does not load: it
+// holds each tenant to a rate of its own, so one tenant cannot keep the read session from
+// the others; admins are not limited, as on the leader.
+TEST_F(StandbyReadsTest, ATenantOverItsReadRateIsRefused429AndNoOtherTenantWaits) {
+  ManualClock limits_clock(Duration::FromSeconds(100));
+  StartStandby(StandbyReads::OnPostgres(SocketPolicy(), clock_), [&](server::StandbyOptions& o) {
+    o.tenant_reads_per_second = 1;
+    o.tenant_reads_burst = 2;
+    o.clock = &limits_clock;
+  });
+  EXPECT_EQ(Get("/v1/workloads/train", kAlpha)->status, 200);
+  EXPECT_EQ(Get("/v1/workloads", kAlpha)->status, 200);
+  httplib::Result over = Get("/v1/workloads/train", kAlpha);
+  ASSERT_TRUE(over);
+  EXPECT_EQ(over->status, 429) << over->body;
+  EXPECT_EQ(over->get_header_value("Retry-After"), "1");
+  EXPECT_NE(over->body.find("over its read rate"), std::string::npos) << over->body;
+  EXPECT_EQ(over->body.find("train-u"), std::string::npos) << over->body;  // nothing of the workload
+  EXPECT_EQ(Get("/v1/workloads/shared", kBeta)->status, 200);  // another tenant's own bucket
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(Get("/v1/workloads", kAdmin)->status, 200) << i;
+  limits_clock.Advance(Duration::FromSeconds(1));
+  EXPECT_EQ(Get("/v1/workloads/train", kAlpha)->status, 200);
 }
 
 TEST_F(StandbyReadsTest, TheReadSessionNeverWrites) {

@@ -78,12 +78,13 @@ Result<nlohmann::json> Read(WorkloadReads& reads, const ReadRoute& route, const 
 }
 
 // Answers a workload read from the database; false when the request is not one.
-bool ServeRead(const StandbyOptions& o, const httplib::Request& req, httplib::Response& res) {
+bool ServeRead(const StandbyOptions& o, StandbyReadLimits* limits, const httplib::Request& req,
+               httplib::Response& res) {
   for (const ReadRoute& route : ReadRoutes()) {
     std::smatch m;
     if (!std::regex_match(req.path, m, route.path)) continue;
     res.set_header(kServedByHeader, "standby");
-    const std::optional<Caller> caller = AuthorizeStandbyRead(o.tokens, req, res);
+    const std::optional<Caller> caller = AuthorizeStandbyRead(o.tokens, limits, req, res);
     if (!caller) return true;
     Result<nlohmann::json> body = Read(*o.reads, route, m, req, caller->tenant);
     if (body.ok()) {
@@ -106,9 +107,11 @@ Result<std::unique_ptr<StandbyServer>> StandbyServer::Start(StandbyOptions optio
   if (!tls.ok()) return tls.status();
   s->http_ = std::make_unique<GuardedServer>(o.connections, std::move(tls).value());
   GuardedServer& http = *s->http_;
+  s->limits_ = std::make_unique<StandbyReadLimits>(o.tenant_reads_per_second, o.tenant_reads_burst, o.clock);
   const StandbyOptions* opts = &s->options_;
+  StandbyReadLimits* limits = s->limits_.get();
   // Everything is answered from the request's head, before any body is read.
-  http.set_pre_routing_handler([opts](const httplib::Request& req, httplib::Response& res) {
+  http.set_pre_routing_handler([opts, limits](const httplib::Request& req, httplib::Response& res) {
     // A body (of any framing) is never read: the connection ends after the answer.
     if (req.has_header("Content-Length") || req.has_header("Transfer-Encoding")) {
       res.set_header("Connection", "close");
@@ -138,9 +141,9 @@ Result<std::unique_ptr<StandbyServer>> StandbyServer::Start(StandbyOptions optio
       }
     } else if (IsUiAssetRequest(req.method, req.path)) {
       ServeUiRequest(req, res);  // the dashboard's page: no data in it, no token needed
-    } else if (get &&
-               ((opts->reads != nullptr && ServeRead(*opts, req, res)) ||
-                (opts->views != nullptr && ServePublishedView(opts->tokens, *opts->views, opts->reads, req, res)))) {
+    } else if (get && ((opts->reads != nullptr && ServeRead(*opts, limits, req, res)) ||
+                       (opts->views != nullptr &&
+                        ServePublishedView(opts->tokens, limits, *opts->views, opts->reads, req, res)))) {
       // answered from the database: its rows, or the leader's newest published view
     } else if (std::optional<std::string> leader = opts->leader_url(); leader) {
       // The target as the client sent it (path and query): the leader checks the token.

@@ -38,9 +38,11 @@
 // Nothing is written here: a 201 still means "durable", because only the leader gives one.
 // The request's body is never read (the answer comes from its head); a request with a
 // body is answered with "Connection: close", so no byte of it is parsed as a next request.
-// Listens like the leader's API (the same flags: address, TLS, client CA, tokens), but
-// without the leader's per-tenant rate limits (they come from the policy revision, which
-// a standby does not load): its reads go one at a time through one database session.
+// Listens like the leader's API (the same flags: address, TLS, client CA, tokens). The
+// leader's per-tenant rate limits come from the policy revision, which a standby does not
+// load: it holds every tenant's reads to a Tenant's default rate instead
+// (standby_read_limits.h; 429 with Retry-After over it), since its reads go one at a time
+// through one database session.
 #include <functional>
 #include <memory>
 #include <optional>
@@ -48,8 +50,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "controller/common/clock.h"
 #include "controller/common/status.h"
+#include "controller/model/tenant.h"
 #include "controller/server/connection_limits.h"
+#include "controller/server/standby_read_limits.h"
 #include "controller/server/token_table.h"
 #include "controller/server/view_reads.h"
 #include "controller/server/workload_reads.h"
@@ -78,6 +83,11 @@ struct StandbyOptions {
   // The leader's published views answered here (above); null: redirected. Must outlive
   // the server.
   ViewReads* views = nullptr;
+  // Each tenant's reads answered here, per second and burst (a Tenant's default API rate;
+  // <= 0: unlimited), on `clock` (null: the wall clock; must outlive the server).
+  double tenant_reads_per_second = model::Tenant::kDefaultApiRatePerSecond;
+  int tenant_reads_burst = model::Tenant::kDefaultApiBurst;
+  const gpufed::Clock* clock = nullptr;
 };
 
 // The header on every answer a standby gives from the database ("standby").
@@ -96,6 +106,7 @@ class StandbyServer {
  private:
   StandbyServer() = default;
   StandbyOptions options_;
+  std::unique_ptr<StandbyReadLimits> limits_;
   std::unique_ptr<GuardedServer> http_;
   int port_ = -1;
 };

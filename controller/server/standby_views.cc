@@ -57,8 +57,8 @@ void AnswerUnauthorized(httplib::Response& res) {
   SendError(res, Status(StatusCode::kUnauthenticated, "missing or unknown bearer token"));
 }
 
-std::optional<Caller> AuthorizeStandbyRead(const TokenTable& tokens, const httplib::Request& req,
-                                           httplib::Response& res) {
+std::optional<Caller> AuthorizeStandbyRead(const TokenTable& tokens, StandbyReadLimits* limits,
+                                           const httplib::Request& req, httplib::Response& res) {
   std::optional<Caller> caller = StandbyCallerOf(tokens, req);
   if (!caller) {
     AnswerUnauthorized(res);
@@ -66,6 +66,15 @@ std::optional<Caller> AuthorizeStandbyRead(const TokenTable& tokens, const httpl
   }
   if (caller->role == Caller::Role::kMetrics) {
     SendError(res, Status(StatusCode::kPermissionDenied, "a metrics token reads /metrics only"));
+    return std::nullopt;
+  }
+  if (limits != nullptr && caller->role == Caller::Role::kTenant && !limits->Take(caller->tenant)) {
+    const std::string seconds = std::to_string(limits->retry_after_seconds());
+    res.set_header("Retry-After", seconds);
+    SendError(res, Status(StatusCode::kResourceExhausted, "tenant " + caller->tenant +
+                                                              " is over its read rate on this standby; retry after " +
+                                                              seconds + " s"));
+    res.status = 429;
     return std::nullopt;
   }
   return caller;
@@ -76,13 +85,13 @@ void SendStandbyReadError(httplib::Response& res, const Status& status) {
   SendError(res, status);
 }
 
-bool ServePublishedView(const TokenTable& tokens, ViewReads& views, WorkloadReads* reads, const httplib::Request& req,
-                        httplib::Response& res) {
+bool ServePublishedView(const TokenTable& tokens, StandbyReadLimits* limits, ViewReads& views, WorkloadReads* reads,
+                        const httplib::Request& req, httplib::Response& res) {
   std::smatch m;
   const std::optional<ViewRoute> route = RouteOf(req.path, m);
   if (!route || (*route == ViewRoute::kHistory && reads == nullptr)) return false;
   res.set_header(kServedByHeader, "standby");
-  const std::optional<Caller> caller = AuthorizeStandbyRead(tokens, req, res);
+  const std::optional<Caller> caller = AuthorizeStandbyRead(tokens, limits, req, res);
   if (!caller) return true;
   const std::string& tenant = caller->tenant;
   // What the leader refuses before it reads anything, refused here the same way.

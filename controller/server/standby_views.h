@@ -10,6 +10,7 @@
 #include <httplib.h>
 
 #include "controller/common/status.h"
+#include "controller/server/standby_read_limits.h"
 #include "controller/server/token_table.h"
 #include "controller/server/view_reads.h"
 #include "controller/server/workload_reads.h"
@@ -27,9 +28,10 @@ std::optional<Caller> StandbyCallerOf(const TokenTable& tokens, const httplib::R
 // Answers 401 (with WWW-Authenticate).
 void AnswerUnauthorized(httplib::Response& res);
 // The caller of a read of data: nullopt with the request answered, 401 without a valid
-// token and 403 for a metrics token, as the leader answers them.
-std::optional<Caller> AuthorizeStandbyRead(const TokenTable& tokens, const httplib::Request& req,
-                                           httplib::Response& res);
+// token and 403 for a metrics token, as the leader answers them, and 429 with Retry-After
+// for a tenant over its rate on this standby (`limits`; null: none).
+std::optional<Caller> AuthorizeStandbyRead(const TokenTable& tokens, StandbyReadLimits* limits,
+                                           const httplib::Request& req, httplib::Response& res);
 // Answers an error of a read; Unavailable also says when to retry (Retry-After).
 void SendStandbyReadError(httplib::Response& res, const Status& status);
 
@@ -37,7 +39,7 @@ void SendStandbyReadError(httplib::Response& res, const Status& status);
 // them, or when the view it needs was too large to publish (the caller then sends it to
 // the leader). `reads` (null: /v1/history is not answered here) and `views` must outlive
 // the call.
-bool ServePublishedView(const TokenTable& tokens, ViewReads& views, WorkloadReads* reads, const httplib::Request& req,
-                        httplib::Response& res);
+bool ServePublishedView(const TokenTable& tokens, StandbyReadLimits* limits, ViewReads& views, WorkloadReads* reads,
+                        const httplib::Request& req, httplib::Response& res);
 
 }  // namespace gpufed::server
