@@ -91,7 +91,8 @@ Result<WorkloadRecord> Store::SubmitNumbered(WorkloadRecord record, Duration at,
     NumberSubmits(group);
     const Status journalled = JournalSubmits(group);
     lock.Lock();
-    // The next group may be numbered and journalled while this one waits for its turn.
+    // Another leader may start (with kUncommittedGroups above 1, while this group waits for
+    // its turn and commits); the tickets keep the commits in numbering order.
     submit_leader_ = false;
     const uint64_t ticket = next_commit_ticket_++;
     submit_cv_.NotifyAll();
