@@ -223,17 +223,14 @@ void Store::CommitSubmits(SubmitGroup& group, const Status& journalled) {
   }
   std::vector<WorkloadRecord> written;  // the accepted rows, for the unfinished mirror
   bool counter_moved = false;
-  Status committed;
-  {
-    // One group commits at a time (the tickets), so the submissions' session needs no
-    // more than its own lock.
-    if (submit_db_ != nullptr) {
-      MutexLock lock(submit_db_mu_);
-      WriteGroup(*submit_db_, group, &written, &counter_moved);
-    } else {
-      MutexLock lock(mu_);
-      WriteGroup(*db_, group, &written, &counter_moved);
-    }
+  // One group commits at a time (the tickets), so the submissions' session needs no more
+  // than its own lock.
+  if (submit_db_ != nullptr) {
+    MutexLock lock(submit_db_mu_);
+    WriteGroup(*submit_db_, group, &written, &counter_moved);
+  } else {
+    MutexLock lock(mu_);
+    WriteGroup(*db_, group, &written, &counter_moved);
   }
   MutexLock numbering(numbering_mu_);
   if (counter_moved) uid_counter_.reset();
