@@ -152,15 +152,16 @@ class StoreSubmit : public benchmark::Fixture {
     // lets a group journal while the one before commits (store_submit.cc).
     if (store_ != nullptr && backend_ == Backend::kPostgres && state.range(0) == 1) {
       journal_fd_ = ::open((dir_ / "journal").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-      store_->SetSubmissionJournal([this](const std::vector<store::AcceptedSubmission>& accepted) {
-        std::string lines;
-        for (const store::AcceptedSubmission& a : accepted) lines += a.record->uid + "\n";
-        if (::write(journal_fd_, lines.data(), lines.size()) != static_cast<ssize_t>(lines.size()) ||
-            ::fdatasync(journal_fd_) != 0) {
-          return gpufed::Unavailable("the bench journal could not be written");
-        }
-        return gpufed::Status::Ok();
-      });
+      store_->SetSubmissionJournal(
+          [this](const std::vector<store::AcceptedSubmission>& accepted, const store::GroupWrites&) {
+            std::string lines;
+            for (const store::AcceptedSubmission& a : accepted) lines += a.record->uid + "\n";
+            if (::write(journal_fd_, lines.data(), lines.size()) != static_cast<ssize_t>(lines.size()) ||
+                ::fdatasync(journal_fd_) != 0) {
+              return gpufed::Unavailable("the bench journal could not be written");
+            }
+            return gpufed::Status::Ok();
+          });
     }
     if (!opened.ok()) open_error_ = "store did not open: " + opened.status().ToString();
   }

@@ -37,6 +37,7 @@ struct AuditJournal::Writer {
   // Every payload of the call in one buffer: one allocation per call, not per record.
   std::string payloads;
   size_t bytes = 0;
+  RidingWork* riding = nullptr;  // committed with the items, in the same transaction
   Status status;
   uint64_t last_seq = 0;
   bool countersign = false;  // the commit ends with a checkpoint even if nothing waits for one
@@ -90,9 +91,16 @@ Result<std::unique_ptr<AuditJournal>> AuditJournal::OpenWith(const JournalOption
 
 Result<uint64_t> AuditJournal::Append(const AuditRecord& record) { return AppendBatch(std::span(&record, 1)); }
 
-Result<uint64_t> AuditJournal::AppendBatch(std::span<const AuditRecord> records, std::vector<uint64_t>* seqs) {
+Result<uint64_t> AuditJournal::AppendBatch(std::span<const AuditRecord> records, std::vector<uint64_t>* seqs,
+                                           RidingWork* riding) {
   if (records.empty()) return InvalidArgument("nothing to append");
+  // Refused before it is queued: a storage that cannot carry the work must not fail the
+  // group (and with it the journal) it would have joined.
+  if (riding != nullptr && !carries_work()) {
+    return FailedPrecondition("this journal's storage cannot commit other writes with its records");
+  }
   Writer w;
+  w.riding = riding;
   w.items.reserve(records.size());
   // Sized from the previous call's records so that the buffer is allocated once rather
   // than grown (copied, and page-faulted anew) a dozen times. Capped: one huge record
@@ -182,7 +190,11 @@ Result<uint64_t> AuditJournal::Commit(Writer* w) {
     data.reserve(bytes);
     uint64_t first_seq = seq + 1;
     EncodeGroup(group, env_->NowMicros(), &data, &seq, &hash, &since_checkpoint, &last_checkpoint_time);
-    if (!data.empty()) status = storage_->AppendCommit(data, first_seq);
+    std::vector<RidingWork*> riding;
+    for (Writer* member : group) {
+      if (member->riding != nullptr) riding.push_back(member->riding);
+    }
+    if (!data.empty()) status = storage_->AppendCommitWith(data, first_seq, riding);
     // Before the commit returns, so that tiles cover every checkpoint a reader can see.
     if (status.ok() && tiles != nullptr && !group_leaves_.empty()) (void)tiles->Append(group_leaves_);
     lock.Lock();
@@ -204,6 +216,8 @@ Result<uint64_t> AuditJournal::Commit(Writer* w) {
   for (Writer* member : group) {
     writers_.pop_front();
     member->status = status;
+    // Work whose commit failed is not durable, whatever its own run said.
+    if (member->riding != nullptr && !status.ok()) member->riding->result = status;
     member->done = true;
     if (member != w) member->cv.NotifyOne();
   }

@@ -89,8 +89,15 @@ class AuditJournal {
   Result<uint64_t> Append(const AuditRecord& record) EXCLUDES(mu_);
   // Appends records in order with one fdatasync; returns the last seq, and each record's
   // in `seqs` when given (a checkpoint the journal signs may fall between two of them).
-  Result<uint64_t> AppendBatch(std::span<const AuditRecord> records, std::vector<uint64_t>* seqs = nullptr)
-      EXCLUDES(mu_);
+  // `riding`: work that commits in the same transaction as the records (journal_storage.h's
+  // RidingWork; only where carries_work()): OK then means the records are durable, and
+  // `riding->result` says whether the work's writes are too. FailedPrecondition, nothing
+  // appended, for work on a storage that cannot carry it.
+  Result<uint64_t> AppendBatch(std::span<const AuditRecord> records, std::vector<uint64_t>* seqs = nullptr,
+                               RidingWork* riding = nullptr) EXCLUDES(mu_);
+  // Whether the storage commits RidingWork with the records (a PostgreSQL table: yes; the
+  // file journal: no).
+  bool carries_work() const { return storage_->CarriesWork(); }
 
   // Signs the current head now if records no checkpoint covers wait (only an older
   // journal's tail can: every commit is signed).

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -63,6 +64,27 @@ struct JournalHead {
   CompactRange tree;                            // with a signer: the tree of every stored record
 };
 
+// The transaction a commit's lines are stored in, as lent to work that commits with them
+// (RidingWork). Opaque here: what it is depends on the storage (a PostgreSQL table's is
+// pgjournal::PgCommitScope); only code that knows the storage looks inside.
+class CommitScope {
+ public:
+  virtual ~CommitScope() = default;
+};
+
+// Work that commits in the same transaction as the records it is appended with
+// (AuditJournal::AppendBatch's `riding`): the store's rows of a submission group, so that
+// the records and the rows are one durable commit, not two. `run` is called on the
+// journal's group-commit leader's thread, after the commit's lines are written and before
+// its COMMIT, inside a savepoint: an error it returns undoes only its own writes, which
+// `result` then holds, and the records still commit. A COMMIT that fails fails the work's
+// append with the commit's error (the work's writes then committed or not with the
+// records: the outcome may be unknown).
+struct RidingWork {
+  std::function<Status(CommitScope&)> run;
+  Status result;  // set by the storage: run's status, or the error that kept it from running
+};
+
 // The writer's side. Not thread-safe: the journal calls it from one thread at a time (its
 // group commit's leader), and no other object may write the same journal.
 class JournalStorage {
@@ -97,6 +119,16 @@ class JournalStorage {
   // ResourceExhausted for a full disk, PermissionDenied, Internal; a table also
   // FailedPrecondition when the writer role was lost (a deposed leader).
   virtual Status AppendCommit(std::string_view lines, uint64_t first_seq) = 0;
+
+  // Whether AppendCommitWith can run work in a commit's transaction (a table's storage).
+  virtual bool CarriesWork() const { return false; }
+  // AppendCommit, and `riding` in the same transaction, each as RidingWork says. A storage
+  // that cannot carry work (the file journal) refuses any: FailedPrecondition, nothing stored.
+  virtual Status AppendCommitWith(std::string_view lines, uint64_t first_seq, std::span<RidingWork* const> riding) {
+    if (!riding.empty())
+      return FailedPrecondition("this journal's storage cannot commit other writes with its records");
+    return AppendCommit(lines, first_seq);
+  }
 
   // Releases the writer role; later AppendCommits fail. Never writes a record (the
   // journal writes its closing checkpoint before). Idempotent.

@@ -109,6 +109,25 @@ TEST_F(JournalTest, RejectsPayloadWithHeaderKey) {
   EXPECT_TRUE(j->health().ok());
 }
 
+// The file journal has no transaction for other writes to commit in: work riding with a
+// batch is refused before it is queued, nothing is written, and the journal stays healthy.
+TEST_F(JournalTest, TheFileJournalRefusesWorkRidingWithItsRecordsAndStaysHealthy) {
+  auto j = OpenOrDie(Options());
+  EXPECT_FALSE(j->carries_work());
+  bool ran = false;
+  RidingWork work{.run = [&](CommitScope&) {
+    ran = true;
+    return Status::Ok();
+  }};
+  const AuditRecord record{RecordKind::kDecision, {{"workload", "a"}}};
+  auto r = j->AppendBatch(std::span(&record, 1), nullptr, &work);
+  EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_FALSE(ran);
+  EXPECT_EQ(j->last_seq(), 0u);
+  EXPECT_TRUE(j->health().ok());
+  EXPECT_TRUE(j->Append(record).ok());
+}
+
 // Every line must fit a tlog-tiles entry (16-bit length): a larger payload is refused
 // before anything is written, and the journal stays healthy.
 TEST_F(JournalTest, RefusesAPayloadThatATileEntryCannotHold) {

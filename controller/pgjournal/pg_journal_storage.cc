@@ -147,7 +147,17 @@ Result<audit::JournalHead> PgJournalStorage::ReadAndCheck(const audit::RecoveryK
   return head;
 }
 
+pg::Transaction* TransactionOf(audit::CommitScope& scope) {
+  auto* pg_scope = dynamic_cast<PgCommitScope*>(&scope);
+  return pg_scope != nullptr ? &pg_scope->transaction() : nullptr;
+}
+
 Status PgJournalStorage::AppendCommit(std::string_view lines, uint64_t first_seq) {
+  return AppendCommitWith(lines, first_seq, {});
+}
+
+Status PgJournalStorage::AppendCommitWith(std::string_view lines, uint64_t first_seq,
+                                          std::span<audit::RidingWork* const> riding) {
   if (!writer_) return FailedPrecondition("the journal's PostgreSQL storage does not hold the writer role");
   if (first_seq != head_seq_ + 1) {
     return FailedPrecondition("a commit from seq " + std::to_string(first_seq) + " does not follow the head " +
@@ -194,6 +204,26 @@ Status PgJournalStorage::AppendCommit(std::string_view lines, uint64_t first_seq
   if (static_cast<uint64_t>(inserted->affected()) != count) {
     return Status(StatusCode::kInternal, "the journal's INSERT stored " + std::to_string(inserted->affected()) +
                                              " rows of " + std::to_string(count));
+  }
+  for (audit::RidingWork* work : riding) {
+    // The SAVEPOINT rides with the work's first statement (pg::Connection::Defer). The
+    // RELEASE is sent and answered before the next work: a write the work deferred fails
+    // there at the latest, so its error is the work's own and undone alone, never the
+    // COMMIT's. One round trip per work, against the WAL flush it saves.
+    connection_->Defer("begin work riding with the journal's commit", "SAVEPOINT gpufed_riding");
+    PgCommitScope scope(*tx);
+    work->result = work->run(scope);
+    if (work->result.ok()) {
+      Result<pg::Rows> kept =
+          tx->Exec("keep the work riding with the journal's commit", "RELEASE SAVEPOINT gpufed_riding");
+      if (kept.ok()) continue;
+      work->result = kept.status();
+    }
+    // Undone alone; a transaction that cannot be brought back to the savepoint commits
+    // nothing (the records neither).
+    connection_->Defer("undo the work riding with the journal's commit", "ROLLBACK TO SAVEPOINT gpufed_riding");
+    Result<pg::Rows> undone = tx->Exec("end the undone work's savepoint", "RELEASE SAVEPOINT gpufed_riding");
+    if (!undone.ok()) return undone.status();
   }
   GPUFED_RETURN_IF_ERROR(tx->Commit());
   head_seq_ = seq - 1;

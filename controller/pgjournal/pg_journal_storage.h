@@ -34,6 +34,21 @@ struct PgJournalStorageOptions {
   bool migrate = true;
 };
 
+// The commit's transaction as lent to audit::RidingWork: the writes it runs go through
+// `transaction` (or its connection), inside the journal's fenced transaction, before its
+// COMMIT. Never commits or rolls back itself.
+class PgCommitScope final : public audit::CommitScope {
+ public:
+  explicit PgCommitScope(pg::Transaction& transaction) : transaction_(transaction) {}
+  pg::Transaction& transaction() { return transaction_; }
+
+ private:
+  pg::Transaction& transaction_;
+};
+
+// The transaction of a scope a PgJournalStorage lent; null for another storage's.
+pg::Transaction* TransactionOf(audit::CommitScope& scope);
+
 class PgJournalStorage final : public audit::JournalStorage {
  public:
   PgJournalStorage(std::unique_ptr<pg::Connection> connection, PgJournalStorageOptions options);
@@ -56,6 +71,12 @@ class PgJournalStorage final : public audit::JournalStorage {
   // the head, or from the fence; AlreadyExists when another writer stored that seq (the
   // primary key); Unavailable (the outcome unknown) when the connection is lost.
   Status AppendCommit(std::string_view lines, uint64_t first_seq) override;
+  // AppendCommit with each work run after the INSERT, before the COMMIT, in a savepoint of
+  // its own (SAVEPOINT, its writes, RELEASE; ROLLBACK TO when it fails, which then undoes
+  // only its writes): the records and the work's writes are one durable commit.
+  bool CarriesWork() const override { return true; }
+  Status AppendCommitWith(std::string_view lines, uint64_t first_seq,
+                          std::span<audit::RidingWork* const> riding) override;
   Status Close() override;
 
  private:

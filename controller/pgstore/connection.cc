@@ -60,16 +60,25 @@ Result<std::unique_ptr<PgConnection>> PgConnection::Adopt(std::unique_ptr<pg::Co
   return std::unique_ptr<PgConnection>(new PgConnection(std::move(connection), read_only));
 }
 
+Result<std::unique_ptr<PgConnection>> PgConnection::Within(pg::Transaction& outer, const std::string& writer) {
+  if (writer.empty() || writer.find_first_not_of("abcdefghijklmnopqrstuvwxyz") != std::string::npos) {
+    return InvalidArgument("a store writer's name is [a-z]+, not '" + writer + "'");
+  }
+  // Rides with the first write (pg::Connection::Defer); checked above, so the literal is safe.
+  outer.connection().Defer("name the store's writer", "SET LOCAL gpufed.writer = '" + writer + "'");
+  return std::unique_ptr<PgConnection>(new PgConnection(outer));
+}
+
 Status PgConnection::Exec(const std::string& sql) {
   if (read_only_) return FailedPrecondition(store::kReadOnlyRefusal);
-  if (tx_ && IsSavepointCommand(sql)) {
+  if (InTransaction() && IsSavepointCommand(sql)) {
     // Its error, if any, fails the next statement, which then does not run; the COMMIT
     // cannot succeed after it (pg::Transaction::Commit), so a failed savepoint command is
     // never acknowledged as a commit.
     connection_->Defer(StatementPurpose(sql), sql);
     return Status::Ok();
   }
-  const bool own_transaction = guard_ && !tx_;
+  const bool own_transaction = guard_ && !InTransaction();
   if (own_transaction) GPUFED_RETURN_IF_ERROR(Begin());
   Result<pg::Rows> done = connection_->ExecScript(StatementPurpose(sql), sql);
   if (!own_transaction) return done.ok() ? Status::Ok() : done.status();
@@ -91,7 +100,7 @@ Result<std::unique_ptr<store::Statement>> PgConnection::Prepare(const std::strin
 
 Status PgConnection::Begin() {
   if (read_only_) return FailedPrecondition(store::kReadOnlyRefusal);
-  if (tx_) return FailedPrecondition("begin a store transaction: one is already open");
+  if (InTransaction()) return FailedPrecondition("begin a store transaction: one is already open");
   // BEGIN goes with the transaction's first statement (one round trip for both): a
   // submission group's is its first INSERT, a fenced transaction's the fence's check.
   tx_.emplace(pg::Transaction::BeginDeferred(*connection_, "store transaction"));
@@ -106,6 +115,7 @@ Status PgConnection::Begin() {
 }
 
 Status PgConnection::Commit() {
+  if (outer_ != nullptr) return FailedPrecondition("commit a store transaction: the transaction is its owner's to end");
   if (!tx_) return FailedPrecondition("commit a store transaction: none is open");
   // Over whatever COMMIT answered (pg::Transaction::Commit): Aborted when a statement had
   // failed, Unavailable with the outcome unknown when the connection broke.
@@ -115,6 +125,9 @@ Status PgConnection::Commit() {
 }
 
 Status PgConnection::Rollback() {
+  if (outer_ != nullptr) {
+    return FailedPrecondition("roll back a store transaction: the transaction is its owner's to end");
+  }
   if (!tx_) return FailedPrecondition("roll back a store transaction: none is open");
   Status rolled_back = tx_->Rollback();
   tx_.reset();
@@ -130,6 +143,8 @@ Status PgConnection::SetSchemaVersion(int version) {
 
 Status PgConnection::Migrate(const std::vector<const char*>& migrations) {
   if (read_only_) return FailedPrecondition(store::kReadOnlyRefusal);
+  if (outer_ != nullptr)
+    return FailedPrecondition("the store is migrated on a session of its own, not inside another's transaction");
   std::vector<std::string> descriptions;
   std::vector<pg::Migration> steps;
   descriptions.reserve(migrations.size());

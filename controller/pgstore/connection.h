@@ -43,6 +43,13 @@ class PgConnection final : public store::Connection {
   // OpenOptions::writer.
   static Result<std::unique_ptr<PgConnection>> Adopt(std::unique_ptr<pg::Connection> connection, bool read_only,
                                                      const std::string& writer = "");
+  // The store's writes inside a transaction someone else opened and will commit (the
+  // audit journal's: a submission group's rows commit with its records, store_submit.cc),
+  // counted in state_totals under `writer` ([a-z]+; SET LOCAL: the setting ends with the
+  // transaction). Borrows `outer`, which must outlive it. Begin, Commit and Rollback are
+  // refused (the outer transaction's owner ends it; a savepoint is the way to undo part of
+  // it); no guard runs (the owner fenced the transaction when it began it).
+  static Result<std::unique_ptr<PgConnection>> Within(pg::Transaction& outer, const std::string& writer);
 
   store::SqlDialect dialect() const override { return store::SqlDialect::kPostgres; }
   Status Exec(const std::string& sql) override;
@@ -50,7 +57,7 @@ class PgConnection final : public store::Connection {
   Status Begin() override;
   Status Commit() override;
   Status Rollback() override;
-  bool InTransaction() const override { return tx_.has_value(); }
+  bool InTransaction() const override { return tx_.has_value() || outer_ != nullptr; }
   bool read_only() const override { return read_only_; }
   // gpufed_schema's version for kStoreComponent (0: none).
   Result<int> SchemaVersion() override;
@@ -73,11 +80,14 @@ class PgConnection final : public store::Connection {
 
  private:
   PgConnection(std::unique_ptr<pg::Connection> connection, bool read_only)
-      : connection_(std::move(connection)), read_only_(read_only) {}
+      : owned_(std::move(connection)), connection_(owned_.get()), read_only_(read_only) {}
+  explicit PgConnection(pg::Transaction& outer) : connection_(&outer.connection()), read_only_(false), outer_(&outer) {}
 
-  std::unique_ptr<pg::Connection> connection_;
+  std::unique_ptr<pg::Connection> owned_;  // null for Within's, which borrows
+  pg::Connection* connection_;
   const bool read_only_;
   std::optional<pg::Transaction> tx_;
+  pg::Transaction* const outer_ = nullptr;  // Within's: the transaction it writes in
   WriteGuard guard_;
 };
 

@@ -49,7 +49,7 @@ Status Controller::Start() {
         std::make_unique<TeeDecisionLog>(std::vector<DecisionLog*>{journal_log_.get(), log_.get(), metrics_log_.get()});
     decisions = tee_.get();
     // Every submission, from any source, is journalled before the store keeps it.
-    store_->SetSubmissionJournal(JournalSubmissionsTo(journal_, clock_));
+    store_->SetSubmissionJournal(JournalSubmissionsTo(journal_, clock_, store_writes_in_journal_));
   }
   budget_ = std::make_unique<BudgetWatch>(store_);
   history_ = std::make_unique<History>(store_);

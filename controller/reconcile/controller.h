@@ -30,6 +30,7 @@
 #include "controller/reconcile/policy_health.h"
 #include "controller/reconcile/read_views.h"
 #include "controller/reconcile/reconciler.h"
+#include "controller/reconcile/request_journal.h"
 #include "controller/reconcile/scoped_reads.h"
 
 namespace gpufed::reconcile {
@@ -51,6 +52,9 @@ struct LoopParts {
   const connectors::ConnectorRegistry* registry = nullptr;
   const gpufed::Clock* clock = nullptr;
   const Logger* log = nullptr;  // the connectors' log lines; null: standard error
+  // How submission groups' rows commit in the journal's transaction (request_journal.h);
+  // null: after it, on their own.
+  StoreWritesInJournal store_writes_in_journal;
 };
 
 class Controller {
@@ -202,7 +206,8 @@ class Controller {
         activator_(parts.activator),
         store_(parts.store),
         audit_(parts.audit),
-        journal_(parts.audit == nullptr ? nullptr : &parts.audit->journal()) {}
+        journal_(parts.audit == nullptr ? nullptr : &parts.audit->journal()),
+        store_writes_in_journal_(parts.store_writes_in_journal) {}
   bool read_only() const { return audit_ == nullptr; }
   // Wires the decision logs and the reconciler, then makes the connectors.
   Status Start() EXCLUDES(mu_);
@@ -249,6 +254,7 @@ class Controller {
   store::Store* store_;                 // the App's
   audit::AuditTrail* audit_;            // the App's; null when read-only
   audit::AuditJournal* journal_;        // audit_'s journal; null when read-only
+  const StoreWritesInJournal store_writes_in_journal_;  // LoopParts'
   std::unique_ptr<DecisionLog> discard_log_;  // a read-only loop's: decides nothing durable
   std::unique_ptr<JournalDecisionLog> journal_log_;
   std::unique_ptr<StoreDecisionLog> log_;

@@ -27,8 +27,10 @@ std::string SubmissionSourceName(const std::string& store_source) {
   return store_source == "repo" ? "repository" : store_source;
 }
 
-store::SubmissionJournal JournalSubmissionsTo(audit::AuditJournal* journal, const gpufed::Clock* clock) {
-  return [journal, clock](const std::vector<store::AcceptedSubmission>& accepted) -> Status {
+store::SubmissionJournal JournalSubmissionsTo(audit::AuditJournal* journal, const gpufed::Clock* clock,
+                                              StoreWritesInJournal in_journal) {
+  return [journal, clock, in_journal = std::move(in_journal)](const std::vector<store::AcceptedSubmission>& accepted,
+                                                              const store::GroupWrites& writes) -> Status {
     const Duration now = clock->Now();
     std::vector<audit::AuditRecord> records;
     records.reserve(accepted.size());
@@ -45,8 +47,14 @@ store::SubmissionJournal JournalSubmissionsTo(audit::AuditJournal* journal, cons
       s.accepted_at = now;
       records.push_back(audit::WorkloadSubmittedRecord(s));
     }
-    Result<uint64_t> appended = journal->AppendBatch(records);
-    return appended.ok() ? Status::Ok() : NotJournalled("submission", appended.status());
+    if (!in_journal || !journal->carries_work()) {
+      Result<uint64_t> appended = journal->AppendBatch(records);
+      return appended.ok() ? Status::Ok() : NotJournalled("submission", appended.status());
+    }
+    audit::RidingWork rows{.run = [&](audit::CommitScope& scope) { return in_journal(scope, writes); }};
+    Result<uint64_t> appended = journal->AppendBatch(records, nullptr, &rows);
+    if (!appended.ok()) return NotJournalled("submission", appended.status());
+    return rows.result;  // the rows' own error: the records committed, the rows did not
   };
 }
 

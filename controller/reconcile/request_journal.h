@@ -4,6 +4,7 @@
 // store hands each group of accepted submissions to JournalSubmissionsTo before it commits
 // them), and every cancel asked through the API (workload-cancelled, before it takes
 // effect). Each names the principal and the tenant (docs/audit-format.md).
+#include <functional>
 #include <string>
 
 #include "controller/audit/journal.h"
@@ -20,11 +21,21 @@ namespace gpufed::reconcile {
 store::SubmissionFacts SubmissionFactsOf(const model::Workload& spec, Duration submitted, std::string principal,
                                          std::string revision);
 
+// How a submission group's store writes run inside the journal's transaction, which only
+// code that knows the journal's storage can open onto the store's SQL (the runtime's, for
+// PostgreSQL: runtime/shared_store.h). Null: they cannot, and the store commits them
+// itself after the journal.
+using StoreWritesInJournal = std::function<Status(audit::CommitScope& scope, const store::GroupWrites& writes)>;
+
 // The store's submission journal: one AppendBatch of workload-submitted records per group
 // of accepted submissions, stamped with `clock`. Unavailable, naming the journal's error,
-// when the journal does not take them (the API answers 503 and nothing is stored). Both
-// must outlive the store's use of it.
-store::SubmissionJournal JournalSubmissionsTo(audit::AuditJournal* journal, const gpufed::Clock* clock);
+// when the journal does not take them (the API answers 503 and nothing is stored). With
+// `in_journal` and a journal that carries work (audit::RidingWork), the group's rows
+// commit in the records' transaction: OK then means both are durable, and an error of the
+// rows' own (records kept, rows undone) is returned as it is. Both pointers must outlive
+// the store's use of it.
+store::SubmissionJournal JournalSubmissionsTo(audit::AuditJournal* journal, const gpufed::Clock* clock,
+                                              StoreWritesInJournal in_journal = nullptr);
 
 // Appends workload-cancelled for `record` as it is now (its state in lower case, as the
 // API names it: pending, queued, placed, running, ...; its attempt and cluster),

@@ -194,6 +194,8 @@ Status App::OpenLoop(Mode mode) {
   parts.registry = &registry_;
   parts.clock = clock_;
   parts.log = &log();
+  // On the shared database a submission group's rows commit in its records' transaction.
+  if (options_.shared) parts.store_writes_in_journal = StoreWritesInJournalTransaction();
   Result<std::unique_ptr<reconcile::Controller>> opened = reconcile::Controller::Open(co, parts);
   if (!opened.ok()) return opened.status();
   controller_ = std::move(opened).value();
@@ -484,6 +486,15 @@ int App::Run() {
     if (!stats.ok() && options_.shared && ha::IsFenced(stats.status())) {
       lose_lead(stats.status().message());
       break;
+    }
+    // A journal in the database fails for good at its first failed commit (whose outcome
+    // may be unknown). A new term reopens it from what the database holds, so this one
+    // ends, rather than leading on without a journal and placing nothing.
+    if (options_.shared) {
+      if (Status journal = audit_->journal().health(); !journal.ok()) {
+        lose_lead("the audit journal failed (" + journal.ToString() + "); a new term reopens it");
+        break;
+      }
     }
     if (!stats.ok() && stats.status().code() != StatusCode::kUnavailable) {
       exit_code = 1;

@@ -279,6 +279,13 @@ int Replica::Run() {
       exit_code = *ended;
       break;
     }
+    // A term that ended while this replica still holds the lease (its journal failed, or
+    // it could not start: a database away) is tried again after a retry period, not at
+    // once and over and over.
+    const auto again = std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.retry_period.millis());
+    while (!signalled() && elector_->Token() && std::chrono::steady_clock::now() < again) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the elector's thread decides; polled
+    }
   }
   {
     std::lock_guard<std::mutex> lock(stop_mu_);

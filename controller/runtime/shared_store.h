@@ -4,11 +4,17 @@
 #include <memory>
 
 #include "controller/common/status.h"
+#include "controller/reconcile/request_journal.h"
 #include "controller/runtime/app.h"
 #include "controller/store/store.h"
 
 namespace gpufed::runtime {
 
 Result<std::unique_ptr<store::Store>> OpenSharedStore(const SharedStore& shared);
+
+// A submission group's rows in the PostgreSQL journal's transaction (pgjournal's
+// PgCommitScope), written through the store's SQL on that session as the writer `api`:
+// the group's records and rows are one durable commit (store_submit.cc).
+reconcile::StoreWritesInJournal StoreWritesInJournalTransaction();
 
 }  // namespace gpufed::runtime

@@ -44,9 +44,17 @@ struct AcceptedSubmission {
   const WorkloadRecord* record;
   const SubmissionFacts* facts;
 };
+// A group's store writes (the counter and each accepted row), on a Connection that is
+// inside a transaction someone else commits: a submission journal's (below).
+using GroupWrites = std::function<Status(Connection& db)>;
 // Write-ahead for submissions (Store::SetSubmissionJournal): OK once every submission
-// given is durable in the journal; any error keeps them all out of the store.
-using SubmissionJournal = std::function<Status(const std::vector<AcceptedSubmission>& accepted)>;
+// given is durable in the journal; any error keeps them all out of the store. A journal
+// that can (a PostgreSQL table) runs `writes` inside the transaction that commits its
+// records, so records and rows are one durable commit, not two (issue 38); it then
+// returns OK only when the rows committed too. One that cannot ignores `writes`, and the
+// store commits the rows itself afterwards.
+using SubmissionJournal =
+    std::function<Status(const std::vector<AcceptedSubmission>& accepted, const GroupWrites& writes)>;
 
 class Store {
  public:
@@ -305,12 +313,18 @@ class Store {
   // Numbers the group from the live names; false (nothing numbered) when they are not
   // loaded or the mirror must be read again.
   bool NumberFromLiveNamesLocked(SubmitGroup& group) REQUIRES(numbering_mu_);
-  Status JournalSubmits(const SubmitGroup& group) EXCLUDES(mu_, submit_mu_);
-  // Writes the group's accepted rows (or, when `journalled` failed, only its counter).
+  // The journal takes the group, and with it its rows when it can (SubmissionJournal).
+  Status JournalSubmits(SubmitGroup& group) EXCLUDES(mu_, submit_mu_);
+  // Writes the group's accepted rows (or, when `journalled` failed, only its counter)
+  // unless the journal's transaction did, and brings the in-flight names and the mirror's
+  // queue up to date with what is stored.
   void CommitSubmits(SubmitGroup& group, const Status& journalled) EXCLUDES(mu_, submit_mu_, numbering_mu_);
-  // The transaction of CommitSubmits on `db`: the counter, then each accepted row; the
-  // rows it wrote in `written`. True in `*counter_moved` when another writer took numbers.
+  // The transaction of CommitSubmits on `db`: WriteGroupRows, then COMMIT.
   void WriteGroup(Connection& db, SubmitGroup& group, std::vector<WorkloadRecord>* written, bool* counter_moved);
+  // Inside an open transaction: the counter, then each accepted row; the rows it wrote in
+  // `written`. True in `*counter_moved` when another writer took numbers. An error fails
+  // every accepted submission (the caller rolls back).
+  Status WriteGroupRows(Connection& db, SubmitGroup& group, std::vector<WorkloadRecord>* written, bool* counter_moved);
   // uid_counter_ from the meta row, once (read on the store's session).
   Status LoadUidCounterLocked() REQUIRES(mu_);
   // Brings the mirror up to date with the groups committed since it was last read: forgets

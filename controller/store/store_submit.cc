@@ -10,12 +10,16 @@
 //      numbering_mu_, not the store's lock, which a pass holds for milliseconds at a time;
 //      only a mirror or counter that must be loaded first takes the store's lock;
 //   2. journal: the submission journal takes the accepted ones (write-ahead), without any
-//      lock, so the loop's store calls go on during the journal's fsync;
-//   3. commit: one transaction with the rows and the counter, in the order the groups were
-//      numbered. With a session of their own (PostgreSQL: Store::OpenOn's `submissions`)
-//      without the store's lock, so a group never waits for a pass's transaction; the
-//      rows reach the mirror at its next read or write (SyncSubmissionsLocked), and stay
-//      in submits_in_flight_ until then. Without one, on the store's session under its lock.
+//      lock, so the loop's store calls go on during the journal's fsync. A journal in
+//      PostgreSQL writes the group's rows and counter in the transaction of its records
+//      (SubmissionJournal's GroupWrites): one durable commit for both, where two in a row
+//      had been the rate's floor (bench/README.md, "One commit for a submission group");
+//   3. commit: otherwise one transaction with the rows and the counter, in the order the
+//      groups were numbered. With a session of their own (Store::OpenOn's `submissions`)
+//      without the store's lock, so a group never waits for a pass's transaction; without
+//      one, on the store's session under its lock.
+// Rows committed without the store's lock reach the mirror at its next read or write
+// (SyncSubmissionsLocked), and stay in submits_in_flight_ until then.
 // A new group starts once the one before has committed (kUncommittedGroups); the commit
 // tickets keep groups committing in numbering order all the same.
 #include <algorithm>
@@ -56,6 +60,12 @@ struct Store::SubmitGroup {
   int64_t last_uid = 0;   // the counter after numbering: committed with the group
   bool numbered = false;  // false: numbering failed and every member holds the error
   SubmissionJournal journal;  // the store's when the group was numbered
+  // The journal wrote the rows in its own transaction (GroupWrites): what writing them
+  // returned there, the rows written and whether the counter had moved.
+  bool rode = false;
+  Status rows_status;
+  std::vector<WorkloadRecord> written;
+  bool counter_moved = false;
 };
 
 void Store::SetSubmissionJournal(SubmissionJournal journal) {
@@ -203,14 +213,31 @@ bool Store::NumberFromLiveNamesLocked(SubmitGroup& group) {
   return true;
 }
 
-Status Store::JournalSubmits(const SubmitGroup& group) {
+Status Store::JournalSubmits(SubmitGroup& group) {
   if (!group.journal) return Status::Ok();
   std::vector<AcceptedSubmission> accepted;
   for (const QueuedSubmit* q : group.members) {
     if (q->result.ok()) accepted.push_back({&*q->result, &q->facts});
   }
-  // Write-ahead: the journal holds every accepted submission before the store does.
-  return accepted.empty() ? Status::Ok() : group.journal(accepted);
+  if (accepted.empty()) return Status::Ok();
+  // Run by the journal inside the transaction of its records, when it can, on whichever
+  // thread leads the journal's commit while this one waits for it: it takes no lock of
+  // the store's (the journal's session is neither the loop's nor guarded by mu_).
+  GroupWrites writes = [this, &group](Connection& db) {
+    group.rode = true;
+    group.rows_status = WriteGroupRows(db, group, &group.written, &group.counter_moved);
+    return group.rows_status;
+  };
+  // Write-ahead: the journal holds every accepted submission before (or as) the store does.
+  const auto start = std::chrono::steady_clock::now();
+  Status journalled = group.journal(accepted, writes);
+  if (group.rode) {
+    // The group's one commit was the journal's.
+    commit_stats_.OnCommit(CommitStats::Writer::kApi,
+                           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    commits_.fetch_add(1, std::memory_order_relaxed);
+  }
+  return journalled;
 }
 
 void Store::CommitSubmits(SubmitGroup& group, const Status& journalled) {
@@ -223,9 +250,23 @@ void Store::CommitSubmits(SubmitGroup& group, const Status& journalled) {
   }
   std::vector<WorkloadRecord> written;  // the accepted rows, for the unfinished mirror
   bool counter_moved = false;
-  // One group commits at a time (the tickets), so the submissions' session needs no more
-  // than its own lock.
-  if (submit_db_ != nullptr) {
+  if (group.rode) {
+    // Written in the journal's transaction, which has committed or failed already.
+    counter_moved = group.counter_moved;
+    if (journalled.ok()) {
+      written = std::move(group.written);
+    } else if (!group.rows_status.ok()) {
+      // Undone to the journal's savepoint: no row of the group is stored, surely.
+      for (QueuedSubmit* q : group.members) q->written = false;
+    } else {
+      // The rows were written and their COMMIT failed, perhaps with an unknown outcome:
+      // the mirror (below: written rows of failed submissions) and the counter are read
+      // again.
+      counter_moved = true;
+    }
+  } else if (submit_db_ != nullptr) {
+    // One group commits at a time (the tickets), so the submissions' session needs no more
+    // than its own lock.
     MutexLock lock(submit_db_mu_);
     WriteGroup(*submit_db_, group, &written, &counter_moved);
   } else {
@@ -256,6 +297,28 @@ void Store::WriteGroup(Connection& db, SubmitGroup& group, std::vector<WorkloadR
   };
   Transaction tx(db);
   if (!tx.begin_status().ok()) return fail_accepted(tx.begin_status());
+  // An error failed every accepted submission; the transaction rolls back as it goes out
+  // of scope.
+  if (!WriteGroupRows(db, group, written, counter_moved).ok()) return;
+  // Nothing is acknowledged before the commit: a failed one fails every submission of the
+  // group (the transaction rolls back as it goes out of scope).
+  const auto start = std::chrono::steady_clock::now();
+  Status committed = tx.Commit();
+  commit_stats_.OnCommit(CommitStats::Writer::kApi,
+                         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  commits_.fetch_add(1, std::memory_order_relaxed);
+  if (!committed.ok()) fail_accepted(committed);
+}
+
+Status Store::WriteGroupRows(Connection& db, SubmitGroup& group, std::vector<WorkloadRecord>* written,
+                             bool* counter_moved) {
+  auto fail_accepted = [&](const Status& s) {
+    written->clear();
+    for (QueuedSubmit* q : group.members) {
+      if (q->result.ok()) q->result = s;
+    }
+    return s;
+  };
   // The counter first, compared and set: it moves to the group's last number only while
   // the database's is not past the group's first (a failed earlier commit leaves it lower,
   // and those numbers are skipped). Another Store on the same database (PostgreSQL) that
@@ -298,14 +361,7 @@ void Store::WriteGroup(Connection& db, SubmitGroup& group, std::vector<WorkloadR
       q->written = true;
     }
   }
-  // Nothing is acknowledged before the commit: a failed one fails every submission of the
-  // group (the transaction rolls back as it goes out of scope).
-  const auto start = std::chrono::steady_clock::now();
-  Status committed = tx.Commit();
-  commit_stats_.OnCommit(CommitStats::Writer::kApi,
-                         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  commits_.fetch_add(1, std::memory_order_relaxed);
-  if (!committed.ok()) fail_accepted(committed);
+  return Status::Ok();
 }
 
 }  // namespace gpufed::store
