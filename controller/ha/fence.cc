@@ -38,7 +38,10 @@ Status CheckFenceInTransaction(pg::Connection& connection, const FenceToken& tok
 }
 
 bool IsFenced(const Status& status) {
-  return status.code() == StatusCode::kFailedPrecondition && status.message().starts_with(kFencedPrefix);
+  if (status.code() != StatusCode::kFailedPrecondition) return false;
+  const std::string& message = status.message();
+  // At the start, or after a caller's context ("...: fenced: ...").
+  return message.starts_with(kFencedPrefix) || message.find(": " + std::string(kFencedPrefix)) != std::string::npos;
 }
 
 Status RunFenced(pg::Connection& connection, const FenceToken& token, std::string_view purpose,

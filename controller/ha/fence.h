@@ -41,7 +41,9 @@ Status CheckFence(pg::Transaction& tx, const FenceToken& token);
 // transaction the lock would end with the statement: the caller must have begun one.
 Status CheckFenceInTransaction(pg::Connection& connection, const FenceToken& token);
 
-// True for CheckFence's refusal (and what RunFenced passes on of it).
+// True for CheckFence's refusal (and what RunFenced passes on of it), also when a caller
+// put its own context before the message ("audit journal DIR: fenced: ..."): a replica
+// whose term ended while it opened must stand by, not exit.
 bool IsFenced(const Status& status);
 
 // Begins a transaction, checks the fence, runs `write` in it and commits. Nothing of

@@ -118,6 +118,18 @@ TEST_F(FenceTest, ATakeoverWaitsForAnInFlightFencedWrite) {
   EXPECT_EQ(Count(*setup_, "after"), 0);
 }
 
+// A refusal that a caller wrapped in its own context is still one (a replica's App::Open
+// fails with the audit trail's "audit journal DIR: fenced: ..." when the term ends while
+// it opens, and must then stand by rather than exit); other failures are not.
+TEST(IsFenced, KnowsTheFenceThroughACallersContext) {
+  const Status refused = FailedPrecondition("fenced: epoch 1 is no longer the lease's, now held by b epoch 2");
+  EXPECT_TRUE(IsFenced(refused));
+  EXPECT_TRUE(IsFenced(FailedPrecondition("audit journal state-c/audit: " + refused.message())));
+  EXPECT_FALSE(IsFenced(Unavailable("audit journal state-c/audit: " + refused.message())));
+  EXPECT_FALSE(IsFenced(FailedPrecondition("another session holds the journal's writer role")));
+  EXPECT_FALSE(IsFenced(FailedPrecondition("unfenced: nothing")));
+}
+
 // Standbys retry every period; while the lease is live their attempts must not touch the
 // lease row's lock, or each would queue behind the leader's fenced writes and hold up the
 // next ones.

@@ -263,6 +263,10 @@ int Replica::Run() {
   auto signalled = [&] { return signals != nullptr && signals->requested() != 0; };
   elect_thread_ = std::thread([this] { Elect(); });
   int exit_code = 0;
+  // A term that ended while this replica still holds the lease (its journal failed, or it
+  // could not start: a database away) is tried again after a retry period, not at once and
+  // over and over; meanwhile the standby's listener answers (a write: 503 with the reason).
+  std::optional<std::chrono::steady_clock::time_point> lead_again_at;
   while (!signalled()) {
     if (Status s = StartStandby(); !s.ok()) {
       log().Error("ha", "standby listener: " + s.ToString());
@@ -270,7 +274,7 @@ int Replica::Run() {
       break;
     }
     std::optional<ha::FenceToken> token = elector_->Token();
-    if (!token) {
+    if (!token || (lead_again_at && std::chrono::steady_clock::now() < *lead_again_at)) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the elector's thread decides; polled
       continue;
     }
@@ -279,13 +283,7 @@ int Replica::Run() {
       exit_code = *ended;
       break;
     }
-    // A term that ended while this replica still holds the lease (its journal failed, or
-    // it could not start: a database away) is tried again after a retry period, not at
-    // once and over and over.
-    const auto again = std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.retry_period.millis());
-    while (!signalled() && elector_->Token() && std::chrono::steady_clock::now() < again) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the elector's thread decides; polled
-    }
+    lead_again_at = std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.retry_period.millis());
   }
   {
     std::lock_guard<std::mutex> lock(stop_mu_);
