@@ -18,9 +18,8 @@
 
 #include "controller/audit/journal.h"
 #include "controller/ha/fence.h"
+#include "controller/ha/ha_test_fixture.h"
 #include "controller/ha/lease.h"
-#include "controller/pg/migrations.h"
-#include "controller/pg/testing/pg_test_server.h"
 #include "controller/pgjournal/pg_journal_storage.h"
 #include "controller/pgstore/connection.h"
 #include "controller/reconcile/request_journal.h"
@@ -33,14 +32,12 @@ using store::WorkloadRecord;
 
 constexpr char kLease[] = "submissions-in-journal-test";
 
-class SubmissionsInJournal : public pg::testing::PgTest {
+// The lease table and a setup session come from controller/ha's fixture.
+class SubmissionsInJournal : public ha::HaTest {
  protected:
   void SetUp() override {
-    PgTest::SetUp();
+    HaTest::SetUp();
     if (HasFatalFailure() || IsSkipped()) return;
-    setup_ = Connect();
-    ASSERT_NE(setup_, nullptr);
-    ASSERT_TRUE(pg::Migrate(*setup_, ha::kMigrationComponent, ha::LeaseMigrations()).ok());
     Result<ha::LeaseAttempt> taken = ha::TryAcquireOrRenew(*setup_, kLease, "leader-a", 0, Duration::FromSeconds(60));
     ASSERT_TRUE(taken.ok() && taken->held) << (taken.ok() ? taken->lease.holder : taken.status().ToString());
     token_ = {kLease, "leader-a", taken->lease.epoch};
@@ -51,8 +48,7 @@ class SubmissionsInJournal : public pg::testing::PgTest {
     if (journal_ != nullptr) (void)journal_->Close();
     journal_.reset();
     store_.reset();
-    setup_.reset();
-    PgTest::TearDown();
+    HaTest::TearDown();
   }
 
   // The leader's store and journal as the App opens them on the shared database.
@@ -130,7 +126,7 @@ class SubmissionsInJournal : public pg::testing::PgTest {
     }
     return out;
   }
-  int64_t Count(const std::string& sql) {
+  int64_t CountRows(const std::string& sql) {
     Result<pg::Rows> rows = setup_->Exec("count", sql);
     EXPECT_TRUE(rows.ok()) << rows.status().ToString();
     return rows.ok() ? *rows->Int64(0, "n") : -1;
@@ -138,7 +134,6 @@ class SubmissionsInJournal : public pg::testing::PgTest {
 
   std::unique_ptr<audit::Env> env_ = audit::NewPosixEnv();
   ManualClock clock_;
-  std::unique_ptr<pg::Connection> setup_;
   ha::FenceToken token_;
   std::string dir_;
   std::unique_ptr<store::Store> store_;
@@ -179,7 +174,7 @@ TEST_F(SubmissionsInJournal, AGroupsRecordsRowsAndCounterCommitInOneTransaction)
   EXPECT_EQ(counter_transactions, transactions);
   // One journal commit per group, not one per submission and not two per group.
   EXPECT_EQ(store_->commits() - commits_before, static_cast<int64_t>(transactions.size()));
-  EXPECT_EQ(Count("SELECT count(*) AS n FROM gpufed_journal WHERE kind = 'workload-submitted'"), 24);
+  EXPECT_EQ(CountRows("SELECT count(*) AS n FROM gpufed_journal WHERE kind = 'workload-submitted'"), 24);
   EXPECT_TRUE(journal_->health().ok());
 }
 
@@ -195,14 +190,14 @@ TEST_F(SubmissionsInJournal, ARowTheDatabaseRefusesIsUndoneWithItsGroupAndTheJou
   WorkloadRecord theirs = Record("vision", "seg");
   theirs.uid = "seg-x1";
   ASSERT_TRUE((*other_store)->Submit(theirs, Duration::FromSeconds(1)).ok());
-  const int64_t records_before = Count("SELECT count(*) AS n FROM gpufed_journal");
+  const int64_t records_before = CountRows("SELECT count(*) AS n FROM gpufed_journal");
 
   Result<WorkloadRecord> refused = Submit("vision", "seg");
   EXPECT_EQ(refused.status().code(), StatusCode::kAlreadyExists) << refused.status().ToString();
   // The records were kept (write-ahead: the journal may say more than the store, never
   // less), the row was not, and the journal is healthy.
-  EXPECT_EQ(Count("SELECT count(*) AS n FROM gpufed_journal"), records_before + 1);
-  EXPECT_EQ(Count("SELECT count(*) AS n FROM workloads WHERE tenant = 'vision' AND name = 'seg'"), 1);
+  EXPECT_EQ(CountRows("SELECT count(*) AS n FROM gpufed_journal"), records_before + 1);
+  EXPECT_EQ(CountRows("SELECT count(*) AS n FROM workloads WHERE tenant = 'vision' AND name = 'seg'"), 1);
   EXPECT_TRUE(journal_->health().ok()) << journal_->health().ToString();
   // The store read its mirror again: "seg" is live (theirs), and the next submission goes
   // through with its row and record in one transaction.
@@ -223,8 +218,8 @@ TEST_F(SubmissionsInJournal, ACounterAnotherWriterMovedFailsTheGroupAloneAndTheN
   ASSERT_TRUE(setup_->Exec("move the counter", "UPDATE meta SET value = '100' WHERE key = 'uid_counter'").ok());
   Result<WorkloadRecord> refused = Submit("vision", "second");
   EXPECT_EQ(refused.status().code(), StatusCode::kAborted) << refused.status().ToString();
-  EXPECT_EQ(Count("SELECT count(*) AS n FROM workloads WHERE name = 'second'"), 0);
-  EXPECT_EQ(Count("SELECT count(*) AS n FROM gpufed_journal WHERE kind = 'workload-submitted'"), 2);
+  EXPECT_EQ(CountRows("SELECT count(*) AS n FROM workloads WHERE name = 'second'"), 0);
+  EXPECT_EQ(CountRows("SELECT count(*) AS n FROM gpufed_journal WHERE kind = 'workload-submitted'"), 2);
   EXPECT_TRUE(journal_->health().ok()) << journal_->health().ToString();
   // The counter is read again: the next number follows the other writer's.
   Result<WorkloadRecord> again = Submit("vision", "second");
@@ -237,12 +232,12 @@ TEST_F(SubmissionsInJournal, ADeposedLeadersSubmissionStoresNeitherRecordNorRow)
   ASSERT_TRUE(ha::ReleaseLease(*setup_, kLease, token_.holder, token_.epoch).ok());
   Result<ha::LeaseAttempt> taken = ha::TryAcquireOrRenew(*setup_, kLease, "leader-b", 0, Duration::FromSeconds(60));
   ASSERT_TRUE(taken.ok() && taken->held);
-  const int64_t records = Count("SELECT count(*) AS n FROM gpufed_journal");
+  const int64_t records = CountRows("SELECT count(*) AS n FROM gpufed_journal");
   Result<WorkloadRecord> deposed = Submit("vision", "late");
   EXPECT_FALSE(deposed.ok());
   EXPECT_TRUE(ha::IsFenced(journal_->health())) << journal_->health().ToString();
-  EXPECT_EQ(Count("SELECT count(*) AS n FROM gpufed_journal"), records);
-  EXPECT_EQ(Count("SELECT count(*) AS n FROM workloads WHERE name = 'late'"), 0);
+  EXPECT_EQ(CountRows("SELECT count(*) AS n FROM gpufed_journal"), records);
+  EXPECT_EQ(CountRows("SELECT count(*) AS n FROM workloads WHERE name = 'late'"), 0);
 }
 
 TEST_F(SubmissionsInJournal, ASubmissionDoesNotWaitForTheLoopsTransactionOnItsTenantsTotals) {
