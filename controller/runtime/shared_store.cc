@@ -15,27 +15,18 @@ namespace gpufed::runtime {
 Result<std::unique_ptr<store::Store>> OpenSharedStore(const SharedStore& shared) {
   Result<pg::ConnectionPolicy> policy = pg::ConnectionPolicy::Parse(shared.uri);
   if (!policy.ok()) return Status(policy.status().code(), "--store: " + policy.status().message());
-  auto open = [&](const char* writer) -> Result<std::unique_ptr<pgstore::PgConnection>> {
-    pgstore::OpenOptions options;
-    options.writer = writer;
-    Result<std::unique_ptr<pgstore::PgConnection>> connection = pgstore::PgConnection::Open(*policy, options);
-    if (!connection.ok()) {
-      return Status(connection.status().code(), "--store " + policy->Redacted() + ": " + connection.status().message());
-    }
-    (*connection)->SetWriteGuard(shared.fence);
-    return connection;
-  };
-  Result<std::unique_ptr<pgstore::PgConnection>> connection = open("loop");
-  if (!connection.ok()) return connection.status();
+  pgstore::OpenOptions options;
+  options.writer = "loop";
+  Result<std::unique_ptr<pgstore::PgConnection>> connection = pgstore::PgConnection::Open(*policy, options);
+  if (!connection.ok()) {
+    return Status(connection.status().code(), "--store " + policy->Redacted() + ": " + connection.status().message());
+  }
+  (*connection)->SetWriteGuard(shared.fence);
   Result<std::unique_ptr<store::Store>> store = store::Store::OpenOn(std::move(connection).value());
   if (!store.ok())
     return Status(store.status().code(), "--store " + policy->Redacted() + ": " + store.status().message());
   return store;
 }
-
-}  // namespace gpufed::runtime
-
-namespace gpufed::runtime {
 
 reconcile::StoreWritesInJournal StoreWritesInJournalTransaction() {
   return [](audit::CommitScope& scope, const store::GroupWrites& writes) -> Status {

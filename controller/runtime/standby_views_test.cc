@@ -13,8 +13,8 @@
 
 #include "connectors/sim/sim_connector.h"
 #include "controller/ha/fence.h"
+#include "controller/ha/ha_test_fixture.h"
 #include "controller/ha/lease.h"
-#include "controller/pg/migrations.h"
 #include "controller/pg/testing/pg_test_server.h"
 #include "controller/runtime/app.h"
 #include "controller/runtime/standby_reads.h"
@@ -34,14 +34,12 @@ constexpr char kLeaderUrl[] = "http://127.0.0.1:1";  // never contacted: only na
 constexpr char kLease[] = "standby-views-test";
 const std::string kRepo = std::string(GPUFED_SOURCE_DIR) + "/examples/quickstart";
 
-class StandbyViewsTest : public pg::testing::PgTest {
+// The lease table and a setup session come from controller/ha's fixture.
+class StandbyViewsTest : public ha::HaTest {
  protected:
   void SetUp() override {
-    PgTest::SetUp();
+    HaTest::SetUp();
     if (HasFatalFailure() || IsSkipped()) return;
-    setup_ = Connect();
-    ASSERT_NE(setup_, nullptr);
-    ASSERT_TRUE(pg::Migrate(*setup_, ha::kMigrationComponent, ha::LeaseMigrations()).ok());
     token_ = Take("leader-a");
   }
   void TearDown() override {
@@ -50,8 +48,7 @@ class StandbyViewsTest : public pg::testing::PgTest {
     publisher_.reset();
     if (app_ != nullptr) (void)app_->Stop("test");
     app_.reset();
-    setup_.reset();
-    PgTest::TearDown();
+    HaTest::TearDown();
   }
 
   // `holder` takes the lease (released by whoever held it first).
@@ -158,7 +155,6 @@ class StandbyViewsTest : public pg::testing::PgTest {
   ManualClock pace_;   // the publisher's pacing
   SystemClock wall_;   // the standby's retry pacing
   connectors::ConnectorRegistry registry_;
-  std::unique_ptr<pg::Connection> setup_;
   ha::FenceToken token_;
   std::string state_;
   std::unique_ptr<App> app_;
