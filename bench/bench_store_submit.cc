@@ -153,7 +153,7 @@ class StoreSubmit : public benchmark::Fixture {
     if (store_ != nullptr && backend_ == Backend::kPostgres && state.range(0) == 1) {
       journal_fd_ = ::open((dir_ / "journal").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
       store_->SetSubmissionJournal(
-          [this](const std::vector<store::AcceptedSubmission>& accepted, const store::GroupWrites&) {
+          [this](const std::vector<store::AcceptedSubmission>& accepted, const store::RidingWrites&) {
             std::string lines;
             for (const store::AcceptedSubmission& a : accepted) lines += a.record->uid + "\n";
             if (::write(journal_fd_, lines.data(), lines.size()) != static_cast<ssize_t>(lines.size()) ||

@@ -73,8 +73,8 @@ class CommitScope {
 };
 
 // Work that commits in the same transaction as the records it is appended with
-// (AuditJournal::AppendBatch's `riding`): the store's rows of a submission group, so that
-// the records and the rows are one durable commit, not two. `run` is called on the
+// (AuditJournal::AppendBatch's `riding`): the store's rows of a submission group, or of a
+// pass's decisions, so that the records and the rows are one durable commit, not two. `run` is called on the
 // journal's group-commit leader's thread, after the commit's lines are written and before
 // its COMMIT, inside a savepoint: an error it returns undoes only its own writes, which
 // `result` then holds, and the records still commit. A COMMIT that fails fails the work's

@@ -41,12 +41,12 @@ Status Controller::Start() {
     discard_log_ = std::make_unique<DiscardDecisionLog>();
     decisions = discard_log_.get();
   } else {
-    journal_log_ = std::make_unique<JournalDecisionLog>(journal_, &audit_->snapshots(), options_.config_dir);
-    log_ = std::make_unique<StoreDecisionLog>(store_);
+    journal_log_ = std::make_unique<JournalDecisionLog>(journal_, &audit_->snapshots(), options_.config_dir,
+                                                        store_writes_in_journal_);
     metrics_log_ = std::make_unique<MetricsDecisionLog>(&pass_metrics_);
-    // Journal first: a decision is acted on only once the tamper-evident log holds it.
-    tee_ =
-        std::make_unique<TeeDecisionLog>(std::vector<DecisionLog*>{journal_log_.get(), log_.get(), metrics_log_.get()});
+    // Journal first: a decision is acted on only once the tamper-evident log holds it. The
+    // store's rows of a decision are the loop's to write (Reconciler::CommitDecisions).
+    tee_ = std::make_unique<TeeDecisionLog>(std::vector<DecisionLog*>{journal_log_.get(), metrics_log_.get()});
     decisions = tee_.get();
     // Every submission, from any source, is journalled before the store keeps it.
     store_->SetSubmissionJournal(JournalSubmissionsTo(journal_, clock_, store_writes_in_journal_));

@@ -52,8 +52,9 @@ struct LoopParts {
   const connectors::ConnectorRegistry* registry = nullptr;
   const gpufed::Clock* clock = nullptr;
   const Logger* log = nullptr;  // the connectors' log lines; null: standard error
-  // How submission groups' rows commit in the journal's transaction (request_journal.h);
-  // null: after it, on their own.
+  // How the store's rows commit in the journal's transaction (store_writes_in_journal.h):
+  // submission groups' and the loop's decision rows, intents and updates; null: after
+  // the journal, on their own.
   StoreWritesInJournal store_writes_in_journal;
 };
 
@@ -257,7 +258,6 @@ class Controller {
   const StoreWritesInJournal store_writes_in_journal_;  // LoopParts'
   std::unique_ptr<DecisionLog> discard_log_;  // a read-only loop's: decides nothing durable
   std::unique_ptr<JournalDecisionLog> journal_log_;
-  std::unique_ptr<StoreDecisionLog> log_;
   PassMetrics pass_metrics_;
   std::unique_ptr<MetricsDecisionLog> metrics_log_;  // feeds pass_metrics_; teed last
   std::unique_ptr<TeeDecisionLog> tee_;

@@ -13,7 +13,7 @@ nlohmann::json DecisionToJson(const placement::Decision& d, const DecisionContex
   return out;
 }
 
-Status StoreDecisionLog::Record(const placement::Decision& d, const DecisionContext& ctx) {
+store::DecisionRow DecisionRowOf(const placement::Decision& d, const DecisionContext& ctx) {
   store::DecisionRow row;
   row.at = ctx.at;
   row.workload = d.workload;
@@ -25,10 +25,7 @@ Status StoreDecisionLog::Record(const placement::Decision& d, const DecisionCont
   row.record_json = DecisionToJson(d, ctx).dump();
   row.tenant = d.tenant;
   row.uid = ctx.uid;
-  // The journal (appended first, by TeeDecisionLog) is the durable copy; the store's row,
-  // which the API reads, commits with the loop's next store write.
-  store_->RecordDecisionLater(row);
-  return Status::Ok();
+  return row;
 }
 
 }  // namespace gpufed::reconcile

@@ -63,6 +63,18 @@ class DecisionLog {
     for (const LoggedDecision& d : decisions) GPUFED_RETURN_IF_ERROR(Record(*d.decision, d.ctx));
     return Status::Ok();
   }
+  // Whether RecordAllWith commits store writes in the decisions' own transaction (the
+  // journal in PostgreSQL, issue 38).
+  virtual bool carries_store_writes() const { return false; }
+  // RecordAll, with `writes` (the store's rows that follow from the decisions) run in the
+  // transaction that commits them: OK means both are durable. An error of the writes' own
+  // (the decisions recorded, the writes undone) is returned as it is. A log that cannot
+  // carry them records nothing and says so (FailedPrecondition).
+  virtual Status RecordAllWith(const std::vector<LoggedDecision>& decisions, const store::RidingWrites& writes) {
+    (void)decisions;
+    (void)writes;
+    return FailedPrecondition("this decision log cannot commit the store's writes with its decisions");
+  }
   // What finished attempts used and cost, as the loop is about to book them in the store
   // (`booked_at`: the loop's clock). All durable when OK (the journal: in one fdatasync);
   // the loop books only what this took, so a chargeback from the log never misses an
@@ -78,17 +90,14 @@ class DecisionLog {
 // (placement/decision_object.h) with the attempt, revision and time it was made at.
 nlohmann::json DecisionToJson(const placement::Decision& decision, const DecisionContext& ctx);
 
-class StoreDecisionLog : public DecisionLog {
- public:
-  explicit StoreDecisionLog(store::Store* store) : store_(store) {}  // store must outlive this
-  Status Record(const placement::Decision& decision, const DecisionContext& ctx) override;
-
- private:
-  store::Store* store_;
-};
+// The store's row of a decision (the index `explain` and the API read): the decision object
+// with its context; the loop writes it in the commit of the decision's intents and
+// updates (Reconciler::CommitDecisions).
+store::DecisionRow DecisionRowOf(const placement::Decision& decision, const DecisionContext& ctx);
 
 // Records to every log in order; stops at the first failure. Put the audit journal
-// first: a decision the journal did not take is then in no log and never acted on.
+// first: a decision the journal did not take is then in no log and never acted on. The
+// first log alone carries store writes (RecordAllWith); the others record after it.
 class TeeDecisionLog : public DecisionLog {
  public:
   explicit TeeDecisionLog(std::vector<DecisionLog*> logs) : logs_(std::move(logs)) {}
@@ -105,6 +114,13 @@ class TeeDecisionLog : public DecisionLog {
   }
   Status RecordAll(const std::vector<LoggedDecision>& decisions) override {
     for (DecisionLog* log : logs_) GPUFED_RETURN_IF_ERROR(log->RecordAll(decisions));
+    return Status::Ok();
+  }
+  bool carries_store_writes() const override { return !logs_.empty() && logs_.front()->carries_store_writes(); }
+  Status RecordAllWith(const std::vector<LoggedDecision>& decisions, const store::RidingWrites& writes) override {
+    if (!carries_store_writes()) return DecisionLog::RecordAllWith(decisions, writes);
+    GPUFED_RETURN_IF_ERROR(logs_.front()->RecordAllWith(decisions, writes));
+    for (size_t i = 1; i < logs_.size(); ++i) GPUFED_RETURN_IF_ERROR(logs_[i]->RecordAll(decisions));
     return Status::Ok();
   }
   Status RecordMetered(const std::vector<store::AttemptRow>& attempts, Duration booked_at) override {

@@ -8,8 +8,11 @@
 namespace gpufed::reconcile {
 
 JournalDecisionLog::JournalDecisionLog(audit::AuditJournal* journal, audit::SnapshotStore* snapshots,
-                                       std::string repo_root)
-    : journal_(journal), snapshot_writer_(snapshots), repo_root_(std::move(repo_root)) {}
+                                       std::string repo_root, StoreWritesInJournal in_journal)
+    : journal_(journal),
+      in_journal_(std::move(in_journal)),
+      snapshot_writer_(snapshots),
+      repo_root_(std::move(repo_root)) {}
 
 Status JournalDecisionLog::BeginPass(const placement::Plan& plan, const placement::Snapshot& snapshot) {
   records_.reset();
@@ -40,10 +43,9 @@ Status JournalDecisionLog::Record(const placement::Decision& d, const DecisionCo
   return RecordAll({LoggedDecision{&d, ctx}});
 }
 
-Status JournalDecisionLog::RecordAll(const std::vector<LoggedDecision>& decisions) {
-  if (decisions.empty()) return Status::Ok();
-  std::vector<audit::AuditRecord> records;
-  records.reserve(decisions.size());
+Status JournalDecisionLog::DecisionRecords(const std::vector<LoggedDecision>& decisions,
+                                           std::vector<audit::AuditRecord>* records) {
+  records->reserve(decisions.size());
   for (const LoggedDecision& logged : decisions) {
     const placement::Decision& d = *logged.decision;
     const DecisionContext& ctx = logged.ctx;
@@ -65,17 +67,45 @@ Status JournalDecisionLog::RecordAll(const std::vector<LoggedDecision>& decision
     record.payload["attempt"] = ctx.attempt;
     // The victim is the record's workload; auditors see whom it made room for.
     if (ctx.kind == placement::DecisionKind::kPreempt) record.payload["beneficiary"] = ctx.beneficiary;
-    records.push_back(std::move(record));
+    records->push_back(std::move(record));
   }
-  std::vector<uint64_t> seqs;
-  Result<uint64_t> last = journal_->AppendBatch(records, &seqs);
-  if (!last.ok()) return last.status();
+  return Status::Ok();
+}
+
+void JournalDecisionLog::NoteDecisionSeqs(const std::vector<LoggedDecision>& decisions,
+                                          const std::vector<uint64_t>& seqs) {
   // Keyed like the actions they are linked to: by uid and attempt (names repeat across tenants).
   for (size_t i = 0; i < decisions.size() && i < seqs.size(); ++i) {
     const DecisionContext& ctx = decisions[i].ctx;
     if (!ctx.uid.empty()) decision_seq_[ActionKey(ctx.uid, ctx.attempt)] = seqs[i];
   }
+}
+
+Status JournalDecisionLog::RecordAll(const std::vector<LoggedDecision>& decisions) {
+  if (decisions.empty()) return Status::Ok();
+  std::vector<audit::AuditRecord> records;
+  GPUFED_RETURN_IF_ERROR(DecisionRecords(decisions, &records));
+  std::vector<uint64_t> seqs;
+  Result<uint64_t> last = journal_->AppendBatch(records, &seqs);
+  if (!last.ok()) return last.status();
+  NoteDecisionSeqs(decisions, seqs);
   return Status::Ok();
+}
+
+bool JournalDecisionLog::carries_store_writes() const { return in_journal_ != nullptr && journal_->carries_work(); }
+
+Status JournalDecisionLog::RecordAllWith(const std::vector<LoggedDecision>& decisions,
+                                         const store::RidingWrites& writes) {
+  if (!carries_store_writes()) return DecisionLog::RecordAllWith(decisions, writes);
+  std::vector<audit::AuditRecord> records;
+  GPUFED_RETURN_IF_ERROR(DecisionRecords(decisions, &records));
+  if (records.empty()) return FailedPrecondition("the store's writes ride only with decision records");
+  audit::RidingWork rows{.run = [&](audit::CommitScope& scope) { return in_journal_(scope, "loop", writes); }};
+  std::vector<uint64_t> seqs;
+  Result<uint64_t> last = journal_->AppendBatch(records, &seqs, &rows);
+  if (!last.ok()) return last.status();
+  NoteDecisionSeqs(decisions, seqs);
+  return rows.result;  // the rows' own error: the records committed, the rows did not
 }
 
 void JournalDecisionLog::RecordActions(const std::vector<ActionResult>& results) {

@@ -18,6 +18,7 @@
 #include "controller/audit/snapshot_store.h"
 #include "controller/audit/snapshot_writer.h"
 #include "controller/reconcile/decision_log.h"
+#include "controller/reconcile/store_writes_in_journal.h"
 
 namespace gpufed::reconcile {
 
@@ -26,7 +27,10 @@ class JournalDecisionLog : public DecisionLog {
   // `journal` and `snapshots` (the audit trail's: files beside the journal, or the
   // database's table under --store) must outlive this. `repo_root` is recorded in
   // snapshots so replay can load the revision again.
-  JournalDecisionLog(audit::AuditJournal* journal, audit::SnapshotStore* snapshots, std::string repo_root);
+  // `in_journal`: how the loop's store writes ride in the journal's transaction
+  // (RecordAllWith), or null when they cannot.
+  JournalDecisionLog(audit::AuditJournal* journal, audit::SnapshotStore* snapshots, std::string repo_root,
+                     StoreWritesInJournal in_journal = nullptr);
 
   // Remembers the pass; its snapshot is stored when the pass records its first placement
   // decision (a pass whose decisions are all unchanged writes none). `plan` and
@@ -35,6 +39,10 @@ class JournalDecisionLog : public DecisionLog {
   void EndPass() override;
   Status Record(const placement::Decision& decision, const DecisionContext& ctx) override;
   Status RecordAll(const std::vector<LoggedDecision>& decisions) override;  // one AppendBatch
+  // With `in_journal` and a journal that carries work (a PostgreSQL table): the store's
+  // writes run in the transaction of the decisions' records, as the writer `loop`.
+  bool carries_store_writes() const override;
+  Status RecordAllWith(const std::vector<LoggedDecision>& decisions, const store::RidingWrites& writes) override;
   // Appends the results of connector actions (one batch), each linked to the decision it
   // carries out.
   void RecordActions(const std::vector<ActionResult>& results);
@@ -51,8 +59,13 @@ class JournalDecisionLog : public DecisionLog {
  private:
   // Stores the pass's snapshot and prepares its decision records (records_).
   Status PreparePass();
+  // The journal records of `decisions` (RecordAll's); then, once appended, their seqs
+  // noted for the action results that follow.
+  Status DecisionRecords(const std::vector<LoggedDecision>& decisions, std::vector<audit::AuditRecord>* records);
+  void NoteDecisionSeqs(const std::vector<LoggedDecision>& decisions, const std::vector<uint64_t>& seqs);
 
   audit::AuditJournal* journal_;
+  StoreWritesInJournal in_journal_;
   const placement::Plan* pass_plan_ = nullptr;          // a pass begun and not yet prepared
   const placement::Snapshot* pass_snapshot_ = nullptr;
   audit::SnapshotWriter snapshot_writer_;

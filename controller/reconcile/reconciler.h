@@ -190,9 +190,18 @@ class Reconciler {
   static constexpr size_t kMaxDecisionsPerWrite = 128;
   // Adds a placement: its decision, submit intent and Placed state (`r` becomes Placed).
   Status AddPlacement(const placement::Decision& d, store::WorkloadRecord& r, PassWrites& writes);
-  // Journals, commits and applies what `writes` holds, then empties it.
+  // Journals, commits and applies what `writes` holds, then empties it. JournalWrites
+  // journals the decisions alone (a preemption's intent waits for its victims);
+  // JournalAndCommitWrites the decisions with their intents and updates.
   Status JournalWrites(PassWrites& writes);
+  Status JournalAndCommitWrites(PassWrites& writes);
   Status CommitWrites(PassWrites& writes);
+  // The decisions' records, then the store's rows that follow from them: each decision's
+  // row (DecisionRowOf), `intents` and `updates`. One commit where the log carries store
+  // writes (the journal in PostgreSQL, issue 38); else the journal's commit, then the
+  // store's (the decision rows wait for it when there is nothing else to commit).
+  Status CommitDecisions(const std::vector<LoggedDecision>& decisions, const std::vector<store::ActionRow>& intents,
+                         const std::vector<store::Store::WorkloadUpdate>& updates);
   void ApplyPlacements(PassWrites& writes, PassStats& stats);
   Status FlushWrites(PassWrites& writes, PassStats& stats);
   // A placement that preempts: its victims are stopped after its decision is journalled

@@ -256,13 +256,14 @@ Status Reconciler::StopVictim(const placement::Preemption& p, const placement::D
   ctx.beneficiary = beneficiary.workload;
   ctx.beneficiary_tenant = beneficiary.tenant;
   ctx.cluster = revision_->config.FindCluster(victim.cluster);  // null once the revision dropped it
-  GPUFED_RETURN_IF_ERROR(log_->Record(pd, ctx));
   connectors::Action a{connectors::ActionKind::kPreempt, victim.ActionKey(), victim.name, victim.tenant,
                        victim.attempt};
   a.reason = pd.reason;
-  GPUFED_RETURN_IF_ERROR(
-      store_->RecordActionIntent({ActionKindName(a.kind), a.key, a.workload, a.attempt, victim.cluster,
-                                  store::ActionState::kIntent, "", now, connectors::ActionToJson(a).dump()}));
+  // The victim's decision, then (or with it) its preempt intent.
+  GPUFED_RETURN_IF_ERROR(CommitDecisions({LoggedDecision{&pd, ctx}},
+                                         {{ActionKindName(a.kind), a.key, a.workload, a.attempt, victim.cluster,
+                                           store::ActionState::kIntent, "", now, connectors::ActionToJson(a).dump()}},
+                                         {}));
   // The connector checkpoints the work where it can and stops it. Its capacity is the
   // beneficiary's from now on: the victim becomes its next attempt at once, so no later
   // snapshot lists both. What the cluster has not released yet it reports as in use,
@@ -408,16 +409,46 @@ Status Reconciler::AddPlacement(const placement::Decision& d, WorkloadRecord& r,
   return Status::Ok();
 }
 
+Status Reconciler::CommitDecisions(const std::vector<LoggedDecision>& decisions,
+                                   const std::vector<store::ActionRow>& intents,
+                                   const std::vector<store::Store::WorkloadUpdate>& updates) {
+  const Duration now = clock_->Now();
+  if (decisions.empty()) return store_->RecordIntentsAndUpdates(intents, updates, now);
+  if (log_->carries_store_writes()) {
+    std::vector<store::DecisionRow> rows;
+    rows.reserve(decisions.size());
+    for (const LoggedDecision& d : decisions) rows.push_back(DecisionRowOf(*d.decision, d.ctx));
+    return store_->RecordIntentsAndUpdatesWith(
+        [&](const store::RidingWrites& writes) { return log_->RecordAllWith(decisions, writes); }, rows, intents,
+        updates, now);
+  }
+  GPUFED_RETURN_IF_ERROR(log_->RecordAll(decisions));
+  // The log holds the decisions durably; their rows may wait for the store's next commit.
+  for (const LoggedDecision& d : decisions) store_->RecordDecisionLater(DecisionRowOf(*d.decision, d.ctx));
+  return store_->RecordIntentsAndUpdates(intents, updates, now);
+}
+
 Status Reconciler::JournalWrites(PassWrites& writes) {
-  GPUFED_RETURN_IF_ERROR(log_->RecordAll(writes.decisions));
+  GPUFED_RETURN_IF_ERROR(CommitDecisions(writes.decisions, {}, {}));
   for (auto& [uid, sig] : writes.signatures) last_decision_[uid] = std::move(sig);
   writes.decisions.clear();
   writes.signatures.clear();
   return Status::Ok();
 }
 
+Status Reconciler::JournalAndCommitWrites(PassWrites& writes) {
+  // The intents and the Placed states commit with the decisions, or after them, and
+  // before any connector is called.
+  GPUFED_RETURN_IF_ERROR(CommitDecisions(writes.decisions, writes.intents, writes.updates));
+  for (auto& [uid, sig] : writes.signatures) last_decision_[uid] = std::move(sig);
+  writes.decisions.clear();
+  writes.signatures.clear();
+  writes.intents.clear();
+  writes.updates.clear();
+  return Status::Ok();
+}
+
 Status Reconciler::CommitWrites(PassWrites& writes) {
-  // The intents and the Placed states in one commit, before any connector is called.
   GPUFED_RETURN_IF_ERROR(store_->RecordIntentsAndUpdates(writes.intents, writes.updates, clock_->Now()));
   writes.intents.clear();
   writes.updates.clear();
@@ -449,8 +480,7 @@ void Reconciler::ApplyPlacements(PassWrites& writes, PassStats& stats) {
 }
 
 Status Reconciler::FlushWrites(PassWrites& writes, PassStats& stats) {
-  GPUFED_RETURN_IF_ERROR(JournalWrites(writes));
-  GPUFED_RETURN_IF_ERROR(CommitWrites(writes));
+  GPUFED_RETURN_IF_ERROR(JournalAndCommitWrites(writes));
   ApplyPlacements(writes, stats);
   // Placements the clusters refused go back to Queued, together.
   return CommitWrites(writes);

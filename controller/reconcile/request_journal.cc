@@ -30,7 +30,7 @@ std::string SubmissionSourceName(const std::string& store_source) {
 store::SubmissionJournal JournalSubmissionsTo(audit::AuditJournal* journal, const gpufed::Clock* clock,
                                               StoreWritesInJournal in_journal) {
   return [journal, clock, in_journal = std::move(in_journal)](const std::vector<store::AcceptedSubmission>& accepted,
-                                                              const store::GroupWrites& writes) -> Status {
+                                                              const store::RidingWrites& writes) -> Status {
     const Duration now = clock->Now();
     std::vector<audit::AuditRecord> records;
     records.reserve(accepted.size());
@@ -51,7 +51,7 @@ store::SubmissionJournal JournalSubmissionsTo(audit::AuditJournal* journal, cons
       Result<uint64_t> appended = journal->AppendBatch(records);
       return appended.ok() ? Status::Ok() : NotJournalled("submission", appended.status());
     }
-    audit::RidingWork rows{.run = [&](audit::CommitScope& scope) { return in_journal(scope, writes); }};
+    audit::RidingWork rows{.run = [&](audit::CommitScope& scope) { return in_journal(scope, "api", writes); }};
     Result<uint64_t> appended = journal->AppendBatch(records, nullptr, &rows);
     if (!appended.ok()) return NotJournalled("submission", appended.status());
     return rows.result;  // the rows' own error: the records committed, the rows did not

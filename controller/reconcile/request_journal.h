@@ -10,6 +10,7 @@
 #include "controller/audit/journal.h"
 #include "controller/common/clock.h"
 #include "controller/model/workload.h"
+#include "controller/reconcile/store_writes_in_journal.h"
 #include "controller/store/store.h"
 
 namespace gpufed::reconcile {
@@ -20,12 +21,6 @@ namespace gpufed::reconcile {
 // decisions carry the same specHash.
 store::SubmissionFacts SubmissionFactsOf(const model::Workload& spec, Duration submitted, std::string principal,
                                          std::string revision);
-
-// How a submission group's store writes run inside the journal's transaction, which only
-// code that knows the journal's storage can open onto the store's SQL (the runtime's, for
-// PostgreSQL: runtime/shared_store.h). Null: they cannot, and the store commits them
-// itself after the journal.
-using StoreWritesInJournal = std::function<Status(audit::CommitScope& scope, const store::GroupWrites& writes)>;
 
 // The store's submission journal: one AppendBatch of workload-submitted records per group
 // of accepted submissions, stamped with `clock`. Unavailable, naming the journal's error,

@@ -29,11 +29,11 @@ Result<std::unique_ptr<store::Store>> OpenSharedStore(const SharedStore& shared)
 }
 
 reconcile::StoreWritesInJournal StoreWritesInJournalTransaction() {
-  return [](audit::CommitScope& scope, const store::GroupWrites& writes) -> Status {
+  return [](audit::CommitScope& scope, std::string_view writer, const store::RidingWrites& writes) -> Status {
     pg::Transaction* tx = pgjournal::TransactionOf(scope);
     if (tx == nullptr) return FailedPrecondition("the store's rows ride only in a PostgreSQL journal's transaction");
     // Fenced already: the journal's transaction ran the term's fence when it began.
-    Result<std::unique_ptr<pgstore::PgConnection>> db = pgstore::PgConnection::Within(*tx, "api");
+    Result<std::unique_ptr<pgstore::PgConnection>> db = pgstore::PgConnection::Within(*tx, std::string(writer));
     if (!db.ok()) return db.status();
     return writes(**db);
   };

@@ -12,9 +12,10 @@ namespace gpufed::runtime {
 
 Result<std::unique_ptr<store::Store>> OpenSharedStore(const SharedStore& shared);
 
-// A submission group's rows in the PostgreSQL journal's transaction (pgjournal's
-// PgCommitScope), written through the store's SQL on that session as the writer `api`:
-// the group's records and rows are one durable commit (store_submit.cc).
+// The store's rows in the PostgreSQL journal's transaction (pgjournal's PgCommitScope),
+// written through the store's SQL on that session as the writer named (`api`: a
+// submission group's, store_submit.cc; `loop`: a pass's decision rows, intents and
+// updates, Store::RecordIntentsAndUpdatesWith): records and rows are one durable commit.
 reconcile::StoreWritesInJournal StoreWritesInJournalTransaction();
 
 }  // namespace gpufed::runtime

@@ -11,12 +11,8 @@
 
 #include <filesystem>
 
-#include "connectors/sim/sim_connector.h"
-#include "controller/ha/fence.h"
-#include "controller/ha/ha_test_fixture.h"
-#include "controller/ha/lease.h"
 #include "controller/pg/testing/pg_test_server.h"
-#include "controller/runtime/app.h"
+#include "controller/runtime/shared_leader_test_fixture.h"
 #include "controller/runtime/standby_reads.h"
 #include "controller/runtime/view_publisher.h"
 #include "controller/server/standby_server.h"
@@ -34,11 +30,11 @@ constexpr char kLeaderUrl[] = "http://127.0.0.1:1";  // never contacted: only na
 constexpr char kLease[] = "standby-views-test";
 const std::string kRepo = std::string(GPUFED_SOURCE_DIR) + "/examples/quickstart";
 
-// The lease table and a setup session come from controller/ha's fixture.
-class StandbyViewsTest : public ha::HaTest {
+// The leader's App and a setup session come from the shared leader's fixture.
+class StandbyViewsTest : public SharedLeaderTest {
  protected:
   void SetUp() override {
-    HaTest::SetUp();
+    SharedLeaderTest::SetUp();
     if (HasFatalFailure() || IsSkipped()) return;
     token_ = Take("leader-a");
   }
@@ -46,56 +42,14 @@ class StandbyViewsTest : public ha::HaTest {
     api_.reset();
     reads_.reset();
     publisher_.reset();
-    if (app_ != nullptr) (void)app_->Stop("test");
-    app_.reset();
-    HaTest::TearDown();
+    SharedLeaderTest::TearDown();
   }
 
-  // `holder` takes the lease (released by whoever held it first).
-  ha::FenceToken Take(const std::string& holder) {
-    Result<ha::LeaseAttempt> taken = ha::TryAcquireOrRenew(*setup_, kLease, holder, 0, Duration::FromSeconds(60));
-    EXPECT_TRUE(taken.ok() && taken->held) << (taken.ok() ? taken->lease.holder : taken.status().ToString());
-    return {kLease, holder, taken.ok() ? taken->lease.epoch : 0};
-  }
-  static std::function<Status(pg::Transaction&)> FenceOf(const ha::FenceToken& token) {
-    return [token](pg::Transaction& tx) { return ha::CheckFence(tx, token); };
-  }
-  std::string Conninfo() const {
-    return "host=" + server().socket_dir + " port=" + server().port + " user=gpufed dbname=" + database() +
-           " passfile=" + server().passfile;
-  }
+  ha::FenceToken Take(const std::string& holder) { return SharedLeaderTest::Take(kLease, holder); }
 
-  // The leader: the quickstart federation's App on the shared store, stepped on clock_
-  // through its first hour (its repository's workloads and the scenario's queue up).
+  // The leader through its first hour.
   void StartLeader() {
-    Status sim = connectors::sim::RegisterSimConnector(registry_);
-    ASSERT_TRUE(sim.ok() || sim.code() == StatusCode::kAlreadyExists) << sim.ToString();
-    state_ = ::testing::TempDir() + "/gpufed_standby_views_" + database();
-    std::filesystem::remove_all(state_);
-    AppOptions o;
-    o.config_dir = kRepo;
-    o.state_dir = state_;
-    o.clock = &clock_;
-    o.handle_signals = false;
-    SharedStore shared;
-    shared.uri = Conninfo();
-    shared.epoch = token_.epoch;
-    shared.replica = token_.holder;
-    shared.fence = FenceOf(token_);
-    shared.still_leading = [] { return Status::Ok(); };
-    shared.status = [] { return nlohmann::json{{"role", "leader"}}; };
-    shared.metrics = [] { return std::string(); };
-    o.shared = std::move(shared);
-    Result<std::unique_ptr<App>> opened = App::Open(o, registry_, nullptr);
-    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-    app_ = std::move(opened).value();
-    const Duration until = Duration::FromSeconds(3600);
-    while (clock_.Now() < until) {
-      ASSERT_TRUE(app_->Step().ok());
-      const Duration next = app_->NextEvent();
-      clock_.AdvanceTo(next.millis() == 0 || next > until ? until : next);
-    }
-    ASSERT_TRUE(app_->Step().ok());
+    ASSERT_NO_FATAL_FAILURE(SharedLeaderTest::StartLeader(token_, kRepo, Duration::FromSeconds(3600)));
     // The history samples the loop took commit with its next write: written now, so the
     // database holds what the leader's memory does.
     ASSERT_TRUE(app_->controller().store()->Flush().ok());
@@ -151,13 +105,9 @@ class StandbyViewsTest : public ha::HaTest {
     return nullptr;
   }
 
-  ManualClock clock_;  // the leader's controller time
   ManualClock pace_;   // the publisher's pacing
   SystemClock wall_;   // the standby's retry pacing
-  connectors::ConnectorRegistry registry_;
   ha::FenceToken token_;
-  std::string state_;
-  std::unique_ptr<App> app_;
   std::unique_ptr<ViewPublisher> publisher_;
   int64_t publisher_term_ = 0;
   std::unique_ptr<StandbyReads> reads_;

@@ -206,7 +206,7 @@ Status Store::Submit(const WorkloadRecord& record, Duration at) {
   MutexLock lock(mu_);
   Transaction tx(*db_);
   GPUFED_RETURN_IF_ERROR(tx.begin_status());
-  GPUFED_RETURN_IF_ERROR(ApplyDeferredLocked());
+  GPUFED_RETURN_IF_ERROR(ApplyDeferredLocked(*db_));
   std::vector<WorkloadRecord> written;
   GPUFED_RETURN_IF_ERROR(SubmitLocked(record, at, &written));
   return CommitWithDeferred(tx, std::move(written));
@@ -340,9 +340,9 @@ Status Store::Update(const WorkloadRecord& record, const std::string& reason, Du
   MutexLock lock(mu_);
   Transaction tx(*db_);
   GPUFED_RETURN_IF_ERROR(tx.begin_status());
-  GPUFED_RETURN_IF_ERROR(ApplyDeferredLocked());
+  GPUFED_RETURN_IF_ERROR(ApplyDeferredLocked(*db_));
   std::vector<WorkloadRecord> written;
-  GPUFED_RETURN_IF_ERROR(UpdateLocked(record, reason, at, &written));
+  GPUFED_RETURN_IF_ERROR(UpdateLocked(*db_, record, reason, at, &written));
   return CommitWithDeferred(tx, std::move(written));
 }
 
@@ -357,16 +357,25 @@ Status Store::RecordIntentsAndUpdates(const std::vector<ActionRow>& intents, con
   MutexLock lock(mu_);
   Transaction tx(*db_);
   GPUFED_RETURN_IF_ERROR(tx.begin_status());
-  GPUFED_RETURN_IF_ERROR(ApplyDeferredLocked());
-  for (const ActionRow& row : intents) GPUFED_RETURN_IF_ERROR(RecordIntentLocked(row));
   std::vector<WorkloadRecord> written;
-  for (const WorkloadUpdate& u : updates) {
-    GPUFED_RETURN_IF_ERROR(UpdateLocked(u.record, u.reason, u.at.value_or(at), &written));
-  }
+  GPUFED_RETURN_IF_ERROR(WriteDecisionsIntentsAndUpdatesLocked(*db_, {}, intents, updates, at, &written));
   return CommitWithDeferred(tx, std::move(written));
 }
 
-Status Store::UpdateLocked(const WorkloadRecord& record, const std::string& reason, Duration at,
+Status Store::WriteDecisionsIntentsAndUpdatesLocked(Connection& db, const std::vector<DecisionRow>& decisions,
+                                                    const std::vector<ActionRow>& intents,
+                                                    const std::vector<WorkloadUpdate>& updates, Duration at,
+                                                    std::vector<WorkloadRecord>* written) {
+  GPUFED_RETURN_IF_ERROR(ApplyDeferredLocked(db));
+  for (const DecisionRow& row : decisions) GPUFED_RETURN_IF_ERROR(RecordDecisionLocked(db, row).status());
+  for (const ActionRow& row : intents) GPUFED_RETURN_IF_ERROR(RecordIntentLocked(db, row));
+  for (const WorkloadUpdate& u : updates) {
+    GPUFED_RETURN_IF_ERROR(UpdateLocked(db, u.record, u.reason, u.at.value_or(at), written));
+  }
+  return Status::Ok();
+}
+
+Status Store::UpdateLocked(Connection& db, const WorkloadRecord& record, const std::string& reason, Duration at,
                            std::vector<WorkloadRecord>* written) {
   // The row as this transaction last wrote it, else an unfinished row from the mirror,
   // else (finished) from the database.
@@ -391,10 +400,10 @@ Status Store::UpdateLocked(const WorkloadRecord& record, const std::string& reas
   r.submitted = (*old)->submitted;
   r.updated_seq = (*old)->updated_seq;
   r.cancel_requested = r.cancel_requested || (*old)->cancel_requested;  // never lose a cancel
-  GPUFED_RETURN_IF_ERROR(WriteRecord(*db_, r, false, written));
+  GPUFED_RETURN_IF_ERROR(WriteRecord(db, r, false, written));
   if ((*old)->state != r.state || (*old)->attempt != r.attempt) {
     GPUFED_RETURN_IF_ERROR(
-        AddTransition(*db_, {r.uid, r.attempt, StateName((*old)->state), StateName(r.state), reason, at}));
+        AddTransition(db, {r.uid, r.attempt, StateName((*old)->state), StateName(r.state), reason, at}));
   }
   return Status::Ok();
 }

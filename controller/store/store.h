@@ -44,9 +44,16 @@ struct AcceptedSubmission {
   const WorkloadRecord* record;
   const SubmissionFacts* facts;
 };
-// A group's store writes (the counter and each accepted row), on a Connection that is
-// inside a transaction someone else commits: a submission journal's (below).
-using GroupWrites = std::function<Status(Connection& db)>;
+// Store writes on a Connection that is inside a transaction someone else commits, which
+// they ride in: a submission group's counter and rows in its journal records' transaction
+// (SubmissionJournal, below), or a pass's decision rows, intents and updates in its
+// decision records' (RecordIntentsAndUpdatesWith).
+using RidingWrites = std::function<Status(Connection& db)>;
+// A commit that `writes` ride in (issue 38: a decision's journal records and the store
+// rows that follow from it, one durable commit). It calls `writes` at most once, on any
+// thread, before it returns, and returns OK only when both committed; an error from
+// `writes` is returned as it is (their transaction, or their savepoint, undone).
+using RidingCommit = std::function<Status(const RidingWrites& writes)>;
 // Write-ahead for submissions (Store::SetSubmissionJournal): OK once every submission
 // given is durable in the journal; any error keeps them all out of the store. A journal
 // that can (a PostgreSQL table) runs `writes` inside the transaction that commits its
@@ -54,7 +61,7 @@ using GroupWrites = std::function<Status(Connection& db)>;
 // returns OK only when the rows committed too. One that cannot ignores `writes`, and the
 // store commits the rows itself afterwards.
 using SubmissionJournal =
-    std::function<Status(const std::vector<AcceptedSubmission>& accepted, const GroupWrites& writes)>;
+    std::function<Status(const std::vector<AcceptedSubmission>& accepted, const RidingWrites& writes)>;
 
 class Store {
  public:
@@ -163,6 +170,17 @@ class Store {
   };
   Status RecordIntentsAndUpdates(const std::vector<ActionRow>& intents, const std::vector<WorkloadUpdate>& updates,
                                  Duration at);
+  // The same with the decisions' rows (`decisions`: RecordDecision's), in the transaction
+  // of `commit` instead of one of the store's own: the waiting writes, the decision rows,
+  // the intents and the updates ride in it (store_riding.cc). All or none: a commit that
+  // failed after they were written drops the waiting writes, as any failed commit does,
+  // and has the unfinished mirror read again (did they commit?); one that never ran them
+  // leaves everything as it was. The store's lock is held throughout and lent to
+  // `commit`'s thread while it runs them, so nothing else reads or writes the store
+  // between the writes and their commit.
+  Status RecordIntentsAndUpdatesWith(const RidingCommit& commit, const std::vector<DecisionRow>& decisions,
+                                     const std::vector<ActionRow>& intents, const std::vector<WorkloadUpdate>& updates,
+                                     Duration at);
   Status MarkAction(const std::string& kind, const std::string& key, ActionState state, const std::string& error);
   Result<std::vector<ActionRow>> Actions();
   Result<std::optional<ActionRow>> GetAction(const std::string& kind, const std::string& key);
@@ -247,12 +265,12 @@ class Store {
 
   // The SQL of RecordDecision (the row's seq), MarkAction (the rows it marked) and
   // FinishAttempt.
-  Result<int64_t> RecordDecisionLocked(const DecisionRow& row) REQUIRES(mu_);
-  Result<int64_t> MarkActionLocked(const std::string& kind, const std::string& key, ActionState state,
+  Result<int64_t> RecordDecisionLocked(Connection& db, const DecisionRow& row) REQUIRES(mu_);
+  Result<int64_t> MarkActionLocked(Connection& db, const std::string& kind, const std::string& key, ActionState state,
                                    const std::string& error) REQUIRES(mu_);
-  Status FinishAttemptLocked(const AttemptRow& a) REQUIRES(mu_);
+  Status FinishAttemptLocked(Connection& db, const AttemptRow& a) REQUIRES(mu_);
   // Runs the waiting writes in the caller's transaction (dropping them on an error).
-  Status ApplyDeferredLocked() REQUIRES(mu_);
+  Status ApplyDeferredLocked(Connection& db) REQUIRES(mu_);
   // Commits `tx` and forgets the waiting writes it carried; the workload rows it wrote
   // (WriteRecord's `written`) then join the unfinished mirror.
   Status CommitWithDeferred(Transaction& tx, std::vector<WorkloadRecord> written = {}) REQUIRES(mu_);
@@ -271,8 +289,8 @@ class Store {
     }
     return Status::Ok();
   }
-  Status SetMetaLocked(const std::string& key, const std::string& value) REQUIRES(mu_);
-  Status AppendHistoryLocked(Duration at, const std::string& sample, Duration keep_from) REQUIRES(mu_);
+  Status SetMetaLocked(Connection& db, const std::string& key, const std::string& value) REQUIRES(mu_);
+  Status AppendHistoryLocked(Connection& db, Duration at, const std::string& sample, Duration keep_from) REQUIRES(mu_);
   void DeferLocked(DeferredWrite write) REQUIRES(mu_);
   Status Migrate() EXCLUDES(mu_);
   // Reads the schema version and the last submission order.
@@ -291,9 +309,15 @@ class Store {
   // the workloads_live_name index: AlreadyExists).
   Status InsertSubmission(Connection& db, const WorkloadRecord& record, Duration at,
                           std::vector<WorkloadRecord>* written);
-  Status UpdateLocked(const WorkloadRecord& record, const std::string& reason, Duration at,
+  Status UpdateLocked(Connection& db, const WorkloadRecord& record, const std::string& reason, Duration at,
                       std::vector<WorkloadRecord>* written) REQUIRES(mu_);
-  Status RecordIntentLocked(const ActionRow& row) REQUIRES(mu_);
+  Status RecordIntentLocked(Connection& db, const ActionRow& row) REQUIRES(mu_);
+  // In a transaction on `db`: the waiting writes, then `decisions`, `intents` and `updates`
+  // (the rows written in `*written`).
+  Status WriteDecisionsIntentsAndUpdatesLocked(Connection& db, const std::vector<DecisionRow>& decisions,
+                                               const std::vector<ActionRow>& intents,
+                                               const std::vector<WorkloadUpdate>& updates, Duration at,
+                                               std::vector<WorkloadRecord>* written) REQUIRES(mu_);
   // The first workload row matching `where` ($1, and $2 when `second` is not empty).
   Result<std::optional<WorkloadRecord>> GetOne(const std::string& where, const std::string& first,
                                                const std::string& second) REQUIRES(mu_);

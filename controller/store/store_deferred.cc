@@ -67,20 +67,20 @@ size_t Store::deferred_writes() const {
   return deferred_.size();
 }
 
-Status Store::ApplyDeferredLocked() {
+Status Store::ApplyDeferredLocked(Connection& db) {
   for (const DeferredWrite& d : deferred_) {
     Status s;
     if (const auto* m = std::get_if<DeferredWrite::Mark>(&d.write)) {
-      s = MarkActionLocked(m->kind, m->key, m->state, m->error).status();  // no intent: nothing to mark
+      s = MarkActionLocked(db, m->kind, m->key, m->state, m->error).status();  // no intent: nothing to mark
     } else if (const auto* row = std::get_if<DecisionRow>(&d.write)) {
-      s = RecordDecisionLocked(*row).status();
+      s = RecordDecisionLocked(db, *row).status();
     } else if (const auto* attempt = std::get_if<AttemptRow>(&d.write)) {
-      s = FinishAttemptLocked(*attempt);
+      s = FinishAttemptLocked(db, *attempt);
     } else if (const auto* meta = std::get_if<DeferredWrite::Meta>(&d.write)) {
-      s = SetMetaLocked(meta->key, meta->value);
+      s = SetMetaLocked(db, meta->key, meta->value);
     } else {
       const auto& h = std::get<DeferredWrite::HistorySample>(d.write);
-      s = AppendHistoryLocked(h.at, h.sample, h.keep_from);
+      s = AppendHistoryLocked(db, h.at, h.sample, h.keep_from);
     }
     if (!s.ok()) {
       deferred_.clear();
@@ -117,7 +117,7 @@ Status Store::FlushLocked() {
     deferred_.clear();
     return tx.begin_status();
   }
-  GPUFED_RETURN_IF_ERROR(ApplyDeferredLocked());
+  GPUFED_RETURN_IF_ERROR(ApplyDeferredLocked(*db_));
   return CommitWithDeferred(tx);
 }
 

@@ -7,18 +7,18 @@ Status Store::AppendHistory(Duration at, const std::string& sample, Duration kee
   MutexLock lock(mu_);
   Transaction tx(*db_);
   GPUFED_RETURN_IF_ERROR(tx.begin_status());
-  GPUFED_RETURN_IF_ERROR(ApplyDeferredLocked());
-  GPUFED_RETURN_IF_ERROR(AppendHistoryLocked(at, sample, keep_from));
+  GPUFED_RETURN_IF_ERROR(ApplyDeferredLocked(*db_));
+  GPUFED_RETURN_IF_ERROR(AppendHistoryLocked(*db_, at, sample, keep_from));
   return CommitWithDeferred(tx);
 }
 
-Status Store::AppendHistoryLocked(Duration at, const std::string& sample, Duration keep_from) {
-  Result<std::unique_ptr<Statement>> insert = db_->Prepare(
+Status Store::AppendHistoryLocked(Connection& db, Duration at, const std::string& sample, Duration keep_from) {
+  Result<std::unique_ptr<Statement>> insert = db.Prepare(
       "INSERT INTO history(at_ms, sample) VALUES($1,$2) ON CONFLICT(at_ms) DO UPDATE SET sample=excluded.sample");
   if (!insert.ok()) return insert.status();
   (*insert)->Bind(1, at.millis()).Bind(2, sample);
   GPUFED_RETURN_IF_ERROR((*insert)->Run());
-  Result<std::unique_ptr<Statement>> prune = db_->Prepare("DELETE FROM history WHERE at_ms < $1");
+  Result<std::unique_ptr<Statement>> prune = db.Prepare("DELETE FROM history WHERE at_ms < $1");
   if (!prune.ok()) return prune.status();
   (*prune)->Bind(1, keep_from.millis());
   return (*prune)->Run();

@@ -42,11 +42,11 @@ ActionRow ReadAction(const Statement& s) {
 Result<int64_t> Store::RecordDecision(const DecisionRow& row) {
   MutexLock lock(mu_);
   GPUFED_RETURN_IF_ERROR(FlushLocked());
-  return RecordDecisionLocked(row);
+  return RecordDecisionLocked(*db_, row);
 }
 
-Result<int64_t> Store::RecordDecisionLocked(const DecisionRow& row) {
-  Result<std::unique_ptr<Statement>> s = db_->Prepare(
+Result<int64_t> Store::RecordDecisionLocked(Connection& db, const DecisionRow& row) {
+  Result<std::unique_ptr<Statement>> s = db.Prepare(
       "INSERT INTO decisions(at_ms, workload, attempt, revision, outcome, cluster, reason, record_json, tenant, uid) "
       "VALUES($1,$2,$3,$4,$5,$6,$7,$8,$9,$10) RETURNING seq");
   if (!s.ok()) return s.status();
@@ -89,11 +89,11 @@ Result<std::vector<DecisionRow>> Store::Decisions(const std::string& tenant, con
 Status Store::RecordActionIntent(const ActionRow& row) {
   MutexLock lock(mu_);
   GPUFED_RETURN_IF_ERROR(FlushLocked());
-  return RecordIntentLocked(row);
+  return RecordIntentLocked(*db_, row);
 }
 
-Status Store::RecordIntentLocked(const ActionRow& row) {
-  Result<std::unique_ptr<Statement>> s = db_->Prepare(
+Status Store::RecordIntentLocked(Connection& db, const ActionRow& row) {
+  Result<std::unique_ptr<Statement>> s = db.Prepare(
       "INSERT INTO actions(kind, key, workload, attempt, cluster, state, error, created_ms, payload) "
       "VALUES($1,$2,$3,$4,$5,'intent','',$6,$7) ON CONFLICT(kind, key) DO UPDATE SET state='intent', error='', "
       "cluster=excluded.cluster, payload=excluded.payload WHERE actions.state='failed'");
@@ -106,15 +106,15 @@ Status Store::RecordIntentLocked(const ActionRow& row) {
 Status Store::MarkAction(const std::string& kind, const std::string& key, ActionState state, const std::string& error) {
   MutexLock lock(mu_);
   GPUFED_RETURN_IF_ERROR(FlushLocked());
-  Result<int64_t> marked = MarkActionLocked(kind, key, state, error);
+  Result<int64_t> marked = MarkActionLocked(*db_, kind, key, state, error);
   if (!marked.ok()) return marked.status();
   if (*marked == 0) return NotFound("no action " + kind + " " + key);
   return Status::Ok();
 }
 
-Result<int64_t> Store::MarkActionLocked(const std::string& kind, const std::string& key, ActionState state,
-                                        const std::string& error) {
-  Result<std::unique_ptr<Statement>> s = db_->Prepare("UPDATE actions SET state=$1, error=$2 WHERE kind=$3 AND key=$4");
+Result<int64_t> Store::MarkActionLocked(Connection& db, const std::string& kind, const std::string& key,
+                                        ActionState state, const std::string& error) {
+  Result<std::unique_ptr<Statement>> s = db.Prepare("UPDATE actions SET state=$1, error=$2 WHERE kind=$3 AND key=$4");
   if (!s.ok()) return s.status();
   (*s)->Bind(1, std::string(ActionStateName(state))).Bind(2, error).Bind(3, kind).Bind(4, key);
   GPUFED_RETURN_IF_ERROR((*s)->Run());
@@ -164,13 +164,13 @@ Status Store::FinishAttempt(const AttemptRow& a) {
   MutexLock lock(mu_);
   Transaction tx(*db_);
   GPUFED_RETURN_IF_ERROR(tx.begin_status());
-  GPUFED_RETURN_IF_ERROR(ApplyDeferredLocked());
-  GPUFED_RETURN_IF_ERROR(FinishAttemptLocked(a));
+  GPUFED_RETURN_IF_ERROR(ApplyDeferredLocked(*db_));
+  GPUFED_RETURN_IF_ERROR(FinishAttemptLocked(*db_, a));
   return CommitWithDeferred(tx);
 }
 
-Status Store::FinishAttemptLocked(const AttemptRow& a) {
-  Result<std::unique_ptr<Statement>> s = db_->Prepare(
+Status Store::FinishAttemptLocked(Connection& db, const AttemptRow& a) {
+  Result<std::unique_ptr<Statement>> s = db.Prepare(
       "INSERT INTO attempts(workload, attempt, tenant, cluster, outcome, gpu_seconds, cost_micros, currency, cloud, "
       "started_ms, finished_ms, uid) VALUES($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12) "
       "ON CONFLICT(uid, attempt) DO NOTHING");
@@ -180,7 +180,7 @@ Status Store::FinishAttemptLocked(const AttemptRow& a) {
   (*s)->Bind(10, a.started.millis()).Bind(11, a.finished.millis()).Bind(12, a.uid);
   GPUFED_RETURN_IF_ERROR((*s)->Run());
   if ((*s)->RowsChanged() == 0) return Status::Ok();  // booked before: once only
-  Result<std::unique_ptr<Statement>> u = db_->Prepare(
+  Result<std::unique_ptr<Statement>> u = db.Prepare(
       "INSERT INTO tenant_usage(tenant, currency, spent_micros, cloud_spent_micros, gpu_seconds) "
       "VALUES($1,$2,$3,$4,$5) ON CONFLICT(tenant) DO UPDATE SET "
       "spent_micros=tenant_usage.spent_micros+excluded.spent_micros, "
@@ -265,12 +265,12 @@ Result<std::optional<std::string>> Store::GetMeta(const std::string& key) {
 Status Store::SetMeta(const std::string& key, const std::string& value) {
   MutexLock lock(mu_);
   GPUFED_RETURN_IF_ERROR(FlushLocked());
-  return SetMetaLocked(key, value);
+  return SetMetaLocked(*db_, key, value);
 }
 
-Status Store::SetMetaLocked(const std::string& key, const std::string& value) {
+Status Store::SetMetaLocked(Connection& db, const std::string& key, const std::string& value) {
   Result<std::unique_ptr<Statement>> s =
-      db_->Prepare("INSERT INTO meta(key, value) VALUES($1,$2) ON CONFLICT(key) DO UPDATE SET value=excluded.value");
+      db.Prepare("INSERT INTO meta(key, value) VALUES($1,$2) ON CONFLICT(key) DO UPDATE SET value=excluded.value");
   if (!s.ok()) return s.status();
   return (*s)->Bind(1, key).Bind(2, value).Run();
 }

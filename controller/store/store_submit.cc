@@ -12,7 +12,7 @@
 //   2. journal: the submission journal takes the accepted ones (write-ahead), without any
 //      lock, so the loop's store calls go on during the journal's fsync. A journal in
 //      PostgreSQL writes the group's rows and counter in the transaction of its records
-//      (SubmissionJournal's GroupWrites): one durable commit for both, where two in a row
+//      (SubmissionJournal's RidingWrites): one durable commit for both, where two in a row
 //      had been the rate's floor (bench/README.md, "One commit for a submission group");
 //   3. commit: otherwise one transaction with the rows and the counter, in the order the
 //      groups were numbered. With a session of their own (Store::OpenOn's `submissions`)
@@ -60,7 +60,7 @@ struct Store::SubmitGroup {
   int64_t last_uid = 0;   // the counter after numbering: committed with the group
   bool numbered = false;  // false: numbering failed and every member holds the error
   SubmissionJournal journal;  // the store's when the group was numbered
-  // The journal wrote the rows in its own transaction (GroupWrites): what writing them
+  // The journal wrote the rows in its own transaction (RidingWrites): what writing them
   // returned there, the rows written and whether the counter had moved.
   bool rode = false;
   Status rows_status;
@@ -223,7 +223,7 @@ Status Store::JournalSubmits(SubmitGroup& group) {
   // Run by the journal inside the transaction of its records, when it can, on whichever
   // thread leads the journal's commit while this one waits for it: it takes no lock of
   // the store's (the journal's session is neither the loop's nor guarded by mu_).
-  GroupWrites writes = [this, &group](Connection& db) {
+  RidingWrites writes = [this, &group](Connection& db) {
     group.rode = true;
     group.rows_status = WriteGroupRows(db, group, &group.written, &group.counter_moved);
     return group.rows_status;

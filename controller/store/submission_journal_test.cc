@@ -39,7 +39,7 @@ struct FakeJournal {
   Status answer GUARDED_BY(mu);
 
   SubmissionJournal Function() {
-    return [this](const std::vector<AcceptedSubmission>& accepted, const GroupWrites&) {
+    return [this](const std::vector<AcceptedSubmission>& accepted, const RidingWrites&) {
       MutexLock lock(mu);
       ++calls;
       // As an append whose sync failed: the records may be there, the answer is an error.
