@@ -409,25 +409,6 @@ Status Reconciler::AddPlacement(const placement::Decision& d, WorkloadRecord& r,
   return Status::Ok();
 }
 
-Status Reconciler::CommitDecisions(const std::vector<LoggedDecision>& decisions,
-                                   const std::vector<store::ActionRow>& intents,
-                                   const std::vector<store::Store::WorkloadUpdate>& updates) {
-  const Duration now = clock_->Now();
-  if (decisions.empty()) return store_->RecordIntentsAndUpdates(intents, updates, now);
-  if (log_->carries_store_writes()) {
-    std::vector<store::DecisionRow> rows;
-    rows.reserve(decisions.size());
-    for (const LoggedDecision& d : decisions) rows.push_back(DecisionRowOf(*d.decision, d.ctx));
-    return store_->RecordIntentsAndUpdatesWith(
-        [&](const store::RidingWrites& writes) { return log_->RecordAllWith(decisions, writes); }, rows, intents,
-        updates, now);
-  }
-  GPUFED_RETURN_IF_ERROR(log_->RecordAll(decisions));
-  // The log holds the decisions durably; their rows may wait for the store's next commit.
-  for (const LoggedDecision& d : decisions) store_->RecordDecisionLater(DecisionRowOf(*d.decision, d.ctx));
-  return store_->RecordIntentsAndUpdates(intents, updates, now);
-}
-
 Status Reconciler::JournalWrites(PassWrites& writes) {
   GPUFED_RETURN_IF_ERROR(CommitDecisions(writes.decisions, {}, {}));
   for (auto& [uid, sig] : writes.signatures) last_decision_[uid] = std::move(sig);

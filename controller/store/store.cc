@@ -357,6 +357,7 @@ Status Store::RecordIntentsAndUpdates(const std::vector<ActionRow>& intents, con
   MutexLock lock(mu_);
   Transaction tx(*db_);
   GPUFED_RETURN_IF_ERROR(tx.begin_status());
+  GPUFED_RETURN_IF_ERROR(ApplyDeferredLocked(*db_));
   std::vector<WorkloadRecord> written;
   GPUFED_RETURN_IF_ERROR(WriteDecisionsIntentsAndUpdatesLocked(*db_, {}, intents, updates, at, &written));
   return CommitWithDeferred(tx, std::move(written));
@@ -366,7 +367,6 @@ Status Store::WriteDecisionsIntentsAndUpdatesLocked(Connection& db, const std::v
                                                     const std::vector<ActionRow>& intents,
                                                     const std::vector<WorkloadUpdate>& updates, Duration at,
                                                     std::vector<WorkloadRecord>* written) {
-  GPUFED_RETURN_IF_ERROR(ApplyDeferredLocked(db));
   for (const DecisionRow& row : decisions) GPUFED_RETURN_IF_ERROR(RecordDecisionLocked(db, row).status());
   for (const ActionRow& row : intents) GPUFED_RETURN_IF_ERROR(RecordIntentLocked(db, row));
   for (const WorkloadUpdate& u : updates) {

@@ -171,13 +171,13 @@ class Store {
   Status RecordIntentsAndUpdates(const std::vector<ActionRow>& intents, const std::vector<WorkloadUpdate>& updates,
                                  Duration at);
   // The same with the decisions' rows (`decisions`: RecordDecision's), in the transaction
-  // of `commit` instead of one of the store's own: the waiting writes, the decision rows,
-  // the intents and the updates ride in it (store_riding.cc). All or none: a commit that
-  // failed after they were written drops the waiting writes, as any failed commit does,
-  // and has the unfinished mirror read again (did they commit?); one that never ran them
-  // leaves everything as it was. The store's lock is held throughout and lent to
-  // `commit`'s thread while it runs them, so nothing else reads or writes the store
-  // between the writes and their commit.
+  // of `commit` instead of one of the store's own: the decision rows, the intents and the
+  // updates ride in it (store_riding.cc). The writes that wait do not: they keep waiting
+  // for the store's own next commit, so that a ride stays as small as its rows. All or
+  // none: a commit that failed after the rows were written has the unfinished mirror read
+  // again (did they commit?). The store's lock is held throughout and lent to `commit`'s
+  // thread while it runs them, so nothing else reads or writes the store between the rows
+  // and their commit.
   Status RecordIntentsAndUpdatesWith(const RidingCommit& commit, const std::vector<DecisionRow>& decisions,
                                      const std::vector<ActionRow>& intents, const std::vector<WorkloadUpdate>& updates,
                                      Duration at);
@@ -312,8 +312,8 @@ class Store {
   Status UpdateLocked(Connection& db, const WorkloadRecord& record, const std::string& reason, Duration at,
                       std::vector<WorkloadRecord>* written) REQUIRES(mu_);
   Status RecordIntentLocked(Connection& db, const ActionRow& row) REQUIRES(mu_);
-  // In a transaction on `db`: the waiting writes, then `decisions`, `intents` and `updates`
-  // (the rows written in `*written`).
+  // In a transaction on `db`: `decisions`, `intents` and `updates` (the rows written in
+  // `*written`).
   Status WriteDecisionsIntentsAndUpdatesLocked(Connection& db, const std::vector<DecisionRow>& decisions,
                                                const std::vector<ActionRow>& intents,
                                                const std::vector<WorkloadUpdate>& updates, Duration at,

@@ -29,12 +29,10 @@ Status Store::RecordIntentsAndUpdatesWith(const RidingCommit& commit, const std:
   };
   const auto start = std::chrono::steady_clock::now();
   Status committed = commit(writes);
-  if (!ran) return committed;  // nothing was written: the waiting writes still wait
+  if (!ran) return committed;  // nothing was written
   commit_stats_.OnCommit(CommitStats::Writer::kLoop,
                          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   commits_.fetch_add(1, std::memory_order_relaxed);
-  // Committed with the rows, or (a failed commit) dropped with them.
-  deferred_.clear();
   if (committed.ok()) {
     unfinished_.Apply(std::move(written));
   } else if (!written.empty()) {
