@@ -271,8 +271,10 @@ Result<Rows> Connection::RunPipeline(const Statement& statement, const std::stri
       first_sqlstate = failed_sqlstate_;
     }
   };
-  // Poisoned unless nothing failed among the deferred, or what failed was the last of them
-  // and a statement (the caller then knows exactly what did not run).
+  // Poisoned when a deferred command failed or did not run (the caller's savepoints are
+  // then not what it thinks). A failed statement followed by statements alone is the
+  // call's error: what did not run is that statement and everything after it, and a
+  // savepoint set before it is still there to roll back to.
   bool poison = false;
   std::vector<std::pair<std::string, std::string>> kept;  // fresh statements whose Parse succeeded
   for (size_t i = 0; i < deferred.size(); ++i) {
@@ -286,7 +288,10 @@ Result<Rows> Connection::RunPipeline(const Statement& statement, const std::stri
     Result<Rows> reply = ReadReply(deferred[i].purpose);
     note(reply.status());
     if (parsed[i] && parse_ok) kept.emplace_back(deferred[i].sql, fresh[deferred[i].sql]);
-    if (clean && !first_failure.ok()) poison = !deferred[i].statement || i + 1 != deferred.size();
+    if (clean && !first_failure.ok()) {
+      poison = !deferred[i].statement;
+      for (size_t later = i + 1; later < deferred.size(); ++later) poison = poison || !deferred[later].statement;
+    }
   }
   bool prepared = false;
   Result<Rows> rows = Rows();

@@ -106,9 +106,10 @@ class Connection {
   void Defer(std::string purpose, std::string sql);
   // Queues a statement with parameters the same way, run as ExecPrepared would (by name,
   // prepared in the same pipeline the first time): a write whose reply the caller does not
-  // read. When it is the last thing queued before the next call and it fails, that call
-  // fails with its error and nothing is poisoned: a statement, not a savepoint command,
-  // failed, and the caller may roll back to its savepoint as after any failed statement.
+  // read. When it fails and only statements were queued after it, the next call fails
+  // with its error (neither it nor anything after it ran) and nothing is poisoned: no
+  // savepoint command was skipped, so the caller may roll back to a savepoint set before
+  // it, as after any failed statement. A command queued after it poisons as above.
   void DeferStatement(std::string purpose, std::string sql, std::vector<Param> params);
   void DropDeferred() { deferred_.clear(); }
   size_t deferred() const { return deferred_.size(); }

@@ -207,6 +207,42 @@ TEST_F(PreparedTest, ADeferredStatementThatFailsLastLeavesItsSavepointUsable) {
   EXPECT_EQ(connection->prepared_statements(), 1U);  // one text, prepared once
 }
 
+// Several statements in one pipeline (a submission group's rows): the first that fails is
+// the call's error, those after it do not run, and the savepoint set before them undoes
+// the lot; a savepoint command queued after the failure poisons instead.
+TEST_F(PreparedTest, ADeferredStatementThatFailsBeforeOtherStatementsLeavesTheSavepointBeforeItUsable) {
+  auto connection = Connect();
+  ASSERT_NE(connection, nullptr);
+  ASSERT_TRUE(connection->Exec("create", "CREATE TABLE t(n BIGINT PRIMARY KEY)").ok());
+  ASSERT_TRUE(Insert(*connection, 1).ok());
+  auto tx = Transaction::BeginDeferred(*connection, "insert a group");
+  connection->Defer("savepoint", "SAVEPOINT g");
+  connection->DeferStatement("insert 2", "INSERT INTO t(n) VALUES($1)", {Param(int64_t{2})});
+  connection->DeferStatement("insert a duplicate", "INSERT INTO t(n) VALUES($1)", {Param(int64_t{1})});
+  connection->DeferStatement("insert 3", "INSERT INTO t(n) VALUES($1)", {Param(int64_t{3})});
+  auto failed = Insert(*connection, 4);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.status().code(), StatusCode::kAlreadyExists) << failed.status().ToString();
+  EXPECT_THAT(failed.status().message(), HasSubstr("insert a duplicate"));
+  connection->Defer("roll back to", "ROLLBACK TO SAVEPOINT g");
+  connection->Defer("release", "RELEASE SAVEPOINT g");
+  ASSERT_TRUE(Insert(*connection, 5).ok());
+  EXPECT_TRUE(tx.Commit().ok());
+  auto rows = connection->Exec("read", "SELECT string_agg(n::text, ',' ORDER BY n) AS ns FROM t");
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  EXPECT_EQ(*rows->Text(0, "ns"), "1,5");
+
+  auto second = Transaction::BeginDeferred(*connection, "a savepoint after the failure");
+  connection->Defer("savepoint", "SAVEPOINT g");
+  connection->DeferStatement("insert a duplicate", "INSERT INTO t(n) VALUES($1)", {Param(int64_t{1})});
+  connection->Defer("savepoint h", "SAVEPOINT h");
+  ASSERT_FALSE(Insert(*connection, 6).ok());
+  connection->Defer("roll back to", "ROLLBACK TO SAVEPOINT g");
+  auto after = Insert(*connection, 7);
+  EXPECT_THAT(after.status().message(), HasSubstr("insert a duplicate"));  // poisoned
+  EXPECT_FALSE(second.Commit().ok());
+}
+
 TEST_F(PreparedTest, ADeferredBeginThatNeverRanIsNotRolledBack) {
   auto connection = Connect();
   ASSERT_NE(connection, nullptr);

@@ -209,6 +209,19 @@ class SubmissionsInJournal : public ha::HaTest {
     return out;
   }
   std::map<std::string, PlacementTransactions> Placements() { return runtime::Placements(*setup_); }
+  // Another Store on the database (none of this leader's) stores live workloads of
+  // vision's by these names, which this store's mirror has not seen.
+  void StoreElsewhere(const std::vector<std::string>& names) {
+    Result<std::unique_ptr<pgstore::PgConnection>> other = pgstore::PgConnection::Adopt(Connect(), false, "other");
+    ASSERT_TRUE(other.ok()) << other.status().ToString();
+    Result<std::unique_ptr<store::Store>> other_store = store::Store::OpenOn(std::move(other).value());
+    ASSERT_TRUE(other_store.ok()) << other_store.status().ToString();
+    for (const std::string& name : names) {
+      WorkloadRecord theirs = Record("vision", name);
+      theirs.uid = name + "-x1";
+      ASSERT_TRUE((*other_store)->Submit(theirs, Duration::FromSeconds(1)).ok());
+    }
+  }
   int64_t CountRows(const std::string& sql) {
     Result<pg::Rows> rows = setup_->Exec("count", sql);
     EXPECT_TRUE(rows.ok()) << rows.status().ToString();
@@ -271,13 +284,7 @@ TEST_F(SubmissionsInJournal, ARowTheDatabaseRefusesIsUndoneWithItsGroupAndTheJou
   // Another store on the database (none of this leader's) stores a live "seg" of vision's
   // that this store's mirror has not seen: the group's row of that name is refused by the
   // database (the live-name index), not by numbering.
-  Result<std::unique_ptr<pgstore::PgConnection>> other = pgstore::PgConnection::Adopt(Connect(), false, "other");
-  ASSERT_TRUE(other.ok()) << other.status().ToString();
-  Result<std::unique_ptr<store::Store>> other_store = store::Store::OpenOn(std::move(other).value());
-  ASSERT_TRUE(other_store.ok()) << other_store.status().ToString();
-  WorkloadRecord theirs = Record("vision", "seg");
-  theirs.uid = "seg-x1";
-  ASSERT_TRUE((*other_store)->Submit(theirs, Duration::FromSeconds(1)).ok());
+  ASSERT_NO_FATAL_FAILURE(StoreElsewhere({"seg"}));
   const int64_t records_before = CountRows("SELECT count(*) AS n FROM gpufed_journal");
 
   Result<WorkloadRecord> refused = Submit("vision", "seg");
@@ -296,6 +303,51 @@ TEST_F(SubmissionsInJournal, ARowTheDatabaseRefusesIsUndoneWithItsGroupAndTheJou
   const auto written = Transactions();
   ASSERT_EQ(written.count(next->uid), 1u);
   EXPECT_EQ(written.at(next->uid).first, written.at(next->uid).second);
+}
+
+TEST_F(SubmissionsInJournal, RowsTheDatabaseRefusesInsideGroupsAreRefusedAloneAndTheJournalStaysHealthy) {
+  ASSERT_TRUE(Submit("vision", "first").ok());
+  // Another store holds live names this store's mirror has not seen, so the database
+  // refuses them inside groups of several rows sent at once (WriteGroupRowsAtOnce): the
+  // group is undone to its savepoint and written again one row at a time.
+  std::vector<std::string> taken;
+  for (int i = 0; i < 8; ++i) taken.push_back("taken-" + std::to_string(i));
+  ASSERT_NO_FATAL_FAILURE(StoreElsewhere(taken));
+  ASSERT_NO_FATAL_FAILURE(NoteTransactions());
+  constexpr int kThreads = 8, kEach = 10;
+  std::vector<std::vector<std::pair<std::string, Status>>> results(kThreads);
+  std::vector<std::thread> submitters;
+  submitters.reserve(kThreads);
+  for (int t = 0; t < kThreads; ++t) {
+    submitters.emplace_back([&, t] {
+      for (int i = 0; i < kEach; ++i) {
+        const std::string name =
+            i == 5 ? "taken-" + std::to_string(t) : "w" + std::to_string(t) + "-" + std::to_string(i);
+        results[t].emplace_back(name, Submit("vision", name).status());
+      }
+    });
+  }
+  for (std::thread& th : submitters) th.join();
+  int accepted = 0;
+  for (const auto& per_thread : results) {
+    for (const auto& [name, status] : per_thread) {
+      if (name.starts_with("taken-")) {
+        EXPECT_EQ(status.code(), StatusCode::kAlreadyExists) << name << ": " << status.ToString();
+      } else {
+        EXPECT_TRUE(status.ok()) << name << ": " << status.ToString();
+        ++accepted;
+      }
+    }
+  }
+  EXPECT_EQ(accepted, kThreads * (kEach - 1));
+  EXPECT_TRUE(journal_->health().ok()) << journal_->health().ToString();
+  const auto written = Transactions();
+  EXPECT_EQ(written.size(), static_cast<size_t>(accepted));
+  for (const auto& [uid, tx] : written) EXPECT_EQ(tx.first, tx.second) << uid;
+  EXPECT_EQ(CountRows("SELECT count(*) AS n FROM workloads WHERE tenant = 'vision' AND name LIKE 'taken-%'"), 8);
+  // Groups of several formed (the case this test is for).
+  const store::CommitStats::Snapshot stats = store_->commit_stats();
+  EXPECT_LT(static_cast<double>(stats.group_size.count()), stats.group_size.sum());
 }
 
 TEST_F(SubmissionsInJournal, ACounterAnotherWriterMovedFailsTheGroupAloneAndTheNextOneGoesThrough) {

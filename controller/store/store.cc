@@ -172,7 +172,7 @@ Status Store::WriteRecord(Connection& db, const WorkloadRecord& r, bool insert, 
   return Status::Ok();
 }
 
-Status Store::AddTransition(Connection& db, const Transition& t) {
+Status Store::AddTransition(Connection& db, const Transition& t, bool with_next) {
   Result<std::unique_ptr<Statement>> s = db.Prepare(
       "INSERT INTO status_history(workload, attempt, from_state, to_state, reason, at_ms) VALUES($1,$2,$3,$4,$5,$6)");
   if (!s.ok()) return s.status();
@@ -182,7 +182,7 @@ Status Store::AddTransition(Connection& db, const Transition& t) {
       .Bind(4, t.to)
       .Bind(5, BoundedUtf8(t.reason))
       .Bind(6, t.at.millis());
-  return (*s)->Run();
+  return with_next ? (*s)->RunWithNext() : (*s)->Run();
 }
 
 Result<std::optional<WorkloadRecord>> Store::GetOne(const std::string& where, const std::string& first,
@@ -224,12 +224,12 @@ Status Store::SubmitLocked(const WorkloadRecord& record, Duration at, std::vecto
 }
 
 Status Store::InsertSubmission(Connection& db, const WorkloadRecord& record, Duration at,
-                               std::vector<WorkloadRecord>* written) {
+                               std::vector<WorkloadRecord>* written, bool with_next) {
   if (record.uid.empty()) return InvalidArgument("workload " + record.name + " has no uid");
   WorkloadRecord r = record;
   r.state = WorkloadState::kPending;
   GPUFED_RETURN_IF_ERROR(WriteRecord(db, r, true, written));
-  return AddTransition(db, {r.uid, r.attempt, "", "Pending", "submitted (" + r.source + ")", at});
+  return AddTransition(db, {r.uid, r.attempt, "", "Pending", "submitted (" + r.source + ")", at}, with_next);
 }
 
 Result<std::optional<WorkloadRecord>> Store::Get(const std::string& tenant, const std::string& name) {

@@ -299,7 +299,8 @@ class Store {
   // Inserts or updates a workload row on `db` (the store's session, or the submissions'
   // for a group's rows); appends the row as stored to `written`.
   Status WriteRecord(Connection& db, const WorkloadRecord& r, bool insert, std::vector<WorkloadRecord>* written);
-  static Status AddTransition(Connection& db, const Transition& t);
+  // `with_next`: sent with the next statement (Statement::RunWithNext), its error that one's.
+  static Status AddTransition(Connection& db, const Transition& t, bool with_next = false);
   Result<std::optional<WorkloadRecord>> GetLocked(const std::string& tenant, const std::string& name) REQUIRES(mu_);
   // The writes of Submit, Update and RecordActionIntent (the first two in the caller's
   // transaction).
@@ -308,7 +309,7 @@ class Store {
   // when they were numbered (a row that appeared since, from another Store, is refused by
   // the workloads_live_name index: AlreadyExists).
   Status InsertSubmission(Connection& db, const WorkloadRecord& record, Duration at,
-                          std::vector<WorkloadRecord>* written);
+                          std::vector<WorkloadRecord>* written, bool with_next = false);
   Status UpdateLocked(Connection& db, const WorkloadRecord& record, const std::string& reason, Duration at,
                       std::vector<WorkloadRecord>* written) REQUIRES(mu_);
   Status RecordIntentLocked(Connection& db, const ActionRow& row) REQUIRES(mu_);
@@ -349,6 +350,10 @@ class Store {
   // `written`. True in `*counter_moved` when another writer took numbers. An error fails
   // every accepted submission (the caller rolls back).
   Status WriteGroupRows(Connection& db, SubmitGroup& group, std::vector<WorkloadRecord>* written, bool* counter_moved);
+  // Every accepted row of the group at once, under one savepoint (on PostgreSQL one
+  // round trip, not one per submission); true when all were written. False, with nothing
+  // of them left, when one was refused: WriteGroupRows then writes them one by one.
+  bool WriteGroupRowsAtOnce(Connection& db, SubmitGroup& group, std::vector<WorkloadRecord>* written);
   // uid_counter_ from the meta row, once (read on the store's session).
   Status LoadUidCounterLocked() REQUIRES(mu_);
   // Brings the mirror up to date with the groups committed since it was last read: forgets

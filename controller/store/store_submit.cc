@@ -344,6 +344,7 @@ Status Store::WriteGroupRows(Connection& db, SubmitGroup& group, std::vector<Wor
   // The loop's waiting writes (store_deferred.cc) do not ride along: a submission would
   // wait for up to 256 decision rows to be written, and fail if one of them did. The
   // loop's own next commit carries them.
+  if (WriteGroupRowsAtOnce(db, group, written)) return Status::Ok();
   for (QueuedSubmit* q : group.members) {
     if (!q->result.ok()) continue;
     // A savepoint per submission: one that cannot be written is undone alone.
@@ -362,6 +363,38 @@ Status Store::WriteGroupRows(Connection& db, SubmitGroup& group, std::vector<Wor
     }
   }
   return Status::Ok();
+}
+
+bool Store::WriteGroupRowsAtOnce(Connection& db, SubmitGroup& group, std::vector<WorkloadRecord>* written) {
+  std::vector<QueuedSubmit*> accepted;
+  for (QueuedSubmit* q : group.members) {
+    if (q->result.ok()) accepted.push_back(q);
+  }
+  // One row gains nothing; its own savepoint below costs the same.
+  if (accepted.size() < 2) return false;
+  // Each row's statements are sent with the next (a pipeline on PostgreSQL), the last one
+  // waiting for them all. A row the database refuses (another Store's live name) fails the
+  // lot, which is undone to this savepoint: none of the group's rows stays, and the caller
+  // writes them again one savepoint each, so that the refusal is that submission's alone.
+  if (!db.Exec("SAVEPOINT submit_group").ok()) return false;
+  const size_t written_before = written->size();
+  Status s;
+  for (size_t i = 0; i < accepted.size() && s.ok(); ++i) {
+    s = InsertSubmission(db, *accepted[i]->result, accepted[i]->at, written, /*with_next=*/i + 1 < accepted.size());
+  }
+  if (s.ok()) s = db.Exec("RELEASE SAVEPOINT submit_group");
+  if (s.ok()) {
+    for (QueuedSubmit* q : accepted) q->written = true;
+    return true;
+  }
+  written->resize(written_before);
+  // A row refused before it was sent (its text) leaves the rows before it queued: sent
+  // now, so that the ROLLBACK TO below follows statements alone and undoes them (a
+  // savepoint command queued behind a failing statement would poison the transaction).
+  if (Result<std::unique_ptr<Statement>> flush = db.Prepare("SELECT 1"); flush.ok()) (void)(*flush)->Step();
+  // Undone here or, when even that fails, by the caller's failure at its next savepoint.
+  if (db.Exec("ROLLBACK TO SAVEPOINT submit_group").ok()) (void)db.Exec("RELEASE SAVEPOINT submit_group");
+  return false;
 }
 
 }  // namespace gpufed::store
