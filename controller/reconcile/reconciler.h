@@ -200,8 +200,12 @@ class Reconciler {
   // row (DecisionRowOf), `intents` and `updates`. One commit where the log carries store
   // writes (the journal in PostgreSQL, issue 38); else the journal's commit, then the
   // store's (the decision rows wait for it when there is nothing else to commit).
+  // `signatures` (PassWrites'), when given, are remembered in last_decision_ as soon as
+  // the journal holds the decisions, whatever the store's commit after it does: a
+  // decision the journal holds is not journalled again by the next pass.
   Status CommitDecisions(const std::vector<LoggedDecision>& decisions, const std::vector<store::ActionRow>& intents,
-                         const std::vector<store::Store::WorkloadUpdate>& updates);
+                         const std::vector<store::Store::WorkloadUpdate>& updates,
+                         std::vector<std::pair<std::string, std::string>>* signatures = nullptr);
   void ApplyPlacements(PassWrites& writes, PassStats& stats);
   Status FlushWrites(PassWrites& writes, PassStats& stats);
   // A placement that preempts: its victims are stopped after its decision is journalled

@@ -18,11 +18,21 @@ bool Acts(const LoggedDecision& d) {
 
 Status Reconciler::CommitDecisions(const std::vector<LoggedDecision>& decisions,
                                    const std::vector<store::ActionRow>& intents,
-                                   const std::vector<store::Store::WorkloadUpdate>& updates) {
+                                   const std::vector<store::Store::WorkloadUpdate>& updates,
+                                   std::vector<std::pair<std::string, std::string>>* signatures) {
   const Duration now = clock_->Now();
-  if (decisions.empty()) return store_->RecordIntentsAndUpdates(intents, updates, now);
+  auto journalled = [&] {
+    if (signatures == nullptr) return;
+    for (auto& [uid, sig] : *signatures) last_decision_[uid] = std::move(sig);
+    signatures->clear();
+  };
+  if (decisions.empty()) {
+    journalled();
+    return store_->RecordIntentsAndUpdates(intents, updates, now);
+  }
   if (intents.empty() || !log_->carries_store_writes()) {
     GPUFED_RETURN_IF_ERROR(log_->RecordAll(decisions));
+    journalled();
     // The log holds the decisions durably; their rows may wait for the store's next commit.
     for (const LoggedDecision& d : decisions) store_->RecordDecisionLater(DecisionRowOf(*d.decision, d.ctx));
     return store_->RecordIntentsAndUpdates(intents, updates, now);
@@ -47,6 +57,7 @@ Status Reconciler::CommitDecisions(const std::vector<LoggedDecision>& decisions,
   GPUFED_RETURN_IF_ERROR(store_->RecordIntentsAndUpdatesWith(
       [&](const store::RidingWrites& writes) { return log_->RecordAllWith(decisions, writes); }, acting_rows, intents,
       acting_updates, now));
+  journalled();
   for (const LoggedDecision& d : decisions) {
     if (!Acts(d)) store_->RecordDecisionLater(DecisionRowOf(*d.decision, d.ctx));
   }

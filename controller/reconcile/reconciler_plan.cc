@@ -410,8 +410,7 @@ Status Reconciler::AddPlacement(const placement::Decision& d, WorkloadRecord& r,
 }
 
 Status Reconciler::JournalWrites(PassWrites& writes) {
-  GPUFED_RETURN_IF_ERROR(CommitDecisions(writes.decisions, {}, {}));
-  for (auto& [uid, sig] : writes.signatures) last_decision_[uid] = std::move(sig);
+  GPUFED_RETURN_IF_ERROR(CommitDecisions(writes.decisions, {}, {}, &writes.signatures));
   writes.decisions.clear();
   writes.signatures.clear();
   return Status::Ok();
@@ -420,8 +419,7 @@ Status Reconciler::JournalWrites(PassWrites& writes) {
 Status Reconciler::JournalAndCommitWrites(PassWrites& writes) {
   // The intents and the Placed states commit with the decisions, or after them, and
   // before any connector is called.
-  GPUFED_RETURN_IF_ERROR(CommitDecisions(writes.decisions, writes.intents, writes.updates));
-  for (auto& [uid, sig] : writes.signatures) last_decision_[uid] = std::move(sig);
+  GPUFED_RETURN_IF_ERROR(CommitDecisions(writes.decisions, writes.intents, writes.updates, &writes.signatures));
   writes.decisions.clear();
   writes.signatures.clear();
   writes.intents.clear();
