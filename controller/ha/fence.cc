@@ -1,13 +1,13 @@
 #include "controller/ha/fence.h"
 
-#include "controller/ha/lease.h"
-
 namespace gpufed::ha {
 namespace {
 
 constexpr std::string_view kFencedPrefix = "fenced: ";
-
-Status Fenced(const std::string& detail) { return FailedPrecondition(std::string(kFencedPrefix) + detail); }
+constexpr std::string_view kCheckPurpose = "check the fence";
+// The function raises SQLSTATE GF001 with a message starting "fenced: " (lease.cc), which
+// pg::StatusFromServerError turns into FailedPrecondition with that message kept.
+constexpr std::string_view kCheckFenceSql = "SELECT gpufed_check_fence($1, $2, $3)";
 
 }  // namespace
 
@@ -16,25 +16,14 @@ Status CheckFence(pg::Transaction& tx, const FenceToken& token) {
 }
 
 Status CheckFenceInTransaction(pg::Connection& connection, const FenceToken& token) {
-  auto held = connection.Exec("check the fence",
-                              "SELECT epoch FROM gpufed_lease"
-                              " WHERE name = $1 AND holder = $2 AND epoch = $3 AND expires_at > clock_timestamp()"
-                              " FOR SHARE",
-                              {token.lease_name, token.holder, token.epoch});
-  if (!held.ok()) return held.status();
-  if (!held->empty()) return Status::Ok();
-  // Refused: say who holds it now (a plain read; the transaction is rolled back anyway).
-  const std::string lost = "epoch " + std::to_string(token.epoch) + " is no longer the lease's";
-  auto current = ReadLease(connection, token.lease_name);
-  if (!current.ok()) return Fenced(lost + " (reading the lease failed: " + current.status().message() + ")");
-  if (!current->has_value()) return Fenced(lost + ": lease " + token.lease_name + " does not exist");
-  const LeaseRecord& now = **current;
-  if (now.holder == token.holder && now.epoch == token.epoch) {
-    return Fenced("epoch " + std::to_string(token.epoch) +
-                  "'s lease expired by the database's clock and was not renewed");
-  }
-  return Fenced(lost + ", now held by " + now.holder + " epoch " + std::to_string(now.epoch) +
-                (now.expired ? " (expired)" : ""));
+  auto held = connection.Exec(kCheckPurpose, kCheckFenceSql, {token.lease_name, token.holder, token.epoch});
+  return held.ok() ? Status::Ok() : held.status();
+}
+
+Status DeferFenceCheck(pg::Transaction& tx, const FenceToken& token) {
+  tx.connection().DeferStatement(std::string(kCheckPurpose), std::string(kCheckFenceSql),
+                                 {pg::Param(token.lease_name), pg::Param(token.holder), pg::Param(token.epoch)});
+  return Status::Ok();
 }
 
 bool IsFenced(const Status& status) {

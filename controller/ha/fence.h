@@ -30,11 +30,20 @@ struct FenceToken {
 };
 
 // Locks the lease row FOR SHARE inside `tx` if it still names `token`'s holder and epoch
-// and has not expired by the database's clock. FailedPrecondition starting "fenced: "
-// otherwise, naming who holds the lease now ("fenced: epoch 3 is no longer the lease's,
-// now held by replica-b epoch 4"); the caller's transaction must then roll back (the
-// Transaction's destructor does) and the replica stop acting as leader.
+// and has not expired by the database's clock (the function gpufed_check_fence, the `ha`
+// component's migration 3). FailedPrecondition otherwise, naming who holds the lease now
+// ("check the fence: fenced: epoch 3 is no longer the lease's, now held by replica-b
+// epoch 4 (SQLSTATE GF001)"; IsFenced is true for it); the caller's transaction must then
+// roll back (the Transaction's destructor does) and the replica stop acting as leader.
 Status CheckFence(pg::Transaction& tx, const FenceToken& token);
+
+// The same check, sent with the transaction's next statement, or its COMMIT, in one
+// round trip (pg::Connection::DeferStatement). It returns OK at once; when the fence does
+// not hold, that next call fails with CheckFence's refusal, and neither it nor anything
+// after it runs, so nothing of the transaction commits. For writers whose every
+// transaction ends in a COMMIT they check (the journal, the store, snapshots, read views);
+// a caller that must know before it does anything else uses CheckFence.
+Status DeferFenceCheck(pg::Transaction& tx, const FenceToken& token);
 
 // CheckFence for a caller that began the transaction on `connection` itself (a storage
 // that owns its BEGIN and COMMIT, as the journal's table does). Without an open

@@ -45,7 +45,7 @@ TEST_F(FenceTest, ADeposedLeadersWriteFailsAndWritesNothing) {
     return InsertWrite(tx, "from-the-deposed");
   });
   ASSERT_TRUE(IsFenced(refused)) << refused.ToString();
-  EXPECT_EQ(refused.message(), "fenced: epoch 1 is no longer the lease's, now held by replica-b epoch 2");
+  EXPECT_THAT(refused.message(), HasSubstr("fenced: epoch 1 is no longer the lease's, now held by replica-b epoch 2"));
   EXPECT_FALSE(write_ran);
   EXPECT_EQ(Count(*setup_, "from-the-deposed"), 0);
 }
@@ -116,6 +116,53 @@ TEST_F(FenceTest, ATakeoverWaitsForAnInFlightFencedWrite) {
                            [](pg::Transaction& tx) { return InsertWrite(tx, "after"); });
   EXPECT_TRUE(IsFenced(after)) << after.ToString();
   EXPECT_EQ(Count(*setup_, "after"), 0);
+}
+
+// The deferred check costs no round trip of its own: it goes with the transaction's first
+// statement, and a deposed epoch's refusal fails that statement, which does not run.
+TEST_F(FenceTest, ADeferredCheckRidesWithTheFirstStatementAndRefusesIt) {
+  ASSERT_TRUE(TryAcquireOrRenew(*setup_, kLease, "replica-a", 0, kLong).ok());
+  auto leader = Connect();
+  ASSERT_NE(leader, nullptr);
+  {
+    pg::Transaction tx = pg::Transaction::BeginDeferred(*leader, "a write");
+    const uint64_t before = leader->round_trips();
+    ASSERT_TRUE(DeferFenceCheck(tx, TokenOf("replica-a", 1)).ok());
+    ASSERT_TRUE(InsertWrite(tx, "held").ok());
+    EXPECT_EQ(leader->round_trips(), before + 1) << "BEGIN, the fence and the INSERT in one exchange";
+    ASSERT_TRUE(tx.Commit().ok());
+  }
+  EXPECT_EQ(Count(*setup_, "held"), 1);
+
+  // Another epoch takes over: the deferred check now refuses, naming the new holder.
+  ASSERT_TRUE(ReleaseLease(*setup_, kLease, "replica-a", 1).ok());
+  auto taken = TryAcquireOrRenew(*setup_, kLease, "replica-b", 0, kLong);
+  ASSERT_TRUE(taken.ok() && taken->held);
+  {
+    pg::Transaction tx = pg::Transaction::BeginDeferred(*leader, "a deposed write");
+    ASSERT_TRUE(DeferFenceCheck(tx, TokenOf("replica-a", 1)).ok());
+    Status refused = InsertWrite(tx, "deposed");
+    ASSERT_TRUE(IsFenced(refused)) << refused.ToString();
+    EXPECT_THAT(refused.message(), HasSubstr("fenced: epoch 1 is no longer the lease's, now held by replica-b epoch 2"));
+    EXPECT_FALSE(tx.Commit().ok());
+  }
+  EXPECT_EQ(Count(*setup_, "deposed"), 0);
+  // The session is usable again once the refused transaction has ended.
+  EXPECT_TRUE(leader->Exec("a read after the refusal", "SELECT 1").ok());
+}
+
+// With nothing but the COMMIT after it, the refusal fails the COMMIT: nothing commits.
+TEST_F(FenceTest, ADeferredCheckRefusesACommitWithNothingBeforeIt) {
+  ASSERT_TRUE(TryAcquireOrRenew(*setup_, kLease, "replica-a", 0, kShort).ok());
+  ASSERT_TRUE(PollUntil([&] { return LeaseExpired(); }));
+  auto leader = Connect();
+  ASSERT_NE(leader, nullptr);
+  pg::Transaction tx = pg::Transaction::BeginDeferred(*leader, "take a role");
+  ASSERT_TRUE(DeferFenceCheck(tx, TokenOf("replica-a", 1)).ok());
+  Status refused = tx.Commit();
+  ASSERT_TRUE(IsFenced(refused)) << refused.ToString();
+  EXPECT_THAT(refused.message(), HasSubstr("expired by the database's clock"));
+  EXPECT_FALSE(leader->InTransaction());
 }
 
 // A refusal that a caller wrapped in its own context is still one (a replica's App::Open

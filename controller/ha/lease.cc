@@ -16,6 +16,32 @@ constexpr pg::Migration kLeaseMigrations[] = {
      " name text PRIMARY KEY,"
      " api_url text NOT NULL,"
      " announced_at timestamptz NOT NULL)"},
+    // The fence as one statement that fails when it does not hold (fence.h): so it can be
+    // sent with the statement after it, in one round trip, and stop the transaction there.
+    // The row lock taken by PERFORM ... FOR SHARE lasts until the transaction ends, as a
+    // plain SELECT's does. The refusal names who holds the lease now.
+    {3, "the fence as a function that refuses (fence.h)",
+     "CREATE FUNCTION gpufed_check_fence(lease_name text, lease_holder text, lease_epoch bigint)"
+     " RETURNS void LANGUAGE plpgsql AS $fence$\n"
+     "DECLARE now_held record;\n"
+     "BEGIN\n"
+     "  PERFORM 1 FROM gpufed_lease WHERE name = lease_name AND holder = lease_holder"
+     " AND epoch = lease_epoch AND expires_at > clock_timestamp() FOR SHARE;\n"
+     "  IF FOUND THEN RETURN; END IF;\n"
+     "  SELECT holder, epoch, expires_at <= clock_timestamp() AS expired INTO now_held"
+     " FROM gpufed_lease WHERE name = lease_name;\n"
+     "  IF NOT FOUND THEN\n"
+     "    RAISE EXCEPTION 'fenced: epoch % is no longer the lease''s: lease % does not exist',"
+     " lease_epoch, lease_name USING ERRCODE = 'GF001';\n"
+     "  ELSIF now_held.holder = lease_holder AND now_held.epoch = lease_epoch THEN\n"
+     "    RAISE EXCEPTION 'fenced: epoch %''s lease expired by the database''s clock and was not renewed',"
+     " lease_epoch USING ERRCODE = 'GF001';\n"
+     "  END IF;\n"
+     "  RAISE EXCEPTION USING ERRCODE = 'GF001', MESSAGE = format("
+     "'fenced: epoch %s is no longer the lease''s, now held by %s epoch %s%s', lease_epoch, now_held.holder,"
+     " now_held.epoch, CASE WHEN now_held.expired THEN ' (expired)' ELSE '' END);\n"
+     "END\n"
+     "$fence$"},
 };
 
 // The columns every lease statement returns, the times as Unix microseconds.

@@ -194,6 +194,10 @@ Result<Rows> Connection::Run(const Statement& statement, bool retried) {
                                           "DEALLOCATE); the transaction was aborted, redo it");
 }
 
+bool Connection::HasDeferredStatement() const {
+  return std::any_of(deferred_.begin(), deferred_.end(), [](const Deferred& d) { return d.statement; });
+}
+
 Result<Rows> Connection::RunPipeline(const Statement& statement, const std::string* cached_name,
                                      const std::string& new_name) {
   const std::vector<Deferred> deferred = std::move(deferred_);

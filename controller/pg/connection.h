@@ -113,6 +113,8 @@ class Connection {
   void DeferStatement(std::string purpose, std::string sql, std::vector<Param> params);
   void DropDeferred() { deferred_.clear(); }
   size_t deferred() const { return deferred_.size(); }
+  // Whether a DeferStatement write waits to be sent (its outcome still unknown).
+  bool HasDeferredStatement() const;
 
   // Runs a script of constant SQL, several statements separated by ';' (migrations), with
   // no parameters (the simple query protocol: nothing in it may come from input). The

@@ -11,6 +11,8 @@
 //   42501 insufficient_privilege                                -> kPermissionDenied
 //   53xxx insufficient resources                                -> kResourceExhausted
 //   22xxx data exceptions                                       -> kInvalidArgument
+//   GFxxx gpufed's own refusals, raised by its server-side
+//         functions (controller/ha's fence)                    -> kFailedPrecondition
 //   anything else (42xxx syntax or undefined objects, XX000...) -> kInternal (a bug here)
 #include <string>
 #include <string_view>

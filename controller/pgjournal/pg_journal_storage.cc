@@ -188,13 +188,13 @@ Status PgJournalStorage::AppendCommitWith(std::string_view lines, uint64_t first
   hashes.push_back('}');
   const uint64_t count = seq - first_seq;
 
-  Result<pg::Transaction> tx = pg::Transaction::Begin(*connection_, "append to the journal");
-  if (!tx.ok()) return tx.status();
-  if (options_.fence) GPUFED_RETURN_IF_ERROR(options_.fence(*tx));
-  // One round trip for the whole commit: the lines as one text split on '\n' (a record
-  // line holds none), the other columns as arrays in text form.
+  // BEGIN and the fence (when it defers its check) go with the INSERT: one round trip for
+  // all three, the lines as one text split on '\n' (a record line holds none), the other
+  // columns as arrays in text form.
+  pg::Transaction tx = pg::Transaction::BeginDeferred(*connection_, "append to the journal");
+  if (options_.fence) GPUFED_RETURN_IF_ERROR(options_.fence(tx));
   Result<pg::Rows> inserted =
-      tx->Exec("append to the journal",
+      tx.Exec("append to the journal",
                "INSERT INTO gpufed_journal (seq, time_micros, kind, hash, line) "
                "SELECT $1::bigint + r.n - 1, r.t, r.k, r.h, r.l "
                "FROM unnest($2::bigint[], $3::text[], $4::text[], string_to_array($5::text, E'\\n')) "
@@ -206,26 +206,32 @@ Status PgJournalStorage::AppendCommitWith(std::string_view lines, uint64_t first
                                              " rows of " + std::to_string(count));
   }
   for (audit::RidingWork* work : riding) {
-    // The SAVEPOINT rides with the work's first statement (pg::Connection::Defer). The
-    // RELEASE is sent and answered before the next work: a write the work deferred fails
-    // there at the latest, so its error is the work's own and undone alone, never the
-    // COMMIT's. One round trip per work, against the WAL flush it saves.
+    // The SAVEPOINT rides with the work's first statement (pg::Connection::Defer). When
+    // the work left a write unanswered, the RELEASE is sent and answered before the next
+    // work: that write fails there at the latest, so its error is the work's own and
+    // undone alone, never the COMMIT's.
     connection_->Defer("begin work riding with the journal's commit", "SAVEPOINT gpufed_riding");
-    PgCommitScope scope(*tx);
+    PgCommitScope scope(tx);
     work->result = work->run(scope);
+    if (work->result.ok() && !connection_->HasDeferredStatement()) {
+      // Every write of the work has been answered, so its RELEASE cannot fail but for
+      // the session's loss: it goes with the next work's first statement or the COMMIT.
+      connection_->Defer("keep the work riding with the journal's commit", "RELEASE SAVEPOINT gpufed_riding");
+      continue;
+    }
     if (work->result.ok()) {
       Result<pg::Rows> kept =
-          tx->Exec("keep the work riding with the journal's commit", "RELEASE SAVEPOINT gpufed_riding");
+          tx.Exec("keep the work riding with the journal's commit", "RELEASE SAVEPOINT gpufed_riding");
       if (kept.ok()) continue;
       work->result = kept.status();
     }
     // Undone alone; a transaction that cannot be brought back to the savepoint commits
     // nothing (the records neither).
     connection_->Defer("undo the work riding with the journal's commit", "ROLLBACK TO SAVEPOINT gpufed_riding");
-    Result<pg::Rows> undone = tx->Exec("end the undone work's savepoint", "RELEASE SAVEPOINT gpufed_riding");
+    Result<pg::Rows> undone = tx.Exec("end the undone work's savepoint", "RELEASE SAVEPOINT gpufed_riding");
     if (!undone.ok()) return undone.status();
   }
-  GPUFED_RETURN_IF_ERROR(tx->Commit());
+  GPUFED_RETURN_IF_ERROR(tx.Commit());
   head_seq_ = seq - 1;
   head_hash_ = std::move(prev);
   return Status::Ok();

@@ -20,10 +20,11 @@ namespace gpufed::pgjournal {
 struct PgJournalStorageOptions {
   // Run inside every write transaction right after BEGIN, before the INSERT, and in
   // Recover (taking the writer role is the fence passing). A failing fence fails the
-  // call with its status and nothing is written. The runtime passes ha::CheckFence with
-  // the leader's FenceToken:
-  //   [token](pg::Transaction& tx) { return ha::CheckFence(tx, token); }
-  // It gets the transaction, not the bare connection, because CheckFence locks the lease
+  // call with its status and nothing is written. The runtime passes ha::DeferFenceCheck
+  // with the leader's FenceToken, which sends the check with the INSERT (one round trip;
+  // a refusal fails the INSERT, or the COMMIT, with the fence's status):
+  //   [token](pg::Transaction& tx) { return ha::DeferFenceCheck(tx, token); }
+  // It gets the transaction, not the bare connection, because the check locks the lease
   // row FOR SHARE inside the caller's transaction until it commits.
   // Empty: the writer role is a session advisory lock instead (one writer per database;
   // a lock a paused process keeps would block a failover, so HA passes a fence).

@@ -55,19 +55,19 @@ Status PgSnapshotStore::Sync() {
   }
   addresses.push_back('}');
   objects.push_back('}');
-  Result<pg::Transaction> tx = pg::Transaction::Begin(*connection_, "store the pass's snapshots");
-  if (!tx.ok()) return tx.status();
-  if (options_.fence) GPUFED_RETURN_IF_ERROR(options_.fence(*tx));
+  // BEGIN and the fence (when it defers its check) go with the INSERT, in one round trip.
+  pg::Transaction tx = pg::Transaction::BeginDeferred(*connection_, "store the pass's snapshots");
+  if (options_.fence) GPUFED_RETURN_IF_ERROR(options_.fence(tx));
   // The objects are canonical JSON, ASCII only (audit/canonical_json.h): the same bytes
   // in every database encoding. The table's CHECK compares them with their address.
   Result<pg::Rows> inserted =
-      tx->Exec("store the pass's snapshots",
+      tx.Exec("store the pass's snapshots",
                "INSERT INTO gpufed_snapshots (address, bytes) "
                "SELECT r.a, convert_to(r.o, 'UTF8') FROM unnest($1::text[], $2::text[]) AS r(a, o) "
                "ON CONFLICT (address) DO NOTHING",
                {addresses, objects});
   if (!inserted.ok()) return inserted.status();
-  GPUFED_RETURN_IF_ERROR(tx->Commit());
+  GPUFED_RETURN_IF_ERROR(tx.Commit());
   for (const auto& object : pending_) Remember(object.first);
   pending_.clear();
   pending_hex_.clear();

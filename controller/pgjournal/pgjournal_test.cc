@@ -224,6 +224,47 @@ TEST_F(PgJournal, OfTwoWritersTheDeposedOnesFenceFailsAndTheNewLeaderGoesOn) {
   EXPECT_EQ(RowCount(), rows + 2);
 }
 
+// BEGIN, a deferred fence and the INSERT go in one exchange; the work riding with the
+// records shares the next, and its RELEASE goes with the COMMIT. After a takeover the fence
+// refuses the INSERT: neither the records nor the work are stored.
+TEST_F(PgJournal, ACommitWithItsFenceAndRidingWorkIsThreeRoundTrips) {
+  auto setup = Connect();
+  testing::CreateTestLease(*setup);
+  ASSERT_TRUE(setup->Exec("work", "CREATE TABLE rider (n int NOT NULL)").ok());
+  auto connection = Connect();
+  const pg::Connection* wire = connection.get();
+  auto journal = Open(std::move(connection), {.fence = testing::TestDeferredFence(1)});
+  ASSERT_NE(journal, nullptr);
+  ASSERT_TRUE(journal->carries_work());
+  auto rider = [](int n) {
+    return audit::RidingWork{[n](audit::CommitScope& scope) {
+      auto& tx = dynamic_cast<PgCommitScope&>(scope).transaction();
+      auto inserted = tx.Exec("ride", "INSERT INTO rider VALUES ($1)", {n});
+      return inserted.ok() ? Status::Ok() : inserted.status();
+    }};
+  };
+  const AuditRecord records[] = {Record(1), Record(2)};
+  audit::RidingWork work = rider(1);
+  uint64_t before = wire->round_trips();
+  ASSERT_TRUE(journal->AppendBatch(records, nullptr, &work).ok());
+  EXPECT_TRUE(work.result.ok()) << work.result.ToString();
+  EXPECT_EQ(wire->round_trips() - before, 3U);
+  before = wire->round_trips();
+  ASSERT_TRUE(journal->Append(Record(3)).ok());
+  EXPECT_EQ(wire->round_trips() - before, 2U) << "BEGIN, the fence and the INSERT; then COMMIT";
+  const int64_t rows = RowCount();
+
+  testing::TakeOverTestLease(*setup);
+  audit::RidingWork refused_work = rider(2);
+  EXPECT_FALSE(journal->AppendBatch(records, nullptr, &refused_work).ok());
+  EXPECT_FALSE(refused_work.result.ok());
+  EXPECT_EQ(RowCount(), rows);
+  auto ridden = setup->Exec("count", "SELECT count(*) AS n, min(n) AS first FROM rider");
+  ASSERT_TRUE(ridden.ok()) << ridden.status().ToString();
+  EXPECT_EQ(*ridden->Int64(0, "n"), 1);
+  EXPECT_EQ(*ridden->Int64(0, "first"), 1);
+}
+
 TEST_F(PgJournal, ASignedJournalEndToEndExportsToAFileJournalThatVerifies) {
   uint64_t head = 0;
   for (int run = 0; run < 2; ++run) {

@@ -33,4 +33,14 @@ inline std::function<Status(pg::Transaction&)> TestFence(int64_t epoch) {
   };
 }
 
+// The same fence sent with the transaction's next statement, as ha::DeferFenceCheck sends
+// it: once the lease moved on, that statement fails (a division by zero) and does not run.
+inline std::function<Status(pg::Transaction&)> TestDeferredFence(int64_t epoch) {
+  return [epoch](pg::Transaction& tx) -> Status {
+    tx.connection().DeferStatement("check the fence", "SELECT 1 / (epoch = $1)::int AS held FROM test_lease FOR SHARE",
+                                   {pg::Param(epoch)});
+    return Status::Ok();
+  };
+}
+
 }  // namespace gpufed::pgjournal::testing

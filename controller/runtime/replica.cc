@@ -223,7 +223,9 @@ std::optional<int> Replica::Lead(const ha::FenceToken& token, RunSignals* signal
   shared.uri = options_.store_uri;
   shared.epoch = token.epoch;
   shared.replica = options_.name;
-  shared.fence = [token](pg::Transaction& tx) { return ha::CheckFence(tx, token); };
+  // Sent with each write transaction's first statement (one round trip for both): every
+  // user of it ends its transaction in a COMMIT it checks, which the refusal fails.
+  shared.fence = [token](pg::Transaction& tx) { return ha::DeferFenceCheck(tx, token); };
   shared.still_leading = [this, token]() -> Status {
     std::optional<ha::FenceToken> now = elector_->Token();
     if (now && now->epoch == token.epoch) return Status::Ok();

@@ -61,11 +61,11 @@ Status ViewPublisher::PublishViews(const reconcile::ReadViews& views) {
     if (!opened.ok()) return opened.status();
     connection_ = std::move(opened).value();
   }
-  Result<pg::Transaction> tx = pg::Transaction::Begin(*connection_, "publish the read views");
-  if (!tx.ok()) return tx.status();
-  if (options_.fence) GPUFED_RETURN_IF_ERROR(options_.fence(*tx));
-  GPUFED_RETURN_IF_ERROR(WriteViews(*tx, options_.term, options_.replica, views.now, rows));
-  return tx->Commit();
+  // BEGIN and the fence (when it defers its check) go with the first write.
+  pg::Transaction tx = pg::Transaction::BeginDeferred(*connection_, "publish the read views");
+  if (options_.fence) GPUFED_RETURN_IF_ERROR(options_.fence(tx));
+  GPUFED_RETURN_IF_ERROR(WriteViews(tx, options_.term, options_.replica, views.now, rows));
+  return tx.Commit();
 }
 
 }  // namespace gpufed::runtime

@@ -346,14 +346,18 @@ class Store {
   void CommitSubmits(SubmitGroup& group, const Status& journalled) EXCLUDES(mu_, submit_mu_, numbering_mu_);
   // The transaction of CommitSubmits on `db`: WriteGroupRows, then COMMIT.
   void WriteGroup(Connection& db, SubmitGroup& group, std::vector<WorkloadRecord>* written, bool* counter_moved);
-  // Inside an open transaction: the counter, then each accepted row; the rows it wrote in
+  // Inside an open transaction: each accepted row and the counter; the rows it wrote in
   // `written`. True in `*counter_moved` when another writer took numbers. An error fails
   // every accepted submission (the caller rolls back).
   Status WriteGroupRows(Connection& db, SubmitGroup& group, std::vector<WorkloadRecord>* written, bool* counter_moved);
-  // Every accepted row of the group at once, under one savepoint (on PostgreSQL one
-  // round trip, not one per submission); true when all were written. False, with nothing
-  // of them left, when one was refused: WriteGroupRows then writes them one by one.
+  // Every accepted row of the group and then the counter, under one savepoint (on
+  // PostgreSQL one round trip, not one per submission); true when all were written.
+  // False, with nothing of them left, when a row was refused or the counter had moved:
+  // WriteGroupRows then writes the counter and the rows one by one.
   bool WriteGroupRowsAtOnce(Connection& db, SubmitGroup& group, std::vector<WorkloadRecord>* written);
+  // Moves the uid counter past the group's numbers when no other writer did: false when
+  // one had.
+  static Result<bool> TakeUidNumbers(Connection& db, const SubmitGroup& group);
   // uid_counter_ from the meta row, once (read on the store's session).
   Status LoadUidCounterLocked() REQUIRES(mu_);
   // Brings the mirror up to date with the groups committed since it was last read: forgets

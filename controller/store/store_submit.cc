@@ -319,32 +319,21 @@ Status Store::WriteGroupRows(Connection& db, SubmitGroup& group, std::vector<Wor
     }
     return s;
   };
-  // The counter first, compared and set: it moves to the group's last number only while
-  // the database's is not past the group's first (a failed earlier commit leaves it lower,
-  // and those numbers are skipped). Another Store on the same database (PostgreSQL) that
-  // committed numbers since this one read the counter has moved it past: this group's
-  // numbers may be the other's, so nothing of it is written, its submissions fail Aborted
-  // (submit again) and the counter is read again. Committed ranges are thus disjoint and
-  // the counter never goes back, so no number is given twice. The statement comes first so
-  // that a refused group writes nothing, and on PostgreSQL it holds the row's lock: a
-  // second Store's group waits, then sees the committed value.
-  Result<std::unique_ptr<Statement>> counter = db.Prepare(
-      "INSERT INTO meta(key, value) VALUES('uid_counter', $1) ON CONFLICT(key) DO UPDATE SET "
-      "value=excluded.value WHERE CAST(meta.value AS BIGINT) <= $2");
-  if (!counter.ok()) return fail_accepted(counter.status());
-  if (Status s = (*counter)->Bind(1, std::to_string(group.last_uid)).Bind(2, group.first_uid).Run(); !s.ok()) {
-    return fail_accepted(s);
-  }
-  if ((*counter)->RowsChanged() == 0) {
+  // The loop's waiting writes (store_deferred.cc) do not ride along: a submission would
+  // wait for up to 256 decision rows to be written, and fail if one of them did. The
+  // loop's own next commit carries them.
+  if (WriteGroupRowsAtOnce(db, group, written)) return Status::Ok();
+  // One by one: the counter first, so that a refused group writes nothing, and on
+  // PostgreSQL it holds the row's lock: a second Store's group waits, then sees the
+  // committed value.
+  Result<bool> took = TakeUidNumbers(db, group);
+  if (!took.ok()) return fail_accepted(took.status());
+  if (!*took) {
     *counter_moved = true;
     return fail_accepted(Status(StatusCode::kAborted,
                                 "store: another writer took uid numbers since this store read the counter; the "
                                 "submission was not stored, submit it again"));
   }
-  // The loop's waiting writes (store_deferred.cc) do not ride along: a submission would
-  // wait for up to 256 decision rows to be written, and fail if one of them did. The
-  // loop's own next commit carries them.
-  if (WriteGroupRowsAtOnce(db, group, written)) return Status::Ok();
   for (QueuedSubmit* q : group.members) {
     if (!q->result.ok()) continue;
     // A savepoint per submission: one that cannot be written is undone alone.
@@ -365,22 +354,45 @@ Status Store::WriteGroupRows(Connection& db, SubmitGroup& group, std::vector<Wor
   return Status::Ok();
 }
 
+Result<bool> Store::TakeUidNumbers(Connection& db, const SubmitGroup& group) {
+  // Compared and set: the counter moves to the group's last number only while the
+  // database's is not past the group's first (a failed earlier commit leaves it lower,
+  // and those numbers are skipped). Another Store on the same database (PostgreSQL) that
+  // committed numbers since this one read the counter has moved it past: this group's
+  // numbers may be the other's, so nothing of it is written, its submissions fail Aborted
+  // (submit again) and the counter is read again. Committed ranges are thus disjoint and
+  // the counter never goes back, so no number is given twice.
+  Result<std::unique_ptr<Statement>> counter = db.Prepare(
+      "INSERT INTO meta(key, value) VALUES('uid_counter', $1) ON CONFLICT(key) DO UPDATE SET "
+      "value=excluded.value WHERE CAST(meta.value AS BIGINT) <= $2");
+  if (!counter.ok()) return counter.status();
+  if (Status s = (*counter)->Bind(1, std::to_string(group.last_uid)).Bind(2, group.first_uid).Run(); !s.ok()) {
+    return s;
+  }
+  return (*counter)->RowsChanged() > 0;
+}
+
 bool Store::WriteGroupRowsAtOnce(Connection& db, SubmitGroup& group, std::vector<WorkloadRecord>* written) {
   std::vector<QueuedSubmit*> accepted;
   for (QueuedSubmit* q : group.members) {
     if (q->result.ok()) accepted.push_back(q);
   }
-  // One row gains nothing; its own savepoint below costs the same.
-  if (accepted.size() < 2) return false;
-  // Each row's statements are sent with the next (a pipeline on PostgreSQL), the last one
-  // waiting for them all. A row the database refuses (another Store's live name) fails the
-  // lot, which is undone to this savepoint: none of the group's rows stays, and the caller
-  // writes them again one savepoint each, so that the refusal is that submission's alone.
+  if (accepted.empty()) return false;  // the counter alone: written one by one, as it is
+  // Each row's statements are sent with the next (a pipeline on PostgreSQL), and the
+  // counter last, waiting for them all: one round trip for the group. A row the database
+  // refuses (another Store's live name or number) or a counter another writer moved fails
+  // the lot, which is undone to this savepoint: none of the group's rows stays, and the
+  // caller writes them again one by one after the counter, so that the refusal is that
+  // submission's alone, or the group's when the counter moved.
   if (!db.Exec("SAVEPOINT submit_group").ok()) return false;
   const size_t written_before = written->size();
   Status s;
   for (size_t i = 0; i < accepted.size() && s.ok(); ++i) {
-    s = InsertSubmission(db, *accepted[i]->result, accepted[i]->at, written, /*with_next=*/i + 1 < accepted.size());
+    s = InsertSubmission(db, *accepted[i]->result, accepted[i]->at, written, /*with_next=*/true);
+  }
+  if (s.ok()) {
+    Result<bool> took = TakeUidNumbers(db, group);
+    s = !took.ok() ? took.status() : *took ? Status::Ok() : Status(StatusCode::kAborted, "the counter moved");
   }
   if (s.ok()) s = db.Exec("RELEASE SAVEPOINT submit_group");
   if (s.ok()) {
