@@ -188,23 +188,23 @@ Status PgJournalStorage::AppendCommitWith(std::string_view lines, uint64_t first
   hashes.push_back('}');
   const uint64_t count = seq - first_seq;
 
-  // BEGIN and the fence (when it defers its check) go with the INSERT: one round trip for
-  // all three, the lines as one text split on '\n' (a record line holds none), the other
-  // columns as arrays in text form.
+  // BEGIN, the fence (when it defers its check) and the INSERT go with the first riding
+  // work's first statement, or with the COMMIT: the whole commit is one or two round trips.
+  // The lines are one text split on '\n' (a record line holds none), the other columns
+  // arrays in text form. The INSERT checks its own row count, since nobody reads its reply:
+  // a count other than the commit's (a trigger that dropped a row) divides by zero, which
+  // fails the INSERT and with it the commit.
   pg::Transaction tx = pg::Transaction::BeginDeferred(*connection_, "append to the journal");
   if (options_.fence) GPUFED_RETURN_IF_ERROR(options_.fence(tx));
-  Result<pg::Rows> inserted =
-      tx.Exec("append to the journal",
-               "INSERT INTO gpufed_journal (seq, time_micros, kind, hash, line) "
-               "SELECT $1::bigint + r.n - 1, r.t, r.k, r.h, r.l "
-               "FROM unnest($2::bigint[], $3::text[], $4::text[], string_to_array($5::text, E'\\n')) "
-               "WITH ORDINALITY AS r(t, k, h, l, n)",
-               {static_cast<int64_t>(first_seq), times, kinds, hashes, lines.substr(0, lines.size() - 1)});
-  if (!inserted.ok()) return inserted.status();
-  if (static_cast<uint64_t>(inserted->affected()) != count) {
-    return Status(StatusCode::kInternal, "the journal's INSERT stored " + std::to_string(inserted->affected()) +
-                                             " rows of " + std::to_string(count));
-  }
+  connection_->DeferStatement(
+      "append to the journal",
+      "WITH stored AS (INSERT INTO gpufed_journal (seq, time_micros, kind, hash, line) "
+      "SELECT $1::bigint + r.n - 1, r.t, r.k, r.h, r.l "
+      "FROM unnest($2::bigint[], $3::text[], $4::text[], string_to_array($5::text, E'\\n')) "
+      "WITH ORDINALITY AS r(t, k, h, l, n) RETURNING 1) "
+      "SELECT 1 / (count(*) = $6::bigint)::int AS whole FROM stored",
+      {pg::Param(static_cast<int64_t>(first_seq)), pg::Param(times), pg::Param(kinds), pg::Param(hashes),
+       pg::Param(lines.substr(0, lines.size() - 1)), pg::Param(static_cast<int64_t>(count))});
   for (audit::RidingWork* work : riding) {
     // The SAVEPOINT rides with the work's first statement (pg::Connection::Defer). When
     // the work left a write unanswered, the RELEASE is sent and answered before the next
