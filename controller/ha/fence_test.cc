@@ -143,7 +143,8 @@ TEST_F(FenceTest, ADeferredCheckRidesWithTheFirstStatementAndRefusesIt) {
     ASSERT_TRUE(DeferFenceCheck(tx, TokenOf("replica-a", 1)).ok());
     Status refused = InsertWrite(tx, "deposed");
     ASSERT_TRUE(IsFenced(refused)) << refused.ToString();
-    EXPECT_THAT(refused.message(), HasSubstr("fenced: epoch 1 is no longer the lease's, now held by replica-b epoch 2"));
+    EXPECT_THAT(refused.message(),
+                HasSubstr("fenced: epoch 1 is no longer the lease's, now held by replica-b epoch 2"));
     EXPECT_FALSE(tx.Commit().ok());
   }
   EXPECT_EQ(Count(*setup_, "deposed"), 0);

@@ -62,10 +62,10 @@ Status PgSnapshotStore::Sync() {
   // in every database encoding. The table's CHECK compares them with their address.
   Result<pg::Rows> inserted =
       tx.Exec("store the pass's snapshots",
-               "INSERT INTO gpufed_snapshots (address, bytes) "
-               "SELECT r.a, convert_to(r.o, 'UTF8') FROM unnest($1::text[], $2::text[]) AS r(a, o) "
-               "ON CONFLICT (address) DO NOTHING",
-               {addresses, objects});
+              "INSERT INTO gpufed_snapshots (address, bytes) "
+              "SELECT r.a, convert_to(r.o, 'UTF8') FROM unnest($1::text[], $2::text[]) AS r(a, o) "
+              "ON CONFLICT (address) DO NOTHING",
+              {addresses, objects});
   if (!inserted.ok()) return inserted.status();
   GPUFED_RETURN_IF_ERROR(tx.Commit());
   for (const auto& object : pending_) Remember(object.first);
