@@ -35,7 +35,10 @@ ALTER SCHEMA public OWNER TO gpufed_owner;
 REVOKE ALL ON SCHEMA public FROM PUBLIC;
 GRANT USAGE ON SCHEMA public TO gpufed;
 
--- TEMPORARY (see above): lets `gpufed run --store` create the lease and store tables.
+-- TEMPORARY (see above): lets `gpufed run --store` create the lease and store tables, and
+-- the fence's PL/pgSQL function `gpufed_check_fence` (the `ha` component's migration 3;
+-- plpgsql is a trusted language, and a function's EXECUTE is PUBLIC's by default: an owner
+-- that migrates it later must leave the controller role EXECUTE on it).
 GRANT CREATE ON SCHEMA public TO gpufed;
 
 -- Tables the owner creates from now on: the controller reads and writes them...
