@@ -150,5 +150,45 @@ TEST_F(LeaderLoopInJournal, EveryPlacementOfTheLeadersLoopCommitsWithItsDecision
   EXPECT_TRUE(app_->controller().ready());
 }
 
+// A queued decision's row commits after its record, on the loop's own session. When that
+// commit fails, the record is journalled all the same, and the pass must remember so: the
+// next pass does not journal the unchanged decision again (before 576dade it did, once per
+// pass, while the store kept failing).
+TEST_F(LeaderLoopInJournal, AnUnchangedQueuedDecisionIsJournalledOnceWhenItsRowCannotBeStored) {
+  ASSERT_NO_FATAL_FAILURE(
+      OpenLeader(Take("leader-loop-test", "leader-a"), std::string(GPUFED_SOURCE_DIR) + "/examples/quickstart"));
+  ASSERT_TRUE(setup_
+                  ->ExecScript("refuse queued rows",
+                               "CREATE FUNCTION refuse_queued() RETURNS trigger LANGUAGE plpgsql AS "
+                               "$$ BEGIN IF NEW.outcome = 'queued' THEN RAISE EXCEPTION 'no queued rows'; END IF; "
+                               "RETURN NEW; END $$;"
+                               "CREATE TRIGGER refuse_queued BEFORE INSERT ON decisions "
+                               "FOR EACH ROW EXECUTE FUNCTION refuse_queued()")
+                  .ok());
+  // Each pass's queued rows fail the loop's commit after the records: Step says so, and
+  // the next one tries again.
+  int failed_steps = 0;
+  for (int i = 0; i < 40; ++i) {
+    if (!app_->Step().ok()) ++failed_steps;
+    clock_.Advance(Duration::FromSeconds(30));
+  }
+  EXPECT_GT(failed_steps, 1) << "the refused rows did not fail the loop's commits";
+  // Records of one attempt that repeat the one before them (same outcome and reason).
+  auto counted = setup_->Exec(
+      "count repeated decisions",
+      "SELECT count(*) FILTER (WHERE outcome = 'queued') AS queued,"
+      " count(*) FILTER (WHERE outcome = prev_outcome AND reason = prev_reason) AS repeated FROM ("
+      " SELECT line::json->>'outcome' AS outcome, line::json->>'reason' AS reason,"
+      "  lag(line::json->>'outcome') OVER w AS prev_outcome, lag(line::json->>'reason') OVER w AS prev_reason"
+      " FROM gpufed_journal WHERE kind = 'decision'"
+      " WINDOW w AS (PARTITION BY line::json->>'uid', line::json->>'attempt' ORDER BY seq)) AS records");
+  ASSERT_TRUE(counted.ok()) << counted.status().ToString();
+  EXPECT_GE(*counted->Int64(0, "queued"), 1) << "the quickstart's first hour queues work";
+  EXPECT_EQ(*counted->Int64(0, "repeated"), 0) << "an unchanged decision journalled again";
+  auto rows = setup_->Exec("count queued rows", "SELECT count(*) AS n FROM decisions WHERE outcome = 'queued'");
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  EXPECT_EQ(*rows->Int64(0, "n"), 0) << "the trigger let a queued row through";
+}
+
 }  // namespace
 }  // namespace gpufed::runtime::journal_rows

@@ -33,7 +33,7 @@ class SharedLeaderTest : public ha::HaTest {
     return {lease, holder, taken.ok() ? taken->lease.epoch : 0};
   }
   static std::function<Status(pg::Transaction&)> FenceOf(const ha::FenceToken& token) {
-    return [token](pg::Transaction& tx) { return ha::CheckFence(tx, token); };
+    return [token](pg::Transaction& tx) { return ha::DeferFenceCheck(tx, token); };  // as replica.cc
   }
   std::string Conninfo() const {
     return "host=" + server().socket_dir + " port=" + server().port + " user=gpufed dbname=" + database() +
