@@ -16,6 +16,7 @@
 #include "controller/pg/testing/pg_test_server.h"
 #include "controller/pgstore/connection.h"
 #include "controller/store/store.h"
+#include "controller/store/test_records.h"
 
 namespace gpufed::pgstore {
 namespace {
@@ -39,13 +40,7 @@ class PgSessions : public pg::testing::PgTest {
 };
 
 WorkloadRecord Record(const std::string& tenant, const std::string& name) {
-  WorkloadRecord r;
-  r.name = name;
-  r.tenant = tenant;
-  r.source = "api";
-  r.spec_text = "kind: Workload";
-  r.estimate = Money(1'000'000, "EUR");
-  return r;
+  return store::testing::ApiSubmission(tenant, name);
 }
 
 TEST_F(PgSessions, ASubmissionDoesNotWaitForTheLoopsTransactionOnItsTenantsTotals) {

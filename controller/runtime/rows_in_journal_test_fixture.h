@@ -31,6 +31,7 @@
 #include "controller/reconcile/journal_log.h"
 #include "controller/reconcile/request_journal.h"
 #include "controller/runtime/shared_store.h"
+#include "controller/store/test_records.h"
 
 namespace gpufed::runtime::journal_rows {
 
@@ -117,7 +118,7 @@ class SubmissionsInJournal : public ha::HaTest {
   // The leader's store and journal as the App opens them on the shared database.
   void OpenLeader() {
     const ha::FenceToken token = token_;
-    auto fence = [token](pg::Transaction& tx) { return ha::CheckFence(tx, token); };
+    auto fence = [token](pg::Transaction& tx) { return ha::DeferFenceCheck(tx, token); };  // as replica.cc
     SharedStore shared;
     shared.uri = "host=" + server().socket_dir + " port=" + server().port + " user=gpufed dbname=" + database() +
                  " passfile=" + server().passfile;
@@ -178,13 +179,7 @@ class SubmissionsInJournal : public ha::HaTest {
   }
 
   static WorkloadRecord Record(const std::string& tenant, const std::string& name) {
-    WorkloadRecord r;
-    r.name = name;
-    r.tenant = tenant;
-    r.source = "api";
-    r.spec_text = "kind: Workload";
-    r.estimate = Money(1'000'000, "EUR");
-    return r;
+    return store::testing::ApiSubmission(tenant, name);
   }
   Result<WorkloadRecord> Submit(const std::string& tenant, const std::string& name) {
     return store_->SubmitNumbered(Record(tenant, name), Duration::FromSeconds(1),
