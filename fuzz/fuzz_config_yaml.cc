@@ -1,14 +1,14 @@
 // The policy repository loader on one file's text: single resources and '---'-separated
 // multi-document files (config::LoadText runs the same per-file steps LoadRepository runs
 // on every file it reads). Whatever the text, the loader returns diagnostics: it never
-// throws, crashes or hangs (yaml_guard stops yaml-cpp 0.7's LoadAll loop on a stray ',').
+// throws, crashes or hangs (yaml_tree stops yaml-cpp 0.7's endless documents on a stray ',').
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 
 #include "controller/config/loader.h"
-#include "controller/config/yaml_guard.h"
+#include "controller/config/yaml_tree.h"
 #include "policies/stdlib/stdlib.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -17,8 +17,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   gpufed::config::LoadOptions options;
   options.library = &gpufed::stdlib::Files();  // imports resolve as in the product
   gpufed::config::LoadResult loaded = gpufed::config::LoadText(text, "fuzz/repo.yaml", nullptr, options);
-  // The guard's document bound holds for any text (it runs before yaml-cpp builds nodes).
-  gpufed::config::YamlStreamProblem problem = gpufed::config::CheckYamlStream(text, 2);
-  if (loaded.ok() && loaded.documents > 2 && !problem.found) std::abort();
+  // The parse's bounds hold for any text: never more documents than allowed, and a text
+  // the loader accepts with more than 2 documents is refused by a parse allowing 2.
+  const gpufed::config::YamlStream bounded = gpufed::config::YamlStream::Parse(text, {.max_documents = 2});
+  if (bounded.documents().size() > 2) std::abort();
+  if (loaded.ok() && loaded.documents > 2 && !bounded.problem()) std::abort();
   return 0;
 }

@@ -87,7 +87,8 @@ void FuzzYamlNumbers(const std::string& text) {
 void FuzzPriority(const std::string& text) {
   gpufed::config::Diagnostics diagnostics;
   gpufed::config::DocumentContext context{"fuzz.yaml", &diagnostics, nullptr};
-  const gpufed::config::YamlField field = gpufed::config::YamlField::Root(YAML::Node(text), &context);
+  const gpufed::config::YamlNode node = gpufed::config::YamlNode::PlainScalar(text);
+  const gpufed::config::YamlField field = gpufed::config::YamlField::Root(node, &context);
   const gpufed::config::WrittenPriority priority = gpufed::config::DecodePriority(field);
   if (priority.number) {
     Check(*priority.number >= -1000000000 && *priority.number <= 1000000000);

@@ -1,7 +1,5 @@
 #include "controller/cli/run_config_file.h"
 
-#include <yaml-cpp/yaml.h>
-
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -9,7 +7,7 @@
 
 #include "controller/config/repository.h"
 #include "controller/config/yaml_field.h"
-#include "controller/config/yaml_guard.h"
+#include "controller/config/yaml_tree.h"
 
 namespace gpufed::cli {
 namespace {
@@ -130,26 +128,19 @@ Result<std::vector<RunFileSetting>> ReadRunConfigFile(const std::string& path) {
   Result<std::string> text = config::ReadFileBounded(path, kMaxConfigFileBytes);
   if (!text.ok()) return Status(text.status().code(), "--config-file " + path + ": " + text.status().message());
   config::Diagnostics diagnostics;
-  config::YamlStreamProblem problem = config::CheckYamlStream(*text, 1, kMaxConfigFileNodes);
-  if (problem.found) {
-    diagnostics.Add({path, problem.line, problem.column, "", problem.message});
-    return InvalidArgument(Joined(diagnostics));
-  }
-  YAML::Node node;
-  try {
-    node = YAML::Load(*text);
-  } catch (const YAML::Exception& e) {
-    diagnostics.Add({path, e.mark.line + 1, e.mark.column + 1, "", "YAML syntax error: " + e.msg});
+  const config::YamlStream stream =
+      config::YamlStream::Parse(*text, {.max_documents = 1, .max_nodes_per_document = kMaxConfigFileNodes});
+  if (const std::optional<config::YamlProblem>& problem = stream.problem()) {
+    const bool syntax = problem->kind != config::YamlProblem::Kind::kStream;
+    diagnostics.Add(
+        {path, problem->line, problem->column, "", (syntax ? "YAML syntax error: " : "") + problem->message});
     return InvalidArgument(Joined(diagnostics));
   }
   config::DocumentContext context{path, &diagnostics, nullptr, 0};
   std::vector<RunFileSetting> settings;
   SettingsReader read(std::filesystem::path(path).parent_path().string(), &settings);
-  try {
-    ReadSettings(config::YamlField::Root(node, &context), read);
-  } catch (const YAML::Exception& e) {
-    diagnostics.Add({path, e.mark.line + 1, e.mark.column + 1, "", "malformed document: " + e.msg});
-  }
+  const config::YamlNode& root = stream.documents().empty() ? config::YamlNode::Missing() : *stream.documents()[0];
+  ReadSettings(config::YamlField::Root(root, &context), read);
   if (!diagnostics.empty()) return InvalidArgument(Joined(diagnostics));
   return settings;
 }

@@ -1,5 +1,6 @@
 // ExchangeRates: the repository's exchange rates (model/exchange_rates.h), and the check
 // that every pair of currencies the repository compares or sums has one.
+#include <algorithm>
 #include <regex>
 #include <set>
 
@@ -96,22 +97,34 @@ struct Place {
 
 // Every place of `config`, in a stable order: what money is compared with first (budgets,
 // maxCosts, price caps), then the prices, so a cluster in another currency is reported
-// naming the budget or cap it meets.
+// naming the budget or cap it meets. Of a context only each currency's first place is
+// kept (CheckCurrencies reads no other), and the rest are skipped before their text is
+// built: checking a submission costs the same whatever the repository's size.
 void AddPlaces(const model::Config& config, bool in_context, std::vector<Place>& places) {
-  const size_t added = places.size();  // this config's places start here
-  for (const model::Tenant& t : config.tenants) {
-    if (!t.budget.currency.empty()) {
-      places.push_back({t.budget.currency, t.budget.currency_location, "spec.budget",
-                        "tenant " + t.metadata.name + "'s budget is in " + t.budget.currency});
+  std::vector<std::string> context_currencies;
+  const auto add = [&](const std::string& currency, const model::SourceLocation& at, const char* field,
+                       const auto& what) {
+    if (in_context) {
+      if (std::find(context_currencies.begin(), context_currencies.end(), currency) != context_currencies.end()) {
+        return;
+      }
+      context_currencies.push_back(currency);
     }
-  }
-  auto workload = [&](const model::Workload& w, const std::string& name) {
-    if (w.max_cost && !w.max_cost->currency().empty()) {
-      places.push_back({w.max_cost->currency(), w.max_cost_location, "spec.maxCost",
-                        name + "'s maxCost is in " + w.max_cost->currency()});
-    }
+    places.push_back({currency, at, field, what(), in_context});
   };
-  for (const model::Workload& w : config.workloads) workload(w, "workload " + w.metadata.name);
+  for (const model::Tenant& t : config.tenants) {
+    if (t.budget.currency.empty()) continue;
+    add(t.budget.currency, t.budget.currency_location, "spec.budget",
+        [&] { return "tenant " + t.metadata.name + "'s budget is in " + t.budget.currency; });
+  }
+  const auto workload = [&](const model::Workload& w, const auto& name) {
+    if (!w.max_cost || w.max_cost->currency().empty()) return;
+    add(w.max_cost->currency(), w.max_cost_location, "spec.maxCost",
+        [&] { return name() + "'s maxCost is in " + w.max_cost->currency(); });
+  };
+  for (const model::Workload& w : config.workloads) {
+    workload(w, [&] { return "workload " + w.metadata.name; });
+  }
   // stdlib/cost-caps' ceilings, when they name their currency (else each cluster's own).
   for (const model::Policy& p : config.policies) {
     auto currency = p.params.find("currency");
@@ -122,19 +135,19 @@ void AddPlaces(const model::Config& config, bool in_context, std::vector<Place>&
     const std::string code = currency->get<std::string>();
     if (!IsCurrencyCode(code)) continue;  // the parameter's type check reports it (param_check.h)
     auto written = p.param_locations.find("/currency");
-    places.push_back({code, written != p.param_locations.end() ? written->second : p.metadata.location,
-                      "spec.params.currency", "policy " + p.metadata.name + "'s price caps are in " + code});
+    add(code, written != p.param_locations.end() ? written->second : p.metadata.location, "spec.params.currency",
+        [&] { return "policy " + p.metadata.name + "'s price caps are in " + code; });
   }
   for (const model::PolicyTest& t : config.policy_tests) {
-    for (const model::PolicyTestCase& c : t.cases) workload(c.workload, "test case '" + c.name + "'");
-  }
-  for (const model::Cluster& c : config.clusters) {
-    if (!c.pricing.currency.empty()) {
-      places.push_back({c.pricing.currency, c.pricing.currency_location, "spec.pricing.currency",
-                        "cluster " + c.metadata.name + " prices in " + c.pricing.currency});
+    for (const model::PolicyTestCase& c : t.cases) {
+      workload(c.workload, [&] { return "test case '" + c.name + "'"; });
     }
   }
-  for (size_t i = added; i < places.size(); ++i) places[i].in_context = in_context;
+  for (const model::Cluster& c : config.clusters) {
+    if (c.pricing.currency.empty()) continue;
+    add(c.pricing.currency, c.pricing.currency_location, "spec.pricing.currency",
+        [&] { return "cluster " + c.metadata.name + " prices in " + c.pricing.currency; });
+  }
 }
 
 }  // namespace

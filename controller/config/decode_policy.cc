@@ -7,7 +7,7 @@
 namespace gpufed::config {
 
 std::optional<nlohmann::json> ToJson(const YamlField& f) {
-  const YAML::Node& node = f.node();
+  const YamlNode& node = f.node();
   if (node.IsMap()) {
     nlohmann::json out = nlohmann::json::object();
     for (const auto& [key, value] : f.Entries()) {

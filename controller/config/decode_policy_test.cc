@@ -73,8 +73,8 @@ void DecodeGiven(const YamlField& f, model::Given& out) {
 }
 
 void DecodePlaced(const YamlField& placed, model::Expectation& out) {
-  if (!placed.ExpectObject({"cluster", "provider", "zone", "region", "node", "pool", "migProfile", "gpusPerNode",
-                            "nodes", "maxCost"})) {
+  if (!placed.ExpectObject(
+          {"cluster", "provider", "zone", "region", "node", "pool", "migProfile", "gpusPerNode", "nodes", "maxCost"})) {
     return;
   }
   YamlField cluster = placed.Child("cluster");
@@ -103,16 +103,17 @@ void DecodePlaced(const YamlField& placed, model::Expectation& out) {
 
 void DecodeExpectation(const YamlField& f, model::Expectation& out) {
   if (!f.ExpectObject({"placed", "queued", "rejected", "preempts"}, Required::kYes)) return;
-  const YAML::Node& node = f.node();
-  const int outcomes = node["placed"].IsDefined() + node["queued"].IsDefined() + node["rejected"].IsDefined();
+  const YamlNode& node = f.node();
+  const int outcomes =
+      (node.Find("placed") != nullptr) + (node.Find("queued") != nullptr) + (node.Find("rejected") != nullptr);
   if (outcomes != 1) {
     f.Error("expect needs exactly one of placed, queued, rejected");
     return;
   }
-  if (node["placed"].IsDefined()) {
+  if (node.Find("placed") != nullptr) {
     out.outcome = model::ExpectedOutcome::kPlaced;
     DecodePlaced(f.Child("placed"), out);
-  } else if (node["queued"].IsDefined()) {
+  } else if (node.Find("queued") != nullptr) {
     out.outcome = model::ExpectedOutcome::kQueued;
     YamlField queued = f.Child("queued");
     if (queued.ExpectObject({"reason", "rule"})) {

@@ -4,8 +4,6 @@
 #include <cstdio>
 #include <filesystem>
 
-#include <yaml-cpp/depthguard.h>
-
 #include "controller/common/sha256.h"
 #include "controller/common/text.h"
 #include "controller/common/utf8.h"
@@ -13,7 +11,6 @@
 #include "controller/config/param_check.h"
 #include "controller/config/references.h"
 #include "controller/config/repository.h"
-#include "controller/config/yaml_guard.h"
 #include "controller/config/yaml_hints.h"
 
 namespace gpufed::config {
@@ -24,15 +21,15 @@ constexpr std::string_view kKinds[] = {"Cluster",    "Workload",  "Tenant",     
                                        "PolicyTest", "AuditSink", "ExchangeRates", "AuditWitness"};
 
 // Walks a document iteratively: depth and node count (alias expansion included) bounded.
-bool CheckShape(const YAML::Node& root, const LoadOptions& options, const YamlField& where) {
+bool CheckShape(const YamlNode& root, const LoadOptions& options, const YamlField& where) {
   struct Item {
-    YAML::Node node;
+    const YamlNode* node;
     int depth;
   };
-  std::vector<Item> stack{{root, 1}};
+  std::vector<Item> stack{{&root, 1}};
   size_t visited = 0;
   while (!stack.empty()) {
-    Item item = std::move(stack.back());
+    const Item item = stack.back();
     stack.pop_back();
     if (++visited > options.max_nodes_per_document) {
       where.Error("document has more than " + std::to_string(options.max_nodes_per_document) +
@@ -43,11 +40,8 @@ bool CheckShape(const YAML::Node& root, const LoadOptions& options, const YamlFi
       where.Error("document is nested deeper than " + std::to_string(options.max_depth) + " levels");
       return false;
     }
-    if (item.node.IsMap()) {
-      for (auto it = item.node.begin(); it != item.node.end(); ++it) stack.push_back({it->second, item.depth + 1});
-    } else if (item.node.IsSequence()) {
-      for (auto it = item.node.begin(); it != item.node.end(); ++it) stack.push_back({*it, item.depth + 1});
-    }
+    for (const YamlNode::Entry& entry : item.node->entries()) stack.push_back({entry.value, item.depth + 1});
+    for (const YamlNode* element : item.node->elements()) stack.push_back({element, item.depth + 1});
   }
   return true;
 }
@@ -132,51 +126,33 @@ void DecodeDocument(const YamlField& doc, model::Config& config) {
 void LoadDocument(const DocumentText& document, const std::string& file, const LoadOptions& options,
                   std::vector<Reference>& references, std::vector<UnparsedDocument>& unparsed, LoadResult& result) {
   DocumentContext context{file, &result.diagnostics, &references, document.first_line};
-  // LoadAll must not see text on which yaml-cpp 0.7 never returns (see yaml_guard.h).
-  YamlStreamProblem problem =
-      CheckYamlStream(document.text, options.max_documents_per_file, options.max_nodes_per_document);
-  if (problem.found) {
-    result.diagnostics.Add({file, document.first_line + problem.line, problem.column, "", problem.message});
-    unparsed.push_back({file, document.text});
-    return;
-  }
-  std::vector<YAML::Node> nodes;
-  try {
-    nodes = YAML::LoadAll(document.text);
-  } catch (const YAML::DeepRecursion& e) {
-    // yaml-cpp gives up at its own depth limit with the message "bad file".
-    result.diagnostics.Add({file, document.first_line + e.mark.line + 1, e.mark.column + 1, "",
-                            "document is nested deeper than " + std::to_string(options.max_depth) + " levels"});
-    unparsed.push_back({file, document.text});
-    return;
-  } catch (const YAML::Exception& e) {
-    // yaml-cpp's messages carry the position in the mark; keep only the reason.
-    int line = document.first_line + e.mark.line + 1, column = e.mark.column + 1;
-    std::string message = "YAML syntax error: " + e.msg;
-    if (auto hint = ExplainSyntaxError(document.text, e.mark.line + 1, e.msg, document.first_line)) {
-      line = hint->line;
-      column = hint->column;
-      message += "; " + hint->text;
+  const YamlStream stream = YamlStream::Parse(
+      document.text,
+      {.max_documents = options.max_documents_per_file, .max_nodes_per_document = options.max_nodes_per_document});
+  if (const std::optional<YamlProblem>& problem = stream.problem()) {
+    int line = document.first_line + problem->line, column = problem->column;
+    std::string message = problem->message;
+    if (problem->kind == YamlProblem::Kind::kTooDeep) {
+      // yaml-cpp gives up at its own depth limit with the message "bad file".
+      message = "document is nested deeper than " + std::to_string(options.max_depth) + " levels";
+    } else if (problem->kind == YamlProblem::Kind::kSyntax) {
+      message = "YAML syntax error: " + problem->message;
+      if (auto hint = ExplainSyntaxError(document.text, problem->line, problem->message, document.first_line)) {
+        line = hint->line;
+        column = hint->column;
+        message += "; " + hint->text;
+      }
     }
     result.diagnostics.Add({file, line, column, "", message});
     unparsed.push_back({file, document.text});
     return;
-  } catch (const std::exception& e) {
-    result.diagnostics.Add({file, document.first_line + 1, 1, "", std::string("cannot parse YAML: ") + e.what()});
-    unparsed.push_back({file, document.text});
-    return;
   }
-  for (const YAML::Node& node : nodes) {
-    if (node.IsNull()) continue;  // empty documents between '---' separators
+  for (const YamlNode* node : stream.documents()) {
+    if (node->IsNull()) continue;  // empty documents between '---' separators
     ++result.documents;
-    YamlField root = YamlField::Root(node, &context);
-    if (!CheckShape(node, options, root)) continue;
-    try {
-      DecodeDocument(root, result.config);
-    } catch (const YAML::Exception& e) {
-      result.diagnostics.Add(
-          {file, document.first_line + e.mark.line + 1, e.mark.column + 1, "", "malformed document: " + e.msg});
-    }
+    YamlField root = YamlField::Root(*node, &context);
+    if (!CheckShape(*node, options, root)) continue;
+    DecodeDocument(root, result.config);
   }
 }
 

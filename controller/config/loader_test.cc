@@ -170,6 +170,37 @@ TEST(Loader, LoadTextResolvesAgainstContext) {
   EXPECT_EQ(ok.config.workloads[0].priority, 1000);
 }
 
+// A submission's money in a currency its repository cannot convert is reported against
+// the repository's first place in each currency, however many places the repository has.
+TEST(Loader, ASubmissionsCurrencyIsCheckedAgainstTheContextsFirstPlaceOfEach) {
+  std::string repo_text =
+      "apiVersion: gpufed/v1alpha1\nkind: Tenant\nmetadata: {name: team-a}\nspec: {budget: {limit: \"900 EUR\"}}\n";
+  for (int i = 0; i < 50; ++i) {
+    repo_text += "---\napiVersion: gpufed/v1alpha1\nkind: Workload\nmetadata: {name: w" + std::to_string(i) +
+                 "}\nspec: {tenant: team-a, resources: {gpus: 1}, maxCost: \"10 " + (i % 2 ? "EUR" : "GBP") + "\"}\n";
+  }
+  LoadResult repo = LoadText(repo_text, "repo.yaml");
+  ASSERT_FALSE(repo.ok());  // GBP and EUR without a rate: the repository's own error
+  const auto submission = [](const std::string& currency) {
+    return "apiVersion: gpufed/v1alpha1\nkind: Workload\nmetadata: {name: s}\nspec: {tenant: team-a, "
+           "resources: {gpus: 1}, maxCost: \"5 " +
+           currency + "\"}\n";
+  };
+  LoadResult eur = LoadText(submission("EUR"), "s.yaml", &repo.config);
+  ASSERT_EQ(eur.diagnostics.size(), 1u) << Dump(eur);
+  EXPECT_EQ(eur.diagnostics.items()[0].ToString(),
+            "s.yaml:4:55: error: spec.maxCost: workload s's maxCost is in EUR, but workload w0's maxCost is in GBP "
+            "(repo.yaml:9) and no ExchangeRates resource converts GBP and EUR: declare a rate for the pair");
+  LoadResult usd = LoadText(submission("USD"), "s.yaml", &repo.config);
+  ASSERT_EQ(usd.diagnostics.size(), 2u) << Dump(usd);
+  EXPECT_EQ(usd.diagnostics.items()[0].ToString(),
+            "s.yaml:4:55: error: spec.maxCost: workload s's maxCost is in USD, but tenant team-a's budget is in EUR "
+            "(repo.yaml:4) and no ExchangeRates resource converts EUR and USD: declare a rate for the pair");
+  EXPECT_EQ(usd.diagnostics.items()[1].ToString(),
+            "s.yaml:4:55: error: spec.maxCost: workload s's maxCost is in USD, but workload w0's maxCost is in GBP "
+            "(repo.yaml:9) and no ExchangeRates resource converts GBP and USD: declare a rate for the pair");
+}
+
 TEST(Loader, TenantMaxPriorityIsANumberOrAKnownClass) {
   auto tenant = [](const std::string& cap) {
     return "apiVersion: gpufed/v1alpha1\nkind: Tenant\nmetadata: {name: t}\nspec: {maxPriority: " + cap + "}\n";

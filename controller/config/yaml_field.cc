@@ -1,12 +1,12 @@
 #include "controller/config/yaml_field.h"
 
 #include <cerrno>
-#include <charconv>
 #include <cfloat>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <regex>
-#include <set>
+#include <unordered_set>
 #include <vector>
 
 #include "controller/common/text.h"
@@ -14,7 +14,7 @@
 namespace gpufed::config {
 namespace {
 
-bool IsPlain(const YAML::Node& node) { return node.Tag() == "?" || node.Tag().empty(); }
+bool IsPlain(const YamlNode& node) { return node.Tag() == "?" || node.Tag().empty(); }
 
 bool MatchesInt(const std::string& s) {
   static const std::regex kInt(R"([-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)");
@@ -44,7 +44,7 @@ const char* KindName(ScalarKind kind) {
   return "a value";
 }
 
-std::string Describe(const YAML::Node& node) {
+std::string Describe(const YamlNode& node) {
   if (node.IsMap()) return "a mapping";
   if (node.IsSequence()) return "a list";
   return KindName(ClassifyScalar(node));
@@ -52,7 +52,7 @@ std::string Describe(const YAML::Node& node) {
 
 }  // namespace
 
-ScalarKind ClassifyScalar(const YAML::Node& node) {
+ScalarKind ClassifyScalar(const YamlNode& node) {
   if (node.IsNull()) return ScalarKind::kNull;
   if (!IsPlain(node)) return ScalarKind::kString;
   const std::string& s = node.Scalar();
@@ -103,14 +103,13 @@ bool IsValidName(std::string_view name) {
   return !name.empty() && name.size() <= 63 && std::regex_match(name.begin(), name.end(), kName);
 }
 
-YamlField::YamlField(YAML::Node node, std::string path, const DocumentContext* context, YAML::Mark mark)
-    : node_(std::move(node)), path_(std::move(path)), context_(context), mark_(mark) {
-  if (node_.IsDefined() && !node_.Mark().is_null()) mark_ = node_.Mark();
+YamlField::YamlField(const YamlNode& node, std::string path, const DocumentContext* context, YAML::Mark mark)
+    : node_(&node), path_(std::move(path)), context_(context), mark_(mark) {
+  if (!node_->Mark().is_null()) mark_ = node_->Mark();
 }
 
-YamlField YamlField::Root(YAML::Node node, const DocumentContext* context) {
-  YAML::Mark mark = node.Mark();
-  return YamlField(std::move(node), "", context, mark);
+YamlField YamlField::Root(const YamlNode& node, const DocumentContext* context) {
+  return YamlField(node, "", context, node.Mark());
 }
 
 model::SourceLocation YamlField::location() const {
@@ -128,35 +127,34 @@ void YamlField::NoteReference(ReferenceKind kind, const std::string& name, bool 
 
 YamlField YamlField::Child(std::string_view key) const {
   std::string child_path = path_.empty() ? std::string(key) : path_ + "." + std::string(key);
-  if (!node_.IsMap()) return YamlField(YAML::Node(), child_path, context_, mark_);
-  const YAML::Node& const_node = node_;
-  YAML::Node child = const_node[std::string(key)];
-  // A missing key yields an invalid "zombie" node whose type queries throw; stand in
-  // a plain null node, which reads as absent.
-  if (!child.IsDefined()) return YamlField(YAML::Node(), child_path, context_, mark_);
-  return YamlField(child, child_path, context_, mark_);
+  // A missing key reads as null, which is absent, at this node's position.
+  const YamlNode* child = node_->IsMap() ? node_->Find(key) : nullptr;
+  return YamlField(child != nullptr ? *child : YamlNode::Missing(), child_path, context_, mark_);
 }
 
 std::vector<YamlField> YamlField::Elements(Required required) const {
   std::vector<YamlField> out;
   if (!CheckPresent(required)) return out;
-  if (!node_.IsSequence()) {
-    Error("expected a list, got " + Describe(node_));
+  if (!node_->IsSequence()) {
+    Error("expected a list, got " + Describe(*node_));
     return out;
   }
-  for (size_t i = 0; i < node_.size(); ++i) {
-    out.emplace_back(node_[i], path_ + "[" + std::to_string(i) + "]", context_, mark_);
+  const std::span<const YamlNode* const> elements = node_->elements();
+  out.reserve(elements.size());
+  for (size_t i = 0; i < elements.size(); ++i) {
+    out.emplace_back(*elements[i], path_ + "[" + std::to_string(i) + "]", context_, mark_);
   }
   return out;
 }
 
 std::vector<std::pair<std::string, YamlField>> YamlField::Entries() const {
   std::vector<std::pair<std::string, YamlField>> out;
-  if (!node_.IsMap()) return out;
-  for (auto it = node_.begin(); it != node_.end(); ++it) {
-    std::string key = it->first.IsScalar() ? it->first.Scalar() : "?";
+  if (!node_->IsMap()) return out;
+  out.reserve(node_->size());
+  for (const YamlNode::Entry& entry : node_->entries()) {
+    std::string key = entry.key->IsScalar() ? entry.key->Scalar() : "?";
     std::string child_path = path_.empty() ? key : path_ + "." + key;
-    out.emplace_back(key, YamlField(it->second, child_path, context_, it->first.Mark()));
+    out.emplace_back(key, YamlField(*entry.value, child_path, context_, entry.key->Mark()));
   }
   return out;
 }
@@ -167,21 +165,21 @@ bool YamlField::ExpectObject(std::initializer_list<std::string_view> allowed, Re
 
 bool YamlField::ExpectObject(std::span<const std::string_view> allowed, Required required) const {
   if (!CheckPresent(required)) return false;
-  if (!node_.IsMap()) {
-    Error("expected a mapping, got " + Describe(node_));
+  if (!node_->IsMap()) {
+    Error("expected a mapping, got " + Describe(*node_));
     return false;
   }
   std::vector<std::string_view> names(allowed.begin(), allowed.end());
-  std::set<std::string> seen;
-  for (auto it = node_.begin(); it != node_.end(); ++it) {
-    YAML::Mark key_mark = it->first.Mark();
-    if (!it->first.IsScalar()) {
-      YamlField(it->first, path_, context_, key_mark).Error("keys must be plain strings");
+  std::unordered_set<std::string_view> seen;
+  seen.reserve(node_->size());
+  for (const YamlNode::Entry& entry : node_->entries()) {
+    if (!entry.key->IsScalar()) {
+      YamlField(*entry.key, path_, context_, entry.key->Mark()).Error("keys must be plain strings");
       continue;
     }
-    const std::string& key = it->first.Scalar();
+    const std::string& key = entry.key->Scalar();
     std::string key_path = path_.empty() ? key : path_ + "." + key;
-    YamlField key_field(it->first, key_path, context_, key_mark);
+    YamlField key_field(*entry.key, key_path, context_, entry.key->Mark());
     if (!seen.insert(key).second) {
       key_field.Error("duplicate key '" + key + "'");
       continue;
@@ -204,44 +202,44 @@ bool YamlField::CheckPresent(Required required) const {
 }
 
 bool YamlField::CheckScalar(const char* expected) const {
-  if (node_.IsScalar()) return true;
-  Error(std::string("expected ") + expected + ", got " + Describe(node_));
+  if (node_->IsScalar()) return true;
+  Error(std::string("expected ") + expected + ", got " + Describe(*node_));
   return false;
 }
 
 std::optional<std::string> YamlField::String(Required required) const {
   if (!CheckPresent(required) || !CheckScalar("a string")) return std::nullopt;
-  ScalarKind kind = ClassifyScalar(node_);
+  ScalarKind kind = ClassifyScalar(*node_);
   if (kind != ScalarKind::kString) {
-    Error(std::string("expected a string, got ") + KindName(kind) + " (quote it: \"" + node_.Scalar() + "\")");
+    Error(std::string("expected a string, got ") + KindName(kind) + " (quote it: \"" + node_->Scalar() + "\")");
     return std::nullopt;
   }
-  return node_.Scalar();
+  return node_->Scalar();
 }
 
 std::optional<int64_t> YamlField::Int(int64_t min, int64_t max, Required required) const {
   if (!CheckPresent(required) || !CheckScalar("an integer")) return std::nullopt;
-  if (ClassifyScalar(node_) != ScalarKind::kInt) {
-    Error("expected an integer, got " + Describe(node_) + " '" + node_.Scalar() + "'");
+  if (ClassifyScalar(*node_) != ScalarKind::kInt) {
+    Error("expected an integer, got " + Describe(*node_) + " '" + node_->Scalar() + "'");
     return std::nullopt;
   }
-  const std::string& s = node_.Scalar();
+  const std::string& s = node_->Scalar();
   const std::optional<int64_t> value = ParseYamlInt(s);
   if (!value || *value < min || *value > max) {
     Error("value " + s + " is out of range [" + std::to_string(min) + ", " + std::to_string(max) + "]");
     return std::nullopt;
   }
-  return *value;
+  return value;
 }
 
 std::optional<double> YamlField::Number(double min, double max, Required required) const {
   if (!CheckPresent(required) || !CheckScalar("a number")) return std::nullopt;
-  const ScalarKind kind = ClassifyScalar(node_);
+  const ScalarKind kind = ClassifyScalar(*node_);
   if (kind != ScalarKind::kInt && kind != ScalarKind::kFloat) {
-    Error("expected a number, got " + Describe(node_) + " '" + node_.Scalar() + "'");
+    Error("expected a number, got " + Describe(*node_) + " '" + node_->Scalar() + "'");
     return std::nullopt;
   }
-  const std::string& s = node_.Scalar();
+  const std::string& s = node_->Scalar();
   std::optional<double> value;
   if (kind == ScalarKind::kInt) {
     if (const std::optional<int64_t> i = ParseYamlInt(s)) value = static_cast<double>(*i);
@@ -265,28 +263,28 @@ std::optional<double> YamlField::Number(double min, double max, Required require
 
 std::optional<bool> YamlField::Bool(Required required) const {
   if (!CheckPresent(required) || !CheckScalar("a boolean")) return std::nullopt;
-  if (ClassifyScalar(node_) != ScalarKind::kBool) {
-    Error("expected true or false, got " + Describe(node_) + " '" + node_.Scalar() + "'");
+  if (ClassifyScalar(*node_) != ScalarKind::kBool) {
+    Error("expected true or false, got " + Describe(*node_) + " '" + node_->Scalar() + "'");
     return std::nullopt;
   }
-  char first = node_.Scalar()[0];
+  char first = node_->Scalar()[0];
   return first == 't' || first == 'T';
 }
 
 std::optional<Quantity> YamlField::QuantityValue(Quantity min, Quantity max, Required required) const {
   if (!CheckPresent(required) || !CheckScalar("a quantity")) return std::nullopt;
-  ScalarKind kind = ClassifyScalar(node_);
+  ScalarKind kind = ClassifyScalar(*node_);
   if (kind != ScalarKind::kString && kind != ScalarKind::kInt && kind != ScalarKind::kFloat) {
-    Error("expected a quantity such as 80Gi or 500m, got " + Describe(node_));
+    Error("expected a quantity such as 80Gi or 500m, got " + Describe(*node_));
     return std::nullopt;
   }
-  Result<Quantity> q = Quantity::Parse(node_.Scalar());
+  Result<Quantity> q = Quantity::Parse(node_->Scalar());
   if (!q.ok()) {
     Error(q.status().message());
     return std::nullopt;
   }
   if (*q < min || *q > max) {
-    Error("quantity " + node_.Scalar() + " is out of range [" + min.ToString() + ", " + max.ToString() + "]");
+    Error("quantity " + node_->Scalar() + " is out of range [" + min.ToString() + ", " + max.ToString() + "]");
     return std::nullopt;
   }
   return *q;
@@ -294,7 +292,7 @@ std::optional<Quantity> YamlField::QuantityValue(Quantity min, Quantity max, Req
 
 std::optional<Duration> YamlField::DurationValue(Required required) const {
   if (!CheckPresent(required) || !CheckScalar("a duration")) return std::nullopt;
-  Result<Duration> d = Duration::Parse(node_.Scalar());
+  Result<Duration> d = Duration::Parse(node_->Scalar());
   if (!d.ok()) {
     Error(d.status().message());
     return std::nullopt;
@@ -304,12 +302,12 @@ std::optional<Duration> YamlField::DurationValue(Required required) const {
 
 std::optional<Money> YamlField::MoneyValue(std::string_view default_currency, Required required) const {
   if (!CheckPresent(required) || !CheckScalar("an amount")) return std::nullopt;
-  ScalarKind kind = ClassifyScalar(node_);
+  ScalarKind kind = ClassifyScalar(*node_);
   if (kind != ScalarKind::kString && kind != ScalarKind::kInt && kind != ScalarKind::kFloat) {
-    Error("expected an amount such as \"400.00 EUR\", got " + Describe(node_));
+    Error("expected an amount such as \"400.00 EUR\", got " + Describe(*node_));
     return std::nullopt;
   }
-  Result<Money> m = Money::Parse(node_.Scalar(), default_currency);
+  Result<Money> m = Money::Parse(node_->Scalar(), default_currency);
   if (!m.ok()) {
     Error(m.status().message());
     return std::nullopt;
@@ -343,6 +341,7 @@ std::optional<std::string> YamlField::Enum(std::span<const std::string_view> nam
     if (name == *value) return value;
   }
   std::vector<std::string> quoted;
+  quoted.reserve(candidates.size());
   for (std::string_view name : candidates) quoted.emplace_back(name);
   std::string suggestion = ClosestMatch(*value, candidates);
   Error("invalid value '" + *value + "' (allowed: " + Join(quoted, ", ") + ")" +
@@ -352,8 +351,8 @@ std::optional<std::string> YamlField::Enum(std::span<const std::string_view> nam
 
 std::optional<std::vector<std::string>> YamlField::StringList(Required required) const {
   if (!CheckPresent(required)) return std::nullopt;
-  if (!node_.IsSequence()) {
-    Error("expected a list of strings, got " + Describe(node_));
+  if (!node_->IsSequence()) {
+    Error("expected a list of strings, got " + Describe(*node_));
     return std::nullopt;
   }
   std::vector<std::string> out;
@@ -369,8 +368,8 @@ std::optional<std::vector<std::string>> YamlField::StringList(Required required)
 
 std::optional<std::map<std::string, std::string>> YamlField::StringMap(Required required) const {
   if (!CheckPresent(required)) return std::nullopt;
-  if (!node_.IsMap()) {
-    Error("expected a mapping of strings, got " + Describe(node_));
+  if (!node_->IsMap()) {
+    Error("expected a mapping of strings, got " + Describe(*node_));
     return std::nullopt;
   }
   std::map<std::string, std::string> out;

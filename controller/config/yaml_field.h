@@ -4,8 +4,6 @@
 // column and field path, and returns std::nullopt, so decoding carries on and one pass
 // finds every error. Scalars are typed by the YAML 1.2 core schema (the one editors
 // and JSON Schema validators use): `yes` is a string, `"8"` is not a number.
-#include <yaml-cpp/yaml.h>
-
 #include <cstdint>
 #include <initializer_list>
 #include <map>
@@ -19,12 +17,13 @@
 #include "controller/common/money.h"
 #include "controller/common/quantity.h"
 #include "controller/config/diagnostics.h"
+#include "controller/config/yaml_tree.h"
 #include "controller/model/meta.h"
 
 namespace gpufed::config {
 
 enum class ScalarKind { kNull, kBool, kInt, kFloat, kString };
-ScalarKind ClassifyScalar(const YAML::Node& node);
+ScalarKind ClassifyScalar(const YamlNode& node);
 
 // Numbers as the YAML 1.2 core schema writes them, read totally: every text gets a value
 // or nullopt, never a wrapped, clamped or silently rounded-to-zero one.
@@ -74,15 +73,16 @@ enum class Required { kNo, kYes };
 
 class YamlField {
  public:
-  YamlField(YAML::Node node, std::string path, const DocumentContext* context, YAML::Mark mark);
-  static YamlField Root(YAML::Node node, const DocumentContext* context);
+  // `node` (and the stream that owns it) must outlive the field and the fields read from it.
+  YamlField(const YamlNode& node, std::string path, const DocumentContext* context, YAML::Mark mark);
+  static YamlField Root(const YamlNode& node, const DocumentContext* context);
 
-  bool defined() const { return node_.IsDefined() && !node_.IsNull(); }
-  bool is_map() const { return node_.IsMap(); }
-  bool is_sequence() const { return node_.IsSequence(); }
+  bool defined() const { return !node_->IsNull(); }
+  bool is_map() const { return node_->IsMap(); }
+  bool is_sequence() const { return node_->IsSequence(); }
   const std::string& path() const { return path_; }
   model::SourceLocation location() const;
-  const YAML::Node& node() const { return node_; }
+  const YamlNode& node() const { return *node_; }
 
   void Error(const std::string& message) const;
   // Records that this field names another resource, to be checked after loading.
@@ -124,7 +124,7 @@ class YamlField {
   bool CheckPresent(Required required) const;
   bool CheckScalar(const char* expected) const;
 
-  YAML::Node node_;
+  const YamlNode* node_;
   std::string path_;
   const DocumentContext* context_;
   YAML::Mark mark_;

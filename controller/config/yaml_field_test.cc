@@ -11,7 +11,16 @@
 namespace gpufed::config {
 namespace {
 
-ScalarKind Kind(const std::string& yaml) { return ClassifyScalar(YAML::Load("v: " + yaml)["v"]); }
+// The first document of `text` (the stream owns the nodes the fields read).
+const YamlNode& FirstDocument(const YamlStream& stream) {
+  EXPECT_FALSE(stream.problem().has_value()) << stream.problem()->message;
+  return stream.documents().empty() ? YamlNode::Missing() : *stream.documents()[0];
+}
+
+ScalarKind Kind(const std::string& yaml) {
+  const YamlStream stream = YamlStream::Parse("v: " + yaml, {});
+  return ClassifyScalar(*FirstDocument(stream).Find("v"));
+}
 
 TEST(YamlField, ClassifiesScalarsLikeYaml12Core) {
   EXPECT_EQ(Kind("8"), ScalarKind::kInt);
@@ -34,7 +43,8 @@ TEST(YamlField, ValidatesNames) {
 TEST(YamlField, ReportsUnknownAndDuplicateKeys) {
   Diagnostics diagnostics;
   DocumentContext context{"f.yaml", &diagnostics, nullptr};
-  YamlField root = YamlField::Root(YAML::Load("gpus: 1\ngpuz: 2\n"), &context);
+  const YamlStream stream = YamlStream::Parse("gpus: 1\ngpuz: 2\n", {});
+  YamlField root = YamlField::Root(FirstDocument(stream), &context);
   EXPECT_TRUE(root.ExpectObject({"gpus", "cpu"}));
   ASSERT_EQ(diagnostics.size(), 1u);
   EXPECT_EQ(diagnostics.items()[0].ToString(), "f.yaml:2:1: error: gpuz: unknown field 'gpuz' (did you mean 'gpus'?)");
@@ -63,8 +73,8 @@ TEST(YamlField, FloatsAreFiniteAndNeverSilentlyZero) {
   EXPECT_EQ(ParseYamlFloat("0e-400"), 0.0);  // zero written small is still zero
   EXPECT_EQ(ParseYamlFloat("-0.0"), 0.0);
   EXPECT_EQ(ParseYamlFloat("2.2250738585072014e-308"), 2.2250738585072014e-308);  // DBL_MIN
-  for (std::string_view bad : {"1e400", "-1e400", "1e-400", "1e-128e", "1e-310", ".inf", "-.inf", ".nan", "0x10",
-                               "inf", "nan", " 1", "1 ", "", "1.5.2"}) {
+  for (std::string_view bad : {"1e400", "-1e400", "1e-400", "1e-128e", "1e-310", ".inf", "-.inf", ".nan", "0x10", "inf",
+                               "nan", " 1", "1 ", "", "1.5.2"}) {
     EXPECT_EQ(ParseYamlFloat(bad), std::nullopt) << bad;
   }
 }
@@ -73,9 +83,9 @@ TEST(YamlField, FloatsAreFiniteAndNeverSilentlyZero) {
 TEST(YamlField, NumberAccessorsReportInsteadOfClamping) {
   Diagnostics diagnostics;
   DocumentContext context{"f.yaml", &diagnostics, nullptr};
-  YamlField root = YamlField::Root(YAML::Load("a: 99999999999999999999\nb: 1e-400\nc: 1e400\nd: .nan\ne: 0o17\n"
-                                              "f: 2.5\ng: 1e-128\n"),
-                                   &context);
+  const YamlStream stream =
+      YamlStream::Parse("a: 99999999999999999999\nb: 1e-400\nc: 1e400\nd: .nan\ne: 0o17\nf: 2.5\ng: 1e-128\n", {});
+  YamlField root = YamlField::Root(FirstDocument(stream), &context);
   EXPECT_EQ(root.Child("a").Int(0, INT64_MAX), std::nullopt);
   EXPECT_EQ(root.Child("b").Number(0, 1), std::nullopt);
   EXPECT_EQ(root.Child("c").Number(0, 1e6), std::nullopt);
@@ -148,7 +158,8 @@ TEST(YamlField, OutOfRangeNumbersInAWorkloadAreErrorsAtTheirFields) {
   const model::Config repo = TenantRepo();
   auto workload = [](const std::string& line) {
     return "apiVersion: gpufed/v1alpha1\nkind: Workload\nmetadata: {name: w}\nspec:\n  tenant: team-a\n"
-           "  resources: {gpus: 1}\n" + line + "\n";
+           "  resources: {gpus: 1}\n" +
+           line + "\n";
   };
   struct Case {
     std::string line, field, message;
@@ -184,8 +195,8 @@ TEST(YamlField, OutOfRangeNumbersInAWorkloadAreErrorsAtTheirFields) {
 TEST(YamlField, RuleAndParamNumbersMustBeRepresentable) {
   auto policy = [](const std::string& when, const std::string& params) {
     return "apiVersion: gpufed/v1alpha1\nkind: Policy\nmetadata: {name: p}\nspec:\n  rules:\n    - name: r\n"
-           "      when: {resources.gpus: {gt: " + when + "}}\n      require: {cluster.zone: {in: [eu]}}\n" +
-           "  params: {x: " + params + "}\n";
+           "      when: {resources.gpus: {gt: " +
+           when + "}}\n      require: {cluster.zone: {in: [eu]}}\n" + "  params: {x: " + params + "}\n";
   };
   EXPECT_TRUE(LoadText(policy("0x10", "1e3"), "p.yaml").ok()) << Dump(LoadText(policy("0x10", "1e3"), "p.yaml"));
   for (const char* bad : {"1e400", "1e-400", "99999999999999999999", ".nan"}) {
