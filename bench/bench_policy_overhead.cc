@@ -6,21 +6,15 @@
 
 #include <string>
 
+#include "bench/quickstart.h"
 #include "controller/placement/plan.h"
-#include "policies/engine/activation.h"
 
 namespace {
 
 using gpufed::policy::Candidate;
 
-const Candidate& Quickstart() {
-  static const Candidate candidate =
-      gpufed::policy::PrepareRevision({std::string(GPUFED_SOURCE_DIR) + "/examples/quickstart"}, nullptr);
-  return candidate;
-}
-
 void PlanQuickstart(benchmark::State& state, bool with_hooks) {
-  const Candidate& candidate = Quickstart();
+  const Candidate& candidate = gpufed::bench::QuickstartCandidate();
   if (!candidate.revision) {
     state.SkipWithError("examples/quickstart does not activate");
     return;

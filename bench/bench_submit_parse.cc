@@ -6,19 +6,13 @@
 
 #include <string>
 
+#include "bench/quickstart.h"
 #include "controller/config/loader.h"
 #include "controller/config/yaml_tree.h"
-#include "policies/engine/activation.h"
 
 namespace {
 
 using gpufed::policy::Candidate;
-
-const Candidate& Quickstart() {
-  static const Candidate candidate =
-      gpufed::policy::PrepareRevision({std::string(GPUFED_SOURCE_DIR) + "/examples/quickstart"}, nullptr);
-  return candidate;
-}
 
 std::string SubmissionBody(int64_t n) {
   return "apiVersion: gpufed/v1alpha1\nkind: Workload\nmetadata: {name: load-" + std::to_string(n) +
@@ -27,7 +21,7 @@ std::string SubmissionBody(int64_t n) {
 }
 
 void BM_SubmitParseLoadText(benchmark::State& state) {
-  const Candidate& candidate = Quickstart();
+  const Candidate& candidate = gpufed::bench::QuickstartCandidate();
   if (!candidate.revision) {
     state.SkipWithError("examples/quickstart does not activate");
     return;
