@@ -21,6 +21,9 @@ using std::chrono::steady_clock;
 constexpr size_t kBufferSize = size_t{16} * 1024;
 // Enough for any response head this server writes; a longer one is not inspected further.
 constexpr size_t kResponseHeadLimit = size_t{8} * 1024;
+// A held response head and the body sent with it in one send, at most (a longer body is
+// sent after the head, as written).
+constexpr size_t kHeldLimit = size_t{64} * 1024;
 
 std::string OpenSslError() {
   unsigned long e = ERR_get_error();
@@ -247,6 +250,7 @@ bool ConnectionStream::NoteDelivered(const char* data, size_t size) {
                std::to_string(body.size()) + "\r\n\r\n" + body;
       }();
       (void)write(kTooLarge.data(), kTooLarge.size());
+      (void)Flush();
       failed_ = true;
       return false;
     }
@@ -298,14 +302,48 @@ ssize_t ConnectionStream::write(const char* ptr, size_t size) {
   }
   const char* data = closing.empty() ? ptr : closing.data();
   const size_t length = closing.empty() ? size : closing.size();
+  const bool head_was_seen = response_head_seen_;
   NoteResponse(data, length);
+  // httplib writes a response's head and its body in two calls: each its own segment on
+  // the wire, and a wake-up of the client for each. The final head (never a 100
+  // Continue, which the client waits for) is held until the body's write or the end of
+  // the request (Flush), and goes out with it in one send.
+  if (!head_was_seen && response_head_seen_ && held_.empty() && length <= kHeldLimit) {
+    held_.assign(data, length);
+    return static_cast<ssize_t>(size);
+  }
+  if (!held_.empty()) {
+    if (held_.size() + length <= kHeldLimit) {
+      held_.append(data, length);
+      return SendAll(held_.data(), held_.size(), /*clear_held=*/true) ? static_cast<ssize_t>(size) : -1;
+    }
+    if (!Flush()) return -1;
+  }
+  return SendAll(data, length, /*clear_held=*/false) ? static_cast<ssize_t>(size) : -1;
+}
+
+bool ConnectionStream::SendAll(const char* data, size_t length, bool clear_held) {
   const SteadyTime deadline = steady_clock::now() + limits_.write_timeout;
+  bool sent_all = true;
   for (size_t sent = 0; sent < length;) {
     const ssize_t n = SendSome(data + sent, length - sent, deadline);
-    if (n < 0) return -1;
+    if (n < 0) {
+      sent_all = false;
+      break;
+    }
     sent += static_cast<size_t>(n);
   }
-  return static_cast<ssize_t>(size);
+  if (clear_held) held_.clear();
+  return sent_all;
+}
+
+bool ConnectionStream::Flush() {
+  if (held_.empty()) return true;
+  if (failed_) {
+    held_.clear();
+    return false;
+  }
+  return SendAll(held_.data(), held_.size(), /*clear_held=*/true);
 }
 
 bool ConnectionStream::is_readable() const {
@@ -339,6 +377,7 @@ void ConnectionStream::get_local_ip_and_port(std::string& ip, int& port) const {
 }
 
 void ConnectionStream::Linger() {
+  (void)Flush();  // the response that closes the connection, when it is still held
   if (ssl_ != nullptr && !failed_) SSL_shutdown(ssl_);  // one close_notify, not waiting for the peer's
   failed_ = true;                                      // nothing more is read or written
   ::shutdown(fd_, SHUT_WR);

@@ -71,6 +71,9 @@ class ConnectionStream final : public httplib::Stream {
   // linger_timeout passes, so that the response is not lost to a reset. The destructor
   // closes the socket.
   void Linger();
+  // Sends a response head that write() held back (below); true when nothing is left
+  // unsent. The server calls it once httplib has written a request's response.
+  bool Flush();
 
   bool is_readable() const override;
   bool is_writable() const override;
@@ -85,6 +88,8 @@ class ConnectionStream final : public httplib::Stream {
   ssize_t Fill(SteadyTime deadline);
   // Sends some of `data`; >0 bytes, -1 error or deadline.
   ssize_t SendSome(const char* data, size_t size, SteadyTime deadline);
+  // Sends all of `data` within the write timeout (then drops held_ when `clear_held`).
+  bool SendAll(const char* data, size_t length, bool clear_held);
   // Waits until `events` (POLLIN/POLLOUT) are possible; false past the deadline.
   bool Wait(short events, SteadyTime deadline);
   SteadyTime ReadDeadline() const;
@@ -102,6 +107,7 @@ class ConnectionStream final : public httplib::Stream {
   SteadyTime head_deadline_, body_deadline_;
   RequestFraming framing_;      // where the request being read ends
   std::string response_head_;   // the start of the response being written
+  std::string held_;            // a final response head not sent yet (write, Flush)
   bool response_head_seen_ = false;
   bool response_closes_ = false;
   bool timed_out_ = false;

@@ -231,7 +231,9 @@ void GuardedServer::SetAwaitingHead(uint64_t id, bool awaiting) {
 void GuardedServer::Serve(uint64_t id, int fd) {
   BlockSigpipeOnThisThread();
   const int one = 1;
-  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);  // a response's head and body are separate writes
+  // Nagle's algorithm would hold a response (sent whole, ConnectionStream::Flush) for
+  // the client's delayed ACK of the one before.
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   const steady_clock::time_point accepted = steady_clock::now();
   // Past its head a request is no longer evictable; an evicted one is not served.
   auto head_read = [this, id] {
@@ -262,8 +264,9 @@ void GuardedServer::Serve(uint64_t id, int fd) {
       stream.BeginRequest(begun + limits_.header_timeout, begun + limits_.read_timeout);
       const bool last = served + 1 == max_requests;
       bool client_closes = false;
-      const bool served_ok =
+      bool served_ok =
           process_request(stream, last, client_closes, [&stream](httplib::Request& req) { req.ssl = stream.ssl(); });
+      served_ok = stream.Flush() && served_ok;  // the response's head, when it waited for more
       ReleaseInFlight(id);
       if (!served_ok) break;
       if (last || client_closes || stream.response_closes()) {

@@ -367,7 +367,7 @@ Status Store::WriteDecisionsIntentsAndUpdatesLocked(Connection& db, const std::v
                                                     const std::vector<ActionRow>& intents,
                                                     const std::vector<WorkloadUpdate>& updates, Duration at,
                                                     std::vector<WorkloadRecord>* written) {
-  for (const DecisionRow& row : decisions) GPUFED_RETURN_IF_ERROR(RecordDecisionLocked(db, row).status());
+  for (const DecisionRow& row : decisions) GPUFED_RETURN_IF_ERROR(WriteDecisionLocked(db, row));
   for (const ActionRow& row : intents) GPUFED_RETURN_IF_ERROR(RecordIntentLocked(db, row));
   for (const WorkloadUpdate& u : updates) {
     GPUFED_RETURN_IF_ERROR(UpdateLocked(db, u.record, u.reason, u.at.value_or(at), written));
@@ -402,8 +402,10 @@ Status Store::UpdateLocked(Connection& db, const WorkloadRecord& record, const s
   r.cancel_requested = r.cancel_requested || (*old)->cancel_requested;  // never lose a cancel
   GPUFED_RETURN_IF_ERROR(WriteRecord(db, r, false, written));
   if ((*old)->state != r.state || (*old)->attempt != r.attempt) {
-    GPUFED_RETURN_IF_ERROR(
-        AddTransition(db, {r.uid, r.attempt, StateName((*old)->state), StateName(r.state), reason, at}));
+    // Rides too (as the UPDATE before it): a pass's state changes go with its next
+    // statement or its COMMIT, not one round trip each.
+    GPUFED_RETURN_IF_ERROR(AddTransition(
+        db, {r.uid, r.attempt, StateName((*old)->state), StateName(r.state), reason, at}, /*with_next=*/true));
   }
   return Status::Ok();
 }

@@ -266,6 +266,10 @@ class Store {
   // The SQL of RecordDecision (the row's seq), MarkAction (the rows it marked) and
   // FinishAttempt.
   Result<int64_t> RecordDecisionLocked(Connection& db, const DecisionRow& row) REQUIRES(mu_);
+  // The same row when nobody reads its seq (a pass's decisions, the waiting writes): in a
+  // transaction it rides with the next statement (Statement::RunWithNext), so a pass's
+  // decisions cost no round trip each on PostgreSQL.
+  Status WriteDecisionLocked(Connection& db, const DecisionRow& row) REQUIRES(mu_);
   Result<int64_t> MarkActionLocked(Connection& db, const std::string& kind, const std::string& key, ActionState state,
                                    const std::string& error) REQUIRES(mu_);
   Status FinishAttemptLocked(Connection& db, const AttemptRow& a) REQUIRES(mu_);
@@ -344,6 +348,13 @@ class Store {
   // unless the journal's transaction did, and brings the in-flight names and the mirror's
   // queue up to date with what is stored.
   void CommitSubmits(SubmitGroup& group, const Status& journalled) EXCLUDES(mu_, submit_mu_, numbering_mu_);
+  // The queue's hand-offs (store_submit.cc): whether `me` may lead the next group now;
+  // the queue front's wake-up when it may (to be signalled once submit_mu_ is let go).
+  struct Wakeup;
+  bool MayLeadLocked(const QueuedSubmit& me) const REQUIRES(submit_mu_);
+  std::shared_ptr<Wakeup> NextLeaderLocked() const REQUIRES(submit_mu_);
+  // A submission's result, once its wait in the queue is counted.
+  Result<WorkloadRecord> Finish(Result<WorkloadRecord> result, std::chrono::steady_clock::time_point queued);
   // The transaction of CommitSubmits on `db`: WriteGroupRows, then COMMIT.
   void WriteGroup(Connection& db, SubmitGroup& group, std::vector<WorkloadRecord>* written, bool* counter_moved);
   // Inside an open transaction: each accepted row and the counter; the rows it wrote in
@@ -367,7 +378,7 @@ class Store {
   // Guards the queue, the leader flag and the commit order only; never held with mu_ (a
   // submission waits in the queue without holding up the store).
   Mutex submit_mu_;
-  CondVar submit_cv_;
+  CondVar commit_turn_cv_;  // commit_turn_ moved (a queued submission waits on its own)
   std::deque<QueuedSubmit*> submit_queue_ GUARDED_BY(submit_mu_);
   bool submit_leader_ GUARDED_BY(submit_mu_) = false;
   // Groups commit in the order they were numbered: each gets a ticket, and commits when

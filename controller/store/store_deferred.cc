@@ -73,7 +73,7 @@ Status Store::ApplyDeferredLocked(Connection& db) {
     if (const auto* m = std::get_if<DeferredWrite::Mark>(&d.write)) {
       s = MarkActionLocked(db, m->kind, m->key, m->state, m->error).status();  // no intent: nothing to mark
     } else if (const auto* row = std::get_if<DecisionRow>(&d.write)) {
-      s = RecordDecisionLocked(db, *row).status();
+      s = WriteDecisionLocked(db, *row);
     } else if (const auto* attempt = std::get_if<AttemptRow>(&d.write)) {
       s = FinishAttemptLocked(db, *attempt);
     } else if (const auto* meta = std::get_if<DeferredWrite::Meta>(&d.write)) {

@@ -45,20 +45,37 @@ Result<int64_t> Store::RecordDecision(const DecisionRow& row) {
   return RecordDecisionLocked(*db_, row);
 }
 
+namespace {
+
+constexpr const char* kInsertDecision =
+    "INSERT INTO decisions(at_ms, workload, attempt, revision, outcome, cluster, reason, record_json, tenant, uid) "
+    "VALUES($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)";
+
+void BindDecision(Statement& s, const DecisionRow& row) {
+  s.Bind(1, row.at.millis()).Bind(2, row.workload).Bind(3, row.attempt).Bind(4, row.revision);
+  s.Bind(5, row.outcome).Bind(6, row.cluster).Bind(7, row.reason).Bind(8, row.record_json);
+  s.Bind(9, row.tenant).Bind(10, row.uid);
+}
+
+}  // namespace
+
 Result<int64_t> Store::RecordDecisionLocked(Connection& db, const DecisionRow& row) {
-  Result<std::unique_ptr<Statement>> s = db.Prepare(
-      "INSERT INTO decisions(at_ms, workload, attempt, revision, outcome, cluster, reason, record_json, tenant, uid) "
-      "VALUES($1,$2,$3,$4,$5,$6,$7,$8,$9,$10) RETURNING seq");
+  Result<std::unique_ptr<Statement>> s = db.Prepare(std::string(kInsertDecision) + " RETURNING seq");
   if (!s.ok()) return s.status();
-  (*s)->Bind(1, row.at.millis()).Bind(2, row.workload).Bind(3, row.attempt).Bind(4, row.revision);
-  (*s)->Bind(5, row.outcome).Bind(6, row.cluster).Bind(7, row.reason).Bind(8, row.record_json);
-  (*s)->Bind(9, row.tenant).Bind(10, row.uid);
+  BindDecision(**s, row);
   Result<bool> returned = (*s)->Step();
   if (!returned.ok()) return returned.status();
   if (!*returned) return Internal("decision insert returned no seq");
   const int64_t seq = (*s)->Int(0);
   GPUFED_RETURN_IF_ERROR((*s)->Run());
   return seq;
+}
+
+Status Store::WriteDecisionLocked(Connection& db, const DecisionRow& row) {
+  Result<std::unique_ptr<Statement>> s = db.Prepare(kInsertDecision);
+  if (!s.ok()) return s.status();
+  BindDecision(**s, row);
+  return (*s)->RunWithNext();
 }
 
 Result<std::vector<DecisionRow>> Store::Decisions(const std::string& tenant, const std::string& workload, int limit) {
@@ -100,7 +117,9 @@ Status Store::RecordIntentLocked(Connection& db, const ActionRow& row) {
   if (!s.ok()) return s.status();
   (*s)->Bind(1, row.kind).Bind(2, row.key).Bind(3, row.workload).Bind(4, row.attempt).Bind(5, row.cluster);
   (*s)->Bind(6, row.created.millis()).Bind(7, row.payload);
-  return (*s)->Run();
+  // Always inside the transaction that commits the placement: it rides with the next
+  // statement or that COMMIT, which is what makes it durable before any connector call.
+  return (*s)->RunWithNext();
 }
 
 Status Store::MarkAction(const std::string& kind, const std::string& key, ActionState state, const std::string& error) {

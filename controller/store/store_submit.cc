@@ -26,6 +26,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <iterator>
+#include <memory>
 
 #include "controller/common/vocabulary.h"
 #include "controller/store/store.h"
@@ -44,6 +45,34 @@ constexpr uint64_t kUncommittedGroups = 1;
 
 }  // namespace
 
+// A queued submission's own wake-up. Signalled after its lock is let go, so the woken
+// thread takes that lock uncontended. (Not std::counting_semaphore: libstdc++'s spins with
+// sched_yield before it sleeps, which on a busy machine is a context switch of its own.)
+struct Store::Wakeup {
+  // Something it waits for may have changed (`final`: its result is final, and whoever
+  // signals touches the submission no more).
+  void Signal(bool final) {
+    {
+      MutexLock lock(mu);
+      ++signals;
+      done = done || final;
+    }
+    cv.NotifyOne();
+  }
+  // Sleeps until signalled; true when the result is final.
+  bool Wait() {
+    MutexLock lock(mu);
+    while (signals == 0) cv.Wait(mu);
+    --signals;
+    return done;
+  }
+
+  Mutex mu;
+  CondVar cv;
+  int signals GUARDED_BY(mu) = 0;
+  bool done GUARDED_BY(mu) = false;
+};
+
 struct Store::QueuedSubmit {
   WorkloadRecord record;
   Duration at;
@@ -51,7 +80,13 @@ struct Store::QueuedSubmit {
   Result<WorkloadRecord> result = Status(StatusCode::kInternal, "not committed");
   bool in_flight = false;  // numbered: its name is in submits_in_flight_
   bool written = false;    // its rows are in the group's transaction
-  bool done = false;
+  // Where its thread sleeps: a wake-up of its own, so a group's commit wakes its members
+  // and the next leader only, and a woken member takes no lock held by another to return. One
+  // condition for every waiter woke them all twice per group, and each woken thread then
+  // queued for submit_mu_: at 16 clients that was a third of the leader's context
+  // switches (bench/README.md, "Fewer wake-ups per submission"). Shared, so whoever
+  // wakes it may do so after letting go of submit_mu_ (the submission may be gone by then).
+  std::shared_ptr<Wakeup> wakeup = std::make_shared<Wakeup>();
 };
 
 struct Store::SubmitGroup {
@@ -85,39 +120,66 @@ Result<WorkloadRecord> Store::SubmitNumbered(WorkloadRecord record, Duration at,
   // submission each (PostgreSQL, 16 clients: 1.3 per commit; bench/README.md, "The Store
   // on PostgreSQL, faster"); waiting for the commit ahead, a leader takes everyone who
   // queued meanwhile.
-  while (!me.done &&
-         (submit_leader_ || submit_queue_.front() != &me || next_commit_ticket_ - commit_turn_ >= kUncommittedGroups)) {
-    submit_cv_.Wait(submit_mu_);
-  }
-  if (!me.done) {
-    submit_leader_ = true;
-    SubmitGroup group;
-    while (!submit_queue_.empty() && group.members.size() < kMaxSubmitGroup) {
-      group.members.push_back(submit_queue_.front());
-      submit_queue_.pop_front();
-    }
+  while (!MayLeadLocked(me)) {
     lock.Unlock();
-    commit_stats_.OnGroup(group.members.size());
-    NumberSubmits(group);
-    const Status journalled = JournalSubmits(group);
+    // Final: its leader wrote the result before signalling, and touches `me` no more.
+    if (me.wakeup->Wait()) return Finish(std::move(me.result), queued);
     lock.Lock();
-    // Another leader may start (with kUncommittedGroups above 1, while this group waits for
-    // its turn and commits); the tickets keep the commits in numbering order.
-    submit_leader_ = false;
-    const uint64_t ticket = next_commit_ticket_++;
-    submit_cv_.NotifyAll();
-    while (commit_turn_ != ticket) submit_cv_.Wait(submit_mu_);
-    lock.Unlock();
-    CommitSubmits(group, journalled);
-    lock.Lock();
-    ++commit_turn_;
-    for (QueuedSubmit* q : group.members) q->done = true;
-    submit_cv_.NotifyAll();
   }
-  // Recorded once the queue's lock is let go: every waiter of a group wakes at once.
+  submit_leader_ = true;
+  SubmitGroup group;
+  while (!submit_queue_.empty() && group.members.size() < kMaxSubmitGroup) {
+    group.members.push_back(submit_queue_.front());
+    submit_queue_.pop_front();
+  }
   lock.Unlock();
+  commit_stats_.OnGroup(group.members.size());
+  NumberSubmits(group);
+  const Status journalled = JournalSubmits(group);
+  lock.Lock();
+  // Another leader may start (with kUncommittedGroups above 1, while this group waits for
+  // its turn and commits); the tickets keep the commits in numbering order.
+  submit_leader_ = false;
+  const uint64_t ticket = next_commit_ticket_++;
+  std::shared_ptr<Wakeup> next = NextLeaderLocked();
+  if (next != nullptr) {
+    lock.Unlock();
+    next->Signal(/*final=*/false);
+    lock.Lock();
+  }
+  while (commit_turn_ != ticket) commit_turn_cv_.Wait(submit_mu_);
+  lock.Unlock();
+  CommitSubmits(group, journalled);
+  lock.Lock();
+  ++commit_turn_;
+  commit_turn_cv_.NotifyAll();
+  // Taken under the lock, woken after it: a woken thread finds nothing held.
+  std::vector<std::shared_ptr<Wakeup>> members;
+  members.reserve(group.members.size());
+  for (QueuedSubmit* q : group.members) {
+    if (q != &me) members.push_back(q->wakeup);
+  }
+  next = NextLeaderLocked();
+  lock.Unlock();
+  for (const std::shared_ptr<Wakeup>& member : members) member->Signal(/*final=*/true);
+  if (next != nullptr) next->Signal(/*final=*/false);
+  return Finish(std::move(me.result), queued);
+}
+
+bool Store::MayLeadLocked(const QueuedSubmit& me) const {
+  return !submit_leader_ && !submit_queue_.empty() && submit_queue_.front() == &me &&
+         next_commit_ticket_ - commit_turn_ < kUncommittedGroups;
+}
+
+std::shared_ptr<Store::Wakeup> Store::NextLeaderLocked() const {
+  if (submit_queue_.empty() || !MayLeadLocked(*submit_queue_.front())) return nullptr;
+  return submit_queue_.front()->wakeup;
+}
+
+Result<WorkloadRecord> Store::Finish(Result<WorkloadRecord> result, std::chrono::steady_clock::time_point queued) {
+  // Recorded once the queue's lock is let go: every member of a group wakes at once.
   commit_stats_.OnSubmitWait(std::chrono::duration<double>(std::chrono::steady_clock::now() - queued).count());
-  return std::move(me.result);
+  return result;
 }
 
 Status Store::LoadUidCounterLocked() {
