@@ -118,7 +118,7 @@ TEST_F(StreamPair, AHundredContinueIsNeverHeld) {
 
 TEST_F(StreamPair, ABodyPastTheHeldBoundFollowsTheHeadInOrder) {
   Request(kGet);
-  const std::string body(200 * 1024, 'b');
+  const std::string body(size_t{200} * 1024, 'b');
   const std::string head = "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n";
   Write(head);
   Write(body);
