@@ -86,7 +86,8 @@ void DecodeExchangeRatesSpec(const YamlField& spec, model::ExchangeRates& out) {
 
 namespace {
 
-// A place that prices, limits or caps money, with its currency.
+// A place that prices, limits or caps money, with its currency. A context's places are
+// only ever compared with, never named in a message (CheckCurrencies).
 struct Place {
   std::string currency;
   model::SourceLocation at;
@@ -172,11 +173,18 @@ void CheckCurrencies(const model::Config& config, const model::Config* context, 
     for (const auto& [currency, other] : first) {
       if (p.in_context || currency == p.currency || rates.CanConvert(p.currency, currency)) continue;
       if (!reported.insert(std::min(currency, p.currency) + "/" + std::max(currency, p.currency)).second) continue;
-      diagnostics.Add({p.at.file, p.at.line, p.at.column, p.field,
-                       p.what + ", but " + other->what + " (" + Where(other->at) +
-                           ") and no ExchangeRates resource "
-                           "converts " +
-                           currency + " and " + p.currency + ": declare a rate for the pair"});
+      // A place of the context is not named: a submission's author (a tenant's token) is
+      // told the repository's currency, not which tenant, workload, policy or line of the
+      // repository holds it.
+      std::string message = p.what + ", but ";
+      if (other->in_context) {
+        message += "the repository it is checked against has money in " + currency;
+      } else {
+        message += other->what + " (" + Where(other->at) + ")";
+      }
+      message += " and no ExchangeRates resource converts " + currency + " and " + p.currency;
+      message += ": declare a rate for the pair";
+      diagnostics.Add({p.at.file, p.at.line, p.at.column, p.field, std::move(message)});
     }
     first.emplace(p.currency, &p);
   }

@@ -170,35 +170,50 @@ TEST(Loader, LoadTextResolvesAgainstContext) {
   EXPECT_EQ(ok.config.workloads[0].priority, 1000);
 }
 
-// A submission's money in a currency its repository cannot convert is reported against
-// the repository's first place in each currency, however many places the repository has.
-TEST(Loader, ASubmissionsCurrencyIsCheckedAgainstTheContextsFirstPlaceOfEach) {
+// A submission's money in a currency its repository cannot convert is reported once per
+// currency of the repository, however many places the repository has, and without naming
+// any of them: the submission's author (a tenant's token) learns the repository's
+// currencies, not which tenant, workload or line holds them.
+TEST(Loader, ASubmissionsCurrencyIsCheckedAgainstTheContextsCurrenciesWithoutNamingItsPlaces) {
   std::string repo_text =
       "apiVersion: gpufed/v1alpha1\nkind: Tenant\nmetadata: {name: team-a}\nspec: {budget: {limit: \"900 EUR\"}}\n";
   for (int i = 0; i < 50; ++i) {
     repo_text += "---\napiVersion: gpufed/v1alpha1\nkind: Workload\nmetadata: {name: w" + std::to_string(i) +
                  "}\nspec: {tenant: team-a, resources: {gpus: 1}, maxCost: \"10 " + (i % 2 ? "EUR" : "GBP") + "\"}\n";
   }
+  repo_text += "---\napiVersion: gpufed/v1alpha1\nkind: Tenant\nmetadata: {name: team-b}\nspec: {}\n";
   LoadResult repo = LoadText(repo_text, "repo.yaml");
-  ASSERT_FALSE(repo.ok());  // GBP and EUR without a rate: the repository's own error
+  ASSERT_FALSE(repo.ok());  // GBP and EUR without a rate: the repository's own error, naming its places
+  ASSERT_FALSE(repo.diagnostics.items().empty());
+  EXPECT_NE(repo.diagnostics.items()[0].ToString().find("(repo.yaml:"), std::string::npos) << Dump(repo);
   const auto submission = [](const std::string& currency) {
-    return "apiVersion: gpufed/v1alpha1\nkind: Workload\nmetadata: {name: s}\nspec: {tenant: team-a, "
+    return "apiVersion: gpufed/v1alpha1\nkind: Workload\nmetadata: {name: s}\nspec: {tenant: team-b, "
            "resources: {gpus: 1}, maxCost: \"5 " +
            currency + "\"}\n";
   };
   LoadResult eur = LoadText(submission("EUR"), "s.yaml", &repo.config);
   ASSERT_EQ(eur.diagnostics.size(), 1u) << Dump(eur);
   EXPECT_EQ(eur.diagnostics.items()[0].ToString(),
-            "s.yaml:4:55: error: spec.maxCost: workload s's maxCost is in EUR, but workload w0's maxCost is in GBP "
-            "(repo.yaml:9) and no ExchangeRates resource converts GBP and EUR: declare a rate for the pair");
+            "s.yaml:4:55: error: spec.maxCost: workload s's maxCost is in EUR, but the repository it is checked "
+            "against has money in GBP and no ExchangeRates resource converts GBP and EUR: declare a rate for the pair");
   LoadResult usd = LoadText(submission("USD"), "s.yaml", &repo.config);
   ASSERT_EQ(usd.diagnostics.size(), 2u) << Dump(usd);
   EXPECT_EQ(usd.diagnostics.items()[0].ToString(),
-            "s.yaml:4:55: error: spec.maxCost: workload s's maxCost is in USD, but tenant team-a's budget is in EUR "
-            "(repo.yaml:4) and no ExchangeRates resource converts EUR and USD: declare a rate for the pair");
+            "s.yaml:4:55: error: spec.maxCost: workload s's maxCost is in USD, but the repository it is checked "
+            "against has money in EUR and no ExchangeRates resource converts EUR and USD: declare a rate for the pair");
   EXPECT_EQ(usd.diagnostics.items()[1].ToString(),
-            "s.yaml:4:55: error: spec.maxCost: workload s's maxCost is in USD, but workload w0's maxCost is in GBP "
-            "(repo.yaml:9) and no ExchangeRates resource converts GBP and USD: declare a rate for the pair");
+            "s.yaml:4:55: error: spec.maxCost: workload s's maxCost is in USD, but the repository it is checked "
+            "against has money in GBP and no ExchangeRates resource converts GBP and USD: declare a rate for the pair");
+  for (const auto& d : usd.diagnostics.items()) {
+    for (const char* secret : {"team-a", "w0", "repo.yaml"}) {
+      EXPECT_EQ(d.ToString().find(secret), std::string::npos) << secret << " in " << d.ToString();
+    }
+  }
+  // Within one text both places are the author's own: still named, with their line.
+  LoadResult own = LoadText(repo_text, "repo.yaml");
+  EXPECT_NE(own.diagnostics.items()[0].ToString().find("but tenant team-a's budget is in EUR (repo.yaml:4)"),
+            std::string::npos)
+      << Dump(own);
 }
 
 TEST(Loader, TenantMaxPriorityIsANumberOrAKnownClass) {
