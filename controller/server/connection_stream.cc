@@ -315,35 +315,30 @@ ssize_t ConnectionStream::write(const char* ptr, size_t size) {
   if (!held_.empty()) {
     if (held_.size() + length <= kHeldLimit) {
       held_.append(data, length);
-      return SendAll(held_.data(), held_.size(), /*clear_held=*/true) ? static_cast<ssize_t>(size) : -1;
+      const bool sent = SendAll(held_.data(), held_.size());
+      held_.clear();
+      return sent ? static_cast<ssize_t>(size) : -1;
     }
     if (!Flush()) return -1;
   }
-  return SendAll(data, length, /*clear_held=*/false) ? static_cast<ssize_t>(size) : -1;
+  return SendAll(data, length) ? static_cast<ssize_t>(size) : -1;
 }
 
-bool ConnectionStream::SendAll(const char* data, size_t length, bool clear_held) {
+bool ConnectionStream::SendAll(const char* data, size_t length) {
   const SteadyTime deadline = steady_clock::now() + limits_.write_timeout;
-  bool sent_all = true;
   for (size_t sent = 0; sent < length;) {
     const ssize_t n = SendSome(data + sent, length - sent, deadline);
-    if (n < 0) {
-      sent_all = false;
-      break;
-    }
+    if (n < 0) return false;
     sent += static_cast<size_t>(n);
   }
-  if (clear_held) held_.clear();
-  return sent_all;
+  return true;
 }
 
 bool ConnectionStream::Flush() {
   if (held_.empty()) return true;
-  if (failed_) {
-    held_.clear();
-    return false;
-  }
-  return SendAll(held_.data(), held_.size(), /*clear_held=*/true);
+  const bool sent = !failed_ && SendAll(held_.data(), held_.size());
+  held_.clear();
+  return sent;
 }
 
 bool ConnectionStream::is_readable() const {

@@ -88,8 +88,8 @@ class ConnectionStream final : public httplib::Stream {
   ssize_t Fill(SteadyTime deadline);
   // Sends some of `data`; >0 bytes, -1 error or deadline.
   ssize_t SendSome(const char* data, size_t size, SteadyTime deadline);
-  // Sends all of `data` within the write timeout (then drops held_ when `clear_held`).
-  bool SendAll(const char* data, size_t length, bool clear_held);
+  // Sends all of `data` within the write timeout; false on an error or past it.
+  bool SendAll(const char* data, size_t length);
   // Waits until `events` (POLLIN/POLLOUT) are possible; false past the deadline.
   bool Wait(short events, SteadyTime deadline);
   SteadyTime ReadDeadline() const;
