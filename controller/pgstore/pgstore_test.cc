@@ -5,15 +5,20 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <filesystem>
 #include <limits>
 #include <map>
 #include <random>
+#include <set>
+#include <thread>
 #include <tuple>
 
+#include "controller/common/mutex.h"
 #include "controller/pg/testing/pg_test_server.h"
 #include "controller/pgstore/connection.h"
+#include "controller/store/schema.h"
 #include "controller/store/sqlite.h"
 #include "controller/store/store.h"
 
@@ -286,6 +291,80 @@ TEST_P(BothBackends, TriggerKeptTotalsFollowEveryWrite) {
   for (const auto& [tenant, u] : *usage) EXPECT_EQ(by_days[tenant], u.spent.micros()) << tenant;
 }
 
+// A group of a hundred: its rows go in INSERTs of up to 64 rows (store_rows.cc), and on
+// PostgreSQL the totals are kept once per INSERT (migration 9). The first group is held
+// in its journal until a hundred more wait, so the second is exactly those.
+TEST_P(BothBackends, AGroupOfAHundredIsStoredWholeWithItsHistoryAndTotals) {
+  constexpr size_t kQueued = 100;
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  Mutex mu;
+  std::vector<size_t> groups;
+  std::atomic<bool> first_in_journal{false};
+  store->SetSubmissionJournal([&](const std::vector<store::AcceptedSubmission>& accepted, const store::RidingWrites&) {
+    bool first = false;
+    {
+      MutexLock lock(mu);
+      groups.push_back(accepted.size());
+      first = groups.size() == 1;
+    }
+    if (first) {
+      first_in_journal = true;
+      while (store->queued_submissions() < kQueued) std::this_thread::yield();
+    }
+    return Status::Ok();
+  });
+  std::vector<std::thread> threads;
+  std::vector<Result<WorkloadRecord>> results(kQueued + 1, Status(StatusCode::kInternal, "not run"));
+  threads.emplace_back([&] { results[0] = store->SubmitNumbered(Record("first", "alpha"), Duration::FromSeconds(1)); });
+  while (!first_in_journal) std::this_thread::yield();
+  for (size_t i = 1; i <= kQueued; ++i) {
+    threads.emplace_back([&, i] {
+      WorkloadRecord r = Record("w" + std::to_string(i), i % 3 == 0 ? "beta" : "alpha");
+      r.gpu_milli = static_cast<int64_t>(i) * 250;
+      results[i] = store->SubmitNumbered(r, Duration::FromSeconds(2));
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  store->SetSubmissionJournal(nullptr);
+  EXPECT_EQ(groups, (std::vector<size_t>{1, kQueued}));
+
+  std::map<std::string, std::pair<int64_t, int64_t>> expected;  // tenant -> (workloads, gpu_milli)
+  std::set<std::string> uids;
+  for (const Result<WorkloadRecord>& r : results) {
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_TRUE(uids.insert(r->uid).second) << r->uid;
+    expected[r->tenant].first += 1;
+    expected[r->tenant].second += r->gpu_milli;
+  }
+  store.reset();
+  auto reopened = Open();
+  ASSERT_NE(reopened, nullptr);
+  for (const Result<WorkloadRecord>& r : results) {
+    auto row = reopened->GetByUid(r->uid);
+    ASSERT_TRUE(row.ok() && row->has_value()) << r->uid;
+    EXPECT_EQ((*row)->name, r->name);
+    EXPECT_EQ((*row)->tenant, r->tenant);
+    EXPECT_EQ((*row)->gpu_milli, r->gpu_milli);
+    EXPECT_EQ((*row)->state, WorkloadState::kPending);
+    auto history = reopened->History(r->uid);
+    ASSERT_TRUE(history.ok());
+    ASSERT_EQ(history->size(), 1u) << r->uid;
+    EXPECT_EQ((*history)[0].to, "Pending");
+    EXPECT_EQ((*history)[0].reason, "submitted (api)");
+  }
+  auto counts = reopened->CountByState();
+  ASSERT_TRUE(counts.ok());
+  std::map<std::string, std::pair<int64_t, int64_t>> got;
+  for (const store::StateCount& c : *counts) {
+    if (c.workloads == 0) continue;
+    EXPECT_EQ(c.state, WorkloadState::kPending);
+    got[c.tenant].first += c.workloads;
+    got[c.tenant].second += c.gpu_milli;
+  }
+  EXPECT_EQ(got, expected);
+}
+
 TEST_P(BothBackends, Int64ExtremesDoublesAndTextRoundTrip) {
   auto db = Raw();
   ASSERT_NE(db, nullptr);
@@ -365,6 +444,69 @@ TEST_F(PgStore, MigratesOnceUnderTheLockAndRecordsTheVersion) {
   ASSERT_TRUE(rows.ok());
   EXPECT_EQ(*rows->Int64(0, "n"), Store::LatestSchemaVersion());
   EXPECT_EQ(*rows->Int64(0, "v"), Store::LatestSchemaVersion());
+}
+
+// Migration 9 moves the INSERT half of the totals' trigger to a statement trigger: rows a
+// version-8 store counted stay counted, and rows written after it (inserted by a group,
+// then moved between states) are counted once, in the writer's rows.
+TEST_F(PgStore, TotalsCountedAtVersion8StayRightThroughMigration9) {
+  {
+    auto old = PgConnection::Adopt(Connect(), false, "loop");
+    ASSERT_TRUE(old.ok()) << old.status().ToString();
+    const std::vector<const char*>& all = store::PostgresSchemaMigrations();
+    ASSERT_EQ(all.size(), static_cast<size_t>(store::kSchemaTotalsPerStatement));
+    ASSERT_TRUE((*old)->Migrate({all.begin(), all.begin() + store::kSchemaTotalsByWriter}).ok());
+    for (int i = 1; i <= 3; ++i) {
+      ASSERT_TRUE((*old)
+                      ->Exec("INSERT INTO workloads(name, uid, tenant, source, submitted_ms, seq, state, gpu_milli) "
+                             "VALUES('old" +
+                             std::to_string(i) + "', 'old" + std::to_string(i) + "-u" + std::to_string(i) +
+                             "', 'alpha', 'api', 0, " + std::to_string(i) + ", 'Queued', 1000)")
+                      .ok());
+    }
+    ASSERT_TRUE((*old)->Exec("INSERT INTO meta(key, value) VALUES('uid_counter', '3')").ok());
+  }
+  auto loop = PgConnection::Adopt(Connect(), false, "loop");
+  auto api = PgConnection::Adopt(Connect(), false, "api");
+  ASSERT_TRUE(loop.ok() && api.ok());
+  auto store = Store::OpenOn(std::move(loop).value(), std::move(api).value());
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  EXPECT_EQ((*store)->schema_version(), store::kSchemaTotalsPerStatement);
+  std::vector<WorkloadRecord> added;
+  for (int i = 0; i < 4; ++i) {
+    WorkloadRecord r = Record("new" + std::to_string(i), i % 2 == 0 ? "alpha" : "beta");
+    r.gpu_milli = 500;
+    Result<WorkloadRecord> got = (*store)->SubmitNumbered(r, Duration::FromSeconds(1));
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    added.push_back(*got);
+  }
+  auto old_row = (*store)->GetByUid("old1-u1");
+  ASSERT_TRUE(old_row.ok() && old_row->has_value());
+  WorkloadRecord finished = **old_row;
+  finished.state = WorkloadState::kSucceeded;
+  ASSERT_TRUE((*store)->Update(finished, "done", Duration::FromSeconds(2)).ok());
+  WorkloadRecord running = added[0];
+  running.state = WorkloadState::kRunning;
+  ASSERT_TRUE((*store)->Update(running, "placed", Duration::FromSeconds(2)).ok());
+
+  std::map<std::pair<std::string, std::string>, std::pair<int64_t, int64_t>> got, recount;
+  auto counts = (*store)->CountByState();
+  ASSERT_TRUE(counts.ok());
+  for (const store::StateCount& c : *counts) {
+    if (c.workloads != 0) got[{c.tenant, store::StateName(c.state)}] = {c.workloads, c.gpu_milli};
+  }
+  auto rows = Connect()->Exec("recount",
+                              "SELECT tenant, state, count(*) AS n, sum(gpu_milli) AS g FROM workloads "
+                              "GROUP BY tenant, state");
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  for (size_t i = 0; i < rows->size(); ++i) {
+    recount[{*rows->Text(i, "tenant"), *rows->Text(i, "state")}] = {*rows->Int64(i, "n"), *rows->Int64(i, "g")};
+  }
+  EXPECT_EQ(got, recount);
+  EXPECT_EQ(got[std::make_pair(std::string("alpha"), std::string("Queued"))],
+            std::make_pair(int64_t{2}, int64_t{2000}));
+  EXPECT_EQ(got[std::make_pair(std::string("alpha"), std::string("Pending"))],
+            std::make_pair(int64_t{1}, int64_t{500}));
 }
 
 TEST_F(PgStore, ANewerSchemaIsRefused) {

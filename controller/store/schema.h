@@ -22,8 +22,9 @@ enum SchemaVersion : int {
   kSchemaStateTotals = 6,       // state_totals, kept by triggers on workloads
   kSchemaMeteredDays = 7,       // tenant_usage_days, kept by a trigger on attempts
   kSchemaTotalsByWriter = 8,    // state_totals per writing session (writer)
+  kSchemaTotalsPerStatement = 9,  // inserted rows counted once per INSERT (PostgreSQL)
 };
-inline constexpr int kLatestSchemaVersion = kSchemaTotalsByWriter;
+inline constexpr int kLatestSchemaVersion = kSchemaTotalsPerStatement;
 
 // Migration N of `dialect` is element N-1. A dialect whose list is shorter than
 // kLatestSchemaVersion cannot open a store yet (Store::Open says so).

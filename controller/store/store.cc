@@ -3,20 +3,15 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "controller/common/utf8.h"
 #include "controller/store/schema.h"
 #include "controller/store/sqlite.h"
+#include "controller/store/workload_columns.h"
 
 namespace gpufed::store {
 namespace {
 
 // Keep in step with IsTerminal (records.cc) and the partial indexes of migrations 3 and 4.
 const char* kUnfinished = "state NOT IN ('Succeeded', 'Failed', 'Rejected', 'Cancelled')";
-
-const char* kWorkloadColumns =
-    "name, uid, tenant, source, spec_text, submitted_ms, state, reason, attempt, cluster, binding_json, resume_ms, "
-    "progress_ms, checkpoint_ms, started_ms, finished_ms, estimate_micros, cost_micros, currency, gpu_milli, cloud, "
-    "cancel_requested, seq";
 
 WorkloadRecord ReadWorkload(const Statement& s) {
   WorkloadRecord r;
@@ -132,59 +127,6 @@ Status Store::Migrate() {
   return ReadSeqLocked();
 }
 
-Status Store::WriteRecord(Connection& db, const WorkloadRecord& r, bool insert, std::vector<WorkloadRecord>* written) {
-  const std::string currency = r.cost.currency().empty() ? r.estimate.currency() : r.cost.currency();
-  const int64_t seq = insert ? seq_.fetch_add(1) + 1 : r.updated_seq;
-  if (insert) {
-    Result<std::unique_ptr<Statement>> s =
-        db.Prepare(std::string("INSERT INTO workloads(") + kWorkloadColumns +
-                   ") VALUES($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23)");
-    if (!s.ok()) return s.status();
-    (*s)->Bind(1, r.name).Bind(2, r.uid).Bind(3, r.tenant).Bind(4, r.source).Bind(5, r.spec_text);
-    (*s)->Bind(6, r.submitted.millis())
-        .Bind(7, std::string(StateName(r.state)))
-        .Bind(8, BoundedUtf8(r.reason))
-        .Bind(9, r.attempt);
-    (*s)->Bind(10, r.cluster).Bind(11, r.binding_json).Bind(12, r.resume_from.millis()).Bind(13, r.progress.millis());
-    (*s)->Bind(14, r.checkpoint.millis()).Bind(15, r.started.millis()).Bind(16, r.finished.millis());
-    (*s)->Bind(17, r.estimate.micros()).Bind(18, r.cost.micros()).Bind(19, currency).Bind(20, r.gpu_milli);
-    (*s)->Bind(21, r.cloud ? 1 : 0).Bind(22, r.cancel_requested ? 1 : 0).Bind(23, seq);
-    // Its history row follows at once (AddTransition): on PostgreSQL both go in one round
-    // trip, and an error of this one is that statement's.
-    GPUFED_RETURN_IF_ERROR((*s)->RunWithNext());
-  } else {
-    // A submission's identity (uid, name, tenant, source, spec, submission time and
-    // order) never changes after its insert (UpdateLocked keeps the stored one), so an
-    // update sets the rest alone: the indexes on the identity stay untouched.
-    Result<std::unique_ptr<Statement>> s = db.Prepare(
-        "UPDATE workloads SET state=$1, reason=$2, attempt=$3, cluster=$4, binding_json=$5, resume_ms=$6, "
-        "progress_ms=$7, checkpoint_ms=$8, started_ms=$9, finished_ms=$10, estimate_micros=$11, cost_micros=$12, "
-        "currency=$13, gpu_milli=$14, cloud=$15, cancel_requested=$16 WHERE uid=$17");
-    if (!s.ok()) return s.status();
-    (*s)->Bind(1, std::string(StateName(r.state))).Bind(2, BoundedUtf8(r.reason)).Bind(3, r.attempt).Bind(4, r.cluster);
-    (*s)->Bind(5, r.binding_json).Bind(6, r.resume_from.millis()).Bind(7, r.progress.millis());
-    (*s)->Bind(8, r.checkpoint.millis()).Bind(9, r.started.millis()).Bind(10, r.finished.millis());
-    (*s)->Bind(11, r.estimate.micros()).Bind(12, r.cost.micros()).Bind(13, currency).Bind(14, r.gpu_milli);
-    (*s)->Bind(15, r.cloud ? 1 : 0).Bind(16, r.cancel_requested ? 1 : 0).Bind(17, r.uid);
-    GPUFED_RETURN_IF_ERROR((*s)->RunWithNext());  // with the history row or the COMMIT
-  }
-  written->push_back(AsStored(r, seq));
-  return Status::Ok();
-}
-
-Status Store::AddTransition(Connection& db, const Transition& t, bool with_next) {
-  Result<std::unique_ptr<Statement>> s = db.Prepare(
-      "INSERT INTO status_history(workload, attempt, from_state, to_state, reason, at_ms) VALUES($1,$2,$3,$4,$5,$6)");
-  if (!s.ok()) return s.status();
-  (*s)->Bind(1, t.workload)
-      .Bind(2, t.attempt)
-      .Bind(3, t.from)
-      .Bind(4, t.to)
-      .Bind(5, BoundedUtf8(t.reason))
-      .Bind(6, t.at.millis());
-  return with_next ? (*s)->RunWithNext() : (*s)->Run();
-}
-
 Result<std::optional<WorkloadRecord>> Store::GetOne(const std::string& where, const std::string& first,
                                                     const std::string& second) {
   Result<std::unique_ptr<Statement>> s =
@@ -221,15 +163,6 @@ Status Store::SubmitLocked(const WorkloadRecord& record, Duration at, std::vecto
     return {StatusCode::kAlreadyExists, "workload " + record.name + " exists (" + StateName((*existing)->state) + ")"};
   }
   return InsertSubmission(*db_, record, at, written);
-}
-
-Status Store::InsertSubmission(Connection& db, const WorkloadRecord& record, Duration at,
-                               std::vector<WorkloadRecord>* written, bool with_next) {
-  if (record.uid.empty()) return InvalidArgument("workload " + record.name + " has no uid");
-  WorkloadRecord r = record;
-  r.state = WorkloadState::kPending;
-  GPUFED_RETURN_IF_ERROR(WriteRecord(db, r, true, written));
-  return AddTransition(db, {r.uid, r.attempt, "", "Pending", "submitted (" + r.source + ")", at}, with_next);
 }
 
 Result<std::optional<WorkloadRecord>> Store::Get(const std::string& tenant, const std::string& name) {

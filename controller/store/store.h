@@ -17,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <variant>
 #include <vector>
@@ -111,6 +112,9 @@ class Store {
   // and one group at a time; it must not submit (the group's commit waits for it). Whoever
   // sets it clears it before it goes.
   void SetSubmissionJournal(SubmissionJournal journal) EXCLUDES(numbering_mu_);
+  // Submissions waiting for a group's leader to take them: the next group is at most these
+  // (and kMaxSubmitGroup).
+  size_t queued_submissions() const EXCLUDES(submit_mu_);
   // The tenant's newest workload of that name (unfinished, or the last finished one).
   Result<std::optional<WorkloadRecord>> Get(const std::string& tenant, const std::string& name);
   Result<std::optional<WorkloadRecord>> GetByUid(const std::string& uid);
@@ -314,6 +318,15 @@ class Store {
   // the workloads_live_name index: AlreadyExists).
   Status InsertSubmission(Connection& db, const WorkloadRecord& record, Duration at,
                           std::vector<WorkloadRecord>* written, bool with_next = false);
+  // InsertSubmission's rows for many submissions, in one INSERT per table for up to 64
+  // (store_rows.cc), each sent with the next statement: the caller's next statement
+  // answers for them all, and one refused row fails every row of its statement.
+  struct NewSubmission {
+    const WorkloadRecord* record;
+    Duration at;
+  };
+  Status InsertSubmissions(Connection& db, std::span<const NewSubmission> submissions,
+                           std::vector<WorkloadRecord>* written);
   Status UpdateLocked(Connection& db, const WorkloadRecord& record, const std::string& reason, Duration at,
                       std::vector<WorkloadRecord>* written) REQUIRES(mu_);
   Status RecordIntentLocked(Connection& db, const ActionRow& row) REQUIRES(mu_);
@@ -377,7 +390,7 @@ class Store {
   void SyncSubmissionsLocked() REQUIRES(mu_);
   // Guards the queue, the leader flag and the commit order only; never held with mu_ (a
   // submission waits in the queue without holding up the store).
-  Mutex submit_mu_;
+  mutable Mutex submit_mu_;
   CondVar commit_turn_cv_;  // commit_turn_ moved (a queued submission waits on its own)
   std::deque<QueuedSubmit*> submit_queue_ GUARDED_BY(submit_mu_);
   bool submit_leader_ GUARDED_BY(submit_mu_) = false;
