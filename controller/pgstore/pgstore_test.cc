@@ -1,25 +1,20 @@
 // The Store on both backends: each TEST_P runs once on SQLite (a file) and once on a real
-// PostgreSQL 15 (the pg_cluster fixture, a database per test), so a behaviour that differs
-// between the engines fails here. The TEST_Fs are PostgreSQL's own: two Stores on one
-// database, the schema's version, refusals of text PostgreSQL cannot hold, round-trips.
+// PostgreSQL 15 (testing/both_backends.h), so a behaviour that differs between the engines
+// fails here; a submission group's rows are pgstore_groups_test.cc's. The TEST_Fs are
+// PostgreSQL's own: two Stores on one database, the schema's version and its migration
+// from 8, refusals of text PostgreSQL cannot hold, round-trips.
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <filesystem>
 #include <limits>
 #include <map>
 #include <random>
-#include <set>
-#include <thread>
 #include <tuple>
 
-#include "controller/common/mutex.h"
 #include "controller/pg/testing/pg_test_server.h"
 #include "controller/pgstore/connection.h"
+#include "controller/pgstore/testing/both_backends.h"
 #include "controller/store/schema.h"
-#include "controller/store/sqlite.h"
 #include "controller/store/store.h"
 
 namespace gpufed::pgstore {
@@ -28,64 +23,11 @@ namespace {
 using store::Store;
 using store::WorkloadRecord;
 using store::WorkloadState;
+using testing::Backend;
+using testing::BothBackends;
+using testing::Record;
 
-enum class Backend { kSqlite, kPostgres };
-
-WorkloadRecord Record(const std::string& name, const std::string& tenant = "t") {
-  WorkloadRecord r;
-  r.name = name;
-  r.tenant = tenant;
-  r.source = "api";
-  r.spec_text = "kind: Workload";
-  return r;
-}
-
-class BothBackends : public pg::testing::PgTest, public ::testing::WithParamInterface<Backend> {
- protected:
-  void SetUp() override {
-    if (GetParam() == Backend::kPostgres) {
-      PgTest::SetUp();
-      return;
-    }
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::string name = info->name();  // "Test/Sqlite"
-    std::replace(name.begin(), name.end(), '/', '_');
-    dir_ = ::testing::TempDir() + "/pgstore_test_" + name;
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override {
-    if (GetParam() == Backend::kPostgres) PgTest::TearDown();
-  }
-
-  // A Store on the test's database; a second call opens a second Store on the same one
-  // (PostgreSQL: its own sessions, as a second replica's). On PostgreSQL it has the two
-  // sessions a leader's Store has (runtime/app.cc): the loop's, and the submissions'.
-  std::unique_ptr<Store> Open() {
-    Result<std::unique_ptr<Store>> store = GetParam() == Backend::kSqlite
-                                               ? Store::Open(dir_ + "/gpufed.db")
-                                               : Store::OpenOn(ConnectStore(false, "loop"), ConnectStore(false, "api"));
-    EXPECT_TRUE(store.ok()) << store.status().ToString();
-    return store.ok() ? std::move(store).value() : nullptr;
-  }
-  std::unique_ptr<store::Connection> ConnectStore(bool read_only = false, const std::string& writer = "") {
-    Result<std::unique_ptr<PgConnection>> c = PgConnection::Adopt(Connect(), read_only, writer);
-    EXPECT_TRUE(c.ok()) << c.status().ToString();
-    return c.ok() ? std::move(c).value() : nullptr;
-  }
-  // A bare connection of the test's backend, for statements the Store does not make.
-  std::unique_ptr<store::Connection> Raw() {
-    if (GetParam() == Backend::kPostgres) return ConnectStore();
-    auto db = store::Database::Open(dir_ + "/raw.db");
-    EXPECT_TRUE(db.ok());
-    return std::move(db).value();
-  }
-
-  std::string dir_;
-};
-
-INSTANTIATE_TEST_SUITE_P(Store, BothBackends, ::testing::Values(Backend::kSqlite, Backend::kPostgres),
-                         [](const auto& info) { return info.param == Backend::kSqlite ? "Sqlite" : "Postgres"; });
+INSTANTIATE_TEST_SUITE_P(Store, BothBackends, testing::EachBackend(), testing::BackendName);
 
 TEST_P(BothBackends, MigratesANewDatabaseToTheLatestSchemaAndReopens) {
   auto store = Open();
@@ -289,80 +231,6 @@ TEST_P(BothBackends, TriggerKeptTotalsFollowEveryWrite) {
   std::map<std::string, int64_t> by_days;
   for (const store::MeteredDayRow& d : *days) by_days[d.tenant] += d.spent.micros();
   for (const auto& [tenant, u] : *usage) EXPECT_EQ(by_days[tenant], u.spent.micros()) << tenant;
-}
-
-// A group of a hundred: its rows go in INSERTs of up to 64 rows (store_rows.cc), and on
-// PostgreSQL the totals are kept once per INSERT (migration 9). The first group is held
-// in its journal until a hundred more wait, so the second is exactly those.
-TEST_P(BothBackends, AGroupOfAHundredIsStoredWholeWithItsHistoryAndTotals) {
-  constexpr size_t kQueued = 100;
-  auto store = Open();
-  ASSERT_NE(store, nullptr);
-  Mutex mu;
-  std::vector<size_t> groups;
-  std::atomic<bool> first_in_journal{false};
-  store->SetSubmissionJournal([&](const std::vector<store::AcceptedSubmission>& accepted, const store::RidingWrites&) {
-    bool first = false;
-    {
-      MutexLock lock(mu);
-      groups.push_back(accepted.size());
-      first = groups.size() == 1;
-    }
-    if (first) {
-      first_in_journal = true;
-      while (store->queued_submissions() < kQueued) std::this_thread::yield();
-    }
-    return Status::Ok();
-  });
-  std::vector<std::thread> threads;
-  std::vector<Result<WorkloadRecord>> results(kQueued + 1, Status(StatusCode::kInternal, "not run"));
-  threads.emplace_back([&] { results[0] = store->SubmitNumbered(Record("first", "alpha"), Duration::FromSeconds(1)); });
-  while (!first_in_journal) std::this_thread::yield();
-  for (size_t i = 1; i <= kQueued; ++i) {
-    threads.emplace_back([&, i] {
-      WorkloadRecord r = Record("w" + std::to_string(i), i % 3 == 0 ? "beta" : "alpha");
-      r.gpu_milli = static_cast<int64_t>(i) * 250;
-      results[i] = store->SubmitNumbered(r, Duration::FromSeconds(2));
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  store->SetSubmissionJournal(nullptr);
-  EXPECT_EQ(groups, (std::vector<size_t>{1, kQueued}));
-
-  std::map<std::string, std::pair<int64_t, int64_t>> expected;  // tenant -> (workloads, gpu_milli)
-  std::set<std::string> uids;
-  for (const Result<WorkloadRecord>& r : results) {
-    ASSERT_TRUE(r.ok()) << r.status().ToString();
-    EXPECT_TRUE(uids.insert(r->uid).second) << r->uid;
-    expected[r->tenant].first += 1;
-    expected[r->tenant].second += r->gpu_milli;
-  }
-  store.reset();
-  auto reopened = Open();
-  ASSERT_NE(reopened, nullptr);
-  for (const Result<WorkloadRecord>& r : results) {
-    auto row = reopened->GetByUid(r->uid);
-    ASSERT_TRUE(row.ok() && row->has_value()) << r->uid;
-    EXPECT_EQ((*row)->name, r->name);
-    EXPECT_EQ((*row)->tenant, r->tenant);
-    EXPECT_EQ((*row)->gpu_milli, r->gpu_milli);
-    EXPECT_EQ((*row)->state, WorkloadState::kPending);
-    auto history = reopened->History(r->uid);
-    ASSERT_TRUE(history.ok());
-    ASSERT_EQ(history->size(), 1u) << r->uid;
-    EXPECT_EQ((*history)[0].to, "Pending");
-    EXPECT_EQ((*history)[0].reason, "submitted (api)");
-  }
-  auto counts = reopened->CountByState();
-  ASSERT_TRUE(counts.ok());
-  std::map<std::string, std::pair<int64_t, int64_t>> got;
-  for (const store::StateCount& c : *counts) {
-    if (c.workloads == 0) continue;
-    EXPECT_EQ(c.state, WorkloadState::kPending);
-    got[c.tenant].first += c.workloads;
-    got[c.tenant].second += c.gpu_milli;
-  }
-  EXPECT_EQ(got, expected);
 }
 
 TEST_P(BothBackends, Int64ExtremesDoublesAndTextRoundTrip) {
