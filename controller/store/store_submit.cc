@@ -166,8 +166,8 @@ Result<WorkloadRecord> Store::SubmitNumbered(WorkloadRecord record, Duration at,
   }
   next = NextLeaderLocked();
   lock.Unlock();
-  // The next leader first: its group is the queue's serial path, and eight futex wakes
-  // ahead of it were 0.3-0.5 ms of every group's (bench/README.md, "A submission group's
+  // The next leader first: its group is the queue's serial path, and the members' wake-ups
+  // ahead of it took 0.44-0.50 ms of every group's (bench/README.md, "A submission group's
   // rows in one statement"). The members only return their answers.
   if (next != nullptr) next->Signal(/*final=*/false);
   for (const std::shared_ptr<Wakeup>& member : members) member->Signal(/*final=*/true);
