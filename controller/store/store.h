@@ -319,7 +319,7 @@ class Store {
   Status InsertSubmission(Connection& db, const WorkloadRecord& record, Duration at,
                           std::vector<WorkloadRecord>* written, bool with_next = false);
   // InsertSubmission's rows for many submissions, in one INSERT per table for up to 64
-  // (store_rows.cc), each sent with the next statement: the caller's next statement
+  // rows and 8 MiB of text (insert_batches.h), each sent with the next statement: the caller's next statement
   // answers for them all, and one refused row fails every row of its statement.
   struct NewSubmission {
     const WorkloadRecord* record;

@@ -1,15 +1,15 @@
 // How the Store writes a workload's rows: the workloads row (inserted or updated) and its
 // status_history rows, one at a time or, for a submission group, many in one statement.
 //
-// A group's rows go as one INSERT per table (of up to kRowsPerInsert rows) rather than one
+// A group's rows go as few INSERTs per table as insert_batches.h allows rather than one
 // per row: on PostgreSQL each statement costs its executor's start and, for workloads,
 // a trigger call (migration 9 counts an INSERT's rows once), and the group's statements
 // are the serial part of every API submission (bench/README.md, "A submission group's
 // rows in one statement").
-#include <algorithm>
 #include <string>
 
 #include "controller/common/utf8.h"
+#include "controller/store/insert_batches.h"
 #include "controller/store/store.h"
 #include "controller/store/workload_columns.h"
 
@@ -18,12 +18,6 @@ namespace gpufed::store {
 namespace {
 
 constexpr int kHistoryColumnCount = 6;
-
-// Rows per INSERT: a power of two up to this, so that a group of any size is written by
-// at most log2 distinct texts per table (each is prepared once per session: the
-// PostgreSQL session's statement cache holds 256). 64 rows of 23 columns are 1,472
-// parameters, far below either engine's limit (SQLite 32,766, PostgreSQL 65,535).
-constexpr size_t kRowsPerInsert = 64;
 
 // "($1,...,$c),($c+1,...)": `rows` rows of `columns` parameters.
 std::string ValuesOf(size_t rows, int columns) {
@@ -40,9 +34,6 @@ std::string ValuesOf(size_t rows, int columns) {
   }
   return out;
 }
-
-// The largest power of two not above `left` or kRowsPerInsert.
-size_t ChunkOf(size_t left) { return std::min(left, kRowsPerInsert); }
 
 // Binds `r` as a workloads row (kWorkloadColumns) from parameter `first`.
 void BindWorkloadRow(Statement& s, int first, const WorkloadRecord& r, int64_t seq) {
@@ -132,10 +123,22 @@ Status Store::InsertSubmissions(Connection& db, std::span<const NewSubmission> s
   for (const NewSubmission& n : submissions) {
     if (n.record->uid.empty()) return InvalidArgument("workload " + n.record->name + " has no uid");
   }
-  // Every statement goes with the next (Statement::RunWithNext): the caller's next one
-  // waits for them all, and the first refusal is its error.
+  // The rows' text (their spec, the API's body) decides how many go in one INSERT
+  // (insert_batches.h); both tables are split alike. Every statement goes with the next
+  // (Statement::RunWithNext): the caller's next one waits for them all, and the first
+  // refusal is its error.
+  std::vector<size_t> row_bytes;
+  row_bytes.reserve(submissions.size());
+  for (const NewSubmission& n : submissions) {
+    row_bytes.push_back(n.record->spec_text.size() + n.record->binding_json.size() + n.record->reason.size());
+  }
+  std::vector<size_t> batches;
   for (size_t done = 0; done < submissions.size();) {
-    const size_t rows = ChunkOf(submissions.size() - done);
+    batches.push_back(RowsInNextInsert(std::span<const size_t>(row_bytes).subspan(done)));
+    done += batches.back();
+  }
+  size_t done = 0;
+  for (const size_t rows : batches) {
     Result<std::unique_ptr<Statement>> s = db.Prepare(std::string("INSERT INTO workloads(") + kWorkloadColumns +
                                                       ") VALUES" + ValuesOf(rows, kWorkloadColumnCount));
     if (!s.ok()) return s.status();
@@ -148,8 +151,8 @@ Status Store::InsertSubmissions(Connection& db, std::span<const NewSubmission> s
     GPUFED_RETURN_IF_ERROR((*s)->RunWithNext());
     done += rows;
   }
-  for (size_t done = 0; done < submissions.size();) {
-    const size_t rows = ChunkOf(submissions.size() - done);
+  done = 0;
+  for (const size_t rows : batches) {
     Result<std::unique_ptr<Statement>> s =
         db.Prepare("INSERT INTO status_history(workload, attempt, from_state, to_state, reason, at_ms) VALUES" +
                    ValuesOf(rows, kHistoryColumnCount));
