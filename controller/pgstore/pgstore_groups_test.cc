@@ -152,5 +152,27 @@ TEST_P(StoreGroups, ARowOfAGroupThatCannotBeStoredFailsAloneAndTheRestAreStored)
   EXPECT_EQ(static_cast<int64_t>(listed->size()), stored);
 }
 
+// A group of large bodies (a raised --max-body) is split by its text (insert_batches.h):
+// twelve specs of 1 MiB go in INSERTs of at most 8 MiB, and every byte is stored.
+TEST_P(StoreGroups, AGroupOfLargeSpecsIsSplitByItsBytesAndStoredWhole) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  std::vector<WorkloadRecord> rest;
+  rest.reserve(12);
+  for (int i = 0; i < 12; ++i) {
+    WorkloadRecord r = Record("big" + std::to_string(i), "alpha");
+    r.spec_text = "kind: Workload\n# " + std::string((size_t{1} << 20) - 17, static_cast<char>('a' + i));
+    rest.push_back(r);
+  }
+  const GroupRun run = SubmitAsOneGroup(*store, rest);
+  EXPECT_EQ(run.groups, (std::vector<size_t>{1, 12}));
+  for (size_t i = 1; i < run.results.size(); ++i) {
+    ASSERT_TRUE(run.results[i].ok()) << run.results[i].status().ToString();
+    auto row = store->GetByUid(run.results[i]->uid);
+    ASSERT_TRUE(row.ok() && row->has_value());
+    EXPECT_EQ((*row)->spec_text, rest[i - 1].spec_text) << i;
+  }
+}
+
 }  // namespace
 }  // namespace gpufed::pgstore
