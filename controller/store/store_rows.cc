@@ -35,9 +35,13 @@ std::string ValuesOf(size_t rows, int columns) {
   return out;
 }
 
+// The one currency a row stores for its estimate and its cost: the cost's once metered.
+const std::string& StoredCurrency(const WorkloadRecord& r) {
+  return r.cost.currency().empty() ? r.estimate.currency() : r.cost.currency();
+}
+
 // Binds `r` as a workloads row (kWorkloadColumns) from parameter `first`.
 void BindWorkloadRow(Statement& s, int first, const WorkloadRecord& r, int64_t seq) {
-  const std::string currency = r.cost.currency().empty() ? r.estimate.currency() : r.cost.currency();
   const int f = first - 1;
   s.Bind(f + 1, r.name).Bind(f + 2, r.uid).Bind(f + 3, r.tenant).Bind(f + 4, r.source).Bind(f + 5, r.spec_text);
   s.Bind(f + 6, r.submitted.millis())
@@ -47,7 +51,7 @@ void BindWorkloadRow(Statement& s, int first, const WorkloadRecord& r, int64_t s
   s.Bind(f + 10, r.cluster).Bind(f + 11, r.binding_json).Bind(f + 12, r.resume_from.millis());
   s.Bind(f + 13, r.progress.millis()).Bind(f + 14, r.checkpoint.millis()).Bind(f + 15, r.started.millis());
   s.Bind(f + 16, r.finished.millis()).Bind(f + 17, r.estimate.micros()).Bind(f + 18, r.cost.micros());
-  s.Bind(f + 19, currency).Bind(f + 20, r.gpu_milli).Bind(f + 21, r.cloud ? 1 : 0);
+  s.Bind(f + 19, StoredCurrency(r)).Bind(f + 20, r.gpu_milli).Bind(f + 21, r.cloud ? 1 : 0);
   s.Bind(f + 22, r.cancel_requested ? 1 : 0).Bind(f + 23, seq);
 }
 
@@ -64,6 +68,7 @@ WorkloadRecord PendingRow(const WorkloadRecord& record) {
   return r;
 }
 
+// Its history row (only the uid, attempt and source are read: no Pending copy is needed).
 Transition SubmittedTransition(const WorkloadRecord& r, Duration at) {
   return {r.uid, r.attempt, "", "Pending", "submitted (" + r.source + ")", at};
 }
@@ -84,7 +89,6 @@ Status Store::WriteRecord(Connection& db, const WorkloadRecord& r, bool insert, 
     // A submission's identity (uid, name, tenant, source, spec, submission time and
     // order) never changes after its insert (UpdateLocked keeps the stored one), so an
     // update sets the rest alone: the indexes on the identity stay untouched.
-    const std::string currency = r.cost.currency().empty() ? r.estimate.currency() : r.cost.currency();
     Result<std::unique_ptr<Statement>> s = db.Prepare(
         "UPDATE workloads SET state=$1, reason=$2, attempt=$3, cluster=$4, binding_json=$5, resume_ms=$6, "
         "progress_ms=$7, checkpoint_ms=$8, started_ms=$9, finished_ms=$10, estimate_micros=$11, cost_micros=$12, "
@@ -93,7 +97,7 @@ Status Store::WriteRecord(Connection& db, const WorkloadRecord& r, bool insert, 
     (*s)->Bind(1, std::string(StateName(r.state))).Bind(2, BoundedUtf8(r.reason)).Bind(3, r.attempt).Bind(4, r.cluster);
     (*s)->Bind(5, r.binding_json).Bind(6, r.resume_from.millis()).Bind(7, r.progress.millis());
     (*s)->Bind(8, r.checkpoint.millis()).Bind(9, r.started.millis()).Bind(10, r.finished.millis());
-    (*s)->Bind(11, r.estimate.micros()).Bind(12, r.cost.micros()).Bind(13, currency).Bind(14, r.gpu_milli);
+    (*s)->Bind(11, r.estimate.micros()).Bind(12, r.cost.micros()).Bind(13, StoredCurrency(r)).Bind(14, r.gpu_milli);
     (*s)->Bind(15, r.cloud ? 1 : 0).Bind(16, r.cancel_requested ? 1 : 0).Bind(17, r.uid);
     GPUFED_RETURN_IF_ERROR((*s)->RunWithNext());  // with the history row or the COMMIT
   }
@@ -159,8 +163,7 @@ Status Store::InsertSubmissions(Connection& db, std::span<const NewSubmission> s
     if (!s.ok()) return s.status();
     for (size_t i = 0; i < rows; ++i) {
       const NewSubmission& n = submissions[done + i];
-      BindTransition(**s, static_cast<int>(i) * kHistoryColumnCount + 1,
-                     SubmittedTransition(PendingRow(*n.record), n.at));
+      BindTransition(**s, static_cast<int>(i) * kHistoryColumnCount + 1, SubmittedTransition(*n.record, n.at));
     }
     GPUFED_RETURN_IF_ERROR((*s)->RunWithNext());
     done += rows;
