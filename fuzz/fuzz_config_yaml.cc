@@ -1,7 +1,7 @@
 // The policy repository loader on one file's text: single resources and '---'-separated
 // multi-document files (config::LoadText runs the same per-file steps LoadRepository runs
 // on every file it reads). Whatever the text, the loader returns diagnostics: it never
-// throws, crashes or hangs (yaml_tree stops yaml-cpp 0.7's endless documents on a stray ',').
+// throws, crashes or hangs (yaml_tree bounds libyaml's events: nodes, documents, nesting).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

@@ -133,7 +133,7 @@ void LoadDocument(const DocumentText& document, const std::string& file, const L
     int line = document.first_line + problem->line, column = problem->column;
     std::string message = problem->message;
     if (problem->kind == YamlProblem::Kind::kTooDeep) {
-      // yaml-cpp gives up at its own depth limit with the message "bad file".
+      // The parser's own bound (kMaxYamlDepth) is far past the loader's; say the loader's.
       message = "document is nested deeper than " + std::to_string(options.max_depth) + " levels";
     } else if (problem->kind == YamlProblem::Kind::kSyntax) {
       message = "YAML syntax error: " + problem->message;

@@ -299,8 +299,8 @@ TEST(Loader, ADocumentWithTooManyNodesIsRefusedBeforeItIsBuilt) {
   EXPECT_EQ(r.diagnostics.items()[0].file, "api/w.yaml");
 }
 
-// yaml-cpp 0.7's LoadAll never returns on a stray ',' (it allocates until memory runs
-// out); the loader must answer at once with the position instead.
+// yaml-cpp 0.7's LoadAll, the loader's first parser, never returned on a stray ','; the
+// loader answers at once with the position and what a ',' is for.
 TEST(Loader, StrayCommaIsASyntaxErrorNotAnEndlessLoop) {
   for (const std::string& text : {std::string(","), std::string("\n\n  ,\n")}) {
     SCOPED_TRACE(text);
@@ -316,7 +316,7 @@ TEST(Loader, StrayCommaIsASyntaxErrorNotAnEndlessLoop) {
   EXPECT_EQ(comma.column, 1);
 }
 
-// Nesting past yaml-cpp's own limit used to read "YAML syntax error: bad file".
+// Nesting past the parser's own bound says the loader's depth limit, not a syntax error.
 TEST(Loader, ExtremeNestingSaysSo) {
   for (const std::string& text : {std::string(100000, '[') + std::string(100000, ']'),
                                   "a:\n  " + std::string(5000, '[') + std::string(5000, ']')}) {

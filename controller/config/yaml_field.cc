@@ -103,9 +103,9 @@ bool IsValidName(std::string_view name) {
   return !name.empty() && name.size() <= 63 && std::regex_match(name.begin(), name.end(), kName);
 }
 
-YamlField::YamlField(const YamlNode& node, std::string path, const DocumentContext* context, YAML::Mark mark)
+YamlField::YamlField(const YamlNode& node, std::string path, const DocumentContext* context, YamlMark mark)
     : node_(&node), path_(std::move(path)), context_(context), mark_(mark) {
-  if (!node_->Mark().is_null()) mark_ = node_->Mark();
+  if (node_->Mark().IsKnown()) mark_ = node_->Mark();
 }
 
 YamlField YamlField::Root(const YamlNode& node, const DocumentContext* context) {

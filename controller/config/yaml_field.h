@@ -74,7 +74,7 @@ enum class Required { kNo, kYes };
 class YamlField {
  public:
   // `node` (and the stream that owns it) must outlive the field and the fields read from it.
-  YamlField(const YamlNode& node, std::string path, const DocumentContext* context, YAML::Mark mark);
+  YamlField(const YamlNode& node, std::string path, const DocumentContext* context, YamlMark mark);
   static YamlField Root(const YamlNode& node, const DocumentContext* context);
 
   bool defined() const { return !node_->IsNull(); }
@@ -127,7 +127,7 @@ class YamlField {
   const YamlNode* node_;
   std::string path_;
   const DocumentContext* context_;
-  YAML::Mark mark_;
+  YamlMark mark_;
 };
 
 // A metadata.name: lower-case DNS label style, at most 63 characters.

@@ -189,7 +189,7 @@ bool HasKeyColon(std::string_view s) {
 }
 
 // A key written without its ':' ("spec" above an indented block, "tenant team-a" among
-// keys): yaml-cpp reports the line after it. The hint names the line to fix and how.
+// keys): the parser reports the line after it. The hint names the line to fix and how.
 std::optional<SyntaxHint> ColonHint(const std::vector<std::string_view>& lines, int error_line, int first) {
   const int last = std::min<int>(error_line, static_cast<int>(lines.size()));
   // The significant line at or before the error, and the one before that.

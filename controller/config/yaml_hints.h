@@ -1,6 +1,6 @@
 #pragma once
-// What is likely wrong at a YAML syntax error. yaml-cpp says what it could not parse
-// ("illegal map value"), not why; the usual causes can be seen in the text: a tab in
+// What is likely wrong at a YAML syntax error. The parser says what it could not parse
+// ("mapping values are not allowed in this context"), not why; the usual causes can be seen in the text: a tab in
 // the indentation, a line indented unlike its siblings, a bracket that is never closed.
 #include <optional>
 #include <string>
@@ -15,7 +15,7 @@ struct SyntaxHint {
   std::string text; // "line 7 is indented with a tab; YAML indents with spaces only"
 };
 
-// A hint for a syntax error yaml-cpp reported at `error_line` (1-based, in `text`) with
+// A hint for a syntax error the parser (yaml_tree.h) reported at `error_line` (1-based, in `text`) with
 // `message`, or nothing when the text shows no likely cause. `text` starts after
 // `first_line` lines of its file: the hint's line and the lines it names are the file's.
 std::optional<SyntaxHint> ExplainSyntaxError(std::string_view text, int error_line, std::string_view message,

@@ -2,23 +2,22 @@
 // A YAML stream parsed once into the nodes the loader reads (YamlField), with the bounds
 // that keep a hostile text from running away.
 //
-// Why not YAML::LoadAll: Debian 12's yaml-cpp 0.7 never returns from it when a ','
-// stands outside any flow collection (",", or "a: 1\n---\n,"): its parser starts a new
-// empty document at the same position forever and LoadAll keeps allocating (upstream
-// jbeder/yaml-cpp#1040, fixed after 0.8.0). Guarding LoadAll took a second parse of every
-// text, 30 % of the loader's time on an API submission (bench/bench_submit_parse.cc).
-// Here yaml-cpp's event parser feeds a builder of our own, and the loop between
-// documents is ours: two documents that start at the same byte mean no progress, and
-// the parse stops there. The builder also counts
-// each document's nodes as they arrive (scalars, nulls, aliases, lists and maps, as
-// written), so a large body is refused before it is built, and the documents a text may
-// hold. yaml-cpp's own depth limit (500) and syntax errors end the parse too.
+// libyaml's event parser (the C library PyYAML and Ruby's Psych build on) feeds a builder
+// of our own. It replaced yaml-cpp 0.7's event parser, whose regex scanner took 35-45 us
+// of a 270-byte API submission (libyaml: 7-8 us; bench/README.md, session 57) and which
+// never returned from a stray ',' outside a flow collection (jbeder/yaml-cpp#1040).
+// The builder counts each document's nodes as they arrive (scalars, nulls, aliases,
+// lists and maps, as written), so a large body is refused before it is built, and the
+// documents a text may hold, and it bounds nesting itself (libyaml has no limit of its
+// own; its stacks are on the heap, so the bound is what keeps later walks of the tree
+// shallow). Syntax errors end the parse with libyaml's reason and position.
 //
-// The nodes mirror what yaml-cpp's node builder makes of the same events (tags, marks,
-// duplicate keys kept, an alias being the anchored node itself, so an alias of an
-// enclosing collection makes a cycle: readers bound their walks, as CheckShape does).
-#include <yaml-cpp/mark.h>
-
+// What the nodes hold, for the readers (yaml_field.h): an untagged plain scalar has the
+// tag "?", an untagged quoted or block scalar "!", an explicit tag its resolved form
+// ("!!str" is "tag:yaml.org,2002:str"); an untagged plain "", "~", "null", "Null" or
+// "NULL" is a null node; duplicate keys are kept in document order; an alias is the
+// anchored node itself, so an alias of an enclosing collection makes a cycle: readers
+// bound their walks, as CheckShape does.
 #include <cstddef>
 #include <deque>
 #include <limits>
@@ -30,6 +29,15 @@
 
 namespace gpufed::config {
 
+// A position in the parsed text, 0-based (line and column count characters); a node made
+// without one (tests, Missing) has none, and its reader keeps its parent's position.
+struct YamlMark {
+  int pos = -1;
+  int line = -1;
+  int column = -1;
+  bool IsKnown() const { return line >= 0; }
+};
+
 class YamlNode {
  public:
   enum class Kind { kNull, kScalar, kSequence, kMap };
@@ -39,12 +47,10 @@ class YamlNode {
   };
 
   YamlNode() = default;
-  YamlNode(Kind kind, YAML::Mark mark, std::string tag = "", std::string text = "")
+  YamlNode(Kind kind, YamlMark mark, std::string tag = "", std::string text = "")
       : kind_(kind), mark_(mark), tag_(std::move(tag)), text_(std::move(text)) {}
   // A plain scalar with no position (tests, and readers of text that is not a document).
-  static YamlNode PlainScalar(std::string text) {
-    return YamlNode(Kind::kScalar, YAML::Mark::null_mark(), "?", std::move(text));
-  }
+  static YamlNode PlainScalar(std::string text) { return YamlNode(Kind::kScalar, YamlMark{}, "?", std::move(text)); }
   // The node a missing key reads as: null, no position (the reader keeps its parent's).
   static const YamlNode& Missing();
 
@@ -53,11 +59,11 @@ class YamlNode {
   bool IsScalar() const { return kind_ == Kind::kScalar; }
   bool IsSequence() const { return kind_ == Kind::kSequence; }
   bool IsMap() const { return kind_ == Kind::kMap; }
-  // The scalar's text ("" for any other node) and tag ("?" plain, "!" quoted, or the
-  // tag written; "" for nulls), as yaml-cpp reports them.
+  // The scalar's text ("" for any other node) and tag ("?" plain, "!" quoted or block,
+  // or the tag written, resolved; "" for nulls).
   const std::string& Scalar() const { return text_; }
   const std::string& Tag() const { return tag_; }
-  const YAML::Mark& Mark() const { return mark_; }
+  const YamlMark& Mark() const { return mark_; }
   // Elements of a list, entries of a map (in document order, duplicates kept).
   std::span<const YamlNode* const> elements() const { return elements_; }
   std::span<const Entry> entries() const { return entries_; }
@@ -68,12 +74,17 @@ class YamlNode {
  private:
   friend class YamlTreeBuilder;
   Kind kind_ = Kind::kNull;
-  YAML::Mark mark_ = YAML::Mark::null_mark();
+  YamlMark mark_;
   std::string tag_;
   std::string text_;
   std::vector<const YamlNode*> elements_;
   std::vector<Entry> entries_;
 };
+
+// Collections open at once (a list in a map in a list ...): deeper is a kTooDeep problem.
+// The loader's own bound (LoadOptions::max_depth) is far lower; this one keeps any walk of
+// a parsed tree shallow whoever parses.
+inline constexpr size_t kMaxYamlDepth = 500;
 
 struct YamlLimits {
   size_t max_documents = std::numeric_limits<size_t>::max();
@@ -82,9 +93,9 @@ struct YamlLimits {
 
 struct YamlProblem {
   enum class Kind {
-    kStream,  // no progress, too many documents or nodes: `message` says which
-    kTooDeep,  // yaml-cpp's depth limit
-    kSyntax,  // yaml-cpp's reason, without its position
+    kStream,  // too many documents or nodes: `message` says which
+    kTooDeep,  // nested deeper than kMaxYamlDepth collections
+    kSyntax,  // libyaml's reason (with its context), without its position
   };
   Kind kind;
   int line;    // 1-based, within the parsed text
