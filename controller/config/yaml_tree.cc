@@ -12,9 +12,7 @@ YamlProblem At(YamlProblem::Kind kind, const YamlMark& mark, std::string message
   return {kind, mark.line + 1, mark.column + 1, std::move(message)};
 }
 
-YamlMark MarkOf(const yaml_mark_t& mark) {
-  return {static_cast<int>(mark.index), static_cast<int>(mark.line), static_cast<int>(mark.column)};
-}
+YamlMark MarkOf(const yaml_mark_t& mark) { return {static_cast<int>(mark.line), static_cast<int>(mark.column)}; }
 
 std::string_view Text(const yaml_char_t* text) {
   return text == nullptr ? std::string_view() : std::string_view(reinterpret_cast<const char*>(text));
@@ -60,7 +58,7 @@ class LibyamlEvent {
 // The line and column (0-based, in characters) of a byte offset: libyaml reports a
 // reader error (bad UTF-8, a control character) by offset only.
 YamlMark MarkAtOffset(const std::string& text, size_t offset) {
-  YamlMark mark{static_cast<int>(offset), 0, 0};
+  YamlMark mark{0, 0};
   for (size_t i = 0; i < offset && i < text.size(); ++i) {
     if (text[i] == '\n') {
       ++mark.line;
@@ -93,7 +91,7 @@ size_t ByteOffsetOf(const std::string& text, const YamlMark& mark) {
 // content") does not say that a ',' only separates the items of '[...]' or '{...}'.
 YamlProblem SyntaxProblem(const yaml_parser_t& parser, const std::string& text) {
   if (parser.error == YAML_MEMORY_ERROR) {
-    return At(YamlProblem::Kind::kStream, YamlMark{0, 0, 0}, "cannot parse YAML: out of memory");
+    return At(YamlProblem::Kind::kStream, YamlMark{0, 0}, "cannot parse YAML: out of memory");
   }
   if (parser.error == YAML_READER_ERROR) {
     std::string message = std::string(Text(reinterpret_cast<const yaml_char_t*>(parser.problem)));
@@ -131,8 +129,7 @@ class YamlTreeBuilder {
  public:
   YamlTreeBuilder(std::deque<YamlNode>& arena, size_t max_nodes) : arena_(arena), max_nodes_(max_nodes) {}
 
-  void StartDocument(const YamlMark& mark) {
-    start = mark;
+  void StartDocument() {
     root = nullptr;
     nodes_ = 0;
     open_.clear();
@@ -186,7 +183,6 @@ class YamlTreeBuilder {
     pending_keys_.pop_back();
   }
 
-  YamlMark start;
   const YamlNode* root = nullptr;
   std::optional<YamlProblem> problem;
 
@@ -239,7 +235,7 @@ YamlStream YamlStream::Parse(const std::string& text, const YamlLimits& limits) 
   YamlTreeBuilder builder(stream.nodes_, limits.max_nodes_per_document);
   LibyamlParser parser(text);
   if (!parser.ok()) {
-    stream.problem_ = At(YamlProblem::Kind::kStream, YamlMark{0, 0, 0}, "cannot parse YAML: out of memory");
+    stream.problem_ = At(YamlProblem::Kind::kStream, YamlMark{0, 0}, "cannot parse YAML: out of memory");
   }
   for (bool done = !parser.ok(); !done && !builder.problem;) {
     LibyamlEvent event;
@@ -255,7 +251,7 @@ YamlStream YamlStream::Parse(const std::string& text, const YamlLimits& limits) 
               At(YamlProblem::Kind::kStream, MarkOf((*event).start_mark),
                  "too many YAML documents in one file (more than " + std::to_string(limits.max_documents) + ")");
         }
-        builder.StartDocument(MarkOf((*event).start_mark));
+        builder.StartDocument();
         break;
       case YAML_DOCUMENT_END_EVENT:
         stream.documents_.push_back(builder.root != nullptr ? builder.root : &YamlNode::Missing());

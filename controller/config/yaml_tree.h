@@ -32,7 +32,6 @@ namespace gpufed::config {
 // A position in the parsed text, 0-based (line and column count characters); a node made
 // without one (tests, Missing) has none, and its reader keeps its parent's position.
 struct YamlMark {
-  int pos = -1;
   int line = -1;
   int column = -1;
   bool IsKnown() const { return line >= 0; }
