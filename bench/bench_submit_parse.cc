@@ -1,14 +1,14 @@
 // What an API submission's YAML costs before it reaches the store: the whole loader
 // (config::LoadText against the active revision, as Controller::Submit runs it) and the
-// parse alone (config::YamlStream: yaml-cpp's event parser into the loader's nodes).
+// parse alone (YamlStream: libyaml's event parser into the loader's nodes).
 // The body is the shape gpufed-load submits; the context is the quickstart's revision.
 #include <benchmark/benchmark.h>
 
 #include <string>
 
 #include "bench/quickstart.h"
+#include "controller/common/yaml_tree.h"
 #include "controller/config/loader.h"
-#include "controller/config/yaml_tree.h"
 
 namespace {
 
@@ -43,7 +43,7 @@ void BM_SubmitParseYamlOnly(benchmark::State& state) {
   const gpufed::config::LoadOptions defaults;
   int64_t n = 0;
   for (auto _ : state) {
-    const gpufed::config::YamlStream stream = gpufed::config::YamlStream::Parse(
+    const gpufed::YamlStream stream = gpufed::YamlStream::Parse(
         SubmissionBody(n++),
         {.max_documents = defaults.max_documents_per_file, .max_nodes_per_document = defaults.max_nodes_per_document});
     if (stream.problem() || stream.documents().size() != 1) {

@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "controller/common/yaml_tree.h"
 #include "controller/config/loader.h"
-#include "controller/config/yaml_tree.h"
 #include "policies/stdlib/stdlib.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -19,7 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   gpufed::config::LoadResult loaded = gpufed::config::LoadText(text, "fuzz/repo.yaml", nullptr, options);
   // The parse's bounds hold for any text: never more documents than allowed, and a text
   // the loader accepts with more than 2 documents is refused by a parse allowing 2.
-  const gpufed::config::YamlStream bounded = gpufed::config::YamlStream::Parse(text, {.max_documents = 2});
+  const gpufed::YamlStream bounded = gpufed::YamlStream::Parse(text, {.max_documents = 2});
   if (bounded.documents().size() > 2) std::abort();
   if (loaded.ok() && loaded.documents > 2 && !bounded.problem()) std::abort();
   return 0;

@@ -87,7 +87,7 @@ void FuzzYamlNumbers(const std::string& text) {
 void FuzzPriority(const std::string& text) {
   gpufed::config::Diagnostics diagnostics;
   gpufed::config::DocumentContext context{"fuzz.yaml", &diagnostics, nullptr};
-  const gpufed::config::YamlNode node = gpufed::config::YamlNode::PlainScalar(text);
+  const gpufed::YamlNode node = gpufed::YamlNode::PlainScalar(text);
   const gpufed::config::YamlField field = gpufed::config::YamlField::Root(node, &context);
   const gpufed::config::WrittenPriority priority = gpufed::config::DecodePriority(field);
   if (priority.number) {

@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build ccache pkg-config git
-  libyaml-cpp-dev libyaml-dev liblua5.4-dev libcurl4-openssl-dev libssl-dev openssl
+  libyaml-dev libyaml-cpp-dev liblua5.4-dev libcurl4-openssl-dev libssl-dev openssl
   libspdlog-dev nlohmann-json3-dev libcli11-dev libcpp-httplib-dev
   libsqlite3-dev sqlite3 libgtest-dev libgmock-dev libbenchmark-dev libjemalloc-dev
   libpq-dev

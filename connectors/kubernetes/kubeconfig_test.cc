@@ -71,15 +71,32 @@ TEST(Kubeconfig, RefusesExecPluginsWithAPrecondition) {
   EXPECT_EQ(ParseKubeconfig(kConfig, "exec", "").status().code(), StatusCode::kFailedPrecondition);
 }
 
+// The kubeconfig with `insecure-skip-tls-verify` written as `value`.
+std::string WithInsecureSkipTlsVerify(const std::string& value) {
+  return "current-context: x\n"
+         "clusters: [{name: c, cluster: {server: \"https://x\", insecure-skip-tls-verify: " +
+         value +
+         "}}]\n"
+         "users: [{name: u, user: {token: t}}]\n"
+         "contexts: [{name: x, context: {cluster: c, user: u}}]\n";
+}
+
 TEST(Kubeconfig, RefusesInsecureSkipTlsVerify) {
-  std::string text = R"(
-current-context: x
-clusters: [{name: c, cluster: {server: "https://x", insecure-skip-tls-verify: true}}]
-users: [{name: u, user: {token: t}}]
-contexts: [{name: x, context: {cluster: c, user: u}}]
-)";
-  Result<Credentials> c = ParseKubeconfig(text, "", "");
+  Result<Credentials> c = ParseKubeconfig(WithInsecureSkipTlsVerify("true"), "", "");
   EXPECT_EQ(c.status().code(), StatusCode::kFailedPrecondition);
+}
+
+// Any value but a false one is refused: YAML 1.1's "yes" and "on", and a value gpufed
+// cannot read, since ignoring it could mean not verifying what the file asks to skip.
+TEST(Kubeconfig, RefusesInsecureSkipTlsVerifyWrittenAnyWayButFalse) {
+  for (const char* value : {"yes", "On", "\"true\"", "maybe", "[true]", "1"}) {
+    EXPECT_EQ(ParseKubeconfig(WithInsecureSkipTlsVerify(value), "", "").status().code(),
+              StatusCode::kFailedPrecondition)
+        << value;
+  }
+  for (const char* value : {"false", "no", "off", "~", ""}) {
+    EXPECT_TRUE(ParseKubeconfig(WithInsecureSkipTlsVerify(value), "", "").ok()) << value;
+  }
 }
 
 TEST(Kubeconfig, RefusesAPlainHttpServerNamingTheCluster) {
@@ -124,8 +141,12 @@ TEST(Kubeconfig, UnknownContextIsInvalidArgument) {
   EXPECT_EQ(ParseKubeconfig(kConfig, "nope", "").status().code(), StatusCode::kInvalidArgument);
 }
 
-TEST(Kubeconfig, MalformedYamlIsInvalidArgument) {
-  EXPECT_EQ(ParseKubeconfig("clusters: [", "", "").status().code(), StatusCode::kInvalidArgument);
+TEST(Kubeconfig, MalformedYamlIsInvalidArgumentWithItsPosition) {
+  Result<Credentials> c = ParseKubeconfig("current-context: x\nclusters: [\n", "", "");
+  EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(c.status().message().find("line 3"), std::string::npos) << c.status().message();
+  EXPECT_EQ(ParseKubeconfig("a: 1\n---\nb: 2\n", "", "").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseKubeconfig("[not, a, mapping]\n", "", "").status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST(Kubeconfig, MissingFileIsNotFound) {

@@ -1,27 +1,36 @@
 #include "connectors/sim/scenario.h"
 
-#include <yaml-cpp/yaml.h>
-
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "controller/common/yaml_tree.h"
+
 namespace gpufed::connectors::sim {
 namespace {
 
-Status ErrorAt(const std::string& file, const YAML::Node& node, const std::string& field, const std::string& msg) {
-  const YAML::Mark mark = node.Mark();
-  return InvalidArgument(file + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1) +
-                         ": " + field + ": " + msg);
+// A scenario is small and written by hand: these bound a hostile or mistaken file.
+constexpr size_t kMaxScenarioNodes = 200000;
+
+Status ErrorAt(const std::string& file, const YamlNode& node, const std::string& field, const std::string& msg) {
+  const YamlMark mark = node.Mark();
+  return InvalidArgument(file + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1) + ": " +
+                         field + ": " + msg);
 }
 
-Result<Duration> DurationField(const std::string& file, const YAML::Node& parent, const std::string& key,
+// The scalar at `key` of `map`, or nullptr when it is missing, null or not a scalar.
+const YamlNode* ScalarAt(const YamlNode& map, std::string_view key) {
+  const YamlNode* n = map.Find(key);
+  return n != nullptr && n->IsScalar() ? n : nullptr;
+}
+
+Result<Duration> DurationField(const std::string& file, const YamlNode& parent, const std::string& key,
                                const std::string& path) {
-  YAML::Node n = parent[key];
-  if (!n) return ErrorAt(file, parent, path + "." + key, "required");
-  if (!n.IsScalar()) return ErrorAt(file, n, path + "." + key, "expected a duration such as 90m");
-  Result<Duration> d = Duration::Parse(n.Scalar());
-  if (!d.ok()) return ErrorAt(file, n, path + "." + key, d.status().message());
+  const YamlNode* n = parent.Find(key);
+  if (n == nullptr || n->IsNull()) return ErrorAt(file, parent, path + "." + key, "required");
+  if (!n->IsScalar()) return ErrorAt(file, *n, path + "." + key, "expected a duration such as 90m");
+  Result<Duration> d = Duration::Parse(n->Scalar());
+  if (!d.ok()) return ErrorAt(file, *n, path + "." + key, d.status().message());
   return d;
 }
 
@@ -44,46 +53,51 @@ Result<Scenario> LoadScenario(const std::string& path) {
 }
 
 Result<Scenario> ParseScenario(const std::string& text, const std::string& file, const std::string& base_dir) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    return InvalidArgument(file + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) +
-                           ": " + e.msg);
+  const YamlStream stream = YamlStream::Parse(text, {.max_documents = 1, .max_nodes_per_document = kMaxScenarioNodes});
+  if (const std::optional<YamlProblem>& problem = stream.problem()) {
+    return InvalidArgument(file + ":" + std::to_string(problem->line) + ":" + std::to_string(problem->column) + ": " +
+                           problem->message);
   }
   Scenario out;
-  if (!root || root.IsNull()) return out;
+  if (stream.documents().empty() || stream.documents()[0]->IsNull()) return out;
+  const YamlNode& root = *stream.documents()[0];
   if (!root.IsMap()) return ErrorAt(file, root, "(document)", "expected a mapping");
-  for (const auto& kv : root) {
-    std::string key = kv.first.Scalar();
-    if (key != "submissions" && key != "failures") {
-      return ErrorAt(file, kv.first, key, "unknown field (expected submissions, failures)");
+  for (const YamlNode::Entry& kv : root.entries()) {
+    const std::string& key = kv.key->Scalar();
+    if (!kv.key->IsScalar() || (key != "submissions" && key != "failures")) {
+      return ErrorAt(file, *kv.key, key, "unknown field (expected submissions, failures)");
     }
   }
-  if (YAML::Node subs = root["submissions"]) {
-    if (!subs.IsSequence()) return ErrorAt(file, subs, "submissions", "expected a list of Workload files");
-    for (const YAML::Node& s : subs) {
-      if (!s.IsScalar()) return ErrorAt(file, s, "submissions", "expected a file path");
-      std::filesystem::path p(s.Scalar());
-      out.submissions.push_back(p.is_absolute() || base_dir.empty() ? p.string() : (std::filesystem::path(base_dir) / p).string());
+  if (const YamlNode* subs = root.Find("submissions"); subs != nullptr && !subs->IsNull()) {
+    if (!subs->IsSequence()) return ErrorAt(file, *subs, "submissions", "expected a list of Workload files");
+    for (const YamlNode* s : subs->elements()) {
+      if (!s->IsScalar()) return ErrorAt(file, *s, "submissions", "expected a file path");
+      std::filesystem::path p(s->Scalar());
+      out.submissions.push_back(p.is_absolute() || base_dir.empty() ? p.string()
+                                                                    : (std::filesystem::path(base_dir) / p).string());
     }
   }
-  if (YAML::Node fails = root["failures"]) {
-    if (!fails.IsSequence()) return ErrorAt(file, fails, "failures", "expected a list");
-    for (size_t i = 0; i < fails.size(); ++i) {
-      const YAML::Node f = fails[i];
+  if (const YamlNode* fails = root.Find("failures"); fails != nullptr && !fails->IsNull()) {
+    if (!fails->IsSequence()) return ErrorAt(file, *fails, "failures", "expected a list");
+    for (size_t i = 0; i < fails->size(); ++i) {
+      const YamlNode& f = *fails->elements()[i];
       std::string path = "failures[" + std::to_string(i) + "]";
       if (!f.IsMap()) return ErrorAt(file, f, path, "expected a mapping");
-      for (const auto& kv : f) {
-        std::string key = kv.first.Scalar();
-        if (key != "cluster" && key != "type" && key != "node" && key != "at" && key != "until") {
-          return ErrorAt(file, kv.first, path + "." + key, "unknown field (expected cluster, type, node, at, until)");
+      for (const YamlNode::Entry& kv : f.entries()) {
+        const std::string& key = kv.key->Scalar();
+        if (!kv.key->IsScalar() ||
+            (key != "cluster" && key != "type" && key != "node" && key != "at" && key != "until")) {
+          std::string field = path;
+          field.append(".").append(key);
+          return ErrorAt(file, *kv.key, field, "unknown field (expected cluster, type, node, at, until)");
         }
       }
       Failure failure;
-      if (!f["cluster"] || !f["cluster"].IsScalar()) return ErrorAt(file, f, path + ".cluster", "required");
-      failure.cluster = f["cluster"].Scalar();
-      std::string type = f["type"] && f["type"].IsScalar() ? f["type"].Scalar() : "";
+      const YamlNode* cluster = ScalarAt(f, "cluster");
+      if (cluster == nullptr) return ErrorAt(file, f, path + ".cluster", "required");
+      failure.cluster = cluster->Scalar();
+      const YamlNode* type_node = ScalarAt(f, "type");
+      const std::string type = type_node != nullptr ? type_node->Scalar() : "";
       if (type == "outage") {
         failure.type = FailureType::kOutage;
       } else if (type == "node-loss") {
@@ -91,7 +105,9 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file,
       } else if (type == "spot-reclaim") {
         failure.type = FailureType::kSpotReclaim;
       } else {
-        return ErrorAt(file, f["type"] ? f["type"] : f, path + ".type", "expected outage, node-loss or spot-reclaim");
+        const YamlNode* written = f.Find("type");
+        return ErrorAt(file, written != nullptr && written->Mark().IsKnown() ? *written : f, path + ".type",
+                       "expected outage, node-loss or spot-reclaim");
       }
       Result<Duration> at = DurationField(file, f, "at", path);
       if (!at.ok()) return at.status();
@@ -99,11 +115,12 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file,
       if (failure.type == FailureType::kOutage) {
         Result<Duration> until = DurationField(file, f, "until", path);
         if (!until.ok()) return until.status();
-        if (*until <= *at) return ErrorAt(file, f["until"], path + ".until", "must be after `at`");
+        if (*until <= *at) return ErrorAt(file, *f.Find("until"), path + ".until", "must be after `at`");
         failure.until = *until;
       } else {
-        if (!f["node"] || !f["node"].IsScalar()) return ErrorAt(file, f, path + ".node", "required for " + type);
-        failure.node = f["node"].Scalar();
+        const YamlNode* node = ScalarAt(f, "node");
+        if (node == nullptr) return ErrorAt(file, f, path + ".node", "required for " + type);
+        failure.node = node->Scalar();
       }
       out.failures.push_back(failure);
     }

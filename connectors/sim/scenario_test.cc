@@ -32,8 +32,22 @@ TEST(Scenario, RejectsAnOutageThatEndsBeforeItStarts) {
   EXPECT_NE(s.status().message().find("until"), std::string::npos);
 }
 
-TEST(Scenario, RejectsUnknownFields) {
-  EXPECT_FALSE(ParseScenario("failure: []\n", "s.yaml", "").ok());
+TEST(Scenario, RejectsUnknownFields) { EXPECT_FALSE(ParseScenario("failure: []\n", "s.yaml", "").ok()); }
+
+TEST(Scenario, ASyntaxErrorNamesFileLineAndColumn) {
+  Result<Scenario> s = ParseScenario("submissions: [a.yaml\nfailures: []\n", "s.yaml", "");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().message().rfind("s.yaml:2:9: ", 0), 0u) << s.status().message();
+  EXPECT_FALSE(ParseScenario("submissions: []\n---\nfailures: []\n", "s.yaml", "").ok());  // one document
+}
+
+TEST(Scenario, AnEmptyFileOrListsMeanNothingHappens) {
+  for (const char* text : {"", "# nothing\n", "submissions:\nfailures:\n"}) {
+    Result<Scenario> s = ParseScenario(text, "s.yaml", "");
+    ASSERT_TRUE(s.ok()) << text << ": " << s.status().message();
+    EXPECT_TRUE(s->submissions.empty());
+    EXPECT_TRUE(s->failures.empty());
+  }
 }
 
 }  // namespace

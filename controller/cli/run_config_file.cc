@@ -5,9 +5,9 @@
 #include <filesystem>
 #include <string_view>
 
+#include "controller/common/yaml_tree.h"
 #include "controller/config/repository.h"
 #include "controller/config/yaml_field.h"
-#include "controller/config/yaml_tree.h"
 
 namespace gpufed::cli {
 namespace {
@@ -128,10 +128,10 @@ Result<std::vector<RunFileSetting>> ReadRunConfigFile(const std::string& path) {
   Result<std::string> text = config::ReadFileBounded(path, kMaxConfigFileBytes);
   if (!text.ok()) return Status(text.status().code(), "--config-file " + path + ": " + text.status().message());
   config::Diagnostics diagnostics;
-  const config::YamlStream stream =
-      config::YamlStream::Parse(*text, {.max_documents = 1, .max_nodes_per_document = kMaxConfigFileNodes});
-  if (const std::optional<config::YamlProblem>& problem = stream.problem()) {
-    const bool syntax = problem->kind != config::YamlProblem::Kind::kStream;
+  const YamlStream stream =
+      YamlStream::Parse(*text, {.max_documents = 1, .max_nodes_per_document = kMaxConfigFileNodes});
+  if (const std::optional<YamlProblem>& problem = stream.problem()) {
+    const bool syntax = problem->kind != YamlProblem::Kind::kStream;
     diagnostics.Add(
         {path, problem->line, problem->column, "", (syntax ? "YAML syntax error: " : "") + problem->message});
     return InvalidArgument(Joined(diagnostics));
@@ -139,7 +139,7 @@ Result<std::vector<RunFileSetting>> ReadRunConfigFile(const std::string& path) {
   config::DocumentContext context{path, &diagnostics, nullptr, 0};
   std::vector<RunFileSetting> settings;
   SettingsReader read(std::filesystem::path(path).parent_path().string(), &settings);
-  const config::YamlNode& root = stream.documents().empty() ? config::YamlNode::Missing() : *stream.documents()[0];
+  const YamlNode& root = stream.documents().empty() ? YamlNode::Missing() : *stream.documents()[0];
   ReadSettings(config::YamlField::Root(root, &context), read);
   if (!diagnostics.empty()) return InvalidArgument(Joined(diagnostics));
   return settings;

@@ -16,8 +16,8 @@
 #include "controller/common/duration.h"
 #include "controller/common/money.h"
 #include "controller/common/quantity.h"
+#include "controller/common/yaml_tree.h"
 #include "controller/config/diagnostics.h"
-#include "controller/config/yaml_tree.h"
 #include "controller/model/meta.h"
 
 namespace gpufed::config {

@@ -1,6 +1,6 @@
 #include "controller/config/yaml_hints.h"
 
-#include "controller/config/yaml_tree.h"
+#include "controller/common/yaml_tree.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

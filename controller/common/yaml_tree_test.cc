@@ -1,4 +1,4 @@
-#include "controller/config/yaml_tree.h"
+#include "controller/common/yaml_tree.h"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@
 #include <yaml-cpp/parser.h>
 #include <yaml-cpp/yaml.h>
 
-namespace gpufed::config {
+namespace gpufed {
 namespace {
 
 // yaml-cpp is the oracle: an independent parser of the same texts. Whether the trees
@@ -299,4 +299,4 @@ TEST(YamlTree, FindsTheFirstScalarKeyAndMovingKeepsTheNodes) {
 }
 
 }  // namespace
-}  // namespace gpufed::config
+}  // namespace gpufed

@@ -1,11 +1,11 @@
-#include "controller/config/yaml_tree.h"
+#include "controller/common/yaml_tree.h"
 
 #include <yaml.h>
 
 #include <string_view>
 #include <unordered_map>
 
-namespace gpufed::config {
+namespace gpufed {
 namespace {
 
 YamlProblem At(YamlProblem::Kind kind, const YamlMark& mark, std::string message) {
@@ -282,4 +282,4 @@ YamlStream YamlStream::Parse(const std::string& text, const YamlLimits& limits) 
   return stream;
 }
 
-}  // namespace gpufed::config
+}  // namespace gpufed

@@ -27,7 +27,7 @@
 #include <string_view>
 #include <vector>
 
-namespace gpufed::config {
+namespace gpufed {
 
 // A position in the parsed text, 0-based (line and column count characters); a node made
 // without one (tests, Missing) has none, and its reader keeps its parent's position.
@@ -120,4 +120,4 @@ class YamlStream {
   std::optional<YamlProblem> problem_;
 };
 
-}  // namespace gpufed::config
+}  // namespace gpufed
