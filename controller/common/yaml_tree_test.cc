@@ -200,14 +200,17 @@ TEST(YamlTree, BuildsWhatYamlCppBuildsOnRandomTexts) {
       outcomes[Outcome::kRefusedByLibyamlOnly], outcomes[Outcome::kRefusedByYamlCppOnly], skipped);
 }
 
+// `text` is refused as a syntax error whose message holds `reason`, with no documents.
+void ExpectSyntaxError(const char* text, const char* reason) {
+  const YamlStream stream = YamlStream::Parse(text, {});
+  ASSERT_TRUE(stream.problem().has_value()) << text;
+  EXPECT_EQ(stream.problem()->kind, YamlProblem::Kind::kSyntax) << text;
+  EXPECT_NE(stream.problem()->message.find(reason), std::string::npos) << stream.problem()->message;
+  EXPECT_TRUE(stream.documents().empty()) << text;
+}
+
 TEST(YamlTree, AStrayCommaIsASyntaxErrorThatSaysWhereCommasGo) {
-  for (const char* text : {",", "a: 1\n---\n,", "[a], b"}) {
-    const YamlStream stream = YamlStream::Parse(text, {});
-    ASSERT_TRUE(stream.problem().has_value()) << text;
-    EXPECT_EQ(stream.problem()->kind, YamlProblem::Kind::kSyntax);
-    EXPECT_NE(stream.problem()->message.find("unexpected ','"), std::string::npos) << stream.problem()->message;
-    EXPECT_TRUE(stream.documents().empty());
-  }
+  for (const char* text : {",", "a: 1\n---\n,", "[a], b"}) ExpectSyntaxError(text, "unexpected ','");
   // Inside a flow collection a misplaced ',' is libyaml's own error.
   const YamlStream flow = YamlStream::Parse("[a, , b]\n", {});
   ASSERT_TRUE(flow.problem().has_value());
@@ -216,10 +219,7 @@ TEST(YamlTree, AStrayCommaIsASyntaxErrorThatSaysWhereCommasGo) {
 
 TEST(YamlTree, AnAliasToNoAnchorIsRefusedWhereItStands) {
   for (const char* text : {"*unknown\n", "a: &x 1\n---\nb: *x\n", "a: *x\nb: &x 1\n"}) {
-    const YamlStream stream = YamlStream::Parse(text, {});
-    ASSERT_TRUE(stream.problem().has_value()) << text;
-    EXPECT_EQ(stream.problem()->kind, YamlProblem::Kind::kSyntax);
-    EXPECT_NE(stream.problem()->message.find("refers to no anchor"), std::string::npos) << stream.problem()->message;
+    ExpectSyntaxError(text, "refers to no anchor");
   }
   const YamlStream later = YamlStream::Parse("a: &x 1\nb: *x\nc: &x 2\nd: *x\n", {});
   ASSERT_FALSE(later.problem().has_value());
