@@ -106,7 +106,7 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file,
         failure.type = FailureType::kSpotReclaim;
       } else {
         const YamlNode* written = f.Find("type");
-        return ErrorAt(file, written != nullptr && written->Mark().IsKnown() ? *written : f, path + ".type",
+        return ErrorAt(file, written != nullptr ? *written : f, path + ".type",
                        "expected outage, node-loss or spot-reclaim");
       }
       Result<Duration> at = DurationField(file, f, "at", path);
