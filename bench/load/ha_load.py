@@ -528,13 +528,38 @@ def seconds_of(text):
     return float(m.group(1)) * {"ms": 0.001, "s": 1.0, "m": 60.0, None: 1.0}[m.group(2)]
 
 
+def admin_psql(pg, db, sql):
+    """`sql` as the cluster's superuser, on its Unix socket (trusted there only)."""
+    return subprocess.run(["runuser", "-u", "postgres", "--", "psql", "-X", "-q", "-A", "-F", "|",
+                           "-h", pg["socket_dir"], "-p", pg["port"], "-d", db, "-c", sql],
+                          capture_output=True, text=True)
+
+
+def write_pg_statements(pg, db, path):
+    """The run's statements by total execution time (pg_stat_statements, nested ones too):
+    calls, total and mean ms, rows, and the statement's first 200 characters."""
+    got = admin_psql(pg, db, "SELECT calls, round(total_exec_time::numeric, 1) AS total_ms, "
+                             "round((total_exec_time / calls)::numeric, 3) AS mean_ms, rows, "
+                             "regexp_replace(left(query, 200), '\\s+', ' ', 'g') AS statement "
+                             "FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database "
+                             "WHERE datname = current_database()) ORDER BY total_exec_time DESC LIMIT 60")
+    with open(path, "w") as f:
+        f.write(got.stdout if got.returncode == 0 else "pg_stat_statements: %s\n" % got.stderr.strip())
+
+
 def run(a, write_repo, workload_body, percentile):
     top = a.keep or tempfile.mkdtemp(prefix="gpufed-load-ha-")
     os.makedirs(top, exist_ok=True)
     pg_state = os.path.join(top, "pg.state")
     replicas = []
     try:
-        start = subprocess.run(["bash", PG_CLUSTER, "start", pg_state], capture_output=True, text=True)
+        pg_env = dict(os.environ)
+        if a.pg_statements:
+            # Where the database's time goes, per statement (written at the end, below).
+            pg_env["GPUFED_PG_CONF"] = (pg_env.get("GPUFED_PG_CONF", "") +
+                                        "\nshared_preload_libraries = 'pg_stat_statements'"
+                                        "\npg_stat_statements.track = all")
+        start = subprocess.run(["bash", PG_CLUSTER, "start", pg_state], capture_output=True, text=True, env=pg_env)
         if start.returncode != 0:
             print("gpufed-load: pg-cluster.sh start failed: %s" % (start.stderr.strip()[-500:]), file=sys.stderr)
             return 2
@@ -548,6 +573,9 @@ def run(a, write_repo, workload_body, percentile):
                                "-c", "CREATE DATABASE %s" % db], env=env, capture_output=True, text=True)
         if made.returncode != 0:
             print("gpufed-load: CREATE DATABASE: %s" % made.stderr.strip(), file=sys.stderr)
+            return 2
+        if a.pg_statements and admin_psql(pg, db, "CREATE EXTENSION pg_stat_statements").returncode != 0:
+            print("gpufed-load: pg_stat_statements is not available", file=sys.stderr)
             return 2
         repo = os.path.join(top, "repo")
         write_repo(repo, a.clusters, a.lua, a.seed)
@@ -582,6 +610,8 @@ def run(a, write_repo, workload_body, percentile):
         for r in replicas:
             r.kill()
         if os.path.exists(pg_state):
+            if a.pg_statements:
+                write_pg_statements(pg_values(pg_state), "load", a.pg_statements)
             subprocess.run(["bash", PG_CLUSTER, "stop", pg_state], capture_output=True, text=True)
         if not a.keep:
             shutil.rmtree(top, ignore_errors=True)

@@ -23,8 +23,9 @@ enum SchemaVersion : int {
   kSchemaMeteredDays = 7,       // tenant_usage_days, kept by a trigger on attempts
   kSchemaTotalsByWriter = 8,    // state_totals per writing session (writer)
   kSchemaTotalsPerStatement = 9,  // inserted rows counted once per INSERT (PostgreSQL)
+  kSchemaTotalsPerUpdate = 10,    // updated rows moved once per UPDATE (PostgreSQL)
 };
-inline constexpr int kLatestSchemaVersion = kSchemaTotalsPerStatement;
+inline constexpr int kLatestSchemaVersion = kSchemaTotalsPerUpdate;
 
 // Migration N of `dialect` is element N-1. A dialect whose list is shorter than
 // kLatestSchemaVersion cannot open a store yet (Store::Open says so).

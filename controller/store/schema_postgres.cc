@@ -288,7 +288,7 @@ $fn$;
 // transition table, rather than by a PL/pgSQL call and an upsert per row: a submission
 // group's rows are one INSERT (store_submit.cc), and per row the trigger was a fifth of
 // the journal session's CPU (bench/README.md, "A submission group's rows in one
-// statement"). UPDATE and DELETE stay per row: the loop changes rows one at a time.
+// statement"). UPDATE and DELETE stay per row (migration 10 moves UPDATE).
 // `state_totals_keep()` is unchanged; its INSERT branch now serves UPDATE alone.
 constexpr const char* kTotalsPerStatement = R"sql(
 CREATE FUNCTION state_totals_add_inserted() RETURNS trigger LANGUAGE plpgsql AS $fn$
@@ -311,13 +311,47 @@ CREATE TRIGGER state_totals_add_inserted AFTER INSERT ON workloads REFERENCING N
   FOR EACH STATEMENT EXECUTE FUNCTION state_totals_add_inserted();
 )sql";
 
+// 10: the rows an UPDATE changes are moved between totals by one trigger call per
+// statement, over its transition tables, as migration 9 did for INSERT: a pass's changes
+// are one UPDATE per batch (store_rows.cc), and per row the trigger was a PL/pgSQL call
+// and two upserts (bench/README.md, "A pass's changes in one statement"). Each old row
+// leaves its totals (-1) and each new row joins its own (+1), summed per key: a row whose
+// counted columns did not change cancels out, and a key whose sums are all zero is not
+// written (the per-row trigger skipped such rows). DELETE stays per row.
+constexpr const char* kTotalsPerUpdate = R"sql(
+CREATE FUNCTION state_totals_move_updated() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+  INSERT INTO state_totals(tenant, state, currency, workloads, cost_micros, gpu_milli, writer)
+    SELECT c.tenant, c.state, c.currency, SUM(c.n), SUM(c.cost), SUM(c.gpu),
+        COALESCE(current_setting('gpufed.writer', true), '')
+      FROM (SELECT o.tenant, o.state, o.currency, -1 AS n, -o.cost_micros AS cost, -o.gpu_milli AS gpu
+              FROM before_rows AS o
+            UNION ALL
+            SELECT w.tenant, w.state, w.currency, 1, w.cost_micros, w.gpu_milli FROM after_rows AS w) AS c
+      GROUP BY c.tenant, c.state, c.currency
+      HAVING SUM(c.n) <> 0 OR SUM(c.cost) <> 0 OR SUM(c.gpu) <> 0
+    ON CONFLICT(tenant, state, currency, writer) DO UPDATE SET
+      workloads = state_totals.workloads + excluded.workloads,
+      cost_micros = state_totals.cost_micros + excluded.cost_micros,
+      gpu_milli = state_totals.gpu_milli + excluded.gpu_milli;
+  RETURN NULL;
+END
+$fn$;
+DROP TRIGGER state_totals_keep ON workloads;
+CREATE TRIGGER state_totals_keep AFTER DELETE ON workloads
+  FOR EACH ROW EXECUTE FUNCTION state_totals_keep();
+CREATE TRIGGER state_totals_move_updated AFTER UPDATE ON workloads
+  REFERENCING OLD TABLE AS before_rows NEW TABLE AS after_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION state_totals_move_updated();
+)sql";
+
 }  // namespace
 
 const std::vector<const char*>& PostgresSchemaMigrations() {
   // Migration N is element N-1 (schema.h's SchemaVersion).
-  static const std::vector<const char*> kMigrations = {kInitialSchema,    kAttemptsAndUsage, kUnfinishedIndex,
-                                                       kTenantNamespaces, kHistory,          kStateTotals,
-                                                       kMeteredDays,      kTotalsByWriter,   kTotalsPerStatement};
+  static const std::vector<const char*> kMigrations = {
+      kInitialSchema, kAttemptsAndUsage, kUnfinishedIndex, kTenantNamespaces,   kHistory,
+      kStateTotals,   kMeteredDays,      kTotalsByWriter,  kTotalsPerStatement, kTotalsPerUpdate};
   return kMigrations;
 }
 

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <unordered_map>
 
+#include "controller/store/insert_batches.h"
 #include "controller/store/schema.h"
 #include "controller/store/sqlite.h"
 #include "controller/store/workload_columns.h"
@@ -275,7 +277,7 @@ Status Store::Update(const WorkloadRecord& record, const std::string& reason, Du
   GPUFED_RETURN_IF_ERROR(tx.begin_status());
   GPUFED_RETURN_IF_ERROR(ApplyDeferredLocked(*db_));
   std::vector<WorkloadRecord> written;
-  GPUFED_RETURN_IF_ERROR(UpdateLocked(*db_, record, reason, at, &written));
+  GPUFED_RETURN_IF_ERROR(WriteDecisionsIntentsAndUpdatesLocked(*db_, {}, {}, {{record, reason, at}}, at, &written));
   return CommitWithDeferred(tx, std::move(written));
 }
 
@@ -300,22 +302,40 @@ Status Store::WriteDecisionsIntentsAndUpdatesLocked(Connection& db, const std::v
                                                     const std::vector<ActionRow>& intents,
                                                     const std::vector<WorkloadUpdate>& updates, Duration at,
                                                     std::vector<WorkloadRecord>* written) {
-  for (const DecisionRow& row : decisions) GPUFED_RETURN_IF_ERROR(WriteDecisionLocked(db, row));
+  GPUFED_RETURN_IF_ERROR(WriteDecisionsLocked(db, decisions));
   for (const ActionRow& row : intents) GPUFED_RETURN_IF_ERROR(RecordIntentLocked(db, row));
+  if (updates.empty()) return Status::Ok();
+  // Each update is merged with the row as it stands, in order, so a second change of one
+  // workload in a pass reads the first. The database gets each row's last version, in one
+  // UPDATE per batch of rows (store_rows.cc), and every state change in order: both ride
+  // with the next statement or the COMMIT.
+  std::vector<WorkloadRecord> rows;
+  std::unordered_map<std::string, size_t> row_of_uid;
+  std::vector<Transition> transitions;
   for (const WorkloadUpdate& u : updates) {
-    GPUFED_RETURN_IF_ERROR(UpdateLocked(db, u.record, u.reason, u.at.value_or(at), written));
+    Result<WorkloadRecord> row = ChangeOfLocked(u.record, u.reason, u.at.value_or(at), *written, &transitions);
+    if (!row.ok()) return row.status();
+    written->push_back(AsStored(*row, row->updated_seq));
+    auto [it, added] = row_of_uid.try_emplace(row->uid, rows.size());
+    if (added) {
+      rows.push_back(*std::move(row));
+    } else {
+      rows[it->second] = *std::move(row);
+    }
   }
-  return Status::Ok();
+  GPUFED_RETURN_IF_ERROR(UpdateRows(db, rows));
+  return AddTransitions(db, transitions, Batching::kPowersOfTwo);
 }
 
-Status Store::UpdateLocked(Connection& db, const WorkloadRecord& record, const std::string& reason, Duration at,
-                           std::vector<WorkloadRecord>* written) {
+Result<WorkloadRecord> Store::ChangeOfLocked(const WorkloadRecord& record, const std::string& reason, Duration at,
+                                             const std::vector<WorkloadRecord>& written,
+                                             std::vector<Transition>* transitions) {
   // The row as this transaction last wrote it, else an unfinished row from the mirror,
   // else (finished) from the database.
   SyncSubmissionsLocked();
   Result<std::optional<WorkloadRecord>> old = std::optional<WorkloadRecord>();
   auto same_uid = [&](const WorkloadRecord& w) { return w.uid == record.uid; };
-  if (auto earlier = std::find_if(written->rbegin(), written->rend(), same_uid); earlier != written->rend()) {
+  if (auto earlier = std::find_if(written.rbegin(), written.rend(), same_uid); earlier != written.rend()) {
     old = std::optional<WorkloadRecord>(*earlier);
   } else if (const WorkloadRecord* mirrored = unfinished_.Find(record.uid)) {
     old = std::optional<WorkloadRecord>(*mirrored);
@@ -325,7 +345,7 @@ Status Store::UpdateLocked(Connection& db, const WorkloadRecord& record, const s
   if (!old.ok()) return old.status();
   if (!*old) return NotFound("workload " + record.name + " (uid " + record.uid + ")");
   WorkloadRecord r = record;
-  // The submission's identity and order never change (WriteRecord updates the rest).
+  // The submission's identity and order never change (UpdateRows sets the rest).
   r.name = (*old)->name;
   r.tenant = (*old)->tenant;
   r.source = (*old)->source;
@@ -333,14 +353,10 @@ Status Store::UpdateLocked(Connection& db, const WorkloadRecord& record, const s
   r.submitted = (*old)->submitted;
   r.updated_seq = (*old)->updated_seq;
   r.cancel_requested = r.cancel_requested || (*old)->cancel_requested;  // never lose a cancel
-  GPUFED_RETURN_IF_ERROR(WriteRecord(db, r, false, written));
   if ((*old)->state != r.state || (*old)->attempt != r.attempt) {
-    // Rides too (as the UPDATE before it): a pass's state changes go with its next
-    // statement or its COMMIT, not one round trip each.
-    GPUFED_RETURN_IF_ERROR(AddTransition(
-        db, {r.uid, r.attempt, StateName((*old)->state), StateName(r.state), reason, at}, /*with_next=*/true));
+    transitions->push_back({r.uid, r.attempt, StateName((*old)->state), StateName(r.state), reason, at});
   }
-  return Status::Ok();
+  return r;
 }
 
 Status Store::RequestCancel(const std::string& uid) {

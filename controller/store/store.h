@@ -26,6 +26,7 @@
 #include "controller/common/fair_mutex.h"
 #include "controller/common/mutex.h"
 #include "controller/store/commit_stats.h"
+#include "controller/store/insert_batches.h"
 #include "controller/store/live_names.h"
 #include "controller/store/records.h"
 #include "controller/store/sql.h"
@@ -270,10 +271,11 @@ class Store {
   // The SQL of RecordDecision (the row's seq), MarkAction (the rows it marked) and
   // FinishAttempt.
   Result<int64_t> RecordDecisionLocked(Connection& db, const DecisionRow& row) REQUIRES(mu_);
-  // The same row when nobody reads its seq (a pass's decisions, the waiting writes): in a
-  // transaction it rides with the next statement (Statement::RunWithNext), so a pass's
-  // decisions cost no round trip each on PostgreSQL.
-  Status WriteDecisionLocked(Connection& db, const DecisionRow& row) REQUIRES(mu_);
+  // The same rows when nobody reads their seq (a pass's decisions, the waiting writes):
+  // in as few INSERTs as insert_batches.h allows, each riding with the next statement
+  // (Statement::RunWithNext) in a transaction, so a pass's decisions cost no round trip
+  // and no statement each on PostgreSQL.
+  Status WriteDecisionsLocked(Connection& db, std::span<const DecisionRow> rows) REQUIRES(mu_);
   Result<int64_t> MarkActionLocked(Connection& db, const std::string& kind, const std::string& key, ActionState state,
                                    const std::string& error) REQUIRES(mu_);
   Status FinishAttemptLocked(Connection& db, const AttemptRow& a) REQUIRES(mu_);
@@ -304,11 +306,17 @@ class Store {
   // Reads the schema version and the last submission order.
   Status ReadVersionLocked() REQUIRES(mu_);
   Status ReadSeqLocked() REQUIRES(mu_);
-  // Inserts or updates a workload row on `db` (the store's session, or the submissions'
-  // for a group's rows); appends the row as stored to `written`.
-  Status WriteRecord(Connection& db, const WorkloadRecord& r, bool insert, std::vector<WorkloadRecord>* written);
+  // Inserts a workload row on `db` (the store's session, or the submissions' for a
+  // group's rows); appends the row as stored to `written`.
+  Status InsertRecord(Connection& db, const WorkloadRecord& r, std::vector<WorkloadRecord>* written);
+  // Sets the mutable columns of existing rows (one per uid) from `rows`, in as few
+  // UPDATEs as insert_batches.h allows, each sent with the next statement.
+  static Status UpdateRows(Connection& db, std::span<const WorkloadRecord> rows);
   // `with_next`: sent with the next statement (Statement::RunWithNext), its error that one's.
   static Status AddTransition(Connection& db, const Transition& t, bool with_next = false);
+  // Many history rows, in order, in as few INSERTs as `batching` allows, each sent with
+  // the next statement.
+  static Status AddTransitions(Connection& db, std::span<const Transition> transitions, Batching batching);
   Result<std::optional<WorkloadRecord>> GetLocked(const std::string& tenant, const std::string& name) REQUIRES(mu_);
   // The writes of Submit, Update and RecordActionIntent (the first two in the caller's
   // transaction).
@@ -327,8 +335,12 @@ class Store {
   };
   Status InsertSubmissions(Connection& db, std::span<const NewSubmission> submissions,
                            std::vector<WorkloadRecord>* written);
-  Status UpdateLocked(Connection& db, const WorkloadRecord& record, const std::string& reason, Duration at,
-                      std::vector<WorkloadRecord>* written) REQUIRES(mu_);
+  // `record` as an update writes it: its identity from the row as it stands (the last
+  // of `written` with its uid, else the mirror's, else the database's); a change of state
+  // or attempt appends its history row to `transitions`.
+  Result<WorkloadRecord> ChangeOfLocked(const WorkloadRecord& record, const std::string& reason, Duration at,
+                                        const std::vector<WorkloadRecord>& written,
+                                        std::vector<Transition>* transitions) REQUIRES(mu_);
   Status RecordIntentLocked(Connection& db, const ActionRow& row) REQUIRES(mu_);
   // In a transaction on `db`: `decisions`, `intents` and `updates` (the rows written in
   // `*written`).

@@ -3,6 +3,8 @@
 // fsync under synchronous=FULL, and on a week of the Philly trace those commits were
 // a third of the replay's wall time.
 #include <chrono>
+#include <variant>
+#include <vector>
 
 #include "controller/store/store.h"
 
@@ -68,12 +70,19 @@ size_t Store::deferred_writes() const {
 }
 
 Status Store::ApplyDeferredLocked(Connection& db) {
-  for (const DeferredWrite& d : deferred_) {
+  std::vector<DecisionRow> decisions;  // a run of waiting decision rows: few INSERTs
+  for (size_t i = 0; i < deferred_.size(); ++i) {
+    const DeferredWrite& d = deferred_[i];
     Status s;
     if (const auto* m = std::get_if<DeferredWrite::Mark>(&d.write)) {
       s = MarkActionLocked(db, m->kind, m->key, m->state, m->error).status();  // no intent: nothing to mark
     } else if (const auto* row = std::get_if<DecisionRow>(&d.write)) {
-      s = WriteDecisionLocked(db, *row);
+      decisions.push_back(*row);
+      const bool run_ends = i + 1 == deferred_.size() || !std::holds_alternative<DecisionRow>(deferred_[i + 1].write);
+      if (run_ends) {
+        s = WriteDecisionsLocked(db, decisions);
+        decisions.clear();
+      }
     } else if (const auto* attempt = std::get_if<AttemptRow>(&d.write)) {
       s = FinishAttemptLocked(db, *attempt);
     } else if (const auto* meta = std::get_if<DeferredWrite::Meta>(&d.write)) {

@@ -49,20 +49,24 @@ namespace {
 
 constexpr const char* kInsertDecision =
     "INSERT INTO decisions(at_ms, workload, attempt, revision, outcome, cluster, reason, record_json, tenant, uid) "
-    "VALUES($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)";
+    "VALUES";
+constexpr int kDecisionColumnCount = 10;
 
-void BindDecision(Statement& s, const DecisionRow& row) {
-  s.Bind(1, row.at.millis()).Bind(2, row.workload).Bind(3, row.attempt).Bind(4, row.revision);
-  s.Bind(5, row.outcome).Bind(6, row.cluster).Bind(7, row.reason).Bind(8, row.record_json);
-  s.Bind(9, row.tenant).Bind(10, row.uid);
+// Binds `row` from parameter `first`.
+void BindDecision(Statement& s, int first, const DecisionRow& row) {
+  const int f = first - 1;
+  s.Bind(f + 1, row.at.millis()).Bind(f + 2, row.workload).Bind(f + 3, row.attempt).Bind(f + 4, row.revision);
+  s.Bind(f + 5, row.outcome).Bind(f + 6, row.cluster).Bind(f + 7, row.reason).Bind(f + 8, row.record_json);
+  s.Bind(f + 9, row.tenant).Bind(f + 10, row.uid);
 }
 
 }  // namespace
 
 Result<int64_t> Store::RecordDecisionLocked(Connection& db, const DecisionRow& row) {
-  Result<std::unique_ptr<Statement>> s = db.Prepare(std::string(kInsertDecision) + " RETURNING seq");
+  Result<std::unique_ptr<Statement>> s =
+      db.Prepare(std::string(kInsertDecision) + ValuesOf(1, kDecisionColumnCount) + " RETURNING seq");
   if (!s.ok()) return s.status();
-  BindDecision(**s, row);
+  BindDecision(**s, 1, row);
   Result<bool> returned = (*s)->Step();
   if (!returned.ok()) return returned.status();
   if (!*returned) return Internal("decision insert returned no seq");
@@ -71,11 +75,19 @@ Result<int64_t> Store::RecordDecisionLocked(Connection& db, const DecisionRow& r
   return seq;
 }
 
-Status Store::WriteDecisionLocked(Connection& db, const DecisionRow& row) {
-  Result<std::unique_ptr<Statement>> s = db.Prepare(kInsertDecision);
-  if (!s.ok()) return s.status();
-  BindDecision(**s, row);
-  return (*s)->RunWithNext();
+Status Store::WriteDecisionsLocked(Connection& db, std::span<const DecisionRow> rows) {
+  std::vector<size_t> row_bytes;
+  row_bytes.reserve(rows.size());
+  for (const DecisionRow& row : rows) row_bytes.push_back(row.record_json.size() + row.reason.size());
+  size_t done = 0;
+  for (const size_t n : StatementSizes(row_bytes, Batching::kPowersOfTwo)) {
+    Result<std::unique_ptr<Statement>> s = db.Prepare(kInsertDecision + ValuesOf(n, kDecisionColumnCount));
+    if (!s.ok()) return s.status();
+    for (size_t i = 0; i < n; ++i) BindDecision(**s, static_cast<int>(i) * kDecisionColumnCount + 1, rows[done + i]);
+    GPUFED_RETURN_IF_ERROR((*s)->RunWithNext());
+    done += n;
+  }
+  return Status::Ok();
 }
 
 Result<std::vector<DecisionRow>> Store::Decisions(const std::string& tenant, const std::string& workload, int limit) {

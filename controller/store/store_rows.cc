@@ -1,11 +1,13 @@
-// How the Store writes a workload's rows: the workloads row (inserted or updated) and its
-// status_history rows, one at a time or, for a submission group, many in one statement.
+// How the Store writes a workload's rows: the workloads rows (inserted or updated) and
+// their status_history rows, many in one statement.
 //
-// A group's rows go as few INSERTs per table as insert_batches.h allows rather than one
-// per row: on PostgreSQL each statement costs its executor's start and, for workloads,
-// a trigger call (migration 9 counts an INSERT's rows once), and the group's statements
-// are the serial part of every API submission (bench/README.md, "A submission group's
-// rows in one statement").
+// A submission group's rows and a pass's changes go as few statements per table as
+// insert_batches.h allows rather than one per row: on PostgreSQL each statement costs its
+// executor's start and, for workloads, a trigger call (migrations 9 and 10 count an
+// INSERT's and an UPDATE's rows once). A group's statements are the serial part of every
+// API submission, and a pass's the loop's (bench/README.md, "A submission group's rows in
+// one statement", "A pass's changes in one statement").
+#include <array>
 #include <string>
 
 #include "controller/common/utf8.h"
@@ -19,21 +21,37 @@ namespace {
 
 constexpr int kHistoryColumnCount = 6;
 
-// "($1,...,$c),($c+1,...)": `rows` rows of `columns` parameters.
-std::string ValuesOf(size_t rows, int columns) {
-  std::string out;
-  int n = 0;
-  for (size_t row = 0; row < rows; ++row) {
-    out += row == 0 ? "(" : ",(";
-    for (int c = 0; c < columns; ++c) {
-      if (c > 0) out += ',';
-      out += '$';
-      out += std::to_string(++n);
-    }
-    out += ')';
-  }
-  return out;
-}
+// An update's VALUES columns (UpdateRows): the uid it matches, then the columns it sets,
+// each cast to the column's type.
+constexpr std::array<const char*, 17> kUpdateTypes = {
+    "TEXT",    // uid
+    "TEXT",    // state
+    "TEXT",    // reason
+    "BIGINT",  // attempt
+    "TEXT",    // cluster
+    "TEXT",    // binding_json
+    "BIGINT",  // resume_ms
+    "BIGINT",  // progress_ms
+    "BIGINT",  // checkpoint_ms
+    "BIGINT",  // started_ms
+    "BIGINT",  // finished_ms
+    "BIGINT",  // estimate_micros
+    "BIGINT",  // cost_micros
+    "TEXT",    // currency
+    "BIGINT",  // gpu_milli
+    "INTEGER",  // cloud
+    "INTEGER",  // cancel_requested
+};
+// A submission's identity (uid, name, tenant, source, spec, submission time and order)
+// never changes after its insert (Store::ChangeOfLocked keeps the stored one), so an
+// update sets the rest alone: the indexes on the identity stay untouched. VALUES names
+// its columns column1, column2, ... in both engines.
+constexpr const char* kUpdateSet =
+    "UPDATE workloads SET state=v.column2, reason=v.column3, attempt=v.column4, cluster=v.column5, "
+    "binding_json=v.column6, resume_ms=v.column7, progress_ms=v.column8, checkpoint_ms=v.column9, "
+    "started_ms=v.column10, finished_ms=v.column11, estimate_micros=v.column12, cost_micros=v.column13, "
+    "currency=v.column14, gpu_milli=v.column15, cloud=v.column16, cancel_requested=v.column17 FROM (VALUES";
+constexpr const char* kUpdateWhere = ") AS v WHERE workloads.uid=v.column1";
 
 // The one currency a row stores for its estimate and its cost: the cost's once metered.
 const std::string& StoredCurrency(const WorkloadRecord& r) {
@@ -75,33 +93,60 @@ Transition SubmittedTransition(const WorkloadRecord& r, Duration at) {
 
 }  // namespace
 
-Status Store::WriteRecord(Connection& db, const WorkloadRecord& r, bool insert, std::vector<WorkloadRecord>* written) {
-  const int64_t seq = insert ? seq_.fetch_add(1) + 1 : r.updated_seq;
-  if (insert) {
-    Result<std::unique_ptr<Statement>> s = db.Prepare(std::string("INSERT INTO workloads(") + kWorkloadColumns +
-                                                      ") VALUES" + ValuesOf(1, kWorkloadColumnCount));
-    if (!s.ok()) return s.status();
-    BindWorkloadRow(**s, 1, r, seq);
-    // Its history row follows at once (AddTransition): on PostgreSQL both go in one round
-    // trip, and an error of this one is that statement's.
-    GPUFED_RETURN_IF_ERROR((*s)->RunWithNext());
-  } else {
-    // A submission's identity (uid, name, tenant, source, spec, submission time and
-    // order) never changes after its insert (UpdateLocked keeps the stored one), so an
-    // update sets the rest alone: the indexes on the identity stay untouched.
-    Result<std::unique_ptr<Statement>> s = db.Prepare(
-        "UPDATE workloads SET state=$1, reason=$2, attempt=$3, cluster=$4, binding_json=$5, resume_ms=$6, "
-        "progress_ms=$7, checkpoint_ms=$8, started_ms=$9, finished_ms=$10, estimate_micros=$11, cost_micros=$12, "
-        "currency=$13, gpu_milli=$14, cloud=$15, cancel_requested=$16 WHERE uid=$17");
-    if (!s.ok()) return s.status();
-    (*s)->Bind(1, std::string(StateName(r.state))).Bind(2, BoundedUtf8(r.reason)).Bind(3, r.attempt).Bind(4, r.cluster);
-    (*s)->Bind(5, r.binding_json).Bind(6, r.resume_from.millis()).Bind(7, r.progress.millis());
-    (*s)->Bind(8, r.checkpoint.millis()).Bind(9, r.started.millis()).Bind(10, r.finished.millis());
-    (*s)->Bind(11, r.estimate.micros()).Bind(12, r.cost.micros()).Bind(13, StoredCurrency(r)).Bind(14, r.gpu_milli);
-    (*s)->Bind(15, r.cloud ? 1 : 0).Bind(16, r.cancel_requested ? 1 : 0).Bind(17, r.uid);
-    GPUFED_RETURN_IF_ERROR((*s)->RunWithNext());  // with the history row or the COMMIT
-  }
+Status Store::InsertRecord(Connection& db, const WorkloadRecord& r, std::vector<WorkloadRecord>* written) {
+  const int64_t seq = seq_.fetch_add(1) + 1;
+  Result<std::unique_ptr<Statement>> s = db.Prepare(std::string("INSERT INTO workloads(") + kWorkloadColumns +
+                                                    ") VALUES" + ValuesOf(1, kWorkloadColumnCount));
+  if (!s.ok()) return s.status();
+  BindWorkloadRow(**s, 1, r, seq);
+  // Its history row follows at once (AddTransition): on PostgreSQL both go in one round
+  // trip, and an error of this one is that statement's.
+  GPUFED_RETURN_IF_ERROR((*s)->RunWithNext());
   written->push_back(AsStored(r, seq));
+  return Status::Ok();
+}
+
+Status Store::UpdateRows(Connection& db, std::span<const WorkloadRecord> rows) {
+  std::vector<size_t> row_bytes;
+  row_bytes.reserve(rows.size());
+  for (const WorkloadRecord& r : rows) row_bytes.push_back(r.binding_json.size() + r.reason.size());
+  size_t done = 0;
+  for (const size_t n : StatementSizes(row_bytes, Batching::kPowersOfTwo)) {
+    Result<std::unique_ptr<Statement>> s =
+        db.Prepare(std::string(kUpdateSet) + TypedValuesOf(n, kUpdateTypes) + kUpdateWhere);
+    if (!s.ok()) return s.status();
+    for (size_t i = 0; i < n; ++i) {
+      const WorkloadRecord& r = rows[done + i];
+      const int f = static_cast<int>(i * kUpdateTypes.size());
+      (*s)->Bind(f + 1, r.uid).Bind(f + 2, std::string(StateName(r.state))).Bind(f + 3, BoundedUtf8(r.reason));
+      (*s)->Bind(f + 4, r.attempt).Bind(f + 5, r.cluster).Bind(f + 6, r.binding_json);
+      (*s)->Bind(f + 7, r.resume_from.millis()).Bind(f + 8, r.progress.millis()).Bind(f + 9, r.checkpoint.millis());
+      (*s)->Bind(f + 10, r.started.millis()).Bind(f + 11, r.finished.millis()).Bind(f + 12, r.estimate.micros());
+      (*s)->Bind(f + 13, r.cost.micros()).Bind(f + 14, StoredCurrency(r)).Bind(f + 15, r.gpu_milli);
+      (*s)->Bind(f + 16, r.cloud ? 1 : 0).Bind(f + 17, r.cancel_requested ? 1 : 0);
+    }
+    GPUFED_RETURN_IF_ERROR((*s)->RunWithNext());  // with the history rows or the COMMIT
+    done += n;
+  }
+  return Status::Ok();
+}
+
+Status Store::AddTransitions(Connection& db, std::span<const Transition> transitions, Batching batching) {
+  std::vector<size_t> row_bytes;
+  row_bytes.reserve(transitions.size());
+  for (const Transition& t : transitions) row_bytes.push_back(t.reason.size());
+  size_t done = 0;
+  for (const size_t n : StatementSizes(row_bytes, batching)) {
+    Result<std::unique_ptr<Statement>> s =
+        db.Prepare("INSERT INTO status_history(workload, attempt, from_state, to_state, reason, at_ms) VALUES" +
+                   ValuesOf(n, kHistoryColumnCount));
+    if (!s.ok()) return s.status();
+    for (size_t i = 0; i < n; ++i) {
+      BindTransition(**s, static_cast<int>(i) * kHistoryColumnCount + 1, transitions[done + i]);
+    }
+    GPUFED_RETURN_IF_ERROR((*s)->RunWithNext());
+    done += n;
+  }
   return Status::Ok();
 }
 
@@ -118,7 +163,7 @@ Status Store::InsertSubmission(Connection& db, const WorkloadRecord& record, Dur
                                std::vector<WorkloadRecord>* written, bool with_next) {
   if (record.uid.empty()) return InvalidArgument("workload " + record.name + " has no uid");
   const WorkloadRecord r = PendingRow(record);
-  GPUFED_RETURN_IF_ERROR(WriteRecord(db, r, true, written));
+  GPUFED_RETURN_IF_ERROR(InsertRecord(db, r, written));
   return AddTransition(db, SubmittedTransition(r, at), with_next);
 }
 
@@ -128,7 +173,7 @@ Status Store::InsertSubmissions(Connection& db, std::span<const NewSubmission> s
     if (n.record->uid.empty()) return InvalidArgument("workload " + n.record->name + " has no uid");
   }
   // The rows' text (their spec, the API's body) decides how many go in one INSERT
-  // (insert_batches.h); both tables are split alike. Every statement goes with the next
+  // (insert_batches.h); the history rows by their own (short) text. Every statement goes with the next
   // (Statement::RunWithNext): the caller's next one waits for them all, and the first
   // refusal is its error.
   std::vector<size_t> row_bytes;
@@ -136,13 +181,8 @@ Status Store::InsertSubmissions(Connection& db, std::span<const NewSubmission> s
   for (const NewSubmission& n : submissions) {
     row_bytes.push_back(n.record->spec_text.size() + n.record->binding_json.size() + n.record->reason.size());
   }
-  std::vector<size_t> batches;
-  for (size_t done = 0; done < submissions.size();) {
-    batches.push_back(RowsInNextInsert(std::span<const size_t>(row_bytes).subspan(done)));
-    done += batches.back();
-  }
   size_t done = 0;
-  for (const size_t rows : batches) {
+  for (const size_t rows : StatementSizes(row_bytes, Batching::kLongest)) {
     Result<std::unique_ptr<Statement>> s = db.Prepare(std::string("INSERT INTO workloads(") + kWorkloadColumns +
                                                       ") VALUES" + ValuesOf(rows, kWorkloadColumnCount));
     if (!s.ok()) return s.status();
@@ -155,20 +195,10 @@ Status Store::InsertSubmissions(Connection& db, std::span<const NewSubmission> s
     GPUFED_RETURN_IF_ERROR((*s)->RunWithNext());
     done += rows;
   }
-  done = 0;
-  for (const size_t rows : batches) {
-    Result<std::unique_ptr<Statement>> s =
-        db.Prepare("INSERT INTO status_history(workload, attempt, from_state, to_state, reason, at_ms) VALUES" +
-                   ValuesOf(rows, kHistoryColumnCount));
-    if (!s.ok()) return s.status();
-    for (size_t i = 0; i < rows; ++i) {
-      const NewSubmission& n = submissions[done + i];
-      BindTransition(**s, static_cast<int>(i) * kHistoryColumnCount + 1, SubmittedTransition(*n.record, n.at));
-    }
-    GPUFED_RETURN_IF_ERROR((*s)->RunWithNext());
-    done += rows;
-  }
-  return Status::Ok();
+  std::vector<Transition> submitted;
+  submitted.reserve(submissions.size());
+  for (const NewSubmission& n : submissions) submitted.push_back(SubmittedTransition(*n.record, n.at));
+  return AddTransitions(db, submitted, Batching::kLongest);
 }
 
 }  // namespace gpufed::store

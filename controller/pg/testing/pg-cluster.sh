@@ -20,7 +20,8 @@
 # The tests' cluster runs with fsync off (its data is thrown away). GPUFED_PG_DURABLE=1 gives
 # a cluster whose commits wait for the disk (fsync on, full_page_writes on,
 # synchronous_commit on), for the store benchmark on PostgreSQL (bench/bench_store_submit.cc):
-# a commit's cost there is mostly that flush.
+# a commit's cost there is mostly that flush. GPUFED_PG_CONF adds lines to the server's
+# configuration, for measuring (e.g. shared_preload_libraries = 'pg_stat_statements').
 #
 # Without postgresql-15 it writes `missing=REASON` to STATE and exits 0, so the tests skip
 # with the reason; with CI set (CI=true, as scripts/test.sh runs) that is a failure (exit 1).
@@ -152,6 +153,7 @@ ssl_key_file = '$tls/server.key'
 $durability
 max_connections = 60
 log_min_messages = warning
+${GPUFED_PG_CONF:-}
 CONF
   if as_postgres "$PGBIN/pg_ctl" -D "$dir/data" -l "$dir/log/server.log" -w -t 30 start >/dev/null 2>&1; then
     started=1
