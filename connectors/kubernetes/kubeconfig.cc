@@ -1,10 +1,9 @@
 #include "connectors/kubernetes/kubeconfig.h"
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "controller/common/base64.h"
+#include "controller/common/bounded_read.h"
 #include "controller/common/yaml_tree.h"
 
 namespace gpufed::connectors::kubernetes {
@@ -17,8 +16,12 @@ std::string Resolve(const std::string& path, const std::string& base_dir) {
   return (fs::path(base_dir) / path).lexically_normal().string();
 }
 
-// A kubeconfig holds a few clusters, users and contexts: this bounds a hostile file.
+// A kubeconfig holds a few clusters, users and contexts (certificates inline at most): these
+// bound a hostile or mistaken file, in bytes before it is read and in nodes as it is parsed.
+constexpr size_t kMaxKubeconfigBytes = size_t{16} << 20;
 constexpr size_t kMaxKubeconfigNodes = 200000;
+// A service account's namespace file holds one name.
+constexpr size_t kMaxNamespaceFileBytes = 4096;
 
 // Finds the entry named `name` in a kubeconfig list (clusters, users, contexts) and
 // returns its `field` member (cluster, user, context).
@@ -68,14 +71,6 @@ Result<http::PemSource> Pem(const YamlNode& map, const char* file_key, const std
   }
   out.file = Resolve(Str(map, file_key), base_dir);
   return out;
-}
-
-Result<std::string> ReadSmallFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound("cannot read " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 }  // namespace
@@ -158,8 +153,8 @@ Result<Credentials> ParseKubeconfig(const std::string& text, const std::string& 
 }
 
 Result<Credentials> LoadKubeconfig(const std::string& path, const std::string& context) {
-  Result<std::string> text = ReadSmallFile(path);
-  if (!text.ok()) return NotFound("kubeconfig " + path + " not found or unreadable");
+  Result<std::string> text = ReadFileBounded(path, kMaxKubeconfigBytes);
+  if (!text.ok()) return Status(text.status().code(), "kubeconfig " + path + ": " + text.status().message());
   Result<Credentials> c = ParseKubeconfig(*text, context, fs::path(path).parent_path().string());
   if (!c.ok()) return Status(c.status().code(), "kubeconfig " + path + ": " + c.status().message());
   return c;
@@ -175,7 +170,7 @@ Result<Credentials> InClusterCredentials(const std::string& host, const std::str
   c.token_file = sa_dir + "/token";
   c.ca.file = sa_dir + "/ca.crt";
   if (!fs::exists(c.token_file)) return FailedPrecondition("service-account token " + c.token_file + " missing");
-  Result<std::string> ns = ReadSmallFile(sa_dir + "/namespace");
+  Result<std::string> ns = ReadFileBounded(sa_dir + "/namespace", kMaxNamespaceFileBytes);
   if (ns.ok()) {
     c.ns = *ns;
     while (!c.ns.empty() && std::isspace(static_cast<unsigned char>(c.ns.back()))) c.ns.pop_back();

@@ -153,6 +153,23 @@ TEST(Kubeconfig, MissingFileIsNotFound) {
   EXPECT_EQ(LoadKubeconfig("/nonexistent/kubeconfig", "").status().code(), StatusCode::kNotFound);
 }
 
+// A Cluster's `kubeconfig:` comes from a Git commit: a file that is not one (a device, a
+// folder) or is far too large is refused before it is read whole.
+TEST(Kubeconfig, AFileTooLargeOrNotAFileIsRefusedBeforeItIsRead) {
+  const std::filesystem::path big =
+      std::filesystem::temp_directory_path() / ("gpufed-kubeconfig-" + std::to_string(::getpid()));
+  {
+    std::ofstream out(big, std::ios::binary);
+    out << kConfig << "\n# " << std::string((size_t{16} << 20) + 1, 'x') << "\n";
+  }
+  Result<Credentials> huge = LoadKubeconfig(big.string(), "");
+  EXPECT_EQ(huge.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(huge.status().message().find("kubeconfig " + big.string()), std::string::npos) << huge.status().message();
+  std::filesystem::remove(big);
+  EXPECT_EQ(LoadKubeconfig("/dev/zero", "").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(LoadKubeconfig("/tmp", "").status().code(), StatusCode::kInvalidArgument);
+}
+
 TEST(Kubeconfig, DescribeNeverShowsSecrets) {
   Result<Credentials> c = ParseKubeconfig(kConfig, "aws", "");
   ASSERT_TRUE(c.ok());

@@ -8,7 +8,8 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
+
+#include "controller/common/bounded_read.h"
 
 namespace gpufed::connectors::local {
 namespace {
@@ -155,9 +156,10 @@ Status WriteSmallFile(const std::string& path, const std::string& line) {
 }
 
 std::string ReadSmallFile(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
+  // Bounded before it is read: a job's folder may hold what its job wrote.
+  Result<std::string> text = ReadFileBounded(path, 4096);
+  if (!text.ok()) return "";
+  std::string line = text->substr(0, text->find('\n'));
   return line.size() > 256 ? std::string() : line;
 }
 

@@ -1,15 +1,16 @@
 #include "connectors/sim/scenario.h"
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
+#include "controller/common/bounded_read.h"
 #include "controller/common/yaml_tree.h"
 
 namespace gpufed::connectors::sim {
 namespace {
 
-// A scenario is small and written by hand: these bound a hostile or mistaken file.
+// A scenario is small and written by hand: these bound a hostile or mistaken file, in bytes
+// before it is read and in nodes as it is parsed.
+constexpr size_t kMaxScenarioBytes = size_t{16} << 20;
 constexpr size_t kMaxScenarioNodes = 200000;
 
 Status ErrorAt(const std::string& file, const YamlNode& node, const std::string& field, const std::string& msg) {
@@ -45,11 +46,9 @@ std::vector<Failure> Scenario::FailuresOf(const std::string& cluster) const {
 }
 
 Result<Scenario> LoadScenario(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return NotFound(path + ": cannot read scenario");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ParseScenario(ss.str(), path, std::filesystem::path(path).parent_path().string());
+  Result<std::string> text = ReadFileBounded(path, kMaxScenarioBytes);
+  if (!text.ok()) return Status(text.status().code(), path + ": scenario: " + text.status().message());
+  return ParseScenario(*text, path, std::filesystem::path(path).parent_path().string());
 }
 
 Result<Scenario> ParseScenario(const std::string& text, const std::string& file, const std::string& base_dir) {

@@ -1,6 +1,11 @@
 #include "connectors/sim/scenario.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
 
 namespace gpufed::connectors::sim {
 namespace {
@@ -48,6 +53,23 @@ TEST(Scenario, AnEmptyFileOrListsMeanNothingHappens) {
     EXPECT_TRUE(s->submissions.empty());
     EXPECT_TRUE(s->failures.empty());
   }
+}
+
+// A Cluster's `scenario:` comes from a Git commit: a file that is not one, or is far too
+// large, is refused by name before it is read whole.
+TEST(Scenario, AFileTooLargeOrNotAFileIsRefusedByName) {
+  const std::filesystem::path big =
+      std::filesystem::temp_directory_path() / ("gpufed-scenario-" + std::to_string(::getpid()) + ".yaml");
+  {
+    std::ofstream out(big, std::ios::binary);
+    out << "submissions: []\n# " << std::string((size_t{16} << 20) + 1, 'x') << "\n";
+  }
+  Result<Scenario> huge = LoadScenario(big.string());
+  EXPECT_EQ(huge.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(huge.status().message().rfind(big.string() + ": scenario: file is", 0), 0u) << huge.status().message();
+  std::filesystem::remove(big);
+  EXPECT_EQ(LoadScenario("/dev/zero").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(LoadScenario("/nonexistent/s.yaml").status().code(), StatusCode::kNotFound);
 }
 
 }  // namespace

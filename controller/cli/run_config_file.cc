@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <string_view>
 
+#include "controller/common/bounded_read.h"
 #include "controller/common/yaml_tree.h"
 #include "controller/config/repository.h"
 #include "controller/config/yaml_field.h"
@@ -125,7 +126,7 @@ std::string Joined(const config::Diagnostics& diagnostics) {
 }  // namespace
 
 Result<std::vector<RunFileSetting>> ReadRunConfigFile(const std::string& path) {
-  Result<std::string> text = config::ReadFileBounded(path, kMaxConfigFileBytes);
+  Result<std::string> text = ReadFileBounded(path, kMaxConfigFileBytes);
   if (!text.ok()) return Status(text.status().code(), "--config-file " + path + ": " + text.status().message());
   config::Diagnostics diagnostics;
   const YamlStream stream =

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "controller/common/bounded_read.h"
 #include "controller/common/sha256.h"
 #include "controller/common/text.h"
 #include "controller/common/utf8.h"

@@ -5,6 +5,7 @@
 #include <set>
 #include <unordered_set>
 
+#include "controller/common/bounded_read.h"
 #include "controller/common/text.h"
 #include "controller/config/loader.h"
 #include "controller/config/priority_cap.h"

@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "controller/common/bounded_read.h"
 #include "controller/common/sha256.h"
 
 namespace gpufed::config {
@@ -65,23 +66,6 @@ std::string ResolveGitHead(const fs::path& git_dir) {
 }
 
 }  // namespace
-
-Result<std::string> ReadFileBounded(const std::string& path, size_t max_bytes) {
-  std::error_code ec;
-  uintmax_t size = fs::file_size(path, ec);
-  if (ec) return NotFound("cannot read " + path + ": " + ec.message());
-  if (size > max_bytes) {
-    return ResourceExhausted("file is " + std::to_string(size) + " bytes, above the limit of " +
-                             std::to_string(max_bytes));
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound("cannot open " + path);
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  std::string text = buffer.str();
-  if (text.size() > max_bytes) return ResourceExhausted("file grew above the limit while reading");
-  return text;
-}
 
 Result<std::vector<std::string>> ListResourceFiles(const std::vector<std::string>& paths) {
   std::set<std::string> files;

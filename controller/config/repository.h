@@ -28,7 +28,4 @@ std::string ShortRevision(const std::string& revision);
 // content alone (not a Git checkout).
 std::string RevisionCommit(const std::string& revision);
 
-// Reads a whole file, refusing files above `max_bytes`.
-Result<std::string> ReadFileBounded(const std::string& path, size_t max_bytes);
-
 }  // namespace gpufed::config
