@@ -16,10 +16,10 @@ namespace gpufed {
 Result<std::string> ReadFileBounded(const std::string& path, size_t max_bytes) {
   // O_NONBLOCK: opening a FIFO for reading must not wait for a writer; it is refused below.
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
-  if (!fd.valid()) return NotFound("cannot read " + path + ": " + std::strerror(errno));
+  if (!fd.valid()) return NotFound(std::string("cannot read: ") + std::strerror(errno));
   struct stat st{};
-  if (::fstat(fd.get(), &st) != 0) return NotFound("cannot read " + path + ": " + std::strerror(errno));
-  if (!S_ISREG(st.st_mode)) return InvalidArgument("cannot read " + path + ": not a regular file");
+  if (::fstat(fd.get(), &st) != 0) return NotFound(std::string("cannot read: ") + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) return InvalidArgument("not a regular file");
   auto too_large = [&](const std::string& size) {
     return ResourceExhausted("file is " + size + " bytes, above the limit of " + std::to_string(max_bytes));
   };
@@ -35,7 +35,7 @@ Result<std::string> ReadFileBounded(const std::string& path, size_t max_bytes) {
     }
     const ssize_t n = ::read(fd.get(), text.data() + used, text.size() - used);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return Unavailable("cannot read " + path + ": " + std::strerror(errno));
+    if (n < 0) return Unavailable(std::string("cannot read: ") + std::strerror(errno));
     if (n == 0) break;
     used += static_cast<size_t>(n);
   }

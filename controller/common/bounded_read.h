@@ -13,9 +13,9 @@ namespace gpufed {
 // The contents of the file at `path`, at most `max_bytes` of them: NotFound when it cannot
 // be opened, InvalidArgument when it is not a regular file (a folder, a FIFO, a device),
 // ResourceExhausted when it holds more than `max_bytes` (read no further than one byte past
-// the limit, so a file that grows while it is read is refused too). The messages of the
-// first two name the path ("cannot read PATH: ..."); the caller names the file of the
-// third ("file is N bytes, above the limit of M"), as its diagnostics do for every file.
+// the limit, so a file that grows while it is read is refused too). The messages do not
+// name the file: every caller does, as its diagnostics do ("cannot read: No such file or
+// directory", "not a regular file", "file is N bytes, above the limit of M").
 Result<std::string> ReadFileBounded(const std::string& path, size_t max_bytes);
 
 }  // namespace gpufed

@@ -68,10 +68,10 @@ TEST_F(BoundedRead, OnlyARegularFileIsRead) {
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   Result<std::string> got = ReadFileBounded(fifo, 100);
   EXPECT_EQ(got.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(got.status().message(), "cannot read " + fifo + ": not a regular file");
+  EXPECT_EQ(got.status().message(), "not a regular file");
   Result<std::string> missing = ReadFileBounded((dir_ / "none").string(), 100);
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
-  EXPECT_NE(missing.status().message().find("none"), std::string::npos);
+  EXPECT_EQ(missing.status().message(), "cannot read: No such file or directory");
 }
 
 }  // namespace

@@ -3,9 +3,13 @@
 // few statements for a submission group or a pass's changes, yet no statement that grows
 // with the run without bound. Internal to the store.
 #include <cstddef>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
+
+#include "controller/common/status.h"
+#include "controller/store/sql.h"
 
 namespace gpufed::store {
 
@@ -37,6 +41,27 @@ enum class Batching {
 // The rows per statement, in order, for rows whose text sizes are `row_bytes`; they sum
 // to row_bytes.size().
 std::vector<size_t> StatementSizes(std::span<const size_t> row_bytes, Batching batching);
+
+// Writes `rows` on `db` in the statements StatementSizes cuts them into (a row's text size
+// is `text_bytes(row)`): `sql_for(n)` is the statement for n rows, `bind(statement, i, row)`
+// binds the i-th of them (from 0). Each statement is sent with the next (RunWithNext), so
+// the first refusal is the error of the caller's next statement or of this call.
+template <typename Row, typename TextBytes, typename SqlFor, typename Bind>
+Status WriteInStatements(Connection& db, std::span<const Row> rows, Batching batching, TextBytes text_bytes,
+                         SqlFor sql_for, Bind bind) {
+  std::vector<size_t> row_bytes;
+  row_bytes.reserve(rows.size());
+  for (const Row& row : rows) row_bytes.push_back(text_bytes(row));
+  size_t done = 0;
+  for (const size_t n : StatementSizes(row_bytes, batching)) {
+    Result<std::unique_ptr<Statement>> s = db.Prepare(sql_for(n));
+    if (!s.ok()) return s.status();
+    for (size_t i = 0; i < n; ++i) bind(**s, i, rows[done + i]);
+    GPUFED_RETURN_IF_ERROR((*s)->RunWithNext());
+    done += n;
+  }
+  return Status::Ok();
+}
 
 // "($1,...,$c),($c+1,...)": `rows` rows of `columns` parameters.
 std::string ValuesOf(size_t rows, int columns);

@@ -76,18 +76,13 @@ Result<int64_t> Store::RecordDecisionLocked(Connection& db, const DecisionRow& r
 }
 
 Status Store::WriteDecisionsLocked(Connection& db, std::span<const DecisionRow> rows) {
-  std::vector<size_t> row_bytes;
-  row_bytes.reserve(rows.size());
-  for (const DecisionRow& row : rows) row_bytes.push_back(row.record_json.size() + row.reason.size());
-  size_t done = 0;
-  for (const size_t n : StatementSizes(row_bytes, Batching::kPowersOfTwo)) {
-    Result<std::unique_ptr<Statement>> s = db.Prepare(kInsertDecision + ValuesOf(n, kDecisionColumnCount));
-    if (!s.ok()) return s.status();
-    for (size_t i = 0; i < n; ++i) BindDecision(**s, static_cast<int>(i) * kDecisionColumnCount + 1, rows[done + i]);
-    GPUFED_RETURN_IF_ERROR((*s)->RunWithNext());
-    done += n;
-  }
-  return Status::Ok();
+  return WriteInStatements(
+      db, rows, Batching::kPowersOfTwo,
+      [](const DecisionRow& row) { return row.record_json.size() + row.reason.size(); },
+      [](size_t n) { return kInsertDecision + ValuesOf(n, kDecisionColumnCount); },
+      [](Statement& s, size_t i, const DecisionRow& row) {
+        BindDecision(s, static_cast<int>(i) * kDecisionColumnCount + 1, row);
+      });
 }
 
 Result<std::vector<DecisionRow>> Store::Decisions(const std::string& tenant, const std::string& workload, int limit) {

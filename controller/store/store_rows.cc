@@ -107,47 +107,30 @@ Status Store::InsertRecord(Connection& db, const WorkloadRecord& r, std::vector<
 }
 
 Status Store::UpdateRows(Connection& db, std::span<const WorkloadRecord> rows) {
-  std::vector<size_t> row_bytes;
-  row_bytes.reserve(rows.size());
-  for (const WorkloadRecord& r : rows) row_bytes.push_back(r.binding_json.size() + r.reason.size());
-  size_t done = 0;
-  for (const size_t n : StatementSizes(row_bytes, Batching::kPowersOfTwo)) {
-    Result<std::unique_ptr<Statement>> s =
-        db.Prepare(std::string(kUpdateSet) + TypedValuesOf(n, kUpdateTypes) + kUpdateWhere);
-    if (!s.ok()) return s.status();
-    for (size_t i = 0; i < n; ++i) {
-      const WorkloadRecord& r = rows[done + i];
-      const int f = static_cast<int>(i * kUpdateTypes.size());
-      (*s)->Bind(f + 1, r.uid).Bind(f + 2, std::string(StateName(r.state))).Bind(f + 3, BoundedUtf8(r.reason));
-      (*s)->Bind(f + 4, r.attempt).Bind(f + 5, r.cluster).Bind(f + 6, r.binding_json);
-      (*s)->Bind(f + 7, r.resume_from.millis()).Bind(f + 8, r.progress.millis()).Bind(f + 9, r.checkpoint.millis());
-      (*s)->Bind(f + 10, r.started.millis()).Bind(f + 11, r.finished.millis()).Bind(f + 12, r.estimate.micros());
-      (*s)->Bind(f + 13, r.cost.micros()).Bind(f + 14, StoredCurrency(r)).Bind(f + 15, r.gpu_milli);
-      (*s)->Bind(f + 16, r.cloud ? 1 : 0).Bind(f + 17, r.cancel_requested ? 1 : 0);
-    }
-    GPUFED_RETURN_IF_ERROR((*s)->RunWithNext());  // with the history rows or the COMMIT
-    done += n;
-  }
-  return Status::Ok();
+  return WriteInStatements(
+      db, rows, Batching::kPowersOfTwo, [](const WorkloadRecord& r) { return r.binding_json.size() + r.reason.size(); },
+      [](size_t n) { return std::string(kUpdateSet) + TypedValuesOf(n, kUpdateTypes) + kUpdateWhere; },
+      [](Statement& s, size_t i, const WorkloadRecord& r) {
+        const int f = static_cast<int>(i * kUpdateTypes.size());
+        s.Bind(f + 1, r.uid).Bind(f + 2, std::string(StateName(r.state))).Bind(f + 3, BoundedUtf8(r.reason));
+        s.Bind(f + 4, r.attempt).Bind(f + 5, r.cluster).Bind(f + 6, r.binding_json);
+        s.Bind(f + 7, r.resume_from.millis()).Bind(f + 8, r.progress.millis()).Bind(f + 9, r.checkpoint.millis());
+        s.Bind(f + 10, r.started.millis()).Bind(f + 11, r.finished.millis()).Bind(f + 12, r.estimate.micros());
+        s.Bind(f + 13, r.cost.micros()).Bind(f + 14, StoredCurrency(r)).Bind(f + 15, r.gpu_milli);
+        s.Bind(f + 16, r.cloud ? 1 : 0).Bind(f + 17, r.cancel_requested ? 1 : 0);
+      });  // with the history rows or the COMMIT
 }
 
 Status Store::AddTransitions(Connection& db, std::span<const Transition> transitions, Batching batching) {
-  std::vector<size_t> row_bytes;
-  row_bytes.reserve(transitions.size());
-  for (const Transition& t : transitions) row_bytes.push_back(t.reason.size());
-  size_t done = 0;
-  for (const size_t n : StatementSizes(row_bytes, batching)) {
-    Result<std::unique_ptr<Statement>> s =
-        db.Prepare("INSERT INTO status_history(workload, attempt, from_state, to_state, reason, at_ms) VALUES" +
-                   ValuesOf(n, kHistoryColumnCount));
-    if (!s.ok()) return s.status();
-    for (size_t i = 0; i < n; ++i) {
-      BindTransition(**s, static_cast<int>(i) * kHistoryColumnCount + 1, transitions[done + i]);
-    }
-    GPUFED_RETURN_IF_ERROR((*s)->RunWithNext());
-    done += n;
-  }
-  return Status::Ok();
+  return WriteInStatements(
+      db, transitions, batching, [](const Transition& t) { return t.reason.size(); },
+      [](size_t n) {
+        return "INSERT INTO status_history(workload, attempt, from_state, to_state, reason, at_ms) VALUES" +
+               ValuesOf(n, kHistoryColumnCount);
+      },
+      [](Statement& s, size_t i, const Transition& t) {
+        BindTransition(s, static_cast<int>(i) * kHistoryColumnCount + 1, t);
+      });
 }
 
 Status Store::AddTransition(Connection& db, const Transition& t, bool with_next) {
@@ -176,25 +159,21 @@ Status Store::InsertSubmissions(Connection& db, std::span<const NewSubmission> s
   // (insert_batches.h); the history rows by their own (short) text. Every statement goes with the next
   // (Statement::RunWithNext): the caller's next one waits for them all, and the first
   // refusal is its error.
-  std::vector<size_t> row_bytes;
-  row_bytes.reserve(submissions.size());
-  for (const NewSubmission& n : submissions) {
-    row_bytes.push_back(n.record->spec_text.size() + n.record->binding_json.size() + n.record->reason.size());
-  }
-  size_t done = 0;
-  for (const size_t rows : StatementSizes(row_bytes, Batching::kLongest)) {
-    Result<std::unique_ptr<Statement>> s = db.Prepare(std::string("INSERT INTO workloads(") + kWorkloadColumns +
-                                                      ") VALUES" + ValuesOf(rows, kWorkloadColumnCount));
-    if (!s.ok()) return s.status();
-    for (size_t i = 0; i < rows; ++i) {
-      const WorkloadRecord r = PendingRow(*submissions[done + i].record);
-      const int64_t seq = seq_.fetch_add(1) + 1;
-      BindWorkloadRow(**s, static_cast<int>(i) * kWorkloadColumnCount + 1, r, seq);
-      written->push_back(AsStored(r, seq));
-    }
-    GPUFED_RETURN_IF_ERROR((*s)->RunWithNext());
-    done += rows;
-  }
+  GPUFED_RETURN_IF_ERROR(WriteInStatements(
+      db, submissions, Batching::kLongest,
+      [](const NewSubmission& n) {
+        return n.record->spec_text.size() + n.record->binding_json.size() + n.record->reason.size();
+      },
+      [](size_t n) {
+        return std::string("INSERT INTO workloads(") + kWorkloadColumns + ") VALUES" +
+               ValuesOf(n, kWorkloadColumnCount);
+      },
+      [&](Statement& s, size_t i, const NewSubmission& n) {
+        const WorkloadRecord r = PendingRow(*n.record);
+        const int64_t seq = seq_.fetch_add(1) + 1;
+        BindWorkloadRow(s, static_cast<int>(i) * kWorkloadColumnCount + 1, r, seq);
+        written->push_back(AsStored(r, seq));
+      }));
   std::vector<Transition> submitted;
   submitted.reserve(submissions.size());
   for (const NewSubmission& n : submissions) submitted.push_back(SubmittedTransition(*n.record, n.at));
