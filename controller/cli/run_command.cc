@@ -71,6 +71,11 @@ Status ApplyConfigFile(CLI::App& cmd, const std::string& path) {
 }
 
 // A byte count: "1048576", "1MiB" or "1Mi" (binary), "1MB" or "1M" (decimal).
+// The largest --max-body: every request in flight holds its body (and an accepted one its
+// spec) in memory, so a ceiling keeps a typo (64GiB) from letting each tenant's request
+// take the host's memory. A workload spec is kilobytes.
+constexpr size_t kMaxBodyCeiling = size_t{64} << 20;
+
 Result<size_t> ParseByteCount(std::string text) {
   if (text.size() > 1 && text.back() == 'B' && std::isalpha(static_cast<unsigned char>(text[text.size() - 2]))) {
     text.pop_back();
@@ -133,6 +138,11 @@ int Run(const RunOptions& o, const connectors::ConnectorRegistry* registry, cons
   Result<size_t> max_body = ParseByteCount(o.max_body);
   if (!max_body.ok()) {
     std::cerr << "gpufed run: bad --max-body: " << max_body.status().message() << "\n";
+    return 2;
+  }
+  if (*max_body > kMaxBodyCeiling) {
+    std::cerr << "gpufed run: --max-body " << o.max_body << " is above 64MiB, the most a request may carry: "
+              << "each request in flight holds its body in memory\n";
     return 2;
   }
   Result<size_t> segment_size = ParseByteCount(o.audit_segment_size);
@@ -240,7 +250,8 @@ void AddRunCommand(CLI::App& app, int* exit_code, const connectors::ConnectorReg
   cmd->add_option("--audit-archive", o->rt.audit_archive,
                   "The journal's archive folder (gpufed audit archive), read only: the journal's tiles are rebuilt "
                   "from it when they must be");
-  cmd->add_option("--max-body", o->max_body, "Largest API request body (1048576, 1MiB, 512KiB); larger ones get 413")
+  cmd->add_option("--max-body", o->max_body,
+                  "Largest API request body (1048576, 1MiB, 512KiB; at most 64MiB); larger ones get 413")
       ->capture_default_str();
   cmd->add_option("--metrics-listen", o->rt.metrics_listen,
                   "Serve /metrics without a token on ADDR:PORT (loopback or private addresses only)");

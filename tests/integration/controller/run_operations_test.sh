@@ -7,7 +7,8 @@
 #  - SIGHUP reloads the TLS certificate: new connections get the new one;
 #  - /metrics carries gpufed_build_info;
 #  - plain HTTP off loopback is refused (exit 1) naming --allow-plaintext, before anything
-#    is written (nothing binds a non-loopback address here).
+#    is written (nothing binds a non-loopback address here);
+#  - a --max-body above 64MiB is refused (exit 2) before anything is written.
 # Usage: run_operations_test.sh GPUFED SOURCE_DIR
 set -euo pipefail
 G=$1
@@ -102,6 +103,15 @@ rc=$?
 set -e
 [ "$rc" = 2 ] || fail "--state \"\": exit $rc, want 2"
 grep -q -- "--state" "$T/empty.err" || fail "empty --state not named: $(cat "$T/empty.err")"
+
+# A --max-body above its ceiling (64MiB) is a usage error, before anything starts.
+set +e
+"$G" run --config "$SRC/examples/quickstart" --state "$T/s5" --max-body 65MiB >/dev/null 2>"$T/body.err"
+rc=$?
+set -e
+[ "$rc" = 2 ] || fail "--max-body 65MiB: exit $rc, want 2"
+grep -q -- "--max-body 65MiB is above 64MiB" "$T/body.err" || fail "ceiling not named: $(cat "$T/body.err")"
+[ ! -e "$T/s5" ] || fail "the refused start made a state folder"
 
 # Plain HTTP off loopback: refused before anything starts, naming --allow-plaintext.
 set +e
