@@ -19,6 +19,8 @@ namespace gpufed::store {
 
 namespace {
 
+constexpr const char* kInsertHistory =
+    "INSERT INTO status_history(workload, attempt, from_state, to_state, reason, at_ms) VALUES";
 constexpr int kHistoryColumnCount = 6;
 
 // An update's VALUES columns (UpdateRows): the uid it matches, then the columns it sets,
@@ -124,19 +126,14 @@ Status Store::UpdateRows(Connection& db, std::span<const WorkloadRecord> rows) {
 Status Store::AddTransitions(Connection& db, std::span<const Transition> transitions, Batching batching) {
   return WriteInStatements(
       db, transitions, batching, [](const Transition& t) { return t.reason.size(); },
-      [](size_t n) {
-        return "INSERT INTO status_history(workload, attempt, from_state, to_state, reason, at_ms) VALUES" +
-               ValuesOf(n, kHistoryColumnCount);
-      },
+      [](size_t n) { return std::string(kInsertHistory) + ValuesOf(n, kHistoryColumnCount); },
       [](Statement& s, size_t i, const Transition& t) {
         BindTransition(s, static_cast<int>(i) * kHistoryColumnCount + 1, t);
       });
 }
 
 Status Store::AddTransition(Connection& db, const Transition& t, bool with_next) {
-  Result<std::unique_ptr<Statement>> s =
-      db.Prepare("INSERT INTO status_history(workload, attempt, from_state, to_state, reason, at_ms) VALUES" +
-                 ValuesOf(1, kHistoryColumnCount));
+  Result<std::unique_ptr<Statement>> s = db.Prepare(std::string(kInsertHistory) + ValuesOf(1, kHistoryColumnCount));
   if (!s.ok()) return s.status();
   BindTransition(**s, 1, t);
   return with_next ? (*s)->RunWithNext() : (*s)->Run();
