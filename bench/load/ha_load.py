@@ -543,8 +543,13 @@ def write_pg_statements(pg, db, path):
                              "regexp_replace(left(query, 200), '\\s+', ' ', 'g') AS statement "
                              "FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database "
                              "WHERE datname = current_database()) ORDER BY total_exec_time DESC LIMIT 60")
+    # How each table was read: a table scanned whole (seq_tup_read) where a key should
+    # have found its rows is a plan the database chose for a smaller table.
+    scans = admin_psql(pg, db, "SELECT relname, seq_scan, seq_tup_read, idx_scan, n_live_tup, n_dead_tup "
+                               "FROM pg_stat_user_tables ORDER BY seq_tup_read DESC")
     with open(path, "w") as f:
         f.write(got.stdout if got.returncode == 0 else "pg_stat_statements: %s\n" % got.stderr.strip())
+        f.write("\n" + (scans.stdout if scans.returncode == 0 else "pg_stat_user_tables: %s\n" % scans.stderr.strip()))
 
 
 def run(a, write_repo, workload_body, percentile):

@@ -90,10 +90,18 @@ Status PgConnection::Exec(const std::string& sql) {
 }
 
 Result<std::unique_ptr<store::Statement>> PgConnection::Prepare(const std::string& sql) {
+  return PrepareWith(sql, store::RowLookup::kPlanned);
+}
+
+Result<std::unique_ptr<store::Statement>> PgConnection::PrepareByKey(const std::string& sql) {
+  return PrepareWith(sql, store::RowLookup::kByKey);
+}
+
+Result<std::unique_ptr<store::Statement>> PgConnection::PrepareWith(const std::string& sql, store::RowLookup lookup) {
   if (read_only_ && !Reads(sql)) return FailedPrecondition(store::kReadOnlyRefusal);
   // Nothing is sent yet: the statement is parsed and run by its first Step (libpq's
   // unnamed statement), so a Prepare costs no round trip.
-  auto statement = std::make_unique<PgStatement>(*connection_, *this, sql, read_only_);
+  auto statement = std::make_unique<PgStatement>(*connection_, *this, sql, read_only_, lookup);
   if (guard_ && !Reads(sql)) return std::unique_ptr<store::Statement>(new FencedStatement(std::move(statement), *this));
   return std::unique_ptr<store::Statement>(std::move(statement));
 }

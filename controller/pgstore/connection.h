@@ -54,6 +54,8 @@ class PgConnection final : public store::Connection {
   store::SqlDialect dialect() const override { return store::SqlDialect::kPostgres; }
   Status Exec(const std::string& sql) override;
   Result<std::unique_ptr<store::Statement>> Prepare(const std::string& sql) override;
+  // Planned by key inside a transaction (statement.h's kPlanByKey).
+  Result<std::unique_ptr<store::Statement>> PrepareByKey(const std::string& sql) override;
   Status Begin() override;
   Status Commit() override;
   Status Rollback() override;
@@ -79,6 +81,8 @@ class PgConnection final : public store::Connection {
   void SetWriteGuard(WriteGuard guard) { guard_ = std::move(guard); }
 
  private:
+  Result<std::unique_ptr<store::Statement>> PrepareWith(const std::string& sql, store::RowLookup lookup);
+
   PgConnection(std::unique_ptr<pg::Connection> connection, bool read_only)
       : owned_(std::move(connection)), connection_(owned_.get()), read_only_(read_only) {}
   explicit PgConnection(pg::Transaction& outer) : connection_(&outer.connection()), read_only_(false), outer_(&outer) {}

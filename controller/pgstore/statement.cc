@@ -83,10 +83,20 @@ std::vector<pg::Param> PgStatement::Params() const {
   return params;
 }
 
+void PgStatement::Before() {
+  if (PlansByKey()) connection_.DeferStatement("the plan by key of " + purpose_, kPlanByKey, {});
+}
+
+void PgStatement::After() {
+  if (PlansByKey()) connection_.DeferStatement("the session's plan settings after " + purpose_, kPlanAsSession, {});
+}
+
 Status PgStatement::RunWithNext() {
   if (!owner_.InTransaction()) return store::Statement::Run();
   GPUFED_RETURN_IF_ERROR(CheckText());
+  Before();
   connection_.DeferStatement(purpose_, sql_, Params());
+  After();
   rows_.reset();
   changes_ = 0;
   return Status::Ok();
@@ -95,9 +105,13 @@ Status PgStatement::RunWithNext() {
 Status PgStatement::Run() {
   GPUFED_RETURN_IF_ERROR(CheckText());
   const std::vector<pg::Param> params = Params();
-  // A named prepared statement of the connection (its cache): parsed and planned once per
-  // session, not at every run.
+  // A named prepared statement of the connection (its cache): parsed once per session and,
+  // unless it is planned by key, planned once too.
+  Before();
   Result<pg::Rows> rows = connection_.ExecPrepared(purpose_, sql_, std::span<const pg::Param>(params));
+  // A failed run aborted the transaction, and its rollback (to a savepoint too) undoes
+  // kPlanByKey: nothing may be queued before that rollback.
+  if (rows.ok()) After();
   if (!rows.ok()) {
     // 25006: the session is read-only (a read-only store, or a standby): refused as a
     // read-only SQLite store refuses, so callers see one code for it.

@@ -21,17 +21,34 @@ std::string DoubleText(double v);
 // constant text, never a value, so naming it leaks nothing).
 std::string StatementPurpose(const std::string& sql);
 
+// What a statement prepared by key (store::RowLookup::kByKey) runs between, in its
+// transaction: the planner may only look rows up by an index (no scan of the whole table,
+// no hash or merge join), and plans it afresh at each run, so no plan made while the
+// table was small is kept as it grows. The second sets each back to the session's own
+// value (set_config's NULL: its role's, its database's or the server's), so the
+// transaction's other statements are planned as before. Both ride with the statement.
+inline constexpr const char* kPlanByKey =
+    "SELECT set_config('enable_seqscan', 'off', true), set_config('enable_hashjoin', 'off', true), "
+    "set_config('enable_mergejoin', 'off', true), set_config('plan_cache_mode', 'force_custom_plan', true)";
+inline constexpr const char* kPlanAsSession =
+    "SELECT set_config('enable_seqscan', NULL, true), set_config('enable_hashjoin', NULL, true), "
+    "set_config('enable_mergejoin', NULL, true), set_config('plan_cache_mode', NULL, true)";
+
 class PgStatement final : public store::Statement {
  public:
   // `read_only`: a write refused by the session (default_transaction_read_only) is
   // FailedPrecondition, as a read-only SQLite store's.
   // `owner`: the store connection that prepared it, asked whether a transaction is open.
-  PgStatement(pg::Connection& connection, const store::Connection& owner, std::string sql, bool read_only)
+  // `lookup`: kByKey runs it planned by key (kPlanByKey) inside a transaction; outside one
+  // it is planned as the server chooses.
+  PgStatement(pg::Connection& connection, const store::Connection& owner, std::string sql, bool read_only,
+              store::RowLookup lookup = store::RowLookup::kPlanned)
       : connection_(connection),
         owner_(owner),
         sql_(std::move(sql)),
         purpose_(StatementPurpose(sql_)),
-        read_only_(read_only) {}
+        read_only_(read_only),
+        by_key_(lookup == store::RowLookup::kByKey) {}
 
   store::Statement& Bind(int i, const std::string& v) override { return Set(i, v, /*is_text=*/true); }
   store::Statement& Bind(int i, int64_t v) override { return Set(i, std::to_string(v), /*is_text=*/false); }
@@ -63,12 +80,18 @@ class PgStatement final : public store::Statement {
   std::optional<std::string> Cell(int col) const;
 
   std::vector<pg::Param> Params() const;
+  // Inside a transaction, for a statement planned by key: queues kPlanByKey before it
+  // (Before) and kPlanAsSession after it (After), each sent with the next statement.
+  bool PlansByKey() const { return by_key_ && owner_.InTransaction(); }
+  void Before();
+  void After();
 
   pg::Connection& connection_;
   const store::Connection& owner_;
   const std::string sql_;
   const std::string purpose_;
   const bool read_only_;
+  const bool by_key_;
   std::vector<Value> params_;  // $1 is params_[0]
   std::optional<pg::Rows> rows_;
   size_t next_row_ = 0;  // the current row is next_row_ - 1

@@ -45,16 +45,18 @@ std::vector<size_t> StatementSizes(std::span<const size_t> row_bytes, Batching b
 // Writes `rows` on `db` in the statements StatementSizes cuts them into (a row's text size
 // is `text_bytes(row)`): `sql_for(n)` is the statement for n rows, `bind(statement, i, row)`
 // binds the i-th of them (from 0). Each statement is sent with the next (RunWithNext), so
-// the first refusal is the error of the caller's next statement or of this call.
+// the first refusal is the error of the caller's next statement or of this call. `lookup`
+// says how each statement finds its rows (sql.h).
 template <typename Row, typename TextBytes, typename SqlFor, typename Bind>
-Status WriteInStatements(Connection& db, std::span<const Row> rows, Batching batching, TextBytes text_bytes,
-                         SqlFor sql_for, Bind bind) {
+Status WriteInStatements(Connection& db, std::span<const Row> rows, Batching batching, RowLookup lookup,
+                         TextBytes text_bytes, SqlFor sql_for, Bind bind) {
   std::vector<size_t> row_bytes;
   row_bytes.reserve(rows.size());
   for (const Row& row : rows) row_bytes.push_back(text_bytes(row));
   size_t done = 0;
   for (const size_t n : StatementSizes(row_bytes, batching)) {
-    Result<std::unique_ptr<Statement>> s = db.Prepare(sql_for(n));
+    Result<std::unique_ptr<Statement>> s =
+        lookup == RowLookup::kByKey ? db.PrepareByKey(sql_for(n)) : db.Prepare(sql_for(n));
     if (!s.ok()) return s.status();
     for (size_t i = 0; i < n; ++i) bind(**s, i, rows[done + i]);
     GPUFED_RETURN_IF_ERROR((*s)->RunWithNext());

@@ -77,7 +77,7 @@ Result<int64_t> Store::RecordDecisionLocked(Connection& db, const DecisionRow& r
 
 Status Store::WriteDecisionsLocked(Connection& db, std::span<const DecisionRow> rows) {
   return WriteInStatements(
-      db, rows, Batching::kPowersOfTwo,
+      db, rows, Batching::kPowersOfTwo, RowLookup::kPlanned,
       [](const DecisionRow& row) { return row.record_json.size() + row.reason.size(); },
       [](size_t n) { return kInsertDecision + ValuesOf(n, kDecisionColumnCount); },
       [](Statement& s, size_t i, const DecisionRow& row) {

@@ -110,7 +110,8 @@ Status Store::InsertRecord(Connection& db, const WorkloadRecord& r, std::vector<
 
 Status Store::UpdateRows(Connection& db, std::span<const WorkloadRecord> rows) {
   return WriteInStatements(
-      db, rows, Batching::kPowersOfTwo, [](const WorkloadRecord& r) { return r.binding_json.size() + r.reason.size(); },
+      db, rows, Batching::kPowersOfTwo, RowLookup::kByKey,
+      [](const WorkloadRecord& r) { return r.binding_json.size() + r.reason.size(); },
       [](size_t n) { return std::string(kUpdateSet) + TypedValuesOf(n, kUpdateTypes) + kUpdateWhere; },
       [](Statement& s, size_t i, const WorkloadRecord& r) {
         const int f = static_cast<int>(i * kUpdateTypes.size());
@@ -125,7 +126,7 @@ Status Store::UpdateRows(Connection& db, std::span<const WorkloadRecord> rows) {
 
 Status Store::AddTransitions(Connection& db, std::span<const Transition> transitions, Batching batching) {
   return WriteInStatements(
-      db, transitions, batching, [](const Transition& t) { return t.reason.size(); },
+      db, transitions, batching, RowLookup::kPlanned, [](const Transition& t) { return t.reason.size(); },
       [](size_t n) { return std::string(kInsertHistory) + ValuesOf(n, kHistoryColumnCount); },
       [](Statement& s, size_t i, const Transition& t) {
         BindTransition(s, static_cast<int>(i) * kHistoryColumnCount + 1, t);
@@ -157,7 +158,7 @@ Status Store::InsertSubmissions(Connection& db, std::span<const NewSubmission> s
   // (Statement::RunWithNext): the caller's next one waits for them all, and the first
   // refusal is its error.
   GPUFED_RETURN_IF_ERROR(WriteInStatements(
-      db, submissions, Batching::kLongest,
+      db, submissions, Batching::kLongest, RowLookup::kPlanned,
       [](const NewSubmission& n) {
         return n.record->spec_text.size() + n.record->binding_json.size() + n.record->reason.size();
       },

@@ -41,6 +41,12 @@ class RecordingConnection final : public Connection {
     log_->push_back(sql);
     return inner_->Prepare(sql);
   }
+  Result<std::unique_ptr<Statement>> PrepareByKey(const std::string& sql) override {
+    log_->push_back(std::string(kByKeyMark) + sql);
+    return inner_->PrepareByKey(sql);
+  }
+  // What the log puts before a statement prepared by key.
+  static constexpr std::string_view kByKeyMark = "[by key] ";
   Status Begin() override { return inner_->Begin(); }
   Status Commit() override { return inner_->Commit(); }
   Status Rollback() override { return inner_->Rollback(); }
@@ -150,8 +156,10 @@ TEST(StoreSql, EveryStatementTheStorePreparesOrExecutesIsPortable) {
   ASSERT_NE(recorded.store, nullptr);
   ExerciseEveryQuery(*recorded.store);
   ASSERT_GT(recorded.log->size(), 40u);
-  for (const std::string& sql : *recorded.log)
+  for (std::string sql : *recorded.log) {
+    if (sql.starts_with(RecordingConnection::kByKeyMark)) sql.erase(0, RecordingConnection::kByKeyMark.size());
     EXPECT_TRUE(CheckPortableSql(sql).ok()) << CheckPortableSql(sql).ToString();
+  }
 }
 
 // Upserts whose stored columns are bare (PostgreSQL: "column reference is ambiguous"),
@@ -279,6 +287,46 @@ TEST(StoreSql, ListUnfinishedReadsThroughThePartialIndexWithoutAHint) {
   // The index both filters and orders: no scan of the table, no sort.
   EXPECT_NE(details.find("USING INDEX workloads_unfinished"), std::string::npos) << details;
   EXPECT_EQ(details.find("TEMP B-TREE"), std::string::npos) << details;
+}
+
+// A pass's UPDATE joins its rows with workloads on uid: it is prepared by key (a backend
+// whose planner might scan the table plans it as lookups, sql.h), and SQLite's own plan
+// already looks each row up by uid.
+TEST(StoreSql, APassUpdatesItsRowsByUidLookups) {
+  const std::string path = Folder("update_plan") + "/gpufed.db";
+  RecordedStore recorded = OpenRecorded(path);
+  ASSERT_NE(recorded.store, nullptr);
+  std::vector<Store::WorkloadUpdate> updates;
+  for (const char* name : {"a", "b", "c"}) {
+    auto submitted = recorded.store->SubmitNumbered(Workload(name, "t1"), Duration::FromSeconds(1));
+    ASSERT_TRUE(submitted.ok()) << submitted.status().ToString();
+    WorkloadRecord queued = *submitted;
+    queued.state = WorkloadState::kQueued;
+    updates.push_back({queued, "queued", Duration::FromSeconds(2)});
+  }
+  recorded.log->clear();
+  ASSERT_TRUE(recorded.store->RecordIntentsAndUpdates({}, updates, Duration::FromSeconds(2)).ok());
+  std::vector<std::string> by_key;
+  for (const std::string& sql : *recorded.log) {
+    if (sql.starts_with(RecordingConnection::kByKeyMark)) {
+      by_key.push_back(sql.substr(RecordingConnection::kByKeyMark.size()));
+    } else {
+      EXPECT_FALSE(sql.starts_with("UPDATE workloads")) << sql;
+    }
+  }
+  ASSERT_EQ(by_key.size(), 2u);  // 3 rows: a statement of 2 and one of 1
+  auto db = Database::Open(path);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  for (const std::string& sql : by_key) {
+    EXPECT_TRUE(sql.starts_with("UPDATE workloads")) << sql;
+    auto plan = (*db)->Prepare("EXPLAIN QUERY PLAN " + sql);
+    ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+    std::string details;
+    while (*(*plan)->Step()) details += (*plan)->Text(3) + "\n";
+    EXPECT_NE(details.find("SEARCH workloads USING"), std::string::npos) << details;
+    EXPECT_NE(details.find("(uid=?)"), std::string::npos) << details;
+    EXPECT_EQ(details.find("SCAN workloads"), std::string::npos) << details;
+  }
 }
 
 TEST(StoreSql, EachDialectHasOneMigrationPerSharedVersion) {
