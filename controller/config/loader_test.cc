@@ -9,6 +9,8 @@
 #include <fstream>
 #include <regex>
 
+#include <sys/stat.h>
+
 namespace gpufed::config {
 namespace {
 
@@ -116,6 +118,40 @@ TEST_F(TempRepo, HonoursIgnoreFile) {
   LoadResult result = LoadRepository({dir_.string()});
   EXPECT_TRUE(result.ok()) << Dump(result);
   EXPECT_EQ(result.files, 1);
+}
+
+// The ignore list is read whole, bounded: a FIFO (which would block an unbounded read) or
+// a list past 1 MiB fails the load by the file's name instead of listing what it leaves out.
+TEST_F(TempRepo, AnIgnoreListThatIsNotAFileOrTooLargeFailsTheLoadByName) {
+  Write("t.yaml", "apiVersion: gpufed/v1alpha1\nkind: Tenant\nmetadata: {name: t1}\nspec: {weight: 1}\n");
+  ASSERT_EQ(::mkfifo((dir_ / ".gpufedignore").c_str(), 0600), 0);
+  LoadResult fifo = LoadRepository({dir_.string()});
+  ASSERT_EQ(fifo.diagnostics.size(), 1u) << Dump(fifo);
+  EXPECT_THAT(fifo.diagnostics.items()[0].message, ::testing::HasSubstr(".gpufedignore: not a regular file"));
+  fs::remove(dir_ / ".gpufedignore");
+  Write(".gpufedignore", std::string((size_t{1} << 20) + 1, '#'));
+  LoadResult large = LoadRepository({dir_.string()});
+  ASSERT_EQ(large.diagnostics.size(), 1u) << Dump(large);
+  EXPECT_THAT(large.diagnostics.items()[0].message, ::testing::HasSubstr(".gpufedignore: file is"));
+  EXPECT_THAT(large.diagnostics.items()[0].message, ::testing::HasSubstr("above the limit"));
+}
+
+// Git's files name the commit only as Git would read them: HEAD's ref under refs/ (a ref
+// that steps out of the Git folder names nothing), a branch packed in packed-refs, and a
+// HEAD that is not a regular file is no commit (read without blocking).
+TEST_F(TempRepo, RevisionReadsGitsFilesBoundedAndOnlyUnderRefs) {
+  Write("t.yaml", "apiVersion: gpufed/v1alpha1\nkind: Tenant\nmetadata: {name: t1}\nspec: {weight: 1}\n");
+  const std::string content = LoadRepository({dir_.string()}).config.revision;
+  const std::string commit = "0123456789abcdef0123456789abcdef01234567";
+  Write("outside", commit + "\n");
+  Write(".git/HEAD", "ref: refs/../../outside\n");
+  EXPECT_EQ(LoadRepository({dir_.string()}).config.revision, content);
+  Write(".git/HEAD", "ref: refs/heads/packed\n");
+  Write(".git/packed-refs", "# pack-refs with: peeled fully-peeled sorted\n" + commit + " refs/heads/packed\n");
+  EXPECT_EQ(LoadRepository({dir_.string()}).config.revision, commit + "+" + content.substr(0, 23));
+  fs::remove(dir_ / ".git/HEAD");
+  ASSERT_EQ(::mkfifo((dir_ / ".git/HEAD").c_str(), 0600), 0);
+  EXPECT_EQ(LoadRepository({dir_.string()}).config.revision, content);
 }
 
 TEST_F(TempRepo, RevisionDependsOnContentOnly) {

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <set>
 #include <sstream>
 
@@ -14,10 +13,23 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr size_t kMaxFiles = 20000;
+// The repository's own small files, read whole (bounded_read.h): a .gpufedignore, and
+// Git's HEAD, a branch's ref file and packed-refs (many tags make it long).
+constexpr size_t kMaxIgnoreListBytes = size_t{1} << 20;
+constexpr size_t kMaxRefFileBytes = 4096;
+constexpr size_t kMaxPackedRefsBytes = size_t{64} << 20;
 
-std::vector<std::string> ReadIgnoreList(const fs::path& dir) {
+// The prefixes `dir`/.gpufedignore lists; none when there is no such file. One that
+// cannot be read (too large, not a regular file, not readable) fails the listing rather
+// than list the files it meant to leave out.
+Result<std::vector<std::string>> ReadIgnoreList(const fs::path& dir) {
+  const fs::path file = dir / ".gpufedignore";
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(file, ec))) return std::vector<std::string>{};
+  Result<std::string> text = ReadFileBounded(file.string(), kMaxIgnoreListBytes);
+  if (!text.ok()) return Status(text.status().code(), file.string() + ": " + text.status().message());
   std::vector<std::string> prefixes;
-  std::ifstream in(dir / ".gpufedignore");
+  std::istringstream in(*text);
   std::string line;
   while (std::getline(in, line)) {
     while (!line.empty() && (line.back() == ' ' || line.back() == '\r' || line.back() == '/')) line.pop_back();
@@ -46,20 +58,37 @@ std::string Trim(std::string s) {
   return s;
 }
 
+// The first line of a file of at most `max_bytes`; empty when it cannot be read.
+std::string FirstLine(const fs::path& file, size_t max_bytes) {
+  Result<std::string> text = ReadFileBounded(file.string(), max_bytes);
+  if (!text.ok()) return "";
+  return Trim(text->substr(0, text->find('\n')));
+}
+
+// A ref HEAD may name: under refs/, no step out of the Git folder.
+bool IsRefPath(const std::string& ref) {
+  if (ref.rfind("refs/", 0) != 0) return false;
+  for (const fs::path& part : fs::path(ref)) {
+    if (part == ".." || part == ".") return false;
+  }
+  return true;
+}
+
+// The commit the Git folder's HEAD names, or "" when it cannot tell (a missing, unreadable
+// or oversized file is not an error: the revision is then the content's digest alone).
 std::string ResolveGitHead(const fs::path& git_dir) {
-  std::error_code ec;
-  std::ifstream head_file(git_dir / "HEAD");
-  std::string head;
-  if (!std::getline(head_file, head)) return "";
-  head = Trim(head);
+  const std::string head = FirstLine(git_dir / "HEAD", kMaxRefFileBytes);
   if (head.rfind("ref: ", 0) != 0) return head.size() == 40 ? head : "";
-  std::string ref = head.substr(5);
-  std::ifstream ref_file(git_dir / ref);
-  std::string commit;
-  if (std::getline(ref_file, commit) && Trim(commit).size() == 40) return Trim(commit);
-  std::ifstream packed(git_dir / "packed-refs");
+  const std::string ref = head.substr(5);
+  if (!IsRefPath(ref)) return "";
+  const std::string commit = FirstLine(git_dir / ref, kMaxRefFileBytes);
+  if (commit.size() == 40) return commit;
+  Result<std::string> packed = ReadFileBounded((git_dir / "packed-refs").string(), kMaxPackedRefsBytes);
+  if (!packed.ok()) return "";
+  std::istringstream lines(*packed);
   std::string line;
-  while (std::getline(packed, line)) {
+  while (std::getline(lines, line)) {
+    line = Trim(line);
     if (line.size() > 41 && line.substr(41) == ref) return line.substr(0, 40);
   }
   return "";
@@ -77,13 +106,14 @@ Result<std::vector<std::string>> ListResourceFiles(const std::vector<std::string
       files.insert(fs::path(path).lexically_normal().string());
       continue;
     }
-    std::vector<std::string> ignored = ReadIgnoreList(path);
+    Result<std::vector<std::string>> ignored = ReadIgnoreList(path);
+    if (!ignored.ok()) return ignored.status();
     fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, ec);
     if (ec) return Unavailable("cannot walk " + path + ": " + ec.message());
     for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
       if (ec) return Unavailable("cannot walk " + path + ": " + ec.message());
       fs::path relative = it->path().lexically_relative(path);
-      if (IsHidden(relative) || IsIgnored(relative.generic_string(), ignored)) {
+      if (IsHidden(relative) || IsIgnored(relative.generic_string(), *ignored)) {
         if (it->is_directory()) it.disable_recursion_pending();
         continue;
       }
