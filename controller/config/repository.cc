@@ -81,7 +81,7 @@ std::string ResolveGitHead(const fs::path& git_dir) {
   if (head.rfind("ref: ", 0) != 0) return head.size() == 40 ? head : "";
   const std::string ref = head.substr(5);
   if (!IsRefPath(ref)) return "";
-  const std::string commit = FirstLine(git_dir / ref, kMaxRefFileBytes);
+  std::string commit = FirstLine(git_dir / ref, kMaxRefFileBytes);
   if (commit.size() == 40) return commit;
   Result<std::string> packed = ReadFileBounded((git_dir / "packed-refs").string(), kMaxPackedRefsBytes);
   if (!packed.ok()) return "";
