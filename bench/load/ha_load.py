@@ -55,14 +55,13 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.parse
 
 import local_jobs  # bench/load/local_jobs.py: --local-jobs, a local cluster under replicas
+from submitters import SUBMIT_GIVE_UP_S, Submitter, client, client_process, client_threads, collect
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PG_CLUSTER = os.path.join(HERE, "..", "..", "controller", "pg", "testing", "pg-cluster.sh")
 ADMIN = "admin-" + "%024x" % random.SystemRandom().getrandbits(96)
-SUBMIT_GIVE_UP_S = 90.0
 STOP = threading.Event()  # set when the run ends, however it ends: the clients stop
 
 
@@ -209,199 +208,6 @@ def find_leader(replicas, bound_s, newer_than=-1, among=None):
 find_leader.two_leaders = 0
 
 
-class KeepAlive:
-    """One HTTP/1.1 keep-alive connection to 127.0.0.1:port, written and read by hand.
-    http.client parses each answer's headers with the email package: at 16 clients the
-    load tool took 23 % of this 2-core machine's CPU from the replicas it measures, 15 %
-    with this (bench/README.md, session 54). Raises OSError or ValueError on any failure
-    (the caller drops the connection and retries elsewhere)."""
-
-    def __init__(self, port, timeout):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.buf = b""
-
-    def _fill(self):
-        chunk = self.sock.recv(65536)
-        if not chunk:
-            raise OSError("connection closed")
-        self.buf += chunk
-
-    def _take_line(self):
-        while b"\r\n" not in self.buf:
-            self._fill()
-        line, self.buf = self.buf.split(b"\r\n", 1)
-        return line
-
-    def _take(self, n):
-        while len(self.buf) < n:
-            self._fill()
-        data, self.buf = self.buf[:n], self.buf[n:]
-        return data
-
-    def request(self, path, body, headers):
-        """(status, headers with lower-case names, body, closing) of one POST."""
-        head = "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %d\r\n" % (path, len(body))
-        head += "".join("%s: %s\r\n" % kv for kv in headers.items()) + "\r\n"
-        self.sock.sendall(head.encode() + body.encode())
-        status_line = self._take_line().split(b" ", 2)
-        if len(status_line) < 2 or not status_line[0].startswith(b"HTTP/1."):
-            raise OSError("not an HTTP answer")
-        status = int(status_line[1])
-        answer = {}
-        while True:
-            line = self._take_line()
-            if not line:
-                break
-            name, _, value = line.partition(b":")
-            answer[name.strip().lower().decode("latin-1")] = value.strip().decode("latin-1")
-        if answer.get("transfer-encoding", "").lower() == "chunked":
-            data = b""
-            while True:
-                size = int(self._take_line().split(b";")[0], 16)
-                if size == 0:
-                    while self._take_line():
-                        pass
-                    break
-                data += self._take(size)
-                self._take(2)
-        else:
-            data = self._take(int(answer.get("content-length", "0")))
-        return status, answer, data, answer.get("connection", "").lower() == "close"
-
-    def close(self):
-        self.sock.close()
-
-
-class Submitter:
-    """One client: a keep-alive connection per replica it talks to; follows 307s."""
-
-    def __init__(self, replicas, home, max_backoff=1.0):
-        self.max_backoff = max_backoff
-        self.replicas = replicas
-        self.ports = [r.port for r in replicas]
-        self.home = home
-        self.target = self.ports[home]  # where it sends next: the leader it was sent to, once known
-        self.conns = {}
-
-    def conn(self, port):
-        c = self.conns.get(port)
-        if c is None:
-            c = self.conns[port] = KeepAlive(port, timeout=30)
-        return c
-
-    def drop(self, port):
-        c = self.conns.pop(port, None)
-        if c is not None:
-            c.close()
-
-    def post(self, path, body, stop):
-        """(status, parsed body or None, redirects, retries): retries 503 and connection
-        errors on the next replica with a bounded backoff; gives up after SUBMIT_GIVE_UP_S."""
-        give_up = time.monotonic() + SUBMIT_GIVE_UP_S
-        redirects = retries = 0
-        backoff = 0.05
-        target, target_path = self.target, path
-        while True:
-            try:
-                c = self.conn(target)
-                status, answer, data, closing = c.request(
-                    target_path, body, {"Authorization": "Bearer " + ADMIN, "Content-Type": "application/yaml"})
-                if closing:
-                    self.drop(target)
-            except (OSError, ValueError):
-                self.drop(target)
-                status, data, answer = 0, b"", {}
-            if status == 307 and redirects < 8:
-                loc = urllib.parse.urlsplit(answer.get("location", ""))
-                if loc.hostname == "127.0.0.1" and loc.port:
-                    redirects += 1
-                    target = loc.port
-                    target_path = loc.path + ("?" + loc.query if loc.query else "")
-                    continue
-            if status in (0, 307, 502, 503, 504):
-                retries += 1
-                if time.monotonic() > give_up or stop.is_set():
-                    return status, None, redirects, retries
-                # The next replica; a standby there sends it on to the leader.
-                i = self.ports.index(target) if target in self.ports else self.home
-                target, target_path = self.ports[(i + 1) % len(self.ports)], path
-                time.sleep(backoff)
-                backoff = min(self.max_backoff, backoff * 2)
-                continue
-            self.target = target  # the one that answered: the leader, until it fails
-            try:
-                parsed = json.loads(data)
-            except ValueError:
-                parsed = None
-            return status, parsed, redirects, retries
-
-    def close(self):
-        for port in list(self.conns):
-            self.drop(port)
-
-
-def client_threads(replicas, clients, a, workload_body, rate, stop, results, lock):
-    threads = []
-    for c in clients:
-        t = threading.Thread(target=client, args=(replicas, c % len(replicas), range(c, a.workloads, a.clients),
-                                                  a.seed * 1000 + c, workload_body, rate / a.clients, stop,
-                                                  results, lock), daemon=True)
-        t.start()
-        threads.append(t)
-    return threads
-
-
-def client_process(replicas, clients, a, workload_body, rate):
-    """--client-procs: forks a process for `clients` (from the main thread, before any
-    client thread exists: a fork beside running threads could inherit a lock one of them
-    held); returns (pid, reader) whose records come back whole when all are done."""
-    reader, writer = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(reader)
-        mine, my_lock = [], threading.Lock()
-        for t in client_threads(replicas, clients, a, workload_body, rate, threading.Event(), mine, my_lock):
-            t.join()
-        with os.fdopen(writer, "w") as w:
-            json.dump(mine, w)
-        os._exit(0)
-    os.close(writer)
-    return pid, reader
-
-
-def collect(pid, reader, results, lock):
-    """The records of a client_process (bounded like any client: SUBMIT_GIVE_UP_S)."""
-    with os.fdopen(reader) as r:
-        got = [tuple(x) for x in json.load(r)]
-    os.waitpid(pid, 0)
-    with lock:
-        results.extend(got)
-
-
-def client(replicas, home, indices, seed, workload_body, rate, stop, results, lock):
-    rng = random.Random(seed)
-    s = Submitter(replicas, home)
-    mine = []
-    next_at = time.monotonic()
-    for i in indices:
-        if stop.is_set():
-            break
-        if rate > 0:
-            now = time.monotonic()
-            if next_at > now:
-                time.sleep(next_at - now)
-            next_at = max(next_at, now) + 1.0 / rate
-        tenant, name, body = workload_body(i, rng)
-        start = time.perf_counter()
-        status, parsed, redirects, retries = s.post("/v1/tenants/%s/workloads" % tenant, body, stop)
-        uid = parsed.get("uid", "") if isinstance(parsed, dict) else ""
-        mine.append((tenant, name, status, uid, time.perf_counter() - start, redirects, retries))
-    s.close()
-    with lock:
-        results.extend(mine)
-
-
 PROBE_BODY = ("apiVersion: gpufed/v1alpha1\nkind: Workload\nmetadata: {name: %s}\nspec:\n  tenant: probe\n"
               "  type: batch\n  resources: {gpus: 1, cpu: 1, memory: 1Gi}\n  durationHint: 6h\n"
               "  data: {sensitivity: public, pii: false}\n")
@@ -448,7 +254,7 @@ def kill_and_measure(replicas, k, rng, lease_s, stop_when, out):
         probe = {}
 
         def submit_probe():
-            s = Submitter(replicas, via, max_backoff=0.2)
+            s = Submitter(replicas, via, ADMIN, max_backoff=0.2)
             status, parsed, _, _ = s.post("/v1/tenants/probe/workloads", PROBE_BODY % probe_name, STOP)
             s.close()
             probe.update(status=status, acked_s=time.monotonic() - killed_at,
@@ -640,11 +446,11 @@ def drive(a, top, replicas, workload_body, percentile):
     threads = []
     procs = a.client_procs if (a.client_procs > 1 and not killing) else 1
     if procs == 1:
-        threads += client_threads(replicas, range(a.clients), a, workload_body, rate, stop, results, lock)
+        threads += client_threads(replicas, ADMIN, range(a.clients), a, workload_body, rate, stop, results, lock)
     else:
         # Each process's clients report through a pipe when they are done: one process's
         # threads share one interpreter lock. Every fork first, then the collectors.
-        forked = [client_process(replicas, [c for c in range(a.clients) if c % procs == p], a, workload_body, rate)
+        forked = [client_process(replicas, ADMIN, [c for c in range(a.clients) if c % procs == p], a, workload_body, rate)
                   for p in range(procs)]
         for pid, reader in forked:
             t = threading.Thread(target=collect, args=(pid, reader, results, lock), daemon=True)
@@ -652,7 +458,7 @@ def drive(a, top, replicas, workload_body, percentile):
             threads.append(t)
     if a.local_jobs:
         # One client of its own, about 2 a second: the lab's 4 GPUs stay busy across the kills.
-        t = threading.Thread(target=client, args=(replicas, 0, range(a.local_jobs), a.seed * 1000 + 999,
+        t = threading.Thread(target=client, args=(replicas, ADMIN, 0, range(a.local_jobs), a.seed * 1000 + 999,
                                                   local_jobs.body(top), 2.0, stop, results, lock), daemon=True)
         t.start()
         threads.append(t)
