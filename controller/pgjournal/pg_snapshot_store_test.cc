@@ -128,9 +128,28 @@ TEST_F(PgSnapshots, RowsAreWriteOnceForEveryRoleAndMustBeTheirAddressesBytes) {
             .status()
             .code(),
         StatusCode::kFailedPrecondition);
+    // Nor is an address of any other shape stored (since version 3 the digest's CHECK
+    // alone says so): upper-case hex of the right digest, a prefix, a trailing byte.
+    for (const char* address : {"'sha256:' || upper(encode(sha256(convert_to('{}', 'UTF8')), 'hex'))",
+                                "'SHA256:' || encode(sha256(convert_to('{}', 'UTF8')), 'hex')",
+                                "'sha256:' || encode(sha256(convert_to('{}', 'UTF8')), 'hex') || ' '",
+                                "encode(sha256(convert_to('{}', 'UTF8')), 'hex')"}) {
+      EXPECT_EQ(c->Exec("shape",
+                        std::string("INSERT INTO gpufed_snapshots VALUES (") + address + ", convert_to('{}', 'UTF8'))")
+                    .status()
+                    .code(),
+                StatusCode::kFailedPrecondition)
+          << address;
+    }
   }
   EXPECT_EQ(RowCount(), 2);
   EXPECT_EQ(*Reader()->GetText(name), Object(1));
+  // One CHECK per row, the digest's: the pattern's went at version 3.
+  auto checks = ConnectAsAdmin()->Exec("checks",
+                                       "SELECT string_agg(conname, ',') AS names FROM pg_constraint "
+                                       "WHERE conrelid = 'gpufed_snapshots'::regclass AND contype = 'c'");
+  ASSERT_TRUE(checks.ok()) << checks.status().ToString();
+  EXPECT_EQ(*checks->Text(0, "names"), "gpufed_snapshots_address_is_digest");
 }
 
 TEST_F(PgSnapshots, ADeposedWritersFenceFailsAndItStoresNothing) {
