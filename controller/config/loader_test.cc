@@ -149,6 +149,11 @@ TEST_F(TempRepo, RevisionReadsGitsFilesBoundedAndOnlyUnderRefs) {
   Write(".git/HEAD", "ref: refs/heads/packed\n");
   Write(".git/packed-refs", "# pack-refs with: peeled fully-peeled sorted\n" + commit + " refs/heads/packed\n");
   EXPECT_EQ(LoadRepository({dir_.string()}).config.revision, commit + "+" + content.substr(0, 23));
+  // Forty characters that are not a commit (a secret a symlink under .git points to, say)
+  // never become part of a revision.
+  Write(".git/HEAD", "ref: refs/heads/main\n");
+  Write(".git/refs/heads/main", "ghp_0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ\n");
+  EXPECT_EQ(LoadRepository({dir_.string()}).config.revision, content);
   fs::remove(dir_ / ".git/HEAD");
   ASSERT_EQ(::mkfifo((dir_ / ".git/HEAD").c_str(), 0600), 0);
   EXPECT_EQ(LoadRepository({dir_.string()}).config.revision, content);

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <set>
 #include <sstream>
+#include <string_view>
 
 #include "controller/common/bounded_read.h"
 #include "controller/common/sha256.h"
@@ -65,6 +66,14 @@ std::string FirstLine(const fs::path& file, size_t max_bytes) {
   return Trim(text->substr(0, text->find('\n')));
 }
 
+// A commit as Git writes it in HEAD, a ref file or packed-refs: 40 lowercase hex digits.
+// Anything else in their place (a file a symlink under .git points to) is no commit, and
+// never appears in a revision.
+bool IsCommitId(std::string_view text) {
+  return text.size() == 40 &&
+         std::all_of(text.begin(), text.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
 // A ref HEAD may name: under refs/, no step out of the Git folder.
 bool IsRefPath(const std::string& ref) {
   if (ref.rfind("refs/", 0) != 0) return false;
@@ -78,18 +87,18 @@ bool IsRefPath(const std::string& ref) {
 // or oversized file is not an error: the revision is then the content's digest alone).
 std::string ResolveGitHead(const fs::path& git_dir) {
   const std::string head = FirstLine(git_dir / "HEAD", kMaxRefFileBytes);
-  if (head.rfind("ref: ", 0) != 0) return head.size() == 40 ? head : "";
+  if (head.rfind("ref: ", 0) != 0) return IsCommitId(head) ? head : "";
   const std::string ref = head.substr(5);
   if (!IsRefPath(ref)) return "";
   std::string commit = FirstLine(git_dir / ref, kMaxRefFileBytes);
-  if (commit.size() == 40) return commit;
+  if (IsCommitId(commit)) return commit;
   Result<std::string> packed = ReadFileBounded((git_dir / "packed-refs").string(), kMaxPackedRefsBytes);
   if (!packed.ok()) return "";
   std::istringstream lines(*packed);
   std::string line;
   while (std::getline(lines, line)) {
     line = Trim(line);
-    if (line.size() > 41 && line.substr(41) == ref) return line.substr(0, 40);
+    if (line.size() > 41 && line.substr(41) == ref && IsCommitId(line.substr(0, 40))) return line.substr(0, 40);
   }
   return "";
 }
