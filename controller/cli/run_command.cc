@@ -70,12 +70,12 @@ Status ApplyConfigFile(CLI::App& cmd, const std::string& path) {
   return Status::Ok();
 }
 
-// A byte count: "1048576", "1MiB" or "1Mi" (binary), "1MB" or "1M" (decimal).
 // The largest --max-body: every request in flight holds its body (and an accepted one its
 // spec) in memory, so a ceiling keeps a typo (64GiB) from letting each tenant's request
 // take the host's memory. A workload spec is kilobytes.
 constexpr size_t kMaxBodyCeiling = size_t{64} << 20;
 
+// A byte count: "1048576", "1MiB" or "1Mi" (binary), "1MB" or "1M" (decimal).
 Result<size_t> ParseByteCount(std::string text) {
   if (text.size() > 1 && text.back() == 'B' && std::isalpha(static_cast<unsigned char>(text[text.size() - 2]))) {
     text.pop_back();
