@@ -80,8 +80,17 @@ class CommitScope {
 // `result` then holds, and the records still commit. A COMMIT that fails fails the work's
 // append with the commit's error (the work's writes then committed or not with the
 // records: the outcome may be unknown).
+//
+// `rerunnable` work may be run twice: a storage may then run it first with its writes'
+// replies left unread until the COMMIT (the PostgreSQL table's: the whole commit in one
+// round trip, where waiting for the work's replies before the COMMIT took two), so that
+// a refused write fails the whole commit rather than the work alone; nothing of that
+// commit is stored, and the storage runs the commit again, the work with it, as above.
+// The work learns which way it runs from its scope (pgjournal::RefusalFailsCommit), and a
+// second run must write everything afresh.
 struct RidingWork {
   std::function<Status(CommitScope&)> run;
+  bool rerunnable = false;
   Status result;  // set by the storage: run's status, or the error that kept it from running
 };
 

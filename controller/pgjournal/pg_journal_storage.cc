@@ -1,5 +1,6 @@
 #include "controller/pgjournal/pg_journal_storage.h"
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -152,6 +153,11 @@ pg::Transaction* TransactionOf(audit::CommitScope& scope) {
   return pg_scope != nullptr ? &pg_scope->transaction() : nullptr;
 }
 
+bool RefusalFailsCommit(audit::CommitScope& scope) {
+  const auto* pg_scope = dynamic_cast<const PgCommitScope*>(&scope);
+  return pg_scope != nullptr && pg_scope->refusal_fails_commit();
+}
+
 Status PgJournalStorage::AppendCommit(std::string_view lines, uint64_t first_seq) {
   return AppendCommitWith(lines, first_seq, {});
 }
@@ -188,6 +194,34 @@ Status PgJournalStorage::AppendCommitWith(std::string_view lines, uint64_t first
   hashes.push_back('}');
   const uint64_t count = seq - first_seq;
 
+  std::vector<pg::Param> insert = {pg::Param(static_cast<int64_t>(first_seq)),
+                                   pg::Param(times),
+                                   pg::Param(kinds),
+                                   pg::Param(hashes),
+                                   pg::Param(lines.substr(0, lines.size() - 1)),
+                                   pg::Param(static_cast<int64_t>(count))};
+  // Rerunnable work (a submission group's rows) lets the commit go in one round trip: its
+  // writes' replies come with the COMMIT's. Work that must learn of its own refusal before
+  // the COMMIT (a pass's rows) takes two. A refusal in one trip fails the whole commit: it
+  // is run again, two round trips, so the refusal is the work's alone (or the fence's or
+  // the INSERT's again, then returned). Not after a lost session (the outcome unknown) or
+  // a timeout (it would wait as long again).
+  const bool one_trip = !riding.empty() && std::all_of(riding.begin(), riding.end(),
+                                                       [](const audit::RidingWork* w) { return w->rerunnable; });
+  Status stored = StoreCommit(one_trip ? insert : std::move(insert), riding, one_trip);
+  if (one_trip && !stored.ok() && connection_->Healthy() && !connection_->InTransaction() &&
+      stored.code() != StatusCode::kUnavailable && stored.code() != StatusCode::kDeadlineExceeded) {
+    ++commits_run_again_;
+    stored = StoreCommit(std::move(insert), riding, false);
+  }
+  GPUFED_RETURN_IF_ERROR(stored);
+  head_seq_ = seq - 1;
+  head_hash_ = std::move(prev);
+  return Status::Ok();
+}
+
+Status PgJournalStorage::StoreCommit(std::vector<pg::Param> insert, std::span<audit::RidingWork* const> riding,
+                                     bool refusal_fails_commit) {
   // BEGIN, the fence (when it defers its check) and the INSERT go with the first riding
   // work's first statement, or with the COMMIT: the whole commit is one or two round trips.
   // The lines are one text split on '\n' (a record line holds none), the other columns
@@ -196,22 +230,29 @@ Status PgJournalStorage::AppendCommitWith(std::string_view lines, uint64_t first
   // fails the INSERT and with it the commit.
   pg::Transaction tx = pg::Transaction::BeginDeferred(*connection_, "append to the journal");
   if (options_.fence) GPUFED_RETURN_IF_ERROR(options_.fence(tx));
-  connection_->DeferStatement(
-      "append to the journal",
-      "WITH stored AS (INSERT INTO gpufed_journal (seq, time_micros, kind, hash, line) "
-      "SELECT $1::bigint + r.n - 1, r.t, r.k, r.h, r.l "
-      "FROM unnest($2::bigint[], $3::text[], $4::text[], string_to_array($5::text, E'\\n')) "
-      "WITH ORDINALITY AS r(t, k, h, l, n) RETURNING 1) "
-      "SELECT 1 / (count(*) = $6::bigint)::int AS whole FROM stored",
-      {pg::Param(static_cast<int64_t>(first_seq)), pg::Param(times), pg::Param(kinds), pg::Param(hashes),
-       pg::Param(lines.substr(0, lines.size() - 1)), pg::Param(static_cast<int64_t>(count))});
+  connection_->DeferStatement("append to the journal",
+                              "WITH stored AS (INSERT INTO gpufed_journal (seq, time_micros, kind, hash, line) "
+                              "SELECT $1::bigint + r.n - 1, r.t, r.k, r.h, r.l "
+                              "FROM unnest($2::bigint[], $3::text[], $4::text[], string_to_array($5::text, E'\\n')) "
+                              "WITH ORDINALITY AS r(t, k, h, l, n) RETURNING 1) "
+                              "SELECT 1 / (count(*) = $6::bigint)::int AS whole FROM stored",
+                              std::move(insert));
   for (audit::RidingWork* work : riding) {
+    PgCommitScope scope(tx, refusal_fails_commit);
+    if (refusal_fails_commit) {
+      // In one trip nothing is undone alone, so the work needs no savepoint (a
+      // subtransaction the server would have to begin, assign and fold into the COMMIT):
+      // any failure of it, here or at the server, fails the commit, which the caller runs
+      // again.
+      work->result = work->run(scope);
+      if (!work->result.ok()) return work->result;
+      continue;
+    }
     // The SAVEPOINT rides with the work's first statement (pg::Connection::Defer). When
     // the work left a write unanswered, the RELEASE is sent and answered before the next
     // work: that write fails there at the latest, so its error is the work's own and
     // undone alone, never the COMMIT's.
     connection_->Defer("begin work riding with the journal's commit", "SAVEPOINT gpufed_riding");
-    PgCommitScope scope(tx);
     work->result = work->run(scope);
     if (work->result.ok() && !connection_->HasDeferredStatement()) {
       // Every write of the work has been answered, so its RELEASE cannot fail but for
@@ -231,10 +272,7 @@ Status PgJournalStorage::AppendCommitWith(std::string_view lines, uint64_t first
     Result<pg::Rows> undone = tx.Exec("end the undone work's savepoint", "RELEASE SAVEPOINT gpufed_riding");
     if (!undone.ok()) return undone.status();
   }
-  GPUFED_RETURN_IF_ERROR(tx.Commit());
-  head_seq_ = seq - 1;
-  head_hash_ = std::move(prev);
-  return Status::Ok();
+  return tx.Commit();
 }
 
 Status PgJournalStorage::Close() {

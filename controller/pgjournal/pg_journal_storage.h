@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "controller/audit/journal_storage.h"
 #include "controller/common/status.h"
@@ -40,15 +41,26 @@ struct PgJournalStorageOptions {
 // COMMIT. Never commits or rolls back itself.
 class PgCommitScope final : public audit::CommitScope {
  public:
-  explicit PgCommitScope(pg::Transaction& transaction) : transaction_(transaction) {}
+  PgCommitScope(pg::Transaction& transaction, bool refusal_fails_commit)
+      : transaction_(transaction), refusal_fails_commit_(refusal_fails_commit) {}
   pg::Transaction& transaction() { return transaction_; }
+  // A rerunnable work's first run (audit::RidingWork): its writes need not be answered
+  // before it returns, and nothing is undone alone (it has no savepoint): a write the
+  // server refuses, or an error the work returns, fails the whole commit, which is then
+  // run again with this false. False: the work runs in a savepoint, a write left
+  // unanswered is answered before the next work, and its refusal undoes this work alone.
+  bool refusal_fails_commit() const { return refusal_fails_commit_; }
 
  private:
   pg::Transaction& transaction_;
+  const bool refusal_fails_commit_;
 };
 
 // The transaction of a scope a PgJournalStorage lent; null for another storage's.
 pg::Transaction* TransactionOf(audit::CommitScope& scope);
+// Whether a refused write in that scope fails the whole commit (PgCommitScope's); false
+// for another storage's scope.
+bool RefusalFailsCommit(audit::CommitScope& scope);
 
 class PgJournalStorage final : public audit::JournalStorage {
  public:
@@ -74,15 +86,26 @@ class PgJournalStorage final : public audit::JournalStorage {
   Status AppendCommit(std::string_view lines, uint64_t first_seq) override;
   // AppendCommit with each work run after the INSERT, before the COMMIT, in a savepoint of
   // its own (SAVEPOINT, its writes, RELEASE; ROLLBACK TO when it fails, which then undoes
-  // only its writes): the records and the work's writes are one durable commit.
+  // only its writes): the records and the work's writes are one durable commit. When
+  // every work is rerunnable the commit is first sent whole with its COMMIT, one round
+  // trip; if the server refuses any of it, nothing is stored and the commit is run again
+  // as above (commits_run_again() counts those), unless the session was lost or a
+  // statement timed out.
   bool CarriesWork() const override { return true; }
   Status AppendCommitWith(std::string_view lines, uint64_t first_seq,
                           std::span<audit::RidingWork* const> riding) override;
   Status Close() override;
 
+  // Commits sent in one round trip that the server refused and that were run again.
+  uint64_t commits_run_again() const { return commits_run_again_; }
+
  private:
   Status TakeWriterRole();
   Result<audit::JournalHead> ReadAndCheck(const audit::RecoveryKeys& keys, audit::MerkleHasher& merkle);
+  // One transaction: BEGIN, the fence, the INSERT of the rows (`insert`: its parameters),
+  // each work in its savepoint, COMMIT.
+  Status StoreCommit(std::vector<pg::Param> insert, std::span<audit::RidingWork* const> riding,
+                     bool refusal_fails_commit);
 
   std::unique_ptr<pg::Connection> connection_;
   const PgJournalStorageOptions options_;
@@ -90,6 +113,7 @@ class PgJournalStorage final : public audit::JournalStorage {
   bool advisory_locked_ = false;
   uint64_t head_seq_ = 0;
   std::string head_hash_;
+  uint64_t commits_run_again_ = 0;
 };
 
 // The session advisory lock of the journal's writer when no fence is given.

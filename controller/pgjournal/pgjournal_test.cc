@@ -266,6 +266,81 @@ TEST_F(PgJournal, ACommitWithItsFenceAndRidingWorkIsTwoRoundTrips) {
   EXPECT_EQ(*ridden->Int64(0, "first"), 1);
 }
 
+// Work that may run twice goes with the COMMIT: one round trip. A write of it the server
+// refuses fails that commit, which is run again the two-trip way: the refusal is then the
+// work's alone and the records commit. A deposed writer's fence refuses both tries.
+TEST_F(PgJournal, RerunnableWorkCommitsInOneRoundTripAndARefusalRunsTheCommitAgain) {
+  auto setup = Connect();
+  testing::CreateTestLease(*setup);
+  ASSERT_TRUE(setup->Exec("work", "CREATE TABLE rider (n int NOT NULL CHECK (n > 0))").ok());
+  auto connection = Connect();
+  const pg::Connection* wire = connection.get();
+  auto journal = Open(std::move(connection), {.fence = testing::TestDeferredFence(1)});
+  ASSERT_NE(journal, nullptr);
+  std::vector<bool> runs;  // each run's RefusalFailsCommit
+  auto rider = [&runs](int n) {
+    return audit::RidingWork{.run = [n, &runs](audit::CommitScope& scope) -> Status {
+                               runs.push_back(RefusalFailsCommit(scope));
+                               if (n == 0) return InvalidArgument("refused before anything was sent");
+                               pg::Transaction& tx = *TransactionOf(scope);
+                               if (runs.back()) {
+                                 tx.connection().DeferStatement("ride", "INSERT INTO rider VALUES ($1)", {n});
+                                 return Status::Ok();
+                               }
+                               auto inserted = tx.Exec("ride", "INSERT INTO rider VALUES ($1)", {n});
+                               return inserted.ok() ? Status::Ok() : inserted.status();
+                             },
+                             .rerunnable = true};
+  };
+  auto riders = [&] {
+    auto n = setup->Exec("count", "SELECT count(*) AS n FROM rider");
+    return n.ok() ? *n->Int64(0, "n") : -1;
+  };
+  const AuditRecord records[] = {Record(1), Record(2)};
+  audit::RidingWork work = rider(1);
+  uint64_t before = wire->round_trips();
+  ASSERT_TRUE(journal->AppendBatch(records, nullptr, &work).ok());
+  EXPECT_TRUE(work.result.ok()) << work.result.ToString();
+  EXPECT_EQ(wire->round_trips() - before, 1U) << "BEGIN, the fence, the INSERT, the work and COMMIT";
+  EXPECT_EQ(runs, std::vector<bool>({true}));
+  EXPECT_EQ(riders(), 1);
+
+  // Refused by the CHECK: the one-trip commit fails whole, the second keeps the records.
+  runs.clear();
+  int64_t rows = RowCount();
+  audit::RidingWork refused = rider(-1);
+  ASSERT_TRUE(journal->AppendBatch(records, nullptr, &refused).ok());
+  EXPECT_EQ(refused.result.code(), StatusCode::kFailedPrecondition) << refused.result.ToString();
+  EXPECT_EQ(runs, std::vector<bool>({true, false}));
+  EXPECT_EQ(RowCount(), rows + 3);  // two records and their checkpoint
+  EXPECT_EQ(riders(), 1);
+  EXPECT_TRUE(journal->health().ok());
+  ASSERT_TRUE(journal->AppendBatch(records, nullptr, &work).ok());
+  EXPECT_EQ(riders(), 2);
+  // An error the work returns itself fails the one trip too; run again, it is its own.
+  runs.clear();
+  rows = RowCount();
+  audit::RidingWork failing = rider(0);
+  ASSERT_TRUE(journal->AppendBatch(records, nullptr, &failing).ok());
+  EXPECT_EQ(failing.result.code(), StatusCode::kInvalidArgument) << failing.result.ToString();
+  EXPECT_EQ(runs, std::vector<bool>({true, false}));
+  EXPECT_EQ(RowCount(), rows + 3);
+  EXPECT_EQ(riders(), 2);
+
+  // A takeover: the fence refuses the first try and the second, and nothing is stored.
+  testing::TakeOverTestLease(*setup);
+  runs.clear();
+  rows = RowCount();
+  audit::RidingWork deposed = rider(3);
+  const Status fenced = journal->AppendBatch(records, nullptr, &deposed).status();
+  EXPECT_FALSE(fenced.ok());
+  EXPECT_THAT(fenced.message(), ::testing::HasSubstr("fence")) << "the fence's refusal, both times";
+  EXPECT_EQ(runs, std::vector<bool>({true, false}));
+  EXPECT_FALSE(deposed.result.ok());
+  EXPECT_EQ(RowCount(), rows);
+  EXPECT_EQ(riders(), 2);
+}
+
 // Nobody reads the INSERT's reply: it checks its own row count. A trigger that silently
 // drops a row fails the commit, and nothing of it is stored.
 TEST_F(PgJournal, AnInsertThatStoresFewerRowsThanItsCommitFailsIt) {

@@ -51,7 +51,10 @@ store::SubmissionJournal JournalSubmissionsTo(audit::AuditJournal* journal, cons
       Result<uint64_t> appended = journal->AppendBatch(records);
       return appended.ok() ? Status::Ok() : NotJournalled("submission", appended.status());
     }
-    audit::RidingWork rows{.run = [&](audit::CommitScope& scope) { return in_journal(scope, "api", writes); }};
+    // Rerunnable: the store writes a group's rows afresh at each call (store_submit.cc), so
+    // the journal may send them with its COMMIT, one round trip (pg_journal_storage.h).
+    audit::RidingWork rows{.run = [&](audit::CommitScope& scope) { return in_journal(scope, "api", writes); },
+                           .rerunnable = true};
     Result<uint64_t> appended = journal->AppendBatch(records, nullptr, &rows);
     if (!appended.ok()) return NotJournalled("submission", appended.status());
     return rows.result;  // the rows' own error: the records committed, the rows did not

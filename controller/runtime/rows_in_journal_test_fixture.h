@@ -131,9 +131,11 @@ class SubmissionsInJournal : public ha::HaTest {
     audit::JournalOptions jo;
     jo.env = env_.get();
     jo.dir = dir_;
+    std::unique_ptr<pg::Connection> journal_session = Connect();
+    journal_wire_ = journal_session.get();
     Result<std::unique_ptr<audit::AuditJournal>> journal = audit::AuditJournal::OpenWith(
-        jo,
-        std::make_unique<pgjournal::PgJournalStorage>(Connect(), pgjournal::PgJournalStorageOptions{.fence = fence}));
+        jo, std::make_unique<pgjournal::PgJournalStorage>(std::move(journal_session),
+                                                          pgjournal::PgJournalStorageOptions{.fence = fence}));
     ASSERT_TRUE(journal.ok()) << journal.status().ToString();
     journal_ = std::move(journal).value();
     ASSERT_TRUE(journal_->carries_work());
@@ -228,6 +230,7 @@ class SubmissionsInJournal : public ha::HaTest {
   std::string dir_;
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<audit::AuditJournal> journal_;
+  const pg::Connection* journal_wire_ = nullptr;  // the journal's session, owned by journal_
   std::unique_ptr<audit::FileSnapshotStore> snapshots_;
   std::unique_ptr<reconcile::JournalDecisionLog> decisions_;
 };

@@ -35,7 +35,8 @@ reconcile::StoreWritesInJournal StoreWritesInJournalTransaction() {
     // Fenced already: the journal's transaction ran the term's fence when it began.
     Result<std::unique_ptr<pgstore::PgConnection>> db = pgstore::PgConnection::Within(*tx, std::string(writer));
     if (!db.ok()) return db.status();
-    return writes(**db);
+    return writes(**db, pgjournal::RefusalFailsCommit(scope) ? store::RefusedRidingWrite::kFailsTheCommit
+                                                             : store::RefusedRidingWrite::kUndoneByTheWrites);
   };
 }
 

@@ -49,6 +49,23 @@ TEST_F(SubmissionsInJournal, AGroupsRecordsRowsAndCounterCommitInOneTransaction)
   EXPECT_TRUE(journal_->health().ok());
 }
 
+// The group's records, rows, history and counter go with the journal's COMMIT: one
+// exchange with the server, the refusals checked by the statements themselves.
+TEST_F(SubmissionsInJournal, AGroupAloneInItsCommitIsOneRoundTrip) {
+  ASSERT_TRUE(Submit("vision", "warm").ok());  // the mirror and the counter are loaded
+  for (int i = 0; i < 3; ++i) {
+    const uint64_t before = journal_wire_->round_trips();
+    Result<WorkloadRecord> stored = Submit("vision", "alone-" + std::to_string(i));
+    ASSERT_TRUE(stored.ok()) << stored.status().ToString();
+    EXPECT_EQ(journal_wire_->round_trips() - before, 1U);
+  }
+  EXPECT_EQ(CountRows("SELECT count(*) AS n FROM workloads WHERE name LIKE 'alone-%'"), 3);
+  EXPECT_EQ(CountRows("SELECT count(*) AS n FROM status_history WHERE workload LIKE 'alone-%'"), 3);
+  Result<pg::Rows> counter = setup_->Exec("counter", "SELECT value FROM meta WHERE key = 'uid_counter'");
+  ASSERT_TRUE(counter.ok() && counter->size() == 1) << counter.status().ToString();
+  EXPECT_EQ(*counter->Text(0, "value"), "4");
+}
+
 TEST_F(SubmissionsInJournal, ARowTheDatabaseRefusesIsUndoneWithItsGroupAndTheJournalGoesOn) {
   ASSERT_TRUE(Submit("vision", "first").ok());
   // Another store on the database (none of this leader's) stores a live "seg" of vision's

@@ -50,7 +50,14 @@ struct AcceptedSubmission {
 // they ride in: a submission group's counter and rows in its journal records' transaction
 // (SubmissionJournal, below), or a pass's decision rows, intents and updates in its
 // decision records' (RecordIntentsAndUpdatesWith).
-using RidingWrites = std::function<Status(Connection& db)>;
+//
+// `refused` says what a write the database refuses does there. kUndoneByTheWrites: it is
+// theirs to learn (they read the replies they depend on) and undo to a savepoint of
+// theirs; the transaction goes on. kFailsTheCommit: it fails the whole commit, and the
+// writes are called again, kUndoneByTheWrites, in the commit run again; so they need not
+// wait for any reply (a submission group's commit is then one round trip on PostgreSQL).
+enum class RefusedRidingWrite { kUndoneByTheWrites, kFailsTheCommit };
+using RidingWrites = std::function<Status(Connection& db, RefusedRidingWrite refused)>;
 // A commit that `writes` ride in (issue 38: a decision's journal records and the store
 // rows that follow from it, one durable commit). It calls `writes` at most once, on any
 // thread, before it returns, and returns OK only when both committed; an error from
@@ -60,8 +67,9 @@ using RidingCommit = std::function<Status(const RidingWrites& writes)>;
 // given is durable in the journal; any error keeps them all out of the store. A journal
 // that can (a PostgreSQL table) runs `writes` inside the transaction that commits its
 // records, so records and rows are one durable commit, not two (issue 38); it then
-// returns OK only when the rows committed too. One that cannot ignores `writes`, and the
-// store commits the rows itself afterwards.
+// returns OK only when the rows committed too. It may run them first with
+// kFailsTheCommit and, when that commit fails, once more with kUndoneByTheWrites. One
+// that cannot ignores `writes`, and the store commits the rows itself afterwards.
 using SubmissionJournal =
     std::function<Status(const std::vector<AcceptedSubmission>& accepted, const RidingWrites& writes)>;
 
@@ -384,16 +392,24 @@ class Store {
   void WriteGroup(Connection& db, SubmitGroup& group, std::vector<WorkloadRecord>* written, bool* counter_moved);
   // Inside an open transaction: each accepted row and the counter; the rows it wrote in
   // `written`. True in `*counter_moved` when another writer took numbers. An error fails
-  // every accepted submission (the caller rolls back).
-  Status WriteGroupRows(Connection& db, SubmitGroup& group, std::vector<WorkloadRecord>* written, bool* counter_moved);
+  // every accepted submission (the caller rolls back). `refused`: RidingWrites'.
+  Status WriteGroupRows(Connection& db, SubmitGroup& group, std::vector<WorkloadRecord>* written, bool* counter_moved,
+                        RefusedRidingWrite refused);
   // Every accepted row of the group and then the counter, under one savepoint (on
   // PostgreSQL one round trip, not one per submission); true when all were written.
   // False, with nothing of them left, when a row was refused or the counter had moved:
   // WriteGroupRows then writes the counter and the rows one by one.
   bool WriteGroupRowsAtOnce(Connection& db, SubmitGroup& group, std::vector<WorkloadRecord>* written);
+  // WriteGroupRows with kFailsTheCommit (PostgreSQL): the rows and the counter sent with
+  // the commit's next statement, no reply waited for, no savepoint; any error is returned
+  // as it is (the commit fails and calls the writes again), no member's result changed.
+  Status WriteGroupRowsUnanswered(Connection& db, SubmitGroup& group, std::vector<WorkloadRecord>* written);
   // Moves the uid counter past the group's numbers when no other writer did: false when
   // one had.
   static Result<bool> TakeUidNumbers(Connection& db, const SubmitGroup& group);
+  // The same, sent with the next statement, and refused by the database (failing its
+  // transaction) when another writer had moved the counter. PostgreSQL only.
+  static Status MoveUidCounterOrRefuse(Connection& db, const SubmitGroup& group);
   // uid_counter_ from the meta row, once (read on the store's session).
   Status LoadUidCounterLocked() REQUIRES(mu_);
   // Brings the mirror up to date with the groups committed since it was last read: forgets

@@ -22,7 +22,9 @@ Status Store::RecordIntentsAndUpdatesWith(const RidingCommit& commit, const std:
   // this thread holds mu_ and waits for it: the lock is lent for the call, which the
   // analysis cannot follow across threads. The journal's transaction hands nothing back
   // to the store before this returns.
-  RidingWrites writes = [&](Connection& db) NO_THREAD_SAFETY_ANALYSIS -> Status {
+  // Always as if kUndoneByTheWrites: the journal runs a pass's rows once, and reads their
+  // replies before its COMMIT (reconcile::JournalDecisionLog's work is not rerunnable).
+  RidingWrites writes = [&](Connection& db, RefusedRidingWrite) NO_THREAD_SAFETY_ANALYSIS -> Status {
     if (ran) return FailedPrecondition("the store's writes ride in one commit only");
     ran = true;
     return WriteDecisionsIntentsAndUpdatesLocked(db, decisions, intents, updates, at, &written);

@@ -39,7 +39,7 @@ struct Rider {
       GPUFED_RETURN_IF_ERROR(tx.begin_status());
       GPUFED_RETURN_IF_ERROR(db->Exec("INSERT INTO meta(key, value) VALUES('journal_record', 'seq 1')"));
       Status written;
-      std::thread leader([&] { written = writes(*db); });
+      std::thread leader([&] { written = writes(*db, RefusedRidingWrite::kUndoneByTheWrites); });
       leader.join();
       if (!written.ok()) return written;  // rolled back as tx goes
       if (!fail_after.ok()) return fail_after;

@@ -293,9 +293,16 @@ Status Store::JournalSubmits(SubmitGroup& group) {
   // Run by the journal inside the transaction of its records, when it can, on whichever
   // thread leads the journal's commit while this one waits for it: it takes no lock of
   // the store's (the journal's session is neither the loop's nor guarded by mu_).
-  RidingWrites writes = [this, &group](Connection& db) {
+  // Called again when the journal runs its commit again (RefusedRidingWrite): nothing of
+  // the first call was stored, so the rows are written afresh. A submission the first call
+  // refused by itself (text PostgreSQL cannot hold, a row refused on its own) stays
+  // refused: it would be again.
+  RidingWrites writes = [this, &group](Connection& db, RefusedRidingWrite refused) {
     group.rode = true;
-    group.rows_status = WriteGroupRows(db, group, &group.written, &group.counter_moved);
+    group.written.clear();
+    group.counter_moved = false;
+    for (QueuedSubmit* q : group.members) q->written = false;
+    group.rows_status = WriteGroupRows(db, group, &group.written, &group.counter_moved, refused);
     return group.rows_status;
   };
   // Write-ahead: the journal holds every accepted submission before (or as) the store does.
@@ -369,7 +376,7 @@ void Store::WriteGroup(Connection& db, SubmitGroup& group, std::vector<WorkloadR
   if (!tx.begin_status().ok()) return fail_accepted(tx.begin_status());
   // An error failed every accepted submission; the transaction rolls back as it goes out
   // of scope.
-  if (!WriteGroupRows(db, group, written, counter_moved).ok()) return;
+  if (!WriteGroupRows(db, group, written, counter_moved, RefusedRidingWrite::kUndoneByTheWrites).ok()) return;
   // Nothing is acknowledged before the commit: a failed one fails every submission of the
   // group (the transaction rolls back as it goes out of scope).
   const auto start = std::chrono::steady_clock::now();
@@ -381,7 +388,7 @@ void Store::WriteGroup(Connection& db, SubmitGroup& group, std::vector<WorkloadR
 }
 
 Status Store::WriteGroupRows(Connection& db, SubmitGroup& group, std::vector<WorkloadRecord>* written,
-                             bool* counter_moved) {
+                             bool* counter_moved, RefusedRidingWrite refused) {
   auto fail_accepted = [&](const Status& s) {
     written->clear();
     for (QueuedSubmit* q : group.members) {
@@ -392,6 +399,9 @@ Status Store::WriteGroupRows(Connection& db, SubmitGroup& group, std::vector<Wor
   // The loop's waiting writes (store_deferred.cc) do not ride along: a submission would
   // wait for up to 256 decision rows to be written, and fail if one of them did. The
   // loop's own next commit carries them.
+  if (refused == RefusedRidingWrite::kFailsTheCommit && db.dialect() == SqlDialect::kPostgres) {
+    return WriteGroupRowsUnanswered(db, group, written);
+  }
   if (WriteGroupRowsAtOnce(db, group, written)) return Status::Ok();
   // One by one: the counter first, so that a refused group writes nothing, and on
   // PostgreSQL it holds the row's lock: a second Store's group waits, then sees the
@@ -440,6 +450,39 @@ Result<bool> Store::TakeUidNumbers(Connection& db, const SubmitGroup& group) {
     return s;
   }
   return (*counter)->RowsChanged() > 0;
+}
+
+Status Store::WriteGroupRowsUnanswered(Connection& db, SubmitGroup& group, std::vector<WorkloadRecord>* written) {
+  // Nothing waits for a reply and nothing is undone here, so no savepoint: a row the
+  // database refuses, a counter another writer moved, or a row refused before it was sent
+  // fails the journal's commit, which calls these writes again with kUndoneByTheWrites
+  // (WriteGroupRowsAtOnce, then one by one). No member's result changes here.
+  std::vector<QueuedSubmit*> accepted;
+  std::vector<NewSubmission> rows;
+  for (QueuedSubmit* q : group.members) {
+    if (!q->result.ok()) continue;
+    accepted.push_back(q);
+    rows.push_back({&*q->result, q->at});
+  }
+  Status s = accepted.empty() ? Status::Ok() : InsertSubmissions(db, rows, written);
+  if (s.ok()) s = MoveUidCounterOrRefuse(db, group);
+  if (!s.ok()) {
+    written->clear();
+    return s;
+  }
+  for (QueuedSubmit* q : accepted) q->written = true;
+  return Status::Ok();
+}
+
+Status Store::MoveUidCounterOrRefuse(Connection& db, const SubmitGroup& group) {
+  // TakeUidNumbers' compare-and-set, which fails when it sets nothing (division by zero,
+  // as the journal's INSERT checks its count) rather than saying so in a reply to be read.
+  Result<std::unique_ptr<Statement>> counter = db.Prepare(
+      "WITH moved AS (INSERT INTO meta(key, value) VALUES('uid_counter', $1) ON CONFLICT(key) DO UPDATE SET "
+      "value=excluded.value WHERE CAST(meta.value AS BIGINT) <= $2 RETURNING 1) "
+      "SELECT 1 / count(*)::int AS moved FROM moved");
+  if (!counter.ok()) return counter.status();
+  return (*counter)->Bind(1, std::to_string(group.last_uid)).Bind(2, group.first_uid).RunWithNext();
 }
 
 bool Store::WriteGroupRowsAtOnce(Connection& db, SubmitGroup& group, std::vector<WorkloadRecord>* written) {
