@@ -208,11 +208,11 @@ Status PgJournalStorage::AppendCommitWith(std::string_view lines, uint64_t first
   // a timeout (it would wait as long again).
   const bool one_trip = !riding.empty() && std::all_of(riding.begin(), riding.end(),
                                                        [](const audit::RidingWork* w) { return w->rerunnable; });
-  Status stored = StoreCommit(one_trip ? insert : std::move(insert), riding, one_trip);
+  Status stored = StoreCommit(insert, riding, one_trip);
   if (one_trip && !stored.ok() && connection_->Healthy() && !connection_->InTransaction() &&
       stored.code() != StatusCode::kUnavailable && stored.code() != StatusCode::kDeadlineExceeded) {
     ++commits_run_again_;
-    stored = StoreCommit(std::move(insert), riding, false);
+    stored = StoreCommit(insert, riding, false);
   }
   GPUFED_RETURN_IF_ERROR(stored);
   head_seq_ = seq - 1;
@@ -220,7 +220,7 @@ Status PgJournalStorage::AppendCommitWith(std::string_view lines, uint64_t first
   return Status::Ok();
 }
 
-Status PgJournalStorage::StoreCommit(std::vector<pg::Param> insert, std::span<audit::RidingWork* const> riding,
+Status PgJournalStorage::StoreCommit(const std::vector<pg::Param>& insert, std::span<audit::RidingWork* const> riding,
                                      bool refusal_fails_commit) {
   // BEGIN, the fence (when it defers its check) and the INSERT go with the first riding
   // work's first statement, or with the COMMIT: the whole commit is one or two round trips.
@@ -236,7 +236,7 @@ Status PgJournalStorage::StoreCommit(std::vector<pg::Param> insert, std::span<au
                               "FROM unnest($2::bigint[], $3::text[], $4::text[], string_to_array($5::text, E'\\n')) "
                               "WITH ORDINALITY AS r(t, k, h, l, n) RETURNING 1) "
                               "SELECT 1 / (count(*) = $6::bigint)::int AS whole FROM stored",
-                              std::move(insert));
+                              insert);
   for (audit::RidingWork* work : riding) {
     PgCommitScope scope(tx, refusal_fails_commit);
     if (refusal_fails_commit) {

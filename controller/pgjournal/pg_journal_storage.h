@@ -104,7 +104,7 @@ class PgJournalStorage final : public audit::JournalStorage {
   Result<audit::JournalHead> ReadAndCheck(const audit::RecoveryKeys& keys, audit::MerkleHasher& merkle);
   // One transaction: BEGIN, the fence, the INSERT of the rows (`insert`: its parameters),
   // each work in its savepoint, COMMIT.
-  Status StoreCommit(std::vector<pg::Param> insert, std::span<audit::RidingWork* const> riding,
+  Status StoreCommit(const std::vector<pg::Param>& insert, std::span<audit::RidingWork* const> riding,
                      bool refusal_fails_commit);
 
   std::unique_ptr<pg::Connection> connection_;
