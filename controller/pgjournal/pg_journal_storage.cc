@@ -211,7 +211,6 @@ Status PgJournalStorage::AppendCommitWith(std::string_view lines, uint64_t first
   Status stored = StoreCommit(insert, riding, one_trip);
   if (one_trip && !stored.ok() && connection_->Healthy() && !connection_->InTransaction() &&
       stored.code() != StatusCode::kUnavailable && stored.code() != StatusCode::kDeadlineExceeded) {
-    ++commits_run_again_;
     stored = StoreCommit(insert, riding, false);
   }
   GPUFED_RETURN_IF_ERROR(stored);

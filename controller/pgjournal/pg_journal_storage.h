@@ -89,15 +89,11 @@ class PgJournalStorage final : public audit::JournalStorage {
   // only its writes): the records and the work's writes are one durable commit. When
   // every work is rerunnable the commit is first sent whole with its COMMIT, one round
   // trip; if the server refuses any of it, nothing is stored and the commit is run again
-  // as above (commits_run_again() counts those), unless the session was lost or a
-  // statement timed out.
+  // as above, unless the session was lost or a statement timed out.
   bool CarriesWork() const override { return true; }
   Status AppendCommitWith(std::string_view lines, uint64_t first_seq,
                           std::span<audit::RidingWork* const> riding) override;
   Status Close() override;
-
-  // Commits sent in one round trip that the server refused and that were run again.
-  uint64_t commits_run_again() const { return commits_run_again_; }
 
  private:
   Status TakeWriterRole();
@@ -113,7 +109,6 @@ class PgJournalStorage final : public audit::JournalStorage {
   bool advisory_locked_ = false;
   uint64_t head_seq_ = 0;
   std::string head_hash_;
-  uint64_t commits_run_again_ = 0;
 };
 
 // The session advisory lock of the journal's writer when no fence is given.
