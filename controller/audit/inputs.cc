@@ -6,6 +6,7 @@
 
 #include "controller/audit/canonical_json.h"
 #include "controller/audit/record.h"
+#include "controller/audit/workload_text.h"
 #include "controller/common/sha256.h"
 
 namespace gpufed::audit {
@@ -70,7 +71,7 @@ nlohmann::json WorkloadDocument(const model::Workload& w) {
 }
 
 std::string WorkloadSpecHash(const model::Workload& workload) {
-  return "sha256:" + Sha256Hex(DumpPayload(WorkloadDocument(workload)));
+  return "sha256:" + Sha256Hex(WorkloadDocumentText(workload));
 }
 
 namespace {

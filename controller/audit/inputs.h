@@ -19,7 +19,8 @@ namespace gpufed::audit {
 
 // The workload as a document the loader accepts; round-trips through config::LoadText.
 nlohmann::json WorkloadDocument(const model::Workload& workload);
-// "sha256:" + SHA-256 over the compact document: the workload's spec hash.
+// "sha256:" + SHA-256 over the compact document (written without building it:
+// workload_text.h): the workload's spec hash.
 std::string WorkloadSpecHash(const model::Workload& workload);
 
 // Snapshot format version 4: everything the placer read (the revision is loaded again

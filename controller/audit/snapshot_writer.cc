@@ -2,6 +2,7 @@
 
 #include "controller/audit/inputs.h"
 #include "controller/audit/record.h"
+#include "controller/audit/workload_text.h"
 
 namespace gpufed::audit {
 
@@ -9,7 +10,7 @@ Result<SnapshotWriter::Remembered*> SnapshotWriter::Document(const model::Worklo
   auto [it, added] = remembered_.try_emplace(&workload);
   Remembered& r = it->second;
   if (added || !(r.workload == workload)) {
-    Result<std::string> name = store_->Add(DumpPayload(WorkloadDocument(workload)));
+    Result<std::string> name = store_->Add(WorkloadDocumentText(workload));
     if (!name.ok()) {
       remembered_.erase(it);
       return name.status();
