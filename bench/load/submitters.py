@@ -204,7 +204,8 @@ def client(replicas, token, home, indices, seed, workload_body, rate, stop, resu
         start = time.perf_counter()
         status, parsed, redirects, retries = s.post("/v1/tenants/%s/workloads" % tenant, body, stop)
         uid = parsed.get("uid", "") if isinstance(parsed, dict) else ""
-        mine.append((tenant, name, status, uid, time.perf_counter() - start, redirects, retries))
+        done = time.perf_counter()
+        mine.append((tenant, name, status, uid, done - start, redirects, retries, done))
     s.close()
     with lock:
         results.extend(mine)
