@@ -24,11 +24,17 @@ What one run does:
      a tenant of their own (rules keep the load off it and the probes on it): the load fills
      every other GPU, and the first placement of a new term must not wait for capacity. With
      --freeze-leader F, then F times: SIGSTOP the leader until another leads, SIGCONT; the
-     thawed one must log "lost the lead" and say standby;
+     thawed one must log "lost the lead" and say standby. With --fail-primary the database
+     is a primary with a synchronous standby (controller/pg/testing/pg-ha-pair.sh: TLS,
+     verify-full, the multi-host URI with target_session_attrs=read-write), and then, while
+     the clients go on: SIGKILL to the primary, the standby promoted --promote-after later
+     (as Patroni would), and a probe submitted right after the kill; measured from the kill:
+     a leader again, the probe's 201 and its placement;
   5. at the end (kills done or the workloads submitted, then until none is Pending, at most
      300 s): reads the leader's /v1/workloads (admin) and counts lost 201s (not in the
      store, or with another uid) and duplicates (a name twice, a uid twice, two 201s for one
-     name); estimates pass p50/p99 of the last leader's term from its /metrics histogram
+     name), and lists the submissions answered otherwise (`not_acked`: status, error, and
+     whether the name is in the store all the same); estimates pass p50/p99 of the last leader's term from its /metrics histogram
      (`gpufed run --store` prints no run summary); stops every replica (SIGTERM by PID);
      verifies the one journal in the database across every leader's term (`gpufed audit
      verify --store`) and counts the workloads it has decisions for.
@@ -61,6 +67,7 @@ from submitters import SUBMIT_GIVE_UP_S, Submitter, client, client_process, clie
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PG_CLUSTER = os.path.join(HERE, "..", "..", "controller", "pg", "testing", "pg-cluster.sh")
+PG_HA_PAIR = os.path.join(HERE, "..", "..", "controller", "pg", "testing", "pg-ha-pair.sh")
 ADMIN = "admin-" + "%024x" % random.SystemRandom().getrandbits(96)
 STOP = threading.Event()  # set when the run ends, however it ends: the clients stop
 
@@ -78,6 +85,8 @@ def pg_values(state_file):
     with open(state_file) as f:
         for line in f:
             k, _, v = line.rstrip("\n").partition("=")
+            if len(v) >= 2 and v[0] == v[-1] == "'":
+                v = v[1:-1]  # pg-ha-pair.sh quotes its URIs for the shell
             values.setdefault(k, v)
     return values
 
@@ -327,6 +336,66 @@ def freeze_and_measure(replicas, f, rng, lease_s, out):
             return
 
 
+def fail_primary_and_measure(replicas, pg_state, promote_after_s, lease_s, out):
+    """The database's own failover while the clients go on: SIGKILL to the primary
+    (pg-ha-pair.sh kill-primary), the standby promoted promote_after_s later (as Patroni
+    would once its leader key expired), and a probe submitted right after the kill through
+    any replica (retried until a leader answers 201). Measured from the kill: the probe's
+    201 and its placement (Running, read through any live replica: standbys read the
+    database). Appends one record to `out`."""
+    bound = 4 * lease_s + 60 + promote_after_s
+    leader, epoch = find_leader(replicas, 4 * lease_s + 60)
+    rec = {"db_failover": 1}
+    out.append(rec)
+    if leader is None:
+        rec["error"] = "no leader before the primary failed"
+        return
+    rec.update({"leader_before": leader.name, "epoch_before": epoch})
+    failed_at = time.monotonic()
+    killed = subprocess.run(["bash", PG_HA_PAIR, "kill-primary", pg_state], capture_output=True, text=True)
+    if killed.returncode != 0:
+        rec["error"] = "kill-primary: " + killed.stderr.strip()[-300:]
+        return
+    probe_name = "probe-db"
+    probe = {}
+
+    def submit_probe():
+        s = Submitter(replicas, 0, ADMIN, max_backoff=0.2)
+        status, parsed, _, _ = s.post("/v1/tenants/probe/workloads", PROBE_BODY % probe_name, STOP)
+        s.close()
+        probe.update(status=status, acked_s=time.monotonic() - failed_at,
+                     uid=parsed.get("uid", "") if isinstance(parsed, dict) else "")
+    prober = threading.Thread(target=submit_probe, daemon=True)
+    prober.start()
+    time.sleep(max(0.0, promote_after_s - (time.monotonic() - failed_at)))
+    promoted = subprocess.run(["bash", PG_HA_PAIR, "promote-standby", pg_state], capture_output=True, text=True)
+    rec["promoted_s"] = round(time.monotonic() - failed_at, 3)
+    if promoted.returncode != 0:
+        rec["error"] = "promote-standby: " + promoted.stderr.strip()[-300:]
+        prober.join()
+        return
+    new, new_epoch = find_leader(replicas, bound)
+    rec.update({"leader_after": new.name if new else None, "epoch_after": new_epoch,
+                "to_leader_s": round(time.monotonic() - failed_at, 3)})
+    prober.join()
+    rec["probe_201_s"] = round(probe.get("acked_s", 0.0), 3)
+    if probe.get("status") != 201:
+        rec["error"] = "the probe was answered %s" % probe.get("status")
+        return
+    probes.append((probe_name, probe.get("uid", "")))
+    deadline = time.monotonic() + bound
+    while time.monotonic() < deadline:
+        for r in replicas:
+            if not r.alive():
+                continue
+            code, text = get(r.port, "/v1/tenants/probe/workloads/" + probe_name, 5.0)
+            if code == 200 and json.loads(text).get("state") in ("Running", "Succeeded", "Finished"):
+                rec["to_placement_s"] = round(time.monotonic() - failed_at, 3)
+                return
+        time.sleep(0.1)
+    rec["error"] = "no leader ran the probe within %d s of the promotion" % bound
+
+
 def seconds_of(text):
     m = re.fullmatch(r"([\d.]+)(ms|s|m)?", text.strip())
     if not m:
@@ -363,6 +432,7 @@ def run(a, write_repo, workload_body, percentile):
     os.makedirs(top, exist_ok=True)
     pg_state = os.path.join(top, "pg.state")
     replicas = []
+    pg_script = PG_HA_PAIR if a.fail_primary else PG_CLUSTER
     try:
         pg_env = dict(os.environ)
         if a.pg_statements:
@@ -370,28 +440,36 @@ def run(a, write_repo, workload_body, percentile):
             pg_env["GPUFED_PG_CONF"] = (pg_env.get("GPUFED_PG_CONF", "") +
                                         "\nshared_preload_libraries = 'pg_stat_statements'"
                                         "\npg_stat_statements.track = all")
-        start = subprocess.run(["bash", PG_CLUSTER, "start", pg_state], capture_output=True, text=True, env=pg_env)
+        start = subprocess.run(["bash", pg_script, "start", pg_state], capture_output=True, text=True, env=pg_env)
         if start.returncode != 0:
-            print("gpufed-load: pg-cluster.sh start failed: %s" % (start.stderr.strip()[-500:]), file=sys.stderr)
+            print("gpufed-load: %s start failed: %s" % (os.path.basename(pg_script), start.stderr.strip()[-500:]),
+                  file=sys.stderr)
             return 2
         pg = pg_values(pg_state)
         if pg.get("missing"):
             print("SKIP: no PostgreSQL 15 (%s)" % pg["missing"])
             return 77
         env = dict(os.environ, PGPASSFILE=pg["passfile"])
-        db = "load"
-        made = subprocess.run(["psql", "-X", "-q", "host=%s port=%s dbname=postgres user=gpufed" % (pg["socket_dir"], pg["port"]),
-                               "-c", "CREATE DATABASE %s" % db], env=env, capture_output=True, text=True)
-        if made.returncode != 0:
-            print("gpufed-load: CREATE DATABASE: %s" % made.stderr.strip(), file=sys.stderr)
-            return 2
+        if a.fail_primary:
+            # The pair's database `gpufed`, through the URI a production replica is given: both
+            # nodes over TLS (verify-full), target_session_attrs=read-write.
+            db, store = "gpufed", pg["uri"]
+        else:
+            db = "load"
+            store = "postgresql://gpufed@/%s?host=%s&port=%s" % (db, pg["socket_dir"], pg["port"])
+            made = subprocess.run(["psql", "-X", "-q", "host=%s port=%s dbname=postgres user=gpufed" %
+                                   (pg["socket_dir"], pg["port"]), "-c", "CREATE DATABASE %s" % db],
+                                  env=env, capture_output=True, text=True)
+            if made.returncode != 0:
+                print("gpufed-load: CREATE DATABASE: %s" % made.stderr.strip(), file=sys.stderr)
+                return 2
         if a.pg_statements and admin_psql(pg, db, "CREATE EXTENSION pg_stat_statements").returncode != 0:
             print("gpufed-load: pg_stat_statements is not available", file=sys.stderr)
             return 2
         repo = os.path.join(top, "repo")
         write_repo(repo, a.clusters, a.lua, a.seed)
-        if a.kill_leader:
-            add_probe_cluster(repo, a.kill_leader)
+        if a.kill_leader or a.fail_primary:
+            add_probe_cluster(repo, a.kill_leader + (1 if a.fail_primary else 0))
         if a.local_jobs:
             local_jobs.add_local_cluster(repo, top, 4)
         key_dir = os.path.join(top, "key")
@@ -404,7 +482,7 @@ def run(a, write_repo, workload_body, percentile):
         with open(os.open(tokens, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
             f.write("%s admin ops\n" % ADMIN)
         common = {"gpufed": a.gpufed, "repo": repo, "tokens": tokens, "key": os.path.join(key_dir, "signing.key"),
-                  "store": "postgresql://gpufed@/%s?host=%s&port=%s" % (db, pg["socket_dir"], pg["port"]),
+                  "store": store, "pg_state": pg_state,
                   "lease_duration": a.lease_duration, "renew_deadline": a.renew_deadline,
                   "lease_retry": a.lease_retry, "env": env}
         for i in range(a.replicas):
@@ -423,7 +501,7 @@ def run(a, write_repo, workload_body, percentile):
         if os.path.exists(pg_state):
             if a.pg_statements:
                 write_pg_statements(pg_values(pg_state), "load", a.pg_statements)
-            subprocess.run(["bash", PG_CLUSTER, "stop", pg_state], capture_output=True, text=True)
+            subprocess.run(["bash", pg_script, "stop", pg_state], capture_output=True, text=True)
         if not a.keep:
             shutil.rmtree(top, ignore_errors=True)
 
@@ -438,7 +516,7 @@ def drive(a, top, replicas, workload_body, percentile):
             print("--- %s\n%s" % (r.name, r.log_text()[-1500:]), file=sys.stderr)
         return 2
 
-    killing = a.kill_leader > 0 or a.freeze_leader > 0
+    killing = a.kill_leader > 0 or a.freeze_leader > 0 or a.fail_primary
     rate = a.rate if a.rate > 0 else (20.0 if killing else 0.0)
     stop = STOP
     results, lock = [], threading.Lock()
@@ -462,13 +540,17 @@ def drive(a, top, replicas, workload_body, percentile):
                                                   local_jobs.body(top), 2.0, stop, results, lock), daemon=True)
         t.start()
         threads.append(t)
-    kills, freezes = [], []
+    kills, freezes, db_failovers = [], [], []
     if killing:
         rng = random.Random(a.seed * 7919 + 1)
-        clients_done = lambda: all(not t.is_alive() for t in threads)
         kill_and_measure(replicas, a.kill_leader, rng, lease_s, lambda: time.monotonic() > deadline, kills)
         if all("error" not in k for k in kills):
             freeze_and_measure(replicas, a.freeze_leader, rng, lease_s, freezes)
+        if a.fail_primary and all("error" not in k for k in kills + freezes):
+            time.sleep(rng.uniform(1.0, 4.0))
+            fail_primary_and_measure(replicas, replicas[0].args["pg_state"], seconds_of(a.promote_after), lease_s,
+                                     db_failovers)
+            time.sleep(2.0)  # the clients go on a little on the promoted primary
         stop.set()  # the clients stop with the kills (or at --workloads, whichever is first)
     # Bounded: a client gives up a submission after SUBMIT_GIVE_UP_S and stops at `stop`.
     while any(t.is_alive() for t in threads):
@@ -521,6 +603,11 @@ def drive(a, top, replicas, workload_body, percentile):
             reason = re.sub(r"cluster \S+ no longer reports \S+", "cluster C no longer reports W.aN",
                             (it.get("reason") or ""))[:160]
             failed_reasons[reason] = failed_reasons.get(reason, 0) + 1
+    # Submissions answered otherwise than 201 (at most 20 shown): a 409 after a retry is a
+    # submission whose first try committed while its answer was lost (a kill, a database
+    # failover), so it is in the store although no 201 was seen.
+    not_acked = [{"tenant": t, "name": n, "status": s, "error": why, "in_store": (t, n) in by_name}
+                 for (t, n, s, why, _, _, _, _) in results if s != 201][:20]
     # The probes are 201s too.
     probes_lost = sum(1 for (n, uid) in probes
                       if not any(r["uid"] == uid for r in by_name.get(("probe", n), [])))
@@ -578,7 +665,8 @@ def drive(a, top, replicas, workload_body, percentile):
     to_place = [k["to_placement_s"] for k in kills if "to_placement_s" in k]
     med = lambda v: round(percentile(v, 0.5), 2) if v else None
     out = {
-        "mode": "replicas", "replicas": a.replicas, "store": "postgresql (pg-cluster.sh, %s)" % (
+        "mode": "replicas", "replicas": a.replicas, "store": "postgresql (pg-ha-pair.sh: a primary and a synchronous standby, TLS)" if a.fail_primary
+        else "postgresql (pg-cluster.sh, %s)" % (
             "fsync and synchronous_commit on" if os.environ.get("GPUFED_PG_DURABLE") == "1" else "fsync off"),
         "leases": "%s/%s/%s" % (a.lease_duration, a.renew_deadline, a.lease_retry),
         "clusters": a.clusters, "workloads": a.workloads, "clients": a.clients, "lua": a.lua,
@@ -593,18 +681,18 @@ def drive(a, top, replicas, workload_body, percentile):
         "decisions_per_s": round(len(acked) / decide_seconds, 1) if (decide_seconds > 0 and not killing) else None,
         "passes": passes, "pass_p50_ms": pass_p50, "pass_p99_ms": pass_p99,
         "in_store": len(items), "states": states, "failed_reasons": failed_reasons,
-        "lost": lost, "duplicates": duplicates,
+        "lost": lost, "duplicates": duplicates, "not_acked": not_acked,
         "kills": len(kills), "failover_leader_p50_s": med(to_leader),
         "failover_leader_max_s": max(to_leader) if to_leader else None,
         "failover_placement_p50_s": med(to_place),
         "failover_placement_max_s": max(to_place) if to_place else None,
-        "freezes": len(freezes),
+        "freezes": len(freezes), "db_failovers": db_failovers,
         "leader_changes": last_epoch - first_epoch, "two_leaders_seen": find_leader.two_leaders,
         "journal": journal, "journal_decided_workloads": len(decided),
     }
     local = local_jobs.check(top, items) if a.local_jobs else {}
     out.update(local)
-    errors = [k["error"] for k in kills + freezes if "error" in k]
+    errors = [k["error"] for k in kills + freezes + db_failovers if "error" in k]
     if errors:
         out["errors"] = errors
     if a.output == "json":
@@ -617,6 +705,7 @@ def drive(a, top, replicas, workload_body, percentile):
         for k in kills + freezes:
             print("  %s" % json.dumps(k))
     bad = (lost or duplicates or errors or len(kills) < a.kill_leader or len(freezes) < a.freeze_leader
+           or (a.fail_primary and not db_failovers)
            or local.get("local_duplicate_starts") or local.get("local_duplicate_ledger_keys")
            or (a.local_jobs and local_jobs.unfinished(items))
            or find_leader.two_leaders or not journal.endswith("verified"))

@@ -203,7 +203,10 @@ def client(replicas, token, home, indices, seed, workload_body, rate, stop, resu
         tenant, name, body = workload_body(i, rng)
         start = time.perf_counter()
         status, parsed, redirects, retries = s.post("/v1/tenants/%s/workloads" % tenant, body, stop)
+        # The uid of a 201; of any other answer, its error message (the record's 4th field).
         uid = parsed.get("uid", "") if isinstance(parsed, dict) else ""
+        if status != 201 and isinstance(parsed, dict) and isinstance(parsed.get("error"), dict):
+            uid = str(parsed["error"].get("message", ""))[:300]
         done = time.perf_counter()
         mine.append((tenant, name, status, uid, done - start, redirects, retries, done))
     s.close()

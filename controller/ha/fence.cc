@@ -6,7 +6,7 @@ namespace {
 constexpr std::string_view kFencedPrefix = "fenced: ";
 constexpr std::string_view kCheckPurpose = "check the fence";
 // The function raises SQLSTATE GF001 with a message starting "fenced: " (lease.cc), which
-// pg::StatusFromServerError turns into FailedPrecondition with that message kept.
+// pg::StatusFromServerError turns into Unavailable with that message kept.
 constexpr std::string_view kCheckFenceSql = "SELECT gpufed_check_fence($1, $2, $3)";
 
 }  // namespace
@@ -27,7 +27,9 @@ Status DeferFenceCheck(pg::Transaction& tx, const FenceToken& token) {
 }
 
 bool IsFenced(const Status& status) {
-  if (status.code() != StatusCode::kFailedPrecondition) return false;
+  // Unavailable as the database's refusal arrives (pg/sqlstate.h); FailedPrecondition as
+  // this replica's own components said it before (a refusal without the database).
+  if (status.code() != StatusCode::kUnavailable && status.code() != StatusCode::kFailedPrecondition) return false;
   const std::string& message = status.message();
   // At the start, or after a caller's context ("...: fenced: ...").
   return message.starts_with(kFencedPrefix) || message.find(": " + std::string(kFencedPrefix)) != std::string::npos;

@@ -31,7 +31,7 @@ struct FenceToken {
 
 // Locks the lease row FOR SHARE inside `tx` if it still names `token`'s holder and epoch
 // and has not expired by the database's clock (the function gpufed_check_fence, the `ha`
-// component's migration 3). FailedPrecondition otherwise, naming who holds the lease now
+// component's migration 3). Unavailable otherwise (the API's 503), naming who holds the lease now
 // ("check the fence: fenced: epoch 3 is no longer the lease's, now held by replica-b
 // epoch 4 (SQLSTATE GF001)"; IsFenced is true for it); the caller's transaction must then
 // roll back (the Transaction's destructor does) and the replica stop acting as leader.

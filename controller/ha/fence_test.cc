@@ -173,7 +173,10 @@ TEST(IsFenced, KnowsTheFenceThroughACallersContext) {
   const Status refused = FailedPrecondition("fenced: epoch 1 is no longer the lease's, now held by b epoch 2");
   EXPECT_TRUE(IsFenced(refused));
   EXPECT_TRUE(IsFenced(FailedPrecondition("audit journal state-c/audit: " + refused.message())));
-  EXPECT_FALSE(IsFenced(Unavailable("audit journal state-c/audit: " + refused.message())));
+  // As the database's refusal arrives (pg/sqlstate.h: class GF is Unavailable, the API's 503).
+  EXPECT_TRUE(IsFenced(Unavailable("check the fence: " + refused.message() + " (SQLSTATE GF001)")));
+  EXPECT_FALSE(IsFenced(Internal("audit journal state-c/audit: " + refused.message())));
+  EXPECT_FALSE(IsFenced(Unavailable("connect to PostgreSQL: connection refused")));
   EXPECT_FALSE(IsFenced(FailedPrecondition("another session holds the journal's writer role")));
   EXPECT_FALSE(IsFenced(FailedPrecondition("unfenced: nothing")));
 }

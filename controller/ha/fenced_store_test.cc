@@ -97,6 +97,9 @@ TEST_F(FencedStoreTest, ADeposedLeadersStoreWritesNothingAndStillReads) {
   Result<store::WorkloadRecord> submitted = store->SubmitNumbered(Record("after"), Duration::FromSeconds(2));
   ASSERT_FALSE(submitted.ok());
   EXPECT_TRUE(IsFenced(submitted.status())) << submitted.status().ToString();
+  // Unavailable, which the API answers 503: nothing was stored and a client retries at the
+  // leader (a 409 would say the submission itself conflicts; gpufed-load saw one).
+  EXPECT_EQ(submitted.status().code(), StatusCode::kUnavailable) << submitted.status().ToString();
   Status meta = store->SetMeta("k", "v");
   EXPECT_TRUE(IsFenced(meta)) << meta.ToString();
   EXPECT_THAT(meta.message(), HasSubstr("now held by replica-b epoch 2"));

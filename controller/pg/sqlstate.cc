@@ -22,7 +22,7 @@ StatusCode StatusCodeForSqlState(std::string_view sqlstate) {
   if (sqlstate == "42501") return StatusCode::kPermissionDenied;
   if (HasClass(sqlstate, "53")) return StatusCode::kResourceExhausted;
   if (HasClass(sqlstate, "22")) return StatusCode::kInvalidArgument;
-  if (HasClass(sqlstate, "GF")) return StatusCode::kFailedPrecondition;
+  if (HasClass(sqlstate, "GF")) return StatusCode::kUnavailable;
   return StatusCode::kInternal;
 }
 

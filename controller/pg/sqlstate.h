@@ -12,7 +12,10 @@
 //   53xxx insufficient resources                                -> kResourceExhausted
 //   22xxx data exceptions                                       -> kInvalidArgument
 //   GFxxx gpufed's own refusals, raised by its server-side
-//         functions (controller/ha's fence)                    -> kFailedPrecondition
+//         functions (controller/ha's fence: this session's
+//         replica no longer leads; another does)               -> kUnavailable (not here:
+//         the API answers 503, and a client retries at the leader; a 409 would tell
+//         it that the request itself conflicts)
 //   anything else (42xxx syntax or undefined objects, XX000...) -> kInternal (a bug here)
 #include <string>
 #include <string_view>

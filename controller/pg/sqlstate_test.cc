@@ -22,7 +22,7 @@ TEST(SqlState, MapsByKind) {
   EXPECT_EQ(StatusCodeForSqlState("42501"), StatusCode::kPermissionDenied);
   EXPECT_EQ(StatusCodeForSqlState("53100"), StatusCode::kResourceExhausted);
   EXPECT_EQ(StatusCodeForSqlState("22P02"), StatusCode::kInvalidArgument);
-  EXPECT_EQ(StatusCodeForSqlState("GF001"), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(StatusCodeForSqlState("GF001"), StatusCode::kUnavailable);
   EXPECT_EQ(StatusCodeForSqlState("42P01"), StatusCode::kInternal);
   EXPECT_EQ(StatusCodeForSqlState(""), StatusCode::kInternal);
 }
@@ -44,7 +44,7 @@ TEST(SqlState, MessagesNameThePurposeNotTheValues) {
   EXPECT_THAT(missing.message(), HasSubstr("gpufed_lease"));
   // gpufed's own refusals say what they refused, in words the function chose.
   Status fenced = StatusFromServerError("check the fence", "GF001", "fenced: epoch 1 is no longer the lease's", "");
-  EXPECT_EQ(fenced.code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(fenced.code(), StatusCode::kUnavailable);  // the API's 503: retry at the leader
   EXPECT_EQ(fenced.message(), "check the fence: fenced: epoch 1 is no longer the lease's (SQLSTATE GF001)");
 }
 

@@ -163,6 +163,7 @@ TEST_F(SubmissionsInJournal, ADeposedLeadersSubmissionStoresNeitherRecordNorRow)
   const int64_t records = CountRows("SELECT count(*) AS n FROM gpufed_journal");
   Result<WorkloadRecord> deposed = Submit("vision", "late");
   EXPECT_FALSE(deposed.ok());
+  EXPECT_EQ(deposed.status().code(), StatusCode::kUnavailable) << deposed.status().ToString();  // a 503
   EXPECT_TRUE(ha::IsFenced(journal_->health())) << journal_->health().ToString();
   EXPECT_EQ(CountRows("SELECT count(*) AS n FROM gpufed_journal"), records);
   EXPECT_EQ(CountRows("SELECT count(*) AS n FROM workloads WHERE name = 'late'"), 0);
