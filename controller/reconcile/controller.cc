@@ -195,6 +195,7 @@ Result<PassStats> Controller::Pass() {
   reconciler_->SetPlacing(placing);
   auto start = std::chrono::steady_clock::now();
   Result<PassStats> stats = reconciler_->Pass(std::move(observed));
+  PublishReadinessLocked();
   if (stats.ok()) JournalConnectorChanges(stats->retired);
   JournalPolicyHealth();
   if (stats.ok()) JournalBudgetAlerts();
@@ -275,29 +276,32 @@ Duration Controller::NextEvent() {
   return reconciler_->NextEvent();
 }
 
+// audit_health, active_revision and ready serve /readyz and /v1/status: none waits for
+// mu_, which a pass holds throughout (seconds, for a new leader's first pass over a long
+// queue: a probe with a timeout would call the leader unready, and a client looking for
+// the leader would not find it).
 Status Controller::audit_health() {
-  MutexLock lock(mu_);
   if (read_only()) return FailedPrecondition("read-only: no audit journal is open");
-  return journal_log_->health();
+  return journal_log_->health();  // thread-safe (journal_log.h)
 }
 
 std::string Controller::active_revision() {
-  MutexLock lock(mu_);
-  return activator_->active()->config.revision;
+  MutexLock lock(limits_mu_);
+  return api_revision_ != nullptr ? api_revision_->config.revision : std::string();
 }
 
 bool Controller::ready() {
-  MutexLock lock(mu_);
   if (read_only() || !journal_log_->health().ok()) return false;
+  return observed_and_shipping_.load(std::memory_order_acquire);
+}
+
+void Controller::PublishReadinessLocked() {
+  bool ready = false;
+  for (const auto& [name, cs] : reconciler_->clusters()) ready = ready || cs.observed;
   if (shipping_ != nullptr) {
-    for (const audit::SinkStatus& s : shipping_->Sinks()) {
-      if (s.lagging) return false;
-    }
+    for (const audit::SinkStatus& s : shipping_->Sinks()) ready = ready && !s.lagging;
   }
-  for (const auto& [name, cs] : reconciler_->clusters()) {
-    if (cs.observed) return true;
-  }
-  return false;
+  observed_and_shipping_.store(ready, std::memory_order_release);
 }
 
 }  // namespace gpufed::reconcile
@@ -335,6 +339,7 @@ Controller::PassTimes Controller::pass_stats() {
 void Controller::AttachShipping(audit::LiveShipping* shipping) {
   MutexLock lock(mu_);
   shipping_ = shipping;
+  PublishReadinessLocked();
 }
 
 void Controller::AttachWitnessing(audit::LiveWitnessing* witnessing) {

@@ -154,8 +154,9 @@ class Controller {
   };
   ApiLimit ApiLimitOf(const std::string& tenant);
   std::string Metrics();
+  // These three serve /readyz and /v1/status, and none waits for a pass.
   std::string active_revision();
-  // A cluster has been observed and the audit journal can be written.
+  // A cluster has been observed (as of the last pass) and the audit journal can be written.
   bool ready();
   // OK while decisions can be journaled; else why placement is stopped.
   Status audit_health();
@@ -268,6 +269,10 @@ class Controller {
   OfferedGpuTime offered_ GUARDED_BY(mu_);
   bool stopped_ GUARDED_BY(mu_) = false;
   audit::LiveShipping* shipping_ = nullptr;
+  // ready()'s part that needs mu_, as of the last pass (or AttachShipping): a cluster was
+  // observed and no AuditSink lags. Published so /readyz does not wait for a pass.
+  std::atomic<bool> observed_and_shipping_{false};
+  void PublishReadinessLocked() REQUIRES(mu_);
   std::function<std::string()> more_metrics_;  // AttachMetrics'; empty: none
   audit::LiveWitnessing* witnessing_ = nullptr;
   std::unique_ptr<BudgetWatch> budget_ PT_GUARDED_BY(mu_);

@@ -29,7 +29,10 @@ void JournalDecisionLog::EndPass() {
 
 Status JournalDecisionLog::PreparePass() {
   Result<std::string> digest = snapshot_writer_.Write(*pass_snapshot_, repo_root_);
-  snapshot_status_ = digest.status();
+  {
+    MutexLock lock(health_mu_);
+    snapshot_status_ = digest.status();
+  }
   if (!digest.ok()) return digest.status();
   // The builder carries what only the whole pass knows (budget left after earlier
   // decisions, compliance facts) into the records the loop actually logs.
@@ -171,7 +174,9 @@ Status JournalDecisionLog::RecordMetered(const std::vector<store::AttemptRow>& a
 
 Status JournalDecisionLog::health() const {
   Status s = journal_->health();
-  return s.ok() ? snapshot_status_ : s;
+  if (!s.ok()) return s;
+  MutexLock lock(health_mu_);
+  return snapshot_status_;
 }
 
 }  // namespace gpufed::reconcile

@@ -17,6 +17,7 @@
 #include "controller/audit/signing.h"
 #include "controller/audit/snapshot_store.h"
 #include "controller/audit/snapshot_writer.h"
+#include "controller/common/mutex.h"
 #include "controller/reconcile/decision_log.h"
 #include "controller/reconcile/store_writes_in_journal.h"
 
@@ -54,7 +55,8 @@ class JournalDecisionLog : public DecisionLog {
 
   // OK while decisions can be recorded: the journal's sticky health, or the last
   // snapshot write's failure (a decision without its inputs cannot be replayed).
-  Status health() const;
+  // Thread-safe: /readyz reads it while a pass runs.
+  Status health() const EXCLUDES(health_mu_);
 
  private:
   // Stores the pass's snapshot and prepares its decision records (records_).
@@ -70,7 +72,8 @@ class JournalDecisionLog : public DecisionLog {
   const placement::Snapshot* pass_snapshot_ = nullptr;
   audit::SnapshotWriter snapshot_writer_;
   std::string repo_root_;
-  Status snapshot_status_;
+  mutable Mutex health_mu_;
+  Status snapshot_status_ GUARDED_BY(health_mu_);
   std::optional<audit::PlanRecordBuilder> records_;      // this pass's records, once prepared
   std::map<std::string, uint64_t> decision_seq_;        // action key "<uid>.a<attempt>" -> seq
   // Action keys whose attempt-metered is durable: a booking the store failed is retried

@@ -71,10 +71,22 @@ TEST(SubmitDuringPass, ASubmissionIsAcceptedWhileAPassHoldsTheController) {
   // A scrape does not wait for the pass either: it gets the text rendered last.
   std::future<std::string> scrape = std::async(std::launch::async, [&] { return h.Ctl().Metrics(); });
   const bool scraped_during_pass = scrape.wait_for(std::chrono::seconds(60)) == std::future_status::ready;
+  // Nor do /readyz and /v1/status (a new leader's first pass over a long queue takes
+  // seconds: a probe would call it unready, and gpufed-load found no leader meanwhile).
+  std::future<std::string> health = std::async(std::launch::async, [&] {
+    return std::string(h.Ctl().ready() ? "ready" : "unready") + " " + h.Ctl().active_revision() + " " +
+           h.Ctl().audit_health().ToString();
+  });
+  const bool health_during_pass = health.wait_for(std::chrono::seconds(60)) == std::future_status::ready;
   release.set_value();
   pass.join();
   ASSERT_TRUE(accepted_during_pass) << "the submission waited for the pass";
   ASSERT_TRUE(scraped_during_pass) << "the scrape waited for the pass";
+  ASSERT_TRUE(health_during_pass) << "readiness waited for the pass";
+  // Unready: no pass had observed a cluster yet. The revision is the active one.
+  EXPECT_EQ(health.get(), "unready " + h.Ctl().active_revision() + " OK");
+  EXPECT_FALSE(h.Ctl().active_revision().empty());
+  EXPECT_TRUE(h.Ctl().ready());  // the pass observed its cluster
   EXPECT_NE(scrape.get().find("gpufed_workloads{state=\"Pending\"} 1"), std::string::npos);  // before the pass
   Result<store::WorkloadRecord> r = second.get();
   ASSERT_TRUE(r.ok()) << r.status().ToString();
