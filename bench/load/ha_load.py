@@ -240,6 +240,23 @@ def add_probe_cluster(repo, kills):
                 % max(2, kills // 8 + 2))
 
 
+def start_probe(replicas, via, probe_name, since):
+    """Submits the probe `probe_name` on a thread of its own, through replica index `via`
+    (retried every 0.1-0.2 s until a leader answers 201); returns (thread, result), the
+    result filled with status, acked_s (since `since`, a monotonic time) and uid."""
+    probe = {}
+
+    def submit_probe():
+        s = Submitter(replicas, via, ADMIN, max_backoff=0.2)
+        status, parsed, _, _ = s.post("/v1/tenants/probe/workloads", PROBE_BODY % probe_name, STOP)
+        s.close()
+        probe.update(status=status, acked_s=time.monotonic() - since,
+                     uid=parsed.get("uid", "") if isinstance(parsed, dict) else "")
+    prober = threading.Thread(target=submit_probe, daemon=True)
+    prober.start()
+    return prober, probe
+
+
 def kill_and_measure(replicas, k, rng, lease_s, stop_when, out):
     """K kills of the leader; appends one record per kill to `out`. After each kill a probe
     workload is submitted through a live standby (retried every 0.1-0.2 s until a leader
@@ -260,16 +277,7 @@ def kill_and_measure(replicas, k, rng, lease_s, stop_when, out):
         rec = {"kill": n + 1, "killed": leader.name, "epoch": epoch}
         probe_name = "probe-%03d" % (n + 1)
         via = replicas.index(next(r for r in replicas if r is not leader))
-        probe = {}
-
-        def submit_probe():
-            s = Submitter(replicas, via, ADMIN, max_backoff=0.2)
-            status, parsed, _, _ = s.post("/v1/tenants/probe/workloads", PROBE_BODY % probe_name, STOP)
-            s.close()
-            probe.update(status=status, acked_s=time.monotonic() - killed_at,
-                         uid=parsed.get("uid", "") if isinstance(parsed, dict) else "")
-        prober = threading.Thread(target=submit_probe, daemon=True)
-        prober.start()
+        prober, probe = start_probe(replicas, via, probe_name, killed_at)
         new, new_epoch = find_leader(replicas, bound, newer_than=epoch)
         led_at = time.monotonic()
         if new is None:
@@ -357,16 +365,7 @@ def fail_primary_and_measure(replicas, pg_state, promote_after_s, lease_s, out):
         rec["error"] = "kill-primary: " + killed.stderr.strip()[-300:]
         return
     probe_name = "probe-db"
-    probe = {}
-
-    def submit_probe():
-        s = Submitter(replicas, 0, ADMIN, max_backoff=0.2)
-        status, parsed, _, _ = s.post("/v1/tenants/probe/workloads", PROBE_BODY % probe_name, STOP)
-        s.close()
-        probe.update(status=status, acked_s=time.monotonic() - failed_at,
-                     uid=parsed.get("uid", "") if isinstance(parsed, dict) else "")
-    prober = threading.Thread(target=submit_probe, daemon=True)
-    prober.start()
+    prober, probe = start_probe(replicas, 0, probe_name, failed_at)
     time.sleep(max(0.0, promote_after_s - (time.monotonic() - failed_at)))
     promoted = subprocess.run(["bash", PG_HA_PAIR, "promote-standby", pg_state], capture_output=True, text=True)
     rec["promoted_s"] = round(time.monotonic() - failed_at, 3)
