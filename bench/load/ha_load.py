@@ -34,7 +34,8 @@ What one run does:
      300 s): reads the leader's /v1/workloads (admin) and counts lost 201s (not in the
      store, or with another uid) and duplicates (a name twice, a uid twice, two 201s for one
      name), and lists the submissions answered otherwise (`not_acked`: status, error, and
-     whether the name is in the store all the same); estimates pass p50/p99 of the last leader's term from its /metrics histogram
+     whether the name is in the store all the same; `refused_not_stored` counts those that
+     are not, and exits 1: every submission of the load is valid); estimates pass p50/p99 of the last leader's term from its /metrics histogram
      (`gpufed run --store` prints no run summary); stops every replica (SIGTERM by PID);
      verifies the one journal in the database across every leader's term (`gpufed audit
      verify --store`) and counts the workloads it has decisions for.
@@ -44,7 +45,7 @@ ends on its own during a run, so the load keeps its clusters' GPUs busy and the 
 (what every takeover has to load), and a takeover requeues the dead leader's running jobs
 (sim clusters' jobs live in the leader's process).
 
-Exit 0 when nothing was lost or duplicated, the journal verifies, every kill was followed by a new leader and
+Exit 0 when nothing was lost, duplicated or refused unstored, the journal verifies, every kill was followed by a new leader and
 a placement (every freeze by a thaw into a standby); 1 otherwise; 2 when the set-up failed;
 77 when there is no PostgreSQL 15 here (pg-cluster.sh says missing) and CI is not set.
 """
@@ -606,7 +607,11 @@ def drive(a, top, replicas, workload_body, percentile):
     # submission whose first try committed while its answer was lost (a kill, a database
     # failover), so it is in the store although no 201 was seen.
     not_acked = [{"tenant": t, "name": n, "status": s, "error": why, "in_store": (t, n) in by_name}
-                 for (t, n, s, why, _, _, _, _) in results if s != 201][:20]
+                 for (t, n, s, why, _, _, _, _) in results if s != 201]
+    # Refused and not stored: the client was told no (or gave up) about a submission the
+    # federation should have taken (a deposed leader's 409 was one). Fails the run.
+    refused = sum(1 for x in not_acked if not x["in_store"])
+    not_acked = not_acked[:20]
     # The probes are 201s too.
     probes_lost = sum(1 for (n, uid) in probes
                       if not any(r["uid"] == uid for r in by_name.get(("probe", n), [])))
@@ -680,7 +685,7 @@ def drive(a, top, replicas, workload_body, percentile):
         "decisions_per_s": round(len(acked) / decide_seconds, 1) if (decide_seconds > 0 and not killing) else None,
         "passes": passes, "pass_p50_ms": pass_p50, "pass_p99_ms": pass_p99,
         "in_store": len(items), "states": states, "failed_reasons": failed_reasons,
-        "lost": lost, "duplicates": duplicates, "not_acked": not_acked,
+        "lost": lost, "duplicates": duplicates, "refused_not_stored": refused, "not_acked": not_acked,
         "kills": len(kills), "failover_leader_p50_s": med(to_leader),
         "failover_leader_max_s": max(to_leader) if to_leader else None,
         "failover_placement_p50_s": med(to_place),
@@ -703,7 +708,7 @@ def drive(a, top, replicas, workload_body, percentile):
             print("%-26s %s" % (k, v))
         for k in kills + freezes:
             print("  %s" % json.dumps(k))
-    bad = (lost or duplicates or errors or len(kills) < a.kill_leader or len(freezes) < a.freeze_leader
+    bad = (lost or duplicates or refused or errors or len(kills) < a.kill_leader or len(freezes) < a.freeze_leader
            or (a.fail_primary and not db_failovers)
            or local.get("local_duplicate_starts") or local.get("local_duplicate_ledger_keys")
            or (a.local_jobs and local_jobs.unfinished(items))
