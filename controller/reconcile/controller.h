@@ -142,8 +142,10 @@ class Controller {
   // Journal head, newest signed checkpoint and each sink's lag.
   nlohmann::json AuditStatus();
   // The views above unscoped, at one moment (read_views.h): what a leader publishes for
-  // its standbys, which scope them with the functions these methods use.
-  Result<ReadViews> Views();
+  // its standbys, which scope them with the functions these methods use. A queue of more
+  // than `max_queue_items` waiting workloads is not rendered (`queue` is null: too large
+  // to publish), which saves a long queue's leader its rendering on every publication.
+  Result<ReadViews> Views(size_t max_queue_items = SIZE_MAX);
   // A tenant's API limits under the active revision (Tenant.spec.api, with the model's
   // defaults when unset; 0: unlimited). Takes only its own lock, so the server can ask on
   // every request while a pass runs.
@@ -237,8 +239,9 @@ class Controller {
   // tenant's).
   nlohmann::json ClustersLocked() REQUIRES(mu_);
   Result<nlohmann::json> TenantsViewLocked() REQUIRES(mu_);
+  // Null when more than `max_items` would be listed.
   Result<nlohmann::json> QueueViewLocked(const std::vector<std::string>& histograms_of,
-                                         const std::string& items_of = "") REQUIRES(mu_);
+                                         const std::string& items_of = "", size_t max_items = SIZE_MAX) REQUIRES(mu_);
   nlohmann::json AuditStatusLocked() REQUIRES(mu_);
   // Publishes what the API reads without mu_: the active revision's API limits (ApiLimitOf)
   // and the revision itself (Submit). Call after every activation.

@@ -113,9 +113,15 @@ Result<nlohmann::json> Controller::Tenant(const std::string& name, const std::st
 }
 
 Result<nlohmann::json> Controller::QueueViewLocked(const std::vector<std::string>& histograms_of,
-                                                   const std::string& items_of) {
+                                                   const std::string& items_of, size_t max_items) {
   Result<std::vector<store::WorkloadRecord>> unfinished = store_->ListUnfinished();
   if (!unfinished.ok()) return unfinished.status();
+  if (max_items != SIZE_MAX) {
+    const size_t listed = static_cast<size_t>(std::count_if(unfinished->begin(), unfinished->end(), [&](const auto& r) {
+      return store::IsWaiting(r.state) && (items_of.empty() || r.tenant == items_of);
+    }));
+    if (listed > max_items) return nlohmann::json();
+  }
   struct Waiting {
     const store::WorkloadRecord* record;
     int priority;
@@ -162,7 +168,7 @@ Result<nlohmann::json> Controller::Queue(const std::string& caller) {
   return ScopeQueue(*all, caller);
 }
 
-Result<ReadViews> Controller::Views() {
+Result<ReadViews> Controller::Views(size_t max_queue_items) {
   MutexLock lock(mu_);
   ReadViews views;
   views.now = clock_->Now();
@@ -175,7 +181,7 @@ Result<ReadViews> Controller::Views() {
   std::vector<std::string> histograms_of = pass_metrics_.WaitTenants();
   histograms_of.emplace_back();
   for (const model::Tenant& t : activator_->active()->config.tenants) histograms_of.push_back(t.metadata.name);
-  Result<nlohmann::json> queue = QueueViewLocked(histograms_of);
+  Result<nlohmann::json> queue = QueueViewLocked(histograms_of, "", max_queue_items);
   if (!queue.ok()) return queue.status();
   views.queue = std::move(queue).value();
   views.audit = AuditStatusLocked();

@@ -202,7 +202,8 @@ class Reconciler {
   // store's (the decision rows wait for it when there is nothing else to commit).
   // `signatures` (PassWrites'), when given, are remembered in last_decision_ as soon as
   // the journal holds the decisions, whatever the store's commit after it does: a
-  // decision the journal holds is not journalled again by the next pass.
+  // decision the journal holds is not journalled again by the next pass. The workload's
+  // row stores the same digest with its update, for the next leader's first pass.
   Status CommitDecisions(const std::vector<LoggedDecision>& decisions, const std::vector<store::ActionRow>& intents,
                          const std::vector<store::Store::WorkloadUpdate>& updates,
                          std::vector<std::pair<std::string, std::string>>* signatures = nullptr);
@@ -252,7 +253,7 @@ class Reconciler {
   };
   std::unordered_map<std::string, CachedSpec> api_specs_;  // node-based: a spec's address holds while cached
   void DropFinishedSpecs(const std::vector<store::WorkloadRecord>& unfinished);
-  std::map<std::string, std::string> last_decision_;                         // uid -> outcome|reason
+  std::map<std::string, std::string> last_decision_;  // uid -> the digest of its last journalled Signature
   std::map<std::pair<std::string, std::string>, int64_t> refusals_;           // (cluster, reason) -> count
   placement::FairShareLedger fair_share_;
   Duration fair_share_saved_;  // when SaveFairShare last wrote

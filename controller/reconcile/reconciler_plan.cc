@@ -6,6 +6,7 @@
 
 #include "connectors/core/action_json.h"
 
+#include "controller/common/sha256.h"
 #include "controller/common/time_text.h"
 #include "controller/common/vocabulary.h"
 #include "controller/placement/inventory.h"
@@ -26,13 +27,15 @@ bool Retryable(const Status& s) {
 }
 
 // What makes two queued decisions "the same" for the log: outcome and each cluster's
-// verdict, not the reason text (which carries ever-changing wait times).
+// verdict, not the reason text (which carries ever-changing wait times). Its digest is
+// what the loop keeps and stores (records.h's decision_signature): at 1,000 clusters the
+// text is tens of kilobytes a workload.
 std::string Signature(const placement::Decision& d) {
   std::string sig = placement::OutcomeName(d.outcome);
   for (const placement::ClusterVerdict& v : d.verdicts) {
     sig += "|" + v.cluster + ":" + (v.eligible ? "e" : "-") + (v.fits_now ? "f" : "-") + v.rule;
   }
-  return sig;
+  return Sha256Hex(sig);
 }
 
 // The binding a submit action carries out (a crash lost the decision's own copy).
@@ -280,6 +283,7 @@ Status Reconciler::StopVictim(const placement::Preemption& p, const placement::D
 Status Reconciler::PlanWaiting(std::vector<WorkloadRecord>& records, PassStats& stats) {
   Duration now = clock_->Now();
   bool any_pending = false;
+  std::vector<WorkloadRecord*> unsettled;  // waiting, and maybe placed before a crash
   for (WorkloadRecord& r : records) {
     if (!store::IsWaiting(r.state)) continue;
     std::string why;
@@ -291,28 +295,33 @@ Status Reconciler::PlanWaiting(std::vector<WorkloadRecord>& records, PassStats& 
       GPUFED_RETURN_IF_ERROR(store_->Update(r, r.reason, now));
       continue;
     }
-    // A crash between recording a submit intent and marking the workload Placed (two
-    // commits before RecordIntentAndUpdate) leaves a waiting workload whose current key
-    // may already run somewhere: adopt that placement instead of planning again (which
-    // could start the key twice). Only the first pass of a process can meet one.
-    if (recovered_placements_) {
-      any_pending = true;
-      continue;
-    }
-    Result<std::optional<store::ActionRow>> intent =
-        store_->GetAction(ActionKindName(ActionKind::kSubmit), r.ActionKey());
-    if (!intent.ok()) return intent.status();
-    if (*intent && (*intent)->state != store::ActionState::kFailed) {
-      r.state = WorkloadState::kPlaced;
-      r.cluster = (*intent)->cluster;
-      Result<connectors::Action> action =
-          connectors::ActionFromJson(nlohmann::json::parse((*intent)->payload, nullptr, false));
-      if (action.ok()) r.binding_json = placement::BindingToJson(BindingOfSubmit(*action, r.cluster)).dump();
-      r.reason = "placed on " + r.cluster + " (recovered an unfinished placement)";
-      GPUFED_RETURN_IF_ERROR(store_->Update(r, r.reason, now));
-      continue;
-    }
     any_pending = true;
+    if (!recovered_placements_) unsettled.push_back(&r);
+  }
+  // A crash between recording a submit intent and marking the workload Placed (two
+  // commits before RecordIntentAndUpdate) leaves a waiting workload whose current key
+  // may already run somewhere: adopt that placement instead of planning again (which
+  // could start the key twice). Only the first pass of a process (or of a leader's term)
+  // can meet one, and it asks for every waiting workload's intent at once.
+  if (!unsettled.empty()) {
+    std::vector<std::string> keys;
+    keys.reserve(unsettled.size());
+    for (const WorkloadRecord* r : unsettled) keys.push_back(r->ActionKey());
+    Result<std::map<std::string, store::ActionRow>> intents =
+        store_->GetActions(ActionKindName(ActionKind::kSubmit), keys);
+    if (!intents.ok()) return intents.status();
+    for (WorkloadRecord* r : unsettled) {
+      auto intent = intents->find(r->ActionKey());
+      if (intent == intents->end() || intent->second.state == store::ActionState::kFailed) continue;
+      r->state = WorkloadState::kPlaced;
+      r->cluster = intent->second.cluster;
+      r->decision_signature.clear();
+      Result<connectors::Action> action =
+          connectors::ActionFromJson(nlohmann::json::parse(intent->second.payload, nullptr, false));
+      if (action.ok()) r->binding_json = placement::BindingToJson(BindingOfSubmit(*action, r->cluster)).dump();
+      r->reason = "placed on " + r->cluster + " (recovered an unfinished placement)";
+      GPUFED_RETURN_IF_ERROR(store_->Update(*r, r->reason, now));
+    }
   }
   recovered_placements_ = true;
   last_plan_ = {};
@@ -363,11 +372,15 @@ Status Reconciler::PlanWaiting(std::vector<WorkloadRecord>& records, PassStats& 
       continue;
     }
     DecisionContext ctx{revision_->config.revision, now, r.attempt, placement::DecisionKind::kPlace, r.uid};
+    // The same decision as the last one journalled is not journalled again: as this term
+    // remembers it, else as the workload's row does (a new leader's first pass).
     std::string sig = Signature(d);
-    bool changed = last_decision_[r.uid] != sig;
+    auto known = last_decision_.find(r.uid);
+    bool changed = (known != last_decision_.end() ? known->second : r.decision_signature) != sig;
     if (changed) {
       writes.decisions.push_back({&d, ctx});
-      writes.signatures.emplace_back(r.uid, std::move(sig));
+      writes.signatures.emplace_back(r.uid, sig);
+      r.decision_signature = std::move(sig);  // stored with the update below
     }
     if (d.outcome == placement::Outcome::kRejected) {
       r.state = WorkloadState::kRejected;
@@ -400,6 +413,7 @@ Status Reconciler::AddPlacement(const placement::Decision& d, WorkloadRecord& r,
                             store::ActionState::kIntent, "", now, connectors::ActionToJson(*action).dump()});
   r.state = WorkloadState::kPlaced;
   r.cluster = d.binding.cluster;
+  r.decision_signature.clear();  // its next Queued decision, if any, is journalled
   r.binding_json = placement::BindingToJson(d.binding).dump();
   r.estimate = d.cost;
   r.cloud = cluster && !cluster->is_onprem();

@@ -8,6 +8,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+
+#include <nlohmann/json.hpp>
 
 #include "connectors/sim/sim_connector.h"
 #include "connectors/slurm/slurm_connector.h"
@@ -79,6 +82,76 @@ TEST(App, PlaysTheScenarioAsAWorkloadSourceAndResumesWithoutResubmitting) {
   ASSERT_TRUE(attempts.ok());
   for (const auto& a : *attempts) lost += a.outcome == "lost";
   EXPECT_GE(lost, 1);
+  ASSERT_TRUE(again.rt->Stop("test").ok());
+}
+
+// What a decision row says for "the same decision" (reconciler_plan.cc's Signature): its
+// outcome and each cluster's verdict, without the reason text.
+std::string VerdictsOf(const store::DecisionRow& row) {
+  nlohmann::json j = nlohmann::json::parse(row.record_json, nullptr, false);
+  std::string out = row.outcome;
+  if (!j.is_object() || !j.contains("verdicts")) return out;
+  for (const nlohmann::json& v : j["verdicts"]) {
+    out += "|" + v.value("cluster", "") + ":" + (v.value("eligible", false) ? "e" : "-") +
+           (v.value("fitsNow", false) ? "f" : "-") + v.value("rule", "");
+  }
+  return out;
+}
+
+// A restart's first pass (and a new leader's, on a shared store) journals a queued
+// workload's decision only when it differs from the one journalled last, which the
+// workload's row keeps (schema 11). Before, every queued decision was journalled again:
+// a whole queue's records per takeover, and seconds of a new leader's failover.
+TEST(App, ARestartJournalsAQueuedDecisionAgainOnlyWhenItChanged) {
+  const std::string state = ::testing::TempDir() + "/gpufed_app_restart_queue";
+  std::filesystem::remove_all(state);
+  const Duration stop = Duration::FromSeconds(3600);
+  std::map<std::string, int64_t> queued_before;  // uid -> its newest decision's seq
+  {
+    Session run;
+    ASSERT_TRUE(run.Open(state).ok());
+    ASSERT_NO_FATAL_FAILURE(run.StepUntil(stop));
+    Result<std::vector<store::WorkloadRecord>> all = run.rt->controller().List("");
+    ASSERT_TRUE(all.ok());
+    for (const store::WorkloadRecord& r : *all) {
+      if (r.state != store::WorkloadState::kQueued) continue;
+      Result<std::vector<store::DecisionRow>> rows = run.rt->controller().store()->Decisions(r.tenant, r.name, 1);
+      ASSERT_TRUE(rows.ok() && !rows->empty()) << r.uid;
+      EXPECT_FALSE(r.decision_signature.empty()) << r.uid << ": a queued row without its decision's digest";
+      queued_before[r.uid] = rows->front().seq;
+    }
+    ASSERT_TRUE(run.rt->Stop("test").ok());
+  }
+  ASSERT_GE(queued_before.size(), 3u) << "the quickstart's first hour queues work";
+  Session again;
+  again.clock.AdvanceTo(stop);
+  ASSERT_TRUE(again.Open(state).ok());
+  ASSERT_TRUE(again.rt->Step().ok());
+  Result<std::vector<store::DecisionRow>> rows = again.rt->controller().store()->Decisions("", "");
+  ASSERT_TRUE(rows.ok());
+  // Per attempt, oldest first: no queued decision repeats the one before it.
+  std::map<std::pair<std::string, int>, std::vector<const store::DecisionRow*>> by_attempt;
+  for (auto it = rows->rbegin(); it != rows->rend(); ++it) by_attempt[{it->uid, it->attempt}].push_back(&*it);
+  for (const auto& [attempt, decisions] : by_attempt) {
+    for (size_t i = 1; i < decisions.size(); ++i) {
+      if (decisions[i]->outcome != "queued") continue;
+      EXPECT_NE(VerdictsOf(*decisions[i]), VerdictsOf(*decisions[i - 1]))
+          << attempt.first << " attempt " << attempt.second << ": decision " << decisions[i]->seq
+          << " repeats the one before it";
+    }
+  }
+  // And the restart did decide: the work still queued kept its decision unless it changed.
+  size_t kept = 0;
+  Result<std::vector<store::WorkloadRecord>> after = again.rt->controller().List("");
+  ASSERT_TRUE(after.ok());
+  for (const store::WorkloadRecord& r : *after) {
+    auto before = queued_before.find(r.uid);
+    if (before == queued_before.end() || r.state != store::WorkloadState::kQueued) continue;
+    Result<std::vector<store::DecisionRow>> newest = again.rt->controller().store()->Decisions(r.tenant, r.name, 1);
+    ASSERT_TRUE(newest.ok() && !newest->empty());
+    kept += newest->front().seq == before->second;
+  }
+  EXPECT_GE(kept, 1u) << "every queued workload was journalled again after the restart";
   ASSERT_TRUE(again.rt->Stop("test").ok());
 }
 

@@ -264,6 +264,29 @@ TEST_F(StandbyViewsTest, AViewTooLargeToPublishIsSentToTheLeader) {
   }
 }
 
+// A queue of more waiting workloads than a publication can hold (one item is at least 100
+// bytes) is not rendered at all: published as too large, and sent to the leader.
+TEST_F(StandbyViewsTest, AQueueLongerThanAPublicationHoldsIsNotRenderedAndSentToTheLeader) {
+  ASSERT_NO_FATAL_FAILURE(StartLeader());
+  Result<reconcile::ReadViews> all = app_->controller().Views();
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  const size_t waiting = all->queue["items"].size();
+  ASSERT_GE(waiting, 2u) << "the quickstart's first hour queues work";
+  Result<reconcile::ReadViews> fewer = app_->controller().Views(waiting - 1);
+  ASSERT_TRUE(fewer.ok());
+  EXPECT_TRUE(fewer->queue.is_null());
+  EXPECT_FALSE(fewer->tenants.is_null());
+  Result<reconcile::ReadViews> enough = app_->controller().Views(waiting);
+  ASSERT_TRUE(enough.ok());
+  EXPECT_EQ(enough->queue, all->queue);
+  ASSERT_TRUE(Publish(token_, (waiting - 1) * 100).ok());
+  StartStandby();
+  httplib::Result queue = Get("/v1/queue", kNlp);
+  ASSERT_TRUE(queue);
+  EXPECT_EQ(queue->status, 307) << queue->body;
+  EXPECT_EQ(queue->get_header_value("Location"), std::string(kLeaderUrl) + "/v1/queue");
+}
+
 TEST_F(StandbyViewsTest, TheLeadersAppPublishesAfterItsFirstPass) {
   ASSERT_NO_FATAL_FAILURE(StartLeader());
   Result<pg::Rows> rows =

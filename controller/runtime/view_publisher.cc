@@ -36,7 +36,11 @@ Status ViewPublisher::MaybePublish(reconcile::Controller& controller) {
 }
 
 Status ViewPublisher::Publish(reconcile::Controller& controller) {
-  Result<reconcile::ReadViews> views = controller.Views();
+  // A waiting workload's item is at least kMinQueueItemBytes of JSON (its keys, state,
+  // time and numbers alone): a queue of more items than fit is too large before it is
+  // rendered. At 30,000 waiting, rendering it took a fifth of the loop's thread.
+  constexpr size_t kMinQueueItemBytes = 100;
+  Result<reconcile::ReadViews> views = controller.Views(options_.max_view_bytes / kMinQueueItemBytes);
   if (!views.ok()) return views.status();
   return PublishViews(*views);
 }
@@ -48,8 +52,8 @@ Status ViewPublisher::PublishViews(const reconcile::ReadViews& views) {
         {reconcile::kTenantsView, &views.tenants},
         {reconcile::kQueueView, &views.queue},
         {reconcile::kAuditView, &views.audit}}) {
-    std::string text = body->dump();
-    if (text.size() > options_.max_view_bytes) {
+    std::string text = body->is_null() ? std::string() : body->dump();
+    if (body->is_null() || text.size() > options_.max_view_bytes) {
       rows.push_back({name, std::nullopt});
     } else {
       rows.push_back({name, std::move(text)});

@@ -60,6 +60,11 @@ struct WorkloadRecord {
   int64_t gpu_milli = 0;        // requested, for usage
   bool cloud = false;           // current attempt runs off-prem
   bool cancel_requested = false;
+  // What the loop last journalled of the current attempt when it did not place it (the
+  // decision's outcome and every cluster's verdict; reconciler_plan.cc's Signature), empty
+  // once placed. A pass journals a Queued decision only when it differs; stored, so that
+  // a new leader's first pass does not journal the whole queue again (schema 11).
+  std::string decision_signature;
   int64_t updated_seq = 0;      // bumps on every write (optimistic checks, tests)
 
   // "<uid>.a<attempt>": the idempotency key of the current attempt's actions.

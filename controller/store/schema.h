@@ -24,8 +24,9 @@ enum SchemaVersion : int {
   kSchemaTotalsByWriter = 8,    // state_totals per writing session (writer)
   kSchemaTotalsPerStatement = 9,  // inserted rows counted once per INSERT (PostgreSQL)
   kSchemaTotalsPerUpdate = 10,    // updated rows moved once per UPDATE (PostgreSQL)
+  kSchemaDecisionSignature = 11,  // workloads.decision_signature
 };
-inline constexpr int kLatestSchemaVersion = kSchemaTotalsPerUpdate;
+inline constexpr int kLatestSchemaVersion = kSchemaDecisionSignature;
 
 // Migration N of `dialect` is element N-1. A dialect whose list is shorter than
 // kLatestSchemaVersion cannot open a store yet (Store::Open says so).

@@ -313,14 +313,21 @@ constexpr const char* kTotalsPerUpdate = R"sql(
 SELECT 1;
 )sql";
 
+// 11: workloads.decision_signature, what the loop last journalled of a workload it did
+// not place (records.h): a new leader compares its first pass's decisions with it instead
+// of journalling every queued workload again (bench/README.md, "A new term's first pass").
+constexpr const char* kDecisionSignature = R"sql(
+ALTER TABLE workloads ADD COLUMN decision_signature TEXT NOT NULL DEFAULT '';
+)sql";
+
 }  // namespace
 
 const std::vector<const char*>& SqliteSchemaMigrations() {
   // Migration N is element N-1 (schema.h's SchemaVersion); each constant above says what
   // it adds.
   static const std::vector<const char*> kMigrations = {
-      kInitialSchema, kAttemptsAndUsage, kUnfinishedIndex, kTenantNamespaces,   kHistory,
-      kStateTotals,   kMeteredDays,      kTotalsByWriter,  kTotalsPerStatement, kTotalsPerUpdate};
+      kInitialSchema, kAttemptsAndUsage, kUnfinishedIndex,    kTenantNamespaces, kHistory,          kStateTotals,
+      kMeteredDays,   kTotalsByWriter,   kTotalsPerStatement, kTotalsPerUpdate,  kDecisionSignature};
   return kMigrations;
 }
 

@@ -39,7 +39,8 @@ WorkloadRecord ReadWorkload(const Statement& s) {
   r.gpu_milli = s.Int(19);
   r.cloud = s.Int(20) != 0;
   r.cancel_requested = s.Int(21) != 0;
-  r.updated_seq = s.Int(22);
+  r.decision_signature = s.Text(22);
+  r.updated_seq = s.Int(23);
   return r;
 }
 

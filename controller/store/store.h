@@ -197,6 +197,9 @@ class Store {
   Status MarkAction(const std::string& kind, const std::string& key, ActionState state, const std::string& error);
   Result<std::vector<ActionRow>> Actions();
   Result<std::optional<ActionRow>> GetAction(const std::string& kind, const std::string& key);
+  // The actions of `kind` among `keys`, by key (keys without one are absent); the same
+  // rows GetAction gives, in a statement per few hundred keys.
+  Result<std::map<std::string, ActionRow>> GetActions(const std::string& kind, std::span<const std::string> keys);
 
   // Books a finished attempt once per (uid, attempt) (later calls for the same attempt
   // are no-ops) and adds its cost and GPU time to the tenant's usage, in one transaction.

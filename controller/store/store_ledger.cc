@@ -1,6 +1,7 @@
 // Store: decisions index, action ledger, attempts and usage, meta.
 #include "controller/store/store.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "controller/common/utf8.h"
@@ -164,24 +165,50 @@ Result<std::vector<ActionRow>> Store::Actions() {
 }
 
 Result<std::optional<ActionRow>> Store::GetAction(const std::string& kind, const std::string& key) {
+  Result<std::map<std::string, ActionRow>> found = GetActions(kind, {&key, 1});
+  if (!found.ok()) return found.status();
+  auto it = found->find(key);
+  if (it == found->end()) return std::optional<ActionRow>();
+  return std::optional<ActionRow>(std::move(it->second));
+}
+
+Result<std::map<std::string, ActionRow>> Store::GetActions(const std::string& kind, std::span<const std::string> keys) {
+  // Keys go in slices of a bounded IN list: one statement (and on PostgreSQL one round
+  // trip) per slice, not per key. A new leader's first pass asks this for every waiting
+  // workload (Reconciler::PlanWaiting): 30,000 lookups one at a time were seconds of its
+  // failover (bench/README.md, "A new term's first pass").
+  constexpr size_t kKeysPerStatement = 500;
   MutexLock lock(mu_);
-  Result<std::unique_ptr<Statement>> s = db_->Prepare(
-      "SELECT kind, key, workload, attempt, cluster, state, error, created_ms, payload FROM actions WHERE kind=$1 AND "
-      "key=$2");
-  if (!s.ok()) return s.status();
-  (*s)->Bind(1, kind).Bind(2, key);
-  Result<bool> row = (*s)->Step();
-  if (!row.ok()) return row.status();
-  if (!*row) return std::optional<ActionRow>();
-  ActionRow action = ReadAction(**s);
-  for (const DeferredWrite& d : deferred_) {  // an outcome still waiting is the newest
-    const auto* mark = std::get_if<DeferredWrite::Mark>(&d.write);
-    if (mark != nullptr && mark->kind == kind && mark->key == key) {
-      action.state = mark->state;
-      action.error = mark->error;
+  std::map<std::string, ActionRow> out;
+  for (size_t from = 0; from < keys.size(); from += kKeysPerStatement) {
+    const size_t n = std::min(kKeysPerStatement, keys.size() - from);
+    std::string sql =
+        "SELECT kind, key, workload, attempt, cluster, state, error, created_ms, payload FROM actions WHERE kind=$1 "
+        "AND key IN (";
+    for (size_t i = 0; i < n; ++i) sql += (i == 0 ? "$" : ",$") + std::to_string(i + 2);
+    sql += ")";
+    Result<std::unique_ptr<Statement>> s = db_->Prepare(sql);
+    if (!s.ok()) return s.status();
+    (*s)->Bind(1, kind);
+    for (size_t i = 0; i < n; ++i) (*s)->Bind(static_cast<int>(i) + 2, keys[from + i]);
+    while (true) {
+      Result<bool> row = (*s)->Step();
+      if (!row.ok()) return row.status();
+      if (!*row) break;
+      ActionRow action = ReadAction(**s);
+      std::string key = action.key;
+      out.insert_or_assign(std::move(key), std::move(action));
     }
   }
-  return std::optional<ActionRow>(std::move(action));
+  for (const DeferredWrite& d : deferred_) {  // an outcome still waiting is the newest
+    const auto* mark = std::get_if<DeferredWrite::Mark>(&d.write);
+    if (mark == nullptr || mark->kind != kind) continue;
+    auto it = out.find(mark->key);
+    if (it == out.end()) continue;
+    it->second.state = mark->state;
+    it->second.error = mark->error;
+  }
+  return out;
 }
 
 Status Store::FinishAttempt(const AttemptRow& a) {

@@ -25,7 +25,7 @@ constexpr int kHistoryColumnCount = 6;
 
 // An update's VALUES columns (UpdateRows): the uid it matches, then the columns it sets,
 // each cast to the column's type.
-constexpr std::array<const char*, 17> kUpdateTypes = {
+constexpr std::array<const char*, 18> kUpdateTypes = {
     "TEXT",    // uid
     "TEXT",    // state
     "TEXT",    // reason
@@ -43,6 +43,7 @@ constexpr std::array<const char*, 17> kUpdateTypes = {
     "BIGINT",  // gpu_milli
     "INTEGER",  // cloud
     "INTEGER",  // cancel_requested
+    "TEXT",     // decision_signature
 };
 // A submission's identity (uid, name, tenant, source, spec, submission time and order)
 // never changes after its insert (Store::ChangeOfLocked keeps the stored one), so an
@@ -52,7 +53,8 @@ constexpr const char* kUpdateSet =
     "UPDATE workloads SET state=v.column2, reason=v.column3, attempt=v.column4, cluster=v.column5, "
     "binding_json=v.column6, resume_ms=v.column7, progress_ms=v.column8, checkpoint_ms=v.column9, "
     "started_ms=v.column10, finished_ms=v.column11, estimate_micros=v.column12, cost_micros=v.column13, "
-    "currency=v.column14, gpu_milli=v.column15, cloud=v.column16, cancel_requested=v.column17 FROM (VALUES";
+    "currency=v.column14, gpu_milli=v.column15, cloud=v.column16, cancel_requested=v.column17, "
+    "decision_signature=v.column18 FROM (VALUES";
 constexpr const char* kUpdateWhere = ") AS v WHERE workloads.uid=v.column1";
 
 // The one currency a row stores for its estimate and its cost: the cost's once metered.
@@ -72,7 +74,7 @@ void BindWorkloadRow(Statement& s, int first, const WorkloadRecord& r, int64_t s
   s.Bind(f + 13, r.progress.millis()).Bind(f + 14, r.checkpoint.millis()).Bind(f + 15, r.started.millis());
   s.Bind(f + 16, r.finished.millis()).Bind(f + 17, r.estimate.micros()).Bind(f + 18, r.cost.micros());
   s.Bind(f + 19, StoredCurrency(r)).Bind(f + 20, r.gpu_milli).Bind(f + 21, r.cloud ? 1 : 0);
-  s.Bind(f + 22, r.cancel_requested ? 1 : 0).Bind(f + 23, seq);
+  s.Bind(f + 22, r.cancel_requested ? 1 : 0).Bind(f + 23, r.decision_signature).Bind(f + 24, seq);
 }
 
 void BindTransition(Statement& s, int first, const Transition& t) {
@@ -120,7 +122,7 @@ Status Store::UpdateRows(Connection& db, std::span<const WorkloadRecord> rows) {
         s.Bind(f + 7, r.resume_from.millis()).Bind(f + 8, r.progress.millis()).Bind(f + 9, r.checkpoint.millis());
         s.Bind(f + 10, r.started.millis()).Bind(f + 11, r.finished.millis()).Bind(f + 12, r.estimate.micros());
         s.Bind(f + 13, r.cost.micros()).Bind(f + 14, StoredCurrency(r)).Bind(f + 15, r.gpu_milli);
-        s.Bind(f + 16, r.cloud ? 1 : 0).Bind(f + 17, r.cancel_requested ? 1 : 0);
+        s.Bind(f + 16, r.cloud ? 1 : 0).Bind(f + 17, r.cancel_requested ? 1 : 0).Bind(f + 18, r.decision_signature);
       });  // with the history rows or the COMMIT
 }
 
