@@ -166,8 +166,10 @@ if ((!started)); then
   exit 1
 fi
 pid=$(head -1 "$dir/data/postmaster.pid")
-# The password goes to the server through psql's standard input, never a command line.
-printf "CREATE ROLE gpufed LOGIN CREATEDB PASSWORD '%s';\n" "$password" |
+# The server gets the password's SCRAM verifier, never the password (which a statement's
+# text would keep in pg_stat_statements), through psql's standard input.
+verifier=$(printf '%s' "$password" | python3 "$(dirname "$0")/scram_verifier.py")
+printf "CREATE ROLE gpufed LOGIN CREATEDB PASSWORD '%s';\n" "$verifier" |
   "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$dir/sock" -p "$port" -U postgres -d postgres >/dev/null
 cat >"$state" <<STATE
 dir=$dir

@@ -290,10 +290,13 @@ primary_port=$primary_port
 primary_socket_dir=$dir/sock-primary
 primary_pid=$primary_pid
 STATE
-# Passwords reach the server through psql's standard input, never a command line.
+# The server gets each password's SCRAM verifier, never the password (which a statement's
+# text would keep in pg_stat_statements), through psql's standard input.
+verifier=$(printf '%s' "$password" | python3 "$(dirname "$0")/scram_verifier.py")
+repl_verifier=$(printf '%s' "$repl_password" | python3 "$(dirname "$0")/scram_verifier.py")
 printf "CREATE ROLE gpufed LOGIN CREATEDB PASSWORD '%s';
 CREATE ROLE replicator LOGIN REPLICATION PASSWORD '%s';
-CREATE DATABASE gpufed OWNER gpufed;\n" "$password" "$repl_password" |
+CREATE DATABASE gpufed OWNER gpufed;\n" "$verifier" "$repl_verifier" |
   "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$dir/sock-primary" -p "$primary_port" -U postgres -d postgres >/dev/null
 
 # The standby: a base backup over TLS as replicator, then its own port, socket and
