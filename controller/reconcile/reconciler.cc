@@ -17,6 +17,25 @@ namespace gpufed::reconcile {
 using store::WorkloadRecord;
 using store::WorkloadState;
 
+namespace {
+
+// The binding a submit action carries out (a crash lost the decision's own copy).
+placement::Binding BindingOfSubmit(const connectors::Action& a, const std::string& cluster) {
+  placement::Binding b;
+  b.cluster = cluster;
+  b.pool = a.provision_pool;
+  for (const connectors::NodeAssignment& m : a.nodes) {
+    b.nodes.push_back(m.node.empty() ? m.new_node_name : m.node);
+    b.gpus.push_back(m.gpus);
+  }
+  b.gpu_milli_each = a.gpu_milli_each;
+  b.mig_profile = a.mig_profile;
+  b.provisions_node = !a.provision_pool.empty();
+  return b;
+}
+
+}  // namespace
+
 Reconciler::Reconciler(store::Store* store, DecisionLog* log, const gpufed::Clock* clock, ReconcilerOptions options)
     : store_(store), log_(log), clock_(clock), options_(options), fair_share_(options.fair_share_half_life) {}
 
@@ -123,6 +142,28 @@ const model::Workload* Reconciler::SpecOf(const WorkloadRecord& r, std::string* 
   CachedSpec& entry = api_specs_[r.uid];
   entry = {revision, std::move(spec)};
   return &entry.spec;
+}
+
+Status Reconciler::AdoptUnfinishedPlacements(const std::vector<WorkloadRecord*>& unsettled, Duration now) {
+  std::vector<std::string> keys;
+  keys.reserve(unsettled.size());
+  for (const WorkloadRecord* r : unsettled) keys.push_back(r->ActionKey());
+  Result<std::map<std::string, store::ActionRow>> intents =
+      store_->GetActions(ActionKindName(ActionKind::kSubmit), keys);
+  if (!intents.ok()) return intents.status();
+  for (WorkloadRecord* r : unsettled) {
+    auto intent = intents->find(r->ActionKey());
+    if (intent == intents->end() || intent->second.state == store::ActionState::kFailed) continue;
+    r->state = WorkloadState::kPlaced;
+    r->cluster = intent->second.cluster;
+    r->decision_signature.clear();
+    Result<connectors::Action> action =
+        connectors::ActionFromJson(nlohmann::json::parse(intent->second.payload, nullptr, false));
+    if (action.ok()) r->binding_json = placement::BindingToJson(BindingOfSubmit(*action, r->cluster)).dump();
+    r->reason = "placed on " + r->cluster + " (recovered an unfinished placement)";
+    GPUFED_RETURN_IF_ERROR(store_->Update(*r, r->reason, now));
+  }
+  return Status::Ok();
 }
 
 void Reconciler::DropFinishedSpecs(const std::vector<WorkloadRecord>& unfinished) {

@@ -222,6 +222,13 @@ class Reconciler {
   Status ApplyAction(const connectors::Action& action, const std::string& uid, const std::string& cluster,
                      PassStats& stats);
   Status PlanWaiting(std::vector<store::WorkloadRecord>& records, PassStats& stats);
+  // A crash between recording a submit intent and marking the workload Placed (two
+  // commits before RecordIntentAndUpdate) leaves a waiting workload whose current key
+  // may already run somewhere: each of `unsettled` (waiting) whose submit intent stands
+  // adopts that placement instead of being planned again (which could start the key
+  // twice). Only the first pass of a process (or of a leader's term) can meet one; it
+  // asks for every waiting workload's intent at once.
+  Status AdoptUnfinishedPlacements(const std::vector<store::WorkloadRecord*>& unsettled, Duration now);
   Result<connectors::Action> BuildSubmit(const store::WorkloadRecord& r, const model::Workload& w,
                                          const placement::Decision& d);
   SnapshotSources Sources(std::vector<store::WorkloadRecord>& records);

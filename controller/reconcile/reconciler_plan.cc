@@ -38,21 +38,6 @@ std::string Signature(const placement::Decision& d) {
   return Sha256Hex(sig);
 }
 
-// The binding a submit action carries out (a crash lost the decision's own copy).
-placement::Binding BindingOfSubmit(const connectors::Action& a, const std::string& cluster) {
-  placement::Binding b;
-  b.cluster = cluster;
-  b.pool = a.provision_pool;
-  for (const connectors::NodeAssignment& m : a.nodes) {
-    b.nodes.push_back(m.node.empty() ? m.new_node_name : m.node);
-    b.gpus.push_back(m.gpus);
-  }
-  b.gpu_milli_each = a.gpu_milli_each;
-  b.mig_profile = a.mig_profile;
-  b.provisions_node = !a.provision_pool.empty();
-  return b;
-}
-
 // Why a cluster offers nothing, as its verdicts say it: an outage names when it began and
 // the last error; a cluster not yet answered says so.
 std::string DownReason(const ClusterStatus& cs) {
@@ -298,31 +283,7 @@ Status Reconciler::PlanWaiting(std::vector<WorkloadRecord>& records, PassStats& 
     any_pending = true;
     if (!recovered_placements_) unsettled.push_back(&r);
   }
-  // A crash between recording a submit intent and marking the workload Placed (two
-  // commits before RecordIntentAndUpdate) leaves a waiting workload whose current key
-  // may already run somewhere: adopt that placement instead of planning again (which
-  // could start the key twice). Only the first pass of a process (or of a leader's term)
-  // can meet one, and it asks for every waiting workload's intent at once.
-  if (!unsettled.empty()) {
-    std::vector<std::string> keys;
-    keys.reserve(unsettled.size());
-    for (const WorkloadRecord* r : unsettled) keys.push_back(r->ActionKey());
-    Result<std::map<std::string, store::ActionRow>> intents =
-        store_->GetActions(ActionKindName(ActionKind::kSubmit), keys);
-    if (!intents.ok()) return intents.status();
-    for (WorkloadRecord* r : unsettled) {
-      auto intent = intents->find(r->ActionKey());
-      if (intent == intents->end() || intent->second.state == store::ActionState::kFailed) continue;
-      r->state = WorkloadState::kPlaced;
-      r->cluster = intent->second.cluster;
-      r->decision_signature.clear();
-      Result<connectors::Action> action =
-          connectors::ActionFromJson(nlohmann::json::parse(intent->second.payload, nullptr, false));
-      if (action.ok()) r->binding_json = placement::BindingToJson(BindingOfSubmit(*action, r->cluster)).dump();
-      r->reason = "placed on " + r->cluster + " (recovered an unfinished placement)";
-      GPUFED_RETURN_IF_ERROR(store_->Update(*r, r->reason, now));
-    }
-  }
+  if (!unsettled.empty()) GPUFED_RETURN_IF_ERROR(AdoptUnfinishedPlacements(unsettled, now));
   recovered_placements_ = true;
   last_plan_ = {};
   decision_seconds_.clear();
